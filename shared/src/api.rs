@@ -1,0 +1,55 @@
+//! JSON shapes of the HTTP API, shared by server and browser.
+
+use serde::{Deserialize, Serialize};
+
+/// A node as the UI shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeView {
+    /// Dense node index in the loaded graph (stable for one snapshot only).
+    pub index: u32,
+    /// Source identifier (`DB00188`).
+    pub id: String,
+    pub name: String,
+    /// Node type as a person reads it (`Compound`, `Biological Process`).
+    pub kind: String,
+}
+
+/// Count of one node or relation type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TypeCount {
+    pub name: String,
+    pub count: u64,
+}
+
+/// `GET /api/graph`: what graph the server holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphInfo {
+    pub name: String,
+    pub source: String,
+    /// Generated data: the UI must say so.
+    pub synthetic: bool,
+    pub nodes: u64,
+    pub edges: u64,
+    pub node_types: Vec<TypeCount>,
+    pub relations: Vec<TypeCount>,
+    pub dropped: Vec<TypeCount>,
+    /// Attribution and license lines for the data shown.
+    pub attributions: Vec<Attribution>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attribution {
+    pub source: String,
+    pub license: String,
+    pub covers: String,
+    /// Non-commercial terms apply.
+    pub non_commercial: bool,
+}
+
+/// Every error the API returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// Stable machine-readable code (`unknown_node`, `bad_request`, …).
+    pub code: String,
+    pub message: String,
+}

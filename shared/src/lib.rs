@@ -1,0 +1,6 @@
+//! Types and math shared by the backend and the WebAssembly frontend.
+//!
+//! Architecture invariant: this crate does no I/O and builds for `wasm32-unknown-unknown`.
+//! Everything here is a pure function of its arguments.
+
+pub mod api;
