@@ -4,3 +4,4 @@
 //! Everything here is a pure function of its arguments.
 
 pub mod api;
+pub mod layout;
