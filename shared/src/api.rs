@@ -53,3 +53,79 @@ pub struct ApiError {
     pub code: String,
     pub message: String,
 }
+
+/// One step of a path, walked in the stored direction (`forward`) or against it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathStep {
+    /// Relation type name (`TREATS_CtD`).
+    pub relation: String,
+    /// The verb a person reads (`treats`).
+    pub verb: String,
+    pub forward: bool,
+}
+
+/// A path as the UI shows it: `nodes.len() == steps.len() + 1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathView {
+    pub nodes: Vec<NodeView>,
+    pub steps: Vec<PathStep>,
+    /// The SerenQA record string (`ID--REL--Name:Type--…--ID`).
+    pub record: String,
+}
+
+/// Nodes and edges to draw; edges index into `nodes`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubgraphView {
+    pub nodes: Vec<NodeView>,
+    /// (source index, target index, relation name), stored direction.
+    pub edges: Vec<(u32, u32, String)>,
+}
+
+impl SubgraphView {
+    /// The union of some paths, each node and edge once.
+    pub fn from_paths(paths: &[PathView]) -> SubgraphView {
+        let mut sg = SubgraphView::default();
+        let mut seen_edges = std::collections::BTreeSet::new();
+        for p in paths {
+            let idx: Vec<u32> = p
+                .nodes
+                .iter()
+                .map(|n| match sg.nodes.iter().position(|m| m.index == n.index) {
+                    Some(i) => i as u32,
+                    None => {
+                        sg.nodes.push(n.clone());
+                        (sg.nodes.len() - 1) as u32
+                    }
+                })
+                .collect();
+            for (i, s) in p.steps.iter().enumerate() {
+                let (a, b) = if s.forward { (idx[i], idx[i + 1]) } else { (idx[i + 1], idx[i]) };
+                if seen_edges.insert((a, b, s.relation.clone())) {
+                    sg.edges.push((a, b, s.relation.clone()));
+                }
+            }
+        }
+        sg
+    }
+}
+
+/// Neighbours of a node over one relation and direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NeighbourGroup {
+    pub relation: String,
+    /// Readable phrase from the node's side (`treats`, `is treated by`).
+    pub phrase: String,
+    pub outgoing: bool,
+    pub count: u64,
+    /// The first neighbours in name order (capped by the server).
+    pub nodes: Vec<NodeView>,
+}
+
+/// `GET /api/node/{key}`: a node, its source link and its neighbourhood by relation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeDetail {
+    pub node: NodeView,
+    pub link: Option<(String, String)>,
+    pub degree: u64,
+    pub groups: Vec<NeighbourGroup>,
+}

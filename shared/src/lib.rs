@@ -5,3 +5,5 @@
 
 pub mod api;
 pub mod layout;
+pub mod links;
+pub mod phrases;

@@ -73,13 +73,31 @@ fn graph_search_node_and_errors() {
 
     let (st, body, _) = get(&format!("{}/api/node/Compound::DB00945", s.base));
     assert_eq!(st, 200);
-    assert!(body.contains("\"kind\":\"Compound\""), "{body}");
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["node"]["kind"], "Compound");
+    assert_eq!(detail["link"][0], "DrugBank");
+    assert_eq!(detail["groups"][0]["relation"], "TREATS_CtD");
+    assert_eq!(detail["groups"][0]["nodes"][0]["name"], "hypertension");
+    let (_, body, _) = get(&format!("{}/api/node/Disease::DOID:10763", s.base));
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["groups"][0]["phrase"], "is treated by");
+
+    let (st, body, _) = get(&format!("{}/api/paths?from=Disease::DOID:10763&to=Compound::DB00945", s.base));
+    assert_eq!(st, 200, "{body}");
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["paths"][0]["record"], "DOID:10763--TREATS_CtD--DB00945");
+    assert_eq!(reply["paths"][0]["steps"][0]["forward"], false);
+    assert_eq!(reply["subgraph"]["nodes"].as_array().unwrap().len(), 2);
 
     for (url, status, code) in [
         ("/api/node/Compound::NOPE", 404, "unknown_node"),
         ("/api/search?q=", 400, "empty_query"),
         ("/api/search?q=a&kind=Planet", 400, "unknown_kind"),
         ("/api/nothing-here", 404, "no_such_endpoint"),
+        ("/api/paths?from=&to=Compound::DB00945", 400, "empty_set"),
+        ("/api/paths?from=Compound::DB00316&to=Compound::DB00945&max_hops=9", 400, "bad_max_hops"),
+        ("/api/paths?from=Compound::X&to=Compound::DB00945", 404, "unknown_node"),
+        ("/api/paths?to=Compound::DB00945", 400, "bad_query"),
     ] {
         let (st, body, _) = get(&format!("{}{url}", s.base));
         assert_eq!(st, status, "{url}");

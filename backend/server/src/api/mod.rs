@@ -4,6 +4,7 @@
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
 pub mod error;
+pub mod extract;
 pub mod graph;
 
 use std::path::Path;
