@@ -12,7 +12,7 @@ export PATH="$TOOLS_DIR/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 step() { printf '\n==> %s\n' "$*"; }
 
 step "cargo test (all host crates)"
-cargo test --no-fail-fast 2>&1 | tee target/test-output.txt || { echo "cargo test failed"; exit 1; }
+cargo test --no-fail-fast
 
 step "shared crate builds for wasm32-unknown-unknown"
 cargo build -p serenqa-shared --target wasm32-unknown-unknown
