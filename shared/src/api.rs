@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A node as the UI shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeView {
     /// Dense node index in the loaded graph (stable for one snapshot only).
     pub index: u32,
@@ -16,6 +17,7 @@ pub struct NodeView {
 
 /// Count of one node or relation type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TypeCount {
     pub name: String,
     pub count: u64,
@@ -23,6 +25,7 @@ pub struct TypeCount {
 
 /// `GET /api/graph`: what graph the server holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GraphInfo {
     pub name: String,
     pub source: String,
@@ -38,6 +41,7 @@ pub struct GraphInfo {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attribution {
     pub source: String,
     pub license: String,
@@ -48,6 +52,7 @@ pub struct Attribution {
 
 /// Every error the API returns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     /// Stable machine-readable code (`unknown_node`, `bad_request`, …).
     pub code: String,
@@ -56,6 +61,7 @@ pub struct ApiError {
 
 /// One step of a path, walked in the stored direction (`forward`) or against it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PathStep {
     /// Relation type name (`TREATS_CtD`).
     pub relation: String,
@@ -66,6 +72,7 @@ pub struct PathStep {
 
 /// A path as the UI shows it: `nodes.len() == steps.len() + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PathView {
     pub nodes: Vec<NodeView>,
     pub steps: Vec<PathStep>,
@@ -75,9 +82,11 @@ pub struct PathView {
 
 /// Nodes and edges to draw; edges index into `nodes`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SubgraphView {
     pub nodes: Vec<NodeView>,
     /// (source index, target index, relation name), stored direction.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub edges: Vec<(u32, u32, String)>,
 }
 
@@ -111,6 +120,7 @@ impl SubgraphView {
 
 /// Neighbours of a node over one relation and direction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NeighbourGroup {
     pub relation: String,
     /// Readable phrase from the node's side (`treats`, `is treated by`).
@@ -123,8 +133,10 @@ pub struct NeighbourGroup {
 
 /// `GET /api/node/{key}`: a node, its source link and its neighbourhood by relation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeDetail {
     pub node: NodeView,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
     pub link: Option<(String, String)>,
     pub degree: u64,
     pub groups: Vec<NeighbourGroup>,

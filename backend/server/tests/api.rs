@@ -89,6 +89,15 @@ fn graph_search_node_and_errors() {
     assert_eq!(reply["paths"][0]["steps"][0]["forward"], false);
     assert_eq!(reply["subgraph"]["nodes"].as_array().unwrap().len(), 2);
 
+    let (st, body, _) = get(&format!("{}/api/openapi.json", s.base));
+    assert_eq!(st, 200);
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths"] {
+        assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
+    }
+    let (st, body, _) = get(&format!("{}/api/docs", s.base));
+    assert!(st == 200 && body.contains("GET /api/paths"), "{body}");
+
     for (url, status, code) in [
         ("/api/node/Compound::NOPE", 404, "unknown_node"),
         ("/api/search?q=", 400, "empty_query"),
