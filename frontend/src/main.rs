@@ -2,6 +2,7 @@
 //! with the JSON types of `serenqa-shared`; layout and scoring run here in WebAssembly.
 
 mod api;
+mod candidates;
 mod discover;
 mod pages;
 mod search_box;

@@ -196,3 +196,36 @@ pub struct PartitionResponse {
     pub swaps: usize,
     pub evaluations: u64,
 }
+
+// ----- discovery (clinician view) -----
+
+/// One serendipitous candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Candidate {
+    pub node: NodeView,
+    /// Probability of reaching it in a 1–3 step walk from the known answers (the proposal).
+    pub proximity: f64,
+    /// RNS(Ae, {candidate}) with `DiscoverResponse::weights`.
+    pub terms: crate::rns::Terms,
+}
+
+/// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a
+/// drug, with the slice the browser re-scores when the weights move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DiscoverResponse {
+    pub query: NodeView,
+    /// Type of the answers (`Compound` for a disease, `Disease` for a drug).
+    pub answer_kind: String,
+    /// Ae: the known answers, or `[query]` when none is known (`existing_known = false`).
+    pub existing: Vec<NodeView>,
+    pub existing_known: bool,
+    pub candidates: Vec<Candidate>,
+    /// Slice over `existing` then the candidates, in that order.
+    pub slice: crate::rns::Slice,
+    pub weights: crate::rns::Weights,
+    /// How candidates were proposed, for the page to say.
+    pub method: String,
+    pub elapsed_ms: f64,
+}

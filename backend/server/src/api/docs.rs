@@ -11,8 +11,8 @@ use super::AppState;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "serenqa API", description = "Serendipity discovery in biomedical knowledge graphs. Errors are JSON `{code, message}` with a 4xx/5xx status."),
-    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths),
-    tags((name = "graph", description = "The loaded knowledge graph"))
+    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths, super::discover::get_discover),
+    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"))
 )]
 pub struct ApiDoc;
 

@@ -153,6 +153,40 @@ pub fn path_view(g: &Graph, p: &GraphPath) -> PathView {
     }
 }
 
+/// Picks `limit` paths round-robin over their metapaths (relation sequence and directions),
+/// shortest first within each, so twenty paths through twenty shared side effects do not
+/// crowd out the one path through a shared target gene.
+pub fn diverse(paths: Vec<GraphPath>, limit: usize) -> Vec<GraphPath> {
+    let mut groups: Vec<(Vec<(u16, bool)>, std::collections::VecDeque<GraphPath>)> = Vec::new();
+    for p in paths {
+        let sig: Vec<(u16, bool)> = p.steps.iter().map(|s| (s.rel, s.forward)).collect();
+        match groups.iter_mut().find(|(k, _)| *k == sig) {
+            Some((_, q)) => q.push_back(p),
+            None => groups.push((sig, std::collections::VecDeque::from([p]))),
+        }
+    }
+    // Shorter metapaths first; stable for equal lengths (first seen first).
+    groups.sort_by_key(|(k, _)| k.len());
+    let mut out = Vec::with_capacity(limit);
+    while out.len() < limit {
+        let mut took = false;
+        for (_, q) in groups.iter_mut() {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(p) = q.pop_front() {
+                out.push(p);
+                took = true;
+            }
+        }
+        if !took {
+            break;
+        }
+    }
+    out.sort_by_key(GraphPath::hops);
+    out
+}
+
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct PathsQuery {
     /// Comma-separated node keys.
@@ -194,8 +228,8 @@ pub async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
     // Hubs beyond this degree are not expanded in the middle of a path: an explanation through
     // a node with tens of thousands of edges explains nothing and costs the most.
-    let query = PathQuery { max_hops, limit, max_degree: 20_000 };
-    let paths = find_paths(g, &from, &to, query, &|_| true);
+    let query = PathQuery { max_hops, limit: (limit * 8).min(400), max_degree: 20_000 };
+    let paths = diverse(find_paths(g, &from, &to, query, &|_| true), limit);
     let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
     let subgraph = SubgraphView::from_paths(&views);
     Ok(Json(PathsReply { paths: views, subgraph }))
