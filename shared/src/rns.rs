@@ -298,6 +298,7 @@ impl<'a> Scorer<'a> {
     }
 
     /// RNS(Ae, As) with every intermediate value.
+    #[allow(clippy::needless_range_loop)] // index arithmetic over |A| × |A| matrices
     pub fn details(&self, ae: &[usize], as_: &[usize], w: &Weights) -> Result<Details, RnsError> {
         self.check(ae, as_)?;
         w.validate()?;
@@ -527,6 +528,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
         Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q, log_m: (m as f64).log2() })
     }
 
+    #[allow(clippy::needless_range_loop)] // index arithmetic over m × m matrices
     fn initial(&self) -> Vec<usize> {
         let m = self.m;
         let b = budget(m);
@@ -589,8 +591,8 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 }
             }
             let target = if pt.in_s[x] { &mut pt.sum_s } else { &mut pt.sum_e };
-            for c in 0..m {
-                target[c] += self.t[x * m + c];
+            for (acc, &tv) in target.iter_mut().zip(&self.t[x * m..(x + 1) * m]) {
+                *acc += tv;
             }
             if !pt.in_s[x] {
                 pt.z_e += self.pi[x];

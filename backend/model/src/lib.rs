@@ -56,11 +56,11 @@
 //! so absolute times are inflated; `bench/README.md` has the commands)
 //! - Hetionet (47k nodes, 2.0M edges): marginals 59 iterations in 0.63 s (floor 0.27 s,
 //!   ratio 2.3), embeddings 0.8 s, `serenqa score` with |A| = 50: 0.26 s wall incl. loading.
-//! - CKG scale (15.4M nodes, 201.7M edges, synthetic): marginals 40 iterations in 372 s
-//!   + 27 s reordering against a 20 s floor (ratio 18: random gathers into a 123 MB vector
-//!   with ~0.7 of a core); embeddings 411 s; peak RSS 12.6 GB; P3 block |A| = 50 median
-//!   24–37 ms; greedy swap |Ac| = 100 median 41–66 ms (min 31 ms); RNS(Ae, {c}) for 200
-//!   candidates 0.09 ms.
+//! - CKG scale (15.4M nodes, 201.7M edges, synthetic): marginals 40 iterations in 372 s,
+//!   plus 27 s reordering, against a 20 s floor (ratio 18: random gathers into a 123 MB
+//!   vector with ~0.7 of a core); embeddings 411 s; peak RSS 12.6 GB; P3 block |A| = 50
+//!   median 24–37 ms; greedy swap |Ac| = 100 median 41–66 ms (min 31 ms); RNS(Ae, {c}) for
+//!   200 candidates 0.09 ms.
 
 pub mod bench;
 pub mod discover;
@@ -79,18 +79,12 @@ use embeddings::{EmbeddingInfo, Embedder, Embeddings, FastRp};
 use marginals::{MarginalParams, MarginalStats};
 use transition::Transition;
 
-/// How to compute a model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// How to compute a model. The default walks both directions with RNS.md's parameters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelConfig {
     pub directed: bool,
     pub marginals: MarginalParams,
     pub embedding: FastRp,
-}
-
-impl Default for ModelConfig {
-    fn default() -> Self {
-        ModelConfig { directed: false, marginals: MarginalParams::default(), embedding: FastRp::default() }
-    }
 }
 
 /// Stored description of a computed model.
