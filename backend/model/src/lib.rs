@@ -55,7 +55,12 @@
 //! # Performance (measured on the shared 2-core machine, load average 10–14 from other jobs,
 //! so absolute times are inflated; `bench/README.md` has the commands)
 //! - Hetionet (47k nodes, 2.0M edges): marginals 59 iterations in 0.63 s (floor 0.27 s,
-//!   ratio 2.3), embeddings 0.8 s, `serenqa score` with |A| = 50: 0.26 s wall incl. loading.
+//!   ratio 2.3), embeddings 0.8 s, P3 block |A| = 50 median 16 ms (Compounds) / 33 ms
+//!   (uniform), greedy swap |Ac| = 100 median 16 / 34 ms, `serenqa score` with |A| = 50:
+//!   0.26 s wall including loading the snapshot.
+//! - 1/10 CKG scale (1.5M nodes, 20M edges), same exported arrays: scipy.sparse 15.2–15.9 s
+//!   vs ours 8.6–17.6 s for the same 40 iterations (ratio scipy/ours 0.9–1.7 across runs;
+//!   marginals agree to 2e-16), ours 6–11× its floor.
 //! - CKG scale (15.4M nodes, 201.7M edges, synthetic): marginals 40 iterations in 372 s,
 //!   plus 27 s reordering, against a 20 s floor (ratio 18: random gathers into a 123 MB
 //!   vector with ~0.7 of a core); embeddings 411 s; peak RSS 12.6 GB; P3 block |A| = 50
