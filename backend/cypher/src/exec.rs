@@ -306,6 +306,7 @@ impl<'a> Ctx<'a> {
             used: Vec::new(),
             labels: Vec::new(),
             types: Vec::new(),
+            done: vec![false; pat.parts.len()],
         };
         st.row.resize(pat.out_width.max(row.len()), Value::Null);
         st.bound = (0..st.row.len()).map(|i| i < pat.in_width.min(row.len())).collect();
@@ -331,13 +332,28 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    fn match_part(&self, pat: &PatternPlan, pi: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
-        let Some(part) = pat.parts.get(pi) else {
+    fn match_part(&self, pat: &PatternPlan, _pi: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+        // Pick the remaining part with the cheapest anchor among those whose property maps
+        // can be evaluated now (the first remaining part in written order always can).
+        let mut best: Option<(usize, usize, usize)> = None; // (part, position, cost)
+        for (pi, part) in pat.parts.iter().enumerate() {
+            if st.done[pi] || !part.deps.iter().all(|&s| st.bound.get(s).copied().unwrap_or(false)) {
+                continue;
+            }
+            match self.anchor_cost(pi, part, st)? {
+                None => return Ok(true),
+                Some((pos, cost)) => {
+                    if best.is_none_or(|(_, _, c)| cost < c) {
+                        best = Some((pi, pos, cost));
+                    }
+                }
+            }
+        }
+        let Some((pi, anchor, _)) = best else {
             return emit(&st.row);
         };
-        let Some((anchor, candidates)) = self.choose_anchor(pi, part, st)? else {
-            return Ok(true);
-        };
+        let part = &pat.parts[pi];
+        let candidates = self.anchor_candidates(pi, part, anchor, st)?;
         let mut steps = Vec::new();
         for i in anchor..part.rels.len() {
             steps.push((i, true));
@@ -345,65 +361,99 @@ impl<'a> Ctx<'a> {
         for i in (0..anchor).rev() {
             steps.push((i, false));
         }
+        st.done[pi] = true;
+        let mut result = Ok(true);
         for c in candidates {
-            self.tick()?;
-            if let Some(newly) = self.bind_node(pi, anchor, &part.nodes[anchor], c, st)? {
-                let go = self.run_steps(pat, pi, &steps, 0, st, emit);
-                if newly {
-                    st.bound[part.nodes[anchor].slot] = false;
+            if let Err(e) = self.tick() {
+                result = Err(e);
+                break;
+            }
+            match self.bind_node(pi, anchor, &part.nodes[anchor], c, st) {
+                Err(e) => {
+                    result = Err(e);
+                    break;
                 }
-                if !go? {
-                    return Ok(false);
+                Ok(None) => {}
+                Ok(Some(newly)) => {
+                    let go = self.run_steps(pat, pi, &steps, 0, st, emit);
+                    if newly {
+                        st.bound[part.nodes[anchor].slot] = false;
+                    }
+                    match go {
+                        Ok(true) => {}
+                        other => {
+                            result = other;
+                            break;
+                        }
+                    }
                 }
             }
         }
-        Ok(true)
+        st.done[pi] = false;
+        result
     }
 
-    /// Picks the node position to start a part from and its candidate nodes; `None` when the
-    /// part cannot match at all (unknown label, bound variable that is not a node).
-    fn choose_anchor(&self, pi: usize, part: &PartPlan, st: &State) -> Result<Option<(usize, Vec<NodeId>)>> {
-        let mut best: Option<(usize, usize)> = None; // (position, cost)
-        let mut best_cands: Option<Vec<NodeId>> = None;
+    /// The cheapest node position to start part `pi` from, with its estimated candidate
+    /// count; `None` when the part cannot match at all (unknown label, bound variable that is
+    /// not a node). Bound nodes cost 0, index lookups their hit count, labels their size.
+    fn anchor_cost(&self, pi: usize, part: &PartPlan, st: &State) -> Result<Option<(usize, usize)>> {
+        let mut best: Option<(usize, usize)> = None;
         for (i, n) in part.nodes.iter().enumerate() {
+            if part.self_dep && i > 0 {
+                break;
+            }
             if st.bound[n.slot] {
                 return Ok(match &st.row[n.slot] {
-                    Value::Node(id) => Some((i, vec![*id])),
+                    Value::Node(_) => Some((i, 0)),
                     _ => None,
                 });
             }
             let Some(label_ids) = &st.labels[pi][i] else { return Ok(None) };
-            // Index lookups for property equalities whose value is already known.
+            let mut cost = label_ids.iter().map(|&l| self.store.label_count(l)).min().unwrap_or(self.store.node_count());
             for (k, e) in n.props.iter().chain(&n.hints) {
                 if !self.evaluable(e, st) {
                     continue;
                 }
                 let v = self.eval(e, &st.row)?;
                 if let Some(c) = self.store.index_lookup(k, &v) {
-                    if best.is_none_or(|(_, cost)| c.len() < cost) {
-                        best = Some((i, c.len()));
-                        best_cands = Some(c);
-                    }
+                    cost = cost.min(c.len());
                 }
             }
-            let cost = label_ids.iter().map(|&l| self.store.label_count(l)).min().unwrap_or(self.store.node_count());
             if best.is_none_or(|(_, c)| cost < c) {
                 best = Some((i, cost));
-                best_cands = None;
             }
         }
-        let Some((pos, _)) = best else { return Ok(None) };
-        let cands = match best_cands {
-            Some(c) => c,
-            None => {
-                let ids = st.labels[pi][pos].as_deref().unwrap_or(&[]);
-                match ids.iter().min_by_key(|&&l| self.store.label_count(l)) {
-                    Some(&l) => self.store.nodes_with_label(l),
-                    None => (0..self.store.node_count() as NodeId).collect(),
+        Ok(best)
+    }
+
+    fn anchor_candidates(&self, pi: usize, part: &PartPlan, pos: usize, st: &State) -> Result<Vec<NodeId>> {
+        let n = &part.nodes[pos];
+        if st.bound[n.slot] {
+            return Ok(match &st.row[n.slot] {
+                Value::Node(id) => vec![*id],
+                _ => Vec::new(),
+            });
+        }
+        let mut best: Option<Vec<NodeId>> = None;
+        for (k, e) in n.props.iter().chain(&n.hints) {
+            if !self.evaluable(e, st) {
+                continue;
+            }
+            let v = self.eval(e, &st.row)?;
+            if let Some(c) = self.store.index_lookup(k, &v) {
+                if best.as_ref().is_none_or(|b| c.len() < b.len()) {
+                    best = Some(c);
                 }
             }
-        };
-        Ok(Some((pos, cands)))
+        }
+        let ids = st.labels[pi][pos].as_deref().unwrap_or(&[]);
+        let label_best = ids.iter().copied().min_by_key(|&l| self.store.label_count(l));
+        Ok(match (best, label_best) {
+            (Some(c), Some(l)) if self.store.label_count(l) < c.len() => self.store.nodes_with_label(l),
+            (Some(c), _) => c,
+            (None, Some(l)) => self.store.nodes_with_label(l),
+            (None, None) => (0..self.store.node_count() as NodeId).collect(),
+        })
     }
 
     fn evaluable(&self, e: &Expr, st: &State) -> bool {
@@ -415,11 +465,11 @@ impl<'a> Ctx<'a> {
     /// Checks node `n` against a node pattern and binds it. `Some(true)`: newly bound,
     /// `Some(false)`: was already bound to `n`, `None`: no match.
     fn bind_node(&self, pi: usize, pos: usize, np: &NodePat, n: NodeId, st: &mut State) -> Result<Option<bool>> {
-        if st.bound[np.slot] {
-            return Ok(match &st.row[np.slot] {
-                Value::Node(m) if *m == n => Some(false),
-                _ => None,
-            });
+        // A variable bound earlier must be the same node, and still satisfy this occurrence's
+        // labels and properties (`MATCH (a)-->(x), (a:L {p: 1})`).
+        let was_bound = st.bound[np.slot];
+        if was_bound && !matches!(&st.row[np.slot], Value::Node(m) if *m == n) {
+            return Ok(None);
         }
         let Some(labels) = &st.labels[pi][pos] else { return Ok(None) };
         if !labels.iter().all(|&l| self.store.has_label(n, l)) {
@@ -435,6 +485,9 @@ impl<'a> Ctx<'a> {
             if !self.props_match(self.eval(e, &st.row)?, |k| self.store.node_prop(n, k))? {
                 return Ok(None);
             }
+        }
+        if was_bound {
+            return Ok(Some(false));
         }
         st.row[np.slot] = Value::Node(n);
         st.bound[np.slot] = true;
@@ -488,7 +541,7 @@ impl<'a> Ctx<'a> {
         self.store.expand(from, dir, types.as_deref(), &mut edges);
         for (r, other) in edges {
             self.tick()?;
-            if st.used.contains(&r.id) {
+            if st.used.contains(&(r.id, part.group)) {
                 continue;
             }
             let rel_bound = st.bound[rp.slot];
@@ -497,12 +550,13 @@ impl<'a> Ctx<'a> {
                     Value::Rel(b) if b.id == r.id => {}
                     _ => continue,
                 }
-            } else if !self.rel_ok(rp, &r, &st.row)? {
+            }
+            if !self.rel_ok(rp, &r, &st.row)? {
                 continue;
             }
             st.row[rp.slot] = Value::Rel(r);
             st.bound[rp.slot] = true;
-            st.used.push(r.id);
+            st.used.push((r.id, part.group));
             let res = match self.bind_node(pi, to_pos, &part.nodes[to_pos], other, st)? {
                 Some(newly) => {
                     let go = self.run_steps(pat, pi, steps, si + 1, st, emit);
@@ -573,7 +627,7 @@ impl<'a> Ctx<'a> {
         let mut edges = Vec::new();
         self.store.expand(cur, dir, types, &mut edges);
         for (r, other) in edges {
-            if st.used.contains(&r.id) || path.iter().any(|p| p.id == r.id) {
+            if st.used.contains(&(r.id, part.group)) || path.iter().any(|p| p.id == r.id) {
                 continue;
             }
             if !self.rel_ok(rp, &r, &st.row)? {
@@ -928,12 +982,15 @@ impl<'a> Ctx<'a> {
 struct State {
     row: Vec<Value>,
     bound: Vec<bool>,
-    /// Relationships bound in the current match (each may be used once).
-    used: Vec<u64>,
+    /// Relationships bound in the current match with their clause group (a relationship may
+    /// be used once per MATCH clause).
+    used: Vec<(u64, usize)>,
     /// Per part, per node position: resolved label ids (`None`: an unknown label).
     labels: Vec<Vec<Option<Vec<u32>>>>,
     /// Per part, per relationship: resolved type ids (`None`: any type).
     types: Vec<Vec<Option<Vec<u32>>>>,
+    /// Parts already matched on the current search branch.
+    done: Vec<bool>,
 }
 
 fn build_path(part: &PartPlan, row: &[Value]) -> Result<Path> {

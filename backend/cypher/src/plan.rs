@@ -186,6 +186,49 @@ pub struct PartPlan {
     pub path_slot: Option<usize>,
     pub nodes: Vec<NodePat>,
     pub rels: Vec<RelPat>,
+    /// Which MATCH clause the part came from: consecutive MATCH clauses are merged into one
+    /// pattern so that the planner can order all their parts, but relationship uniqueness
+    /// holds only within a clause.
+    pub group: usize,
+    /// Slots outside the part read by its property maps: the part can only be matched once
+    /// they are bound.
+    pub deps: Vec<usize>,
+    /// A property map reads another element of the same part: match left to right.
+    pub self_dep: bool,
+}
+
+impl PartPlan {
+    pub fn own_slots(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.nodes.iter().map(|n| n.slot).chain(self.rels.iter().map(|r| r.slot)).collect();
+        v.extend(self.path_slot);
+        v
+    }
+
+    /// Fills `deps` and `self_dep` from the property maps.
+    pub fn compute_deps(&mut self) {
+        let own = self.own_slots();
+        let mut deps = Vec::new();
+        let mut self_dep = false;
+        let mut visit = |e: &Expr| {
+            e.visit_slots(&mut |s| {
+                if own.contains(&s) {
+                    self_dep = true;
+                } else if !deps.contains(&s) {
+                    deps.push(s);
+                }
+            })
+        };
+        for n in &self.nodes {
+            n.props.iter().for_each(|(_, e)| visit(e));
+            n.props_expr.iter().for_each(&mut visit);
+        }
+        for r in &self.rels {
+            r.props.iter().for_each(|(_, e)| visit(e));
+            r.props_expr.iter().for_each(&mut visit);
+        }
+        self.deps = deps;
+        self.self_dep = self_dep;
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -173,7 +173,36 @@ impl<'q> Lowerer<'q> {
             let last = i + 1 == clauses.len();
             match &c.kind {
                 A::ClauseKind::Match(m) => {
-                    ops.push(self.match_clause(m, &mut scope)?);
+                    let op = self.match_clause(m, &mut scope)?;
+                    // MATCH after MATCH (neither optional) is one pattern with the filters
+                    // and-ed: lets the executor start from the most selective part of either.
+                    match (ops.last_mut(), op) {
+                        (
+                            Some(Op::Match { pattern: prev, optional: false, filter: prev_filter }),
+                            Op::Match { pattern, optional: false, filter },
+                        ) => {
+                            let group = prev.parts.iter().map(|p| p.group).max().unwrap_or(0) + 1;
+                            for mut part in pattern.parts {
+                                part.group = group;
+                                prev.parts.push(part);
+                            }
+                            prev.out_width = pattern.out_width;
+                            *prev_filter = match (prev_filter.take(), filter) {
+                                (Some(a), Some(b)) => Some(Expr::Bin(BinOp::And, Box::new(a), Box::new(b))),
+                                (a, b) => a.or(b),
+                            };
+                            let f = prev_filter.clone();
+                            if let Some(f) = f {
+                                for part in &mut prev.parts {
+                                    for n in &mut part.nodes {
+                                        n.hints.clear();
+                                    }
+                                }
+                                add_hints(&f, prev);
+                            }
+                        }
+                        (_, op) => ops.push(op),
+                    }
                 }
                 A::ClauseKind::Unwind(u) => {
                     let expr = self.expr(&u.expression, &scope, None)?;
@@ -276,7 +305,9 @@ impl<'q> Lowerer<'q> {
                 }
                 None => None,
             };
-            parts.push(PartPlan { path_slot, nodes, rels });
+            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false };
+            pp.compute_deps();
+            parts.push(pp);
         }
         Ok(PatternPlan { parts, in_width, out_width: scope.len() })
     }
