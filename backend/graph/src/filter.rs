@@ -4,8 +4,9 @@
 
 use crate::{Graph, GraphBuilder, NodeId, RelationType};
 
-/// Which types to drop. A pattern matches a type label or relation name containing it,
-/// ignoring case (`publication` matches `Publication` and `MENTIONED_IN_PUBLICATION`).
+/// Which types to drop. A pattern matches a type label or relation name that has it as a
+/// word, ignoring case and a plural `s` (`publication` matches `Publication` and
+/// `MENTIONED_IN_PUBLICATION`; `unit` matches `Units` but not `Immunity`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FilterSpec {
     pub drop_node_types: Vec<String>,
@@ -27,9 +28,34 @@ impl FilterSpec {
         FilterSpec { drop_node_types: Vec::new(), drop_relations: Vec::new() }
     }
     fn matches(patterns: &[String], name: &str) -> bool {
-        let lower = name.to_lowercase();
-        patterns.iter().any(|p| !p.is_empty() && lower.contains(&p.to_lowercase()))
+        let words = words(name);
+        patterns.iter().any(|p| {
+            let p = p.to_lowercase();
+            !p.is_empty() && words.iter().any(|w| *w == p || w.strip_suffix('s') == Some(p.as_str()))
+        })
     }
+}
+
+/// Lower-case words of a label: split at non-alphanumerics and camel-case boundaries.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() || (c.is_uppercase() && prev_lower) {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 /// What the filter removed.

@@ -1,1 +1,56 @@
-fn main() {}
+//! `serenqa`: the command-line tool and the HTTP server.
+//!
+//! Each subcommand lives in its own module under `commands/`; the HTTP API lives under `api/`.
+//! Errors reach `main` as `anyhow::Error` and are printed as one line, never as a panic.
+
+mod api;
+mod attribution;
+mod commands;
+mod graph_source;
+mod rss;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "serenqa", version, about = "Serendipity discovery in biomedical knowledge graphs")]
+struct Cli {
+    /// Hide progress bars.
+    #[arg(long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load a graph from files (or Neo4j), filter it and write a snapshot.
+    Import(commands::import::ImportArgs),
+    /// Print node and edge counts by type.
+    Stats(commands::stats::StatsArgs),
+    /// Generate a synthetic CKG-shaped graph (for scale tests, never as real data).
+    Synth(commands::synth::SynthArgs),
+    /// Serve the web app and the HTTP API.
+    Serve(commands::serve::ServeArgs),
+    /// Where the data lives; download the official Hetionet files.
+    Data(commands::data::DataArgs),
+    /// Performance measurements (medians, peak memory); not tests.
+    Perf(commands::perf::PerfArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let progress = !cli.quiet;
+    let result = match cli.command {
+        Command::Import(a) => commands::import::run(a, progress),
+        Command::Stats(a) => commands::stats::run(a, progress),
+        Command::Synth(a) => commands::synth::run(a, progress),
+        Command::Serve(a) => commands::serve::run(a, progress),
+        Command::Data(a) => commands::data::run(a, progress),
+        Command::Perf(a) => commands::perf::run(a, progress),
+    };
+    if let Err(e) = result {
+        // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,52 @@
+//! The HTTP API and static file serving. One module per area; each exposes `routes()`.
+//!
+//! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
+//! size. Responses carry the cross-origin isolation headers the WASM threads need.
+
+pub mod error;
+pub mod graph;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::http::{header, HeaderValue};
+use axum::Router;
+use serenqa_graph::Graph;
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// What every handler can read. Immutable after start-up; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub graph: Arc<Graph>,
+}
+
+impl AppState {
+    pub fn new(graph: Arc<Graph>) -> Self {
+        AppState { graph }
+    }
+}
+
+/// Largest request body accepted anywhere (bigger ones get 413).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+pub fn router(state: AppState, dist: &Path) -> Router {
+    let api = Router::new().merge(graph::routes()).fallback(error::not_found).with_state(state);
+    let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    Router::new()
+        .nest("/api", api)
+        .fallback_service(static_files)
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-embedder-policy"),
+            HeaderValue::from_static("require-corp"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-resource-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+}

@@ -1,0 +1,33 @@
+//! Data attributions and licenses that the app and the README must show with the data.
+//! Facts from the Hetionet v1.0 release and its sources (see the data README).
+
+use serenqa_graph::Graph;
+use serenqa_shared::api::Attribution;
+
+fn a(source: &str, license: &str, covers: &str, non_commercial: bool) -> Attribution {
+    Attribution { source: source.into(), license: license.into(), covers: covers.into(), non_commercial }
+}
+
+pub fn hetionet() -> Vec<Attribution> {
+    vec![
+        a("Hetionet v1.0 (Himmelstein et al., 2017)", "CC0 1.0", "the network as a whole", false),
+        a("PharmacotherapyDB", "CC0 1.0", "treats (CtD) and palliates (CpD) edges", false),
+        a("MEDLINE co-occurrence", "CC0 1.0", "DrD, DlA, DpS edges", false),
+        a("Disease Ontology, Uberon, Gene Ontology, DrugCentral, LINCS L1000, WikiPathways", "CC BY", "diseases, anatomy, GO terms, pharmacologic classes, expression signatures, pathways", false),
+        a("SIDER 4.1", "CC BY-NC-SA 4.0", "side effects (CcSE edges)", true),
+        a("DrugBank", "CC BY-NC 4.0", "compound names and part of CbG", true),
+        a("DisGeNET", "ODbL", "part of DaG", false),
+        a("ERC", "used with permission", "GcG (covaries) edges", false),
+        a("Bgee, STARGEO and some interactome sources", "no license stated", "AdG/AeG/AuG, DdG/DuG, part of GiG", false),
+    ]
+}
+
+pub fn for_graph(g: &Graph) -> Vec<Attribution> {
+    if g.meta().synthetic {
+        vec![a("serenqa synth", "generated", "SYNTHETIC graph — not real biomedical data", false)]
+    } else if g.meta().name == "hetionet" {
+        hetionet()
+    } else {
+        vec![a(&g.meta().source, "see the data source", "the loaded graph", false)]
+    }
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub mod data;
+pub mod import;
+pub mod perf;
+pub mod serve;
+pub mod stats;
+pub mod synth;

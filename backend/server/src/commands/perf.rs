@@ -1,0 +1,155 @@
+//! `serenqa perf`: performance measurements, reported as medians with peak memory.
+//!
+//! Each measured phase runs in a fresh child process (`serenqa perf phase …`), so its peak RSS
+//! (VmHWM) is its own and no cache from an earlier phase helps it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+use serenqa_graph::synth::{generate, SynthSpec};
+use serenqa_graph::Graph;
+
+use crate::rss;
+
+#[derive(Args)]
+pub struct PerfArgs {
+    #[command(subcommand)]
+    cmd: PerfCmd,
+}
+
+#[derive(Subcommand)]
+enum PerfCmd {
+    /// Graph store: Hetionet import, snapshot reload, synthetic CKG-scale generation and load.
+    Graph {
+        /// Runs per measured phase (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Nodes of the synthetic scale graph.
+        #[arg(long, default_value_t = 15_400_000)]
+        scale_nodes: u64,
+        /// Edges of the synthetic scale graph.
+        #[arg(long, default_value_t = 200_000_000)]
+        scale_edges: u64,
+        /// Skip the CKG-scale part (it needs ~10 GB of RAM and a few minutes).
+        #[arg(long)]
+        skip_scale: bool,
+        /// Where temporary snapshots go.
+        #[arg(long, default_value = "target/perf")]
+        work_dir: PathBuf,
+    },
+    /// One measured phase in this process (used by `perf graph`; prints a PERF line).
+    #[command(hide = true)]
+    Phase {
+        #[command(subcommand)]
+        phase: Phase,
+    },
+}
+
+#[derive(Subcommand, Clone)]
+enum Phase {
+    ImportHetionet { out: PathBuf },
+    Reload { graph: PathBuf },
+    Synth { nodes: u64, edges: u64, out: PathBuf },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+struct PhaseResult {
+    secs: f64,
+    peak_rss: u64,
+    nodes: u64,
+    edges: u64,
+}
+
+pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
+    match args.cmd {
+        PerfCmd::Phase { phase } => run_phase(phase, progress),
+        PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
+            perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
+        }
+    }
+}
+
+fn run_phase(phase: Phase, progress: bool) -> Result<()> {
+    let t = Instant::now();
+    let g: Graph = match &phase {
+        Phase::ImportHetionet { out } => {
+            let (files, _) = crate::graph_source::default_snapshot()?;
+            crate::graph_source::import_hetionet(&files, out, progress)?
+        }
+        Phase::Reload { graph } => Graph::load(graph)?,
+        Phase::Synth { nodes, edges, out } => {
+            let g = generate(&SynthSpec { nodes: *nodes, edges: *edges, seed: 42, progress });
+            g.save(out)?;
+            g
+        }
+    };
+    let r = PhaseResult { secs: t.elapsed().as_secs_f64(), peak_rss: rss::peak_rss_bytes().unwrap_or(0), nodes: g.node_count() as u64, edges: g.edge_count() as u64 };
+    println!("PERF {}", serde_json::to_string(&r)?);
+    Ok(())
+}
+
+fn child(args: &[String]) -> Result<PhaseResult> {
+    let exe = std::env::current_exe()?;
+    let out = Command::new(exe).arg("--quiet").arg("perf").arg("phase").args(args).output().context("running a perf phase")?;
+    if !out.status.success() {
+        bail!("perf phase {args:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find_map(|l| l.strip_prefix("PERF ")).context("perf phase printed no result")?;
+    Ok(serde_json::from_str(line)?)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn measure(label: &str, runs: usize, args: &[String]) -> Result<PhaseResult> {
+    let mut results = Vec::new();
+    for i in 0..runs {
+        let r = child(args)?;
+        eprintln!("  {label} run {}/{runs}: {:.3} s, peak RSS {}", i + 1, r.secs, rss::human_bytes(r.peak_rss));
+        results.push(r);
+    }
+    let secs = median(results.iter().map(|r| r.secs).collect());
+    let peak = results.iter().map(|r| r.peak_rss).max().unwrap_or(0);
+    Ok(PhaseResult { secs, peak_rss: peak, nodes: results[0].nodes, edges: results[0].edges })
+}
+
+fn path_arg(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn perf_graph(runs: usize, scale_nodes: u64, scale_edges: u64, skip_scale: bool, work: &Path) -> Result<()> {
+    std::fs::create_dir_all(work)?;
+    let het = work.join("hetionet-perf.snap");
+    let mut rows: Vec<(String, PhaseResult, usize)> = Vec::new();
+    eprintln!("Hetionet import (files → filtered graph → snapshot), {runs} runs");
+    rows.push(("hetionet import".into(), measure("import", runs, &["import-hetionet".into(), path_arg(&het)])?, runs));
+    let reload_runs = runs.max(5);
+    eprintln!("Hetionet snapshot reload, {reload_runs} runs");
+    rows.push(("hetionet snapshot reload".into(), measure("reload", reload_runs, &["reload".into(), path_arg(&het)])?, reload_runs));
+    let _ = std::fs::remove_file(&het);
+    if !skip_scale {
+        let big = work.join("synth-scale.snap");
+        eprintln!("synthetic CKG-scale graph: {scale_nodes} nodes, {scale_edges} edges (1 run)");
+        rows.push((
+            format!("synth {scale_nodes}/{scale_edges} + save"),
+            measure("synth", 1, &["synth".into(), scale_nodes.to_string(), scale_edges.to_string(), path_arg(&big)])?,
+            1,
+        ));
+        let load_runs = runs.min(3);
+        rows.push((format!("synth {scale_nodes}/{scale_edges} snapshot load"), measure("load", load_runs, &["reload".into(), path_arg(&big)])?, load_runs));
+        let _ = std::fs::remove_file(&big);
+    }
+    println!("\n| phase | nodes | edges | median time | peak RSS | runs |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (label, r, n) in &rows {
+        println!("| {label} | {} | {} | {:.3} s | {} | {n} |", r.nodes, r.edges, r.secs, rss::human_bytes(r.peak_rss));
+    }
+    Ok(())
+}

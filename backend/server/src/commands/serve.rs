@@ -1,0 +1,55 @@
+//! `serenqa serve`: load the graph, then serve the web app and the API from one process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serenqa_graph::synth::{generate, SynthSpec};
+
+use crate::api::{self, AppState};
+use crate::graph_source::GraphArgs;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "SERENQA_ADDR")]
+    addr: SocketAddr,
+    /// The built frontend (Trunk's output directory).
+    #[arg(long, default_value = "dist", env = "SERENQA_DIST")]
+    dist: PathBuf,
+    /// With no data found, serve a small synthetic demo graph (labelled synthetic in the UI)
+    /// instead of failing.
+    #[arg(long)]
+    demo_if_missing: bool,
+}
+
+pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
+    let graph = match args.graph.load(progress) {
+        Ok(g) => g,
+        Err(e) if args.demo_if_missing && args.graph.graph.is_none() => {
+            eprintln!("warning: {e:#}\nwarning: serving a SYNTHETIC demo graph (not real data)");
+            generate(&SynthSpec { nodes: 10_000, edges: 60_000, seed: 7, progress: false })
+        }
+        Err(e) => return Err(e),
+    };
+    if !args.dist.join("index.html").is_file() {
+        eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
+    }
+    let state = AppState::new(Arc::new(graph));
+    let app = api::router(state, &args.dist);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
+        println!("serenqa serving on http://{}", listener.local_addr()?);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    })
+}

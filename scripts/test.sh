@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The project's one test command (README: `bash scripts/test.sh`; `.ci/run` calls exactly this).
+# Installs missing tools, runs every Rust test, builds `shared` for wasm32 and the frontend with
+# Trunk, then runs the browser tests against a live server on the Hetionet graph.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+TOOLS_DIR="${SERENQA_TOOLS:-$HOME/.cache/serenqa-tools}"
+export PATH="$TOOLS_DIR/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo test (all host crates)"
+cargo test --no-fail-fast 2>&1 | tee target/test-output.txt || { echo "cargo test failed"; exit 1; }
+
+step "shared crate builds for wasm32-unknown-unknown"
+cargo build -p serenqa-shared --target wasm32-unknown-unknown
+
+step "frontend: trunk build --release"
+trunk build --release
+wasm=$(ls dist/*.wasm | head -1)
+printf 'wasm bundle: %s bytes, %s bytes gzipped\n' "$(stat -c %s "$wasm")" "$(gzip -9 -c "$wasm" | wc -c)"
+
+step "browser tests (headless Chromium)"
+cargo build -p serenqa
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+log=target/e2e-server.log
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist >"$log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do
+  python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/api/graph" >/dev/null 2>&1 && break
+  kill -0 $server 2>/dev/null || { echo "server died:"; cat "$log"; exit 1; }
+  sleep 1
+done
+node tests/e2e/run.mjs "http://127.0.0.1:$port"

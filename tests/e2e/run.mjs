@@ -1,0 +1,94 @@
+// Browser tests: headless Debian Chromium driven by playwright-core (no browser download).
+// Usage: node tests/e2e/run.mjs http://127.0.0.1:PORT
+// Prints one line per test, screenshots into tests/e2e/artifacts/, and a closing
+// "N passed, N failed" line; exits non-zero on any failure.
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const tools = process.env.SERENQA_TOOLS || path.join(process.env.HOME || '/root', '.cache/serenqa-tools');
+const require = createRequire(path.join(tools, 'node_modules', 'noop.js'));
+const { chromium } = require('playwright-core');
+
+const base = process.argv[2] || 'http://127.0.0.1:8080';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const shots = path.join(here, 'artifacts');
+mkdirSync(shots, { recursive: true });
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+test('overview shows the loaded Hetionet graph', async (page) => {
+  await page.goto(base + '/');
+  const nodes = page.getByTestId('node-count');
+  await nodes.waitFor({ timeout: 15000 });
+  const text = await nodes.textContent();
+  assert(text === '47,031', `node count shows ${text}`);
+  assert((await page.getByTestId('edge-count').textContent()) === '2,049,746', 'edge count');
+  assert(await page.getByText('TREATS_CtD').isVisible(), 'relation table lists TREATS_CtD');
+  await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
+});
+
+test('data page shows attributions and non-commercial licenses', async (page) => {
+  await page.goto(base + '/data');
+  const table = page.getByTestId('attributions');
+  await table.waitFor({ timeout: 15000 });
+  const text = await table.textContent();
+  for (const needle of ['Hetionet', 'CC0 1.0', 'SIDER', 'CC BY-NC-SA 4.0', 'DrugBank', 'CC BY-NC 4.0', 'DisGeNET', 'ODbL']) {
+    assert(text.includes(needle), `attributions mention ${needle}`);
+  }
+  assert((await page.locator('.tag-nc').count()) >= 2, 'non-commercial parts are marked');
+  await page.screenshot({ path: path.join(shots, 'data-licenses.png'), fullPage: true });
+});
+
+test('narrow screen (390 px) still shows the overview', async (page) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/');
+  await page.getByTestId('node-count').waitFor({ timeout: 15000 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `page overflows horizontally by ${overflow}px at 390px`);
+  await page.screenshot({ path: path.join(shots, 'overview-390.png'), fullPage: true });
+});
+
+test('API errors are JSON with a code', async (page) => {
+  const resp = await page.request.get(base + '/api/search?q=');
+  assert(resp.status() === 400, `status ${resp.status()}`);
+  const body = await resp.json();
+  assert(body.code === 'empty_query' && body.message, JSON.stringify(body));
+  const iso = await page.request.get(base + '/');
+  assert(iso.headers()['cross-origin-opener-policy'] === 'same-origin', 'COOP header');
+  assert(iso.headers()['cross-origin-embedder-policy'] === 'require-corp', 'COEP header');
+});
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let passed = 0, failed = 0;
+for (const t of tests) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const started = Date.now();
+  try {
+    await t.fn(page);
+    if (errors.length) throw new Error('page errors: ' + errors.join('; '));
+    passed++;
+    console.log(`ok   ${t.name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${t.name}: ${e.message.split('\n')[0]}`);
+    await page.screenshot({ path: path.join(shots, 'failed-' + t.name.replace(/\W+/g, '-') + '.png') }).catch(() => {});
+  }
+  await context.close();
+}
+await browser.close();
+console.log(`e2e: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
