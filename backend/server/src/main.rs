@@ -35,6 +35,8 @@ enum Command {
     Data(commands::data::DataArgs),
     /// Performance measurements (medians, peak memory); not tests.
     Perf(commands::perf::PerfArgs),
+    /// Run a read-only Cypher query on the graph; prints a table (or JSON).
+    Cypher(commands::cypher::CypherArgs),
 }
 
 fn main() {
@@ -47,6 +49,7 @@ fn main() {
         Command::Serve(a) => commands::serve::run(a, progress),
         Command::Data(a) => commands::data::run(a, progress),
         Command::Perf(a) => commands::perf::run(a, progress),
+        Command::Cypher(a) => commands::cypher::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.
