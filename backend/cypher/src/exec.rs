@@ -627,14 +627,18 @@ impl<'a> Ctx<'a> {
         let mut edges = Vec::new();
         self.store.expand(cur, dir, types, &mut edges);
         for (r, other) in edges {
-            if st.used.contains(&(r.id, part.group)) || path.iter().any(|p| p.id == r.id) {
+            // Path edges join `used`, so relationships matched later in the pattern cannot
+            // reuse them either.
+            if st.used.contains(&(r.id, part.group)) {
                 continue;
             }
             if !self.rel_ok(rp, &r, &st.row)? {
                 continue;
             }
             path.push(r);
+            st.used.push((r.id, part.group));
             let go = self.varlen(pat, pi, steps, si, st, emit, other, dir, types, range, path, to_pos, forward);
+            st.used.pop();
             path.pop();
             if !go? {
                 return Ok(false);

@@ -18,6 +18,8 @@ pub enum Kind {
     Rel,
     RelList,
     Path,
+    /// Certainly not a graph element (a literal, list, map, arithmetic…).
+    Value,
     Any,
 }
 
@@ -320,7 +322,7 @@ impl<'q> Lowerer<'q> {
         let name = &v.kind.text;
         if let Some(s) = scope.find(name) {
             let have = scope.vars[s].kind;
-            let compatible = have == kind || have == Kind::Any;
+            let compatible = have == kind || (have == Kind::Any && kind != Kind::Path);
             if !compatible {
                 return Err(sem("VariableTypeConflict", format!("variable `{name}` is a {have:?}, used as a {kind:?}")));
             }
@@ -347,6 +349,7 @@ impl<'q> Lowerer<'q> {
                 }
                 Ok((v, None))
             }
+            E::Parameter(_) => Err(sem("InvalidParameterUse", format!("a parameter cannot be used as a property map in a pattern: `{}`", self.text(p.span)))),
             _ => Ok((Vec::new(), Some(self.expr(p, scope, None)?))),
         }
     }
@@ -451,6 +454,9 @@ impl<'q> Lowerer<'q> {
                     };
                     kinds.push(match &e {
                         Expr::Var(s) if *s < in_width => scope.vars[*s].kind,
+                        Expr::Lit(Value::Null) => Kind::Any,
+                        Expr::Lit(_) | Expr::List(_) | Expr::Map(_) | Expr::MapProj(..) | Expr::Bin(..) | Expr::Not(_) | Expr::Neg(_) | Expr::IsNull(..) => Kind::Value,
+                        Expr::ListComp { .. } | Expr::PatternComp { .. } | Expr::Exists(_) | Expr::Quant { .. } => Kind::Value,
                         _ => Kind::Any,
                     });
                     columns.push(name);
@@ -799,6 +805,21 @@ impl<'q> Lowerer<'q> {
         let mut args = Vec::new();
         for a in &f.arguments {
             args.push(self.expr(a, scope, agg.as_deref_mut())?);
+        }
+        // Argument kinds known at compile time (`length(n)` on a node is an error).
+        if let Some(Expr::Var(slot)) = args.first() {
+            let kind = scope.vars.get(*slot).map(|v| v.kind);
+            let bad = matches!(
+                (name.as_str(), kind),
+                ("length", Some(Kind::Node | Kind::Rel))
+                    | ("type", Some(Kind::Node | Kind::Path))
+                    | ("labels", Some(Kind::Rel | Kind::Path))
+                    | ("nodes" | "relationships", Some(Kind::Node | Kind::Rel))
+                    | ("startnode" | "endnode", Some(Kind::Node | Kind::Path))
+            );
+            if bad {
+                return Err(sem("InvalidArgumentType", format!("wrong argument type in `{}`", self.text(e.span))));
+            }
         }
         if !crate::exec::known_function(&name, args.len())? {
             return Err(sem("UnknownFunction", format!("unknown function `{name}`")));
