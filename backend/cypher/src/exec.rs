@@ -163,7 +163,7 @@ impl<'a> Ctx<'a> {
                 for e in &p.items {
                     out.push(self.eval(e, &row)?);
                 }
-                let env = if p.order.is_empty() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
+                let env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
                 outs.push((out, env));
             }
         } else {
@@ -188,7 +188,7 @@ impl<'a> Ctx<'a> {
                 for k in &p.order {
                     keys.push(self.eval(&k.expr, &env)?);
                 }
-                keyed.push((keys, o));
+                keyed.push((keys, (o, env)));
             }
             keyed.sort_by(|(a, _), (b, _)| {
                 for (i, k) in p.order.iter().enumerate() {
@@ -200,19 +200,18 @@ impl<'a> Ctx<'a> {
                 }
                 std::cmp::Ordering::Equal
             });
-            outs = keyed.into_iter().map(|(_, o)| (o, Vec::new())).collect();
+            outs = keyed.into_iter().map(|(_, o)| o).collect();
         }
         let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
         let limit = self.count_arg(&p.limit, "LIMIT")?;
-        let mut result: Vec<Vec<Value>> = outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)).map(|(o, _)| o).collect();
-        if let Some(f) = &p.filter {
-            let mut kept = Vec::with_capacity(result.len());
-            for r in result {
-                if truthy(&self.eval(f, &r)?) {
-                    kept.push(r);
+        let mut result = Vec::new();
+        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
+            if let Some(f) = &p.filter {
+                if !truthy(&self.eval(f, &env)?) {
+                    continue;
                 }
             }
-            result = kept;
+            result.push(o);
         }
         self.add_rows(result.len() as u64)?;
         Ok(result)
@@ -291,7 +290,7 @@ impl<'a> Ctx<'a> {
             for e in &p.items {
                 out.push(self.eval(e, &env)?);
             }
-            let order_env = if p.order.is_empty() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
+            let order_env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
             outs.push((out, order_env));
         }
         Ok(outs)

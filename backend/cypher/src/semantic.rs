@@ -533,8 +533,14 @@ impl<'q> Lowerer<'q> {
         for (c, k) in columns.iter().zip(&kinds) {
             new_scope.push(c, *k);
         }
+        // WITH … WHERE sees the new columns and, unless shadowed, the incoming variables
+        // (evaluated on `output row ++ input row`, like ORDER BY).
         let filter = match where_ {
-            Some(w) => Some(self.expr(w, &new_scope, None)?),
+            Some(w) => {
+                let mut s = order_scope.clone();
+                s.vars.truncate(columns.len() + in_width);
+                Some(self.expr(w, &s, None)?)
+            }
             None => None,
         };
         let distinct = p.quantifier.as_ref().is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));

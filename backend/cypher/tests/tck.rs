@@ -597,7 +597,7 @@ fn expand(area: &str, feature: &gherkin::Feature) -> Vec<Scenario> {
 }
 
 fn budget() -> Budget {
-    Budget { time: Duration::from_secs(5), rows: 1_000_000 }
+    Budget { time: Duration::from_secs(5), rows: 3_000_000 }
 }
 
 fn doc(s: &gherkin::Step) -> String {
