@@ -85,8 +85,9 @@ impl<'a> Ctx<'a> {
         let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
         for b in &plan.branches {
             let mut rows = vec![Vec::new()];
-            for op in &b.ops {
-                rows = self.op(op, rows)?;
+            for (i, op) in b.ops.iter().enumerate() {
+                let cap = self.row_cap(b.ops.get(i + 1))?;
+                rows = self.op(op, rows, cap)?;
             }
             all.extend(rows);
         }
@@ -96,11 +97,29 @@ impl<'a> Ctx<'a> {
         Ok((columns, all))
     }
 
-    fn op(&self, op: &Op, rows: Vec<Vec<Value>>) -> Result<Vec<Vec<Value>>> {
+    /// How many rows the operator before `next` needs to produce: `SKIP + LIMIT` when `next`
+    /// is a plain projection (no aggregation, DISTINCT, ORDER BY or WHERE), so that
+    /// `MATCH … RETURN … LIMIT 10` stops early as it would in Neo4j.
+    fn row_cap(&self, next: Option<&Op>) -> Result<usize> {
+        if let Some(Op::Project(p)) = next {
+            if p.aggs.is_empty() && !p.distinct && p.order.is_empty() && p.filter.is_none() {
+                if let Some(limit) = self.count_arg(&p.limit, "LIMIT")? {
+                    let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+                    return Ok(skip.saturating_add(limit));
+                }
+            }
+        }
+        Ok(usize::MAX)
+    }
+
+    fn op(&self, op: &Op, rows: Vec<Vec<Value>>, cap: usize) -> Result<Vec<Vec<Value>>> {
         match op {
             Op::Match { pattern, optional, filter } => {
                 let mut out = Vec::new();
                 for row in rows {
+                    if out.len() >= cap {
+                        break;
+                    }
                     let before = out.len();
                     self.match_pattern(pattern, &row, &mut |r: &[Value]| {
                         if let Some(f) = filter {
@@ -110,7 +129,7 @@ impl<'a> Ctx<'a> {
                         }
                         self.add_rows(1)?;
                         out.push(r.to_vec());
-                        Ok(true)
+                        Ok(out.len() < cap)
                     })?;
                     if *optional && out.len() == before {
                         let mut r = row;
@@ -124,6 +143,10 @@ impl<'a> Ctx<'a> {
             Op::Unwind { expr, slot } => {
                 let mut out = Vec::new();
                 for row in rows {
+                    if out.len() >= cap {
+                        out.truncate(cap);
+                        break;
+                    }
                     let items = match self.eval(expr, &row)? {
                         Value::List(xs) => xs,
                         Value::Null => Vec::new(),
