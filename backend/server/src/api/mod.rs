@@ -3,6 +3,7 @@
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
+pub mod cypher;
 pub mod discover;
 pub mod docs;
 pub mod error;
@@ -49,6 +50,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(graph::routes())
         .merge(rns::routes())
         .merge(discover::routes())
+        .merge(cypher::routes())
         .merge(docs::routes())
         .fallback(error::not_found)
         .with_state(state);
