@@ -702,7 +702,7 @@ impl<'a> Ctx<'a> {
                     (Value::Map(_) | Value::Node(_) | Value::Rel(_), _) => {
                         return Err(CypherError::runtime("MapElementAccessByNonString", "map key must be a string"))
                     }
-                    _ => return Err(CypherError::runtime("InvalidElementAccess", format!("cannot index a {}", b.type_name()))),
+                    _ => return Err(CypherError::runtime("InvalidArgumentType", format!("cannot index a {}", b.type_name()))),
                 }
             }
             Expr::Slice(base, lo, hi) => {
@@ -798,7 +798,13 @@ impl<'a> Ctx<'a> {
                 for a in args {
                     vals.push(self.eval(a, row)?);
                 }
-                crate::func::call(self, name, vals)?
+                // Cypher reports a wrong argument to a function as InvalidArgumentValue.
+                crate::func::call(self, name, vals).map_err(|mut e| {
+                    if e.code == Some("InvalidArgumentType") && name != "range" {
+                        e.code = Some("InvalidArgumentValue");
+                    }
+                    e
+                })?
             }
             Expr::Case { operand, whens, els } => {
                 let op = match operand {

@@ -700,7 +700,7 @@ impl<'q> Lowerer<'q> {
                     None => None,
                 };
                 let proj = match &lc.projection {
-                    Some(p) => Some(Box::new(self.expr(p, &inner, agg.as_deref_mut())?)),
+                    Some(p) => Some(Box::new(self.expr(p, &inner, None)?)),
                     None => None,
                 };
                 Expr::ListComp { slot, list, pred, proj }
@@ -830,6 +830,7 @@ impl<'q> Lowerer<'q> {
             let bad = matches!(
                 (name.as_str(), kind),
                 ("length", Some(Kind::Node | Kind::Rel))
+                    | ("size", Some(Kind::Path | Kind::Node | Kind::Rel))
                     | ("type", Some(Kind::Node | Kind::Path))
                     | ("labels", Some(Kind::Rel | Kind::Path))
                     | ("nodes" | "relationships", Some(Kind::Node | Kind::Rel))
