@@ -57,8 +57,25 @@ pub fn prepare(query: &str) -> Result<plan::QueryPlan, CypherError> {
     semantic::lower(query, &program)
 }
 
-/// Runs a read-only query.
+/// Stack for the thread a query runs on: parsing, lowering and evaluation recurse over the
+/// syntax tree, and a long operator chain (up to [`parse::MAX_TOKENS`]) is a deep tree. The
+/// memory is reserved, not committed, so an ordinary query touches only a few pages of it.
+pub const QUERY_STACK_BYTES: usize = 512 << 20;
+
+/// Runs a read-only query (on a helper thread with a [`QUERY_STACK_BYTES`] stack, so no
+/// input can overflow the caller's stack).
 pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new().name("cypher".into()).stack_size(QUERY_STACK_BYTES).spawn_scoped(s, || execute_here(store, query, opts)) {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(CypherError::new(ErrorKind::Runtime, "internal error while running the query"))),
+            // No thread (resource limits): run here rather than fail.
+            Err(_) => execute_here(store, query, opts),
+        }
+    })
+}
+
+/// Runs a read-only query on the calling thread.
+pub fn execute_here(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
     let plan = prepare(query)?;
     let ctx = exec::Ctx::new(store, &opts.params, opts.budget);
     let (columns, rows) = ctx.run(&plan)?;

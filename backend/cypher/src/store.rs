@@ -30,7 +30,7 @@ pub enum Dir {
 }
 
 /// Read access to a property graph. Node ids are dense `0..node_count()`.
-pub trait Store {
+pub trait Store: Sync {
     fn node_count(&self) -> usize;
     fn label_id(&self, name: &str) -> Option<u32>;
     fn label_name(&self, id: u32) -> &str;

@@ -52,3 +52,25 @@ fn errors() {
     assert_eq!(e.kind, ErrorKind::Semantic);
     assert!(e.to_string().contains("`m`"), "{e}");
 }
+
+/// Hostile nesting must give an error, not a stack overflow, even on a 2 MB thread (tokio's
+/// blocking pool and the HTTP API use that size).
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep_parens = format!("RETURN {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+    let long_sum = format!("RETURN 1{}", " + 1".repeat(9_900));
+    let many_nots = format!("RETURN {} true", "NOT ".repeat(19_000));
+    let h = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let g = graph();
+            let e = execute(&g, &deep_parens, &Options::default()).unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::Syntax { .. }), "{e}");
+            for q in [long_sum, many_nots] {
+                // Either a result or a clean error is fine; crashing is not.
+                let _ = execute(&g, &q, &Options::default());
+            }
+        })
+        .unwrap();
+    h.join().unwrap();
+}
