@@ -397,7 +397,11 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(None) => {}
                 Ok(Some(newly)) => {
-                    let go = self.run_steps(pat, pi, &steps, 0, st, emit);
+                    let go = if let Some(all) = part.shortest {
+                        self.shortest(pat, pi, anchor, c, all, st, emit)
+                    } else {
+                        self.run_steps(pat, pi, &steps, 0, st, emit)
+                    };
                     if newly {
                         st.bound[part.nodes[anchor].slot] = false;
                     }
@@ -594,6 +598,114 @@ impl<'a> Ctx<'a> {
                 st.bound[rp.slot] = false;
             }
             if !res {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Breadth-first search for the shortest path(s) from the anchored end of a
+    /// `shortestPath` part to every node the other end accepts.
+    #[allow(clippy::too_many_arguments)]
+    fn shortest(&self, pat: &PatternPlan, pi: usize, anchor: usize, src: NodeId, all: bool, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+        let part = &pat.parts[pi];
+        let (Some(rp), Some(to)) = (part.rels.first(), part.nodes.get(1 - anchor)) else { return Ok(true) };
+        let (min, max) = rp.range.unwrap_or((1, Some(1)));
+        let dir = match (rp.dir, anchor) {
+            (Dir::Both, _) => Dir::Both,
+            (d, 0) => d,
+            (Dir::Out, _) => Dir::In,
+            (Dir::In, _) => Dir::Out,
+        };
+        let types = st.types[pi][0].clone();
+        let target = match (st.bound[to.slot], &st.row[to.slot]) {
+            (true, Value::Node(n)) => Some(*n),
+            (true, _) => return Ok(true),
+            _ => None,
+        };
+        // parents[v] = edges (and their other end) that reach v on a shortest path.
+        let mut depth_of: HashMap<NodeId, u32> = HashMap::from([(src, 0)]);
+        let mut parents: HashMap<NodeId, Vec<(RelRef, NodeId)>> = HashMap::new();
+        let mut order = Vec::new();
+        if min == 0 {
+            order.push(src);
+        }
+        let mut frontier = vec![src];
+        let mut depth = 0;
+        let mut edges = Vec::new();
+        while !frontier.is_empty() && max.is_none_or(|m| depth < m) {
+            if target.is_some_and(|t| depth_of.contains_key(&t) && t != src) {
+                break;
+            }
+            depth += 1;
+            let mut next = Vec::new();
+            for &u in &frontier {
+                edges.clear();
+                self.store.expand(u, dir, types.as_deref(), &mut edges);
+                for &(r, v) in &edges {
+                    self.tick()?;
+                    if !self.rel_ok(rp, &r, &st.row)? {
+                        continue;
+                    }
+                    match depth_of.get(&v) {
+                        None => {
+                            depth_of.insert(v, depth);
+                            parents.insert(v, vec![(r, u)]);
+                            next.push(v);
+                            order.push(v);
+                        }
+                        Some(&d) if d == depth && all => parents.entry(v).or_default().push((r, u)),
+                        _ => {}
+                    }
+                }
+            }
+            frontier = next;
+        }
+        for v in order {
+            if target.is_some_and(|t| t != v) {
+                continue;
+            }
+            let Some(newly) = self.bind_node(pi, 1 - anchor, to, v, st)? else { continue };
+            // Every shortest path from src to v (one unless `all`), as relationship lists.
+            let mut paths: Vec<Vec<RelRef>> = Vec::new();
+            let mut stack: Vec<(NodeId, Vec<RelRef>)> = vec![(v, Vec::new())];
+            while let Some((n, tail)) = stack.pop() {
+                self.tick()?;
+                if n == src {
+                    let mut p = tail;
+                    p.reverse();
+                    paths.push(p);
+                    if !all {
+                        break;
+                    }
+                    continue;
+                }
+                for &(r, u) in parents.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
+                    let mut t = tail.clone();
+                    t.push(r);
+                    stack.push((u, t));
+                    if !all {
+                        break;
+                    }
+                }
+            }
+            let mut go = Ok(true);
+            for mut p in paths {
+                if anchor == 1 {
+                    p.reverse();
+                }
+                st.row[rp.slot] = Value::List(p.into_iter().map(Value::Rel).collect());
+                st.bound[rp.slot] = true;
+                go = self.run_steps(pat, pi, &[], 0, st, emit);
+                st.bound[rp.slot] = false;
+                if !matches!(go, Ok(true)) {
+                    break;
+                }
+            }
+            if newly {
+                st.bound[to.slot] = false;
+            }
+            if !go? {
                 return Ok(false);
             }
         }

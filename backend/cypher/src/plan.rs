@@ -195,6 +195,9 @@ pub struct PartPlan {
     pub deps: Vec<usize>,
     /// A property map reads another element of the same part: match left to right.
     pub self_dep: bool,
+    /// `Some(all)` for `shortestPath` (`false`) / `allShortestPaths` (`true`): the part has
+    /// one variable-length relationship, found by breadth-first search.
+    pub shortest: Option<bool>,
 }
 
 impl PartPlan {

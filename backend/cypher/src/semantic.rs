@@ -276,7 +276,16 @@ impl<'q> Lowerer<'q> {
             }
             let mut nodes = Vec::new();
             let mut rels = Vec::new();
-            let factors = &part.kind.path.kind.factors;
+            let mut factors = part.kind.path.kind.factors.as_slice();
+            // shortestPath((a)-[…]-(b)) / allShortestPaths(…): one relationship, searched
+            // breadth-first.
+            let mut shortest = None;
+            if let [f] = factors {
+                if let A::PathFactorKind::LegacyShortest { all, pattern } = &f.kind {
+                    shortest = Some(*all);
+                    factors = pattern.kind.factors.as_slice();
+                }
+            }
             for (i, f) in factors.iter().enumerate() {
                 let want_node = i % 2 == 0;
                 match (&f.kind, want_node) {
@@ -290,12 +299,27 @@ impl<'q> Lowerer<'q> {
                         }
                         rels.push(self.rel_pat(r, scope, filters, in_width, in_match)?)
                     }
-                    (A::PathFactorKind::LegacyShortest { .. }, _) => return Err(CypherError::unsupported("shortestPath")),
+                    (A::PathFactorKind::LegacyShortest { .. }, _) => return Err(CypherError::unsupported("shortestPath inside a longer pattern")),
                     _ => return Err(CypherError::unsupported(format!("pattern form `{}`", self.text(f.span)))),
                 }
             }
             if nodes.len() != rels.len() + 1 {
                 return Err(CypherError::unsupported(format!("pattern `{}`", self.text(part.span))));
+            }
+            if shortest.is_some() {
+                let [rel] = rels.as_mut_slice() else {
+                    return Err(CypherError::unsupported("shortestPath over more than one relationship"));
+                };
+                let range = rel.range.unwrap_or((1, Some(1)));
+                if range.0 > 1 {
+                    return Err(CypherError::unsupported("shortestPath with a minimum length above 1"));
+                }
+                rel.range = Some(range);
+                if let Some(v) = scope.vars.get_mut(rel.slot) {
+                    if v.kind == Kind::Rel {
+                        v.kind = Kind::RelList;
+                    }
+                }
             }
             let path_slot = match &part.kind.binding {
                 Some(b) => {
@@ -307,7 +331,7 @@ impl<'q> Lowerer<'q> {
                 }
                 None => None,
             };
-            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false };
+            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false, shortest };
             pp.compute_deps();
             parts.push(pp);
         }

@@ -74,3 +74,15 @@ fn deep_nesting_is_an_error_not_a_crash() {
         .unwrap();
     h.join().unwrap();
 }
+
+#[test]
+fn shortest_paths() {
+    // Aspirin binds PTGS1; Pain associates PTGS1; Aspirin treats Pain.
+    assert_eq!(run("MATCH p = shortestPath((c:Compound {id: 'DB1'})-[*]-(g:Gene {id: 'G1'})) RETURN length(p) AS l"), vec![vec!["1"]]);
+    assert_eq!(
+        run("MATCH (c:Compound {id: 'DB1'}), (g:Gene {id: 'G1'}) MATCH p = allShortestPaths((c)-[:TREATS_CtD|ASSOCIATES_DaG*..3]->(g)) RETURN [n IN nodes(p) | n.id] AS ids"),
+        vec![vec!["['DB1', 'D1', 'G1']"]]
+    );
+    assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})-[*..1]->(c:Compound)) RETURN p"), Vec::<Vec<String>>::new());
+    assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})<-[*]-(c:Compound)) RETURN length(p) AS l"), vec![vec!["1"]]);
+}
