@@ -1044,6 +1044,24 @@ impl<'a> Ctx<'a> {
                 })?;
                 Value::Bool(found)
             }
+            Expr::Subquery { count, pattern, filter } => {
+                let mut n = 0i64;
+                self.match_pattern(pattern, row, &mut |r| {
+                    if let Some(f) = filter {
+                        if !truthy(&self.eval(f, r)?) {
+                            return Ok(true);
+                        }
+                    }
+                    n += 1;
+                    self.tick()?;
+                    Ok(*count)
+                })?;
+                if *count {
+                    Value::Int(n)
+                } else {
+                    Value::Bool(n > 0)
+                }
+            }
             Expr::PatternComp { pattern, pred, proj } => {
                 let mut out = Vec::new();
                 self.match_pattern(pattern, row, &mut |r| {

@@ -790,10 +790,50 @@ impl<'q> Lowerer<'q> {
                 Expr::PatternComp { pattern: Box::new(plan), pred, proj }
             }
             E::Parenthesized(x) => *sub(self, x, &mut agg)?,
-            E::Subquery(_) => return Err(CypherError::unsupported("EXISTS / COUNT / COLLECT subqueries")),
+            E::Subquery(sq) => return self.subquery(sq, scope),
             E::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid expression")),
             _ => return Err(CypherError::unsupported(format!("expression `{}`", self.text(e.span)))),
         })
+    }
+
+    /// `EXISTS { … }` / `COUNT { … }` holding one MATCH (with WHERE), optionally followed by
+    /// a RETURN (which does not change existence or the count).
+    fn subquery(&mut self, sq: &A::SubqueryExpression, scope: &Scope) -> Result<Expr> {
+        let count = match sq.kind.kind {
+            A::SubqueryExpressionKind::Exists => false,
+            A::SubqueryExpressionKind::Count => true,
+            _ => return Err(CypherError::unsupported("COLLECT { … } subqueries")),
+        };
+        let A::QueryKind::Regular(reg) = &sq.query.kind else { return Err(CypherError::unsupported("subquery form")) };
+        let m = match reg.head.kind.clauses.as_slice() {
+            [c] | [c, _] if reg.unions.is_empty() => match &c.kind {
+                A::ClauseKind::Match(m) if !m.optional => m,
+                _ => return Err(CypherError::unsupported("subqueries other than one MATCH")),
+            },
+            _ => return Err(CypherError::unsupported("subqueries other than one MATCH")),
+        };
+        if let [_, last] = reg.head.kind.clauses.as_slice() {
+            if !matches!(last.kind, A::ClauseKind::Return(_)) {
+                return Err(CypherError::unsupported("subqueries other than MATCH … RETURN"));
+            }
+        }
+        let mut inner = scope.clone();
+        let mut filters = Vec::new();
+        let mut pattern = self.pattern(&m.pattern, &mut inner, &mut filters, true)?;
+        let mut filter = match &m.where_clause {
+            Some(w) => Some(self.expr(w, &inner, None)?),
+            None => None,
+        };
+        for f in filters {
+            filter = Some(match filter {
+                Some(x) => Expr::Bin(BinOp::And, Box::new(f), Box::new(x)),
+                None => f,
+            });
+        }
+        if let Some(f) = &filter {
+            add_hints(f, &mut pattern);
+        }
+        Ok(Expr::Subquery { count, pattern: Box::new(pattern), filter: filter.map(Box::new) })
     }
 
     fn function(&mut self, f: &A::FunctionInvocation, e: &A::Expr, scope: &Scope, agg: Option<&mut AggCtx>) -> Result<Expr> {

@@ -86,3 +86,14 @@ fn shortest_paths() {
     assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})-[*..1]->(c:Compound)) RETURN p"), Vec::<Vec<String>>::new());
     assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})<-[*]-(c:Compound)) RETURN length(p) AS l"), vec![vec!["1"]]);
 }
+
+#[test]
+fn exists_and_count_subqueries() {
+    assert_eq!(run("MATCH (c:Compound) WHERE EXISTS { MATCH (c)-[:BINDS_CbG]->(g:Gene) WHERE g.name = 'PTGS1' } RETURN c.id"), vec![vec!["'DB1'"]]);
+    assert_eq!(run("MATCH (c:Compound) WHERE NOT EXISTS { MATCH (c)-->(d:Disease {id: 'nope'}) RETURN d } RETURN c.id"), vec![vec!["'DB1'"]]);
+    assert_eq!(run("MATCH (n) RETURN n.id AS id, COUNT { (n)--() } AS degree ORDER BY id"), vec![
+        vec!["'D1'", "2"],
+        vec!["'DB1'", "2"],
+        vec!["'G1'", "2"],
+    ]);
+}
