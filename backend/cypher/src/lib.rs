@@ -21,6 +21,20 @@
 //! - `neo4j` (cargo feature `neo4j`) — the same API against a live Neo4j over Bolt.
 //!
 //! Entry point: [`execute`]`(&store, query, &Options)` → [`QueryResult`] or [`CypherError`].
+//!
+//! Supported: MATCH / OPTIONAL MATCH (labels, property maps, relationship type alternatives,
+//! any direction, `*`, `*1..3`, comma patterns, path variables, `shortestPath` /
+//! `allShortestPaths`), WHERE (comparisons, AND/OR/XOR/NOT, IN, STARTS WITH / ENDS WITH /
+//! CONTAINS, `=~`, `IS [NOT] NULL`, label tests, pattern predicates, `EXISTS { }`,
+//! `COUNT { }`), WITH, UNWIND, `RETURN [DISTINCT]` with aliases, map literals and projections,
+//! CASE, list comprehensions, quantifiers, reduce, aggregates (count, collect, sum, avg, min,
+//! max, stDev, percentiles; DISTINCT), ORDER BY / SKIP / LIMIT, `UNION [ALL]`, parameters.
+//! Not supported (clear `unsupported:` error): CALL, temporal and spatial types, GQL-only forms.
+//! Unknown labels or relationship types match nothing, as in Neo4j.
+//!
+//! Tests: `tests/tck.rs` (openCypher TCK, per-area table and baseline), `tests/hetionet.rs`
+//! (SerenQA patterns against traversal, budgets, errors), `tests/basic.rs`; `fuzz/` is a
+//! cargo-fuzz target (`cargo +nightly fuzz run parse_execute`).
 
 pub mod error;
 pub mod exec;

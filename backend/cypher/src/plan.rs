@@ -324,7 +324,7 @@ pub struct Projection {
 pub enum Op {
     Match { pattern: PatternPlan, optional: bool, filter: Option<Expr> },
     Unwind { expr: Expr, slot: usize },
-    Project(Projection),
+    Project(Box<Projection>),
 }
 
 #[derive(Clone, Debug, PartialEq)]

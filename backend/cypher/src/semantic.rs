@@ -63,6 +63,9 @@ impl Scope {
     }
 }
 
+/// A pattern element's properties: `{k: v}` entries, or an expression giving a map.
+type PropSpec = (Vec<(String, Expr)>, Option<Expr>);
+
 /// Where aggregates may appear while lowering an expression.
 struct AggCtx<'a> {
     aggs: &'a mut Vec<AggSpec>,
@@ -217,7 +220,7 @@ impl<'q> Lowerer<'q> {
                 }
                 A::ClauseKind::With(w) => {
                     let (p, new_scope) = self.projection(&w.projection, &scope, w.where_clause.as_ref(), false)?;
-                    ops.push(Op::Project(p));
+                    ops.push(Op::Project(Box::new(p)));
                     scope = new_scope;
                 }
                 A::ClauseKind::Return(r) => {
@@ -226,7 +229,7 @@ impl<'q> Lowerer<'q> {
                     }
                     let (p, _) = self.projection(&r.projection, &scope, None, true)?;
                     columns = Some(p.columns.clone());
-                    ops.push(Op::Project(p));
+                    ops.push(Op::Project(Box::new(p)));
                 }
                 A::ClauseKind::Call(_) => return Err(CypherError::unsupported("CALL (procedures and subqueries)")),
                 A::ClauseKind::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid clause")),
@@ -363,7 +366,7 @@ impl<'q> Lowerer<'q> {
         Ok(scope.push(name, kind))
     }
 
-    fn props(&mut self, p: Option<&A::Expr>, scope: &Scope) -> Result<(Vec<(String, Expr)>, Option<Expr>)> {
+    fn props(&mut self, p: Option<&A::Expr>, scope: &Scope) -> Result<PropSpec> {
         let Some(p) = p else { return Ok((Vec::new(), None)) };
         match &p.kind {
             E::Map(entries) => {
@@ -765,10 +768,7 @@ impl<'q> Lowerer<'q> {
                 let mut inner = scope.clone();
                 let mut filters = Vec::new();
                 let plan = self.pattern(&pc.pattern, &mut inner, &mut filters, true)?;
-                let path_slot = match &pc.binding {
-                    Some(b) => Some(inner.push(&b.kind.text, Kind::Path)),
-                    None => None,
-                };
+                let path_slot = pc.binding.as_ref().map(|b| inner.push(&b.kind.text, Kind::Path));
                 let mut plan = plan;
                 if let Some(ps) = path_slot {
                     if let Some(first) = plan.parts.first_mut() {
@@ -1062,7 +1062,7 @@ fn check_ambiguous(e: &Expr, keys: &[Expr], lo: usize, agg_base: usize, text: &s
         Expr::Map(xs) => xs.iter().try_for_each(|(_, x)| check_ambiguous(x, keys, lo, agg_base, text)),
         _ => {
             let mut ok = true;
-            e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.iter().any(|k| *k == Expr::Var(s)));
+            e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.contains(&Expr::Var(s)));
             if ok {
                 Ok(())
             } else {
