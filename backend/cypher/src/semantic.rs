@@ -999,6 +999,19 @@ fn add_hints(filter: &Expr, pattern: &mut PatternPlan) {
     for c in conj {
         let Expr::Bin(BinOp::Eq, a, b) = c else { continue };
         for (l, r) in [(a, b), (b, a)] {
+            // `toLower(n.name) = 'x'`: the store's name index is case-insensitive, so it
+            // still yields a superset of the matches ("name~").
+            if let Expr::Call(f, args) = &**l {
+                if let ([Expr::Prop(base, key)], "tolower" | "toupper") = (args.as_slice(), f.as_str()) {
+                    if let (Expr::Var(s), "name") = (&**base, key.as_str()) {
+                        if *s >= in_width && r.only_uses_below(in_width) {
+                            for n in pattern.parts.iter_mut().flat_map(|p| p.nodes.iter_mut()).filter(|n| n.slot == *s) {
+                                n.hints.push(("name~".into(), (**r).clone()));
+                            }
+                        }
+                    }
+                }
+            }
             if let Expr::Prop(base, key) = &**l {
                 if let Expr::Var(s) = &**base {
                     if *s >= in_width && r.only_uses_below(in_width) {

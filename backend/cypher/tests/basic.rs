@@ -97,3 +97,12 @@ fn exists_and_count_subqueries() {
         vec!["'G1'", "2"],
     ]);
 }
+
+#[test]
+fn where_equalities_become_anchor_hints() {
+    use serenqa_cypher::plan::Op;
+    let plan = serenqa_cypher::prepare("MATCH (x)-[:T]->(d) WHERE toLower(x.name) = 'a' AND d.id = $p RETURN d").unwrap();
+    let Some(Op::Match { pattern, .. }) = plan.branches[0].ops.first() else { panic!("no match op") };
+    let hints: Vec<(usize, &str)> = pattern.parts[0].nodes.iter().enumerate().flat_map(|(i, n)| n.hints.iter().map(move |(k, _)| (i, k.as_str()))).collect();
+    assert_eq!(hints, vec![(0, "name~"), (1, "id")]);
+}

@@ -255,3 +255,14 @@ fn shortest_path_length_matches_bfs() {
         assert_eq!(r.rows, want, "{q}");
     }
 }
+
+#[test]
+fn case_insensitive_name_filter() {
+    let g = need_graph!();
+    let c = g.find_by_key("Compound::DB00188").expect("bortezomib");
+    let lower = g.name(c).to_lowercase();
+    let budget = Budget { time: Duration::from_secs(5), rows: 1_000 };
+    let q = format!("MATCH (x)-[:TREATS_CtD]->(d:Disease) WHERE toLower(x.name) = '{lower}' RETURN count(d) AS n");
+    let r = execute(g, &q, &Options { budget, ..Default::default() }).unwrap_or_else(|e| panic!("{q}: {e}"));
+    assert_eq!(r.rows, vec![vec![Out::Int(out_n(g, c, rel(g, "TREATS_CtD")).len() as i64)]]);
+}
