@@ -4,6 +4,8 @@ pub mod cypher;
 pub mod data;
 pub mod import;
 pub mod perf;
+pub mod precompute;
+pub mod score;
 pub mod serve;
 pub mod stats;
 pub mod synth;
