@@ -545,7 +545,7 @@ impl<'a> Ctx<'a> {
         let part = &pat.parts[pi];
         let Some(&(ri, forward)) = steps.get(si) else {
             if let Some(ps) = part.path_slot {
-                st.row[ps] = Value::Path(build_path(part, &st.row)?);
+                st.row[ps] = Value::Path(Box::new(build_path(part, &st.row)?));
             }
             return self.match_part(pat, pi + 1, st, emit);
         };

@@ -106,3 +106,9 @@ fn where_equalities_become_anchor_hints() {
     let hints: Vec<(usize, &str)> = pattern.parts[0].nodes.iter().enumerate().flat_map(|(i, n)| n.hints.iter().map(move |(k, _)| (i, k.as_str()))).collect();
     assert_eq!(hints, vec![(0, "name~"), (1, "id")]);
 }
+
+#[test]
+fn values_stay_small() {
+    // Rows are vectors of values: keep a value at 32 bytes (paths are boxed).
+    assert!(std::mem::size_of::<Value>() <= 32, "{}", std::mem::size_of::<Value>());
+}

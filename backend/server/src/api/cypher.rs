@@ -18,7 +18,7 @@ pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most rows returned; longer results are cut and flagged `truncated`.
 pub const MAX_RESULT_ROWS: usize = 10_000;
 /// Per-query budget: wall time and rows produced inside the executor.
-pub const BUDGET: Budget = Budget { time: Duration::from_secs(10), rows: 2_000_000 };
+pub const BUDGET: Budget = Budget { time: Duration::from_secs(10), rows: 1_000_000 };
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/cypher", post(run_query))
