@@ -116,27 +116,13 @@ impl<'a> Ctx<'a> {
         match op {
             Op::Match { pattern, optional, filter } => {
                 let mut out = Vec::new();
-                for row in rows {
-                    if out.len() >= cap {
-                        break;
-                    }
-                    let before = out.len();
-                    self.match_pattern(pattern, &row, &mut |r: &[Value]| {
-                        if let Some(f) = filter {
-                            if !truthy(&self.eval(f, r)?) {
-                                return Ok(true);
-                            }
-                        }
-                        self.add_rows(1)?;
-                        out.push(r.to_vec());
-                        Ok(out.len() < cap)
-                    })?;
-                    if *optional && out.len() == before {
-                        let mut r = row;
-                        r.resize(pattern.out_width, Value::Null);
-                        self.add_rows(1)?;
-                        out.push(r);
-                    }
+                let mut input = rows.into_iter();
+                let res = self.match_rows(pattern, *optional, filter.as_ref(), &mut input, &mut out, cap);
+                if let Err(e) = res {
+                    // Freeing a million rows takes a while: not on the caller's time.
+                    discard(input);
+                    discard(out.into_iter());
+                    return Err(e);
                 }
                 Ok(out)
             }
@@ -164,6 +150,40 @@ impl<'a> Ctx<'a> {
             }
             Op::Project(p) => self.project(p, rows),
         }
+    }
+
+    fn match_rows(
+        &self,
+        pattern: &PatternPlan,
+        optional: bool,
+        filter: Option<&Expr>,
+        input: &mut std::vec::IntoIter<Vec<Value>>,
+        out: &mut Vec<Vec<Value>>,
+        cap: usize,
+    ) -> Result<()> {
+        for row in input.by_ref() {
+            if out.len() >= cap {
+                break;
+            }
+            let before = out.len();
+            self.match_pattern(pattern, &row, &mut |r: &[Value]| {
+                if let Some(f) = filter {
+                    if !truthy(&self.eval(f, r)?) {
+                        return Ok(true);
+                    }
+                }
+                self.add_rows(1)?;
+                out.push(r.to_vec());
+                Ok(out.len() < cap)
+            })?;
+            if optional && out.len() == before {
+                let mut r = row;
+                r.resize(pattern.out_width, Value::Null);
+                self.add_rows(1)?;
+                out.push(r);
+            }
+        }
+        Ok(())
     }
 
     fn count_arg(&self, e: &Option<Expr>, what: &str) -> Result<Option<usize>> {
@@ -1312,4 +1332,11 @@ pub fn known_function(name: &str, argc: usize) -> Result<bool> {
 
 pub(crate) fn float_str(f: f64) -> String {
     format_float(f)
+}
+
+/// Drops a large collection on a background thread (small ones right here).
+fn discard<I: ExactSizeIterator + Send + 'static>(x: I) {
+    if x.len() > 10_000 {
+        let _ = std::thread::Builder::new().name("cypher-free".into()).spawn(move || drop(x));
+    }
 }
