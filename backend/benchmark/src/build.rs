@@ -71,6 +71,8 @@ pub struct Benchmark {
     pub strategies: Vec<StrategyResult>,
     pub splits: Vec<&'static str>,
     pub manifest: Manifest,
+    /// Wall time per stage in seconds (kept out of the manifest, which must be reproducible).
+    pub timings: Vec<(String, f64)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +108,14 @@ pub fn build(
     cfg: &BuildConfig,
 ) -> Result<Benchmark, BuildError> {
     let mut notes = Vec::new();
+    let mut timings = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |what: &str, timings: &mut Vec<(String, f64)>| {
+        timings.push((what.to_string(), clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
     let (questions, reports) = generate(g, &cfg.gen);
+    lap("questions", &mut timings);
 
     // Partitions.
     let ens: Vec<(Vec<f64>, Partition)> = questions
@@ -160,6 +169,7 @@ pub fn build(
             questions.len()
         ));
     }
+    lap("partitions", &mut timings);
     let per_strategy: Vec<(Strategy, Vec<Option<Partition>>)> = vec![
         (Strategy::Ensemble, ens_parts.into_iter().map(Some).collect()),
         (Strategy::RnsGuided, rns_parts.into_iter().map(|r| r.ok()).collect()),
@@ -178,6 +188,7 @@ pub fn build(
             })
             .collect();
         let removal = resolve(g, &tasks);
+        lap(&format!("removal {}", strategy.key()), &mut timings);
         let mut kept = vec![false; questions.len()];
         for (t, &i) in idx.iter().enumerate() {
             kept[i] = removal.dropped[t].is_none();
@@ -190,6 +201,7 @@ pub fn build(
                 _ => Vec::new(),
             })
             .collect();
+        lap(&format!("paths {}", strategy.key()), &mut timings);
         strategies.push(StrategyResult { strategy, partitions, removal, kept, paths });
     }
 
@@ -263,7 +275,7 @@ pub fn build(
         generation: reports.clone(),
         notes,
     };
-    Ok(Benchmark { questions, reports, ensemble_scores, strategies, splits, manifest })
+    Ok(Benchmark { questions, reports, ensemble_scores, strategies, splits, manifest, timings })
 }
 
 impl Benchmark {

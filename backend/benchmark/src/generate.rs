@@ -23,7 +23,7 @@ use crate::rng::Rng;
 pub const MIN_ANSWERS: usize = 2;
 pub const MAX_ANSWERS: usize = 20;
 /// Edge visits allowed for one evaluation while sampling; broader instances are skipped.
-pub const SAMPLE_BUDGET: u64 = 400_000;
+pub const SAMPLE_BUDGET: u64 = 150_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenConfig {
@@ -90,7 +90,7 @@ pub fn generate_type(g: &Graph, schema: &Schema, p: PatternType, wanted: usize, 
             rep.unfocused += 1;
             continue;
         }
-        let answers = match q.answers(View::full(g), SAMPLE_BUDGET) {
+        let answers = match q.answers_upto(View::full(g), SAMPLE_BUDGET, MAX_ANSWERS) {
             Ok(a) => a,
             Err(_) => {
                 rep.over_budget += 1;

@@ -202,34 +202,71 @@ impl<'q, 'a> Evaluator<'q, 'a> {
         }
     }
 
-    /// Arc-consistent candidate sets for every query node (sorted), starting from the
-    /// entities. Exact for acyclic queries; a superset otherwise (the search decides).
+    /// Candidate sets for the query nodes (sorted), propagated from the entities towards the
+    /// question node only (semi-joins from the leaves up): exact for node 0 of an acyclic
+    /// query, a superset otherwise; the witness search decides. Propagating away from node
+    /// 0 or into entities would only prune what the search prunes anyway, at a high cost
+    /// for hub entities.
     fn domains(&mut self) -> Result<Vec<Option<Vec<NodeId>>>, OverBudget> {
         let q = self.q;
         let mut dom: Vec<Option<Vec<NodeId>>> =
             q.nodes.iter().map(|n| if let QNode::Entity(e) = n { Some(vec![*e]) } else { None }).collect();
+        // Hop distance from node 0.
+        let mut depth = vec![usize::MAX; q.nodes.len()];
+        if !depth.is_empty() {
+            depth[0] = 0;
+        }
+        for _ in 0..q.nodes.len() {
+            for e in &q.edges {
+                let (a, b) = (depth[e.start], depth[e.end]);
+                if a != usize::MAX && b > a + 1 {
+                    depth[e.end] = a + 1;
+                }
+                if b != usize::MAX && a > b + 1 {
+                    depth[e.start] = b + 1;
+                }
+            }
+        }
+        // Edge sides (edge, from, to, from_is_start) pointing at node 0, deepest first.
+        let mut sides: Vec<(usize, usize, usize, bool)> = Vec::new();
+        for (k, e) in q.edges.iter().enumerate() {
+            for (from, to, from_is_start) in [(e.start, e.end, true), (e.end, e.start, false)] {
+                if matches!(q.nodes[to], QNode::Class(_)) && depth[to] <= depth[from] {
+                    sides.push((k, from, to, from_is_start));
+                }
+            }
+        }
+        sides.sort_by_key(|&(k, from, _, _)| (std::cmp::Reverse(depth[from]), k));
         let mut buf = Vec::new();
+        // version[n] bumps when dom[n] changes; a side is re-propagated only when its source
+        // domain changed since it was last used.
+        let mut version = vec![1u32; q.nodes.len()];
+        let mut used = vec![0u32; sides.len()];
         for _round in 0..=q.nodes.len() + 1 {
             let mut changed = false;
-            for e in &q.edges {
-                for (from, to, from_is_start) in [(e.start, e.end, true), (e.end, e.start, false)] {
-                    let Some(src) = dom[from].clone() else { continue };
-                    let mut next = Vec::new();
-                    for &u in &src {
-                        self.view.incident(u, e.rel, from_is_start, &mut buf);
-                        self.charge(buf.len())?;
-                        next.extend(buf.iter().map(|&(_, o)| o).filter(|&o| self.fits(to, o)));
-                    }
-                    next.sort_unstable();
-                    next.dedup();
-                    let new = match &dom[to] {
-                        None => next,
-                        Some(old) => old.iter().copied().filter(|x| next.binary_search(x).is_ok()).collect(),
-                    };
-                    if dom[to].as_ref() != Some(&new) {
-                        dom[to] = Some(new);
-                        changed = true;
-                    }
+            for (si, &(k, from, to, from_is_start)) in sides.iter().enumerate() {
+                if dom[from].is_none() || used[si] == version[from] {
+                    continue;
+                }
+                used[si] = version[from];
+                let rel = q.edges[k].rel;
+                let Some(src) = dom[from].clone() else { continue };
+                let mut next = Vec::new();
+                for &u in &src {
+                    self.view.incident(u, rel, from_is_start, &mut buf);
+                    self.charge(buf.len())?;
+                    next.extend(buf.iter().map(|&(_, o)| o).filter(|&o| self.fits(to, o)));
+                }
+                next.sort_unstable();
+                next.dedup();
+                let new = match &dom[to] {
+                    None => next,
+                    Some(old) => old.iter().copied().filter(|x| next.binary_search(x).is_ok()).collect(),
+                };
+                if dom[to].as_ref() != Some(&new) {
+                    dom[to] = Some(new);
+                    version[to] += 1;
+                    changed = true;
                 }
             }
             if !changed {
@@ -346,11 +383,23 @@ impl Query {
     /// The answer set on `view`: sorted node ids bound to node 0 by at least one witness,
     /// excluding the query's own entities.
     pub fn answers(&self, view: View<'_>, budget: u64) -> Result<Vec<NodeId>, OverBudget> {
+        self.answers_upto(view, budget, usize::MAX)
+    }
+
+    /// Like [`Query::answers`], but stops early once more than `limit` answers are certain
+    /// (then returns at least `limit + 1` of them); used to reject broad samples cheaply.
+    pub fn answers_upto(&self, view: View<'_>, budget: u64, limit: usize) -> Result<Vec<NodeId>, OverBudget> {
         let mut ev = Evaluator::new(view, self, budget);
         let dom = ev.domains()?;
         let named: Vec<NodeId> = self.entities().collect();
+        let acyclic = self.edges.len() < self.nodes.len();
+        let d0 = dom[0].as_deref().unwrap_or(&[]);
+        if acyclic && limit != usize::MAX && d0.len() > limit + named.len() {
+            // For a tree, every candidate of node 0 has a witness.
+            return Ok(d0.iter().copied().filter(|x| !named.contains(x)).collect());
+        }
         let mut out = Vec::new();
-        for &x in dom[0].as_deref().unwrap_or(&[]) {
+        for &x in d0 {
             if named.contains(&x) {
                 continue;
             }

@@ -32,7 +32,7 @@ fn explore_build() {
     let mut cfg = BuildConfig::default();
     cfg.gen.questions = n;
     let b = build(g, Some(&model), &scorers, None, &cfg).unwrap();
-    eprintln!("build in {:?}", t.elapsed());
+    eprintln!("build in {:?} {:?}", t.elapsed(), b.timings);
     eprintln!("{}", serde_json::to_string_pretty(&b.manifest).unwrap());
     let dir = std::path::Path::new("/tmp/bench5");
     b.write(g, dir).unwrap();
