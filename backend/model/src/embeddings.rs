@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serenqa_graph::{Graph, NodeId};
 
+use crate::reorder::{Lists, WalkCsr};
 use crate::transition::Transition;
 
 /// How embeddings were made (stored with them).
@@ -113,10 +114,29 @@ pub fn projection_entry(seed: u64, key_hash: u64, k: usize) -> f32 {
 impl Embedder for FastRp {
     fn embed(&self, g: &Graph, progress: bool) -> Embeddings {
         let start = Instant::now();
+        let t = Transition::new(g, self.directed);
+        let sp = serenqa_graph::progress::spinner("embeddings: reordering the walk graph", progress);
+        let w = WalkCsr::build(&t, Lists::Rows);
+        sp.finish_and_clear();
+        let mut e = self.embed_on(g, &w, progress);
+        e.info.seconds = start.elapsed().as_secs_f64();
+        e
+    }
+}
+
+impl FastRp {
+    /// Propagation on a prebuilt row-list graph ([`Lists::Rows`] of the same walk direction;
+    /// for the undirected walk the pull lists are the same lists).
+    pub fn embed_on(&self, g: &Graph, w: &WalkCsr, progress: bool) -> Embeddings {
+        let start = Instant::now();
         let n = g.node_count();
         let d = self.dim;
-        let t = Transition::new(g, self.directed);
-        let hashes: Vec<u64> = (0..n as NodeId).into_par_iter().map(|v| key_hash(g, v)).collect();
+        // X₀ rows by new index, from the original node's key.
+        let hashes: Vec<u64> = w.perm.par_iter().map(|&v| key_hash(g, v)).collect();
+        let mut inv = vec![0u32; n];
+        for (j, &v) in w.perm.iter().enumerate() {
+            inv[v as usize] = j as u32;
+        }
         let mut out = vec![0.0f32; n * d];
         let hops = self.hop_weights.len().saturating_sub(1);
         let blocks = d.div_ceil(BLOCK);
@@ -126,36 +146,31 @@ impl Embedder for FastRp {
         for blk in 0..blocks {
             let c0 = blk * BLOCK;
             let width = BLOCK.min(d - c0);
-            cur.par_chunks_mut(BLOCK).enumerate().for_each(|(v, row)| {
+            cur.par_chunks_mut(BLOCK).enumerate().for_each(|(j, row)| {
                 for (k, x) in row.iter_mut().enumerate() {
-                    *x = if k < width { projection_entry(self.seed, hashes[v], c0 + k) } else { 0.0 };
+                    *x = if k < width { projection_entry(self.seed, hashes[j], c0 + k) } else { 0.0 };
                 }
             });
-            accumulate(&mut out, &cur, d, c0, width, self.hop_weights.first().copied().unwrap_or(0.0));
+            accumulate(&mut out, &cur, &inv, d, c0, width, self.hop_weights.first().copied().unwrap_or(0.0));
             for h in 1..=hops {
                 let cur_ref: &[f32] = &cur;
-                next.par_chunks_mut(BLOCK).enumerate().for_each(|(v, row)| {
+                next.par_chunks_mut(BLOCK).enumerate().for_each(|(j, row)| {
                     let mut acc = [0.0f64; BLOCK];
-                    let mut add = |u: NodeId| {
+                    // Â = W + I: the node itself, then its neighbours with multiplicity (a
+                    // dangling node has no list: D = 1 there).
+                    for u in std::iter::once(j as u32).chain(w.list(j).iter().copied()) {
                         let src = &cur_ref[u as usize * BLOCK..u as usize * BLOCK + BLOCK];
                         for k in 0..BLOCK {
                             acc[k] += src[k] as f64;
                         }
-                    };
-                    add(v as NodeId);
-                    // Â = W + I: neighbours with multiplicity plus the node itself; a dangling
-                    // node's walk self-loop is not added again (D = 1 there).
-                    let deg = t.degree(v as NodeId);
-                    if deg > 0 {
-                        t.for_each_neighbor(v as NodeId, &mut add);
                     }
-                    let inv = 1.0 / (deg + 1) as f64;
+                    let inv_d = 1.0 / (w.degree[j] as f64 + 1.0);
                     for k in 0..BLOCK {
-                        row[k] = (acc[k] * inv) as f32;
+                        row[k] = (acc[k] * inv_d) as f32;
                     }
                 });
                 std::mem::swap(&mut cur, &mut next);
-                accumulate(&mut out, &cur, d, c0, width, self.hop_weights[h]);
+                accumulate(&mut out, &cur, &inv, d, c0, width, self.hop_weights[h]);
                 bar.inc(1);
             }
         }
@@ -180,12 +195,15 @@ impl Embedder for FastRp {
     }
 }
 
-/// out[:, c0..c0+width] += w · block[:, ..width]
-fn accumulate(out: &mut [f32], block: &[f32], d: usize, c0: usize, width: usize, w: f64) {
+/// out[v, c0..c0+width] += w · block[inv[v], ..width] (rows of `out` by node id, rows of
+/// `block` by new index).
+fn accumulate(out: &mut [f32], block: &[f32], inv: &[u32], d: usize, c0: usize, width: usize, w: f64) {
     if w == 0.0 || d == 0 {
         return;
     }
-    out.par_chunks_mut(d).zip(block.par_chunks(BLOCK)).for_each(|(row, b)| {
+    out.par_chunks_mut(d).enumerate().for_each(|(v, row)| {
+        let j = inv[v] as usize;
+        let b = &block[j * BLOCK..j * BLOCK + BLOCK];
         for k in 0..width {
             row[c0 + k] = (row[c0 + k] as f64 + w * b[k] as f64) as f32;
         }

@@ -1,16 +1,18 @@
 //! Marginals P(x) by the damped iteration of Algorithm 2:
 //! p₀ = 1/V, p_{t+1} = λ P3ᵀ p_t + (1 − λ) p₀, until ‖p_{t+1} − p_t‖₁ < ε.
 //!
-//! Each iteration is three fused pull passes over the CSR arrays (parallel over target
-//! nodes, no atomics): hop 1 and 2 write the next scaled vector and accumulate αₕ yₕ; hop 3
-//! finishes the update, the L1 residual and the scaled vector for the next iteration in the
-//! same sweep. Memory: five f64 vectors of length V.
+//! Each iteration is three fused pull passes (parallel over target nodes, no atomics) over a
+//! degree-ordered copy of the walk graph ([`crate::reorder`]): hop 1 and 2 write the next
+//! scaled vector and accumulate αₕ yₕ; hop 3 finishes the update, the L1 residual and the
+//! scaled vector for the next iteration in the same sweep. Memory: five f64 vectors of
+//! length V plus the reordered lists (4 bytes per walkable edge end).
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::reorder::{Lists, WalkCsr};
 use crate::transition::{Transition, ALPHA};
 
 const CHUNK: usize = 1 << 13;
@@ -40,9 +42,35 @@ pub struct MarginalStats {
     pub seconds: f64,
 }
 
-/// Runs Algorithm 2. Returns P (sums to 1) and how it went.
+/// Runs Algorithm 2. Returns P (sums to 1, indexed by node id) and how it went.
 pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<f64>, MarginalStats) {
-    let n = t.graph().node_count();
+    let start = Instant::now();
+    let sp = serenqa_graph::progress::spinner("marginals: reordering the walk graph", progress);
+    let w = WalkCsr::build(t, Lists::Pull);
+    sp.finish_and_clear();
+    let (p, mut stats) = compute_on(&w, params, progress);
+    stats.seconds = start.elapsed().as_secs_f64();
+    (p, stats)
+}
+
+/// (P1ᵀx)_j from z = x ∘ inv_deg in the reordered graph, and 1/max(1, deg_j).
+#[inline(always)]
+fn pull(w: &WalkCsr, z: &[f64], j: usize) -> (f64, f64) {
+    let mut acc = 0.0;
+    for &i in w.list(j) {
+        acc += z[i as usize];
+    }
+    let d = w.degree[j];
+    if d == 0 {
+        acc += z[j];
+    }
+    (acc, 1.0 / d.max(1) as f64)
+}
+
+/// Algorithm 2 on a prebuilt pull-list graph ([`Lists::Pull`]). `seconds` in the stats
+/// covers the iterations only.
+pub fn compute_on(w: &WalkCsr, params: &MarginalParams, progress: bool) -> (Vec<f64>, MarginalStats) {
+    let n = w.len();
     let start = Instant::now();
     if n == 0 {
         return (Vec::new(), MarginalStats { iterations: 0, residual: 0.0, converged: true, seconds: 0.0 });
@@ -50,10 +78,8 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
     let lam = params.lambda;
     let p0 = 1.0 / n as f64;
     let teleport = (1.0 - lam) * p0;
-    let inv = t.inv_degrees();
     let mut p = vec![p0; n];
-    let mut z: Vec<f64> = inv.iter().map(|d| p0 * d).collect();
-    drop(inv);
+    let mut z: Vec<f64> = w.degree.par_iter().map(|&d| p0 / d.max(1) as f64).collect();
     let mut z1 = vec![0.0; n];
     let mut z2 = vec![0.0; n];
     let mut acc = vec![0.0; n];
@@ -67,7 +93,7 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
         z1.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (z1c, ac))| {
             let base = c * CHUNK;
             for k in 0..z1c.len() {
-                let (y, inv) = t.pull(&z, base + k);
+                let (y, inv) = pull(w, &z, base + k);
                 ac[k] = ALPHA[0] * y;
                 z1c[k] = y * inv;
             }
@@ -76,7 +102,7 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
         z2.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (z2c, ac))| {
             let base = c * CHUNK;
             for k in 0..z2c.len() {
-                let (y, inv) = t.pull(&z1, base + k);
+                let (y, inv) = pull(w, &z1, base + k);
                 ac[k] += ALPHA[1] * y;
                 z2c[k] = y * inv;
             }
@@ -91,7 +117,7 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
                 let base = c * CHUNK;
                 let mut diff = 0.0;
                 for k in 0..pc.len() {
-                    let (y, inv) = t.pull(&z2, base + k);
+                    let (y, inv) = pull(w, &z2, base + k);
                     let new = lam * (ac[k] + ALPHA[2] * y) + teleport;
                     diff += (new - pc[k]).abs();
                     pc[k] = new;
@@ -112,19 +138,15 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
     }
     bar.finish_and_clear();
     let converged = residual < params.epsilon;
-    (p, MarginalStats { iterations, residual, converged, seconds: start.elapsed().as_secs_f64() })
+    (w.to_original(&p), MarginalStats { iterations, residual, converged, seconds: start.elapsed().as_secs_f64() })
 }
 
-/// The bandwidth floor of [`compute`]: the time of `passes` plain parallel sequential sweeps
-/// over the arrays one pull pass reads (offsets and neighbour columns of the walkable lists),
-/// with the same chunking, summing the neighbour ids so the reads cannot be optimised away.
-/// Returns (seconds, checksum).
-pub fn bandwidth_floor(t: &Transition, passes: usize) -> (f64, u64) {
-    let g = t.graph();
-    let n = g.node_count();
-    let (oo, out_t, _) = g.out_csr();
-    let (io, in_s, _, _) = g.in_csr();
-    let directed = t.directed();
+/// The bandwidth floor of [`compute_on`]: the time of `passes` plain parallel sequential
+/// sweeps over exactly the arrays one pull pass reads (offsets, neighbour lists, degrees),
+/// with the same chunking, summing them so the reads cannot be optimised away. Only the
+/// gathers into the |V|-long vector are missing. Returns (seconds, checksum).
+pub fn bandwidth_floor(w: &WalkCsr, passes: usize) -> (f64, u64) {
+    let n = w.len();
     let start = Instant::now();
     let mut check = 0u64;
     for _ in 0..passes {
@@ -135,19 +157,11 @@ pub fn bandwidth_floor(t: &Transition, passes: usize) -> (f64, u64) {
                 .map(|c| {
                     let (a, b) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
                     let mut s = 0u64;
-                    let (ia, ib) = (io[a] as usize, io[b] as usize);
-                    for &x in &in_s[ia..ib] {
+                    for &x in &w.nbrs[w.offsets[a] as usize..w.offsets[b] as usize] {
                         s = s.wrapping_add(x as u64);
                     }
-                    if !directed {
-                        let (oa, ob) = (oo[a] as usize, oo[b] as usize);
-                        for &x in &out_t[oa..ob] {
-                            s = s.wrapping_add(x as u64);
-                        }
-                    }
-                    // The offsets, as the pull pass reads them.
-                    for j in a..=b {
-                        s = s.wrapping_add(oo[j] ^ io[j]);
+                    for j in a..b {
+                        s = s.wrapping_add(w.offsets[j + 1] ^ w.degree[j] as u64);
                     }
                     s
                 })
