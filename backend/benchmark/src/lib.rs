@@ -23,3 +23,4 @@ pub mod removal;
 pub mod paths;
 pub mod records;
 pub mod build;
+pub mod exec;
