@@ -24,3 +24,5 @@ pub mod paths;
 pub mod records;
 pub mod build;
 pub mod exec;
+pub mod questionnaire;
+pub mod stats;

@@ -37,3 +37,25 @@ fn explore_build() {
     let dir = std::path::Path::new("/tmp/bench5");
     b.write(g, dir).unwrap();
 }
+
+#[test]
+#[ignore]
+fn explore_drops() {
+    use serenqa_benchmark::build::{build, BuildConfig};
+    let g = common::hetionet();
+    let n: usize = std::env::var("NQ").ok().and_then(|s| s.parse().ok()).unwrap_or(1529);
+    let scorers = serenqa_benchmark::partition::offline_scorers(g, None);
+    let mut cfg = BuildConfig::default();
+    cfg.gen.questions = n;
+    let b = build(g, None, &scorers, None, &cfg).unwrap();
+    let s = &b.strategies[0];
+    let mut reasons = std::collections::BTreeMap::new();
+    let idx: Vec<usize> = (0..b.questions.len()).filter(|&i| s.partitions[i].is_some()).collect();
+    for (t, d) in s.removal.dropped.iter().enumerate() {
+        if let Some(d) = d {
+            let q = &b.questions[idx[t]];
+            *reasons.entry((q.pattern.code(), d.chars().take(60).collect::<String>())).or_insert(0) += 1;
+        }
+    }
+    for (k, v) in reasons { eprintln!("{v:5} {k:?}"); }
+}
