@@ -58,11 +58,15 @@ pub struct Batch {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Questionnaire {
     pub batches: Vec<Batch>,
+    /// Inconsistencies in the release that do not stop the import (e.g. a batch whose size
+    /// differs from the index).
+    pub warnings: Vec<String>,
 }
 
 impl Questionnaire {
-    /// Reads `categories.json` and `batch<N>.json` for every batch it lists; checks that each
-    /// batch holds the number of questions the index says.
+    /// Reads `categories.json` and `batch<N>.json` for every batch it lists. A batch whose
+    /// size differs from the index is kept and reported in `warnings` (the public release
+    /// has such a mismatch).
     pub fn load(dir: &Path) -> Result<Questionnaire, String> {
         let read = |name: &str| -> Result<String, String> {
             let p = dir.join(name);
@@ -71,15 +75,16 @@ impl Questionnaire {
         let infos: Vec<BatchInfo> =
             serde_json::from_str(&read("categories.json")?).map_err(|e| format!("{}: {e}", dir.join("categories.json").display()))?;
         let mut batches = Vec::new();
+        let mut warnings = Vec::new();
         for info in infos {
             let name = format!("batch{}.json", info.batch_id);
             let items: Vec<Item> = serde_json::from_str(&read(&name)?).map_err(|e| format!("{}: {e}", dir.join(&name).display()))?;
             if items.len() != info.total {
-                return Err(format!("{name}: {} questions, categories.json says {}", items.len(), info.total));
+                warnings.push(format!("{name}: {} questions, categories.json says {}", items.len(), info.total));
             }
             batches.push(Batch { info, items });
         }
-        Ok(Questionnaire { batches })
+        Ok(Questionnaire { batches, warnings })
     }
 
     pub fn items(&self) -> impl Iterator<Item = (&BatchInfo, &Item)> {

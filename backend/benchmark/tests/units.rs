@@ -54,20 +54,22 @@ fn removal_resolves_conflicts_globally_and_drops_the_unsatisfiable() {
     let (a1, a2, a3) = (q1.answers(full, 1000).unwrap(), q2.answers(full, 1000).unwrap(), q3.answers(full, 1000).unwrap());
     assert_eq!(a1, vec![c1, c2, c3]);
     assert_eq!(a2, vec![d1, d2]);
+    let (e1, s1, e2, s2, e3, s3) = ([c2, c3], [c1], [d1], [d2], [c1], [c2]);
     let tasks = vec![
-        Task { query: &q1, candidates: &a1, existing: &[c2, c3], serendipity: &[c1] },
-        Task { query: &q2, candidates: &a2, existing: &[d1], serendipity: &[d2] },
-        Task { query: &q3, candidates: &a3, existing: &[c1], serendipity: &[c2] },
+        Task { query: &q1, candidates: &a1, existing: &e1, serendipity: &s1 },
+        Task { query: &q2, candidates: &a2, existing: &e2, serendipity: &s2 },
+        Task { query: &q3, candidates: &a3, existing: &e3, serendipity: &s3 },
     ];
     let r = resolve(&g, &tasks);
-    // Q1's only cut removes the edge Q2's existing answer relies on: Q1 is dropped.
-    assert!(r.dropped[0].is_some(), "{:?}", r.dropped);
-    assert!(r.dropped[1].is_none() && r.dropped[2].is_none(), "{:?}", r.dropped);
+    // Q1's only cut removes the edge Q2's existing answer relies on: one of the two must go;
+    // Q1 comes first, so Q2 is dropped (and its own cut, c1–d2, is not made).
+    assert!(r.dropped[1].is_some(), "{:?}", r.dropped);
+    assert!(r.dropped[0].is_none() && r.dropped[2].is_none(), "{:?}", r.dropped);
     let view = View::without(&g, &r.removed);
-    verify(view, &tasks[1]).unwrap();
+    verify(view, &tasks[0]).unwrap();
     verify(view, &tasks[2]).unwrap();
-    assert!(verify(view, &tasks[0]).is_err());
-    assert_eq!(r.removed.len(), 2, "only the c1–d2 and c2–d2 edges");
+    assert!(verify(view, &tasks[1]).is_err());
+    assert_eq!(r.removed.len(), 2, "only the c1–d1 and c2–d2 edges");
 }
 
 #[test]

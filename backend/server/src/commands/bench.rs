@@ -159,7 +159,10 @@ fn run_questionnaire(a: QuestionnaireArgs, progress: bool) -> Result<()> {
     let o = overlap(&g, &q);
     println!("SerenQA questionnaire: {} questions in {} batches ({})", o.questions, o.batches, dir.display());
     for b in &q.batches {
-        println!("  batch {:>2}: {:>4} questions  {}", b.info.batch_id, b.info.total, b.info.batch_name);
+        println!("  batch {:>2}: {:>4} questions  {}", b.info.batch_id, b.items.len(), b.info.batch_name);
+    }
+    for w in &q.warnings {
+        println!("  warning: {w}");
     }
     println!("entity mentions: {} candidate answers, {} named in questions", o.candidate_mentions, o.resource_mentions);
     println!("  {:<20} {:>9} {:>10} {:>12} {:>9}", "source", "mentions", "linked id", "linked name", "distinct");
