@@ -38,7 +38,7 @@ pub fn hetionet_phrase(abbrev: &str) -> Option<(Verb, Verb)> {
         "DuG" => (v("upregulates", "upregulate"), passive("upregulated in")),
         "DdG" => (v("downregulates", "downregulate"), passive("downregulated in")),
         "DlA" => (v("localizes to", "localize to"), v("is a site of", "are sites of")),
-        "DpS" => (v("presents with", "present with"), v("is a symptom of", "are symptoms of")),
+        "DpS" => (v("presents with", "present with"), v("occurs in", "occur in")),
         "AeG" => (v("expresses", "express"), passive("expressed in")),
         "AuG" => (v("upregulates", "upregulate"), passive("upregulated in")),
         "AdG" => (v("downregulates", "downregulate"), passive("downregulated in")),
