@@ -7,7 +7,7 @@
 //!    kills every witness of a, hence a itself. Each query edge gives one candidate cut.
 //! 2. An edge is *critical* for a question when one of its existing answers uses it in every
 //!    witness (for some query edge): removing it would lose that answer.
-//! 3. Questions are admitted greedily in qid order. A question is admitted when none of its
+//! 3. Questions are admitted greedily (in the best of three orders, see [`resolve`]). A question is admitted when none of its
 //!    critical edges is already removed and each serendipity answer has a cut (the smallest;
 //!    ties by query edge order) avoiding the critical edges of every admitted question and
 //!    its own; its cuts join R, its critical edges become protected. Otherwise it is dropped.
@@ -138,26 +138,64 @@ fn choose(cuts: &Cuts, protected: &BTreeSet<EdgeId>, critical_for: &HashMap<Edge
         .min_by_key(|&k| (cuts[k].iter().map(|e| critical_for.get(e).copied().unwrap_or(0)).sum::<u32>(), cuts[k].len(), k))
 }
 
-/// Finds R for one strategy (see the module docs). Deterministic.
+/// Finds R for one strategy (see the module docs). The greedy admission is run in three
+/// deterministic orders — by qid; least harmful first (cuts that break the fewest other
+/// questions' critical edges); least exposed first (fewest critical edges that other
+/// questions' cuts contain) — and the result keeping the most questions wins (ties: the
+/// earlier order).
 pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
     let prepared: Vec<Prepared> = tasks.par_iter().map(|t| prepare(g, t)).collect();
-    let mut forced: Vec<Option<String>> = prepared.iter().map(|p| p.cuts.as_ref().err().cloned()).collect();
-    // Edges protected from the start (learnt from failed verifications).
-    let mut learnt: BTreeSet<EdgeId> = BTreeSet::new();
-    // How many questions each edge is critical for.
+    // How many questions each edge is critical for, and how many cut options contain it.
     let mut critical_for: HashMap<EdgeId, u32> = HashMap::new();
-    for p in prepared.iter().filter(|p| p.cuts.is_ok()) {
+    let mut in_cuts: HashMap<EdgeId, u32> = HashMap::new();
+    for p in prepared.iter() {
+        let Ok(cuts) = &p.cuts else { continue };
         for &e in &p.critical {
             *critical_for.entry(e).or_insert(0) += 1;
         }
+        for c in cuts.iter().flatten() {
+            for &e in c {
+                *in_cuts.entry(e).or_insert(0) += 1;
+            }
+        }
     }
+    let harm = |p: &Prepared| -> u64 {
+        let Ok(cuts) = &p.cuts else { return u64::MAX };
+        cuts.iter()
+            .map(|c| c.iter().map(|opt| opt.iter().map(|e| u64::from(critical_for.get(e).copied().unwrap_or(0))).sum::<u64>()).min().unwrap_or(0))
+            .sum()
+    };
+    let exposure = |p: &Prepared| -> u64 { p.critical.iter().map(|e| u64::from(in_cuts.get(e).copied().unwrap_or(0))).sum() };
+    let n = prepared.len();
+    let by_qid: Vec<usize> = (0..n).collect();
+    let mut by_harm = by_qid.clone();
+    by_harm.sort_by_key(|&i| (harm(&prepared[i]), i));
+    let mut by_exposure = by_qid.clone();
+    by_exposure.sort_by_key(|&i| (exposure(&prepared[i]), i));
+    let mut best: Option<Removal> = None;
+    for order in [by_qid, by_harm, by_exposure] {
+        let r = run(g, tasks, &prepared, &critical_for, &order);
+        let kept = |r: &Removal| r.dropped.iter().filter(|d| d.is_none()).count();
+        if best.as_ref().is_none_or(|b| kept(&r) > kept(b)) {
+            best = Some(r);
+        }
+    }
+    best.unwrap_or(Removal { removed: EdgeMask::new(g.edge_count()), dropped: Vec::new(), rounds: 0 })
+}
+
+/// Greedy admission in `order`, verified, with learnt protections (module docs, steps 3–4).
+fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &HashMap<EdgeId, u32>, order: &[usize]) -> Removal {
+    let mut forced: Vec<Option<String>> = prepared.iter().map(|p| p.cuts.as_ref().err().cloned()).collect();
+    // Edges protected from the start (learnt from failed verifications).
+    let mut learnt: BTreeSet<EdgeId> = BTreeSet::new();
     let mut rounds = 0;
     loop {
         rounds += 1;
         let mut dropped = forced.clone();
         let mut removed = EdgeMask::new(g.edge_count());
         let mut protected = learnt.clone();
-        for (i, p) in prepared.iter().enumerate() {
+        for &i in order {
+            let p = &prepared[i];
             if dropped[i].is_some() {
                 continue;
             }
@@ -168,7 +206,7 @@ pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
             }
             let mut own = protected.clone();
             own.extend(p.critical.iter().copied());
-            let chosen: Option<Vec<usize>> = cuts.iter().map(|c| choose(c, &own, &critical_for)).collect();
+            let chosen: Option<Vec<usize>> = cuts.iter().map(|c| choose(c, &own, critical_for)).collect();
             match chosen {
                 Some(ks) => {
                     for (c, &k) in cuts.iter().zip(&ks) {
