@@ -2,7 +2,8 @@
 
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
-use serenqa_shared::api::{ApiError, GraphInfo};
+use serde::Deserialize;
+use serenqa_shared::api::{ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView};
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
     let resp = Request::get(url).send().await.map_err(|e| format!("network error: {e}"))?;
@@ -15,6 +16,67 @@ pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
     resp.json::<T>().await.map_err(|e| format!("unexpected reply: {e}"))
 }
 
+/// Percent-encodes a query-string value.
+pub fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub async fn post_json<B: serde::Serialize, T: DeserializeOwned>(url: &str, body: &B) -> Result<T, String> {
+    let req = Request::post(url).json(body).map_err(|e| format!("cannot encode the request: {e}"))?;
+    let resp = req.send().await.map_err(|e| format!("network error: {e}"))?;
+    if !resp.ok() {
+        return Err(match resp.json::<ApiError>().await {
+            Ok(e) => e.message,
+            Err(_) => format!("HTTP {}", resp.status()),
+        });
+    }
+    resp.json::<T>().await.map_err(|e| format!("unexpected reply: {e}"))
+}
+
 pub async fn graph_info() -> Result<GraphInfo, String> {
     get_json("/api/graph").await
+}
+
+pub async fn search(q: &str, kind: Option<&str>) -> Result<Vec<NodeView>, String> {
+    let mut url = format!("/api/search?limit=8&q={}", enc(q));
+    if let Some(k) = kind {
+        url.push_str(&format!("&kind={}", enc(k)));
+    }
+    get_json(&url).await
+}
+
+pub async fn node(key: &str) -> Result<NodeDetail, String> {
+    get_json(&format!("/api/node/{}", enc(key))).await
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct PathsReply {
+    pub paths: Vec<PathView>,
+    pub subgraph: SubgraphView,
+}
+
+pub async fn paths(from: &str, to: &str) -> Result<PathsReply, String> {
+    get_json(&format!("/api/paths?limit=20&from={}&to={}", enc(from), enc(to))).await
+}
+
+/// `Type::identifier`, the key the API takes.
+pub fn key_of(n: &NodeView) -> String {
+    format!("{}::{}", n.kind, n.id)
+}
+
+pub async fn discover(key: &str) -> Result<DiscoverResponse, String> {
+    get_json(&format!("/api/discover/{}?limit=200", enc(key))).await
+}
+
+/// Paths from any of several nodes (keys joined by commas) to one node.
+pub async fn paths_from_set(from: &[String], to: &str) -> Result<PathsReply, String> {
+    let from: Vec<String> = from.iter().map(|k| enc(k)).collect();
+    get_json(&format!("/api/paths?limit=20&from={}&to={}", from.join(","), enc(to))).await
 }

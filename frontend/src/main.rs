@@ -1,8 +1,15 @@
 //! The serenqa browser app (Leptos, client-side rendered). Talks to the backend's `/api`
-//! with the JSON types of `serenqa-shared`.
+//! with the JSON types of `serenqa-shared`; layout and scoring run here in WebAssembly.
 
 mod api;
+mod ask;
+mod candidates;
+mod charts;
+mod discover;
+mod leaderboard;
 mod pages;
+mod search_box;
+mod subgraph;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes, A};
@@ -13,20 +20,44 @@ fn main() {
     leptos::mount::mount_to_body(App);
 }
 
+/// One colour per node type, the same everywhere in the app.
+pub fn kind_colour(kind: &str) -> &'static str {
+    match kind {
+        "Compound" | "Drug" => "#c9853a",
+        "Disease" => "#b5473a",
+        "Gene" | "Protein" => "#2f6f8f",
+        "Anatomy" | "Tissue" => "#7a5aa6",
+        "Symptom" | "Phenotype" => "#d46a9a",
+        "Side Effect" => "#8d6e63",
+        "Pathway" => "#5a9a5a",
+        "Biological Process" => "#4f8f86",
+        "Molecular Function" => "#6b8e23",
+        "Cellular Component" => "#5c7cba",
+        "Pharmacologic Class" => "#b08d2f",
+        _ => "#7b8494",
+    }
+}
+
 #[component]
 fn App() -> impl IntoView {
     view! {
         <Router>
+            <a class="skip" href="#main">"Skip to content"</a>
             <header class="top">
                 <a class="brand" href="/">"serenqa"</a>
                 <nav aria-label="Main">
-                    <A href="/">"Overview"</A>
+                    <A href="/" exact=true>"Discover"</A>
+                    <A href="/leaderboard">"Leaderboard"</A>
+                    <A href="/graph">"Graph"</A>
                     <A href="/data">"Data & licenses"</A>
                 </nav>
             </header>
-            <main>
+            <main id="main">
                 <Routes fallback=|| view! { <p>"Page not found."</p> }>
-                    <Route path=path!("/") view=pages::Overview />
+                    <Route path=path!("/") view=discover::Discover />
+                    <Route path=path!("/entity/:key") view=discover::Entity />
+                    <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
+                    <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
                 </Routes>
             </main>

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A node as the UI shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeView {
     /// Dense node index in the loaded graph (stable for one snapshot only).
     pub index: u32,
@@ -16,6 +17,7 @@ pub struct NodeView {
 
 /// Count of one node or relation type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TypeCount {
     pub name: String,
     pub count: u64,
@@ -23,6 +25,7 @@ pub struct TypeCount {
 
 /// `GET /api/graph`: what graph the server holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GraphInfo {
     pub name: String,
     pub source: String,
@@ -38,6 +41,7 @@ pub struct GraphInfo {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attribution {
     pub source: String,
     pub license: String,
@@ -48,10 +52,94 @@ pub struct Attribution {
 
 /// Every error the API returns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     /// Stable machine-readable code (`unknown_node`, `bad_request`, …).
     pub code: String,
     pub message: String,
+}
+
+/// One step of a path, walked in the stored direction (`forward`) or against it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PathStep {
+    /// Relation type name (`TREATS_CtD`).
+    pub relation: String,
+    /// The verb a person reads (`treats`).
+    pub verb: String,
+    pub forward: bool,
+}
+
+/// A path as the UI shows it: `nodes.len() == steps.len() + 1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PathView {
+    pub nodes: Vec<NodeView>,
+    pub steps: Vec<PathStep>,
+    /// The SerenQA record string (`ID--REL--Name:Type--…--ID`).
+    pub record: String,
+}
+
+/// Nodes and edges to draw; edges index into `nodes`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubgraphView {
+    pub nodes: Vec<NodeView>,
+    /// (source index, target index, relation name), stored direction.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub edges: Vec<(u32, u32, String)>,
+}
+
+impl SubgraphView {
+    /// The union of some paths, each node and edge once.
+    pub fn from_paths(paths: &[PathView]) -> SubgraphView {
+        let mut sg = SubgraphView::default();
+        let mut seen_edges = std::collections::BTreeSet::new();
+        for p in paths {
+            let idx: Vec<u32> = p
+                .nodes
+                .iter()
+                .map(|n| match sg.nodes.iter().position(|m| m.index == n.index) {
+                    Some(i) => i as u32,
+                    None => {
+                        sg.nodes.push(n.clone());
+                        (sg.nodes.len() - 1) as u32
+                    }
+                })
+                .collect();
+            for (i, s) in p.steps.iter().enumerate() {
+                let (a, b) = if s.forward { (idx[i], idx[i + 1]) } else { (idx[i + 1], idx[i]) };
+                if seen_edges.insert((a, b, s.relation.clone())) {
+                    sg.edges.push((a, b, s.relation.clone()));
+                }
+            }
+        }
+        sg
+    }
+}
+
+/// Neighbours of a node over one relation and direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NeighbourGroup {
+    pub relation: String,
+    /// Readable phrase from the node's side (`treats`, `is treated by`).
+    pub phrase: String,
+    pub outgoing: bool,
+    pub count: u64,
+    /// The first neighbours in name order (capped by the server).
+    pub nodes: Vec<NodeView>,
+}
+
+/// `GET /api/node/{key}`: a node, its source link and its neighbourhood by relation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NodeDetail {
+    pub node: NodeView,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
+    pub link: Option<(String, String)>,
+    pub degree: u64,
+    pub groups: Vec<NeighbourGroup>,
 }
 
 // ----- serendipity (RNS) -----
@@ -59,6 +147,7 @@ pub struct ApiError {
 /// `GET /api/slice?ids=…`: the closed-world slice of a set of entities, for scoring in the
 /// browser. `nodes[k]` describes `slice.ids[k]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SliceResponse {
     pub nodes: Vec<NodeView>,
     pub slice: crate::rns::Slice,
@@ -67,6 +156,7 @@ pub struct SliceResponse {
 /// `POST /api/rns`: score a partition (Ae, As) server-side. Ids are `Type::identifier` keys
 /// or unambiguous bare identifiers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RnsRequest {
     pub existing: Vec<String>,
     pub serendipity: Vec<String>,
@@ -76,6 +166,7 @@ pub struct RnsRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RnsResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
@@ -86,6 +177,7 @@ pub struct RnsResponse {
 
 /// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionRequest {
     pub candidates: Vec<String>,
     #[serde(default)]
@@ -93,6 +185,7 @@ pub struct PartitionRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
@@ -102,4 +195,87 @@ pub struct PartitionResponse {
     pub terms: crate::rns::Terms,
     pub swaps: usize,
     pub evaluations: u64,
+}
+
+// ----- discovery (clinician view) -----
+
+/// One serendipitous candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Candidate {
+    pub node: NodeView,
+    /// Probability of reaching it in a 1–3 step walk from the known answers (the proposal).
+    pub proximity: f64,
+    /// RNS(Ae, {candidate}) with `DiscoverResponse::weights`.
+    pub terms: crate::rns::Terms,
+}
+
+/// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a
+/// drug, with the slice the browser re-scores when the weights move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DiscoverResponse {
+    pub query: NodeView,
+    /// Type of the answers (`Compound` for a disease, `Disease` for a drug).
+    pub answer_kind: String,
+    /// Ae: the known answers, or `[query]` when none is known (`existing_known = false`).
+    pub existing: Vec<NodeView>,
+    pub existing_known: bool,
+    pub candidates: Vec<Candidate>,
+    /// Slice over `existing` then the candidates, in that order.
+    pub slice: crate::rns::Slice,
+    pub weights: crate::rns::Weights,
+    /// How candidates were proposed, for the page to say.
+    pub method: String,
+    pub elapsed_ms: f64,
+}
+
+// ----- ask one question (the SerenQA pipeline for one free-text question) -----
+
+/// `POST /api/ask`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskRequest {
+    pub question: String,
+    /// A model configured on the server for every role; default: the configured roles
+    /// (offline agents when none).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Candidates returned at most (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// A serendipitous candidate found by exploration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskCandidate {
+    pub node: NodeView,
+    /// R, N, S, RNS of (existing answers, {candidate}); None without a precomputed model.
+    pub terms: Option<crate::rns::Terms>,
+    pub paths: Vec<PathView>,
+}
+
+/// One pipeline stage and how long it took.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Stage {
+    pub name: String,
+    pub ms: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskResponse {
+    pub question: String,
+    pub cypher: Option<String>,
+    pub executable: bool,
+    pub error: Option<String>,
+    pub answers: Vec<NodeView>,
+    pub candidates: Vec<AskCandidate>,
+    pub summaries: Vec<String>,
+    pub stages: Vec<Stage>,
+    /// role → model name or `offline`.
+    pub agents: std::collections::BTreeMap<String, String>,
+    pub notes: Vec<String>,
 }

@@ -4,4 +4,8 @@
 //! Everything here is a pure function of its arguments.
 
 pub mod api;
+pub mod layout;
+pub mod links;
+pub mod phrases;
+pub mod results;
 pub mod rns;

@@ -24,7 +24,7 @@ function assert(cond, msg) {
 }
 
 test('overview shows the loaded Hetionet graph', async (page) => {
-  await page.goto(base + '/');
+  await page.goto(base + '/graph');
   const nodes = page.getByTestId('node-count');
   await nodes.waitFor({ timeout: 15000 });
   const text = await nodes.textContent();
@@ -32,6 +32,64 @@ test('overview shows the loaded Hetionet graph', async (page) => {
   assert((await page.getByTestId('edge-count').textContent()) === '2,049,746', 'edge count');
   assert(await page.getByText('TREATS_CtD').isVisible(), 'relation table lists TREATS_CtD');
   await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
+});
+
+test('discover: search a disease by keyboard, open it, draw the explanation subgraph', async (page) => {
+  await page.goto(base + '/');
+  await page.getByRole('button', { name: 'Diseases' }).click();
+  const input = page.getByTestId('search-input');
+  await input.fill('breast can');
+  await page.getByTestId('suggestions').getByText('breast cancer').waitFor({ timeout: 15000 });
+  await page.screenshot({ path: path.join(shots, 'discover-autocomplete.png') });
+  await input.press('ArrowDown');
+  await input.press('ArrowUp');
+  await input.press('Enter');
+  await page.getByTestId('entity-name').waitFor({ timeout: 15000 });
+  assert((await page.getByTestId('entity-name').textContent()) === 'breast cancer', 'entity page for breast cancer');
+  assert(page.url().endsWith('/entity/Disease::DOID:1612'), `url ${page.url()}`);
+  const treated = page.locator('article[data-relation="TREATS_CtD"]');
+  assert((await treated.locator('h3').textContent()).startsWith('is treated by'), 'known treatments group');
+  assert(await page.getByRole('link', { name: /Disease Ontology/ }).isVisible(), 'source link');
+  await treated.locator('.link-button').first().click();
+  await page.getByTestId('subgraph').waitFor({ timeout: 20000 });
+  const paths = page.locator('[data-testid=paths] li');
+  assert((await paths.count()) >= 2, 'several explanation paths');
+  await paths.nth(1).hover();
+  assert((await page.locator('.edge.lit').count()) >= 2, 'hovering a path highlights its edges');
+  const before = await page.locator('.subgraph svg').getAttribute('viewBox');
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  assert((await page.locator('.subgraph svg').getAttribute('viewBox')) !== before, 'zoom changes the view');
+  await page.getByTestId('subgraph').screenshot({ path: path.join(shots, 'subgraph.png') });
+  await page.screenshot({ path: path.join(shots, 'entity-breast-cancer.png'), fullPage: true });
+});
+
+test('candidates: sliders re-rank 200 candidates in WASM without a network request', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:1612');
+  await page.getByTestId('candidates').waitFor({ timeout: 30000 });
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  assert((await rows.count()) === 200, `candidates shown: ${await rows.count()}`);
+  assert((await page.getByTestId('existing').locator('li').count()) >= 10, 'known treatments listed');
+  const order = async () => rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
+  const before = await order();
+  let requests = 0;
+  page.on('request', () => requests++);
+  const times = [];
+  for (const [id, v] of [['w-beta', '0'], ['w-gamma', '0'], ['w-alpha', '1']]) {
+    await page.getByTestId(id).fill(v);
+    const t = await page.getByTestId('rescore-time').textContent();
+    times.push(parseFloat(t.match(/in ([0-9.]+) ms/)[1]));
+  }
+  const after = await order();
+  assert(before !== after, 'moving the sliders changes the order');
+  assert(requests === 0, `sliders made ${requests} network requests`);
+  times.sort((a, b) => a - b);
+  console.log(`     slider re-score of 200 candidates: median ${times[1].toFixed(2)} ms, max ${times[2].toFixed(2)} ms (goal ≤ 16 ms)`);
+  assert(times[1] <= 16, `median re-score ${times[1]} ms`);
+  await page.screenshot({ path: path.join(shots, 'candidates-sliders.png'), fullPage: false });
+  await rows.first().getByRole('button', { name: 'why?' }).click();
+  await page.getByTestId('subgraph').waitFor({ timeout: 20000 });
+  assert((await page.locator('[data-testid=paths] li').count()) >= 1, 'a candidate has explanation paths');
+  await page.getByTestId('subgraph').screenshot({ path: path.join(shots, 'candidate-subgraph.png') });
 });
 
 test('data page shows attributions and non-commercial licenses', async (page) => {
@@ -48,7 +106,7 @@ test('data page shows attributions and non-commercial licenses', async (page) =>
 
 test('narrow screen (390 px) still shows the overview', async (page) => {
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(base + '/');
+  await page.goto(base + '/graph');
   await page.getByTestId('node-count').waitFor({ timeout: 15000 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert(overflow <= 1, `page overflows horizontally by ${overflow}px at 390px`);

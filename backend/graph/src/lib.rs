@@ -10,6 +10,7 @@ pub mod datadir;
 pub mod error;
 pub mod filter;
 pub mod load;
+pub mod paths;
 pub mod progress;
 pub mod props;
 pub mod snapshot;

@@ -1,14 +1,19 @@
 //! Graph facts: `GET /api/graph` (counts, provenance, licenses), `GET /api/search?q=`
-//! (autocomplete by name prefix), `GET /api/node/{key}`.
+//! (autocomplete by name prefix), `GET /api/node/{key}` (a node and its neighbourhood),
+//! `GET /api/paths?from=…&to=…` (explanation paths of at most three hops).
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
-use serenqa_shared::api::{GraphInfo, NodeView, TypeCount};
+use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
+use serenqa_shared::api::{ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView, TypeCount};
+use serenqa_shared::links::source_link;
+use serenqa_shared::phrases::passive;
 
 use super::error::HttpError;
+use super::extract::Q;
 use super::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -16,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .route("/graph", get(get_graph))
         .route("/search", get(search))
         .route("/node/{key}", get(get_node))
+        .route("/paths", get(get_paths))
 }
 
 pub fn node_view(g: &Graph, n: NodeId) -> NodeView {
@@ -41,19 +47,24 @@ pub fn graph_info(g: &Graph) -> GraphInfo {
     }
 }
 
-async fn get_graph(State(s): State<AppState>) -> Json<GraphInfo> {
+/// The loaded graph: counts by type, provenance, what the filter dropped, data licenses.
+#[utoipa::path(get, path = "/api/graph", tag = "graph", responses((status = 200, body = GraphInfo)))]
+pub async fn get_graph(State(s): State<AppState>) -> Json<GraphInfo> {
     Json(graph_info(&s.graph))
 }
 
-#[derive(Deserialize)]
-struct SearchQuery {
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct SearchQuery {
     q: String,
     /// Only nodes of this type (display name or label).
     kind: Option<String>,
     limit: Option<usize>,
 }
 
-async fn search(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Result<Json<Vec<NodeView>>, HttpError> {
+/// Autocomplete: nodes whose name starts with `q` (case-insensitive), or the node whose key is `q`.
+#[utoipa::path(get, path = "/api/search", tag = "graph", params(SearchQuery),
+    responses((status = 200, body = Vec<NodeView>), (status = 400, body = ApiError)))]
+pub async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<Json<Vec<NodeView>>, HttpError> {
     let g = &s.graph;
     let text = q.q.trim();
     if text.is_empty() {
@@ -78,8 +89,148 @@ async fn search(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Resu
     Ok(Json(out))
 }
 
-async fn get_node(State(s): State<AppState>, Path(key): Path<String>) -> Result<Json<NodeView>, HttpError> {
+/// Resolves `Type::identifier` or an unambiguous bare identifier, else 404 with the key.
+pub fn resolve(g: &Graph, key: &str) -> Result<NodeId, HttpError> {
+    let key = key.trim();
+    if key.is_empty() || key.len() > 300 {
+        return Err(HttpError::bad_request("bad_node_key", "a node key is `Type::identifier`, at most 300 bytes"));
+    }
+    g.find_by_key(key).ok_or_else(|| HttpError::not_found("unknown_node", format!("no node {key:?} (use Type::identifier, e.g. Compound::DB00945)")))
+}
+
+/// Neighbours shown per relation group.
+const GROUP_SAMPLE: usize = 12;
+
+pub fn node_detail(g: &Graph, n: NodeId) -> NodeDetail {
+    let view = node_view(g, n);
+    let link = source_link(&view.kind, &view.id).map(|(a, b)| (a.to_string(), b));
+    let mut groups = Vec::new();
+    for outgoing in [true, false] {
+        for r in 0..g.relation_count() as u16 {
+            let range = if outgoing { g.out_range_rel(n, r) } else { g.in_range_rel(n, r) };
+            if range.is_empty() {
+                continue;
+            }
+            let ids = if outgoing { &g.out_csr().1[range.clone()] } else { &g.in_csr().1[range.clone()] };
+            let mut nodes: Vec<NodeId> = ids.to_vec();
+            nodes.sort_by(|&a, &b| serenqa_graph::store::cmp_folded(g.name(a), g.name(b)));
+            nodes.dedup();
+            let rel = g.relation(r);
+            groups.push(NeighbourGroup {
+                relation: rel.name.clone(),
+                phrase: if outgoing { rel.verb.clone() } else { passive(&rel.verb) },
+                outgoing,
+                count: nodes.len() as u64,
+                nodes: nodes.into_iter().take(GROUP_SAMPLE).map(|m| node_view(g, m)).collect(),
+            });
+        }
+    }
+    NodeDetail { node: view, link, degree: g.degree(n) as u64, groups }
+}
+
+/// A node, its source-database link and its neighbours grouped by relation and direction.
+#[utoipa::path(get, path = "/api/node/{key}", tag = "graph",
+    params(("key" = String, Path, description = "`Type::identifier`, e.g. `Compound::DB00945`")),
+    responses((status = 200, body = NodeDetail), (status = 404, body = ApiError)))]
+pub async fn get_node(State(s): State<AppState>, Path(key): Path<String>) -> Result<Json<NodeDetail>, HttpError> {
     let g = &s.graph;
-    let n = g.find_by_key(&key).ok_or_else(|| HttpError::not_found("unknown_node", format!("no node {key:?}")))?;
-    Ok(Json(node_view(g, n)))
+    let n = resolve(g, &key)?;
+    Ok(Json(node_detail(g, n)))
+}
+
+pub fn path_view(g: &Graph, p: &GraphPath) -> PathView {
+    PathView {
+        nodes: p.nodes.iter().map(|&n| node_view(g, n)).collect(),
+        steps: p
+            .steps
+            .iter()
+            .map(|s| {
+                let rel = g.relation(s.rel);
+                PathStep { relation: rel.name.clone(), verb: if s.forward { rel.verb.clone() } else { passive(&rel.verb) }, forward: s.forward }
+            })
+            .collect(),
+        record: p.to_record_string(g),
+    }
+}
+
+/// Picks `limit` paths round-robin over their metapaths (relation sequence and directions),
+/// shortest first within each, so twenty paths through twenty shared side effects do not
+/// crowd out the one path through a shared target gene.
+pub fn diverse(paths: Vec<GraphPath>, limit: usize) -> Vec<GraphPath> {
+    let mut groups: Vec<(Vec<(u16, bool)>, std::collections::VecDeque<GraphPath>)> = Vec::new();
+    for p in paths {
+        let sig: Vec<(u16, bool)> = p.steps.iter().map(|s| (s.rel, s.forward)).collect();
+        match groups.iter_mut().find(|(k, _)| *k == sig) {
+            Some((_, q)) => q.push_back(p),
+            None => groups.push((sig, std::collections::VecDeque::from([p]))),
+        }
+    }
+    // Shorter metapaths first; stable for equal lengths (first seen first).
+    groups.sort_by_key(|(k, _)| k.len());
+    let mut out = Vec::with_capacity(limit);
+    while out.len() < limit {
+        let mut took = false;
+        for (_, q) in groups.iter_mut() {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(p) = q.pop_front() {
+                out.push(p);
+                took = true;
+            }
+        }
+        if !took {
+            break;
+        }
+    }
+    out.sort_by_key(GraphPath::hops);
+    out
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct PathsQuery {
+    /// Comma-separated node keys.
+    from: String,
+    to: String,
+    max_hops: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct PathsReply {
+    paths: Vec<PathView>,
+    subgraph: SubgraphView,
+}
+
+fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
+    let keys: Vec<&str> = list.split(',').map(str::trim).filter(|k| !k.is_empty()).collect();
+    if keys.is_empty() {
+        return Err(HttpError::bad_request("empty_set", format!("`{what}` names no node")));
+    }
+    if keys.len() > 200 {
+        return Err(HttpError::bad_request("too_many_nodes", format!("`{what}` names more than 200 nodes")));
+    }
+    keys.into_iter().map(|k| resolve(g, k)).collect()
+}
+
+/// Up to `limit` shortest explanation paths (≤ `max_hops` hops, both edge directions) from
+/// any `from` node to any `to` node, and their union as a subgraph to draw.
+#[utoipa::path(get, path = "/api/paths", tag = "graph", params(PathsQuery),
+    responses((status = 200, body = PathsReply), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
+pub async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result<Json<PathsReply>, HttpError> {
+    let g = &s.graph;
+    let from = keys(g, &q.from, "from")?;
+    let to = keys(g, &q.to, "to")?;
+    let max_hops = q.max_hops.unwrap_or(3);
+    if !(1..=3).contains(&max_hops) {
+        return Err(HttpError::bad_request("bad_max_hops", "max_hops must be 1, 2 or 3"));
+    }
+    let limit = q.limit.unwrap_or(20).clamp(1, 100);
+    // Hubs beyond this degree are not expanded in the middle of a path: an explanation through
+    // a node with tens of thousands of edges explains nothing and costs the most.
+    let query = PathQuery { max_hops, limit: (limit * 8).min(400), max_degree: 20_000 };
+    let paths = diverse(find_paths(g, &from, &to, query, &|_| true), limit);
+    let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
+    let subgraph = SubgraphView::from_paths(&views);
+    Ok(Json(PathsReply { paths: views, subgraph }))
 }

@@ -4,7 +4,10 @@
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
 pub mod cypher;
+pub mod discover;
+pub mod docs;
 pub mod error;
+pub mod extract;
 pub mod graph;
 pub mod rns;
 
@@ -43,7 +46,14 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let api = Router::new().merge(graph::routes()).merge(rns::routes()).merge(cypher::routes()).fallback(error::not_found).with_state(state);
+    let api = Router::new()
+        .merge(graph::routes())
+        .merge(rns::routes())
+        .merge(discover::routes())
+        .merge(cypher::routes())
+        .merge(docs::routes())
+        .fallback(error::not_found)
+        .with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .nest("/api", api)

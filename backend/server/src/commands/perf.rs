@@ -51,6 +51,10 @@ enum PerfCmd {
         /// Runs of each query.
         #[arg(long, default_value_t = 10)]
         reps: usize,
+        /// Also (or, on a non-Hetionet graph, only) id-anchored one- and two-hop queries
+        /// from this many start nodes.
+        #[arg(long, default_value_t = 0)]
+        anchored: usize,
     },
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
@@ -78,7 +82,7 @@ struct PhaseResult {
 pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
-        PerfCmd::Cypher { graph, per_pattern, reps } => perf_cypher(&graph, per_pattern, reps, progress),
+        PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
             perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
         }
@@ -166,11 +170,12 @@ fn perf_graph(runs: usize, scale_nodes: u64, scale_edges: u64, skip_scale: bool,
     Ok(())
 }
 
-fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps: usize, progress: bool) -> Result<()> {
+fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps: usize, anchored: usize, progress: bool) -> Result<()> {
     let g = graph.load(progress)?;
-    let cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
+    let mut cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
+    cases.extend(serenqa_cypher::perf::anchored_cases(&g, anchored));
     if cases.is_empty() {
-        bail!("the graph lacks Hetionet's relation types; the SerenQA pattern queries need them");
+        bail!("the graph lacks Hetionet's relation types (SerenQA patterns); use --anchored N for id-anchored queries");
     }
     eprintln!("{} queries, {reps} runs each (parse + plan + execute + render)", cases.len());
     let rows = serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());

@@ -1,0 +1,136 @@
+//! The HTTP API of a live `serenqa serve` on loopback: JSON shapes, errors, headers, limits.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+struct Server {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let het = dir.path().join("het");
+    std::fs::create_dir(&het).unwrap();
+    std::fs::write(
+        het.join("hetionet-nodes.tsv"),
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\n",
+    )
+    .unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
+    let exe = env!("CARGO_BIN_EXE_serenqa");
+    let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
+    assert!(st.success());
+    let mut child = Command::new(exe)
+        .args(["--quiet", "serve", "--graph", "g.snap", "--addr", "127.0.0.1:0", "--dist", "nodist"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    Server { child, base, _dir: dir }
+}
+
+fn get(url: &str) -> (u16, String, Vec<(String, String)>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut resp = agent.get(url).call().unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string())).collect();
+    (status, resp.body_mut().read_to_string().unwrap(), headers)
+}
+
+#[test]
+fn graph_search_node_and_errors() {
+    let s = start();
+    let (st, body, headers) = get(&format!("{}/api/graph", s.base));
+    assert_eq!(st, 200);
+    let info: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(info["nodes"], 4);
+    assert_eq!(info["edges"], 3);
+    assert!(info["attributions"].as_array().unwrap().iter().any(|a| a["non_commercial"] == true));
+    assert!(headers.iter().any(|(k, v)| k == "cross-origin-embedder-policy" && v == "require-corp"));
+
+    let (st, body, _) = get(&format!("{}/api/search?q=acet", s.base));
+    assert_eq!(st, 200);
+    let hits: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = hits.iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"PTGS2"));
+    assert_eq!(names, ["Acetaminophen", "Acetylsalicylic acid"]);
+
+    let (st, body, _) = get(&format!("{}/api/search?q=hyper&kind=Compound", s.base));
+    assert_eq!((st, body.as_str()), (200, "[]"));
+
+    let (st, body, _) = get(&format!("{}/api/node/Compound::DB00945", s.base));
+    assert_eq!(st, 200);
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["node"]["kind"], "Compound");
+    assert_eq!(detail["link"][0], "DrugBank");
+    assert_eq!(detail["groups"][0]["relation"], "TREATS_CtD");
+    assert_eq!(detail["groups"][0]["nodes"][0]["name"], "hypertension");
+    let (_, body, _) = get(&format!("{}/api/node/Disease::DOID:10763", s.base));
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["groups"][0]["phrase"], "is treated by");
+
+    let (st, body, _) = get(&format!("{}/api/paths?from=Disease::DOID:10763&to=Compound::DB00945", s.base));
+    assert_eq!(st, 200, "{body}");
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["paths"][0]["record"], "DOID:10763--TREATS_CtD--DB00945");
+    assert_eq!(reply["paths"][0]["steps"][0]["forward"], false);
+    assert_eq!(reply["subgraph"]["nodes"].as_array().unwrap().len(), 2);
+
+    // Discovery: aspirin is the known treatment; acetaminophen (sharing PTGS2) the candidate.
+    let (st, body, _) = get(&format!("{}/api/discover/Disease::DOID:10763", s.base));
+    assert_eq!(st, 200, "{body}");
+    let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["existing"][0]["name"], "Acetylsalicylic acid");
+    assert_eq!(d["existing_known"], true);
+    assert_eq!(d["candidates"][0]["node"]["name"], "Acetaminophen");
+    let t = &d["candidates"][0]["terms"];
+    let (r, n, sv, rns) = (t["r"].as_f64().unwrap(), t["n"].as_f64().unwrap(), t["s"].as_f64().unwrap(), t["rns"].as_f64().unwrap());
+    assert!((rns - (r + n + sv) / 3.0).abs() < 1e-9);
+    assert_eq!(d["slice"]["ids"].as_array().unwrap().len(), 2, "slice = existing + candidates");
+    let (st, body, _) = get(&format!("{}/api/discover/Gene::5743", s.base));
+    assert_eq!(st, 400, "{body}");
+    let (st, _, _) = get(&format!("{}/api/discover/Disease::DOID:10763?limit=0", s.base));
+    assert_eq!(st, 400);
+    let (st, _, _) = get(&format!("{}/api/discover/Disease::DOID:10763?weights=1,2", s.base));
+    assert_eq!(st, 400);
+
+    let (st, body, _) = get(&format!("{}/api/openapi.json", s.base));
+    assert_eq!(st, 200);
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}"] {
+        assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
+    }
+    let (st, body, _) = get(&format!("{}/api/docs", s.base));
+    assert!(st == 200 && body.contains("GET /api/paths"), "{body}");
+
+    for (url, status, code) in [
+        ("/api/node/Compound::NOPE", 404, "unknown_node"),
+        ("/api/search?q=", 400, "empty_query"),
+        ("/api/search?q=a&kind=Planet", 400, "unknown_kind"),
+        ("/api/nothing-here", 404, "no_such_endpoint"),
+        ("/api/paths?from=&to=Compound::DB00945", 400, "empty_set"),
+        ("/api/paths?from=Compound::DB00316&to=Compound::DB00945&max_hops=9", 400, "bad_max_hops"),
+        ("/api/paths?from=Compound::X&to=Compound::DB00945", 404, "unknown_node"),
+        ("/api/paths?to=Compound::DB00945", 400, "bad_query"),
+    ] {
+        let (st, body, _) = get(&format!("{}{url}", s.base));
+        assert_eq!(st, status, "{url}");
+        let e: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{url}: not JSON: {body}"));
+        assert_eq!(e["code"], code, "{url}");
+        assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}

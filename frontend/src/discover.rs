@@ -1,0 +1,186 @@
+//! Discover (clinicians): find a disease or a drug, see what the graph says about it, and
+//! open the explanation subgraph between it and any related entity.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::hooks::{use_navigate, use_params_map};
+use serenqa_shared::api::{DiscoverResponse, NodeDetail, NodeView};
+
+use crate::api::{self, key_of, PathsReply};
+use crate::subgraph::SubgraphSvg;
+
+#[component]
+pub fn Discover() -> impl IntoView {
+    let navigate = use_navigate();
+    let (kind, set_kind) = signal(None::<String>);
+    let on_pick = Callback::new(move |n: NodeView| {
+        navigate(&format!("/entity/{}", api::enc(&key_of(&n))), Default::default());
+    });
+    let kind_button = move |label: &'static str, value: Option<&'static str>| {
+        view! {
+            <button
+                class="chip"
+                class:on=move || kind.get().as_deref() == value
+                aria-pressed=move || (kind.get().as_deref() == value).to_string()
+                on:click=move |_| set_kind.set(value.map(str::to_string))
+            >{label}</button>
+        }
+    };
+    view! {
+        <h1>"Discover"</h1>
+        <p class="muted">"Find a disease to see its known treatments and where the graph leads beyond them, or a drug to see the diseases it may serve."</p>
+        <Notice />
+        <section class="panel">
+            <div class="chips" role="group" aria-label="What to search">
+                {kind_button("Any", None)}
+                {kind_button("Diseases", Some("Disease"))}
+                {kind_button("Drugs", Some("Compound"))}
+            </div>
+            <crate::search_box::SearchBox on_pick=on_pick kind=kind />
+        </section>
+        <crate::ask::AskBox />
+    }
+}
+
+#[component]
+pub fn Notice() -> impl IntoView {
+    view! {
+        <div class="notice" role="note">
+            "Suggestions are hypotheses for research, not clinical advice: they do not account for druggability, dosing or safety, and need preclinical and clinical validation."
+        </div>
+    }
+}
+
+#[component]
+pub fn Entity() -> impl IntoView {
+    let params = use_params_map();
+    let key = move || params.read().get("key").unwrap_or_default();
+    let (detail, set_detail) = signal(None::<Result<NodeDetail, String>>);
+    let (explain, set_explain) = signal(None::<(NodeView, Option<Result<PathsReply, String>>)>);
+    let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, String>>);
+    let (discovering, set_discovering) = signal(false);
+    Effect::new(move |_| {
+        let k = key();
+        set_detail.set(None);
+        set_explain.set(None);
+        set_discovery.set(None);
+        spawn_local(async move {
+            let d = api::node(&k).await;
+            let kind = d.as_ref().ok().map(|d| d.node.kind.clone());
+            set_detail.set(Some(d));
+            if matches!(kind.as_deref(), Some("Disease" | "Compound" | "Drug")) {
+                set_discovering.set(true);
+                let r = api::discover(&k).await;
+                set_discovering.set(false);
+                set_discovery.set(Some(r));
+            }
+        });
+    });
+    let open_explain = Callback::new(move |other: NodeView| {
+        let from = key();
+        let to = key_of(&other);
+        set_explain.set(Some((other.clone(), None)));
+        spawn_local(async move {
+            let r = api::paths(&from, &to).await;
+            set_explain.set(Some((other, Some(r))));
+        });
+    });
+    // A candidate is explained by paths from the entity and its known answers.
+    let explain_candidate = Callback::new(move |cand: NodeView| {
+        let mut from = vec![key()];
+        if let Some(Ok(d)) = discovery.get_untracked() {
+            if d.existing_known {
+                from.extend(d.existing.iter().map(key_of));
+            }
+        }
+        let to = key_of(&cand);
+        set_explain.set(Some((cand.clone(), None)));
+        spawn_local(async move {
+            let r = api::paths_from_set(&from, &to).await;
+            set_explain.set(Some((cand, Some(r))));
+        });
+    });
+    view! {
+        <p><a href="/">"← Discover"</a></p>
+        {move || match detail.get() {
+            None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+            Some(Ok(d)) => view! { <EntityHeader detail=d /> }.into_any(),
+        }}
+        {move || discovering.get().then(|| view! { <p class="loading">"Scoring serendipitous candidates…"</p> })}
+        {move || match discovery.get() {
+            None => None,
+            Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
+            Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate /> }.into_any()),
+        }}
+        {move || explain.get().map(|(other, reply)| view! {
+            <section class="panel" aria-live="polite">
+                <h2>"How it connects to " {other.name.clone()}</h2>
+                {match reply {
+                    None => view! { <p class="loading">"Finding paths of up to three hops…"</p> }.into_any(),
+                    Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                    Some(Ok(r)) if r.paths.is_empty() => view! { <p class="muted">"No path of three hops or fewer."</p> }.into_any(),
+                    Some(Ok(r)) => view! { <SubgraphSvg graph=r.subgraph centre=0 paths=r.paths /> }.into_any(),
+                }}
+            </section>
+        })}
+        {move || match detail.get() {
+            Some(Ok(d)) => Some(view! { <Neighbourhood detail=d on_explain=open_explain /> }),
+            _ => None,
+        }}
+    }
+}
+
+#[component]
+fn EntityHeader(detail: NodeDetail) -> impl IntoView {
+    let n = detail.node.clone();
+    let link = detail.link.clone().map(|(site, url)| {
+        view! { <a href=url target="_blank" rel="noopener noreferrer">{format!("{site} ↗")}</a> }
+    });
+    view! {
+        <section class="panel">
+            <h1 data-testid="entity-name">{n.name.clone()}</h1>
+            <p>
+                <span class="kind-dot" style=format!("background:{}", crate::kind_colour(&n.kind))></span>
+                {n.kind.clone()} " · " <code>{n.id.clone()}</code> " · " {detail.degree} " edges " {link}
+            </p>
+        </section>
+    }
+}
+
+#[component]
+fn Neighbourhood(detail: NodeDetail, on_explain: Callback<NodeView>) -> impl IntoView {
+    let groups = detail
+        .groups
+        .iter()
+        .map(|g| {
+            let more = g.count as usize - g.nodes.len();
+            let items = g
+                .nodes
+                .iter()
+                .map(|m| {
+                    let m2 = m.clone();
+                    let href = format!("/entity/{}", api::enc(&key_of(m)));
+                    view! {
+                        <li>
+                            <a href=href>{m.name.clone()}</a>
+                            " "
+                            <button class="link-button" on:click=move |_| on_explain.run(m2.clone()) title="Show the explanation subgraph">"paths"</button>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! {
+                <article class="group" data-relation=g.relation.clone()>
+                    <h3>{format!("{} · {}", g.phrase, g.count)}</h3>
+                    <ul>{items}</ul>
+                    {(more > 0).then(|| view! { <p class="muted">{format!("and {more} more")}</p> })}
+                </article>
+            }
+        })
+        .collect_view();
+    view! {
+        <h2>"Neighbourhood in the graph"</h2>
+        <div class="groups">{groups}</div>
+    }
+}

@@ -1,0 +1,165 @@
+//! The explanation subgraph as SVG: force-directed layout computed in WebAssembly by
+//! `serenqa_shared::layout`, nodes coloured by type, edges labelled by relation, hover a node
+//! or a path to highlight it, drag to pan, wheel (or the buttons) to zoom.
+
+use leptos::prelude::*;
+use serenqa_shared::api::{PathView, SubgraphView};
+use serenqa_shared::layout::{force_layout, LayoutParams};
+
+const W: f64 = 800.0;
+const H: f64 = 520.0;
+
+/// Short label for a relation: Hetionet's abbreviation after the underscore (`TREATS_CtD` → `CtD`
+/// is cryptic, so use the verb part: `treats`).
+fn edge_label(rel: &str) -> String {
+    rel.split('_').next().unwrap_or(rel).to_lowercase()
+}
+
+#[component]
+pub fn SubgraphSvg(
+    graph: SubgraphView,
+    /// Node index (into `graph.nodes`) to pin in the centre, e.g. the query entity.
+    #[prop(optional)]
+    centre: Option<usize>,
+    paths: Vec<PathView>,
+) -> impl IntoView {
+    let n = graph.nodes.len();
+    let edges: Vec<(usize, usize)> = graph.edges.iter().map(|(a, b, _)| (*a as usize, *b as usize)).collect();
+    let mut pins = vec![None; n];
+    if let Some(c) = centre.filter(|&c| c < n) {
+        pins[c] = Some((W / 2.0, H / 2.0));
+    }
+    let perf = web_sys::window().and_then(|w| w.performance());
+    let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
+    let layout = force_layout(n, &edges, &pins, LayoutParams { width: W, height: H, iterations: if n > 200 { 80 } else { 150 } });
+    let layout_ms = perf.as_ref().map(|p| p.now() - t0).unwrap_or(0.0);
+    let pos = layout.positions;
+
+    // Highlight: a node (its edges) or a path (its nodes and edges).
+    let (hover_node, set_hover_node) = signal(None::<usize>);
+    let (hover_path, set_hover_path) = signal(None::<usize>);
+    let path_nodes: Vec<Vec<u32>> = paths.iter().map(|p| p.nodes.iter().map(|v| v.index).collect()).collect();
+    let node_index: Vec<u32> = graph.nodes.iter().map(|v| v.index).collect();
+    let path_nodes = StoredValue::new(path_nodes);
+    let node_index = StoredValue::new(node_index);
+    let on_path = move |node_i: usize| -> bool {
+        match hover_path.get() {
+            Some(p) => path_nodes.with_value(|pn| node_index.with_value(|ni| pn.get(p).is_some_and(|v| v.contains(&ni[node_i])))),
+            None => false,
+        }
+    };
+    let edge_lit = move |a: usize, b: usize| -> bool {
+        hover_node.get().is_some_and(|h| h == a || h == b) || (hover_path.get().is_some() && on_path(a) && on_path(b))
+    };
+
+    // Pan and zoom through the viewBox.
+    let (zoom, set_zoom) = signal(1.0f64);
+    let (pan, set_pan) = signal((0.0f64, 0.0f64));
+    let (drag, set_drag) = signal(None::<(f64, f64)>);
+    let view_box = move || {
+        let z = zoom.get();
+        let (px, py) = pan.get();
+        let (w, h) = (W / z, H / z);
+        format!("{:.1} {:.1} {:.1} {:.1}", (W - w) / 2.0 - px, (H - h) / 2.0 - py, w, h)
+    };
+
+    let edges_view = graph
+        .edges
+        .iter()
+        .map(|(a, b, rel)| {
+            let (a, b) = (*a as usize, *b as usize);
+            let ((x1, y1), (x2, y2)) = (pos[a], pos[b]);
+            let label = edge_label(rel);
+            view! {
+                <g class="edge" class:lit=move || edge_lit(a, b)>
+                    <line x1=x1 y1=y1 x2=x2 y2=y2 marker-end="url(#arrow)" />
+                    <text x=(x1 + x2) / 2.0 y=(y1 + y2) / 2.0 - 3.0 class="edge-label">{label}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let nodes_view = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (x, y) = pos[i];
+            let colour = crate::kind_colour(&v.kind);
+            let title = format!("{} ({} {})", v.name, v.kind, v.id);
+            let name = if v.name.chars().count() > 22 { format!("{}…", v.name.chars().take(21).collect::<String>()) } else { v.name.clone() };
+            view! {
+                <g class="node" class:lit=move || hover_node.get() == Some(i) || on_path(i)
+                    on:mouseenter=move |_| set_hover_node.set(Some(i))
+                    on:mouseleave=move |_| set_hover_node.set(None)
+                    tabindex="0"
+                    on:focus=move |_| set_hover_node.set(Some(i))
+                    on:blur=move |_| set_hover_node.set(None)
+                >
+                    <title>{title}</title>
+                    <circle cx=x cy=y r=if Some(i) == centre { 11.0 } else { 8.0 } fill=colour />
+                    <text x=x + 11.0 y=y + 4.0>{name}</text>
+                </g>
+            }
+        })
+        .collect_view();
+
+    let path_rows = paths
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let mut parts = Vec::new();
+            for (i, node) in p.nodes.iter().enumerate() {
+                parts.push(view! { <strong>{node.name.clone()}</strong> }.into_any());
+                if let Some(s) = p.steps.get(i) {
+                    parts.push(view! { <span class="verb">{format!(" {} ", s.verb)}</span> }.into_any());
+                }
+            }
+            view! {
+                <li tabindex="0" class:lit=move || hover_path.get() == Some(pi)
+                    on:mouseenter=move |_| set_hover_path.set(Some(pi))
+                    on:mouseleave=move |_| set_hover_path.set(None)
+                    on:focus=move |_| set_hover_path.set(Some(pi))
+                    on:blur=move |_| set_hover_path.set(None)
+                >{parts}</li>
+            }
+        })
+        .collect_view();
+
+    view! {
+        <div class="subgraph" data-testid="subgraph">
+            <div class="toolbar">
+                <button on:click=move |_| set_zoom.update(|z| *z = (*z * 1.25).min(8.0)) aria-label="Zoom in">"+"</button>
+                <button on:click=move |_| set_zoom.update(|z| *z = (*z / 1.25).max(0.25)) aria-label="Zoom out">"−"</button>
+                <button on:click=move |_| { set_zoom.set(1.0); set_pan.set((0.0, 0.0)); }>"Reset view"</button>
+                <span class="muted" data-testid="layout-time">{format!("{n} nodes, {} edges · layout {layout_ms:.1} ms in WebAssembly", graph.edges.len())}</span>
+            </div>
+            <svg viewBox=view_box role="img" aria-label="Explanation subgraph"
+                on:wheel=move |ev: leptos::ev::WheelEvent| {
+                    ev.prevent_default();
+                    let f = if ev.delta_y() < 0.0 { 1.1 } else { 1.0 / 1.1 };
+                    set_zoom.update(|z| *z = (*z * f).clamp(0.25, 8.0));
+                }
+                on:pointerdown=move |ev: leptos::ev::PointerEvent| set_drag.set(Some((ev.client_x() as f64, ev.client_y() as f64)))
+                on:pointermove=move |ev: leptos::ev::PointerEvent| {
+                    if let Some((x0, y0)) = drag.get() {
+                        let (x, y) = (ev.client_x() as f64, ev.client_y() as f64);
+                        let z = zoom.get();
+                        set_pan.update(|p| { p.0 += (x - x0) / z; p.1 += (y - y0) / z; });
+                        set_drag.set(Some((x, y)));
+                    }
+                }
+                on:pointerup=move |_| set_drag.set(None)
+                on:pointerleave=move |_| set_drag.set(None)
+            >
+                <defs>
+                    <marker id="arrow" viewBox="0 0 10 10" refX="18" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" fill="#8a94a6" />
+                    </marker>
+                </defs>
+                {edges_view}
+                {nodes_view}
+            </svg>
+            <ol class="paths" data-testid="paths">{path_rows}</ol>
+        </div>
+    }
+}
