@@ -42,6 +42,8 @@ enum Command {
     Score(commands::score::ScoreArgs),
     /// RNS-guided partition of candidate answers (greedy swap).
     Partition(commands::score::PartitionArgs),
+    /// Run a read-only Cypher query on the graph; prints a table (or JSON).
+    Cypher(commands::cypher::CypherArgs),
 }
 
 fn main() {
@@ -57,6 +59,7 @@ fn main() {
         Command::Precompute(a) => commands::precompute::run(a, progress),
         Command::Score(a) => commands::score::run_score(a, progress),
         Command::Partition(a) => commands::score::run_partition(a, progress),
+        Command::Cypher(a) => commands::cypher::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

@@ -3,6 +3,7 @@
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
+pub mod cypher;
 pub mod error;
 pub mod extract;
 pub mod graph;
@@ -43,7 +44,7 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let api = Router::new().merge(graph::routes()).merge(rns::routes()).fallback(error::not_found).with_state(state);
+    let api = Router::new().merge(graph::routes()).merge(rns::routes()).merge(cypher::routes()).fallback(error::not_found).with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .nest("/api", api)

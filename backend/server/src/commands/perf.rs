@@ -41,6 +41,17 @@ enum PerfCmd {
         #[arg(long, default_value = "target/perf")]
         work_dir: PathBuf,
     },
+    /// Cypher latency per SerenQA pattern type (p50 / p99) on the graph.
+    Cypher {
+        #[command(flatten)]
+        graph: crate::graph_source::GraphArgs,
+        /// Queries generated per pattern type (different anchor entities).
+        #[arg(long, default_value_t = 20)]
+        per_pattern: usize,
+        /// Runs of each query.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+    },
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
     Phase {
@@ -67,6 +78,7 @@ struct PhaseResult {
 pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
+        PerfCmd::Cypher { graph, per_pattern, reps } => perf_cypher(&graph, per_pattern, reps, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
             perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
         }
@@ -151,5 +163,17 @@ fn perf_graph(runs: usize, scale_nodes: u64, scale_edges: u64, skip_scale: bool,
     for (label, r, n) in &rows {
         println!("| {label} | {} | {} | {:.3} s | {} | {n} |", r.nodes, r.edges, r.secs, rss::human_bytes(r.peak_rss));
     }
+    Ok(())
+}
+
+fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps: usize, progress: bool) -> Result<()> {
+    let g = graph.load(progress)?;
+    let cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
+    if cases.is_empty() {
+        bail!("the graph lacks Hetionet's relation types; the SerenQA pattern queries need them");
+    }
+    eprintln!("{} queries, {reps} runs each (parse + plan + execute + render)", cases.len());
+    let rows = serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
+    print!("{}", serenqa_cypher::perf::report(&rows));
     Ok(())
 }
