@@ -2,6 +2,7 @@
 
 pub mod cypher;
 pub mod data;
+pub mod eval;
 pub mod import;
 pub mod perf;
 pub mod precompute;

@@ -1,0 +1,66 @@
+//! The evaluation pipeline over HTTP:
+//! - `POST /api/ask` `{question, model?, limit?}` → the Ask result (Cypher, existing answers,
+//!   serendipitous candidates with R/N/S/RNS and paths, summaries, stage timings), the same
+//!   code path as `serenqa ask`. Offline agents unless a model is configured (`serve
+//!   --models FILE`); the browser never holds a model key.
+//! - `GET /api/runs` → every run in the runs directory with its manifest and aggregate tables.
+//! - `GET /api/runs/{id}/questions/{qid}` → one question's traces in a run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serenqa_pipeline::ask::{ask, AskContext, AskRequest, AskResponse};
+use serenqa_pipeline::run::{list_runs, question_trace};
+
+use super::error::HttpError;
+use super::extract::J;
+use super::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ask", post(post_ask))
+        .route("/runs", get(get_runs))
+        .route("/runs/{id}/questions/{qid}", get(get_question))
+}
+
+fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
+    let r = s.ask.get_or_init(|| {
+        AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(Arc::new)
+    });
+    r.clone().map_err(|e| HttpError::internal(format!("pipeline unavailable: {e}")))
+}
+
+async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
+    if req.question.trim().is_empty() {
+        return Err(HttpError::bad_request("empty_question", "the question is empty"));
+    }
+    if let Some(m) = &req.model {
+        if m != "offline" && !s.models.models.iter().any(|x| &x.name == m) {
+            return Err(HttpError::bad_request("unknown_model", format!("no model {m:?} is configured on the server")));
+        }
+    }
+    let ctx = context(&s)?;
+    // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
+    let handle = tokio::runtime::Handle::current();
+    let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
+        .await
+        .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
+    out.map(Json).map_err(|e| HttpError::bad_request("bad_question", e))
+}
+
+async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
+    let runs: Vec<serde_json::Value> = list_runs(&s.runs_dir)
+        .into_iter()
+        .map(|(id, m, a)| serde_json::json!({"id": id, "manifest": m, "aggregate": a}))
+        .collect();
+    Json(serde_json::json!({"runs_dir": s.runs_dir.display().to_string(), "runs": runs}))
+}
+
+async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serde_json::Value>, HttpError> {
+    let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
+    let dir: PathBuf = s.runs_dir.clone();
+    question_trace(&dir, &id, qid).map(Json).map_err(|e| HttpError::not_found("no_trace", e))
+}
