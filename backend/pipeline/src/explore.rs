@@ -290,7 +290,7 @@ fn render_or_issue(name: &str, vars: &[(&str, String)]) -> Vec<Message> {
 pub fn split_list(reply: &str) -> Vec<String> {
     reply
         .split([',', '\n', ';'])
-        .map(|s| s.trim().trim_matches(|c: char| c == '`' || c == '"' || c == '\'' || c == '*' || c == '-' || c == '[' || c == ']').trim().to_string())
+        .map(|s| s.trim_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '*' | '-' | '[' | ']')).to_string())
         .filter(|s| !s.is_empty() && s != "```")
         .collect()
 }

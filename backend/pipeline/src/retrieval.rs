@@ -37,15 +37,18 @@ pub struct Retrieved {
 /// The Cypher text in a model reply: a fenced block if there is one, else from the first
 /// MATCH / OPTIONAL MATCH / UNWIND on.
 pub fn extract_cypher(reply: &str) -> Option<String> {
-    let mut text = reply.trim().to_string();
+    let text = reply.trim();
     if let Some(start) = text.find("```") {
+        // A fenced block is the query as the model wrote it (write clauses included, so the
+        // executor can refuse them as the paper's Neo4j would).
         let after = &text[start + 3..];
         let body_start = after.find('\n').map(|i| i + 1).unwrap_or(0);
         let body = &after[body_start..];
         let end = body.find("```").unwrap_or(body.len());
-        text = body[..end].trim().to_string();
+        let q = body[..end].trim().trim_end_matches(';').trim().to_string();
+        return (!q.is_empty()).then_some(q);
     }
-    // Only keywords that start a read query; "with" or "call" in prose would start too early.
+    // Prose: only keywords that start a read query; "with" or "call" in prose would start too early.
     let upper = text.to_ascii_uppercase();
     let pos = ["OPTIONAL MATCH", "MATCH", "UNWIND"].iter().filter_map(|k| upper.find(k)).min()?;
     let q = text[pos..].trim().trim_end_matches(';').trim().to_string();
@@ -196,5 +199,7 @@ mod tests {
         assert_eq!(extract_cypher("Sure! Here: MATCH (a)-->(b) RETURN b").as_deref(), Some("MATCH (a)-->(b) RETURN b"));
         assert_eq!(extract_cypher("I cannot answer that."), None);
         assert_eq!(extract_cypher(""), None);
+        assert_eq!(extract_cypher("```\nCREATE (n)\n```").as_deref(), Some("CREATE (n)"));
+        assert_eq!(extract_cypher("```cypher\n```"), None);
     }
 }

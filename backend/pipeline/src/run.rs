@@ -230,16 +230,22 @@ pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
 
 struct Writer {
     file: Mutex<std::fs::File>,
+    /// Set by a simulated crash: a dead process writes nothing more, to any file.
+    dead: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Writer {
-    fn open(path: &Path) -> Result<Writer, String> {
+    fn open(path: &Path, dead: Arc<std::sync::atomic::AtomicBool>) -> Result<Writer, String> {
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(Writer { file: Mutex::new(file) })
+        Ok(Writer { file: Mutex::new(file), dead })
     }
     fn write_line(&self, line: &str, torn: bool) -> Result<(), String> {
         let mut f = self.file.lock().map_err(|_| "trace writer poisoned".to_string())?;
+        if self.dead.load(Ordering::SeqCst) {
+            return Err("simulated crash".into());
+        }
         if torn {
+            self.dead.store(true, Ordering::SeqCst);
             let half = &line.as_bytes()[..line.len() / 2];
             f.write_all(half).map_err(|e| e.to_string())?;
             return Err("simulated crash".into());
@@ -574,8 +580,9 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     let bar_t1 = mp.add(ProgressBar::new(n_t1).with_style(style.clone()).with_prefix("T1"));
     let bar_t3 = mp.add(ProgressBar::new(n_t3).with_style(style).with_prefix("T2+T3"));
 
-    let w1 = Arc::new(Writer::open(&t1_path)?);
-    let w3 = Arc::new(Writer::open(&t3_path)?);
+    let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let w1 = Arc::new(Writer::open(&t1_path, dead.clone())?);
+    let w3 = Arc::new(Writer::open(&t3_path, dead)?);
     let written = Arc::new(AtomicUsize::new(0));
     let sem = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();

@@ -13,10 +13,16 @@ use serenqa_graph::{Direction, Graph, NodeId};
 
 use crate::metrics::id_tokens;
 
+/// Tokens of `text` that can name a node: all-digit tokens (Entrez gene ids) only inside
+/// parentheses, so counts and hop numbers in prose are not read as gene ids.
+fn id_like<'a>(text: &'a str) -> Vec<&'a str> {
+    id_tokens(text).into_iter().filter(|t| !t.chars().all(|c| c.is_ascii_digit()) || text.contains(&format!("({t})"))).collect()
+}
+
 /// Ids in `text` that are identifiers of some graph node.
 fn mentioned_nodes(g: &Graph, text: &str) -> BTreeSet<NodeId> {
     let mut out = BTreeSet::new();
-    for t in id_tokens(text) {
+    for t in id_like(text) {
         for &n in g.find_by_ident(t) {
             out.insert(n);
         }
@@ -26,7 +32,7 @@ fn mentioned_nodes(g: &Graph, text: &str) -> BTreeSet<NodeId> {
 
 pub fn faithfulness(g: &Graph, summaries: &[String], subgraph: &BTreeSet<NodeId>) -> f64 {
     let text = summaries.join("\n");
-    let tokens: BTreeSet<&str> = id_tokens(&text);
+    let tokens = id_like(&text);
     // An id names a subgraph node if any node with that id is in the subgraph.
     let mut mentioned = 0usize;
     let mut inside = 0usize;
