@@ -37,6 +37,7 @@ pub struct T3Cell {
 
 /// `aggregate.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Aggregate {
     pub label: String,
     /// Judge of the 1–5 scores: a model name or `proxy`.

@@ -110,6 +110,7 @@ pub fn default_runs_dir() -> PathBuf {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Manifest {
     pub format: String,
     pub run_id: String,
