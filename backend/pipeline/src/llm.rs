@@ -526,3 +526,42 @@ impl Roles {
         ])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_models_file_is_valid() {
+        let f: ModelsFile = serde_json::from_str(include_str!("../models.example.json")).unwrap();
+        f.validate().unwrap();
+        assert_eq!(f.model_for("retrieval").map(|m| m.name.as_str()), Some("deepseek-v3"));
+        assert_eq!(f.model_for("nodes").map(|m| m.concurrency), Some(64));
+    }
+
+    #[test]
+    fn cache_key_covers_model_messages_and_parameters() {
+        let s = ModelSpec {
+            name: "a".into(),
+            base_url: "http://x".into(),
+            model: "m".into(),
+            api_key_env: None,
+            temperature: 0.0,
+            max_tokens: 10,
+            timeout_secs: 1.0,
+            max_retries: 0,
+            backoff_ms: 1,
+            concurrency: 1,
+        };
+        let m = vec![Message::user("hi")];
+        let k = Cache::key(&s, &m);
+        assert_eq!(k, Cache::key(&s, &m));
+        let mut s2 = s.clone();
+        s2.max_tokens = 11;
+        assert_ne!(k, Cache::key(&s2, &m));
+        let mut s3 = s.clone();
+        s3.base_url = "http://elsewhere".into();
+        assert_eq!(k, Cache::key(&s3, &m), "the endpoint is not part of the key");
+        assert_ne!(k, Cache::key(&s, &[Message::user("hi!")]));
+    }
+}

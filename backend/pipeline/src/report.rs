@@ -136,8 +136,10 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push_str(&"---:|".repeat(GROUPS.len() * 3));
         s.push_str(&format!("\n| {} |", a.label));
         for (k, _) in GROUPS {
-            let c = t2.get(*k).cloned().unwrap_or_default();
-            s.push_str(&format!(" {:.2} | {:.2} | {:.2} |", c.hit, c.f1, c.exe));
+            match t2.get(*k).filter(|c| c.n > 0) {
+                Some(c) => s.push_str(&format!(" {:.2} | {:.2} | {:.2} |", c.hit, c.f1, c.exe)),
+                None => s.push_str(" – | – | – |"),
+            }
         }
         s.push_str("\n\nQuestions per group: ");
         s.push_str(&GROUPS.iter().map(|(k, t)| format!("{t} {}", t2.get(*k).map(|c| c.n).unwrap_or(0))).collect::<Vec<_>>().join(", "));
@@ -165,8 +167,10 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         titles(&mut s, &[&judged("Faithful.", &a.judge), &judged("Compre.", &a.judge), "SerenCov"]);
         s.push_str(&format!("| {} |", a.label));
         for p in &a.partitions {
-            let c = t.get(p).cloned().unwrap_or_default();
-            s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.faithfulness, c.comprehensiveness, c.seren_cov));
+            match t.get(p).filter(|c| c.n > 0) {
+                Some(c) => s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.faithfulness, c.comprehensiveness, c.seren_cov)),
+                None => s.push_str(" – | – | – |"),
+            }
         }
         s.push_str("\n\n");
     }
@@ -176,8 +180,10 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         for (name, t) in [(a.label.clone(), w), ("↳ w.o. summary".to_string(), wo)] {
             s.push_str(&format!("| {name} |"));
             for p in &a.partitions {
-                let c = t.get(p).cloned().unwrap_or_default();
-                s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.relevance, c.type_match, c.seren_hit));
+                match t.get(p).filter(|c| c.n > 0) {
+                    Some(c) => s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.relevance, c.type_match, c.seren_hit)),
+                    None => s.push_str(" – | – | – |"),
+                }
             }
             s.push('\n');
         }

@@ -429,8 +429,9 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
         notes.push(format!("{} removed edges of the benchmark are not in this graph (was it built on another graph?)", bench.unmatched_removed));
     }
     let available = bench.available_partitions();
+    // All three columns of Table 3 by default; a partition the benchmark lacks stays empty.
     let partitions: Vec<String> = if cfg.partitions.is_empty() {
-        available.iter().map(|s| s.to_string()).collect()
+        bench::PARTITIONS.iter().map(|(k, _)| k.to_string()).collect()
     } else {
         for p in &cfg.partitions {
             if !bench::PARTITIONS.iter().any(|(k, _)| k == p) {
@@ -441,7 +442,7 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     };
     for (k, t) in bench::PARTITIONS {
         if !available.contains(k) && partitions.iter().any(|p| p == k) {
-            notes.push(format!("the benchmark has no {t} partition ({k}); its columns stay empty"));
+            notes.push(format!("the benchmark has no {t} partition ({k}{}); its columns stay empty", if *k == "expert" { ": no expert rankings file was given to the builder" } else { "" }));
         }
     }
     let client = if cfg.models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&cfg.models, cfg.cache_dir.clone())?)) };
