@@ -2,7 +2,10 @@
 //! with the JSON types of `serenqa-shared`; layout and scoring run here in WebAssembly.
 
 mod api;
+mod candidates;
+mod charts;
 mod discover;
+mod leaderboard;
 mod pages;
 mod search_box;
 mod subgraph;
@@ -43,6 +46,7 @@ fn App() -> impl IntoView {
                 <a class="brand" href="/">"serenqa"</a>
                 <nav aria-label="Main">
                     <A href="/" exact=true>"Discover"</A>
+                    <A href="/leaderboard">"Leaderboard"</A>
                     <A href="/graph">"Graph"</A>
                     <A href="/data">"Data & licenses"</A>
                 </nav>
@@ -51,6 +55,7 @@ fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p>"Page not found."</p> }>
                     <Route path=path!("/") view=discover::Discover />
                     <Route path=path!("/entity/:key") view=discover::Entity />
+                    <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
                 </Routes>

@@ -7,4 +7,5 @@ pub mod api;
 pub mod layout;
 pub mod links;
 pub mod phrases;
+pub mod results;
 pub mod rns;

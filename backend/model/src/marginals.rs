@@ -56,10 +56,21 @@ pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<
 /// (P1ᵀx)_j from z = x ∘ inv_deg in the reordered graph, and 1/max(1, deg_j).
 #[inline(always)]
 fn pull(w: &WalkCsr, z: &[f64], j: usize) -> (f64, f64) {
-    let mut acc = 0.0;
-    for &i in w.list(j) {
-        acc += z[i as usize];
+    // Four independent sums: one running sum would serialise on the add latency.
+    let list = w.list(j);
+    let mut a = [0.0f64; 4];
+    let quads = list.chunks_exact(4);
+    let rest = quads.remainder();
+    for q in quads {
+        a[0] += z[q[0] as usize];
+        a[1] += z[q[1] as usize];
+        a[2] += z[q[2] as usize];
+        a[3] += z[q[3] as usize];
     }
+    for &i in rest {
+        a[0] += z[i as usize];
+    }
+    let mut acc = (a[0] + a[1]) + (a[2] + a[3]);
     let d = w.degree[j];
     if d == 0 {
         acc += z[j];

@@ -10,12 +10,7 @@ use serenqa_benchmark::query::EdgeMask;
 use serenqa_benchmark::records::{from_jsonl, KgqaRecord, SerendipityRecord, StrategyEntry};
 use serenqa_graph::{Graph, NodeId};
 
-/// The three partition strategies: (record key, Table 3 column title).
-pub const PARTITIONS: &[(&str, &str)] = &[("llm", "LLM Ensemble"), ("expert", "Expert Crowdsourced"), ("sscore", "RNS Guided")];
-
-pub fn partition_title(key: &str) -> &'static str {
-    PARTITIONS.iter().find(|(k, _)| *k == key).map(|(_, t)| *t).unwrap_or("?")
-}
+pub use serenqa_shared::results::{partition_title, GROUPS, PARTITIONS};
 
 /// Table 2 pattern groups of a pattern code (`1.1` → one-hop …).
 pub fn pattern_group(code: &str) -> &'static str {
@@ -28,7 +23,6 @@ pub fn pattern_group(code: &str) -> &'static str {
     }
 }
 
-pub const GROUPS: &[(&str, &str)] = &[("one_hop", "One-Hop"), ("two_hop", "Two-Hop"), ("multi_hop", "Multiple(3+)-Hop"), ("intersection", "Intersection")];
 
 pub struct Benchmark {
     pub dir: PathBuf,

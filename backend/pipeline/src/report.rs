@@ -5,52 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::bench::{partition_title, GROUPS};
 use crate::metrics::mean;
 use crate::run::{T1Record, T3Record};
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct T1Cell {
-    pub hit: f64,
-    pub f1: f64,
-    pub exe: f64,
-    pub n: usize,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct T2Cell {
-    pub faithfulness: f64,
-    pub comprehensiveness: f64,
-    pub seren_cov: f64,
-    pub n: usize,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct T3Cell {
-    pub relevance: f64,
-    pub type_match: f64,
-    pub seren_hit: f64,
-    pub n: usize,
-}
-
-/// `aggregate.json`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Aggregate {
-    pub label: String,
-    /// Judge of the 1–5 scores: a model name or `proxy`.
-    pub judge: String,
-    /// Table 2: group key (`one_hop`, `two_hop`, `multi_hop`, `intersection`, `all`) → cell.
-    pub table2: Option<BTreeMap<String, T1Cell>>,
-    /// Table 3 upper: partition key → cell.
-    pub table3_reasoning: Option<BTreeMap<String, T2Cell>>,
-    /// Table 3 lower: partition key → cell, with and without summaries.
-    pub table3_exploration: Option<BTreeMap<String, T3Cell>>,
-    pub table3_exploration_wo_summary: Option<BTreeMap<String, T3Cell>>,
-    pub partitions: Vec<String>,
-}
+// The result types are shared with the web app's leaderboard (`serenqa_shared::results`).
+pub use serenqa_shared::results::{Aggregate, T1Cell, T2Cell, T3Cell};
 
 #[allow(clippy::too_many_arguments)]
 pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals_with: bool, want_t1: bool, want_t2: bool, want_t3: bool) -> Aggregate {

@@ -680,6 +680,21 @@ pub fn question_trace(runs_dir: &Path, run_id: &str, qid: u32) -> Result<serde_j
     Ok(serde_json::json!({"run_id": run_id, "qid": qid, "t1": t1, "t3": t3}))
 }
 
+/// The questions of a run (`qid`, `pattern`, `question`), by qid.
+pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
+    if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') || !runs_dir.join(run_id).join("manifest.json").is_file() {
+        return Err(format!("no run {run_id:?}"));
+    }
+    let dir = runs_dir.join(run_id);
+    let mut seen: BTreeMap<u64, serde_json::Value> = BTreeMap::new();
+    for v in read_lines(&dir.join(T1_FILE)).into_iter().chain(read_lines(&dir.join(T3_FILE))) {
+        if let Some(q) = v.get("qid").and_then(|q| q.as_u64()) {
+            seen.entry(q).or_insert_with(|| serde_json::json!({"qid": q, "pattern": v.get("pattern").cloned().unwrap_or_default(), "question": v.get("question").cloned().unwrap_or_default()}));
+        }
+    }
+    Ok(seen.into_values().collect())
+}
+
 /// Complete JSON lines of a trace file (read-only; a torn line is skipped).
 fn read_lines(path: &Path) -> Vec<serde_json::Value> {
     let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };

@@ -4,6 +4,7 @@
 //!   code path as `serenqa ask`. Offline agents unless a model is configured (`serve
 //!   --models FILE`); the browser never holds a model key.
 //! - `GET /api/runs` → every run in the runs directory with its manifest and aggregate tables.
+//! - `GET /api/runs/{id}/questions` → the questions of a run (`qid`, `pattern`, `question`).
 //! - `GET /api/runs/{id}/questions/{qid}` → one question's traces in a run.
 
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serenqa_pipeline::ask::{ask, AskContext, AskRequest, AskResponse};
-use serenqa_pipeline::run::{list_runs, question_trace};
+use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
 
 use super::error::HttpError;
 use super::extract::J;
@@ -23,6 +24,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/ask", post(post_ask))
         .route("/runs", get(get_runs))
+        .route("/runs/{id}/questions", get(get_questions))
         .route("/runs/{id}/questions/{qid}", get(get_question))
 }
 
@@ -57,6 +59,10 @@ async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
         .map(|(id, m, a)| serde_json::json!({"id": id, "manifest": m, "aggregate": a}))
         .collect();
     Json(serde_json::json!({"runs_dir": s.runs_dir.display().to_string(), "runs": runs}))
+}
+
+async fn get_questions(State(s): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
+    run_questions(&s.runs_dir, &id).map(Json).map_err(|e| HttpError::not_found("no_run", e))
 }
 
 async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serde_json::Value>, HttpError> {
