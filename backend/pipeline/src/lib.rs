@@ -45,13 +45,24 @@
 //!   `paths`, `leaves`, `leaf_types`, `summaries`, `t2` {faithfulness, comprehensiveness
 //!   (each {score, judge, unparsable}), seren_cov}, `t3` {relevance, type_match, seren_hit},
 //!   `calls`, `error`.
-//! - `aggregate.json` — [`report::Aggregate`]: `label`, `judge` (`proxy` or a model),
+//! - `aggregate.json` — [`report::Aggregate`] (= `serenqa_shared::results::Aggregate`, the
+//!   type the web app's leaderboard deserialises): `label`, `judge` (`proxy` or a model),
 //!   `table2` (group → {hit, f1, exe (all %), n}; groups `one_hop`, `two_hop`, `multi_hop`,
 //!   `intersection`, `all`), `table3_reasoning` (partition → {faithfulness,
 //!   comprehensiveness, seren_cov, n}), `table3_exploration` and
 //!   `table3_exploration_wo_summary` (partition → {relevance, type_match, seren_hit, n}),
 //!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided).
 //! - `aggregate.csv` (long format) and `aggregate.md` (the printed tables).
+//!
+//! The server exposes them as `GET /api/runs` (every run: id, manifest, aggregate),
+//! `GET /api/runs/{id}/questions` (qid, pattern, question) and
+//! `GET /api/runs/{id}/questions/{qid}` (`{run_id, qid, t1: [...], t3: [...]}`).
+//!
+//! # How good the offline agents are
+//! The grammar retrieval agent shares the benchmark generator's vocabulary (relation phrases,
+//! type nouns) and parses its sentence shapes, so on generated questions it is close to an
+//! upper bound (T1 F1 ≈ 100%); on free text outside those shapes it finds no parse and says
+//! so. The explorer and summariser are honest baselines; the judges are proxies.
 //!
 //! # Choices
 //! - T1 runs on Gc against the standard KGQA answers Ac; T2/T3 run per partition on
