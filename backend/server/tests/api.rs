@@ -195,6 +195,10 @@ fn ask_and_runs_endpoints() {
         assert_eq!(e["code"], code);
     }
 
+    let (_, doc, _) = get(&format!("{}/api/openapi.json", s.base));
+    for p in ["/api/ask", "/api/runs", "/api/runs/{id}/questions", "/api/runs/{id}/questions/{qid}"] {
+        assert!(doc.contains(p), "OpenAPI lists {p}");
+    }
     let (st, body, _) = get(&format!("{}/api/runs", s.base));
     assert_eq!(st, 200);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();

@@ -35,7 +35,11 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
     r.clone().map_err(|e| HttpError::internal(format!("pipeline unavailable: {e}")))
 }
 
-async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
+/// Run the SerenQA pipeline for one free-text question: retrieval (question → Cypher →
+/// existing answers), exploration from them, hop summaries, and serendipitous candidates with
+/// R, N, S, RNS and their paths; `stages` gives each stage's time. Body: `{question, model?, limit?}`.
+#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON")))]
+pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
     if req.question.trim().is_empty() {
         return Err(HttpError::bad_request("empty_question", "the question is empty"));
     }
@@ -53,7 +57,9 @@ async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Js
     out.map(Json).map_err(|e| HttpError::bad_request("bad_question", e))
 }
 
-async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
+/// Every evaluation run in the runs directory with its manifest and aggregate tables.
+#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, aggregate}]}`")))]
+pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
     let runs: Vec<serde_json::Value> = list_runs(&s.runs_dir)
         .into_iter()
         .map(|(id, m, a)| serde_json::json!({"id": id, "manifest": m, "aggregate": a}))
@@ -61,11 +67,16 @@ async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
     Json(serde_json::json!({"runs_dir": s.runs_dir.display().to_string(), "runs": runs}))
 }
 
-async fn get_questions(State(s): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
+/// The questions of one run: `[{qid, pattern, question}]`.
+#[utoipa::path(get, path = "/api/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run"), (status = 404, description = "No such run")))]
+pub async fn get_questions(State(s): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
     run_questions(&s.runs_dir, &id).map(Json).map_err(|e| HttpError::not_found("no_run", e))
 }
 
-async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serde_json::Value>, HttpError> {
+/// One question's traces in a run: `{run_id, qid, t1: [...], t3: [...]}` (prompts, replies,
+/// Cypher, beam paths, summaries, scores).
+#[utoipa::path(get, path = "/api/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces"), (status = 400, description = "Bad question id"), (status = 404, description = "No such run or question")))]
+pub async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serde_json::Value>, HttpError> {
     let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
     let dir: PathBuf = s.runs_dir.clone();
     question_trace(&dir, &id, qid).map(Json).map_err(|e| HttpError::not_found("no_trace", e))
