@@ -116,7 +116,7 @@ impl ModelsFile {
             if m.concurrency == 0 {
                 return Err(format!("model {:?}: concurrency must be at least 1", m.name));
             }
-            if !(m.timeout_secs > 0.0) {
+            if m.timeout_secs.is_nan() || m.timeout_secs <= 0.0 {
                 return Err(format!("model {:?}: timeout_secs must be positive", m.name));
             }
         }

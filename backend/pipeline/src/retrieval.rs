@@ -76,10 +76,8 @@ fn collect_ids(g: &Graph, v: &Out, out: &mut BTreeSet<String>) {
             }
         }
         Out::List(xs) => xs.iter().for_each(|x| collect_ids(g, x, out)),
-        Out::Str(s) => {
-            if !g.find_by_ident(s).is_empty() {
-                out.insert(s.clone());
-            }
+        Out::Str(s) if !g.find_by_ident(s).is_empty() => {
+            out.insert(s.clone());
         }
         Out::Int(i) => {
             // Entrez gene ids are numbers; a model may return them as integers.

@@ -15,7 +15,7 @@ use crate::metrics::id_tokens;
 
 /// Tokens of `text` that can name a node: all-digit tokens (Entrez gene ids) only inside
 /// parentheses, so counts and hop numbers in prose are not read as gene ids.
-fn id_like<'a>(text: &'a str) -> Vec<&'a str> {
+fn id_like(text: &str) -> Vec<&str> {
     id_tokens(text).into_iter().filter(|t| !t.chars().all(|c| c.is_ascii_digit()) || text.contains(&format!("({t})"))).collect()
 }
 

@@ -95,7 +95,7 @@ impl Lexicon {
             // The display name too ("anatomy"), for questions written by people.
             nouns.push((tokenize(g.type_display(t)), t));
         }
-        nouns.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        nouns.sort_by_key(|n| std::cmp::Reverse(n.0.len()));
         let mut phrases = Vec::new();
         for r in 0..g.relation_count() as RelId {
             let rt = g.relation(r);
