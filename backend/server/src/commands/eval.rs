@@ -28,8 +28,8 @@ pub struct EvalArgs {
     #[arg(long)]
     partition: Option<String>,
     /// Benchmark directory (kgqa.jsonl, serendipity.jsonl, removed-*.tsv). Built there with
-    /// the offline scorers when missing. Default: `$SERENQA_BENCH`, else a per-graph
-    /// directory in the cache.
+    /// the offline scorers when missing. Default: `$SERENQA_BENCH`, else `./serenqa-benchmark`
+    /// when `serenqa bench build` wrote one, else a per-graph directory in the cache.
     #[arg(long, value_name = "DIR", env = "SERENQA_BENCH")]
     bench: Option<PathBuf>,
     /// Questions when the benchmark has to be built.
@@ -127,6 +127,7 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     let (g, model) = load_graph_and_model(&args.graph, progress)?;
     let bench = match &args.bench {
         Some(b) => b.clone(),
+        None if std::path::Path::new("serenqa-benchmark/kgqa.jsonl").is_file() => PathBuf::from("serenqa-benchmark"),
         None => datadir::cache_dir().join(format!("bench-{}-q{}", &serenqa_benchmark::records::graph_hash(&g), args.questions)),
     };
     if !bench.join("kgqa.jsonl").is_file() {
