@@ -71,7 +71,7 @@ pub struct EvalConfig {
     pub explore: ExploreConfig,
     /// `train`, `test` or None for all questions.
     pub split: Option<String>,
-    /// First N questions only (by qid).
+    /// N questions only, spread evenly over the qid order (so every pattern type appears).
     pub limit: Option<usize>,
     /// Work items in flight.
     pub concurrency: usize,
@@ -460,8 +460,10 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     // Questions in scope.
     let mut idx: Vec<usize> = (0..bench.kgqa.len()).filter(|&i| cfg.split.as_ref().is_none_or(|s| &bench.kgqa[i].partition == s)).collect();
     idx.sort_by_key(|&i| bench.kgqa[i].qid);
-    if let Some(n) = cfg.limit {
-        idx.truncate(n);
+    if let Some(n) = cfg.limit.filter(|&n| n < idx.len()) {
+        // An even spread over the qid order, so a small run still covers every pattern type.
+        let len = idx.len();
+        idx = (0..n).map(|k| idx[k * len / n]).collect();
     }
 
     let want_t1 = cfg.tasks.contains(&TaskKind::T1);

@@ -44,7 +44,7 @@ pub struct EvalArgs {
     /// Only the `train` or `test` split.
     #[arg(long)]
     split: Option<String>,
-    /// First N questions only.
+    /// N questions only, spread evenly over the benchmark (every pattern type appears).
     #[arg(long)]
     limit: Option<usize>,
     /// Beam width n.
