@@ -2,6 +2,7 @@
 //! with the JSON types of `serenqa-shared`; layout and scoring run here in WebAssembly.
 
 mod api;
+mod ask;
 mod candidates;
 mod charts;
 mod discover;

@@ -85,8 +85,9 @@ impl<'a> Ctx<'a> {
         let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
         for b in &plan.branches {
             let mut rows = vec![Vec::new()];
-            for op in &b.ops {
-                rows = self.op(op, rows)?;
+            for (i, op) in b.ops.iter().enumerate() {
+                let cap = self.row_cap(b.ops.get(i + 1))?;
+                rows = self.op(op, rows, cap)?;
             }
             all.extend(rows);
         }
@@ -96,11 +97,29 @@ impl<'a> Ctx<'a> {
         Ok((columns, all))
     }
 
-    fn op(&self, op: &Op, rows: Vec<Vec<Value>>) -> Result<Vec<Vec<Value>>> {
+    /// How many rows the operator before `next` needs to produce: `SKIP + LIMIT` when `next`
+    /// is a plain projection (no aggregation, DISTINCT, ORDER BY or WHERE), so that
+    /// `MATCH … RETURN … LIMIT 10` stops early as it would in Neo4j.
+    fn row_cap(&self, next: Option<&Op>) -> Result<usize> {
+        if let Some(Op::Project(p)) = next {
+            if p.aggs.is_empty() && !p.distinct && p.order.is_empty() && p.filter.is_none() {
+                if let Some(limit) = self.count_arg(&p.limit, "LIMIT")? {
+                    let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+                    return Ok(skip.saturating_add(limit));
+                }
+            }
+        }
+        Ok(usize::MAX)
+    }
+
+    fn op(&self, op: &Op, rows: Vec<Vec<Value>>, cap: usize) -> Result<Vec<Vec<Value>>> {
         match op {
             Op::Match { pattern, optional, filter } => {
                 let mut out = Vec::new();
                 for row in rows {
+                    if out.len() >= cap {
+                        break;
+                    }
                     let before = out.len();
                     self.match_pattern(pattern, &row, &mut |r: &[Value]| {
                         if let Some(f) = filter {
@@ -110,7 +129,7 @@ impl<'a> Ctx<'a> {
                         }
                         self.add_rows(1)?;
                         out.push(r.to_vec());
-                        Ok(true)
+                        Ok(out.len() < cap)
                     })?;
                     if *optional && out.len() == before {
                         let mut r = row;
@@ -124,6 +143,10 @@ impl<'a> Ctx<'a> {
             Op::Unwind { expr, slot } => {
                 let mut out = Vec::new();
                 for row in rows {
+                    if out.len() >= cap {
+                        out.truncate(cap);
+                        break;
+                    }
                     let items = match self.eval(expr, &row)? {
                         Value::List(xs) => xs,
                         Value::Null => Vec::new(),
@@ -163,7 +186,7 @@ impl<'a> Ctx<'a> {
                 for e in &p.items {
                     out.push(self.eval(e, &row)?);
                 }
-                let env = if p.order.is_empty() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
+                let env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
                 outs.push((out, env));
             }
         } else {
@@ -188,7 +211,7 @@ impl<'a> Ctx<'a> {
                 for k in &p.order {
                     keys.push(self.eval(&k.expr, &env)?);
                 }
-                keyed.push((keys, o));
+                keyed.push((keys, (o, env)));
             }
             keyed.sort_by(|(a, _), (b, _)| {
                 for (i, k) in p.order.iter().enumerate() {
@@ -200,19 +223,18 @@ impl<'a> Ctx<'a> {
                 }
                 std::cmp::Ordering::Equal
             });
-            outs = keyed.into_iter().map(|(_, o)| (o, Vec::new())).collect();
+            outs = keyed.into_iter().map(|(_, o)| o).collect();
         }
         let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
         let limit = self.count_arg(&p.limit, "LIMIT")?;
-        let mut result: Vec<Vec<Value>> = outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)).map(|(o, _)| o).collect();
-        if let Some(f) = &p.filter {
-            let mut kept = Vec::with_capacity(result.len());
-            for r in result {
-                if truthy(&self.eval(f, &r)?) {
-                    kept.push(r);
+        let mut result = Vec::new();
+        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
+            if let Some(f) = &p.filter {
+                if !truthy(&self.eval(f, &env)?) {
+                    continue;
                 }
             }
-            result = kept;
+            result.push(o);
         }
         self.add_rows(result.len() as u64)?;
         Ok(result)
@@ -291,7 +313,7 @@ impl<'a> Ctx<'a> {
             for e in &p.items {
                 out.push(self.eval(e, &env)?);
             }
-            let order_env = if p.order.is_empty() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
+            let order_env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
             outs.push((out, order_env));
         }
         Ok(outs)
@@ -627,14 +649,18 @@ impl<'a> Ctx<'a> {
         let mut edges = Vec::new();
         self.store.expand(cur, dir, types, &mut edges);
         for (r, other) in edges {
-            if st.used.contains(&(r.id, part.group)) || path.iter().any(|p| p.id == r.id) {
+            // Path edges join `used`, so relationships matched later in the pattern cannot
+            // reuse them either.
+            if st.used.contains(&(r.id, part.group)) {
                 continue;
             }
             if !self.rel_ok(rp, &r, &st.row)? {
                 continue;
             }
             path.push(r);
+            st.used.push((r.id, part.group));
             let go = self.varlen(pat, pi, steps, si, st, emit, other, dir, types, range, path, to_pos, forward);
+            st.used.pop();
             path.pop();
             if !go? {
                 return Ok(false);

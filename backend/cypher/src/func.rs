@@ -304,6 +304,8 @@ pub fn binary(ctx: &Ctx, op: BinOp, l: Value, r: Value) -> Result<Value> {
         BinOp::Eq => l.cypher_eq(&r).map_or(Null, Bool),
         BinOp::Ne => l.cypher_eq(&r).map_or(Null, |b| Bool(!b)),
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => match l.cypher_cmp(&r) {
+            // NaN is comparable with numbers, and every comparison with it is false.
+            None if matches!((&l, &r), (Int(_) | Float(_), Int(_) | Float(_))) => Bool(false),
             None => Null,
             Some(o) => Bool(match op {
                 BinOp::Lt => o == Ordering::Less,

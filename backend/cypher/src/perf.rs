@@ -199,6 +199,29 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
     cases
 }
 
+/// Id-anchored one- and two-hop queries for any graph (`id-1hop`, `id-2hop`): `n` start
+/// nodes spread evenly over the node ids, each with its type label as Cypher would write it.
+pub fn anchored_cases(g: &Graph, n: usize) -> Vec<Case> {
+    let count = g.node_count();
+    if count == 0 || n == 0 {
+        return Vec::new();
+    }
+    let step = (count / n).max(1);
+    let mut cases = Vec::new();
+    for i in (0..count).step_by(step).take(n) {
+        let node = i as NodeId;
+        let label = g.type_label(g.node_type(node));
+        let id = quote(g.ident(node));
+        cases.push(Case { pattern: "id-1hop", query: format!("MATCH (n:{label} {{id: {id}}})-->(m) RETURN count(m) AS c"), anchors: vec![node] });
+        cases.push(Case {
+            pattern: "id-2hop",
+            query: format!("MATCH (n:{label} {{id: {id}}})-->()-->(m) RETURN count(DISTINCT m) AS c"),
+            anchors: vec![node],
+        });
+    }
+    cases
+}
+
 /// Latency summary of one pattern type.
 #[derive(Clone, Debug)]
 pub struct PatternLatency {
@@ -223,7 +246,13 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// latency distribution per pattern type.
 pub fn measure(g: &Graph, cases: &[Case], reps: usize, opts: &Options) -> Vec<PatternLatency> {
     let mut out = Vec::new();
-    for p in PATTERNS {
+    let mut patterns: Vec<&'static str> = Vec::new();
+    for c in cases {
+        if !patterns.contains(&c.pattern) {
+            patterns.push(c.pattern);
+        }
+    }
+    for p in patterns {
         let mut times = Vec::new();
         let mut errors = 0;
         let mine: Vec<&Case> = cases.iter().filter(|c| c.pattern == p).collect();

@@ -304,7 +304,7 @@ pub struct Projection {
     pub order: Vec<SortKey>,
     pub skip: Option<Expr>,
     pub limit: Option<Expr>,
-    /// WITH … WHERE: evaluated on the output row.
+    /// WITH … WHERE: evaluated on `output row ++ input row`, after SKIP / LIMIT.
     pub filter: Option<Expr>,
     pub in_width: usize,
 }

@@ -18,6 +18,8 @@ pub enum Kind {
     Rel,
     RelList,
     Path,
+    /// Certainly not a graph element (a literal, list, map, arithmetic…).
+    Value,
     Any,
 }
 
@@ -320,7 +322,7 @@ impl<'q> Lowerer<'q> {
         let name = &v.kind.text;
         if let Some(s) = scope.find(name) {
             let have = scope.vars[s].kind;
-            let compatible = have == kind || have == Kind::Any;
+            let compatible = have == kind || (have == Kind::Any && kind != Kind::Path);
             if !compatible {
                 return Err(sem("VariableTypeConflict", format!("variable `{name}` is a {have:?}, used as a {kind:?}")));
             }
@@ -347,6 +349,7 @@ impl<'q> Lowerer<'q> {
                 }
                 Ok((v, None))
             }
+            E::Parameter(_) => Err(sem("InvalidParameterUse", format!("a parameter cannot be used as a property map in a pattern: `{}`", self.text(p.span)))),
             _ => Ok((Vec::new(), Some(self.expr(p, scope, None)?))),
         }
     }
@@ -451,6 +454,9 @@ impl<'q> Lowerer<'q> {
                     };
                     kinds.push(match &e {
                         Expr::Var(s) if *s < in_width => scope.vars[*s].kind,
+                        Expr::Lit(Value::Null) => Kind::Any,
+                        Expr::Lit(_) | Expr::List(_) | Expr::Map(_) | Expr::MapProj(..) | Expr::Bin(..) | Expr::Not(_) | Expr::Neg(_) | Expr::IsNull(..) => Kind::Value,
+                        Expr::ListComp { .. } | Expr::PatternComp { .. } | Expr::Exists(_) | Expr::Quant { .. } => Kind::Value,
                         _ => Kind::Any,
                     });
                     columns.push(name);
@@ -466,15 +472,24 @@ impl<'q> Lowerer<'q> {
             }
         }
         let aggregating = !aggs.is_empty();
+        if aggregating {
+            let keys: Vec<Expr> = items.iter().zip(&is_key).filter(|(_, k)| **k).map(|(e, _)| e.clone()).collect();
+            for ((e, k), it) in items.iter().zip(&is_key).zip(&p.items) {
+                if !*k {
+                    check_ambiguous(e, &keys, 0, in_width, self.text(it.span))?;
+                }
+            }
+        }
         // ORDER BY sees the projected columns first, then the incoming variables.
         let mut order_scope = Scope::default();
         for (c, k) in columns.iter().zip(&kinds) {
             order_scope.push(c, *k);
         }
         for v in &scope.vars {
-            // Without aggregation or DISTINCT, ORDER BY may use variables the projection drops.
-            let visible = !aggregating && !p.quantifier.as_ref().is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
-            order_scope.push(if visible { &v.name } else { " dropped" }, v.kind);
+            // ORDER BY may also use the incoming variables, unless a column of the same name
+            // shadows them.
+            let shadowed = columns.contains(&v.name);
+            order_scope.push(if shadowed { " shadowed" } else { &v.name }, v.kind);
         }
         let mut order = Vec::new();
         if let Some(ob) = &p.order_by {
@@ -490,7 +505,10 @@ impl<'q> Lowerer<'q> {
                     Expr::Var(i)
                 } else if aggregating {
                     let base = columns.len() + in_width;
-                    self.expr(&si.expression, &order_scope, Some(&mut AggCtx { aggs: &mut aggs, base }))?
+                    let e = self.expr(&si.expression, &order_scope, Some(&mut AggCtx { aggs: &mut aggs, base }))?;
+                    let keys: Vec<Expr> = items.iter().zip(&is_key).filter(|(_, k)| **k).map(|(e, _)| shift(e, columns.len())).collect();
+                    check_ambiguous(&e, &keys, columns.len(), base, self.text(si.expression.span))?;
+                    e
                 } else {
                     let before = aggs.len();
                     let e = self.expr(&si.expression, &order_scope, Some(&mut AggCtx { aggs: &mut aggs, base: 0 }))?;
@@ -515,8 +533,14 @@ impl<'q> Lowerer<'q> {
         for (c, k) in columns.iter().zip(&kinds) {
             new_scope.push(c, *k);
         }
+        // WITH … WHERE sees the new columns and, unless shadowed, the incoming variables
+        // (evaluated on `output row ++ input row`, like ORDER BY).
         let filter = match where_ {
-            Some(w) => Some(self.expr(w, &new_scope, None)?),
+            Some(w) => {
+                let mut s = order_scope.clone();
+                s.vars.truncate(columns.len() + in_width);
+                Some(self.expr(w, &s, None)?)
+            }
             None => None,
         };
         let distinct = p.quantifier.as_ref().is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
@@ -800,6 +824,21 @@ impl<'q> Lowerer<'q> {
         for a in &f.arguments {
             args.push(self.expr(a, scope, agg.as_deref_mut())?);
         }
+        // Argument kinds known at compile time (`length(n)` on a node is an error).
+        if let Some(Expr::Var(slot)) = args.first() {
+            let kind = scope.vars.get(*slot).map(|v| v.kind);
+            let bad = matches!(
+                (name.as_str(), kind),
+                ("length", Some(Kind::Node | Kind::Rel))
+                    | ("type", Some(Kind::Node | Kind::Path))
+                    | ("labels", Some(Kind::Rel | Kind::Path))
+                    | ("nodes" | "relationships", Some(Kind::Node | Kind::Rel))
+                    | ("startnode" | "endnode", Some(Kind::Node | Kind::Path))
+            );
+            if bad {
+                return Err(sem("InvalidArgumentType", format!("wrong argument type in `{}`", self.text(e.span))));
+            }
+        }
         if !crate::exec::known_function(&name, args.len())? {
             return Err(sem("UnknownFunction", format!("unknown function `{name}`")));
         }
@@ -907,6 +946,62 @@ fn add_hints(filter: &Expr, pattern: &mut PatternPlan) {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Moves every slot of `e` up by `by` (an input-scope expression read in ORDER BY's scope).
+fn shift(e: &Expr, by: usize) -> Expr {
+    let mut e = e.clone();
+    fn go(e: &mut Expr, by: usize) {
+        match e {
+            Expr::Var(s) => *s += by,
+            Expr::Prop(x, _) | Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => go(x, by),
+            Expr::Index(a, b) | Expr::Bin(_, a, b) => {
+                go(a, by);
+                go(b, by);
+            }
+            Expr::List(xs) | Expr::Call(_, xs) => xs.iter_mut().for_each(|x| go(x, by)),
+            Expr::Map(xs) => xs.iter_mut().for_each(|(_, x)| go(x, by)),
+            // Other forms never equal an ORDER BY expression in practice: leave them.
+            _ => {}
+        }
+    }
+    go(&mut e, by);
+    e
+}
+
+/// In an aggregating projection, the parts outside aggregates may only read grouping keys:
+/// `me.age + count(*)` needs `me.age` (or `me`) projected as a key.
+fn check_ambiguous(e: &Expr, keys: &[Expr], lo: usize, agg_base: usize, text: &str) -> Result<()> {
+    if keys.iter().any(|k| k == e) {
+        return Ok(());
+    }
+    let bad = || sem("AmbiguousAggregationExpression", format!("`{text}` mixes aggregates with values that are not grouping keys"));
+    match e {
+        Expr::Var(s) => {
+            if *s >= agg_base || *s < lo {
+                Ok(())
+            } else {
+                Err(bad())
+            }
+        }
+        Expr::Lit(_) | Expr::Param(_) => Ok(()),
+        Expr::Prop(x, _) | Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => check_ambiguous(x, keys, lo, agg_base, text),
+        Expr::Index(a, b) | Expr::Bin(_, a, b) => {
+            check_ambiguous(a, keys, lo, agg_base, text)?;
+            check_ambiguous(b, keys, lo, agg_base, text)
+        }
+        Expr::List(xs) | Expr::Call(_, xs) => xs.iter().try_for_each(|x| check_ambiguous(x, keys, lo, agg_base, text)),
+        Expr::Map(xs) => xs.iter().try_for_each(|(_, x)| check_ambiguous(x, keys, lo, agg_base, text)),
+        _ => {
+            let mut ok = true;
+            e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.iter().any(|k| *k == Expr::Var(s)));
+            if ok {
+                Ok(())
+            } else {
+                Err(bad())
             }
         }
     }

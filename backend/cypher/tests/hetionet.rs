@@ -216,3 +216,12 @@ fn errors_are_one_line_with_positions() {
     assert_eq!(e.kind, ErrorKind::Semantic);
     assert!(e.to_string().contains("`d`"), "{e}");
 }
+
+#[test]
+fn limit_stops_matching_early() {
+    let g = need_graph!();
+    // Without the early stop this would hit the budget long before finishing.
+    let budget = Budget { time: Duration::from_secs(5), rows: 100_000 };
+    let r = execute(g, "MATCH p = (c:Compound)-[*1..6]-(x) RETURN x.id AS id SKIP 2 LIMIT 3", &Options { budget, ..Default::default() }).unwrap();
+    assert_eq!(r.rows.len(), 3);
+}

@@ -419,16 +419,19 @@ impl Fixture<'_> {
                     }
                     let end = clauses[j - 1].span.end;
                     let read = &src[start..end];
-                    let mut next = Vec::new();
-                    for b in &rows {
-                        let (prefix, params) = with_prefix(b);
-                        let q = format!("{prefix}{read} RETURN *");
-                        let r = execute(&*self.g, &q, &Options { params, ..Default::default() }).map_err(|e| format!("{q}: {e}"))?;
-                        for row in &r.rows {
-                            next.push(r.columns.iter().cloned().zip(row.iter().map(|o| out_to_value(self.g, o))).collect());
-                        }
-                    }
-                    rows = next;
+                    // All current rows go in as one list parameter: the read clauses may
+                    // aggregate across them.
+                    let keys: Vec<String> = rows.first().map(|b| b.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+                    let (prefix, params) = if keys.is_empty() {
+                        (String::new(), HashMap::new())
+                    } else {
+                        let list = Value::List(rows.iter().map(|b| Value::Map(b.iter().cloned().collect())).collect());
+                        let items: Vec<String> = keys.iter().map(|k| format!("__row.`{k}` AS `{k}`")).collect();
+                        (format!("UNWIND $__rows AS __row WITH {} ", items.join(", ")), [("__rows".to_string(), list)].into_iter().collect())
+                    };
+                    let q = format!("{prefix}{read} RETURN *");
+                    let r = execute(&*self.g, &q, &Options { params, ..Default::default() }).map_err(|e| format!("{q}: {e}"))?;
+                    rows = r.rows.iter().map(|row| r.columns.iter().cloned().zip(row.iter().map(|o| out_to_value(self.g, o))).collect()).collect();
                     i = j;
                 }
                 _ => return Err(format!("setup clause not supported: {}", clauses[i].span.text(src).unwrap_or("").lines().next().unwrap_or(""))),
@@ -594,7 +597,7 @@ fn expand(area: &str, feature: &gherkin::Feature) -> Vec<Scenario> {
 }
 
 fn budget() -> Budget {
-    Budget { time: Duration::from_secs(5), rows: 1_000_000 }
+    Budget { time: Duration::from_secs(5), rows: 3_000_000 }
 }
 
 fn doc(s: &gherkin::Step) -> String {

@@ -76,6 +76,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
+        .merge(cypher::routes())
         .merge(docs::routes())
         .fallback(error::not_found)
         .with_state(state);
