@@ -9,10 +9,11 @@ pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod graph;
+pub mod pipeline;
 pub mod rns;
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use axum::http::{header, HeaderValue};
 use axum::Router;
@@ -30,11 +31,34 @@ pub struct AppState {
     pub model: Option<Arc<Model>>,
     /// Exact P3 blocks of recently requested sets.
     pub blocks: Arc<BlockCache>,
+    /// Evaluation runs (`GET /api/runs`).
+    pub runs_dir: PathBuf,
+    /// Models for `POST /api/ask` (none: offline agents).
+    pub models: Arc<serenqa_pipeline::llm::ModelsFile>,
+    pub llm_cache: Option<PathBuf>,
+    /// Built on first use (lexicon and statistics of the graph).
+    pub ask: Arc<OnceLock<Result<Arc<serenqa_pipeline::ask::AskContext>, String>>>,
 }
 
 impl AppState {
     pub fn new(graph: Arc<Graph>) -> Self {
-        AppState { graph, model: None, blocks: Arc::new(BlockCache::default()) }
+        AppState {
+            graph,
+            model: None,
+            blocks: Arc::new(BlockCache::default()),
+            runs_dir: serenqa_pipeline::run::default_runs_dir(),
+            models: Arc::new(serenqa_pipeline::llm::ModelsFile::offline()),
+            llm_cache: None,
+            ask: Arc::new(OnceLock::new()),
+        }
+    }
+    /// Where runs are listed from and which models `POST /api/ask` may use.
+    pub fn with_pipeline(mut self, runs_dir: PathBuf, models: serenqa_pipeline::llm::ModelsFile, llm_cache: Option<PathBuf>) -> Self {
+        self.runs_dir = runs_dir;
+        self.models = Arc::new(models);
+        self.llm_cache = llm_cache;
+        self.ask = Arc::new(OnceLock::new());
+        self
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
         self.model = model.map(Arc::new);
@@ -49,6 +73,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let api = Router::new()
         .merge(graph::routes())
         .merge(rns::routes())
+        .merge(cypher::routes())
+        .merge(pipeline::routes())
         .merge(discover::routes())
         .merge(cypher::routes())
         .merge(docs::routes())

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod cypher;
 pub mod data;
+pub mod eval;
 pub mod import;
 pub mod perf;
 pub mod precompute;
