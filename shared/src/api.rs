@@ -128,4 +128,52 @@ pub struct NodeDetail {
     pub link: Option<(String, String)>,
     pub degree: u64,
     pub groups: Vec<NeighbourGroup>,
+// ----- serendipity (RNS) -----
+
+/// `GET /api/slice?ids=…`: the closed-world slice of a set of entities, for scoring in the
+/// browser. `nodes[k]` describes `slice.ids[k]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SliceResponse {
+    pub nodes: Vec<NodeView>,
+    pub slice: crate::rns::Slice,
+}
+
+/// `POST /api/rns`: score a partition (Ae, As) server-side. Ids are `Type::identifier` keys
+/// or unambiguous bare identifiers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RnsRequest {
+    pub existing: Vec<String>,
+    pub serendipity: Vec<String>,
+    /// Defaults to α = β = γ = 1/3.
+    #[serde(default)]
+    pub weights: Option<crate::rns::Weights>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RnsResponse {
+    pub existing: Vec<NodeView>,
+    pub serendipity: Vec<NodeView>,
+    /// The weights that produced `terms` (stored with every result).
+    pub weights: crate::rns::Weights,
+    pub terms: crate::rns::Terms,
+}
+
+/// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartitionRequest {
+    pub candidates: Vec<String>,
+    #[serde(default)]
+    pub weights: Option<crate::rns::Weights>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartitionResponse {
+    pub existing: Vec<NodeView>,
+    pub serendipity: Vec<NodeView>,
+    pub weights: crate::rns::Weights,
+    /// Score of the starting partition and of the result.
+    pub initial: crate::rns::Terms,
+    pub terms: crate::rns::Terms,
+    pub swaps: usize,
+    pub evaluations: u64,
 }

@@ -7,3 +7,4 @@ pub mod api;
 pub mod layout;
 pub mod links;
 pub mod phrases;
+pub mod rns;

@@ -7,6 +7,7 @@ mod api;
 mod attribution;
 mod commands;
 mod graph_source;
+mod model_source;
 mod rss;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,12 @@ enum Command {
     Data(commands::data::DataArgs),
     /// Performance measurements (medians, peak memory); not tests.
     Perf(commands::perf::PerfArgs),
+    /// Compute marginals and embeddings (the serendipity model) into the snapshot.
+    Precompute(commands::precompute::PrecomputeArgs),
+    /// Score a partition: R, N, S and RNS of (existing, serendipity).
+    Score(commands::score::ScoreArgs),
+    /// RNS-guided partition of candidate answers (greedy swap).
+    Partition(commands::score::PartitionArgs),
 }
 
 fn main() {
@@ -47,6 +54,9 @@ fn main() {
         Command::Serve(a) => commands::serve::run(a, progress),
         Command::Data(a) => commands::data::run(a, progress),
         Command::Perf(a) => commands::perf::run(a, progress),
+        Command::Precompute(a) => commands::precompute::run(a, progress),
+        Command::Score(a) => commands::score::run_score(a, progress),
+        Command::Partition(a) => commands::score::run_partition(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

@@ -6,6 +6,7 @@
 pub mod error;
 pub mod extract;
 pub mod graph;
+pub mod rns;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use std::sync::Arc;
 use axum::http::{header, HeaderValue};
 use axum::Router;
 use serenqa_graph::Graph;
+use serenqa_model::slice::BlockCache;
+use serenqa_model::Model;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -20,11 +23,19 @@ use tower_http::set_header::SetResponseHeaderLayer;
 #[derive(Clone)]
 pub struct AppState {
     pub graph: Arc<Graph>,
+    /// The precomputed serendipity model; `None` makes the RNS endpoints answer 503.
+    pub model: Option<Arc<Model>>,
+    /// Exact P3 blocks of recently requested sets.
+    pub blocks: Arc<BlockCache>,
 }
 
 impl AppState {
     pub fn new(graph: Arc<Graph>) -> Self {
-        AppState { graph }
+        AppState { graph, model: None, blocks: Arc::new(BlockCache::default()) }
+    }
+    pub fn with_model(mut self, model: Option<Model>) -> Self {
+        self.model = model.map(Arc::new);
+        self
     }
 }
 
@@ -32,7 +43,7 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let api = Router::new().merge(graph::routes()).fallback(error::not_found).with_state(state);
+    let api = Router::new().merge(graph::routes()).merge(rns::routes()).fallback(error::not_found).with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .nest("/api", api)

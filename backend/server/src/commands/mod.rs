@@ -3,6 +3,8 @@
 pub mod data;
 pub mod import;
 pub mod perf;
+pub mod precompute;
+pub mod score;
 pub mod serve;
 pub mod stats;
 pub mod synth;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use serenqa_graph::synth::{generate, SynthSpec};
+use serenqa_model::{Model, ModelConfig};
 
 use crate::api::{self, AppState};
 use crate::graph_source::GraphArgs;
@@ -28,18 +29,31 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
-    let graph = match args.graph.load(progress) {
-        Ok(g) => g,
+    let (graph, model) = match crate::model_source::load(&args.graph, progress) {
+        Ok((g, m, _)) => (g, m),
         Err(e) if args.demo_if_missing && args.graph.graph.is_none() => {
             eprintln!("warning: {e:#}\nwarning: serving a SYNTHETIC demo graph (not real data)");
-            generate(&SynthSpec { nodes: 10_000, edges: 60_000, seed: 7, progress: false })
+            (generate(&SynthSpec { nodes: 10_000, edges: 60_000, seed: 7, progress: false }), None)
         }
         Err(e) => return Err(e),
+    };
+    // Without a stored model, compute one in memory when the graph is small enough to do it
+    // in seconds (Hetionet: ~2M edges); larger graphs need `serenqa precompute`.
+    let model = match model {
+        Some(m) => Some(m),
+        None if graph.edge_count() <= 5_000_000 => {
+            eprintln!("no precomputed model in the snapshot: computing it now (run `serenqa precompute` to store it)");
+            Some(Model::compute(&graph, &ModelConfig::default(), progress))
+        }
+        None => {
+            eprintln!("warning: no precomputed model; the RNS endpoints answer 503 until `serenqa precompute` is run");
+            None
+        }
     };
     if !args.dist.join("index.html").is_file() {
         eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
     }
-    let state = AppState::new(Arc::new(graph));
+    let state = AppState::new(Arc::new(graph)).with_model(model);
     let app = api::router(state, &args.dist);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {

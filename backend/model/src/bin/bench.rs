@@ -1,0 +1,146 @@
+//! `serenqa-model-bench`: the model benchmark (see `serenqa_model::bench`).
+//!
+//! ```text
+//! serenqa-model-bench [--nodes N] [--edges E] [--seed S] [--hetionet DIR]
+//!                     [--skip-embeddings] [--export DIR] [--runs R] [--directed]
+//! ```
+//! Defaults: the synthetic CKG-scale graph (15.4M nodes, 200M edges). Prints one line per
+//! measurement and a JSON summary on stdout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serenqa_graph::load::{hetionet, LoadOptions};
+use serenqa_graph::synth::{generate, SynthSpec};
+use serenqa_model::bench;
+use serenqa_model::embeddings::{EmbeddingInfo, Embeddings, FastRp};
+use serenqa_model::marginals::MarginalParams;
+use serenqa_model::Model;
+
+struct Args {
+    nodes: u64,
+    edges: u64,
+    seed: u64,
+    hetionet: Option<PathBuf>,
+    skip_embeddings: bool,
+    export: Option<PathBuf>,
+    runs: usize,
+    directed: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        nodes: 15_430_157,
+        edges: 201_704_256,
+        seed: 1,
+        hetionet: None,
+        skip_embeddings: false,
+        export: None,
+        runs: 10,
+        directed: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--nodes" => a.nodes = val()?.parse().map_err(|e| format!("--nodes: {e}"))?,
+            "--edges" => a.edges = val()?.parse().map_err(|e| format!("--edges: {e}"))?,
+            "--seed" => a.seed = val()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--runs" => a.runs = val()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--hetionet" => a.hetionet = Some(PathBuf::from(val()?)),
+            "--export" => a.export = Some(PathBuf::from(val()?)),
+            "--skip-embeddings" => a.skip_embeddings = true,
+            "--directed" => a.directed = true,
+            "-h" | "--help" => {
+                return Err("usage: serenqa-model-bench [--nodes N] [--edges E] [--seed S] [--hetionet DIR] [--skip-embeddings] [--export DIR] [--runs R] [--directed]".into())
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn gb(b: Option<u64>) -> String {
+    b.map(|b| format!("{:.2} GB", b as f64 / 1e9)).unwrap_or_else(|| "n/a".into())
+}
+
+fn run() -> Result<(), String> {
+    let a = parse()?;
+    let start = Instant::now();
+    let (g, kind) = match &a.hetionet {
+        Some(dir) => {
+            let files = hetionet::HetionetFiles::in_dir(dir).map_err(|e| e.to_string())?;
+            (hetionet::load(&files, &LoadOptions { progress: true }).map_err(|e| e.to_string())?, "Compound")
+        }
+        None => (generate(&SynthSpec { nodes: a.nodes, edges: a.edges, seed: a.seed, progress: true }), "Drug"),
+    };
+    eprintln!(
+        "graph: {} nodes, {} edges, built in {:.1} s, peak RSS so far {}",
+        g.node_count(),
+        g.edge_count(),
+        start.elapsed().as_secs_f64(),
+        gb(bench::peak_rss_bytes())
+    );
+    let params = MarginalParams::default();
+    let (p, mb) = bench::marginals(&g, &params, a.directed, true);
+    println!(
+        "marginals: {:.2} s iterating + {:.2} s reordering, {} iterations (residual {:.2e}, converged {}), floor {:.2} s for {} passes, ratio {:.2}, peak RSS {}",
+        mb.stats.seconds, mb.reorder_seconds, mb.stats.iterations, mb.stats.residual, mb.stats.converged, mb.floor_seconds, mb.passes, mb.ratio, gb(mb.peak_rss_bytes)
+    );
+    if let Some(dir) = &a.export {
+        bench::export_for_scipy(&g, dir, &p, &mb, &params).map_err(|e| e.to_string())?;
+        println!("exported CSR and marginals to {}", dir.display());
+    }
+    let blk_any = bench::blocks(&g, a.directed, 50, a.runs, a.seed, None);
+    println!("P3 block |A|=50 (uniform nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_any.median_ms, blk_any.max_ms, blk_any.runs);
+    let blk_kind = bench::blocks(&g, a.directed, 50, a.runs, a.seed + 1, Some(kind));
+    println!("P3 block |A|=50 ({kind} nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_kind.median_ms, blk_kind.max_ms, blk_kind.runs);
+    let emb = if a.skip_embeddings {
+        // Placeholder rows (not FastRP) so the swap benchmark can run: labelled as such.
+        let d = 64;
+        let data = (0..g.node_count() * d).map(|i| ((i * 2654435761) % 7) as f32 - 3.0).collect();
+        Embeddings {
+            info: EmbeddingInfo { method: "placeholder".into(), dim: d, seed: 0, hop_weights: vec![], directed: a.directed, seconds: 0.0 },
+            data,
+        }
+    } else {
+        let e = bench::embeddings(&g, &FastRp { directed: a.directed, ..FastRp::default() }, true);
+        println!("embeddings (FastRP, d=64, 3 hops): {:.1} s, peak RSS {}", e.info.seconds, gb(bench::peak_rss_bytes()));
+        e
+    };
+    let model = Model::from_parts(&g, a.directed, params, mb.stats.clone(), p, emb);
+    let sw_any = bench::swap(&g, &model, 100, a.runs, a.seed + 2, None).map_err(|e| e.to_string())?;
+    let sw_kind = bench::swap(&g, &model, 100, a.runs, a.seed + 3, Some(kind)).map_err(|e| e.to_string())?;
+    for (what, sw) in [("uniform", &sw_any), (kind, &sw_kind)] {
+        println!(
+            "|Ac|=100 ({what}): slice median {:.2} ms (max {:.2}), greedy swap median {:.2} ms (max {:.2}), swaps {:?}",
+            sw.slice.median_ms, sw.slice.max_ms, sw.greedy.median_ms, sw.greedy.max_ms, sw.swaps
+        );
+    }
+    let summary = serde_json::json!({
+        "graph": { "nodes": g.node_count(), "edges": g.edge_count(), "synthetic": g.meta().synthetic },
+        "marginals": mb,
+        "block50_uniform": blk_any,
+        "block50_kind": blk_kind,
+        "kind": kind,
+        "embeddings_seconds": model.embeddings.info.seconds,
+        "embeddings_method": model.embeddings.info.method,
+        "swap100_uniform": sw_any,
+        "swap100_kind": sw_kind,
+        "peak_rss_bytes": bench::peak_rss_bytes(),
+        "total_seconds": start.elapsed().as_secs_f64(),
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

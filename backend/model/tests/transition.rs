@@ -1,0 +1,138 @@
+//! The transition model and marginals against dense computations from the edge list.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use serenqa_model::marginals::{self, MarginalParams};
+use serenqa_model::transition::Transition;
+
+fn edges_strategy() -> impl Strategy<Value = (usize, Vec<(u32, u32)>)> {
+    (1usize..12).prop_flat_map(|n| (Just(n), prop::collection::vec((0..n as u32, 0..n as u32), 0..40)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// P3 (evaluated exactly on the block of all nodes) is non-negative, row-stochastic, and
+    /// equals the dense Σ αₕP1ʰ built from the edge list — both walk directions.
+    #[test]
+    fn p3_rows_nonnegative_and_stochastic((n, edges) in edges_strategy(), directed in any::<bool>()) {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let all: Vec<u32> = (0..n as u32).collect();
+        let b = t.block(&all);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
+        for i in 0..n {
+            let row = &b[i * n..(i + 1) * n];
+            prop_assert!(row.iter().all(|&x| x >= 0.0));
+            prop_assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            for j in 0..n {
+                prop_assert!((row[j] - dense[i][j]).abs() < 1e-12, "P3[{i}][{j}] = {} vs dense {}", row[j], dense[i][j]);
+            }
+            let p1: f64 = t.p1_row(i as u32).iter().map(|x| x.1).sum();
+            prop_assert!((p1 - 1.0).abs() < 1e-12);
+        }
+    }
+
+    /// The block of any subset, in any order, equals the dense P3 restricted to it.
+    #[test]
+    fn block_of_subset_matches_dense((n, edges) in edges_strategy(), directed in any::<bool>(), pick in prop::collection::vec(any::<prop::sample::Index>(), 1..6)) {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let mut a: Vec<u32> = Vec::new();
+        for p in pick {
+            let x = p.index(n) as u32;
+            if !a.contains(&x) { a.push(x); }
+        }
+        let b = t.block(&a);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
+        let k = a.len();
+        for r in 0..k {
+            for c in 0..k {
+                prop_assert!((b[r * k + c] - dense[a[r] as usize][a[c] as usize]).abs() < 1e-12);
+            }
+        }
+    }
+
+    /// P3ᵀx by three sparse passes equals the dense product.
+    #[test]
+    fn p3t_matches_dense((n, edges) in edges_strategy(), directed in any::<bool>(), seed in any::<u64>()) {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let x: Vec<f64> = (0..n).map(|i| ((seed >> (i % 60)) & 0xff) as f64 / 255.0).collect();
+        let mut y = vec![0.0; n];
+        t.p3t(&x, &t.inv_degrees(), &mut y);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
+        for j in 0..n {
+            let want: f64 = (0..n).map(|i| dense[i][j] * x[i]).sum();
+            prop_assert!((y[j] - want).abs() < 1e-12);
+        }
+    }
+
+    /// Marginals are positive, sum to 1, and equal the dense Algorithm 2 (same iterations).
+    #[test]
+    fn marginals_sum_to_one((n, edges) in edges_strategy(), directed in any::<bool>()) {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let params = MarginalParams::default();
+        let (p, stats) = marginals::compute(&t, &params, false);
+        prop_assert!(stats.converged);
+        prop_assert!(stats.residual < params.epsilon);
+        prop_assert!(p.iter().all(|&x| x > 0.0));
+        prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let (want, iters) = dense_marginals(&dense_p3(&dense_p1(n, &edges, directed)), params.lambda, params.epsilon);
+        prop_assert_eq!(stats.iterations, iters);
+        for i in 0..n {
+            prop_assert!((p[i] - want[i]).abs() < 1e-12);
+        }
+    }
+}
+
+/// A hub with many leaves takes the "look up each predecessor" path of the block
+/// computation (its degree exceeds the lookup budget); results must not change.
+#[test]
+fn hub_lookup_path_matches_dense() {
+    let n = 300;
+    let mut edges: Vec<(u32, u32)> = (1..250).map(|i| (0, i)).collect();
+    edges.extend([(1, 2), (2, 3), (3, 1), (5, 0), (250, 251), (251, 0), (7, 7), (1, 2)]);
+    for directed in [false, true] {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
+        for a in [vec![1u32, 2], vec![0, 3, 250], vec![7, 251, 299, 5], vec![4, 1]] {
+            let b = t.block(&a);
+            let k = a.len();
+            for r in 0..k {
+                for c in 0..k {
+                    let want = dense[a[r] as usize][a[c] as usize];
+                    assert!((b[r * k + c] - want).abs() < 1e-12, "directed {directed} A {a:?} [{r}][{c}]: {} vs {want}", b[r * k + c]);
+                }
+            }
+        }
+    }
+}
+
+/// Multiplicity counts edges in either stored direction (undirected) or the stored one.
+#[test]
+fn multiplicity_counts_parallel_edges() {
+    let mut edges = vec![(0u32, 1u32), (0, 1), (1, 0), (2, 1)];
+    // A long list on node 0 so the segment binary search is used.
+    edges.extend((3..60).map(|i| (0, i)));
+    let g = graph(60, &edges);
+    assert_eq!(Transition::new(&g, false).multiplicity(0, 1), 3);
+    assert_eq!(Transition::new(&g, true).multiplicity(0, 1), 2);
+    assert_eq!(Transition::new(&g, true).multiplicity(1, 0), 1);
+    assert_eq!(Transition::new(&g, false).multiplicity(0, 2), 0);
+    assert_eq!(Transition::new(&g, false).multiplicity(59, 0), 1);
+}
+
+/// Hitting the iteration cap is reported, not hidden.
+#[test]
+fn iteration_cap_is_reported() {
+    let g = graph(4, &[(0, 1), (1, 2)]);
+    let t = Transition::new(&g, true);
+    let (_, stats) = marginals::compute(&t, &MarginalParams { max_iterations: 1, ..Default::default() }, false);
+    assert_eq!(stats.iterations, 1);
+    assert!(!stats.converged);
+}

@@ -1,0 +1,187 @@
+//! Serendipity: `GET /api/slice?ids=…` (a slice for scoring in the browser), `POST /api/rns`
+//! (score a partition server-side), `POST /api/partition` (RNS-guided partition).
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serenqa_model::slice;
+use serenqa_model::{Model, ModelError};
+use serenqa_shared::api::{PartitionRequest, PartitionResponse, RnsRequest, RnsResponse, SliceResponse};
+
+use super::error::HttpError;
+use super::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/slice", get(get_slice))
+        .route("/rns", post(post_rns))
+        .route("/partition", post(post_partition))
+}
+
+impl From<ModelError> for HttpError {
+    fn from(e: ModelError) -> Self {
+        let status = match &e {
+            ModelError::UnknownNode(_) => StatusCode::NOT_FOUND,
+            ModelError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ModelError::NoModel => StatusCode::SERVICE_UNAVAILABLE,
+            e if e.is_client_error() => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        HttpError { status, code: e.code(), message: e.to_string() }
+    }
+}
+
+fn model(s: &AppState) -> Result<Arc<Model>, HttpError> {
+    s.model.clone().ok_or_else(|| ModelError::NoModel.into())
+}
+
+/// Runs model work off the async workers (a large block takes milliseconds of CPU).
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ModelError> + Send + 'static) -> Result<Json<T>, HttpError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => Ok(Json(r?)),
+        Err(e) => Err(HttpError::internal(e.to_string())),
+    }
+}
+
+#[derive(Deserialize)]
+struct SliceQuery {
+    /// Comma-separated ids.
+    ids: Option<String>,
+}
+
+async fn get_slice(State(s): State<AppState>, Query(q): Query<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
+    let ids: Vec<String> = q.ids.unwrap_or_default().split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect();
+    let m = model(&s)?;
+    blocking(move || slice::slice_for(&s.graph, &m, &s.blocks, &ids)).await
+}
+
+/// A malformed body is a JSON 400 like every other error, not axum's plain-text rejection.
+fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
+    b.map(|Json(v)| v).map_err(|e| HttpError::bad_request("bad_json", e.body_text()))
+}
+
+async fn post_rns(State(s): State<AppState>, req: Result<Json<RnsRequest>, JsonRejection>) -> Result<Json<RnsResponse>, HttpError> {
+    let req = body(req)?;
+    let m = model(&s)?;
+    let w = req.weights.unwrap_or_default();
+    blocking(move || slice::score(&s.graph, &m, &s.blocks, &req.existing, &req.serendipity, w)).await
+}
+
+async fn post_partition(
+    State(s): State<AppState>,
+    req: Result<Json<PartitionRequest>, JsonRejection>,
+) -> Result<Json<PartitionResponse>, HttpError> {
+    let req = body(req)?;
+    let m = model(&s)?;
+    let w = req.weights.unwrap_or_default();
+    blocking(move || slice::partition(&s.graph, &m, &s.blocks, &req.candidates, w)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use http_body_util::BodyExt;
+    use serenqa_graph::synth::{generate, SynthSpec};
+    use serenqa_model::embeddings::FastRp;
+    use serenqa_model::{Model, ModelConfig};
+    use serenqa_shared::api::{ApiError, RnsResponse, SliceResponse};
+    use serenqa_shared::rns::{Scorer, Weights};
+    use tower::ServiceExt;
+
+    use crate::api::{router, AppState};
+
+    fn app(with_model: bool) -> (axum::Router, Vec<String>) {
+        let g = generate(&SynthSpec { nodes: 300, edges: 2_000, seed: 3, progress: false });
+        let keys: Vec<String> = (0..g.node_count() as u32).filter(|&n| g.degree(n) > 0).take(8).map(|n| g.key(n)).collect();
+        let model = with_model.then(|| {
+            Model::compute(&g, &ModelConfig { embedding: FastRp { dim: 16, ..FastRp::default() }, ..ModelConfig::default() }, false)
+        });
+        let state = AppState::new(Arc::new(g)).with_model(model);
+        (router(state, std::path::Path::new("/nonexistent")), keys)
+    }
+
+    async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, Vec<u8>) {
+        let resp = app.clone().oneshot(req).await.expect("router answers");
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.expect("body").to_bytes().to_vec();
+        (status, bytes)
+    }
+
+    fn get(uri: &str) -> Request<Body> {
+        // Synthetic type names contain spaces.
+        Request::get(uri.replace(' ', "%20")).body(Body::empty()).expect("request")
+    }
+
+    fn post(uri: &str, json: String) -> Request<Body> {
+        Request::post(uri).header("content-type", "application/json").body(Body::from(json)).expect("request")
+    }
+
+    fn code(bytes: &[u8]) -> String {
+        serde_json::from_slice::<ApiError>(bytes).expect("JSON error body").code
+    }
+
+    /// The slice sent to the browser scores exactly like the server does.
+    #[tokio::test]
+    async fn slice_scored_in_client_equals_server_score() {
+        let (app, k) = app(true);
+        let (st, body) = call(&app, get(&format!("/api/slice?ids={}", k[..5].join(",")))).await;
+        assert_eq!(st, StatusCode::OK);
+        let slice: SliceResponse = serde_json::from_slice(&body).expect("slice JSON");
+        assert_eq!(slice.slice.len(), 5);
+        let w = Weights::new(0.2, 0.3, 0.5).expect("weights");
+        let client = Scorer::new(&slice.slice).expect("valid slice").score(&[0, 1], &[2, 3, 4], &w).expect("score");
+        let req = serde_json::json!({"existing": &k[..2], "serendipity": &k[2..5], "weights": w}).to_string();
+        let (st, body) = call(&app, post("/api/rns", req)).await;
+        assert_eq!(st, StatusCode::OK);
+        let server: RnsResponse = serde_json::from_slice(&body).expect("rns JSON");
+        assert_eq!(server.terms, client);
+        assert_eq!(server.weights, w);
+    }
+
+    #[tokio::test]
+    async fn clear_json_errors() {
+        let (app, k) = app(true);
+        let cases: Vec<(Request<Body>, StatusCode, &str)> = vec![
+            (get("/api/slice?ids=Thing::nope"), StatusCode::NOT_FOUND, "unknown_node"),
+            (get("/api/slice?ids="), StatusCode::BAD_REQUEST, "empty_set"),
+            (get(&format!("/api/slice?ids={},{}", k[0], k[0])), StatusCode::BAD_REQUEST, "overlapping_sets"),
+            (post("/api/rns", serde_json::json!({"existing": [&k[0]], "serendipity": [&k[0]]}).to_string()), StatusCode::BAD_REQUEST, "overlapping_sets"),
+            (post("/api/rns", serde_json::json!({"existing": [], "serendipity": [&k[0]]}).to_string()), StatusCode::BAD_REQUEST, "empty_set"),
+            (post("/api/rns", serde_json::json!({"existing": [&k[0]], "serendipity": []}).to_string()), StatusCode::BAD_REQUEST, "empty_set"),
+            (post("/api/rns", r#"{"existing": ["a"]}"#.to_string()), StatusCode::BAD_REQUEST, "bad_json"),
+            (
+                post("/api/rns", serde_json::json!({"existing": [&k[0]], "serendipity": [&k[1]], "weights": {"alpha": 1, "beta": 1}}).to_string()),
+                StatusCode::BAD_REQUEST,
+                "bad_json",
+            ),
+            (post("/api/partition", serde_json::json!({"candidates": [&k[0]]}).to_string()), StatusCode::BAD_REQUEST, "bad_request"),
+            (
+                post("/api/partition", serde_json::json!({"candidates": (0..600).map(|i| format!("x{i}")).collect::<Vec<_>>()}).to_string()),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+            ),
+        ];
+        for (req, status, want) in cases {
+            let uri = req.uri().to_string();
+            let (st, body) = call(&app, req).await;
+            assert_eq!((st, code(&body).as_str()), (status, want), "{uri}: {}", String::from_utf8_lossy(&body));
+        }
+        let (st, _) = call(&app, post("/api/partition", serde_json::json!({"candidates": &k}).to_string())).await;
+        assert_eq!(st, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn no_model_is_503() {
+        let (app, k) = app(false);
+        let (st, body) = call(&app, get(&format!("/api/slice?ids={}", k[0]))).await;
+        assert_eq!((st, code(&body).as_str()), (StatusCode::SERVICE_UNAVAILABLE, "no_model"));
+    }
+}

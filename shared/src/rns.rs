@@ -1,0 +1,782 @@
+//! The RNS serendipity score computed from a closed-world [`Slice`] alone (no graph, no I/O),
+//! so the server and the browser (wasm32) compute the same numbers.
+//!
+//! Definitions follow `docs/RNS.md` exactly. For an answer set A = Ae ∪ As (positions into a
+//! slice; the slice may hold more entities than A — only the rows and columns of A are read):
+//! - π(x) = P(x) / Σ_{y∈A} P(y); πₑ(i) = π(i) / Σ_{i'∈Ae} π(i').
+//! - T[i][x] = (B[i][x] + δ) / Σ_{y∈A} (B[i][y] + δ), δ = 1e-12.
+//! - R = −mean_{i∈As, j∈Ae} ‖nᵢ − nⱼ‖₂ / 2 on L2-normalised embeddings (rows are normalised
+//!   here again, so a slice from any source gives d ∈ [0, 1]; an all-zero row stays zero).
+//! - N = 1 − clip₀₁( Σ_{i∈Ae} πₑ(i) Σ_{j∈As} T[i][j] log₂(T[i][j]/π(j)) / log₂|A| ).
+//! - S = JSD(Ps ‖ Pe) in bits, Pe = mean of T rows over Ae, Ps = mean over As.
+//! - RNS = αR + βN + γS.
+//!
+//! Three entry points, from general to fast:
+//! - [`Scorer::score`]: any partition, O(|A|² + |Ae||As|d).
+//! - [`Scorer::score_candidates`]: RNS(Ae, {c}) for many candidates c (the UI's slider path),
+//!   O(|Ae|² + |Ae|d) per candidate, no allocation per candidate.
+//! - [`Scorer::greedy_swap`]: Algorithm 1 on a fixed candidate set. A = Ac does not change
+//!   during swaps, so π, T, the distance matrix and the MI summands are computed once; R and
+//!   the MI numerator are updated in O(1) per swap from running row/column sums, S in O(|A|).
+
+use serde::{Deserialize, Serialize};
+
+/// Smoothing added to every block entry so no logarithm sees 0.
+pub const DELTA: f64 = 1e-12;
+
+/// Everything RNS needs about a set of entities (RNS.md "closed-world slice").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slice {
+    /// Node indices in the graph the slice came from (used for deterministic tie-breaks).
+    pub ids: Vec<u32>,
+    /// `Type::identifier` keys, parallel to `ids` (for display; may be empty).
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Embedding dimension d.
+    pub dim: usize,
+    /// |ids| × d, row-major.
+    pub embeddings: Vec<f32>,
+    /// Global marginals P(x), parallel to `ids` (not yet restricted to A).
+    pub marginals: Vec<f64>,
+    /// B = P3[ids][ids], |ids| × |ids|, row-major: `block[r * n + c]` = P3[ids[r]][ids[c]].
+    pub block: Vec<f64>,
+}
+
+impl Slice {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    /// Position of a node index in the slice.
+    pub fn position(&self, id: u32) -> Option<usize> {
+        self.ids.iter().position(|&x| x == id)
+    }
+
+    /// Checks shapes and values, so a slice received as JSON cannot cause a panic or NaN.
+    pub fn validate(&self) -> Result<(), RnsError> {
+        let n = self.ids.len();
+        let bad = |m: String| Err(RnsError::BadSlice(m));
+        if !self.keys.is_empty() && self.keys.len() != n {
+            return bad(format!("{} keys for {n} ids", self.keys.len()));
+        }
+        if self.embeddings.len() != n.saturating_mul(self.dim) {
+            return bad(format!("embeddings hold {} values, expected {n} × {}", self.embeddings.len(), self.dim));
+        }
+        if self.marginals.len() != n {
+            return bad(format!("{} marginals for {n} ids", self.marginals.len()));
+        }
+        if self.block.len() != n.saturating_mul(n) {
+            return bad(format!("block holds {} values, expected {n} × {n}", self.block.len()));
+        }
+        if let Some(i) = self.marginals.iter().position(|p| !(p.is_finite() && *p > 0.0)) {
+            return bad(format!("marginal of entity {} is not a positive number", self.ids[i]));
+        }
+        if self.block.iter().any(|b| !(b.is_finite() && *b >= 0.0)) {
+            return bad("block has a negative or non-finite entry".into());
+        }
+        if self.embeddings.iter().any(|e| !e.is_finite()) {
+            return bad("embeddings have a non-finite value".into());
+        }
+        let mut sorted = self.ids.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return bad(format!("entity {} appears twice", w[0]));
+        }
+        Ok(())
+    }
+}
+
+/// User weights of the three terms.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+}
+
+impl Default for Weights {
+    /// α = β = γ = 1/3 until calibrated against expert partitions (RNS.md).
+    fn default() -> Self {
+        Weights { alpha: 1.0 / 3.0, beta: 1.0 / 3.0, gamma: 1.0 / 3.0 }
+    }
+}
+
+impl Weights {
+    pub fn new(alpha: f64, beta: f64, gamma: f64) -> Result<Self, RnsError> {
+        let w = Weights { alpha, beta, gamma };
+        w.validate()?;
+        Ok(w)
+    }
+    pub fn validate(&self) -> Result<(), RnsError> {
+        if [self.alpha, self.beta, self.gamma].iter().all(|x| x.is_finite()) {
+            Ok(())
+        } else {
+            Err(RnsError::BadWeights)
+        }
+    }
+    /// Parses `a,b,c`.
+    pub fn parse(s: &str) -> Result<Self, RnsError> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        if parts.len() != 3 {
+            return Err(RnsError::BadWeights);
+        }
+        let mut v = [0.0; 3];
+        for (slot, p) in v.iter_mut().zip(&parts) {
+            *slot = p.parse().map_err(|_| RnsError::BadWeights)?;
+        }
+        Weights::new(v[0], v[1], v[2])
+    }
+    #[inline]
+    pub fn combine(&self, r: f64, n: f64, s: f64) -> f64 {
+        self.alpha * r + self.beta * n + self.gamma * s
+    }
+    fn scale(&self) -> f64 {
+        self.alpha.abs() + self.beta.abs() + self.gamma.abs()
+    }
+}
+
+/// R, N, S and their weighted sum.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Terms {
+    pub r: f64,
+    pub n: f64,
+    pub s: f64,
+    pub rns: f64,
+}
+
+/// Intermediate values of one scoring (for tests, the worked example and explanations).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Details {
+    /// Positions in the slice, Ae first then As (the order of the rows below).
+    pub order: Vec<usize>,
+    pub pi: Vec<f64>,
+    /// |A| × |A| row-major.
+    pub t: Vec<f64>,
+    /// MI before normalisation and clipping (bits).
+    pub mi_raw: f64,
+    /// MI / log₂|A| clipped to [0, 1].
+    pub mi: f64,
+    pub pe: Vec<f64>,
+    pub ps: Vec<f64>,
+    pub jsd: f64,
+    pub terms: Terms,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RnsError {
+    BadSlice(String),
+    EmptyExisting,
+    EmptySerendipity,
+    /// A position appears in both sets (or twice in one).
+    Overlap(u32),
+    OutOfRange(usize),
+    TooFewCandidates,
+    BadWeights,
+}
+
+impl std::fmt::Display for RnsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RnsError::BadSlice(m) => write!(f, "invalid slice: {m}"),
+            RnsError::EmptyExisting => write!(f, "the existing answer set is empty"),
+            RnsError::EmptySerendipity => write!(f, "the serendipity answer set is empty"),
+            RnsError::Overlap(id) => write!(f, "entity {id} appears more than once across the existing and serendipity sets"),
+            RnsError::OutOfRange(p) => write!(f, "position {p} is outside the slice"),
+            RnsError::TooFewCandidates => write!(f, "partitioning needs at least 2 candidates"),
+            RnsError::BadWeights => write!(f, "weights must be three finite numbers a,b,c"),
+        }
+    }
+}
+
+impl std::error::Error for RnsError {}
+
+/// Jensen–Shannon divergence in bits of two distributions with positive entries.
+pub fn jsd_bits(p: &[f64], q: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for (&a, &b) in p.iter().zip(q) {
+        acc += jsd_term(a, b);
+    }
+    (acc * 0.5).clamp(0.0, 1.0)
+}
+
+/// a·log₂(a/m) + b·log₂(b/m), m = (a+b)/2, with 0·log 0 = 0.
+#[inline]
+fn jsd_term(a: f64, b: f64) -> f64 {
+    let m = 0.5 * (a + b);
+    let mut t = 0.0;
+    if a > 0.0 {
+        t += a * (a / m).log2();
+    }
+    if b > 0.0 {
+        t += b * (b / m).log2();
+    }
+    t
+}
+
+/// A slice prepared for scoring: embeddings L2-normalised to f64 once.
+#[derive(Clone, Debug)]
+pub struct Scorer<'a> {
+    slice: &'a Slice,
+    emb: Vec<f64>,
+}
+
+impl<'a> Scorer<'a> {
+    pub fn new(slice: &'a Slice) -> Result<Self, RnsError> {
+        slice.validate()?;
+        let d = slice.dim;
+        let mut emb: Vec<f64> = slice.embeddings.iter().map(|&x| x as f64).collect();
+        if d > 0 {
+            for row in emb.chunks_mut(d) {
+                let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+                if norm > 0.0 {
+                    row.iter_mut().for_each(|x| *x /= norm);
+                }
+            }
+        }
+        Ok(Scorer { slice, emb })
+    }
+
+    pub fn slice(&self) -> &Slice {
+        self.slice
+    }
+
+    #[inline]
+    fn b(&self, r: usize, c: usize) -> f64 {
+        self.slice.block[r * self.slice.ids.len() + c]
+    }
+
+    /// d(u, v) = ‖u − v‖₂ / 2 between two slice rows.
+    #[inline]
+    pub fn distance(&self, a: usize, b: usize) -> f64 {
+        let d = self.slice.dim;
+        let (u, v) = (&self.emb[a * d..a * d + d], &self.emb[b * d..b * d + d]);
+        let s: f64 = u.iter().zip(v).map(|(x, y)| (x - y) * (x - y)).sum();
+        s.sqrt() * 0.5
+    }
+
+    /// Checks that positions are in range, sets non-empty and disjoint.
+    fn check(&self, ae: &[usize], as_: &[usize]) -> Result<(), RnsError> {
+        if as_.is_empty() {
+            return Err(RnsError::EmptySerendipity);
+        }
+        self.check_existing(ae, as_)
+    }
+
+    /// Like `check` but `as_` may be empty.
+    fn check_existing(&self, ae: &[usize], as_: &[usize]) -> Result<(), RnsError> {
+        if ae.is_empty() {
+            return Err(RnsError::EmptyExisting);
+        }
+        let n = self.slice.len();
+        let mut seen = vec![false; n];
+        for &p in ae.iter().chain(as_) {
+            if p >= n {
+                return Err(RnsError::OutOfRange(p));
+            }
+            if seen[p] {
+                return Err(RnsError::Overlap(self.slice.ids[p]));
+            }
+            seen[p] = true;
+        }
+        Ok(())
+    }
+
+    /// RNS(Ae, As) with A = Ae ∪ As.
+    pub fn score(&self, ae: &[usize], as_: &[usize], w: &Weights) -> Result<Terms, RnsError> {
+        Ok(self.details(ae, as_, w)?.terms)
+    }
+
+    /// RNS(Ae, As) with every intermediate value.
+    pub fn details(&self, ae: &[usize], as_: &[usize], w: &Weights) -> Result<Details, RnsError> {
+        self.check(ae, as_)?;
+        w.validate()?;
+        let order: Vec<usize> = ae.iter().chain(as_).copied().collect();
+        let m = order.len();
+        let (ne, ns) = (ae.len(), as_.len());
+        let p = &self.slice.marginals;
+        let z: f64 = order.iter().map(|&x| p[x]).sum();
+        let pi: Vec<f64> = order.iter().map(|&x| p[x] / z).collect();
+        let mut t = vec![0.0; m * m];
+        for (r, &i) in order.iter().enumerate() {
+            let row = &mut t[r * m..(r + 1) * m];
+            for (c, &x) in order.iter().enumerate() {
+                row[c] = self.b(i, x) + DELTA;
+            }
+            let s: f64 = row.iter().sum();
+            row.iter_mut().for_each(|v| *v /= s);
+        }
+        // Relevance.
+        let mut dsum = 0.0;
+        for &i in as_ {
+            for &j in ae {
+                dsum += self.distance(i, j);
+            }
+        }
+        let r = -dsum / (ne * ns) as f64;
+        // Novelty.
+        let ze: f64 = pi[..ne].iter().sum();
+        let mut mi_raw = 0.0;
+        for e in 0..ne {
+            let mut inner = 0.0;
+            for s in ne..m {
+                let tv = t[e * m + s];
+                inner += tv * (tv / pi[s]).log2();
+            }
+            mi_raw += pi[e] / ze * inner;
+        }
+        let mi = (mi_raw / (m as f64).log2()).clamp(0.0, 1.0);
+        let n = 1.0 - mi;
+        // Surprise.
+        let mut pe = vec![0.0; m];
+        let mut ps = vec![0.0; m];
+        for row in 0..m {
+            let (target, k) = if row < ne { (&mut pe, ne) } else { (&mut ps, ns) };
+            for c in 0..m {
+                target[c] += t[row * m + c] / k as f64;
+            }
+        }
+        let jsd = jsd_bits(&ps, &pe);
+        let terms = Terms { r, n, s: jsd, rns: w.combine(r, n, jsd) };
+        Ok(Details { order, pi, t, mi_raw, mi, pe, ps, jsd, terms })
+    }
+
+    /// RNS(Ae, {c}) for every candidate c (A = Ae ∪ {c} for each), in candidate order.
+    /// This is the fast path the UI re-runs on every weight change: the Ae-only sums are
+    /// computed once, each candidate then costs O(|Ae|² + |Ae|·d).
+    pub fn score_candidates(&self, ae: &[usize], candidates: &[usize], w: &Weights) -> Result<Vec<Terms>, RnsError> {
+        self.check_existing(ae, &[])?;
+        w.validate()?;
+        let n = self.slice.len();
+        let mut in_ae = vec![false; n];
+        for &e in ae {
+            in_ae[e] = true;
+        }
+        for &c in candidates {
+            if c >= n {
+                return Err(RnsError::OutOfRange(c));
+            }
+            if in_ae[c] {
+                return Err(RnsError::Overlap(self.slice.ids[c]));
+            }
+        }
+        let ne = ae.len();
+        let m = ne + 1;
+        let p = &self.slice.marginals;
+        let zp: f64 = ae.iter().map(|&e| p[e]).sum();
+        // Σ_{y∈Ae} B[e][y] for each e ∈ Ae.
+        let sb: Vec<f64> = ae.iter().map(|&e| ae.iter().map(|&y| self.b(e, y)).sum()).collect();
+        let log_m = (m as f64).log2();
+        let mut pe = vec![0.0; m];
+        let mut inv_rs = vec![0.0; ne];
+        let mut out = Vec::with_capacity(candidates.len());
+        for &c in candidates {
+            let pi_c = p[c] / (zp + p[c]);
+            for (k, &e) in ae.iter().enumerate() {
+                inv_rs[k] = 1.0 / (sb[k] + self.b(e, c) + m as f64 * DELTA);
+            }
+            // Pe over A = (Ae…, c); MI over j = c only.
+            pe.iter_mut().for_each(|v| *v = 0.0);
+            let mut mi_raw = 0.0;
+            for (k, &e) in ae.iter().enumerate() {
+                let inv = inv_rs[k];
+                for (x, &y) in ae.iter().enumerate() {
+                    pe[x] += (self.b(e, y) + DELTA) * inv;
+                }
+                let tc = (self.b(e, c) + DELTA) * inv;
+                pe[ne] += tc;
+                // πₑ(e) = P(e)/Σ_{Ae}P: the restriction's normaliser cancels.
+                mi_raw += p[e] / zp * tc * (tc / pi_c).log2();
+            }
+            pe.iter_mut().for_each(|v| *v /= ne as f64);
+            let rs_c: f64 = ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + self.b(c, c) + m as f64 * DELTA;
+            let mut acc = 0.0;
+            for (x, &y) in ae.iter().enumerate() {
+                acc += jsd_term((self.b(c, y) + DELTA) / rs_c, pe[x]);
+            }
+            acc += jsd_term((self.b(c, c) + DELTA) / rs_c, pe[ne]);
+            let s = (acc * 0.5).clamp(0.0, 1.0);
+            let r = -ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
+            let nov = 1.0 - (mi_raw / log_m).clamp(0.0, 1.0);
+            out.push(Terms { r, n: nov, s, rns: w.combine(r, nov, s) });
+        }
+        Ok(out)
+    }
+
+    /// Algorithm 1 (greedy swap) over the candidate positions `ac`, keeping
+    /// |As| = b = max(1, ⌊0.2|Ac|⌋). `initial_as` defaults to [`Scorer::initial_partition`].
+    pub fn greedy_swap(&self, ac: &[usize], initial_as: Option<&[usize]>, w: &Weights) -> Result<SwapResult, RnsError> {
+        let st = SwapState::new(self, ac, w)?;
+        let init: Vec<usize> = match initial_as {
+            Some(s) => {
+                let b = budget(ac.len());
+                if s.len() != b {
+                    return Err(RnsError::BadSlice(format!("the initial serendipity set must hold b = {b} of the candidates")));
+                }
+                s.to_vec()
+            }
+            None => st.initial(),
+        };
+        st.run(&init)
+    }
+
+    /// The default starting partition: the b candidates c with the highest RNS(Ac∖{c}, {c})
+    /// (each scored alone against all others, A = Ac), ties by node index.
+    pub fn initial_partition(&self, ac: &[usize], w: &Weights) -> Result<Vec<usize>, RnsError> {
+        Ok(SwapState::new(self, ac, w)?.initial())
+    }
+}
+
+/// b = max(1, ⌊0.2|Ac|⌋).
+pub fn budget(candidates: usize) -> usize {
+    (candidates / 5).max(1)
+}
+
+/// Result of the greedy swap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SwapResult {
+    /// Positions in the slice, sorted by node index.
+    pub existing: Vec<usize>,
+    pub serendipity: Vec<usize>,
+    pub initial: Terms,
+    pub terms: Terms,
+    /// Swaps applied.
+    pub swaps: usize,
+    /// Candidate swaps evaluated.
+    pub evaluations: u64,
+}
+
+/// Precomputed quantities for a fixed A = Ac (local indices 0..m).
+struct SwapState<'s, 'a> {
+    sc: &'s Scorer<'a>,
+    ac: Vec<usize>,
+    m: usize,
+    w: Weights,
+    pi: Vec<f64>,
+    /// T restricted to Ac, m × m.
+    t: Vec<f64>,
+    /// Pairwise distances, m × m.
+    d: Vec<f64>,
+    /// MI summands π(e)·T[e][s]·log₂(T[e][s]/π(s)), m × m.
+    q: Vec<f64>,
+    log_m: f64,
+}
+
+/// Running sums of one partition.
+struct Part {
+    in_s: Vec<bool>,
+    d_to_e: Vec<f64>,
+    d_to_s: Vec<f64>,
+    q_row_s: Vec<f64>,
+    q_col_e: Vec<f64>,
+    cross_d: f64,
+    cross_q: f64,
+    z_e: f64,
+    sum_e: Vec<f64>,
+    sum_s: Vec<f64>,
+    ne: usize,
+    ns: usize,
+}
+
+impl<'s, 'a> SwapState<'s, 'a> {
+    fn new(sc: &'s Scorer<'a>, ac: &[usize], w: &Weights) -> Result<Self, RnsError> {
+        w.validate()?;
+        if ac.len() < 2 {
+            return Err(RnsError::TooFewCandidates);
+        }
+        sc.check(&ac[..1], &ac[1..])?;
+        // Local order by node index: the tie-break order of Algorithm 1.
+        let mut ac = ac.to_vec();
+        ac.sort_by_key(|&p| sc.slice.ids[p]);
+        let m = ac.len();
+        let p = &sc.slice.marginals;
+        let z: f64 = ac.iter().map(|&x| p[x]).sum();
+        let pi: Vec<f64> = ac.iter().map(|&x| p[x] / z).collect();
+        let mut t = vec![0.0; m * m];
+        let mut d = vec![0.0; m * m];
+        for r in 0..m {
+            let row = &mut t[r * m..(r + 1) * m];
+            for c in 0..m {
+                row[c] = sc.b(ac[r], ac[c]) + DELTA;
+            }
+            let s: f64 = row.iter().sum();
+            row.iter_mut().for_each(|v| *v /= s);
+            for c in r + 1..m {
+                let dist = sc.distance(ac[r], ac[c]);
+                d[r * m + c] = dist;
+                d[c * m + r] = dist;
+            }
+        }
+        let mut q = vec![0.0; m * m];
+        for e in 0..m {
+            for s in 0..m {
+                let tv = t[e * m + s];
+                q[e * m + s] = pi[e] * tv * (tv / pi[s]).log2();
+            }
+        }
+        Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q, log_m: (m as f64).log2() })
+    }
+
+    fn initial(&self) -> Vec<usize> {
+        let m = self.m;
+        let b = budget(m);
+        let mut col_t = vec![0.0; m];
+        let mut col_q = vec![0.0; m];
+        let mut row_d = vec![0.0; m];
+        for r in 0..m {
+            for c in 0..m {
+                col_t[c] += self.t[r * m + c];
+                col_q[c] += self.q[r * m + c];
+                row_d[r] += self.d[r * m + c];
+            }
+        }
+        let mut scored: Vec<(f64, usize)> = (0..m)
+            .map(|c| {
+                let ne = (m - 1) as f64;
+                let r = -row_d[c] / ne;
+                let z_e = 1.0 - self.pi[c];
+                let mi = ((col_q[c] - self.q[c * m + c]) / z_e / self.log_m).clamp(0.0, 1.0);
+                let mut acc = 0.0;
+                for x in 0..m {
+                    let tcx = self.t[c * m + x];
+                    acc += jsd_term(tcx, (col_t[x] - tcx) / ne);
+                }
+                let s = (acc * 0.5).clamp(0.0, 1.0);
+                (self.w.combine(r, 1.0 - mi, s), c)
+            })
+            .collect();
+        // Highest score first; equal scores by node index (local order is node order).
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored[..b].iter().map(|&(_, c)| self.ac[c]).collect()
+    }
+
+    fn part(&self, in_s: Vec<bool>) -> Part {
+        let m = self.m;
+        let mut pt = Part {
+            d_to_e: vec![0.0; m],
+            d_to_s: vec![0.0; m],
+            q_row_s: vec![0.0; m],
+            q_col_e: vec![0.0; m],
+            cross_d: 0.0,
+            cross_q: 0.0,
+            z_e: 0.0,
+            sum_e: vec![0.0; m],
+            sum_s: vec![0.0; m],
+            ne: in_s.iter().filter(|s| !**s).count(),
+            ns: in_s.iter().filter(|s| **s).count(),
+            in_s,
+        };
+        for x in 0..m {
+            for y in 0..m {
+                if pt.in_s[y] {
+                    pt.d_to_s[x] += self.d[x * m + y];
+                    pt.q_row_s[x] += self.q[x * m + y];
+                } else {
+                    pt.d_to_e[x] += self.d[x * m + y];
+                }
+                if !pt.in_s[x] {
+                    pt.q_col_e[y] += self.q[x * m + y];
+                }
+            }
+            let target = if pt.in_s[x] { &mut pt.sum_s } else { &mut pt.sum_e };
+            for c in 0..m {
+                target[c] += self.t[x * m + c];
+            }
+            if !pt.in_s[x] {
+                pt.z_e += self.pi[x];
+            }
+        }
+        pt.cross_d = (0..m).filter(|&x| pt.in_s[x]).map(|x| pt.d_to_e[x]).sum();
+        pt.cross_q = (0..m).filter(|&x| !pt.in_s[x]).map(|x| pt.q_row_s[x]).sum();
+        pt
+    }
+
+    fn terms_of(&self, pt: &Part, cross_d: f64, cross_q: f64, z_e: f64, jsd: f64) -> Terms {
+        let r = -cross_d / (pt.ne * pt.ns) as f64;
+        let n = 1.0 - (cross_q / z_e / self.log_m).clamp(0.0, 1.0);
+        Terms { r, n, s: jsd, rns: self.w.combine(r, n, jsd) }
+    }
+
+    fn exact(&self, pt: &Part) -> Terms {
+        let (ne, ns) = (pt.ne as f64, pt.ns as f64);
+        let mut acc = 0.0;
+        for x in 0..self.m {
+            acc += jsd_term(pt.sum_s[x] / ns, pt.sum_e[x] / ne);
+        }
+        self.terms_of(pt, pt.cross_d, pt.cross_q, pt.z_e, (acc * 0.5).clamp(0.0, 1.0))
+    }
+
+    /// Terms after swapping i ∈ As with j ∈ Ae (local indices), without changing `pt`.
+    #[inline]
+    fn swapped(&self, pt: &Part, i: usize, j: usize) -> Terms {
+        let m = self.m;
+        let (d, q) = (&self.d, &self.q);
+        let cross_d = pt.cross_d - pt.d_to_e[i] - pt.d_to_s[j] + d[i * m + j] + pt.d_to_s[i] - d[i * m + i]
+            + pt.d_to_e[j]
+            - d[j * m + j]
+            + d[j * m + i];
+        let cross_q = pt.cross_q - pt.q_row_s[j] - pt.q_col_e[i] + q[j * m + i] + pt.q_col_e[j] - q[j * m + j]
+            + pt.q_row_s[i]
+            - q[i * m + i]
+            + q[i * m + j];
+        let z_e = pt.z_e - self.pi[j] + self.pi[i];
+        let (ne, ns) = (pt.ne as f64, pt.ns as f64);
+        let (ti, tj) = (&self.t[i * m..(i + 1) * m], &self.t[j * m..(j + 1) * m]);
+        let mut acc = 0.0;
+        for x in 0..m {
+            let diff = tj[x] - ti[x];
+            let ps = ((pt.sum_s[x] + diff) / ns).max(0.0);
+            let pe = ((pt.sum_e[x] - diff) / ne).max(0.0);
+            acc += jsd_term(ps, pe);
+        }
+        self.terms_of(pt, cross_d, cross_q, z_e, (acc * 0.5).clamp(0.0, 1.0))
+    }
+
+    fn run(&self, initial_as: &[usize]) -> Result<SwapResult, RnsError> {
+        let m = self.m;
+        let mut in_s = vec![false; m];
+        for &p in initial_as {
+            let local = self.ac.iter().position(|&x| x == p).ok_or(RnsError::OutOfRange(p))?;
+            if in_s[local] {
+                return Err(RnsError::Overlap(self.sc.slice.ids[p]));
+            }
+            in_s[local] = true;
+        }
+        let mut pt = self.part(in_s);
+        let initial = self.exact(&pt);
+        let mut tau = initial;
+        // Gains below this are rounding noise; it scales with the weights so that scaling
+        // (α, β, γ) by c > 0 cannot change the result.
+        let tol = 1e-12 * self.w.scale();
+        let mut swaps = 0usize;
+        let mut evaluations = 0u64;
+        loop {
+            let mut best: Option<(f64, usize, usize)> = None;
+            let mut best_gain = tol;
+            // Local indices are in node-index order, and only a strictly larger gain replaces
+            // the best: ties go to the smallest (i, j) by node index.
+            for i in (0..m).filter(|&i| pt.in_s[i]) {
+                for j in (0..m).filter(|&j| !pt.in_s[j]) {
+                    evaluations += 1;
+                    let gain = self.swapped(&pt, i, j).rns - tau.rns;
+                    if gain > best_gain {
+                        best_gain = gain;
+                        best = Some((gain, i, j));
+                    }
+                }
+            }
+            let Some((_, i, j)) = best else { break };
+            let mut in_s = pt.in_s.clone();
+            in_s[i] = false;
+            in_s[j] = true;
+            // Rebuild the sums from scratch after each swap (O(m²)) so no rounding drifts.
+            let next = self.part(in_s);
+            let exact = self.exact(&next);
+            if exact.rns <= tau.rns {
+                break;
+            }
+            pt = next;
+            tau = exact;
+            swaps += 1;
+        }
+        let mut existing: Vec<usize> = (0..m).filter(|&x| !pt.in_s[x]).map(|x| self.ac[x]).collect();
+        let mut serendipity: Vec<usize> = (0..m).filter(|&x| pt.in_s[x]).map(|x| self.ac[x]).collect();
+        let ids = &self.sc.slice.ids;
+        existing.sort_by_key(|&p| ids[p]);
+        serendipity.sort_by_key(|&p| ids[p]);
+        Ok(SwapResult { existing, serendipity, initial, terms: tau, swaps, evaluations })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small slice with a pseudo-random (but fixed) block and embeddings.
+    fn slice(n: usize, seed: u64) -> Slice {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let dim = 4;
+        let embeddings = (0..n * dim).map(|_| (next() - 0.5) as f32).collect();
+        let marginals = (0..n).map(|_| 0.01 + next()).collect();
+        let mut block: Vec<f64> = (0..n * n).map(|_| if next() < 0.3 { 0.0 } else { next() }).collect();
+        for r in 0..n {
+            let s: f64 = block[r * n..(r + 1) * n].iter().sum::<f64>() + 1.0;
+            block[r * n..(r + 1) * n].iter_mut().for_each(|v| *v /= s);
+        }
+        Slice { ids: (0..n as u32).map(|i| i * 3 + 1).collect(), keys: vec![], dim, embeddings, marginals, block }
+    }
+
+    #[test]
+    fn candidates_path_equals_general_path() {
+        let s = slice(12, 7);
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::new(0.5, 0.3, 0.2).unwrap();
+        let ae = [0, 3, 5, 7];
+        let cands = [1, 2, 4, 6, 8, 11];
+        let fast = sc.score_candidates(&ae, &cands, &w).unwrap();
+        for (t, &c) in fast.iter().zip(&cands) {
+            let g = sc.score(&ae, &[c], &w).unwrap();
+            for (a, b) in [(t.r, g.r), (t.n, g.n), (t.s, g.s), (t.rns, g.rns)] {
+                assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn incremental_swap_equals_general_path() {
+        let s = slice(15, 3);
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::default();
+        let ac: Vec<usize> = (0..15).collect();
+        let st = SwapState::new(&sc, &ac, &w).unwrap();
+        let mut in_s = vec![false; 15];
+        for k in [1, 4, 9] {
+            in_s[k] = true;
+        }
+        let pt = st.part(in_s.clone());
+        for i in [1, 4, 9] {
+            for j in [0, 2, 14] {
+                let inc = st.swapped(&pt, i, j);
+                let mut s2 = in_s.clone();
+                s2[i] = false;
+                s2[j] = true;
+                let ae: Vec<usize> = (0..15).filter(|&x| !s2[x]).collect();
+                let as_: Vec<usize> = (0..15).filter(|&x| s2[x]).collect();
+                let g = sc.score(&ae, &as_, &w).unwrap();
+                assert!((inc.rns - g.rns).abs() < 1e-12, "{} vs {}", inc.rns, g.rns);
+                assert!((inc.r - g.r).abs() < 1e-12 && (inc.n - g.n).abs() < 1e-12 && (inc.s - g.s).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn errors_are_reported() {
+        let s = slice(5, 1);
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::default();
+        assert_eq!(sc.score(&[], &[1], &w), Err(RnsError::EmptyExisting));
+        assert_eq!(sc.score(&[0], &[], &w), Err(RnsError::EmptySerendipity));
+        assert_eq!(sc.score(&[0, 1], &[1], &w), Err(RnsError::Overlap(s.ids[1])));
+        assert_eq!(sc.score(&[0], &[9], &w), Err(RnsError::OutOfRange(9)));
+        let mut bad = s.clone();
+        bad.marginals[2] = 0.0;
+        assert!(matches!(Scorer::new(&bad), Err(RnsError::BadSlice(_))));
+        assert!(Weights::parse("1,2").is_err());
+        assert_eq!(Weights::parse("1, 2,3").unwrap(), Weights { alpha: 1.0, beta: 2.0, gamma: 3.0 });
+    }
+
+    #[test]
+    fn slice_round_trips_through_json() {
+        let s = slice(6, 2);
+        let json = serde_json::to_string(&s).unwrap();
+        let back: Slice = serde_json::from_str(&json).unwrap();
+        assert_eq!(s, back);
+    }
+}
