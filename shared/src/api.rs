@@ -128,6 +128,8 @@ pub struct NodeDetail {
     pub link: Option<(String, String)>,
     pub degree: u64,
     pub groups: Vec<NeighbourGroup>,
+}
+
 // ----- serendipity (RNS) -----
 
 /// `GET /api/slice?ids=…`: the closed-world slice of a set of entities, for scoring in the
