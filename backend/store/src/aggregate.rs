@@ -25,51 +25,6 @@ pub fn budget(n: usize) -> usize {
     serenqa_shared::rns::budget(n)
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CandidateAggregate {
-    pub candidate: i64,
-    pub key: String,
-    pub name: String,
-    pub mean_rank: Option<f64>,
-    /// Annotators who ranked it (not unsure).
-    pub ranked_by: usize,
-    pub unsure: usize,
-    /// In the expert serendipity set As.
-    pub serendipitous: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QuestionAggregate {
-    pub question_id: i64,
-    pub batch_id: i64,
-    pub source: Source,
-    pub qid: i64,
-    pub text: String,
-    /// Complete responses.
-    pub annotators: usize,
-    pub drafts: usize,
-    pub mean_confidence: Option<f64>,
-    pub kendall_w: Option<f64>,
-    pub alpha: Option<f64>,
-    /// Candidates from most to least serendipitous by mean rank; unranked ones last.
-    pub candidates: Vec<CandidateAggregate>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BatchAggregate {
-    pub batch: Batch,
-    /// Questions with at least one complete response.
-    pub answered: usize,
-    /// Complete responses in the batch.
-    pub responses: usize,
-    /// Distinct annotators with a complete response.
-    pub annotators: usize,
-    pub mean_kendall_w: Option<f64>,
-    /// Questions where W is defined.
-    pub w_questions: usize,
-    pub alpha: Option<f64>,
-}
-
 /// The aggregate of one question from its responses.
 pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggregate {
     let complete: Vec<&Response> = responses.iter().filter(|r| r.status == Status::Complete && r.question_id == q.id).collect();

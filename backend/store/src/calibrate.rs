@@ -13,7 +13,7 @@
 //! (question, candidate) membership indicators "is in As" — our counterpart of the paper's
 //! Figure 3, which correlates the strategies.
 
-use serde::{Deserialize, Serialize};
+use serenqa_shared::annotate::{CalibrationReport, PairStat};
 use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
 
 /// One question ready for calibration: a slice holding its candidates.
@@ -26,35 +26,6 @@ pub struct Item {
     pub expert: Vec<usize>,
     /// LLM-ensemble As (b positions), when known.
     pub ensemble: Option<Vec<usize>>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairStat {
-    pub a: String,
-    pub b: String,
-    /// Mean |As(a) ∩ As(b)| / b over questions.
-    pub agreement: f64,
-    /// Pearson correlation of the membership indicators; `None` when one side is constant.
-    pub pearson: Option<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub alpha: f64,
-    pub beta: f64,
-    pub gamma: f64,
-    /// Mean agreement with the experts at the fitted weights.
-    pub agreement: f64,
-    /// The same at the default α = β = γ = 1/3.
-    pub default_agreement: f64,
-    pub questions: usize,
-    pub grid_step: f64,
-    pub grid_points: usize,
-    /// Grid points tied at the best agreement.
-    pub best_points: usize,
-    pub pairs: Vec<PairStat>,
-    /// (α, β, γ, agreement) at every grid point, for the admin page's triangle plot.
-    pub surface: Vec<[f64; 4]>,
 }
 
 /// The grid on the simplex with `1/step` divisions.
@@ -121,7 +92,7 @@ fn indicators(items: &[Item], sets: &[&[usize]]) -> Vec<f64> {
 
 /// Fits the weights. Fails on no items or inconsistent items (wrong |As|, positions outside
 /// the slice).
-pub fn calibrate(items: &[Item], step: f64) -> Result<Report, String> {
+pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String> {
     if items.is_empty() {
         return Err("no question has an expert partition whose candidates are all in the graph".into());
     }
@@ -176,7 +147,7 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<Report, String> {
         pairs.push(PairStat { a: "expert".into(), b: "llm-ensemble".into(), agreement: agree(&ex, &ens), pearson: pearson(&indicators(&sub, &ex), &indicators(&sub, &ens)) });
         pairs.push(PairStat { a: "llm-ensemble".into(), b: "rns-guided".into(), agreement: agree(&ens, &rn), pearson: pearson(&indicators(&sub, &ens), &indicators(&sub, &rn)) });
     }
-    Ok(Report {
+    Ok(CalibrationReport {
         alpha: w.alpha,
         beta: w.beta,
         gamma: w.gamma,

@@ -3,10 +3,12 @@
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
+pub mod annotate;
 pub mod error;
 pub mod extract;
 pub mod graph;
 pub mod rns;
+pub mod session;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,11 +29,17 @@ pub struct AppState {
     pub model: Option<Arc<Model>>,
     /// Exact P3 blocks of recently requested sets.
     pub blocks: Arc<BlockCache>,
+    /// The annotation store and accounts; `None` makes those endpoints answer 503.
+    pub annotation: Option<Arc<session::Annotation>>,
 }
 
 impl AppState {
     pub fn new(graph: Arc<Graph>) -> Self {
-        AppState { graph, model: None, blocks: Arc::new(BlockCache::default()) }
+        AppState { graph, model: None, blocks: Arc::new(BlockCache::default()), annotation: None }
+    }
+    pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
+        self.annotation = svc.map(Arc::new);
+        self
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
         self.model = model.map(Arc::new);
@@ -43,7 +51,7 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let api = Router::new().merge(graph::routes()).merge(rns::routes()).fallback(error::not_found).with_state(state);
+    let api = Router::new().merge(graph::routes()).merge(rns::routes()).merge(annotate::routes()).fallback(error::not_found).with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .nest("/api", api)

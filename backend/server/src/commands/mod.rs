@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod annotate;
 pub mod data;
 pub mod import;
 pub mod perf;
