@@ -4,6 +4,7 @@ pub mod annotate;
 pub mod data;
 pub mod import;
 pub mod perf;
+pub mod perf_annotate;
 pub mod precompute;
 pub mod score;
 pub mod serve;

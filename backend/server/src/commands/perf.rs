@@ -41,6 +41,9 @@ enum PerfCmd {
         #[arg(long, default_value = "target/perf")]
         work_dir: PathBuf,
     },
+    /// Annotation load test on loopback (50 annotators × 100 submissions by default); with
+    /// --crash, the server is killed with SIGKILL halfway and restarted.
+    Annotate(super::perf_annotate::AnnotateLoadArgs),
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
     Phase {
@@ -67,6 +70,7 @@ struct PhaseResult {
 pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
+        PerfCmd::Annotate(a) => super::perf_annotate::run(a),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
             perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
         }
