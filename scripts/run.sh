@@ -10,4 +10,6 @@ export PATH="$TOOLS_DIR/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
 trunk build --release
 cargo build --release -p serenqa
+# Import Hetionet and precompute the serendipity model once (cached in ~/.cache/serenqa).
+./target/release/serenqa precompute
 exec ./target/release/serenqa serve --dist dist "$@"

@@ -24,6 +24,8 @@ printf 'wasm bundle: %s bytes, %s bytes gzipped\n' "$(stat -c %s "$wasm")" "$(gz
 
 step "browser tests (headless Chromium)"
 cargo build -p serenqa
+# Graph + serendipity model in the cached snapshot (imports Hetionet on a fresh machine).
+./target/debug/serenqa --quiet precompute
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 log=target/e2e-server.log
 ./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist >"$log" 2>&1 &

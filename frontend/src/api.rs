@@ -3,7 +3,7 @@
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serenqa_shared::api::{ApiError, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView};
+use serenqa_shared::api::{ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView};
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
     let resp = Request::get(url).send().await.map_err(|e| format!("network error: {e}"))?;
@@ -57,4 +57,14 @@ pub async fn paths(from: &str, to: &str) -> Result<PathsReply, String> {
 /// `Type::identifier`, the key the API takes.
 pub fn key_of(n: &NodeView) -> String {
     format!("{}::{}", n.kind, n.id)
+}
+
+pub async fn discover(key: &str) -> Result<DiscoverResponse, String> {
+    get_json(&format!("/api/discover/{}?limit=200", enc(key))).await
+}
+
+/// Paths from any of several nodes (keys joined by commas) to one node.
+pub async fn paths_from_set(from: &[String], to: &str) -> Result<PathsReply, String> {
+    let from: Vec<String> = from.iter().map(|k| enc(k)).collect();
+    get_json(&format!("/api/paths?limit=20&from={}&to={}", from.join(","), enc(to))).await
 }

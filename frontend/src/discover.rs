@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use serenqa_shared::api::{NodeDetail, NodeView};
+use serenqa_shared::api::{DiscoverResponse, NodeDetail, NodeView};
 
 use crate::api::{self, key_of, PathsReply};
 use crate::subgraph::SubgraphSvg;
@@ -56,12 +56,23 @@ pub fn Entity() -> impl IntoView {
     let key = move || params.read().get("key").unwrap_or_default();
     let (detail, set_detail) = signal(None::<Result<NodeDetail, String>>);
     let (explain, set_explain) = signal(None::<(NodeView, Option<Result<PathsReply, String>>)>);
+    let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, String>>);
+    let (discovering, set_discovering) = signal(false);
     Effect::new(move |_| {
         let k = key();
         set_detail.set(None);
         set_explain.set(None);
+        set_discovery.set(None);
         spawn_local(async move {
-            set_detail.set(Some(api::node(&k).await));
+            let d = api::node(&k).await;
+            let kind = d.as_ref().ok().map(|d| d.node.kind.clone());
+            set_detail.set(Some(d));
+            if matches!(kind.as_deref(), Some("Disease" | "Compound" | "Drug")) {
+                set_discovering.set(true);
+                let r = api::discover(&k).await;
+                set_discovering.set(false);
+                set_discovery.set(Some(r));
+            }
         });
     });
     let open_explain = Callback::new(move |other: NodeView| {
@@ -73,12 +84,33 @@ pub fn Entity() -> impl IntoView {
             set_explain.set(Some((other, Some(r))));
         });
     });
+    // A candidate is explained by paths from the entity and its known answers.
+    let explain_candidate = Callback::new(move |cand: NodeView| {
+        let mut from = vec![key()];
+        if let Some(Ok(d)) = discovery.get_untracked() {
+            if d.existing_known {
+                from.extend(d.existing.iter().map(key_of));
+            }
+        }
+        let to = key_of(&cand);
+        set_explain.set(Some((cand.clone(), None)));
+        spawn_local(async move {
+            let r = api::paths_from_set(&from, &to).await;
+            set_explain.set(Some((cand, Some(r))));
+        });
+    });
     view! {
         <p><a href="/">"← Discover"</a></p>
         {move || match detail.get() {
             None => view! { <p class="loading">"Loading…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-            Some(Ok(d)) => view! { <EntityDetail detail=d on_explain=open_explain /> }.into_any(),
+            Some(Ok(d)) => view! { <EntityHeader detail=d /> }.into_any(),
+        }}
+        {move || discovering.get().then(|| view! { <p class="loading">"Scoring serendipitous candidates…"</p> })}
+        {move || match discovery.get() {
+            None => None,
+            Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
+            Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate /> }.into_any()),
         }}
         {move || explain.get().map(|(other, reply)| view! {
             <section class="panel" aria-live="polite">
@@ -87,22 +119,36 @@ pub fn Entity() -> impl IntoView {
                     None => view! { <p class="loading">"Finding paths of up to three hops…"</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
                     Some(Ok(r)) if r.paths.is_empty() => view! { <p class="muted">"No path of three hops or fewer."</p> }.into_any(),
-                    Some(Ok(r)) => {
-                        let centre = Some(0);
-                        view! { <SubgraphSvg graph=r.subgraph centre=centre.unwrap_or(0) paths=r.paths /> }.into_any()
-                    }
+                    Some(Ok(r)) => view! { <SubgraphSvg graph=r.subgraph centre=0 paths=r.paths /> }.into_any(),
                 }}
             </section>
         })}
+        {move || match detail.get() {
+            Some(Ok(d)) => Some(view! { <Neighbourhood detail=d on_explain=open_explain /> }),
+            _ => None,
+        }}
     }
 }
 
 #[component]
-fn EntityDetail(detail: NodeDetail, on_explain: Callback<NodeView>) -> impl IntoView {
+fn EntityHeader(detail: NodeDetail) -> impl IntoView {
     let n = detail.node.clone();
     let link = detail.link.clone().map(|(site, url)| {
         view! { <a href=url target="_blank" rel="noopener noreferrer">{format!("{site} ↗")}</a> }
     });
+    view! {
+        <section class="panel">
+            <h1 data-testid="entity-name">{n.name.clone()}</h1>
+            <p>
+                <span class="kind-dot" style=format!("background:{}", crate::kind_colour(&n.kind))></span>
+                {n.kind.clone()} " · " <code>{n.id.clone()}</code> " · " {detail.degree} " edges " {link}
+            </p>
+        </section>
+    }
+}
+
+#[component]
+fn Neighbourhood(detail: NodeDetail, on_explain: Callback<NodeView>) -> impl IntoView {
     let groups = detail
         .groups
         .iter()
@@ -133,13 +179,7 @@ fn EntityDetail(detail: NodeDetail, on_explain: Callback<NodeView>) -> impl Into
         })
         .collect_view();
     view! {
-        <section class="panel">
-            <h1 data-testid="entity-name">{n.name.clone()}</h1>
-            <p>
-                <span class="kind-dot" style=format!("background:{}", crate::kind_colour(&n.kind))></span>
-                {n.kind.clone()} " · " <code>{n.id.clone()}</code> " · " {detail.degree} " edges " {link}
-            </p>
-        </section>
+        <h2>"Neighbourhood in the graph"</h2>
         <div class="groups">{groups}</div>
     }
 }

@@ -3,7 +3,10 @@
 
 mod annotate;
 mod api;
+mod candidates;
+mod charts;
 mod discover;
+mod leaderboard;
 mod pages;
 mod search_box;
 mod subgraph;
@@ -44,6 +47,7 @@ fn App() -> impl IntoView {
                 <a class="brand" href="/">"serenqa"</a>
                 <nav aria-label="Main">
                     <A href="/" exact=true>"Discover"</A>
+                    <A href="/leaderboard">"Leaderboard"</A>
                     <A href="/graph">"Graph"</A>
                     <A href="/data">"Data & licenses"</A>
                     <A href="/annotate">"Annotate"</A>
@@ -53,6 +57,7 @@ fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p>"Page not found."</p> }>
                     <Route path=path!("/") view=discover::Discover />
                     <Route path=path!("/entity/:key") view=discover::Entity />
+                    <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
                     <Route path=path!("/login") view=annotate::account::Login />

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A node as the UI shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeView {
     /// Dense node index in the loaded graph (stable for one snapshot only).
     pub index: u32,
@@ -16,6 +17,7 @@ pub struct NodeView {
 
 /// Count of one node or relation type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TypeCount {
     pub name: String,
     pub count: u64,
@@ -23,6 +25,7 @@ pub struct TypeCount {
 
 /// `GET /api/graph`: what graph the server holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GraphInfo {
     pub name: String,
     pub source: String,
@@ -38,6 +41,7 @@ pub struct GraphInfo {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attribution {
     pub source: String,
     pub license: String,
@@ -48,6 +52,7 @@ pub struct Attribution {
 
 /// Every error the API returns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     /// Stable machine-readable code (`unknown_node`, `bad_request`, …).
     pub code: String,
@@ -56,6 +61,7 @@ pub struct ApiError {
 
 /// One step of a path, walked in the stored direction (`forward`) or against it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PathStep {
     /// Relation type name (`TREATS_CtD`).
     pub relation: String,
@@ -66,6 +72,7 @@ pub struct PathStep {
 
 /// A path as the UI shows it: `nodes.len() == steps.len() + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PathView {
     pub nodes: Vec<NodeView>,
     pub steps: Vec<PathStep>,
@@ -75,9 +82,11 @@ pub struct PathView {
 
 /// Nodes and edges to draw; edges index into `nodes`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SubgraphView {
     pub nodes: Vec<NodeView>,
     /// (source index, target index, relation name), stored direction.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub edges: Vec<(u32, u32, String)>,
 }
 
@@ -111,6 +120,7 @@ impl SubgraphView {
 
 /// Neighbours of a node over one relation and direction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NeighbourGroup {
     pub relation: String,
     /// Readable phrase from the node's side (`treats`, `is treated by`).
@@ -123,8 +133,10 @@ pub struct NeighbourGroup {
 
 /// `GET /api/node/{key}`: a node, its source link and its neighbourhood by relation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeDetail {
     pub node: NodeView,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
     pub link: Option<(String, String)>,
     pub degree: u64,
     pub groups: Vec<NeighbourGroup>,
@@ -135,6 +147,7 @@ pub struct NodeDetail {
 /// `GET /api/slice?ids=…`: the closed-world slice of a set of entities, for scoring in the
 /// browser. `nodes[k]` describes `slice.ids[k]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SliceResponse {
     pub nodes: Vec<NodeView>,
     pub slice: crate::rns::Slice,
@@ -143,6 +156,7 @@ pub struct SliceResponse {
 /// `POST /api/rns`: score a partition (Ae, As) server-side. Ids are `Type::identifier` keys
 /// or unambiguous bare identifiers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RnsRequest {
     pub existing: Vec<String>,
     pub serendipity: Vec<String>,
@@ -152,6 +166,7 @@ pub struct RnsRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RnsResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
@@ -162,6 +177,7 @@ pub struct RnsResponse {
 
 /// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionRequest {
     pub candidates: Vec<String>,
     #[serde(default)]
@@ -169,6 +185,7 @@ pub struct PartitionRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
@@ -178,4 +195,37 @@ pub struct PartitionResponse {
     pub terms: crate::rns::Terms,
     pub swaps: usize,
     pub evaluations: u64,
+}
+
+// ----- discovery (clinician view) -----
+
+/// One serendipitous candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Candidate {
+    pub node: NodeView,
+    /// Probability of reaching it in a 1–3 step walk from the known answers (the proposal).
+    pub proximity: f64,
+    /// RNS(Ae, {candidate}) with `DiscoverResponse::weights`.
+    pub terms: crate::rns::Terms,
+}
+
+/// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a
+/// drug, with the slice the browser re-scores when the weights move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DiscoverResponse {
+    pub query: NodeView,
+    /// Type of the answers (`Compound` for a disease, `Disease` for a drug).
+    pub answer_kind: String,
+    /// Ae: the known answers, or `[query]` when none is known (`existing_known = false`).
+    pub existing: Vec<NodeView>,
+    pub existing_known: bool,
+    pub candidates: Vec<Candidate>,
+    /// Slice over `existing` then the candidates, in that order.
+    pub slice: crate::rns::Slice,
+    pub weights: crate::rns::Weights,
+    /// How candidates were proposed, for the page to say.
+    pub method: String,
+    pub elapsed_ms: f64,
 }

@@ -8,4 +8,5 @@ pub mod api;
 pub mod layout;
 pub mod links;
 pub mod phrases;
+pub mod results;
 pub mod rns;

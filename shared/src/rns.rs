@@ -26,6 +26,7 @@ pub const DELTA: f64 = 1e-12;
 
 /// Everything RNS needs about a set of entities (RNS.md "closed-world slice").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Slice {
     /// Node indices in the graph the slice came from (used for deterministic tie-breaks).
     pub ids: Vec<u32>,
@@ -90,6 +91,7 @@ impl Slice {
 
 /// User weights of the three terms.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Weights {
     pub alpha: f64,
     pub beta: f64,
@@ -139,6 +141,7 @@ impl Weights {
 
 /// R, N, S and their weighted sum.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Terms {
     pub r: f64,
     pub n: f64,

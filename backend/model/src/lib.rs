@@ -48,6 +48,7 @@
 //!   a function of the slice (embeddings, marginals and P3 block of A) alone.
 
 pub mod bench;
+pub mod discover;
 pub mod embeddings;
 pub mod marginals;
 pub mod reorder;

@@ -51,6 +51,8 @@ enum Command {
     Results(commands::annotate::ResultsArgs),
     /// Fit the RNS weights to the expert partitions and store them with provenance.
     Calibrate(commands::annotate::CalibrateArgs),
+    /// Run a read-only Cypher query on the graph; prints a table (or JSON).
+    Cypher(commands::cypher::CypherArgs),
 }
 
 fn main() {
@@ -70,6 +72,7 @@ fn main() {
         Command::Annotate(a) => commands::annotate::run_annotate(a),
         Command::Results(a) => commands::annotate::run_results(a),
         Command::Calibrate(a) => commands::annotate::run_calibrate(a, progress),
+        Command::Cypher(a) => commands::cypher::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

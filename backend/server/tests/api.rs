@@ -22,10 +22,10 @@ fn start() -> Server {
     std::fs::create_dir(&het).unwrap();
     std::fs::write(
         het.join("hetionet-nodes.tsv"),
-        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\n",
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\n",
     )
     .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\n").unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
     let exe = env!("CARGO_BIN_EXE_serenqa");
     let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
     assert!(st.success());
@@ -57,8 +57,8 @@ fn graph_search_node_and_errors() {
     let (st, body, headers) = get(&format!("{}/api/graph", s.base));
     assert_eq!(st, 200);
     let info: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(info["nodes"], 3);
-    assert_eq!(info["edges"], 1);
+    assert_eq!(info["nodes"], 4);
+    assert_eq!(info["edges"], 3);
     assert!(info["attributions"].as_array().unwrap().iter().any(|a| a["non_commercial"] == true));
     assert!(headers.iter().any(|(k, v)| k == "cross-origin-embedder-policy" && v == "require-corp"));
 
@@ -66,6 +66,7 @@ fn graph_search_node_and_errors() {
     assert_eq!(st, 200);
     let hits: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
     let names: Vec<&str> = hits.iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"PTGS2"));
     assert_eq!(names, ["Acetaminophen", "Acetylsalicylic acid"]);
 
     let (st, body, _) = get(&format!("{}/api/search?q=hyper&kind=Compound", s.base));
@@ -88,6 +89,33 @@ fn graph_search_node_and_errors() {
     assert_eq!(reply["paths"][0]["record"], "DOID:10763--TREATS_CtD--DB00945");
     assert_eq!(reply["paths"][0]["steps"][0]["forward"], false);
     assert_eq!(reply["subgraph"]["nodes"].as_array().unwrap().len(), 2);
+
+    // Discovery: aspirin is the known treatment; acetaminophen (sharing PTGS2) the candidate.
+    let (st, body, _) = get(&format!("{}/api/discover/Disease::DOID:10763", s.base));
+    assert_eq!(st, 200, "{body}");
+    let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["existing"][0]["name"], "Acetylsalicylic acid");
+    assert_eq!(d["existing_known"], true);
+    assert_eq!(d["candidates"][0]["node"]["name"], "Acetaminophen");
+    let t = &d["candidates"][0]["terms"];
+    let (r, n, sv, rns) = (t["r"].as_f64().unwrap(), t["n"].as_f64().unwrap(), t["s"].as_f64().unwrap(), t["rns"].as_f64().unwrap());
+    assert!((rns - (r + n + sv) / 3.0).abs() < 1e-9);
+    assert_eq!(d["slice"]["ids"].as_array().unwrap().len(), 2, "slice = existing + candidates");
+    let (st, body, _) = get(&format!("{}/api/discover/Gene::5743", s.base));
+    assert_eq!(st, 400, "{body}");
+    let (st, _, _) = get(&format!("{}/api/discover/Disease::DOID:10763?limit=0", s.base));
+    assert_eq!(st, 400);
+    let (st, _, _) = get(&format!("{}/api/discover/Disease::DOID:10763?weights=1,2", s.base));
+    assert_eq!(st, 400);
+
+    let (st, body, _) = get(&format!("{}/api/openapi.json", s.base));
+    assert_eq!(st, 200);
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}"] {
+        assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
+    }
+    let (st, body, _) = get(&format!("{}/api/docs", s.base));
+    assert!(st == 200 && body.contains("GET /api/paths"), "{body}");
 
     for (url, status, code) in [
         ("/api/node/Compound::NOPE", 404, "unknown_node"),

@@ -8,7 +8,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
-use serenqa_shared::api::{GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView, TypeCount};
+use serenqa_shared::api::{ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView, TypeCount};
 use serenqa_shared::links::source_link;
 use serenqa_shared::phrases::passive;
 
@@ -47,19 +47,24 @@ pub fn graph_info(g: &Graph) -> GraphInfo {
     }
 }
 
-async fn get_graph(State(s): State<AppState>) -> Json<GraphInfo> {
+/// The loaded graph: counts by type, provenance, what the filter dropped, data licenses.
+#[utoipa::path(get, path = "/api/graph", tag = "graph", responses((status = 200, body = GraphInfo)))]
+pub async fn get_graph(State(s): State<AppState>) -> Json<GraphInfo> {
     Json(graph_info(&s.graph))
 }
 
-#[derive(Deserialize)]
-struct SearchQuery {
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct SearchQuery {
     q: String,
     /// Only nodes of this type (display name or label).
     kind: Option<String>,
     limit: Option<usize>,
 }
 
-async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<Json<Vec<NodeView>>, HttpError> {
+/// Autocomplete: nodes whose name starts with `q` (case-insensitive), or the node whose key is `q`.
+#[utoipa::path(get, path = "/api/search", tag = "graph", params(SearchQuery),
+    responses((status = 200, body = Vec<NodeView>), (status = 400, body = ApiError)))]
+pub async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<Json<Vec<NodeView>>, HttpError> {
     let g = &s.graph;
     let text = q.q.trim();
     if text.is_empty() {
@@ -123,7 +128,11 @@ pub fn node_detail(g: &Graph, n: NodeId) -> NodeDetail {
     NodeDetail { node: view, link, degree: g.degree(n) as u64, groups }
 }
 
-async fn get_node(State(s): State<AppState>, Path(key): Path<String>) -> Result<Json<NodeDetail>, HttpError> {
+/// A node, its source-database link and its neighbours grouped by relation and direction.
+#[utoipa::path(get, path = "/api/node/{key}", tag = "graph",
+    params(("key" = String, Path, description = "`Type::identifier`, e.g. `Compound::DB00945`")),
+    responses((status = 200, body = NodeDetail), (status = 404, body = ApiError)))]
+pub async fn get_node(State(s): State<AppState>, Path(key): Path<String>) -> Result<Json<NodeDetail>, HttpError> {
     let g = &s.graph;
     let n = resolve(g, &key)?;
     Ok(Json(node_detail(g, n)))
@@ -144,8 +153,42 @@ pub fn path_view(g: &Graph, p: &GraphPath) -> PathView {
     }
 }
 
-#[derive(Deserialize)]
-struct PathsQuery {
+/// Picks `limit` paths round-robin over their metapaths (relation sequence and directions),
+/// shortest first within each, so twenty paths through twenty shared side effects do not
+/// crowd out the one path through a shared target gene.
+pub fn diverse(paths: Vec<GraphPath>, limit: usize) -> Vec<GraphPath> {
+    let mut groups: Vec<(Vec<(u16, bool)>, std::collections::VecDeque<GraphPath>)> = Vec::new();
+    for p in paths {
+        let sig: Vec<(u16, bool)> = p.steps.iter().map(|s| (s.rel, s.forward)).collect();
+        match groups.iter_mut().find(|(k, _)| *k == sig) {
+            Some((_, q)) => q.push_back(p),
+            None => groups.push((sig, std::collections::VecDeque::from([p]))),
+        }
+    }
+    // Shorter metapaths first; stable for equal lengths (first seen first).
+    groups.sort_by_key(|(k, _)| k.len());
+    let mut out = Vec::with_capacity(limit);
+    while out.len() < limit {
+        let mut took = false;
+        for (_, q) in groups.iter_mut() {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(p) = q.pop_front() {
+                out.push(p);
+                took = true;
+            }
+        }
+        if !took {
+            break;
+        }
+    }
+    out.sort_by_key(GraphPath::hops);
+    out
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct PathsQuery {
     /// Comma-separated node keys.
     from: String,
     to: String,
@@ -153,8 +196,8 @@ struct PathsQuery {
     limit: Option<usize>,
 }
 
-#[derive(serde::Serialize)]
-struct PathsReply {
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct PathsReply {
     paths: Vec<PathView>,
     subgraph: SubgraphView,
 }
@@ -170,7 +213,11 @@ fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
     keys.into_iter().map(|k| resolve(g, k)).collect()
 }
 
-async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result<Json<PathsReply>, HttpError> {
+/// Up to `limit` shortest explanation paths (≤ `max_hops` hops, both edge directions) from
+/// any `from` node to any `to` node, and their union as a subgraph to draw.
+#[utoipa::path(get, path = "/api/paths", tag = "graph", params(PathsQuery),
+    responses((status = 200, body = PathsReply), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
+pub async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result<Json<PathsReply>, HttpError> {
     let g = &s.graph;
     let from = keys(g, &q.from, "from")?;
     let to = keys(g, &q.to, "to")?;
@@ -181,8 +228,8 @@ async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result<Jso
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
     // Hubs beyond this degree are not expanded in the middle of a path: an explanation through
     // a node with tens of thousands of edges explains nothing and costs the most.
-    let query = PathQuery { max_hops, limit, max_degree: 20_000 };
-    let paths = find_paths(g, &from, &to, query, &|_| true);
+    let query = PathQuery { max_hops, limit: (limit * 8).min(400), max_degree: 20_000 };
+    let paths = diverse(find_paths(g, &from, &to, query, &|_| true), limit);
     let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
     let subgraph = SubgraphView::from_paths(&views);
     Ok(Json(PathsReply { paths: views, subgraph }))

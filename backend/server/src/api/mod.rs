@@ -4,6 +4,9 @@
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
 pub mod annotate;
+pub mod cypher;
+pub mod discover;
+pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod graph;
@@ -51,7 +54,15 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let api = Router::new().merge(graph::routes()).merge(rns::routes()).merge(annotate::routes()).fallback(error::not_found).with_state(state);
+    let api = Router::new()
+        .merge(graph::routes())
+        .merge(rns::routes())
+        .merge(discover::routes())
+        .merge(cypher::routes())
+        .merge(docs::routes())
+        .merge(annotate::routes())
+        .fallback(error::not_found)
+        .with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .nest("/api", api)

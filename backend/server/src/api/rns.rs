@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -14,6 +14,7 @@ use serenqa_model::{Model, ModelError};
 use serenqa_shared::api::{PartitionRequest, PartitionResponse, RnsRequest, RnsResponse, SliceResponse};
 
 use super::error::HttpError;
+use super::extract::Q;
 use super::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -54,7 +55,7 @@ struct SliceQuery {
     ids: Option<String>,
 }
 
-async fn get_slice(State(s): State<AppState>, Query(q): Query<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
+async fn get_slice(State(s): State<AppState>, Q(q): Q<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
     let ids: Vec<String> = q.ids.unwrap_or_default().split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect();
     let m = model(&s)?;
     blocking(move || slice::slice_for(&s.graph, &m, &s.blocks, &ids)).await

@@ -44,6 +44,21 @@ enum PerfCmd {
     /// Annotation load test on loopback (50 annotators × 100 submissions by default); with
     /// --crash, the server is killed with SIGKILL halfway and restarted.
     Annotate(super::perf_annotate::AnnotateLoadArgs),
+    /// Cypher latency per SerenQA pattern type (p50 / p99) on the graph.
+    Cypher {
+        #[command(flatten)]
+        graph: crate::graph_source::GraphArgs,
+        /// Queries generated per pattern type (different anchor entities).
+        #[arg(long, default_value_t = 20)]
+        per_pattern: usize,
+        /// Runs of each query.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Also (or, on a non-Hetionet graph, only) id-anchored one- and two-hop queries
+        /// from this many start nodes.
+        #[arg(long, default_value_t = 0)]
+        anchored: usize,
+    },
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
     Phase {
@@ -71,6 +86,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
         PerfCmd::Annotate(a) => super::perf_annotate::run(a),
+        PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
             perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
         }
@@ -155,5 +171,18 @@ fn perf_graph(runs: usize, scale_nodes: u64, scale_edges: u64, skip_scale: bool,
     for (label, r, n) in &rows {
         println!("| {label} | {} | {} | {:.3} s | {} | {n} |", r.nodes, r.edges, r.secs, rss::human_bytes(r.peak_rss));
     }
+    Ok(())
+}
+
+fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps: usize, anchored: usize, progress: bool) -> Result<()> {
+    let g = graph.load(progress)?;
+    let mut cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
+    cases.extend(serenqa_cypher::perf::anchored_cases(&g, anchored));
+    if cases.is_empty() {
+        bail!("the graph lacks Hetionet's relation types (SerenQA patterns); use --anchored N for id-anchored queries");
+    }
+    eprintln!("{} queries, {reps} runs each (parse + plan + execute + render)", cases.len());
+    let rows = serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
+    print!("{}", serenqa_cypher::perf::report(&rows));
     Ok(())
 }

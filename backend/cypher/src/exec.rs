@@ -1,0 +1,1179 @@
+//! Stage 4: runs a [`QueryPlan`] over a [`Store`], row batch by row batch.
+//!
+//! Each operator turns the rows of the previous one into its own; pattern matching is a
+//! depth-first search from the anchor chosen per pattern part (see [`plan`](crate::plan)).
+//! A [`Budget`] (wall time and rows produced) is checked in every inner loop, so a pathological
+//! query stops with a "budget exceeded" error instead of exhausting time or memory.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use crate::error::{CypherError, ErrorKind, Result};
+use crate::plan::*;
+use crate::store::{Dir, NodeId, RelRef, Store};
+use crate::value::{as_f64, format_float, Path, Value};
+
+/// Limits for one query.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Wall-clock time for the whole query.
+    pub time: Duration,
+    /// Rows produced by all operators together (intermediate and final).
+    pub rows: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { time: Duration::from_secs(10), rows: 2_000_000 }
+    }
+}
+
+pub struct Ctx<'a> {
+    pub store: &'a dyn Store,
+    pub params: &'a HashMap<String, Value>,
+    budget: Budget,
+    deadline: Instant,
+    rows: Cell<u64>,
+    ticks: Cell<u32>,
+    regexes: RefCell<HashMap<String, regex::Regex>>,
+}
+
+fn budget_err(msg: String) -> CypherError {
+    CypherError::new(ErrorKind::Budget, msg)
+}
+
+fn type_err(msg: impl Into<String>) -> CypherError {
+    CypherError::runtime("InvalidArgumentType", msg)
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(store: &'a dyn Store, params: &'a HashMap<String, Value>, budget: Budget) -> Self {
+        Ctx {
+            store,
+            params,
+            budget,
+            deadline: Instant::now() + budget.time,
+            rows: Cell::new(0),
+            ticks: Cell::new(0),
+            regexes: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Called in inner loops; looks at the clock every 1024 calls.
+    #[inline]
+    fn tick(&self) -> Result<()> {
+        let t = self.ticks.get().wrapping_add(1);
+        self.ticks.set(t);
+        if t & 1023 == 0 && Instant::now() > self.deadline {
+            return Err(budget_err(format!("query ran longer than {} ms", self.budget.time.as_millis())));
+        }
+        Ok(())
+    }
+
+    fn add_rows(&self, n: u64) -> Result<()> {
+        let r = self.rows.get() + n;
+        self.rows.set(r);
+        if r > self.budget.rows {
+            return Err(budget_err(format!("query produced more than {} rows", self.budget.rows)));
+        }
+        self.tick()
+    }
+
+    pub fn run(&self, plan: &QueryPlan) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
+        let mut all: Vec<Vec<Value>> = Vec::new();
+        let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
+        for b in &plan.branches {
+            let mut rows = vec![Vec::new()];
+            for (i, op) in b.ops.iter().enumerate() {
+                let cap = self.row_cap(b.ops.get(i + 1))?;
+                rows = self.op(op, rows, cap)?;
+            }
+            all.extend(rows);
+        }
+        if plan.branches.len() > 1 && !plan.union_all.first().copied().unwrap_or(false) {
+            all = dedup(all);
+        }
+        Ok((columns, all))
+    }
+
+    /// How many rows the operator before `next` needs to produce: `SKIP + LIMIT` when `next`
+    /// is a plain projection (no aggregation, DISTINCT, ORDER BY or WHERE), so that
+    /// `MATCH … RETURN … LIMIT 10` stops early as it would in Neo4j.
+    fn row_cap(&self, next: Option<&Op>) -> Result<usize> {
+        if let Some(Op::Project(p)) = next {
+            if p.aggs.is_empty() && !p.distinct && p.order.is_empty() && p.filter.is_none() {
+                if let Some(limit) = self.count_arg(&p.limit, "LIMIT")? {
+                    let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+                    return Ok(skip.saturating_add(limit));
+                }
+            }
+        }
+        Ok(usize::MAX)
+    }
+
+    fn op(&self, op: &Op, rows: Vec<Vec<Value>>, cap: usize) -> Result<Vec<Vec<Value>>> {
+        match op {
+            Op::Match { pattern, optional, filter } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    if out.len() >= cap {
+                        break;
+                    }
+                    let before = out.len();
+                    self.match_pattern(pattern, &row, &mut |r: &[Value]| {
+                        if let Some(f) = filter {
+                            if !truthy(&self.eval(f, r)?) {
+                                return Ok(true);
+                            }
+                        }
+                        self.add_rows(1)?;
+                        out.push(r.to_vec());
+                        Ok(out.len() < cap)
+                    })?;
+                    if *optional && out.len() == before {
+                        let mut r = row;
+                        r.resize(pattern.out_width, Value::Null);
+                        self.add_rows(1)?;
+                        out.push(r);
+                    }
+                }
+                Ok(out)
+            }
+            Op::Unwind { expr, slot } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    if out.len() >= cap {
+                        out.truncate(cap);
+                        break;
+                    }
+                    let items = match self.eval(expr, &row)? {
+                        Value::List(xs) => xs,
+                        Value::Null => Vec::new(),
+                        other => vec![other],
+                    };
+                    self.add_rows(items.len() as u64)?;
+                    for x in items {
+                        let mut r = row.clone();
+                        r.resize(*slot, Value::Null);
+                        r.push(x);
+                        out.push(r);
+                    }
+                }
+                Ok(out)
+            }
+            Op::Project(p) => self.project(p, rows),
+        }
+    }
+
+    fn count_arg(&self, e: &Option<Expr>, what: &str) -> Result<Option<usize>> {
+        let Some(e) = e else { return Ok(None) };
+        match self.eval(e, &[])? {
+            Value::Int(i) if i >= 0 => Ok(Some(i as usize)),
+            Value::Int(_) => Err(CypherError::semantic("NegativeIntegerArgument", format!("{what} must not be negative"))),
+            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
+            other => Err(CypherError::semantic("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
+        }
+    }
+
+    fn project(&self, p: &Projection, rows: Vec<Vec<Value>>) -> Result<Vec<Vec<Value>>> {
+        // (output row, environment for ORDER BY)
+        let mut outs: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        if p.aggs.is_empty() {
+            for row in rows {
+                self.tick()?;
+                let mut out = Vec::with_capacity(p.items.len());
+                for e in &p.items {
+                    out.push(self.eval(e, &row)?);
+                }
+                let env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
+                outs.push((out, env));
+            }
+        } else {
+            outs = self.aggregate(p, rows)?;
+        }
+        if p.distinct {
+            let mut seen = std::collections::HashSet::new();
+            outs.retain(|(o, _)| {
+                let mut k = String::new();
+                for v in o {
+                    v.group_key(&mut k);
+                    k.push('|');
+                }
+                seen.insert(k)
+            });
+        }
+        if !p.order.is_empty() {
+            let mut keyed = Vec::with_capacity(outs.len());
+            for (o, env) in outs {
+                self.tick()?;
+                let mut keys = Vec::with_capacity(p.order.len());
+                for k in &p.order {
+                    keys.push(self.eval(&k.expr, &env)?);
+                }
+                keyed.push((keys, (o, env)));
+            }
+            keyed.sort_by(|(a, _), (b, _)| {
+                for (i, k) in p.order.iter().enumerate() {
+                    let o = a[i].order_cmp(&b[i]);
+                    let o = if k.descending { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            outs = keyed.into_iter().map(|(_, o)| o).collect();
+        }
+        let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+        let limit = self.count_arg(&p.limit, "LIMIT")?;
+        let mut result = Vec::new();
+        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
+            if let Some(f) = &p.filter {
+                if !truthy(&self.eval(f, &env)?) {
+                    continue;
+                }
+            }
+            result.push(o);
+        }
+        self.add_rows(result.len() as u64)?;
+        Ok(result)
+    }
+
+    fn aggregate(&self, p: &Projection, rows: Vec<Vec<Value>>) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+        struct Group {
+            rep: Vec<Value>,
+            vals: Vec<Vec<Value>>,
+            seen: Vec<std::collections::HashSet<String>>,
+            counts: Vec<i64>,
+            arg2: Vec<Value>,
+        }
+        let n = p.aggs.len();
+        let new_group = |rep: Vec<Value>| Group {
+            rep,
+            vals: vec![Vec::new(); n],
+            seen: vec![Default::default(); n],
+            counts: vec![0; n],
+            arg2: vec![Value::Null; n],
+        };
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut groups: Vec<Group> = Vec::new();
+        let no_keys = !p.is_key.iter().any(|k| *k);
+        for mut row in rows {
+            self.tick()?;
+            row.resize(p.in_width, Value::Null);
+            let mut key = String::new();
+            for (e, is_key) in p.items.iter().zip(&p.is_key) {
+                if *is_key {
+                    self.eval(e, &row)?.group_key(&mut key);
+                    key.push('|');
+                }
+            }
+            let gi = match index.get(&key) {
+                Some(&g) => g,
+                None => {
+                    index.insert(key, groups.len());
+                    groups.push(new_group(row.clone()));
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[gi];
+            for (i, a) in p.aggs.iter().enumerate() {
+                let Some(arg) = &a.arg else {
+                    g.counts[i] += 1;
+                    continue;
+                };
+                let v = self.eval(arg, &row)?;
+                if v.is_null() {
+                    continue;
+                }
+                if let Some(a2) = &a.arg2 {
+                    g.arg2[i] = self.eval(a2, &row)?;
+                }
+                if a.distinct {
+                    let mut k = String::new();
+                    v.group_key(&mut k);
+                    if !g.seen[i].insert(k) {
+                        continue;
+                    }
+                }
+                g.vals[i].push(v);
+            }
+        }
+        if groups.is_empty() && no_keys {
+            groups.push(new_group(vec![Value::Null; p.in_width]));
+        }
+        let mut outs = Vec::with_capacity(groups.len());
+        for g in groups {
+            let mut env = g.rep;
+            for (i, a) in p.aggs.iter().enumerate() {
+                env.push(finish_agg(a.func, &g.vals[i], g.counts[i], &g.arg2[i])?);
+            }
+            let mut out = Vec::with_capacity(p.items.len());
+            for e in &p.items {
+                out.push(self.eval(e, &env)?);
+            }
+            let order_env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
+            outs.push((out, order_env));
+        }
+        Ok(outs)
+    }
+
+    // ----------------------------------------------------------------- pattern matching
+
+    pub fn match_pattern(&self, pat: &PatternPlan, row: &[Value], emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<()> {
+        let mut st = State {
+            row: row.to_vec(),
+            bound: Vec::new(),
+            used: Vec::new(),
+            labels: Vec::new(),
+            types: Vec::new(),
+            done: vec![false; pat.parts.len()],
+        };
+        st.row.resize(pat.out_width.max(row.len()), Value::Null);
+        st.bound = (0..st.row.len()).map(|i| i < pat.in_width.min(row.len())).collect();
+        for part in &pat.parts {
+            let mut ls = Vec::new();
+            for n in &part.nodes {
+                // None: a label the store has never seen, so nothing can match.
+                let ids: Option<Vec<u32>> = n.labels.iter().map(|l| self.store.label_id(l)).collect();
+                ls.push(ids);
+            }
+            st.labels.push(ls);
+            let mut ts = Vec::new();
+            for r in &part.rels {
+                ts.push(if r.types.is_empty() {
+                    None
+                } else {
+                    Some(r.types.iter().filter_map(|t| self.store.rel_type_id(t)).collect::<Vec<u32>>())
+                });
+            }
+            st.types.push(ts);
+        }
+        self.match_part(pat, 0, &mut st, emit)?;
+        Ok(())
+    }
+
+    fn match_part(&self, pat: &PatternPlan, _pi: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+        // Pick the remaining part with the cheapest anchor among those whose property maps
+        // can be evaluated now (the first remaining part in written order always can).
+        let mut best: Option<(usize, usize, usize)> = None; // (part, position, cost)
+        for (pi, part) in pat.parts.iter().enumerate() {
+            if st.done[pi] || !part.deps.iter().all(|&s| st.bound.get(s).copied().unwrap_or(false)) {
+                continue;
+            }
+            match self.anchor_cost(pi, part, st)? {
+                None => return Ok(true),
+                Some((pos, cost)) => {
+                    if best.is_none_or(|(_, _, c)| cost < c) {
+                        best = Some((pi, pos, cost));
+                    }
+                }
+            }
+        }
+        let Some((pi, anchor, _)) = best else {
+            return emit(&st.row);
+        };
+        let part = &pat.parts[pi];
+        let candidates = self.anchor_candidates(pi, part, anchor, st)?;
+        let mut steps = Vec::new();
+        for i in anchor..part.rels.len() {
+            steps.push((i, true));
+        }
+        for i in (0..anchor).rev() {
+            steps.push((i, false));
+        }
+        st.done[pi] = true;
+        let mut result = Ok(true);
+        for c in candidates {
+            if let Err(e) = self.tick() {
+                result = Err(e);
+                break;
+            }
+            match self.bind_node(pi, anchor, &part.nodes[anchor], c, st) {
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+                Ok(None) => {}
+                Ok(Some(newly)) => {
+                    let go = self.run_steps(pat, pi, &steps, 0, st, emit);
+                    if newly {
+                        st.bound[part.nodes[anchor].slot] = false;
+                    }
+                    match go {
+                        Ok(true) => {}
+                        other => {
+                            result = other;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        st.done[pi] = false;
+        result
+    }
+
+    /// The cheapest node position to start part `pi` from, with its estimated candidate
+    /// count; `None` when the part cannot match at all (unknown label, bound variable that is
+    /// not a node). Bound nodes cost 0, index lookups their hit count, labels their size.
+    fn anchor_cost(&self, pi: usize, part: &PartPlan, st: &State) -> Result<Option<(usize, usize)>> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, n) in part.nodes.iter().enumerate() {
+            if part.self_dep && i > 0 {
+                break;
+            }
+            if st.bound[n.slot] {
+                return Ok(match &st.row[n.slot] {
+                    Value::Node(_) => Some((i, 0)),
+                    _ => None,
+                });
+            }
+            let Some(label_ids) = &st.labels[pi][i] else { return Ok(None) };
+            let mut cost = label_ids.iter().map(|&l| self.store.label_count(l)).min().unwrap_or(self.store.node_count());
+            for (k, e) in n.props.iter().chain(&n.hints) {
+                if !self.evaluable(e, st) {
+                    continue;
+                }
+                let v = self.eval(e, &st.row)?;
+                if let Some(c) = self.store.index_lookup(k, &v) {
+                    cost = cost.min(c.len());
+                }
+            }
+            if best.is_none_or(|(_, c)| cost < c) {
+                best = Some((i, cost));
+            }
+        }
+        Ok(best)
+    }
+
+    fn anchor_candidates(&self, pi: usize, part: &PartPlan, pos: usize, st: &State) -> Result<Vec<NodeId>> {
+        let n = &part.nodes[pos];
+        if st.bound[n.slot] {
+            return Ok(match &st.row[n.slot] {
+                Value::Node(id) => vec![*id],
+                _ => Vec::new(),
+            });
+        }
+        let mut best: Option<Vec<NodeId>> = None;
+        for (k, e) in n.props.iter().chain(&n.hints) {
+            if !self.evaluable(e, st) {
+                continue;
+            }
+            let v = self.eval(e, &st.row)?;
+            if let Some(c) = self.store.index_lookup(k, &v) {
+                if best.as_ref().is_none_or(|b| c.len() < b.len()) {
+                    best = Some(c);
+                }
+            }
+        }
+        let ids = st.labels[pi][pos].as_deref().unwrap_or(&[]);
+        let label_best = ids.iter().copied().min_by_key(|&l| self.store.label_count(l));
+        Ok(match (best, label_best) {
+            (Some(c), Some(l)) if self.store.label_count(l) < c.len() => self.store.nodes_with_label(l),
+            (Some(c), _) => c,
+            (None, Some(l)) => self.store.nodes_with_label(l),
+            (None, None) => (0..self.store.node_count() as NodeId).collect(),
+        })
+    }
+
+    fn evaluable(&self, e: &Expr, st: &State) -> bool {
+        let mut ok = true;
+        e.visit_slots(&mut |s| ok &= st.bound.get(s).copied().unwrap_or(false));
+        ok
+    }
+
+    /// Checks node `n` against a node pattern and binds it. `Some(true)`: newly bound,
+    /// `Some(false)`: was already bound to `n`, `None`: no match.
+    fn bind_node(&self, pi: usize, pos: usize, np: &NodePat, n: NodeId, st: &mut State) -> Result<Option<bool>> {
+        // A variable bound earlier must be the same node, and still satisfy this occurrence's
+        // labels and properties (`MATCH (a)-->(x), (a:L {p: 1})`).
+        let was_bound = st.bound[np.slot];
+        if was_bound && !matches!(&st.row[np.slot], Value::Node(m) if *m == n) {
+            return Ok(None);
+        }
+        let Some(labels) = &st.labels[pi][pos] else { return Ok(None) };
+        if !labels.iter().all(|&l| self.store.has_label(n, l)) {
+            return Ok(None);
+        }
+        for (k, e) in &np.props {
+            let want = self.eval(e, &st.row)?;
+            if self.store.node_prop(n, k).cypher_eq(&want) != Some(true) {
+                return Ok(None);
+            }
+        }
+        if let Some(e) = &np.props_expr {
+            if !self.props_match(self.eval(e, &st.row)?, |k| self.store.node_prop(n, k))? {
+                return Ok(None);
+            }
+        }
+        if was_bound {
+            return Ok(Some(false));
+        }
+        st.row[np.slot] = Value::Node(n);
+        st.bound[np.slot] = true;
+        Ok(Some(true))
+    }
+
+    fn props_match(&self, want: Value, get: impl Fn(&str) -> Value) -> Result<bool> {
+        match want {
+            Value::Map(m) => Ok(m.iter().all(|(k, v)| get(k).cypher_eq(v) == Some(true))),
+            Value::Null => Ok(false),
+            other => Err(type_err(format!("property pattern must be a map, got {}", other.type_name()))),
+        }
+    }
+
+    fn rel_ok(&self, rp: &RelPat, r: &RelRef, row: &[Value]) -> Result<bool> {
+        for (k, e) in &rp.props {
+            let want = self.eval(e, row)?;
+            if self.store.rel_prop(r, k).cypher_eq(&want) != Some(true) {
+                return Ok(false);
+            }
+        }
+        if let Some(e) = &rp.props_expr {
+            return self.props_match(self.eval(e, row)?, |k| self.store.rel_prop(r, k));
+        }
+        Ok(true)
+    }
+
+    fn run_steps(&self, pat: &PatternPlan, pi: usize, steps: &[(usize, bool)], si: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+        let part = &pat.parts[pi];
+        let Some(&(ri, forward)) = steps.get(si) else {
+            if let Some(ps) = part.path_slot {
+                st.row[ps] = Value::Path(build_path(part, &st.row)?);
+            }
+            return self.match_part(pat, pi + 1, st, emit);
+        };
+        let (from_pos, to_pos) = if forward { (ri, ri + 1) } else { (ri + 1, ri) };
+        let Value::Node(from) = st.row[part.nodes[from_pos].slot] else { return Ok(true) };
+        let rp = &part.rels[ri];
+        let dir = match (rp.dir, forward) {
+            (Dir::Both, _) => Dir::Both,
+            (d, true) => d,
+            (Dir::Out, false) => Dir::In,
+            (Dir::In, false) => Dir::Out,
+        };
+        let types = st.types[pi][ri].clone();
+        if let Some(range) = rp.range {
+            let mut path = Vec::new();
+            return self.varlen(pat, pi, steps, si, st, emit, from, dir, types.as_deref(), range, &mut path, to_pos, forward);
+        }
+        let mut edges = Vec::new();
+        self.store.expand(from, dir, types.as_deref(), &mut edges);
+        for (r, other) in edges {
+            self.tick()?;
+            if st.used.contains(&(r.id, part.group)) {
+                continue;
+            }
+            let rel_bound = st.bound[rp.slot];
+            if rel_bound {
+                match &st.row[rp.slot] {
+                    Value::Rel(b) if b.id == r.id => {}
+                    _ => continue,
+                }
+            }
+            if !self.rel_ok(rp, &r, &st.row)? {
+                continue;
+            }
+            st.row[rp.slot] = Value::Rel(r);
+            st.bound[rp.slot] = true;
+            st.used.push((r.id, part.group));
+            let res = match self.bind_node(pi, to_pos, &part.nodes[to_pos], other, st)? {
+                Some(newly) => {
+                    let go = self.run_steps(pat, pi, steps, si + 1, st, emit);
+                    if newly {
+                        st.bound[part.nodes[to_pos].slot] = false;
+                    }
+                    go?
+                }
+                None => true,
+            };
+            st.used.pop();
+            if !rel_bound {
+                st.bound[rp.slot] = false;
+            }
+            if !res {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn varlen(
+        &self,
+        pat: &PatternPlan,
+        pi: usize,
+        steps: &[(usize, bool)],
+        si: usize,
+        st: &mut State,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+        cur: NodeId,
+        dir: Dir,
+        types: Option<&[u32]>,
+        range: (u32, Option<u32>),
+        path: &mut Vec<RelRef>,
+        to_pos: usize,
+        forward: bool,
+    ) -> Result<bool> {
+        self.tick()?;
+        let part = &pat.parts[pi];
+        let rp = &part.rels[steps[si].0];
+        let depth = path.len() as u32;
+        if depth >= range.0 {
+            let mut list: Vec<Value> = path.iter().map(|r| Value::Rel(*r)).collect();
+            if !forward {
+                list.reverse();
+            }
+            st.row[rp.slot] = Value::List(list);
+            st.bound[rp.slot] = true;
+            let res = match self.bind_node(pi, to_pos, &part.nodes[to_pos], cur, st)? {
+                Some(newly) => {
+                    let go = self.run_steps(pat, pi, steps, si + 1, st, emit);
+                    if newly {
+                        st.bound[part.nodes[to_pos].slot] = false;
+                    }
+                    go?
+                }
+                None => true,
+            };
+            st.bound[rp.slot] = false;
+            if !res {
+                return Ok(false);
+            }
+        }
+        if range.1.is_some_and(|m| depth >= m) {
+            return Ok(true);
+        }
+        let mut edges = Vec::new();
+        self.store.expand(cur, dir, types, &mut edges);
+        for (r, other) in edges {
+            // Path edges join `used`, so relationships matched later in the pattern cannot
+            // reuse them either.
+            if st.used.contains(&(r.id, part.group)) {
+                continue;
+            }
+            if !self.rel_ok(rp, &r, &st.row)? {
+                continue;
+            }
+            path.push(r);
+            st.used.push((r.id, part.group));
+            let go = self.varlen(pat, pi, steps, si, st, emit, other, dir, types, range, path, to_pos, forward);
+            st.used.pop();
+            path.pop();
+            if !go? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    // ----------------------------------------------------------------- expressions
+
+    pub fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
+        Ok(match e {
+            Expr::Lit(v) => v.clone(),
+            Expr::Param(p) => match self.params.get(p) {
+                Some(v) => v.clone(),
+                None => return Err(CypherError::semantic("ParameterMissing", format!("expected parameter `${p}`"))),
+            },
+            Expr::Var(s) => row.get(*s).cloned().unwrap_or(Value::Null),
+            Expr::Prop(base, key) => {
+                let b = self.eval(base, row)?;
+                self.property(&b, key)?
+            }
+            Expr::Index(base, idx) => {
+                let b = self.eval(base, row)?;
+                let i = self.eval(idx, row)?;
+                match (&b, &i) {
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (Value::List(xs), Value::Int(i)) => {
+                        let n = xs.len() as i64;
+                        let j = if *i < 0 { n + i } else { *i };
+                        if j < 0 || j >= n {
+                            Value::Null
+                        } else {
+                            xs[j as usize].clone()
+                        }
+                    }
+                    (Value::List(_), _) => return Err(CypherError::runtime("ListElementAccessByNonInteger", "list index must be an integer")),
+                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), Value::Str(k)) => self.property(&b, k)?,
+                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), _) => {
+                        return Err(CypherError::runtime("MapElementAccessByNonString", "map key must be a string"))
+                    }
+                    _ => return Err(CypherError::runtime("InvalidElementAccess", format!("cannot index a {}", b.type_name()))),
+                }
+            }
+            Expr::Slice(base, lo, hi) => {
+                let b = self.eval(base, row)?;
+                let lo = match lo {
+                    Some(x) => Some(self.eval(x, row)?),
+                    None => None,
+                };
+                let hi = match hi {
+                    Some(x) => Some(self.eval(x, row)?),
+                    None => None,
+                };
+                match b {
+                    Value::Null => Value::Null,
+                    Value::List(xs) => {
+                        if matches!(lo, Some(Value::Null)) || matches!(hi, Some(Value::Null)) {
+                            return Ok(Value::Null);
+                        }
+                        let n = xs.len() as i64;
+                        let norm = |v: Option<Value>, d: i64| -> Result<i64> {
+                            match v {
+                                None => Ok(d),
+                                Some(Value::Int(i)) => Ok((if i < 0 { n + i } else { i }).clamp(0, n)),
+                                Some(_) => Err(type_err("slice bounds must be integers")),
+                            }
+                        };
+                        let a = norm(lo, 0)?;
+                        let z = norm(hi, n)?;
+                        if a >= z {
+                            Value::List(Vec::new())
+                        } else {
+                            Value::List(xs[a as usize..z as usize].to_vec())
+                        }
+                    }
+                    other => return Err(type_err(format!("cannot slice a {}", other.type_name()))),
+                }
+            }
+            Expr::List(xs) => Value::List(xs.iter().map(|x| self.eval(x, row)).collect::<Result<_>>()?),
+            Expr::Map(entries) => {
+                let mut m = BTreeMap::new();
+                for (k, x) in entries {
+                    m.insert(k.clone(), self.eval(x, row)?);
+                }
+                Value::Map(m)
+            }
+            Expr::MapProj(base, items) => {
+                let b = self.eval(base, row)?;
+                if b.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut m = BTreeMap::new();
+                for it in items {
+                    match it {
+                        MapItem::Prop(k) => {
+                            m.insert(k.clone(), self.property(&b, k)?);
+                        }
+                        MapItem::All => {
+                            for (k, v) in self.all_props(&b)? {
+                                m.insert(k, v);
+                            }
+                        }
+                        MapItem::Var(name, s) => {
+                            m.insert(name.clone(), row.get(*s).cloned().unwrap_or(Value::Null));
+                        }
+                        MapItem::Entry(k, x) => {
+                            m.insert(k.clone(), self.eval(x, row)?);
+                        }
+                    }
+                }
+                Value::Map(m)
+            }
+            Expr::Not(x) => match self.eval(x, row)? {
+                Value::Bool(b) => Value::Bool(!b),
+                Value::Null => Value::Null,
+                other => return Err(type_err(format!("NOT needs a boolean, got {}", other.type_name()))),
+            },
+            Expr::Neg(x) => match self.eval(x, row)? {
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| CypherError::runtime("IntegerOverflow", "integer overflow"))?),
+                Value::Float(f) => Value::Float(-f),
+                Value::Null => Value::Null,
+                other => return Err(type_err(format!("cannot negate a {}", other.type_name()))),
+            },
+            Expr::Bin(op, a, b) => self.binary(*op, a, b, row)?,
+            Expr::IsNull(x, negated) => Value::Bool(self.eval(x, row)?.is_null() != *negated),
+            Expr::HasLabels(x, labels) => match self.eval(x, row)? {
+                Value::Node(n) => Value::Bool(labels.iter().all(|l| self.store.label_id(l).is_some_and(|id| self.store.has_label(n, id)))),
+                Value::Rel(r) => Value::Bool(labels.iter().all(|l| self.store.rel_type_name(r.ty) == l)),
+                Value::Null => Value::Null,
+                other => return Err(type_err(format!("cannot test labels of a {}", other.type_name()))),
+            },
+            Expr::Call(name, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a, row)?);
+                }
+                crate::func::call(self, name, vals)?
+            }
+            Expr::Case { operand, whens, els } => {
+                let op = match operand {
+                    Some(o) => Some(self.eval(o, row)?),
+                    None => None,
+                };
+                for (w, t) in whens {
+                    let wv = self.eval(w, row)?;
+                    let hit = match &op {
+                        Some(o) => o.cypher_eq(&wv) == Some(true),
+                        None => truthy(&wv),
+                    };
+                    if hit {
+                        return self.eval(t, row);
+                    }
+                }
+                match els {
+                    Some(e) => self.eval(e, row)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::ListComp { slot, list, pred, proj } => {
+                let items = match self.eval(list, row)? {
+                    Value::List(xs) => xs,
+                    Value::Null => return Ok(Value::Null),
+                    other => return Err(type_err(format!("list comprehension over a {}", other.type_name()))),
+                };
+                let mut env = row.to_vec();
+                env.resize(*slot + 1, Value::Null);
+                let mut out = Vec::new();
+                for x in items {
+                    self.tick()?;
+                    env[*slot] = x.clone();
+                    if let Some(p) = pred {
+                        if !truthy(&self.eval(p, &env)?) {
+                            continue;
+                        }
+                    }
+                    out.push(match proj {
+                        Some(p) => self.eval(p, &env)?,
+                        None => x,
+                    });
+                }
+                Value::List(out)
+            }
+            Expr::Quant { kind, slot, list, pred } => {
+                let items = match self.eval(list, row)? {
+                    Value::List(xs) => xs,
+                    Value::Null => return Ok(Value::Null),
+                    other => return Err(type_err(format!("quantifier over a {}", other.type_name()))),
+                };
+                let mut env = row.to_vec();
+                env.resize(*slot + 1, Value::Null);
+                let (mut t, mut nulls) = (0usize, 0usize);
+                for x in &items {
+                    env[*slot] = x.clone();
+                    match self.eval(pred, &env)? {
+                        Value::Bool(true) => t += 1,
+                        Value::Bool(false) => {}
+                        _ => nulls += 1,
+                    }
+                }
+                let f = items.len() - t - nulls;
+                match kind {
+                    QuantKind::All => {
+                        if f > 0 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    QuantKind::Any => {
+                        if t > 0 {
+                            Value::Bool(true)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(false)
+                        }
+                    }
+                    QuantKind::None => {
+                        if t > 0 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    QuantKind::Single => {
+                        if t > 1 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(t == 1)
+                        }
+                    }
+                }
+            }
+            Expr::Reduce { acc, init, slot, list, expr } => {
+                let mut a = self.eval(init, row)?;
+                let items = match self.eval(list, row)? {
+                    Value::List(xs) => xs,
+                    Value::Null => return Ok(Value::Null),
+                    other => return Err(type_err(format!("reduce over a {}", other.type_name()))),
+                };
+                let mut env = row.to_vec();
+                env.resize((*slot).max(*acc) + 1, Value::Null);
+                for x in items {
+                    self.tick()?;
+                    env[*acc] = a;
+                    env[*slot] = x;
+                    a = self.eval(expr, &env)?;
+                }
+                a
+            }
+            Expr::Exists(p) => {
+                let mut found = false;
+                self.match_pattern(p, row, &mut |_| {
+                    found = true;
+                    Ok(false)
+                })?;
+                Value::Bool(found)
+            }
+            Expr::PatternComp { pattern, pred, proj } => {
+                let mut out = Vec::new();
+                self.match_pattern(pattern, row, &mut |r| {
+                    if let Some(p) = pred {
+                        if !truthy(&self.eval(p, r)?) {
+                            return Ok(true);
+                        }
+                    }
+                    out.push(self.eval(proj, r)?);
+                    self.add_rows(1)?;
+                    Ok(true)
+                })?;
+                Value::List(out)
+            }
+        })
+    }
+
+    pub fn property(&self, b: &Value, key: &str) -> Result<Value> {
+        Ok(match b {
+            Value::Null => Value::Null,
+            Value::Node(n) => self.store.node_prop(*n, key),
+            Value::Rel(r) => self.store.rel_prop(r, key),
+            Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+            other => return Err(type_err(format!("cannot read property `{key}` of a {}", other.type_name()))),
+        })
+    }
+
+    pub fn all_props(&self, b: &Value) -> Result<BTreeMap<String, Value>> {
+        Ok(match b {
+            Value::Node(n) => self.store.node_props(*n),
+            Value::Rel(r) => self.store.rel_props(r),
+            Value::Map(m) => m.clone(),
+            Value::Null => BTreeMap::new(),
+            other => return Err(type_err(format!("a {} has no properties", other.type_name()))),
+        })
+    }
+
+    fn binary(&self, op: BinOp, a: &Expr, b: &Expr, row: &[Value]) -> Result<Value> {
+        // Three-valued logic, evaluated left to right.
+        if matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
+            let l = to_bool3(self.eval(a, row)?)?;
+            if op == BinOp::And && l == Some(false) {
+                // Still type-check the right side, as Cypher does not short-circuit errors away.
+                let r = to_bool3(self.eval(b, row)?)?;
+                let _ = r;
+                return Ok(Value::Bool(false));
+            }
+            if op == BinOp::Or && l == Some(true) {
+                let _ = to_bool3(self.eval(b, row)?)?;
+                return Ok(Value::Bool(true));
+            }
+            let r = to_bool3(self.eval(b, row)?)?;
+            return Ok(match (op, l, r) {
+                (BinOp::And, _, Some(false)) => Value::Bool(false),
+                (BinOp::And, Some(true), Some(true)) => Value::Bool(true),
+                (BinOp::Or, _, Some(true)) => Value::Bool(true),
+                (BinOp::Or, Some(false), Some(false)) => Value::Bool(false),
+                (BinOp::Xor, Some(x), Some(y)) => Value::Bool(x != y),
+                _ => Value::Null,
+            });
+        }
+        let l = self.eval(a, row)?;
+        let r = self.eval(b, row)?;
+        crate::func::binary(self, op, l, r)
+    }
+
+    pub(crate) fn regex(&self, pattern: &str) -> Result<regex::Regex> {
+        if let Some(r) = self.regexes.borrow().get(pattern) {
+            return Ok(r.clone());
+        }
+        let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| CypherError::runtime("InvalidArgumentValue", format!("invalid regular expression: {}", e.to_string().lines().last().unwrap_or(""))))?;
+        self.regexes.borrow_mut().insert(pattern.to_string(), re.clone());
+        Ok(re)
+    }
+}
+
+struct State {
+    row: Vec<Value>,
+    bound: Vec<bool>,
+    /// Relationships bound in the current match with their clause group (a relationship may
+    /// be used once per MATCH clause).
+    used: Vec<(u64, usize)>,
+    /// Per part, per node position: resolved label ids (`None`: an unknown label).
+    labels: Vec<Vec<Option<Vec<u32>>>>,
+    /// Per part, per relationship: resolved type ids (`None`: any type).
+    types: Vec<Vec<Option<Vec<u32>>>>,
+    /// Parts already matched on the current search branch.
+    done: Vec<bool>,
+}
+
+fn build_path(part: &PartPlan, row: &[Value]) -> Result<Path> {
+    let node = |i: usize| -> Result<NodeId> {
+        match row.get(part.nodes[i].slot) {
+            Some(Value::Node(n)) => Ok(*n),
+            _ => Err(CypherError::runtime("InvalidArgumentType", "path node is not bound")),
+        }
+    };
+    let mut nodes = vec![node(0)?];
+    let mut rels = Vec::new();
+    for (i, rp) in part.rels.iter().enumerate() {
+        match row.get(rp.slot) {
+            Some(Value::Rel(r)) => {
+                rels.push(*r);
+                nodes.push(node(i + 1)?);
+            }
+            Some(Value::List(list)) => {
+                let mut cur = *nodes.last().unwrap_or(&0);
+                for v in list {
+                    if let Value::Rel(r) = v {
+                        rels.push(*r);
+                        cur = if r.src == cur { r.dst } else { r.src };
+                        nodes.push(cur);
+                    }
+                }
+            }
+            _ => return Err(CypherError::runtime("InvalidArgumentType", "path relationship is not bound")),
+        }
+    }
+    Ok(Path { nodes, rels })
+}
+
+pub fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+fn to_bool3(v: Value) -> Result<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(b)),
+        Value::Null => Ok(None),
+        other => Err(type_err(format!("expected a boolean, got {}", other.type_name()))),
+    }
+}
+
+fn dedup(rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    let mut seen = std::collections::HashSet::new();
+    rows.into_iter()
+        .filter(|r| {
+            let mut k = String::new();
+            for v in r {
+                v.group_key(&mut k);
+                k.push('|');
+            }
+            seen.insert(k)
+        })
+        .collect()
+}
+
+fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Value> {
+    Ok(match f {
+        AggFn::CountStar => Value::Int(count),
+        AggFn::Count => Value::Int(vals.len() as i64),
+        AggFn::Collect => Value::List(vals.to_vec()),
+        AggFn::Sum => {
+            let mut int: Option<i64> = Some(0);
+            let mut float = 0.0;
+            let mut any_float = false;
+            for v in vals {
+                match v {
+                    Value::Int(i) => {
+                        int = int.and_then(|s| s.checked_add(*i));
+                        float += *i as f64;
+                    }
+                    Value::Float(x) => {
+                        any_float = true;
+                        float += x;
+                    }
+                    other => return Err(type_err(format!("sum() of a {}", other.type_name()))),
+                }
+            }
+            match (any_float, int) {
+                (false, Some(i)) => Value::Int(i),
+                (false, None) => return Err(CypherError::runtime("IntegerOverflow", "integer overflow in sum()")),
+                _ => Value::Float(float),
+            }
+        }
+        AggFn::Avg => {
+            if vals.is_empty() {
+                return Ok(Value::Null);
+            }
+            let mut s = 0.0;
+            for v in vals {
+                match v {
+                    Value::Int(_) | Value::Float(_) => s += as_f64(v),
+                    other => return Err(type_err(format!("avg() of a {}", other.type_name()))),
+                }
+            }
+            Value::Float(s / vals.len() as f64)
+        }
+        AggFn::Min | AggFn::Max => {
+            let mut best: Option<&Value> = None;
+            for v in vals {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = v.order_cmp(b);
+                        let better = if f == AggFn::Min { o.is_lt() } else { o.is_gt() };
+                        if better {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.cloned().unwrap_or(Value::Null)
+        }
+        AggFn::StDev | AggFn::StDevP => {
+            let xs: Vec<f64> = vals.iter().map(as_f64).collect();
+            let n = xs.len() as f64;
+            let denom = if f == AggFn::StDev { n - 1.0 } else { n };
+            if xs.is_empty() || denom <= 0.0 {
+                return Ok(Value::Float(0.0));
+            }
+            let mean = xs.iter().sum::<f64>() / n;
+            Value::Float((xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / denom).sqrt())
+        }
+        AggFn::PercentileCont | AggFn::PercentileDisc => {
+            if vals.is_empty() {
+                return Ok(Value::Null);
+            }
+            let p = as_f64(arg2);
+            if !(0.0..=1.0).contains(&p) {
+                return Err(CypherError::runtime("NumberOutOfRange", "percentile must be between 0.0 and 1.0"));
+            }
+            let mut xs: Vec<&Value> = vals.iter().collect();
+            xs.sort_by(|a, b| a.order_cmp(b));
+            if f == AggFn::PercentileDisc {
+                let idx = ((p * xs.len() as f64).ceil() as usize).saturating_sub(1).min(xs.len() - 1);
+                xs[idx].clone()
+            } else {
+                let pos = p * (xs.len() - 1) as f64;
+                let lo = pos.floor() as usize;
+                let hi = pos.ceil() as usize;
+                let (a, b) = (as_f64(xs[lo]), as_f64(xs[hi.min(xs.len() - 1)]));
+                Value::Float(a + (b - a) * (pos - lo as f64))
+            }
+        }
+    })
+}
+
+/// Whether `name` is a scalar function we implement (for the semantic check).
+pub fn known_function(name: &str, argc: usize) -> Result<bool> {
+    crate::func::arity(name, argc)
+}
+
+pub(crate) fn float_str(f: f64) -> String {
+    format_float(f)
+}

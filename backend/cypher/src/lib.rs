@@ -1,0 +1,82 @@
+//! Read-only Cypher over serenqa's in-memory graph.
+//!
+//! A query goes through named stages, one module each:
+//!
+//! - [`parse`] — text → `open-cypher` syntax tree; parser diagnostics become
+//!   [`CypherError`]s with line and column.
+//! - [`semantic`] — rejects writing clauses (`read-only: CREATE is not supported`), resolves
+//!   variables to row slots, checks scoping, variable kinds, aggregate placement and aliases,
+//!   and lowers the tree to a [`plan`].
+//! - [`plan`] — the logical plan: per UNION branch a pipeline of MATCH / UNWIND / projection
+//!   operators; patterns are anchored at run time on the most selective node (bound variable,
+//!   then `id`/`name` index, then the smallest label, then all nodes).
+//! - [`exec`] — runs the plan over a [`store::Store`] with a [`Budget`] (time and rows) checked
+//!   in every inner loop; [`func`] holds scalar functions and operators.
+//! - [`value`] — Cypher values with null semantics, comparability and ordering.
+//! - [`result`] — results detached from the store, rendered as table or JSON.
+//! - [`store`] — the [`Store`] trait the executor reads, implemented by the CSR
+//!   [`serenqa_graph::Graph`] (fast path, typed adjacency sub-ranges, indexes) and by
+//!   [`MemGraph`] (multi-label property graph for the TCK, fuzzing and tests).
+//! - [`perf`] — latency measurement of the SerenQA pattern types (`serenqa perf cypher`).
+//! - `neo4j` (cargo feature `neo4j`) — the same API against a live Neo4j over Bolt.
+//!
+//! Entry point: [`execute`]`(&store, query, &Options)` → [`QueryResult`] or [`CypherError`].
+
+pub mod error;
+pub mod exec;
+pub mod func;
+#[cfg(feature = "neo4j")]
+pub mod neo4j;
+pub mod parse;
+pub mod perf;
+pub mod plan;
+pub mod result;
+pub mod semantic;
+pub mod store;
+pub mod value;
+
+use std::collections::HashMap;
+
+pub use error::{CypherError, ErrorKind};
+pub use exec::Budget;
+pub use result::{Out, QueryResult};
+pub use store::{MemGraph, Store};
+pub use value::Value;
+
+/// Per-query options.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub budget: Budget,
+    /// Query parameters (`$name`).
+    pub params: HashMap<String, Value>,
+}
+
+/// Parses and checks a query without running it.
+pub fn prepare(query: &str) -> Result<plan::QueryPlan, CypherError> {
+    let program = parse::parse(query)?;
+    semantic::lower(query, &program)
+}
+
+/// Runs a read-only query.
+pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
+    let plan = prepare(query)?;
+    let ctx = exec::Ctx::new(store, &opts.params, opts.budget);
+    let (columns, rows) = ctx.run(&plan)?;
+    let rows = rows.iter().map(|r| r.iter().map(|v| result::detach(store, v)).collect()).collect();
+    Ok(QueryResult { columns, rows })
+}
+
+/// A store bound to default options, for callers that run many queries.
+pub struct Engine<'g> {
+    store: &'g dyn Store,
+    pub options: Options,
+}
+
+impl<'g> Engine<'g> {
+    pub fn new(store: &'g dyn Store) -> Self {
+        Engine { store, options: Options::default() }
+    }
+    pub fn execute(&self, query: &str) -> Result<QueryResult, CypherError> {
+        execute(self.store, query, &self.options)
+    }
+}

@@ -1,0 +1,139 @@
+//! Discovery for one entity (the clinician's view): its known answers, and candidates beyond
+//! them ranked by walk proximity, each scored by RNS against the known answers.
+//!
+//! - **Known answers (Ae)**: for a disease, the drugs related to it by a treatment relation
+//!   (verb `treats`, or a name containing `INDICATED`); for a drug, the diseases it treats.
+//!   With none known, Ae = {the entity itself}, so RNS still measures distance from it.
+//! - **Candidates**: entities of the answer type, not in Ae, with the highest P3ᵀx where x is
+//!   uniform over {entity} ∪ Ae — the probability of landing on them in a 1–3 step walk from
+//!   what is already known (the same P3 the RNS model uses). This is a cheap, deterministic
+//!   proposal step; the evaluation pipeline's explorers are the stronger, slower alternative.
+//! - **Scores**: RNS(Ae, {c}) per candidate from the slice of Ae ∪ candidates; the slice is
+//!   returned too, so the browser can re-weight without asking the server again.
+
+use serenqa_graph::{Direction, Graph, NodeId, TypeId};
+use serenqa_shared::rns::{Scorer, Slice, Terms, Weights};
+
+use crate::slice::{build_slice, BlockCache};
+use crate::transition::Transition;
+use crate::{Model, ModelError};
+
+/// Most candidates one request may ask for (the browser re-scores them per slider move).
+pub const MAX_CANDIDATES: usize = 200;
+/// Most known answers kept in Ae (the rest are still excluded from the candidates).
+pub const MAX_EXISTING: usize = 100;
+
+#[derive(Clone, Debug)]
+pub struct Discovery {
+    pub query: NodeId,
+    /// The answer type (e.g. Compound for a disease).
+    pub answer_type: TypeId,
+    /// Known answers (Ae as scored; may be `[query]` when nothing is known).
+    pub existing: Vec<NodeId>,
+    /// True when `existing` holds real known answers, false when it fell back to the query.
+    pub existing_known: bool,
+    /// (candidate, walk proximity), best first.
+    pub candidates: Vec<(NodeId, f64)>,
+    /// Slice over `existing` followed by the candidates, in that order.
+    pub slice: Slice,
+    pub weights: Weights,
+    /// RNS(Ae, {c}) per candidate, parallel to `candidates`.
+    pub terms: Vec<Terms>,
+}
+
+/// Is relation `r` a treatment relation ("treats", "is indicated for")?
+fn is_treatment(g: &Graph, r: u16) -> bool {
+    let rel = g.relation(r);
+    rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
+}
+
+/// Known answers of `q` over treatment relations, and the answer type.
+fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
+    let mut answer_type = None;
+    let mut known = Vec::new();
+    for e in g.edges(q, Direction::Both) {
+        if !is_treatment(g, e.rel) {
+            continue;
+        }
+        let other = if e.source == q { e.target } else { e.source };
+        answer_type.get_or_insert(g.node_type(other));
+        if Some(g.node_type(other)) == answer_type {
+            known.push(other);
+        }
+    }
+    if answer_type.is_none() {
+        // No treatment edge at this node: take the type at the other end of a treatment
+        // relation whose schema includes the query's type.
+        let t = g.node_type(q);
+        for rel in g.relations() {
+            let is_t = rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED");
+            if !is_t {
+                continue;
+            }
+            if rel.source_type == Some(t) {
+                answer_type = rel.target_type;
+            } else if rel.target_type == Some(t) {
+                answer_type = rel.source_type;
+            }
+            if answer_type.is_some() {
+                break;
+            }
+        }
+    }
+    known.sort_unstable();
+    known.dedup();
+    answer_type.map(|t| (t, known))
+}
+
+pub fn discover(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: usize, weights: &Weights) -> Result<Discovery, ModelError> {
+    if q as usize >= g.node_count() {
+        return Err(ModelError::UnknownNode(format!("#{q}")));
+    }
+    weights.validate()?;
+    let limit = limit.clamp(1, MAX_CANDIDATES);
+    let Some((answer_type, known)) = known_answers(g, q) else {
+        return Err(ModelError::Invalid(format!(
+            "{} is a {}: discovery works from diseases and drugs (entities at either end of a treatment relation)",
+            g.name(q),
+            g.type_display(g.node_type(q))
+        )));
+    };
+    let existing_known = !known.is_empty();
+    let mut existing: Vec<NodeId> = known.iter().copied().take(MAX_EXISTING).collect();
+    if existing.is_empty() {
+        existing.push(q);
+    }
+
+    // x uniform over {q} ∪ Ae; y = P3ᵀ x.
+    let t = Transition::new(g, model.params.directed);
+    let n = g.node_count();
+    let mut x = vec![0.0; n];
+    let mut seeds = existing.clone();
+    seeds.push(q);
+    seeds.sort_unstable();
+    seeds.dedup();
+    for &s in &seeds {
+        x[s as usize] = 1.0 / seeds.len() as f64;
+    }
+    let inv = t.inv_degrees();
+    let mut y = vec![0.0; n];
+    t.p3t(&x, &inv, &mut y);
+    let mut ranked: Vec<(NodeId, f64)> = g
+        .nodes_of_type(answer_type)
+        .iter()
+        .copied()
+        .filter(|&c| c != q && known.binary_search(&c).is_err() && y[c as usize] > 0.0)
+        .map(|c| (c, y[c as usize]))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(limit);
+
+    let mut nodes = existing.clone();
+    nodes.extend(ranked.iter().map(|c| c.0));
+    let slice = build_slice(g, model, cache, &nodes)?;
+    let scorer = Scorer::new(&slice)?;
+    let ae: Vec<usize> = (0..existing.len()).collect();
+    let cands: Vec<usize> = (existing.len()..nodes.len()).collect();
+    let terms = if cands.is_empty() { Vec::new() } else { scorer.score_candidates(&ae, &cands, weights)? };
+    Ok(Discovery { query: q, answer_type, existing, existing_known, candidates: ranked, slice, weights: *weights, terms })
+}

@@ -1,0 +1,77 @@
+//! `GET /api/discover/{key}`: the clinician's view of one disease or drug.
+
+use axum::extract::{Path, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serenqa_model::discover::{discover, MAX_CANDIDATES};
+use serenqa_model::slice::node_view;
+use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
+use serenqa_shared::rns::Weights;
+
+use super::error::HttpError;
+use super::extract::Q;
+use super::graph::resolve;
+use super::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/discover/{key}", get(get_discover))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct DiscoverQuery {
+    /// Candidates to return (1–200, default 50).
+    limit: Option<usize>,
+    /// Weights `a,b,c` for R, N, S (default 1/3 each).
+    weights: Option<String>,
+}
+
+const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
+
+/// Known answers and serendipitous candidates of a disease (drugs) or a drug (diseases).
+#[utoipa::path(get, path = "/api/discover/{key}", tag = "serendipity",
+    params(("key" = String, Path, description = "`Type::identifier` of a disease or a drug"), DiscoverQuery),
+    responses((status = 200, body = DiscoverResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(q): Q<DiscoverQuery>) -> Result<Json<DiscoverResponse>, HttpError> {
+    let g = s.graph.clone();
+    let node = resolve(&g, &key)?;
+    let Some(model) = s.model.clone() else {
+        return Err(HttpError { status: axum::http::StatusCode::SERVICE_UNAVAILABLE, code: "no_model", message: "the serendipity model is not loaded; run `serenqa precompute`".into() });
+    };
+    let limit = q.limit.unwrap_or(50);
+    if limit == 0 || limit > MAX_CANDIDATES {
+        return Err(HttpError::bad_request("bad_limit", format!("limit must be between 1 and {MAX_CANDIDATES}")));
+    }
+    let weights = match q.weights.as_deref() {
+        Some(w) => Weights::parse(w).map_err(|e| HttpError::bad_request("bad_weights", e.to_string()))?,
+        None => Weights::default(),
+    };
+    let blocks = s.blocks.clone();
+    let started = std::time::Instant::now();
+    let result = tokio::task::spawn_blocking(move || {
+        discover(&g, &model, &blocks, node, limit, &weights).map(|d| {
+            let candidates = d
+                .candidates
+                .iter()
+                .zip(&d.terms)
+                .map(|(&(c, p), t)| Candidate { node: node_view(&g, c), proximity: p, terms: *t })
+                .collect();
+            DiscoverResponse {
+                query: node_view(&g, d.query),
+                answer_kind: g.type_display(d.answer_type).to_string(),
+                existing: d.existing.iter().map(|&x| node_view(&g, x)).collect(),
+                existing_known: d.existing_known,
+                candidates,
+                slice: d.slice,
+                weights: d.weights,
+                method: METHOD.to_string(),
+                elapsed_ms: 0.0,
+            }
+        })
+    })
+    .await
+    .map_err(|e| HttpError::internal(format!("discovery task failed: {e}")))?;
+    let mut reply = result.map_err(|e| HttpError::bad_request("cannot_discover", e.to_string()))?;
+    reply.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(Json(reply))
+}

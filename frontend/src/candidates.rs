@@ -1,0 +1,120 @@
+//! Serendipitous candidates of a disease or drug, re-weighted in the browser: the α, β, γ
+//! sliders re-score every candidate from the slice with `serenqa_shared::rns` compiled to
+//! WebAssembly — no request to the server — and the page shows how long that took.
+
+use leptos::prelude::*;
+use serenqa_shared::api::{DiscoverResponse, NodeView};
+use serenqa_shared::rns::{Scorer, Terms, Weights};
+
+/// Re-scores all candidates; returns the terms (candidate order) and the elapsed milliseconds.
+fn rescore(d: &DiscoverResponse, w: &Weights) -> (Result<Vec<Terms>, String>, f64) {
+    let perf = web_sys::window().and_then(|w| w.performance());
+    let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
+    let result = Scorer::new(&d.slice).map_err(|e| e.to_string()).and_then(|s| {
+        let ne = d.existing.len();
+        let ae: Vec<usize> = (0..ne).collect();
+        let cands: Vec<usize> = (ne..ne + d.candidates.len()).collect();
+        if cands.is_empty() {
+            return Ok(Vec::new());
+        }
+        s.score_candidates(&ae, &cands, w).map_err(|e| e.to_string())
+    });
+    let ms = perf.as_ref().map(|p| p.now() - t0).unwrap_or(0.0);
+    (result, ms)
+}
+
+fn bar(value: f64, lo: f64, hi: f64) -> impl IntoView {
+    let pct = if hi > lo { ((value - lo) / (hi - lo)).clamp(0.0, 1.0) * 100.0 } else { 0.0 };
+    view! { <span class="bar" aria-hidden="true"><span style=format!("width:{pct:.0}%")></span></span> }
+}
+
+#[component]
+pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> impl IntoView {
+    let data = StoredValue::new(data);
+    let (alpha, set_alpha) = signal(1.0 / 3.0);
+    let (beta, set_beta) = signal(1.0 / 3.0);
+    let (gamma, set_gamma) = signal(1.0 / 3.0);
+    let (last_ms, set_last_ms) = signal(None::<f64>);
+    // (terms per candidate, error)
+    let scored = Memo::new(move |_| {
+        let w = Weights { alpha: alpha.get(), beta: beta.get(), gamma: gamma.get() };
+        let (r, ms) = data.with_value(|d| rescore(d, &w));
+        set_last_ms.set(Some(ms));
+        r
+    });
+    let order = move || -> Vec<(usize, Terms)> {
+        match scored.get() {
+            Ok(terms) => {
+                let mut v: Vec<(usize, Terms)> = terms.into_iter().enumerate().collect();
+                v.sort_by(|a, b| b.1.rns.total_cmp(&a.1.rns).then(a.0.cmp(&b.0)));
+                v
+            }
+            Err(_) => Vec::new(),
+        }
+    };
+    let slider = move |label: &'static str, help: &'static str, get: ReadSignal<f64>, set: WriteSignal<f64>, id: &'static str| {
+        view! {
+            <label class="slider" for=id>
+                <span>{label} " " <span class="muted">{help}</span></span>
+                <input id=id type="range" min="0" max="1" step="0.05" data-testid=id
+                    prop:value=move || get.get().to_string()
+                    on:input=move |ev| {
+                        if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                            set.set(v);
+                        }
+                    } />
+                <output>{move || format!("{:.2}", get.get())}</output>
+            </label>
+        }
+    };
+    let (existing, answer_kind, known, method, query_kind) = data.with_value(|d| {
+        (d.existing.clone(), d.answer_kind.clone(), d.existing_known, d.method.clone(), d.query.kind.clone())
+    });
+    let known_title = if query_kind == "Disease" { "Known treatments" } else { "Known indications" };
+    let existing_view = existing
+        .iter()
+        .map(|n| view! { <li><a href=format!("/entity/{}", crate::api::enc(&crate::api::key_of(n)))>{n.name.clone()}</a></li> })
+        .collect_view();
+    view! {
+        <section class="panel" data-testid="discovery">
+            <h2>{known_title}</h2>
+            {if known {
+                view! { <ul class="inline-list" data-testid="existing">{existing_view}</ul> }.into_any()
+            } else {
+                view! { <p class="muted">"None recorded in the graph: candidates are scored against the entity itself."</p> }.into_any()
+            }}
+            <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
+            <p class="muted">{method}</p>
+            <div class="sliders" role="group" aria-label="RNS weights">
+                {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
+                {slider("β novelty", "(not redundant with the known answers)", beta, set_beta, "w-beta")}
+                {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
+                <p class="muted" data-testid="rescore-time">
+                    {move || last_ms.get().map(|ms| format!("Re-scored {} candidates in {:.2} ms in WebAssembly (no server request).", data.with_value(|d| d.candidates.len()), ms))}
+                </p>
+            </div>
+            {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <table class="candidates" data-testid="candidates">
+                <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
+                <tbody>
+                    {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
+                        let c = data.with_value(|d| d.candidates[ci].node.clone());
+                        let c2 = c.clone();
+                        let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
+                        view! {
+                            <tr data-candidate=c.name.clone()>
+                                <td>{rank + 1}</td>
+                                <td><a href=href>{c.name.clone()}</a></td>
+                                <td class="num"><strong>{format!("{:.3}", t.rns)}</strong></td>
+                                <td class="num">{format!("{:.3}", t.r)} {bar(t.r, -1.0, 0.0)}</td>
+                                <td class="num">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
+                                <td class="num">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
+                                <td><button class="link-button" on:click=move |_| on_explain.run(c2.clone())>"why?"</button></td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}

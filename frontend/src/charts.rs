@@ -1,0 +1,166 @@
+//! Small SVG charts for the leaderboard: compass (radar), grouped bars, heatmap and a
+//! correlation matrix. Inputs are plain numbers; everything is drawn in the browser.
+
+use leptos::prelude::*;
+
+const PALETTE: &[&str] = &["#2f6f8f", "#c9853a", "#5a9a5a", "#b5473a", "#7a5aa6", "#4f8f86", "#d46a9a", "#8d6e63"];
+
+pub fn series_colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A radar chart: one polygon per series over axes whose values are already in [0, 1].
+#[component]
+pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoView {
+    let (cx, cy, r) = (160.0f64, 150.0f64, 110.0f64);
+    let k = axes.len().max(3);
+    let angle = move |i: usize| -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / k as f64;
+    let point = move |i: usize, v: f64| (cx + r * v.clamp(0.0, 1.0) * angle(i).cos(), cy + r * v.clamp(0.0, 1.0) * angle(i).sin());
+    let rings = [0.25, 0.5, 0.75, 1.0]
+        .iter()
+        .map(|&f| {
+            let pts: Vec<String> = (0..k).map(|i| { let (x, y) = point(i, f); format!("{x:.1},{y:.1}") }).collect();
+            view! { <polygon points=pts.join(" ") class="ring" /> }
+        })
+        .collect_view();
+    let spokes = axes
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (x, y) = point(i, 1.0);
+            let (lx, ly) = point(i, 1.18);
+            let anchor = if (lx - cx).abs() < 5.0 { "middle" } else if lx > cx { "start" } else { "end" };
+            view! {
+                <line x1=cx y1=cy x2=x y2=y class="spoke" />
+                <text x=lx y=ly + 3.0 text-anchor=anchor class="axis-label">{a.clone()}</text>
+            }
+        })
+        .collect_view();
+    let polys = series
+        .iter()
+        .enumerate()
+        .map(|(si, (name, vals))| {
+            let pts: Vec<String> = vals.iter().enumerate().map(|(i, &v)| { let (x, y) = point(i, v); format!("{x:.1},{y:.1}") }).collect();
+            let c = series_colour(si);
+            view! { <polygon points=pts.join(" ") fill=c stroke=c class="series"><title>{name.clone()}</title></polygon> }
+        })
+        .collect_view();
+    let legend = series
+        .iter()
+        .enumerate()
+        .map(|(si, (name, _))| view! { <li><span class="swatch" style=format!("background:{}", series_colour(si))></span>{name.clone()}</li> })
+        .collect_view();
+    view! {
+        <figure class="chart">
+            <svg viewBox="-60 0 440 310" role="img" aria-label="Compass chart of the models across the metrics">{rings}{spokes}{polys}</svg>
+            <ul class="legend">{legend}</ul>
+        </figure>
+    }
+}
+
+/// Grouped vertical bars: one group per category, one bar per series; values in [0, max].
+#[component]
+pub fn GroupedBars(categories: Vec<String>, series: Vec<(String, Vec<f64>)>, max: f64, unit: &'static str) -> impl IntoView {
+    let (w, h, left, bottom) = (560.0f64, 240.0f64, 36.0f64, 34.0f64);
+    let plot_h = h - bottom - 10.0;
+    let group_w = (w - left) / categories.len().max(1) as f64;
+    let bar_w = (group_w * 0.8 / series.len().max(1) as f64).min(28.0);
+    let max = if max > 0.0 { max } else { 1.0 };
+    let grid = [0.0, 0.25, 0.5, 0.75, 1.0]
+        .iter()
+        .map(|&f| {
+            let y = 10.0 + plot_h * (1.0 - f);
+            view! { <line x1=left y1=y x2=w y2=y class="grid" /><text x=left - 4.0 y=y + 3.0 text-anchor="end" class="axis-label">{format!("{:.0}", f * max)}</text> }
+        })
+        .collect_view();
+    let bars = categories
+        .iter()
+        .enumerate()
+        .map(|(ci, cat)| {
+            let gx = left + group_w * ci as f64 + group_w * 0.1;
+            let group = series
+                .iter()
+                .enumerate()
+                .map(|(si, (name, vals))| {
+                    let v = vals.get(ci).copied().unwrap_or(0.0).max(0.0);
+                    let bh = plot_h * (v / max).min(1.0);
+                    let x = gx + bar_w * si as f64;
+                    view! { <rect x=x y=10.0 + plot_h - bh width=bar_w - 2.0 height=bh fill=series_colour(si)><title>{format!("{name} · {cat}: {v:.1}{unit}")}</title></rect> }
+                })
+                .collect_view();
+            view! { {group} <text x=left + group_w * (ci as f64 + 0.5) y=h - 12.0 text-anchor="middle" class="axis-label">{cat.clone()}</text> }
+        })
+        .collect_view();
+    let legend = series
+        .iter()
+        .enumerate()
+        .map(|(si, (name, _))| view! { <li><span class="swatch" style=format!("background:{}", series_colour(si))></span>{name.clone()}</li> })
+        .collect_view();
+    view! {
+        <figure class="chart wide">
+            <svg viewBox=format!("0 0 {w} {h}") role="img" aria-label="Retrieval F1 by query pattern">{grid}{bars}</svg>
+            <ul class="legend">{legend}</ul>
+        </figure>
+    }
+}
+
+/// Rows × columns heatmap; each column is coloured by its own min–max range.
+#[component]
+pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>) -> impl IntoView {
+    let ranges: Vec<(f64, f64)> = (0..cols.len())
+        .map(|c| {
+            let col: Vec<f64> = values.iter().filter_map(|r| r.get(c).copied()).filter(|v| v.is_finite()).collect();
+            let lo = col.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = col.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        })
+        .collect();
+    let head = cols.iter().map(|c| view! { <th class="num">{c.clone()}</th> }).collect_view();
+    let body = rows
+        .iter()
+        .enumerate()
+        .map(|(ri, r)| {
+            let cells = (0..cols.len())
+                .map(|c| {
+                    let v = values.get(ri).and_then(|row| row.get(c)).copied().unwrap_or(f64::NAN);
+                    let (lo, hi) = ranges[c];
+                    let t = if hi > lo && v.is_finite() { (v - lo) / (hi - lo) } else { 0.5 };
+                    let bg = format!("background: rgba(47,111,143,{:.2})", 0.1 + 0.75 * t);
+                    let ink = if t > 0.6 { "color:#fff" } else { "" };
+                    view! { <td class="num heat" style=format!("{bg};{ink}")>{if v.is_finite() { format!("{v:.2}") } else { "–".into() }}</td> }
+                })
+                .collect_view();
+            view! { <tr><th scope="row">{r.clone()}</th>{cells}</tr> }
+        })
+        .collect_view();
+    view! {
+        <div class="scroll-x">
+            <table class="heatmap" data-testid="heatmap"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>
+        </div>
+    }
+}
+
+/// A symmetric correlation matrix with values in [−1, 1].
+#[component]
+pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> impl IntoView {
+    let head = labels.iter().map(|l| view! { <th class="num">{l.clone()}</th> }).collect_view();
+    let body = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let cells = (0..labels.len())
+                .map(|j| {
+                    let v = matrix.get(i).and_then(|r| r.get(j)).copied().flatten();
+                    let style = match v {
+                        Some(x) if x >= 0.0 => format!("background: rgba(90,154,90,{:.2})", 0.15 + 0.7 * x),
+                        Some(x) => format!("background: rgba(181,71,58,{:.2})", 0.15 + 0.7 * -x),
+                        None => String::new(),
+                    };
+                    view! { <td class="num heat" style=style>{v.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "n/a".into())}</td> }
+                })
+                .collect_view();
+            view! { <tr><th scope="row">{l.clone()}</th>{cells}</tr> }
+        })
+        .collect_view();
+    view! { <table class="heatmap" data-testid="correlation"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table> }
+}
