@@ -76,7 +76,7 @@ test('admin accepts the one-time link and invites two annotators and a reviewer'
   await page.goto(local(adminLink));
   await page.getByText('has been used').waitFor({ timeout: 15000 });
   await page.goto(base + '/admin');
-  await page.getByText('ann1@example.org').waitFor();
+  await page.getByText('admin@example.org').last().waitFor();
   await page.screenshot({ path: shot('admin'), fullPage: true });
 });
 
@@ -116,13 +116,19 @@ test('annotator logs in by invite, ranks by drag and by keyboard, reloads and fi
   // Keyboard: focus the last candidate, move it up twice, tie it with the one above, mark unsure.
   const last = dragged.at(-1);
   await page.locator(`li.cand[data-cand="${last}"]`).focus();
+  const f0 = await page.evaluate(() => document.activeElement?.outerHTML?.slice(0, 120));
   await page.keyboard.press('ArrowUp');
+  const o1 = await order(page);
+  assert(o1.indexOf(last) === o1.length - 2, `first ArrowUp: ${o1}; focus was ${f0}`);
+  await page.waitForTimeout(50); // a person does not press keys 1 ms apart
   await page.keyboard.press('ArrowUp');
+  await page.waitForTimeout(50);
   const moved = await order(page);
   assert(moved.indexOf(last) === moved.length - 3, `keyboard moved ${last} up twice: ${moved}`);
   const focused = await page.evaluate(() => document.activeElement?.dataset?.cand);
   assert(focused === last, `focus stays on the moved candidate (${focused})`);
   await page.keyboard.press('t');
+  await page.waitForTimeout(50);
   await page.keyboard.press('u');
   const r = await ranks(page);
   assert(r.at(-3) === r.at(-4), `tie shares the rank: ${r}`);
@@ -237,7 +243,7 @@ for (const t of tests) {
     console.log(`ok   ${t.name} (${Date.now() - started} ms)`);
   } catch (e) {
     failed++;
-    console.log(`FAIL ${t.name}: ${e.message.split('\n')[0]}`);
+    console.log(`FAIL ${t.name}: ${e.message.slice(0, 600)}`);
     for (const c of contexts) for (const p of c.pages()) {
       await p.screenshot({ path: shot('failed-' + t.name.replace(/\W+/g, '-').slice(0, 60)) }).catch(() => {});
     }

@@ -2,8 +2,9 @@
 //! calibrate` and `POST /api/admin/calibrations`.
 //!
 //! A question takes part when at least `min_annotators` complete responses exist and at least
-//! two of its candidates are nodes of the loaded graph (the real questionnaire comes from CKG:
-//! DrugBank compounds match Hetionet, UniProt proteins do not). Its expert As is taken among
+//! two of its candidates are nodes of the loaded graph ([`resolve_candidate`]; the real
+//! questionnaire comes from CKG: DrugBank compounds match Hetionet by id, genes and proteins
+//! by symbol). Its expert As is taken among
 //! the candidates in the graph, by mean rank; its LLM-ensemble As (start of the greedy swap,
 //! and the third strategy of the correlations) from the questionnaire's LLM rank, rank 1 being
 //! the most serendipitous, when every candidate in the graph has one.
@@ -17,6 +18,15 @@ use serenqa_shared::rns::budget;
 use serenqa_store::aggregate::aggregate_question;
 use serenqa_store::calibrate::{calibrate, Item};
 use serenqa_store::{CalibrationRecord, Repo};
+
+/// The graph node of a candidate: by `Type::identifier` key, or — for genes (GeneCards
+/// symbols) and proteins (UniProt accessions, which Hetionet does not hold) — a Gene node
+/// whose name is the candidate's name (Hetionet names genes by HGNC symbol).
+pub fn resolve_candidate(g: &Graph, c: &serenqa_shared::annotate::Candidate) -> Option<NodeId> {
+    g.find_by_key(&c.key).or_else(|| {
+        (c.kind == "Gene" || c.kind == "Protein").then(|| g.find_by_name(&c.name).iter().copied().find(|&n| g.type_display(g.node_type(n)) == "Gene")).flatten()
+    })
+}
 
 /// Questions usable for calibration, and how many were skipped.
 pub fn items(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, source: Source, min_annotators: usize) -> Result<(Vec<Item>, usize)> {
@@ -32,7 +42,7 @@ pub fn items(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, sour
         let mut nodes: Vec<NodeId> = Vec::new();
         let mut cand_ids = Vec::new();
         for c in &q.candidates {
-            if let Some(n) = g.find_by_key(&c.key) {
+            if let Some(n) = resolve_candidate(g, c) {
                 if !nodes.contains(&n) {
                     nodes.push(n);
                     cand_ids.push(c.id);

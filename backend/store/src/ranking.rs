@@ -26,7 +26,7 @@ pub const MAX_COMMENT: usize = 4000;
 pub const MAX_SUBMISSION_ID: usize = 64;
 
 /// Checks `r` against the question's candidate ids. On success the ranking is returned in
-/// the question's candidate order.
+/// the submitted order, with unmentioned candidates appended unranked.
 pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, RankingError> {
     if r.submission_id.is_empty() || r.submission_id.len() > MAX_SUBMISSION_ID || !r.submission_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err(err("bad_submission_id", format!("submission_id must be 1–{MAX_SUBMISSION_ID} characters of [A-Za-z0-9_-]")));
@@ -66,10 +66,14 @@ pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, R
             return Err(err("incomplete", "choose a confidence from 1 to 5 before submitting".into()));
         }
     }
-    let mut out: Vec<RankEntry> = candidates
-        .iter()
-        .map(|&c| r.ranking.iter().find(|e| e.candidate == c).cloned().unwrap_or(RankEntry { candidate: c, rank: None, unsure: false }))
-        .collect();
+    // Keep the submitted order (the annotator's list order, which orders items within a tie)
+    // and append candidates the submission did not mention, unranked.
+    let mut out: Vec<RankEntry> = r.ranking.clone();
+    for &c in candidates {
+        if !out.iter().any(|e| e.candidate == c) {
+            out.push(RankEntry { candidate: c, rank: None, unsure: false });
+        }
+    }
     out.shrink_to_fit();
     Ok(out)
 }

@@ -94,7 +94,9 @@ fn Ranker(qv: QuestionView) -> impl IntoView {
     let mut initial: Vec<Item> = qv.question.candidates.iter().map(|c| Item { cand: c.clone(), ctx: ctx_of(c), tie: false, unsure: false }).collect();
     if let Some(r) = &qv.response {
         let rank_of = |id: i64| r.ranking.iter().find(|e| e.candidate == id).and_then(|e| e.rank).unwrap_or(u32::MAX);
-        initial.sort_by_key(|it| rank_of(it.cand.id));
+        // Ties keep the saved list order (the ranking is stored in list order).
+        let pos_of = |id: i64| r.ranking.iter().position(|e| e.candidate == id).unwrap_or(usize::MAX);
+        initial.sort_by_key(|it| (rank_of(it.cand.id), pos_of(it.cand.id)));
         let mut prev = None;
         for it in initial.iter_mut() {
             let rk = rank_of(it.cand.id);
@@ -247,7 +249,7 @@ fn Ranker(qv: QuestionView) -> impl IntoView {
                         let n1 = name.clone();
                         let n2 = name.clone();
                         view! {
-                            <li class="cand" tabindex="0" attr:data-cand=id attr:data-index=idx
+                            <li class="cand" tabindex="0" data-cand=id data-index=idx
                                 class:dragging=move || dragging.get() == Some(id)
                                 class:tied=tie class:unsure=unsure
                                 aria-label=move || format!("{}, rank {}{}", n1, rank(), if unsure() { ", unsure" } else { "" })

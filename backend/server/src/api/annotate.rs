@@ -189,10 +189,7 @@ fn shuffle_key(user: i64, cand: i64) -> u64 {
 
 fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
     let link = c.link.clone().map(|l| (link_label(&l), l)).or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
-    let node = g.find_by_key(&c.key).or_else(|| {
-        // Genes come as symbols from GeneCards links; Hetionet names genes by symbol.
-        (c.kind == "Gene").then(|| g.find_by_name(&c.name).iter().copied().find(|&n| g.type_display(g.node_type(n)) == "Gene")).flatten()
-    });
+    let node = crate::calibration::resolve_candidate(g, c);
     let Some(n) = node else { return CandidateContext { candidate: c.id, in_graph: false, degree: 0, lines: Vec::new(), link } };
     let d = super::graph::node_detail(g, n);
     let mut groups = d.groups;
