@@ -124,3 +124,29 @@ fn rusqlite_mode(path: &std::path::Path) -> String {
         _ => if path.with_extension("sqlite-wal").exists() { "wal".into() } else { "other".into() },
     }
 }
+
+#[test]
+fn runs_import_for_the_leaderboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(runs.join("r1")).unwrap();
+    std::fs::write(runs.join("r1/manifest.json"), r#"{"model": "m1"}"#).unwrap();
+    std::fs::write(runs.join("r1/aggregate.json"), r#"{"t1": {"hit": 50}}"#).unwrap();
+    std::fs::create_dir_all(runs.join("r2")).unwrap();
+    std::fs::write(runs.join("r2/manifest.json"), r#"{"model": "m2"}"#).unwrap();
+    std::fs::create_dir_all(runs.join("r3")).unwrap();
+    std::fs::write(runs.join("r3/manifest.json"), "not json").unwrap();
+    std::fs::write(runs.join("r3/aggregate.json"), "{}").unwrap();
+    let repo = SqliteRepo::in_memory().unwrap();
+    let (ids, skipped) = serenqa_store::runs::import_runs(&repo, &runs).unwrap();
+    assert_eq!(ids, ["r1"]);
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped.iter().any(|s| s.contains("r2/aggregate.json")));
+    let stored = repo.runs().unwrap();
+    assert_eq!(stored[0].manifest["model"], "m1");
+    assert_eq!(stored[0].aggregate["t1"]["hit"], 50);
+    // Re-import replaces, never duplicates.
+    serenqa_store::runs::import_runs(&repo, &runs).unwrap();
+    assert_eq!(repo.runs().unwrap().len(), 1);
+    assert!(serenqa_store::runs::import_runs(&repo, &dir.path().join("missing")).is_err());
+}

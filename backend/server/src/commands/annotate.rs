@@ -93,9 +93,8 @@ pub fn run_admin(args: AdminArgs) -> Result<()> {
         }
         AdminCmd::Invite { email, role, base_url } => println!("{}", invite(&repo, &email, role.into(), &base_url)?),
         AdminCmd::Users => {
-            for u in repo.users()? {
-                println!("{}\t{}\t{}\t{}", u.id, u.role.as_str(), u.email, u.name);
-            }
+            let t: String = repo.users()?.iter().map(|u| format!("{}\t{}\t{}\t{}\n", u.id, u.role.as_str(), u.email, u.name)).collect();
+            stdout(&t);
         }
     }
     Ok(())
@@ -166,10 +165,16 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
         None => {
-            print!("{text}");
+            stdout(text);
             Ok(())
         }
     }
+}
+
+/// Prints to stdout; a closed pipe (`… | head`) ends the output quietly instead of panicking.
+fn stdout(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
@@ -195,10 +200,11 @@ pub fn run_annotate(args: AnnotateArgs) -> Result<()> {
             println!("{} batches: {} questions added ({} already present), {} candidates", rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added);
         }
         AnnotateCmd::Agreement => {
-            println!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}", "batch", "answered", "responses", "annotators", "mean W", "alpha");
+            let mut t = format!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n", "batch", "answered", "responses", "annotators", "mean W", "alpha");
             for b in aggregate::batch_aggregates(&repo)? {
-                println!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}", b.batch.name, b.answered, b.responses, b.annotators, fmt_opt(b.mean_kendall_w), fmt_opt(b.alpha));
+                t += &format!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n", b.batch.name, b.answered, b.responses, b.annotators, fmt_opt(b.mean_kendall_w), fmt_opt(b.alpha));
             }
+            stdout(&t);
         }
         AnnotateCmd::Experts { source, min_annotators, out } => {
             let er = aggregate::expert_rankings(&repo, source.into(), min_annotators)?;
@@ -273,7 +279,14 @@ pub fn run_calibrate(args: CalibrateArgs, progress: bool) -> Result<()> {
         bail!("--step must lie in [0.01, 0.5]");
     }
     let repo = args.db.open()?;
-    let (g, model) = crate::model_source::load_required(&args.graph, progress)?;
+    let (g, model, path) = crate::model_source::load(&args.graph, progress)?;
+    // Like `serve`: a graph of Hetionet's size gets its model computed in memory when the
+    // snapshot holds none; larger graphs need `serenqa precompute`.
+    let model = match model {
+        Some(m) => m,
+        None if g.edge_count() <= 5_000_000 => serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress),
+        None => bail!("{} has no precomputed model; run `serenqa precompute` first", path.display()),
+    };
     let cache = serenqa_model::slice::BlockCache::default();
     let req = CalibrateRequest { source: args.source.into(), step: args.step, min_annotators: args.min_annotators };
     let who = std::env::var("USER").unwrap_or_else(|_| "cli".into());
