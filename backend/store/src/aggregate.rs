@@ -217,11 +217,11 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
     let mut qcache: BTreeMap<i64, Question> = BTreeMap::new();
     let mut out = Vec::new();
     for r in repo.all_responses()? {
-        if !qcache.contains_key(&r.question_id) {
-            let q = repo.question(r.question_id)?.ok_or(StoreError::NotFound("question"))?;
-            qcache.insert(r.question_id, q);
-        }
-        let q = &qcache[&r.question_id];
+        let q = match qcache.entry(r.question_id) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => e.insert(repo.question(r.question_id)?.ok_or(StoreError::NotFound("question"))?),
+        };
+        let q = &*q;
         out.push(ExportRow {
             response_id: r.id,
             annotator: format!("A{}", r.user_id),
