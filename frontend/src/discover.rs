@@ -38,6 +38,7 @@ pub fn Discover() -> impl IntoView {
             </div>
             <crate::search_box::SearchBox on_pick=on_pick kind=kind />
         </section>
+        <crate::ask::AskBox />
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod annotate;
 mod api;
+mod ask;
 mod candidates;
 mod charts;
 mod discover;

@@ -229,3 +229,53 @@ pub struct DiscoverResponse {
     pub method: String,
     pub elapsed_ms: f64,
 }
+
+// ----- ask one question (the SerenQA pipeline for one free-text question) -----
+
+/// `POST /api/ask`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskRequest {
+    pub question: String,
+    /// A model configured on the server for every role; default: the configured roles
+    /// (offline agents when none).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Candidates returned at most (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// A serendipitous candidate found by exploration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskCandidate {
+    pub node: NodeView,
+    /// R, N, S, RNS of (existing answers, {candidate}); None without a precomputed model.
+    pub terms: Option<crate::rns::Terms>,
+    pub paths: Vec<PathView>,
+}
+
+/// One pipeline stage and how long it took.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Stage {
+    pub name: String,
+    pub ms: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskResponse {
+    pub question: String,
+    pub cypher: Option<String>,
+    pub executable: bool,
+    pub error: Option<String>,
+    pub answers: Vec<NodeView>,
+    pub candidates: Vec<AskCandidate>,
+    pub summaries: Vec<String>,
+    pub stages: Vec<Stage>,
+    /// role → model name or `offline`.
+    pub agents: std::collections::BTreeMap<String, String>,
+    pub notes: Vec<String>,
+}

@@ -18,6 +18,12 @@
 //! - [`Scorer::greedy_swap`]: Algorithm 1 on a fixed candidate set. A = Ac does not change
 //!   during swaps, so π, T, the distance matrix and the MI summands are computed once; R and
 //!   the MI numerator are updated in O(1) per swap from running row/column sums, S in O(|A|).
+//!   With the `parallel` feature (native builds only) the candidate swaps of a round are
+//!   evaluated on all cores; the reduction is sequential, so results do not change.
+//!
+//! Determinism: the swap loop visits candidates in node-index order and only a strictly
+//! larger gain (by more than 1e-12·(|α|+|β|+|γ|)) replaces the best, so ties go to the
+//! smallest (i, j) by node index and scaling all weights by c > 0 gives the same result.
 
 use serde::{Deserialize, Serialize};
 
@@ -292,6 +298,7 @@ impl<'a> Scorer<'a> {
     }
 
     /// RNS(Ae, As) with every intermediate value.
+    #[allow(clippy::needless_range_loop)] // index arithmetic over |A| × |A| matrices
     pub fn details(&self, ae: &[usize], as_: &[usize], w: &Weights) -> Result<Details, RnsError> {
         self.check(ae, as_)?;
         w.validate()?;
@@ -521,6 +528,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
         Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q, log_m: (m as f64).log2() })
     }
 
+    #[allow(clippy::needless_range_loop)] // index arithmetic over m × m matrices
     fn initial(&self) -> Vec<usize> {
         let m = self.m;
         let b = budget(m);
@@ -583,8 +591,8 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 }
             }
             let target = if pt.in_s[x] { &mut pt.sum_s } else { &mut pt.sum_e };
-            for c in 0..m {
-                target[c] += self.t[x * m + c];
+            for (acc, &tv) in target.iter_mut().zip(&self.t[x * m..(x + 1) * m]) {
+                *acc += tv;
             }
             if !pt.in_s[x] {
                 pt.z_e += self.pi[x];
@@ -655,21 +663,40 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let mut swaps = 0usize;
         let mut evaluations = 0u64;
         loop {
-            let mut best: Option<(f64, usize, usize)> = None;
-            let mut best_gain = tol;
-            // Local indices are in node-index order, and only a strictly larger gain replaces
-            // the best: ties go to the smallest (i, j) by node index.
-            for i in (0..m).filter(|&i| pt.in_s[i]) {
-                for j in (0..m).filter(|&j| !pt.in_s[j]) {
-                    evaluations += 1;
+            let s_list: Vec<usize> = (0..m).filter(|&i| pt.in_s[i]).collect();
+            let e_list: Vec<usize> = (0..m).filter(|&j| !pt.in_s[j]).collect();
+            // Best j for one i: the first strictly largest gain in node-index order.
+            let row_best = |&i: &usize| -> (f64, usize) {
+                let mut best = (f64::NEG_INFINITY, usize::MAX);
+                for &j in &e_list {
                     let gain = self.swapped(&pt, i, j).rns - tau.rns;
-                    if gain > best_gain {
-                        best_gain = gain;
-                        best = Some((gain, i, j));
+                    if gain > best.0 {
+                        best = (gain, j);
                     }
                 }
+                best
+            };
+            // Rows are independent: natively (feature `parallel`) they run on all cores; the
+            // reduction below is sequential, so the result is the same either way.
+            #[cfg(feature = "parallel")]
+            let rows: Vec<(f64, usize)> = {
+                use rayon::prelude::*;
+                s_list.par_iter().map(row_best).collect()
+            };
+            #[cfg(not(feature = "parallel"))]
+            let rows: Vec<(f64, usize)> = s_list.iter().map(row_best).collect();
+            evaluations += (s_list.len() * e_list.len()) as u64;
+            // Local indices are in node-index order, and only a strictly larger gain replaces
+            // the best: ties go to the smallest (i, j) by node index.
+            let mut best: Option<(usize, usize)> = None;
+            let mut best_gain = tol;
+            for (&i, &(gain, j)) in s_list.iter().zip(&rows) {
+                if gain > best_gain {
+                    best_gain = gain;
+                    best = Some((i, j));
+                }
             }
-            let Some((_, i, j)) = best else { break };
+            let Some((i, j)) = best else { break };
             let mut in_s = pt.in_s.clone();
             in_s[i] = false;
             in_s[j] = true;

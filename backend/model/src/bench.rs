@@ -180,3 +180,41 @@ pub fn export_for_scipy(g: &Graph, dir: &Path, ours: &[f64], bench: &MarginalBen
     });
     write("header.json", header.to_string().as_bytes())
 }
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateBench {
+    pub existing: usize,
+    pub candidates: usize,
+    /// One `score_candidates` call (what the UI runs per slider move), slice already built.
+    pub score: Timing,
+    pub slice: Timing,
+}
+
+/// RNS(Ae, {c}) for `candidates` candidates against `existing` existing answers: the
+/// browser's per-slider-move work, timed natively.
+pub fn candidates(
+    g: &Graph,
+    model: &Model,
+    existing: usize,
+    candidates: usize,
+    runs: usize,
+    seed: u64,
+    kind: Option<&str>,
+) -> Result<CandidateBench, ModelError> {
+    let nodes = sample_nodes(g, existing + candidates, seed, kind);
+    let start = Instant::now();
+    let slice = build_slice(g, model, &BlockCache::new(1), &nodes)?;
+    let slice_ms = start.elapsed().as_secs_f64() * 1e3;
+    let sc = Scorer::new(&slice)?;
+    let ae: Vec<usize> = (0..existing.min(nodes.len())).collect();
+    let cs: Vec<usize> = (ae.len()..nodes.len()).collect();
+    let mut ms = Vec::new();
+    for r in 0..runs.max(1) {
+        let w = Weights::new(0.2 + 0.01 * r as f64, 0.4, 0.4)?;
+        let start = Instant::now();
+        let t = sc.score_candidates(&ae, &cs, &w)?;
+        std::hint::black_box(&t);
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(CandidateBench { existing: ae.len(), candidates: cs.len(), score: timing(ms), slice: timing(vec![slice_ms]) })
+}

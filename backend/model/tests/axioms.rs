@@ -74,9 +74,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
 
     /// **Scale invariance.** For any slice, candidate set Ac (2 ≤ |Ac| ≤ 12), weights
-    /// (α, β, γ) and c > 0: the optimal As = argmax_{|As| = b} RNS(Ac∖As, As) is the same under
-    /// (cα, cβ, cγ), and so is the partition returned by the greedy swap. (c = 2ᵏ scales every
-    /// score exactly; other c ∈ [0.01, 100] are checked too.)
+    /// (α, β, γ) and c > 0, the optimal As = argmax_{|As| = b} RNS(Ac∖As, As) under
+    /// (cα, cβ, cγ) is optimal under (α, β, γ). Checked exactly for c = 2ᵏ (floating-point
+    /// scaling is then exact): the brute-force optimum and the greedy swap's partition are
+    /// identical. For other c ∈ [0.01, 100] rounding can break exact ties differently (e.g.
+    /// |Ac| = 2 with α = 0, where JSD's symmetry makes both partitions score the same), so
+    /// the check is that the scaled optimum scores within 1e-12·(|α|+|β|+|γ|) of the optimum.
     #[test]
     fn scale_invariance(m in 2usize..13, seed in any::<u64>(), a in -1.0f64..1.0, b in -1.0f64..1.0, g in -1.0f64..1.0,
                         k in -6i32..7, c in 0.01f64..100.0) {
@@ -86,13 +89,19 @@ proptest! {
         let w = Weights::new(a, b, g).unwrap();
         let base_bf = brute_force(&sc, m, &w);
         let base_gs = sc.greedy_swap(&ac, None, &w).unwrap();
-        for factor in [2f64.powi(k), c] {
-            let ws = Weights::new(a * factor, b * factor, g * factor).unwrap();
-            prop_assert_eq!(&brute_force(&sc, m, &ws), &base_bf);
-            let gs = sc.greedy_swap(&ac, None, &ws).unwrap();
-            prop_assert_eq!(&gs.serendipity, &base_gs.serendipity);
-            prop_assert_eq!(gs.swaps, base_gs.swaps);
-        }
+        let exact = 2f64.powi(k);
+        let ws = Weights::new(a * exact, b * exact, g * exact).unwrap();
+        prop_assert_eq!(&brute_force(&sc, m, &ws), &base_bf);
+        let gs = sc.greedy_swap(&ac, None, &ws).unwrap();
+        prop_assert_eq!(&gs.serendipity, &base_gs.serendipity);
+        prop_assert_eq!(gs.swaps, base_gs.swaps);
+        let ws = Weights::new(a * c, b * c, g * c).unwrap();
+        let other = brute_force(&sc, m, &ws);
+        let score = |s: &[usize]| {
+            let e: Vec<usize> = (0..m).filter(|x| !s.contains(x)).collect();
+            sc.score(&e, s, &w).unwrap().rns
+        };
+        prop_assert!(score(&other) >= score(&base_bf) - 1e-12 * (a.abs() + b.abs() + g.abs()));
     }
 
     /// **Consistency (terms fixed ⇒ order fixed).** For a fixed Ae, every candidate's R, N and

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use serenqa_model::marginals::{self, MarginalParams};
+use serenqa_model::reorder::{Lists, WalkCsr};
 use serenqa_model::transition::Transition;
 
 fn edges_strategy() -> impl Strategy<Value = (usize, Vec<(u32, u32)>)> {
@@ -85,6 +86,16 @@ proptest! {
         prop_assert_eq!(stats.iterations, iters);
         for i in 0..n {
             prop_assert!((p[i] - want[i]).abs() < 1e-12);
+        }
+        // The cache-blocked passes (used above 2M nodes) give the same result: segments of
+        // 1..3 nodes force every list to be split.
+        let w = WalkCsr::build(&t, Lists::Pull);
+        for seg in 1..4 {
+            let (pb, sb) = marginals::compute_blocked(&w, &params, false, seg);
+            prop_assert_eq!(sb.iterations, iters);
+            for i in 0..n {
+                prop_assert!((pb[i] - want[i]).abs() < 1e-12);
+            }
         }
     }
 }

@@ -51,6 +51,8 @@ enum Command {
     Results(commands::annotate::ResultsArgs),
     /// Fit the RNS weights to the expert partitions and store them with provenance.
     Calibrate(commands::annotate::CalibrateArgs),
+    /// The serendipity-aware benchmark: build, stats, show, questionnaire.
+    Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
     Cypher(commands::cypher::CypherArgs),
 }
@@ -72,6 +74,7 @@ fn main() {
         Command::Annotate(a) => commands::annotate::run_annotate(a),
         Command::Results(a) => commands::annotate::run_results(a),
         Command::Calibrate(a) => commands::annotate::run_calibrate(a, progress),
+        Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
     };
     if let Err(e) = result {

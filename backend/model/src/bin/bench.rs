@@ -27,6 +27,15 @@ struct Args {
     export: Option<PathBuf>,
     runs: usize,
     directed: bool,
+    graph: Option<PathBuf>,
+    save: Option<PathBuf>,
+    only: Option<Vec<String>>,
+}
+
+impl Args {
+    fn wants(&self, part: &str) -> bool {
+        self.only.as_ref().is_none_or(|o| o.iter().any(|x| x == part))
+    }
 }
 
 fn parse() -> Result<Args, String> {
@@ -39,6 +48,9 @@ fn parse() -> Result<Args, String> {
         export: None,
         runs: 10,
         directed: false,
+        graph: None,
+        save: None,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -51,9 +63,12 @@ fn parse() -> Result<Args, String> {
             "--hetionet" => a.hetionet = Some(PathBuf::from(val()?)),
             "--export" => a.export = Some(PathBuf::from(val()?)),
             "--skip-embeddings" => a.skip_embeddings = true,
+            "--graph" => a.graph = Some(PathBuf::from(val()?)),
+            "--save" => a.save = Some(PathBuf::from(val()?)),
+            "--only" => a.only = Some(val()?.split(',').map(|s| s.trim().to_string()).collect()),
             "--directed" => a.directed = true,
             "-h" | "--help" => {
-                return Err("usage: serenqa-model-bench [--nodes N] [--edges E] [--seed S] [--hetionet DIR] [--skip-embeddings] [--export DIR] [--runs R] [--directed]".into())
+                return Err("usage: serenqa-model-bench [--nodes N] [--edges E] [--seed S] [--hetionet DIR] [--skip-embeddings] [--export DIR] [--runs R] [--directed] [--graph SNAPSHOT] [--save SNAPSHOT] [--only marginals,blocks,embeddings,swap,candidates]".into())
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -68,13 +83,22 @@ fn gb(b: Option<u64>) -> String {
 fn run() -> Result<(), String> {
     let a = parse()?;
     let start = Instant::now();
-    let (g, kind) = match &a.hetionet {
-        Some(dir) => {
+    let (g, kind) = match (&a.hetionet, &a.graph) {
+        (_, Some(path)) => {
+            let g = serenqa_graph::Graph::load(path).map_err(|e| e.to_string())?;
+            let kind = if g.meta().synthetic { "Drug" } else { "Compound" };
+            (g, kind)
+        }
+        (Some(dir), None) => {
             let files = hetionet::HetionetFiles::in_dir(dir).map_err(|e| e.to_string())?;
             (hetionet::load(&files, &LoadOptions { progress: true }).map_err(|e| e.to_string())?, "Compound")
         }
-        None => (generate(&SynthSpec { nodes: a.nodes, edges: a.edges, seed: a.seed, progress: true }), "Drug"),
+        (None, None) => (generate(&SynthSpec { nodes: a.nodes, edges: a.edges, seed: a.seed, progress: true }), "Drug"),
     };
+    if let Some(path) = &a.save {
+        g.save(path).map_err(|e| e.to_string())?;
+        eprintln!("saved the graph to {}", path.display());
+    }
     eprintln!(
         "graph: {} nodes, {} edges, built in {:.1} s, peak RSS so far {}",
         g.node_count(),
@@ -83,7 +107,24 @@ fn run() -> Result<(), String> {
         gb(bench::peak_rss_bytes())
     );
     let params = MarginalParams::default();
-    let (p, mb) = bench::marginals(&g, &params, a.directed, true);
+    let (p, mb) = if a.wants("marginals") || a.export.is_some() {
+        bench::marginals(&g, &params, a.directed, true)
+    } else {
+        // Uniform placeholder marginals when only other parts are measured.
+        let n = g.node_count();
+        let mb = bench::MarginalBench {
+            nodes: n,
+            edges: g.edge_count(),
+            stats: serenqa_model::marginals::MarginalStats { iterations: 0, residual: 0.0, converged: false, seconds: 0.0 },
+            reorder_seconds: 0.0,
+            total_seconds: 0.0,
+            passes: 0,
+            floor_seconds: 0.0,
+            ratio: 0.0,
+            peak_rss_bytes: None,
+        };
+        (vec![1.0 / n as f64; n], mb)
+    };
     println!(
         "marginals: {:.2} s iterating + {:.2} s reordering, {} iterations (residual {:.2e}, converged {}), floor {:.2} s for {} passes, ratio {:.2}, peak RSS {}",
         mb.stats.seconds, mb.reorder_seconds, mb.stats.iterations, mb.stats.residual, mb.stats.converged, mb.floor_seconds, mb.passes, mb.ratio, gb(mb.peak_rss_bytes)
@@ -92,11 +133,12 @@ fn run() -> Result<(), String> {
         bench::export_for_scipy(&g, dir, &p, &mb, &params).map_err(|e| e.to_string())?;
         println!("exported CSR and marginals to {}", dir.display());
     }
-    let blk_any = bench::blocks(&g, a.directed, 50, a.runs, a.seed, None);
+    let runs_blocks = if a.wants("blocks") { a.runs } else { 0 };
+    let blk_any = bench::blocks(&g, a.directed, 50, runs_blocks, a.seed, None);
     println!("P3 block |A|=50 (uniform nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_any.median_ms, blk_any.max_ms, blk_any.runs);
-    let blk_kind = bench::blocks(&g, a.directed, 50, a.runs, a.seed + 1, Some(kind));
+    let blk_kind = bench::blocks(&g, a.directed, 50, runs_blocks, a.seed + 1, Some(kind));
     println!("P3 block |A|=50 ({kind} nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_kind.median_ms, blk_kind.max_ms, blk_kind.runs);
-    let emb = if a.skip_embeddings {
+    let emb = if a.skip_embeddings || !a.wants("embeddings") {
         // Placeholder rows (not FastRP) so the swap benchmark can run: labelled as such.
         let d = 64;
         let data = (0..g.node_count() * d).map(|i| ((i * 2654435761) % 7) as f32 - 3.0).collect();
@@ -110,15 +152,23 @@ fn run() -> Result<(), String> {
         e
     };
     let model = Model::from_parts(&g, a.directed, params, mb.stats.clone(), p, emb);
-    let sw_any = bench::swap(&g, &model, 100, a.runs, a.seed + 2, None).map_err(|e| e.to_string())?;
-    let sw_kind = bench::swap(&g, &model, 100, a.runs, a.seed + 3, Some(kind)).map_err(|e| e.to_string())?;
+    let runs_swap = if a.wants("swap") { a.runs } else { 0 };
+    let sw_any = bench::swap(&g, &model, 100, runs_swap, a.seed + 2, None).map_err(|e| e.to_string())?;
+    let sw_kind = bench::swap(&g, &model, 100, runs_swap, a.seed + 3, Some(kind)).map_err(|e| e.to_string())?;
     for (what, sw) in [("uniform", &sw_any), (kind, &sw_kind)] {
         println!(
             "|Ac|=100 ({what}): slice median {:.2} ms (max {:.2}), greedy swap median {:.2} ms (max {:.2}), swaps {:?}",
             sw.slice.median_ms, sw.slice.max_ms, sw.greedy.median_ms, sw.greedy.max_ms, sw.swaps
         );
     }
+    let cand = bench::candidates(&g, &model, 10, 200, if a.wants("candidates") { a.runs } else { 1 }, a.seed + 4, Some(kind))
+        .map_err(|e| e.to_string())?;
+    println!(
+        "RNS(Ae, {{c}}) for {} candidates, |Ae| = {}: median {:.3} ms, max {:.3} ms (slice of {} built once in {:.1} ms)",
+        cand.candidates, cand.existing, cand.score.median_ms, cand.score.max_ms, cand.candidates + cand.existing, cand.slice.median_ms
+    );
     let summary = serde_json::json!({
+        "candidates200": cand,
         "graph": { "nodes": g.node_count(), "edges": g.edge_count(), "synthetic": g.meta().synthetic },
         "marginals": mb,
         "block50_uniform": blk_any,

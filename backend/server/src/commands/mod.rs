@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod annotate;
+pub mod bench;
 pub mod cypher;
 pub mod data;
 pub mod import;

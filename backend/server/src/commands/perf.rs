@@ -59,6 +59,15 @@ enum PerfCmd {
         #[arg(long, default_value_t = 0)]
         anchored: usize,
     },
+    /// Serendipity model on the loaded graph (default Hetionet): marginals against the
+    /// bandwidth floor, P3 blocks, slice + greedy swap, browser-style candidate scoring.
+    /// For the CKG-scale run use `serenqa-model-bench` (bench/README.md).
+    Model {
+        #[command(flatten)]
+        graph: crate::graph_source::GraphArgs,
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+    },
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
     Phase {
@@ -86,6 +95,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
         PerfCmd::Annotate(a) => super::perf_annotate::run(a),
+        PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
         PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
             perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
@@ -184,5 +194,31 @@ fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps:
     eprintln!("{} queries, {reps} runs each (parse + plan + execute + render)", cases.len());
     let rows = serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
     print!("{}", serenqa_cypher::perf::report(&rows));
+    Ok(())
+}
+
+fn perf_model(args: &crate::graph_source::GraphArgs, runs: usize, progress: bool) -> Result<()> {
+    use serenqa_model::bench;
+    let (g, model, _) = crate::model_source::load(args, progress)?;
+    let params = serenqa_model::marginals::MarginalParams::default();
+    let (_, m) = bench::marginals(&g, &params, false, progress);
+    println!("| measurement | median | notes |");
+    println!("|---|---:|---|");
+    println!(
+        "| marginals ({} nodes, {} edges) | {:.3} s | {} iterations, residual {:.1e}; bandwidth floor {:.3} s for {} passes → ratio {:.2}; reorder {:.3} s |",
+        m.nodes, m.edges, m.stats.seconds, m.stats.iterations, m.stats.residual, m.floor_seconds, m.passes, m.ratio, m.reorder_seconds
+    );
+    let b = bench::blocks(&g, false, 50, runs, 1, None);
+    println!("| P3 block, 50 entities (cold) | {:.2} ms | min {:.2}, max {:.2} ms over {} sets |", b.median_ms, b.min_ms, b.max_ms, b.runs);
+    let model = match model {
+        Some(m) => m,
+        None => serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress),
+    };
+    let s = bench::swap(&g, &model, 100, runs, 1, None)?;
+    println!("| slice, 100 candidates | {:.2} ms | block included, cold cache |", s.slice.median_ms);
+    println!("| greedy swap, 100 candidates | {:.2} ms | min {:.2}, max {:.2} ms |", s.greedy.median_ms, s.greedy.min_ms, s.greedy.max_ms);
+    let c = bench::candidates(&g, &model, 20, 200, runs, 1, None)?;
+    println!("| score 200 candidates vs 20 existing | {:.3} ms | the browser's per-slider work, native |", c.score.median_ms);
+    println!("\npeak RSS {}", rss::peak_rss_bytes().map(rss::human_bytes).unwrap_or_else(|| "n/a".into()));
     Ok(())
 }

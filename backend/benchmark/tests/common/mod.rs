@@ -1,0 +1,49 @@
+//! Helpers shared by the benchmark integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serenqa_graph::filter::{self, FilterSpec};
+use serenqa_graph::load::{hetionet, LoadOptions};
+use serenqa_graph::{datadir, Graph};
+
+/// `../shared/data` beside the workspace root (read in place, never copied), or `$SERENQA_DATA`.
+pub fn shared_data() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SERENQA_DATA").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let cand = dir.join("../shared/data");
+        if cand.join("hetionet").is_dir() {
+            return Some(cand);
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
+
+/// The Hetionet graph as the CLI loads it (default filter), through the same cached
+/// snapshot the CLI writes, so a test run after `serenqa stats` loads in a second.
+pub fn hetionet() -> &'static Graph {
+    static G: OnceLock<Graph> = OnceLock::new();
+    G.get_or_init(|| {
+        let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
+        let files = hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
+        let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
+        if let Some(m) = &files.metagraph {
+            inputs.push(m);
+        }
+        let snap = datadir::cache_dir().join(format!("hetionet-{:016x}.snap", datadir::fingerprint(&inputs)));
+        if let Ok(g) = Graph::load(&snap) {
+            return g;
+        }
+        let g = hetionet::load(&files, &LoadOptions { progress: false }).expect("load Hetionet");
+        let (g, _) = filter::apply(g, &FilterSpec::default());
+        let _ = std::fs::create_dir_all(datadir::cache_dir());
+        let _ = g.save(&snap);
+        g
+    })
+}
