@@ -1,8 +1,9 @@
 //! Importers of question sets into annotation batches.
 //!
-//! - [`read_serenqa`]: the real SerenQA expert questionnaire (`batch1.json` … `batch14.json`
-//!   and `categories.json`): one batch per file, named from `categories.json`; candidates in
-//!   the questionnaire's order with their LLM-ensemble rank, typed from their links
+//! - The real SerenQA expert questionnaire is read by `serenqa_benchmark::questionnaire` (one
+//!   reader for the release); [`serenqa_batch`] and [`candidate`] turn its batches into store
+//!   batches: one batch per file, named from `categories.json`; candidates in the
+//!   questionnaire's order with their LLM-ensemble rank, typed from their links
 //!   (DrugBank → `Compound`, UniProt → `Protein`, GeneCards → `Gene` symbol, Reactome/SMPDB →
 //!   `Pathway`, HPO → `Phenotype`, Disease Ontology → `Disease`, HMDB → `Metabolite`, Pfam →
 //!   `Protein family`), so `Compound::DB…` keys match Hetionet compounds directly.
@@ -18,7 +19,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::repo::{NewBatch, NewCandidate, NewQuestion};
-use crate::types::{Resource, Source};
+use crate::types::Source;
 
 /// (type, identifier) of an entity from its source-database link.
 pub fn entity_from_link(link: &str, name: &str) -> (String, String) {
@@ -51,67 +52,16 @@ pub fn entity_from_link(link: &str, name: &str) -> (String, String) {
     }
 }
 
-#[derive(Deserialize)]
-struct QCandidate {
-    entity_name: String,
-    llm_rank: Option<i64>,
-    entity_link: Option<String>,
+/// One questionnaire candidate (as read by `serenqa_benchmark::questionnaire`, the one
+/// reader of the release) as a store candidate, typed from its link.
+pub fn candidate(name: &str, llm_rank: Option<i64>, link: Option<&str>) -> NewCandidate {
+    let (kind, ident) = entity_from_link(link.unwrap_or(""), name);
+    NewCandidate { name: name.to_string(), kind, ident, link: link.map(str::to_string), llm_rank }
 }
 
-#[derive(Deserialize)]
-struct QResource {
-    entity_name: String,
-    entity_link: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct QQuestion {
-    qid: i64,
-    text: String,
-    #[serde(default)]
-    category: String,
-    llm_ranking: Vec<QCandidate>,
-    #[serde(default)]
-    resource: Vec<QResource>,
-}
-
-#[derive(Deserialize)]
-struct QCategory {
-    batch_id: i64,
-    batch_name: String,
-}
-
-/// Reads the questionnaire directory into batches (does not touch the store).
-pub fn read_serenqa(dir: &Path) -> Result<Vec<NewBatch>, String> {
-    let cats_path = dir.join("categories.json");
-    let text = std::fs::read_to_string(&cats_path).map_err(|e| format!("{}: {e}", cats_path.display()))?;
-    let cats: Vec<QCategory> = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", cats_path.display()))?;
-    let mut out = Vec::new();
-    for c in cats {
-        let path = dir.join(format!("batch{}.json", c.batch_id));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let qs: Vec<QQuestion> = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let questions = qs
-            .into_iter()
-            .map(|q| NewQuestion {
-                qid: q.qid,
-                text: q.text,
-                category: q.category,
-                pattern: None,
-                resources: q.resource.into_iter().map(|r| Resource { name: r.entity_name, link: r.entity_link }).collect(),
-                candidates: q
-                    .llm_ranking
-                    .into_iter()
-                    .map(|a| {
-                        let (kind, ident) = entity_from_link(a.entity_link.as_deref().unwrap_or(""), &a.entity_name);
-                        NewCandidate { name: a.entity_name, kind, ident, link: a.entity_link, llm_rank: a.llm_rank }
-                    })
-                    .collect(),
-            })
-            .collect();
-        out.push(NewBatch { source: Source::Serenqa, key: format!("batch{}", c.batch_id), name: c.batch_name, questions });
-    }
-    Ok(out)
+/// A questionnaire batch (`batch<N>`) with its questions, ready to import.
+pub fn serenqa_batch(batch_id: u32, name: &str, questions: Vec<NewQuestion>) -> NewBatch {
+    NewBatch { source: Source::Serenqa, key: format!("batch{batch_id}"), name: name.to_string(), questions }
 }
 
 #[derive(Deserialize)]

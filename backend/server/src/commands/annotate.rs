@@ -190,7 +190,29 @@ pub fn run_annotate(args: AnnotateArgs) -> Result<()> {
                 None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
                     .ok_or_else(|| anyhow::anyhow!("no serenqa-questionnaire directory in the data directories; pass --dir"))?,
             };
-            let batches = questionnaire::read_serenqa(&dir).map_err(anyhow::Error::msg)?;
+            let q = serenqa_benchmark::questionnaire::Questionnaire::load(&dir).map_err(anyhow::Error::msg)?;
+            for w in &q.warnings {
+                eprintln!("warning: {w}");
+            }
+            let batches: Vec<_> = q
+                .batches
+                .iter()
+                .map(|b| {
+                    let questions = b
+                        .items
+                        .iter()
+                        .map(|it| serenqa_store::repo::NewQuestion {
+                            qid: it.qid as i64,
+                            text: it.text.clone(),
+                            category: it.category.clone(),
+                            pattern: None,
+                            resources: it.resource.iter().map(|r| serenqa_shared::annotate::Resource { name: r.entity_name.clone(), link: r.entity_link.clone() }).collect(),
+                            candidates: it.llm_ranking.iter().map(|c| questionnaire::candidate(&c.entity_name, Some(c.llm_rank as i64), c.entity_link.as_deref())).collect(),
+                        })
+                        .collect();
+                    questionnaire::serenqa_batch(b.info.batch_id, &b.info.batch_name, questions)
+                })
+                .collect();
             let rep = repo.import_batches(&batches)?;
             println!("{} batches: {} questions added ({} already present), {} candidates", rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added);
         }
