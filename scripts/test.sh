@@ -37,3 +37,19 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 node tests/e2e/run.mjs "http://127.0.0.1:$port"
+
+step "annotation browser tests (throwaway SQLite, imported SerenQA questionnaire)"
+annot_dir=$(mktemp -d)
+port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+./target/debug/serenqa annotate --db "$annot_dir/e2e.sqlite" import-serenqa
+admin_link=$(./target/debug/serenqa admin --db "$annot_dir/e2e.sqlite" create --email admin@example.org --base-url "http://127.0.0.1:$port2")
+log2=target/e2e-annotate-server.log
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" >"$log2" 2>&1 &
+server2=$!
+trap 'kill $server $server2 2>/dev/null || true; rm -rf "$annot_dir"' EXIT
+for _ in $(seq 1 120); do
+  python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port2/api/graph" >/dev/null 2>&1 && break
+  kill -0 $server2 2>/dev/null || { echo "server died:"; cat "$log2"; exit 1; }
+  sleep 1
+done
+node tests/e2e/annotate.mjs "http://127.0.0.1:$port2" "$admin_link"

@@ -1,6 +1,7 @@
 //! The serenqa browser app (Leptos, client-side rendered). Talks to the backend's `/api`
 //! with the JSON types of `serenqa-shared`; layout and scoring run here in WebAssembly.
 
+mod annotate;
 mod api;
 mod ask;
 mod candidates;
@@ -50,6 +51,7 @@ fn App() -> impl IntoView {
                     <A href="/leaderboard">"Leaderboard"</A>
                     <A href="/graph">"Graph"</A>
                     <A href="/data">"Data & licenses"</A>
+                    <A href="/annotate">"Annotate"</A>
                 </nav>
             </header>
             <main id="main">
@@ -59,6 +61,13 @@ fn App() -> impl IntoView {
                     <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
+                    <Route path=path!("/login") view=annotate::account::Login />
+                    <Route path=path!("/invite/:token") view=annotate::account::Invite />
+                    <Route path=path!("/annotate") view=annotate::work::Batches />
+                    <Route path=path!("/annotate/batch/:id") view=annotate::work::BatchPage />
+                    <Route path=path!("/annotate/q/:id") view=annotate::question::QuestionPage />
+                    <Route path=path!("/review") view=annotate::review::Review />
+                    <Route path=path!("/admin") view=annotate::admin::Admin />
                 </Routes>
             </main>
             <footer>

@@ -3,6 +3,7 @@
 //! Architecture invariant: this crate does no I/O and builds for `wasm32-unknown-unknown`.
 //! Everything here is a pure function of its arguments.
 
+pub mod annotate;
 pub mod api;
 pub mod layout;
 pub mod links;

@@ -4,6 +4,7 @@
 //! Errors reach `main` as `anyhow::Error` and are printed as one line, never as a panic.
 
 mod api;
+mod calibration;
 mod attribution;
 mod commands;
 mod graph_source;
@@ -42,6 +43,14 @@ enum Command {
     Score(commands::score::ScoreArgs),
     /// RNS-guided partition of candidate answers (greedy swap).
     Partition(commands::score::PartitionArgs),
+    /// Accounts: bootstrap the first admin, invite users, list them.
+    Admin(commands::annotate::AdminArgs),
+    /// Annotation data: import question sets, agreement, expert rankings, export.
+    Annotate(commands::annotate::AnnotateArgs),
+    /// Evaluation results for the leaderboard: import pipeline runs.
+    Results(commands::annotate::ResultsArgs),
+    /// Fit the RNS weights to the expert partitions and store them with provenance.
+    Calibrate(commands::annotate::CalibrateArgs),
     /// The serendipity-aware benchmark: build, stats, show, questionnaire.
     Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
@@ -65,6 +74,10 @@ fn main() {
         Command::Precompute(a) => commands::precompute::run(a, progress),
         Command::Score(a) => commands::score::run_score(a, progress),
         Command::Partition(a) => commands::score::run_partition(a, progress),
+        Command::Admin(a) => commands::annotate::run_admin(a),
+        Command::Annotate(a) => commands::annotate::run_annotate(a),
+        Command::Results(a) => commands::annotate::run_results(a),
+        Command::Calibrate(a) => commands::annotate::run_calibrate(a, progress),
         Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),

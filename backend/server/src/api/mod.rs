@@ -3,6 +3,7 @@
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
 //! size. Responses carry the cross-origin isolation headers the WASM threads need.
 
+pub mod annotate;
 pub mod cypher;
 pub mod discover;
 pub mod docs;
@@ -11,6 +12,7 @@ pub mod extract;
 pub mod graph;
 pub mod pipeline;
 pub mod rns;
+pub mod session;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -38,6 +40,8 @@ pub struct AppState {
     pub llm_cache: Option<PathBuf>,
     /// Built on first use (lexicon and statistics of the graph).
     pub ask: Arc<OnceLock<Result<Arc<serenqa_pipeline::ask::AskContext>, String>>>,
+    /// The annotation store and accounts; `None` makes those endpoints answer 503.
+    pub annotation: Option<Arc<session::Annotation>>,
 }
 
 impl AppState {
@@ -50,6 +54,7 @@ impl AppState {
             models: Arc::new(serenqa_pipeline::llm::ModelsFile::offline()),
             llm_cache: None,
             ask: Arc::new(OnceLock::new()),
+            annotation: None,
         }
     }
     /// Where runs are listed from and which models `POST /api/ask` may use.
@@ -58,6 +63,10 @@ impl AppState {
         self.models = Arc::new(models);
         self.llm_cache = llm_cache;
         self.ask = Arc::new(OnceLock::new());
+        self
+    }
+    pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
+        self.annotation = svc.map(Arc::new);
         self
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
@@ -76,8 +85,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
-        .merge(cypher::routes())
         .merge(docs::routes())
+        .merge(annotate::routes())
         .fallback(error::not_found)
         .with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));

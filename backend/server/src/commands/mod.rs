@@ -1,11 +1,13 @@
 //! One module per subcommand.
 
+pub mod annotate;
 pub mod bench;
 pub mod cypher;
 pub mod data;
 pub mod eval;
 pub mod import;
 pub mod perf;
+pub mod perf_annotate;
 pub mod precompute;
 pub mod score;
 pub mod serve;

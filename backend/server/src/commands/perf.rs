@@ -41,6 +41,9 @@ enum PerfCmd {
         #[arg(long, default_value = "target/perf")]
         work_dir: PathBuf,
     },
+    /// Annotation load test on loopback (50 annotators × 100 submissions by default); with
+    /// --crash, the server is killed with SIGKILL halfway and restarted.
+    Annotate(super::perf_annotate::AnnotateLoadArgs),
     /// Cypher latency per SerenQA pattern type (p50 / p99) on the graph.
     Cypher {
         #[command(flatten)]
@@ -91,6 +94,7 @@ struct PhaseResult {
 pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
+        PerfCmd::Annotate(a) => super::perf_annotate::run(a),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
         PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {

@@ -32,6 +32,13 @@ pub struct ServeArgs {
     /// Models file for `POST /api/ask` (default: offline agents).
     #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
     models: Option<PathBuf>,
+    /// The annotation database (SQLite; created and migrated if needed).
+    #[arg(long, default_value = "serenqa.sqlite", env = "SERENQA_DB")]
+    db: PathBuf,
+    /// Mark session cookies `Secure` (set this when clients reach the server over HTTPS; a
+    /// proxy's `X-Forwarded-Proto: https` does the same per request).
+    #[arg(long, env = "SERENQA_SECURE_COOKIES")]
+    secure_cookies: bool,
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
@@ -65,13 +72,15 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     };
     let cache = Some(models.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
-    let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache);
+        let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
+    let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
+    let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation));
     let app = api::router(state, &args.dist);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
         println!("serenqa serving on http://{}", listener.local_addr()?);
-        axum::serve(listener, app)
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })

@@ -1,0 +1,393 @@
+//! The annotation app's API. Every route states who may call it; `tests/annotate.rs` checks
+//! each rule.
+//!
+//! | route | who |
+//! |---|---|
+//! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header, rate limit) |
+//! | `GET /api/auth/me`, `POST /api/auth/logout` | signed in |
+//! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
+//! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
+//! | `GET /api/review/batches[/{id}]`, `/api/review/expert-rankings`, `/api/review/export.{json,csv}`, `/api/review/runs` | reviewer, admin (pseudonyms; emails for admin only) |
+//! | `POST /api/admin/invites`, `GET /api/admin/users`, `GET/POST /api/admin/calibrations` | admin |
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serenqa_shared::annotate::*;
+use serenqa_shared::links::source_link;
+use serenqa_store::aggregate::{self, ExpertRankings};
+use serenqa_store::auth;
+use serenqa_store::StoreError;
+
+use super::error::HttpError;
+use super::extract::{J, Q};
+use super::session::{db, forbidden, over_tls, session_cookie, store_error, Annotation, Authed, PublicWrite, SESSION_SECS};
+use super::AppState;
+
+/// Largest annotation request body (a ranking of 20 candidates is ~2 KB).
+pub const MAX_ANNOTATION_BODY: usize = 64 * 1024;
+/// Invite links stay valid this long.
+pub const INVITE_SECS: i64 = 7 * 24 * 3600;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/auth/login", post(login))
+        .route("/auth/logout", post(logout))
+        .route("/auth/me", get(me))
+        .route("/auth/invite/{token}", get(invite_info).post(accept_invite))
+        .route("/annotate/batches", get(my_batches))
+        .route("/annotate/batches/{id}", get(my_batch))
+        .route("/annotate/questions/{id}", get(my_question))
+        .route("/annotate/questions/{id}/response", put(save_response))
+        .route("/annotate/responses", get(my_responses))
+        .route("/responses/{id}", get(one_response))
+        .route("/review/batches", get(review_batches))
+        .route("/review/batches/{id}", get(review_batch))
+        .route("/review/expert-rankings", get(expert_rankings))
+        .route("/review/export.json", get(export_json))
+        .route("/review/export.csv", get(export_csv))
+        .route("/review/runs", get(runs))
+        .route("/admin/invites", post(create_invite))
+        .route("/admin/users", get(users))
+        .route("/admin/calibrations", get(calibrations).post(calibrate))
+        .layer(DefaultBodyLimit::max(MAX_ANNOTATION_BODY))
+}
+
+fn unprocessable(code: &'static str, message: impl Into<String>) -> HttpError {
+    HttpError { status: StatusCode::UNPROCESSABLE_ENTITY, code, message: message.into() }
+}
+
+fn with_cookie<T: serde::Serialize>(body: T, cookie: String) -> HttpResponse {
+    let mut resp = Json(body).into_response();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        resp.headers_mut().append(header::SET_COOKIE, v);
+    }
+    resp
+}
+
+/// Creates a session for `user`; returns the reply with its cookie.
+async fn start_session(svc: &Arc<Annotation>, user: User, tls: bool) -> Result<HttpResponse, HttpError> {
+    let token = auth::new_token().map_err(HttpError::internal)?;
+    let csrf = auth::new_token().map_err(HttpError::internal)?;
+    let (hash, c, uid) = (auth::token_hash(&token), csrf.clone(), user.id);
+    db(svc, move |r| r.create_session(&hash, uid, &c, serenqa_store::now() + SESSION_SECS)).await?;
+    Ok(with_cookie(Me { user, csrf }, session_cookie(Some(&token), tls)))
+}
+
+// ----- auth -----
+
+async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, HttpError> {
+    let email = req.email.trim().to_string();
+    if let Some(secs) = w.svc.limiter.blocked(&email, w.ip) {
+        let mut e = HttpError { status: StatusCode::TOO_MANY_REQUESTS, code: "rate_limited", message: format!("too many failed sign-ins; try again in {} minutes", secs / 60) }.into_response();
+        e.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        return Ok(e);
+    }
+    if req.password.len() > auth::MAX_PASSWORD {
+        return Err(HttpError::bad_request("bad_password", "password too long"));
+    }
+    let (em, pw) = (email.clone(), req.password.clone());
+    // Verify against a dummy hash for unknown emails so timing does not reveal accounts.
+    let user = db(&w.svc, move |r| {
+        let found = r.user_by_email(&em)?;
+        let ok = match &found {
+            Some((_, h)) => auth::verify_password(&pw, h),
+            None => {
+                auth::verify_password(&pw, auth::dummy_hash());
+                false
+            }
+        };
+        Ok(found.filter(|_| ok).map(|(u, _)| u))
+    })
+    .await?;
+    match user {
+        Some(u) => {
+            w.svc.limiter.succeeded(&email);
+            start_session(&w.svc, u, w.tls).await
+        }
+        None => {
+            w.svc.limiter.failed(&email, w.ip);
+            Err(HttpError { status: StatusCode::UNAUTHORIZED, code: "bad_credentials", message: "wrong email or password".into() })
+        }
+    }
+}
+
+async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse, HttpError> {
+    let token = super::session::cookie(&headers, super::session::SESSION_COOKIE).unwrap_or_default();
+    let hash = auth::token_hash(&token);
+    db(&a.svc, move |r| r.delete_session(&hash)).await?;
+    Ok(with_cookie(serde_json::json!({"signed_out": true}), session_cookie(None, over_tls(&a.svc, &headers))))
+}
+
+async fn me(a: Authed) -> Json<Me> {
+    Json(Me { user: a.session.user, csrf: a.session.csrf })
+}
+
+fn check_token(token: &str) -> Result<String, HttpError> {
+    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(HttpError::not_found("unknown_invite", "this invite link is not valid"));
+    }
+    Ok(auth::token_hash(token))
+}
+
+async fn invite_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<InviteInfo>, HttpError> {
+    let svc = super::session::service(&s)?;
+    let hash = check_token(&token)?;
+    let inv = db(&svc, move |r| r.invite(&hash)).await?.ok_or_else(|| HttpError::not_found("unknown_invite", "this invite link is not valid"))?;
+    if inv.used_at.is_some() || inv.expires_at < serenqa_store::now() {
+        return Err(HttpError { status: StatusCode::GONE, code: "invite_used", message: "this invite link has been used or has expired".into() });
+    }
+    Ok(Json(InviteInfo { email: inv.email, role: inv.role }))
+}
+
+async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(req): J<AcceptInvite>) -> Result<HttpResponse, HttpError> {
+    let hash = check_token(&token)?;
+    auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
+    let name = req.name.trim().chars().take(100).collect::<String>();
+    let pw = req.password.clone();
+    let user = db(&w.svc, move |r| {
+        let h = auth::hash_password(&pw).map_err(StoreError::Db)?;
+        r.accept_invite(&hash, &name, &h, serenqa_store::now())
+    })
+    .await
+    .map_err(|e| if e.code == "not_found" { HttpError::not_found("unknown_invite", "this invite link is not valid") } else { e })?;
+    start_session(&w.svc, user, w.tls).await
+}
+
+// ----- annotators -----
+
+const ANNOTATE: &[Role] = &[Role::Annotator];
+const REVIEW: &[Role] = &[Role::Reviewer];
+
+async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, HttpError> {
+    a.require(ANNOTATE)?;
+    let uid = a.user_id();
+    Ok(Json(db(&a.svc, move |r| r.progress(uid)).await?))
+}
+
+async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
+    a.require(ANNOTATE)?;
+    let uid = a.user_id();
+    let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, r.questions_in_batch(id, uid)?))).await?;
+    let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
+    Ok(Json(BatchView { batch, questions }))
+}
+
+/// A stable per-annotator shuffle of the candidates (no saved order yet), so nobody starts
+/// from the LLM's order or the same order as everyone else.
+fn shuffle_key(user: i64, cand: i64) -> u64 {
+    let mut z = (user as u64).wrapping_mul(0x9E3779B97F4A7C15) ^ (cand as u64);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^ (z >> 31)
+}
+
+fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
+    let link = c.link.clone().map(|l| (link_label(&l), l)).or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
+    let node = crate::calibration::resolve_candidate(g, c);
+    let Some(n) = node else { return CandidateContext { candidate: c.id, in_graph: false, degree: 0, lines: Vec::new(), link } };
+    let d = super::graph::node_detail(g, n);
+    let mut groups = d.groups;
+    groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.phrase.cmp(&b.phrase)));
+    let lines = groups
+        .iter()
+        .take(3)
+        .map(|gr| {
+            let names: Vec<&str> = gr.nodes.iter().take(3).map(|n| n.name.as_str()).collect();
+            let more = if gr.count > names.len() as u64 { ", …" } else { "" };
+            format!("{} {}: {}{more}", gr.phrase, gr.count, names.join(", "))
+        })
+        .collect();
+    CandidateContext { candidate: c.id, in_graph: true, degree: d.degree, lines, link }
+}
+
+/// The database a stored link points to, for its label.
+fn link_label(url: &str) -> String {
+    let host = url.split("://").nth(1).unwrap_or(url).split('/').next().unwrap_or("");
+    let label = match host {
+        h if h.contains("drugbank") => "DrugBank",
+        h if h.contains("uniprot") => "UniProt",
+        h if h.contains("genecards") => "GeneCards",
+        h if h.contains("reactome") => "Reactome",
+        h if h.contains("smpdb") => "SMPDB",
+        h if h.contains("monarchinitiative") => "Monarch (HPO)",
+        h if h.contains("disease-ontology") => "Disease Ontology",
+        h if h.contains("hmdb") => "HMDB",
+        h if h.contains("ebi.ac.uk") => "InterPro/Pfam",
+        h => h,
+    };
+    label.to_string()
+}
+
+async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
+    a.require(ANNOTATE)?;
+    let uid = a.user_id();
+    let (q, resp) = db(&a.svc, move |r| Ok((r.question(id)?, r.response_for(uid, id)?))).await?;
+    let mut q = q.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
+    let bid = q.batch_id;
+    let (batch, list) = db(&a.svc, move |r| Ok((r.batch(bid)?, r.questions_in_batch(bid, uid)?))).await?;
+    let batch = batch.ok_or_else(|| HttpError::internal("question without batch"))?;
+    // The LLM rank stays on the server: showing it anchors the experts' judgment.
+    for c in &mut q.candidates {
+        c.llm_rank = None;
+    }
+    if resp.is_none() {
+        q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
+    }
+    let context = q.candidates.iter().map(|c| context(&s.graph, c)).collect();
+    let pos = list.iter().position(|x| x.id == id);
+    let prev = pos.and_then(|p| p.checked_sub(1)).map(|p| list[p].id);
+    let next = pos.and_then(|p| list.get(p + 1)).map(|x| x.id);
+    Ok(Json(QuestionView { question: q, batch, context, response: resp, prev, next }))
+}
+
+async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<Json<SaveOutcome>, HttpError> {
+    a.require(ANNOTATE)?;
+    let uid = a.user_id();
+    let q = db(&a.svc, move |r| r.question(id)).await?.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
+    let ids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
+    let ranking = serenqa_store::ranking::validate(&ids, &body).map_err(|e| unprocessable(e.code, e.message))?;
+    let r = NewResponse { ranking, ..body };
+    let out = db(&a.svc, move |repo| repo.save_response(uid, id, &r)).await?;
+    Ok(Json(out))
+}
+
+async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpError> {
+    a.require(ANNOTATE)?;
+    let uid = a.user_id();
+    let all = db(&a.svc, move |r| r.all_responses()).await?;
+    Ok(Json(all.into_iter().filter(|r| r.user_id == uid).collect()))
+}
+
+async fn one_response(a: Authed, Path(id): Path<i64>) -> Result<Json<Response>, HttpError> {
+    let r = db(&a.svc, move |r| r.response(id)).await?.ok_or_else(|| HttpError::not_found("unknown_response", format!("no response {id}")))?;
+    if r.user_id != a.user_id() && a.role() != Role::Admin {
+        return Err(forbidden("this response belongs to another annotator"));
+    }
+    Ok(Json(r))
+}
+
+// ----- reviewers -----
+
+async fn review_batches(a: Authed) -> Result<Json<Vec<BatchAggregate>>, HttpError> {
+    a.require(REVIEW)?;
+    Ok(Json(db(&a.svc, |r| aggregate::batch_aggregates(r)).await?))
+}
+
+async fn review_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchReview>, HttpError> {
+    a.require(REVIEW)?;
+    let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, aggregate::batch_questions(r, id)?))).await?;
+    let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
+    Ok(Json(BatchReview { batch, questions }))
+}
+
+#[derive(Deserialize)]
+struct ExpertQuery {
+    #[serde(default = "default_source")]
+    source: String,
+    #[serde(default)]
+    min_annotators: Option<usize>,
+}
+
+fn default_source() -> String {
+    "serenqa".into()
+}
+
+fn parse_source(s: &str) -> Result<Source, HttpError> {
+    Source::parse(s).ok_or_else(|| HttpError::bad_request("bad_source", format!("source must be serenqa or benchmark, not {s:?}")))
+}
+
+async fn expert_rankings(a: Authed, Q(q): Q<ExpertQuery>) -> Result<Json<ExpertRankings>, HttpError> {
+    a.require(REVIEW)?;
+    let source = parse_source(&q.source)?;
+    let min = q.min_annotators.unwrap_or(1);
+    Ok(Json(db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?))
+}
+
+async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
+    a.require(REVIEW)?;
+    let ident = a.role() == Role::Admin;
+    Ok(Json(db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?))
+}
+
+async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
+    a.require(REVIEW)?;
+    let ident = a.role() == Role::Admin;
+    let rows = db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?;
+    let csv = aggregate::export_csv(&rows).map_err(HttpError::internal)?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, "attachment; filename=\"serenqa-responses.csv\"")],
+        csv,
+    )
+        .into_response())
+}
+
+async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>>, HttpError> {
+    a.require(REVIEW)?;
+    Ok(Json(db(&a.svc, |r| r.runs()).await?))
+}
+
+// ----- admins -----
+
+const ADMIN: &[Role] = &[Role::Admin];
+
+async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<CreateInvite>) -> Result<Json<InviteCreated>, HttpError> {
+    a.require(ADMIN)?;
+    let email = req.email.trim().to_string();
+    auth::check_email(&email).map_err(|m| unprocessable("bad_email", m))?;
+    let token = auth::new_token().map_err(HttpError::internal)?;
+    let (hash, uid, role, em) = (auth::token_hash(&token), a.user_id(), req.role, email.clone());
+    let expires_at = serenqa_store::now() + INVITE_SECS;
+    let exists = db(&a.svc, move |r| {
+        if r.user_by_email(&em)?.is_some() {
+            return Ok(true);
+        }
+        r.create_invite(&hash, &em, role, Some(uid), expires_at)?;
+        Ok(false)
+    })
+    .await?;
+    if exists {
+        return Err(store_error(StoreError::Conflict(format!("{email} already has an account"))));
+    }
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("127.0.0.1:8080");
+    let scheme = if over_tls(&a.svc, &headers) { "https" } else { "http" };
+    Ok(Json(InviteCreated { link: format!("{scheme}://{host}/invite/{token}"), expires_at }))
+}
+
+async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
+    a.require(ADMIN)?;
+    Ok(Json(db(&a.svc, |r| r.users()).await?))
+}
+
+fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
+    CalibrationView { id: c.id, created_at: c.created_at, alpha: c.alpha, beta: c.beta, gamma: c.gamma, agreement: c.agreement, questions: c.questions, provenance: c.provenance.to_string() }
+}
+
+async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
+    a.require(ADMIN)?;
+    Ok(Json(db(&a.svc, |r| r.calibrations()).await?.into_iter().map(calibration_view).collect()))
+}
+
+async fn calibrate(State(s): State<AppState>, a: Authed, J(req): J<CalibrateRequest>) -> Result<Json<CalibrationReport>, HttpError> {
+    a.require(ADMIN)?;
+    let model = s.model.clone().ok_or_else(|| HttpError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "no_model",
+        message: "the graph has no precomputed model; run `serenqa precompute` and restart".into(),
+    })?;
+    if !(req.step >= 0.01 && req.step <= 0.5) {
+        return Err(HttpError::bad_request("bad_step", "step must lie in [0.01, 0.5]"));
+    }
+    let who = a.session.user.email.clone();
+    let (svc, graph, blocks) = (a.svc.clone(), s.graph.clone(), s.blocks.clone());
+    let out = tokio::task::spawn_blocking(move || crate::calibration::run(svc.repo.as_ref(), &graph, &model, &blocks, &req, &who))
+        .await
+        .map_err(|e| HttpError::internal(e.to_string()))?
+        .map_err(|e| unprocessable("calibration_failed", format!("{e:#}")))?;
+    Ok(Json(out.1))
+}

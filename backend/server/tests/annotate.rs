@@ -1,0 +1,351 @@
+//! The annotation API on a live `serenqa serve` with a throwaway SQLite file: every route's
+//! access rule for every role, CSRF, rate limiting, bad input (nothing stored), the load and
+//! crash tests.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+struct Server {
+    child: Child,
+    base: String,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
+
+fn cli(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(EXE).args(args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn questionnaire(dir: &Path) {
+    let q = dir.join("q");
+    std::fs::create_dir(&q).unwrap();
+    std::fs::write(q.join("categories.json"), r#"[{"batch_id": 1, "batch_name": "Cardio (1)", "total": 2, "categories": {}}]"#).unwrap();
+    let cand = |n: &str, id: &str, r: u32| json!({"entity_name": n, "llm_rank": r, "entity_link": format!("https://go.drugbank.com/drugs/{id}")});
+    let batch = json!([
+        {"question_number": 1, "qid": 101, "text": "Which drugs treat hypertension?", "category": "cardio:bp",
+         "llm_ranking": [cand("Aspirin", "DB00945", 1), cand("Acetaminophen", "DB00316", 2), cand("Xa", "DB00001", 3), cand("Xb", "DB00002", 4), cand("Xc", "DB00003", 5)],
+         "resource": [{"entity_name": "hypertension", "entity_link": "https://disease-ontology.org/?id=DOID:10763"}]},
+        {"question_number": 2, "qid": 102, "text": "Which drugs treat angina?", "category": "cardio:angina",
+         "llm_ranking": [cand("Aspirin", "DB00945", 2), cand("Acetaminophen", "DB00316", 1)], "resource": []}
+    ]);
+    std::fs::write(q.join("batch1.json"), batch.to_string()).unwrap();
+}
+
+fn start() -> (Server, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let het = dir.path().join("het");
+    std::fs::create_dir(&het).unwrap();
+    std::fs::write(
+        het.join("hetionet-nodes.tsv"),
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\n",
+    )
+    .unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\n").unwrap();
+    cli(dir.path(), &["--quiet", "import", "hetionet", "het", "--out", "g.snap"]);
+    questionnaire(dir.path());
+    let out = cli(dir.path(), &["annotate", "--db", "a.sqlite", "import-serenqa", "--dir", "q"]);
+    assert!(out.contains("2 questions added"), "{out}");
+    let link = cli(dir.path(), &["admin", "--db", "a.sqlite", "create", "--email", "admin@example.org"]).trim().to_string();
+    let token = link.rsplit('/').next().unwrap().to_string();
+    let mut child = Command::new(EXE)
+        .args(["--quiet", "serve", "--graph", "g.snap", "--db", "a.sqlite", "--addr", "127.0.0.1:0", "--dist", "nodist"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    (Server { child, base, dir }, token)
+}
+
+/// A client with an optional session.
+#[derive(Clone, Default)]
+struct C {
+    cookie: String,
+    csrf: String,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+}
+
+impl C {
+    fn req(&self, method: &str, url: &str, body: Option<&str>, extra: &[(&str, &str)]) -> (u16, String, Vec<(String, String)>) {
+        let a = agent();
+        let mut b = ureq::http::Request::builder().method(method).uri(url);
+        if !self.cookie.is_empty() {
+            b = b.header("Cookie", &self.cookie);
+        }
+        if !self.csrf.is_empty() && method != "GET" {
+            b = b.header("X-CSRF-Token", &self.csrf);
+        }
+        for (k, v) in extra {
+            b = b.header(*k, *v);
+        }
+        let resp = if let Some(body) = body {
+            a.run(b.header("Content-Type", "application/json").body(body.to_string()).unwrap())
+        } else {
+            a.run(b.body(()).unwrap())
+        };
+        let mut resp = resp.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string())).collect();
+        (status, resp.body_mut().read_to_string().unwrap_or_default(), headers)
+    }
+    fn get(&self, url: &str) -> (u16, String) {
+        let (s, b, _) = self.req("GET", url, None, &[]);
+        (s, b)
+    }
+}
+
+/// Signs in from a login/accept reply: the session cookie and the CSRF token.
+fn session_from(status: u16, body: &str, headers: &[(String, String)]) -> C {
+    assert_eq!(status, 200, "{body}");
+    let cookie = headers.iter().find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session=")).map(|(_, v)| v.clone()).expect("session cookie");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let me: Value = serde_json::from_str(body).unwrap();
+    C { cookie: cookie.split(';').next().unwrap().to_string(), csrf: me["csrf"].as_str().unwrap().to_string() }
+}
+
+const XRW: (&str, &str) = ("X-Requested-With", "serenqa");
+
+fn accept(s: &Server, token: &str, name: &str) -> C {
+    let body = json!({"name": name, "password": "a long password 1"}).to_string();
+    let (st, b, h) = C::default().req("POST", &format!("{}/api/auth/invite/{token}", s.base), Some(&body), &[XRW]);
+    session_from(st, &b, &h)
+}
+
+fn invite(s: &Server, admin: &C, email: &str, role: &str) -> String {
+    let (st, b, _) = admin.req("POST", &format!("{}/api/admin/invites", s.base), Some(&json!({"email": email, "role": role}).to_string()), &[]);
+    assert_eq!(st, 200, "{b}");
+    let v: Value = serde_json::from_str(&b).unwrap();
+    v["link"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
+}
+
+fn ranking(cands: &[i64], ranks: &[u32], sub: &str, status: &str) -> String {
+    json!({"submission_id": sub, "confidence": 4, "comment": "", "status": status,
+           "ranking": cands.iter().zip(ranks).map(|(c, r)| json!({"candidate": c, "rank": r, "unsure": false})).collect::<Vec<_>>()})
+    .to_string()
+}
+
+#[test]
+fn roles_csrf_bad_input_and_aggregates() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    // First admin from the CLI's one-time link; the link works once.
+    let admin = accept(&s, &admin_token, "Admin");
+    let again = C::default().req("POST", &format!("{b}/api/auth/invite/{admin_token}"), Some(&json!({"name": "x", "password": "a long password 1"}).to_string()), &[XRW]);
+    assert_eq!(again.0, 409, "{}", again.1);
+    assert_eq!(C::default().get(&format!("{b}/api/auth/invite/{admin_token}")).0, 410);
+    assert_eq!(C::default().get(&format!("{b}/api/auth/invite/{}", "0".repeat(64))).0, 404);
+
+    let ann1 = accept(&s, &invite(&s, &admin, "ann1@example.org", "annotator"), "Ann One");
+    let ann2 = accept(&s, &invite(&s, &admin, "ann2@example.org", "annotator"), "Ann Two");
+    let rev = accept(&s, &invite(&s, &admin, "rev@example.org", "reviewer"), "Rev");
+    let anon = C::default();
+    let (st, body) = ann1.get(&format!("{b}/api/auth/me"));
+    assert_eq!(st, 200);
+    assert!(body.contains("\"annotator\""));
+
+    // Batches and the question for annotators.
+    let (st, body) = ann1.get(&format!("{b}/api/annotate/batches"));
+    assert_eq!(st, 200, "{body}");
+    let batches: Value = serde_json::from_str(&body).unwrap();
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let qid = batches[0]["resume_at"].as_i64().unwrap();
+    let (st, body) = ann1.get(&format!("{b}/api/annotate/questions/{qid}"));
+    assert_eq!(st, 200, "{body}");
+    let qv: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(qv["question"]["text"], "Which drugs treat hypertension?");
+    assert!(qv["question"]["candidates"].as_array().unwrap().iter().all(|c| c["llm_rank"].is_null()), "LLM ranks are not shown");
+    let ctx = qv["context"].as_array().unwrap();
+    assert!(ctx.iter().any(|c| c["in_graph"] == true && c["lines"][0].as_str().is_some_and(|l| l.contains("hypertension"))), "graph context: {ctx:?}");
+    assert!(ctx.iter().all(|c| c["link"][0] == "DrugBank"));
+    let mut cands: Vec<i64> = qv["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    cands.sort();
+    let put = |c: &C, q: i64, body: &str| c.req("PUT", &format!("{b}/api/annotate/questions/{q}/response"), Some(body), &[]);
+
+    // CSRF: a session without the token, a wrong token, a cross-site origin.
+    let no_csrf = C { csrf: String::new(), ..ann1.clone() };
+    assert_eq!(put(&no_csrf, qid, &ranking(&cands, &[1, 2, 3, 4, 5], "c0", "complete")).0, 403);
+    let wrong = C { csrf: "x".repeat(64), ..ann1.clone() };
+    assert_eq!(put(&wrong, qid, &ranking(&cands, &[1, 2, 3, 4, 5], "c0", "complete")).0, 403);
+    let (st, _, _) = ann1.req("PUT", &format!("{b}/api/annotate/questions/{qid}/response"), Some(&ranking(&cands, &[1, 2, 3, 4, 5], "c0", "complete")), &[("Origin", "http://evil.example")]);
+    assert_eq!(st, 403);
+    let (st, body, _) = anon.req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "ann1@example.org", "password": "a long password 1"}).to_string()), &[]);
+    assert_eq!(st, 403, "login without X-Requested-With: {body}");
+
+    // Bad input: each a clear 4xx with a code, nothing stored.
+    let bad: Vec<(String, u16, &str)> = vec![
+        (ranking(&cands, &[1, 3, 3, 4, 5], "b1", "draft"), 422, "not_an_order"),
+        (ranking(&cands, &[1, 2, 3, 4, 9], "b2", "draft"), 422, "not_an_order"),
+        (ranking(&[cands[0], cands[0]], &[1, 2], "b3", "draft"), 422, "not_an_order"),
+        (ranking(&[cands[0], 999_999], &[1, 2], "b4", "draft"), 422, "unknown_candidate"),
+        (ranking(&cands[..3], &[1, 2, 3], "b5", "complete"), 422, "incomplete"),
+        ("{\"submission_id\": ".to_string(), 400, "bad_json"),
+        (json!({"ranking": "nope"}).to_string(), 400, "bad_json"),
+        (format!("{{\"submission_id\": \"big\", \"comment\": \"{}\", \"ranking\": [], \"status\": \"draft\"}}", "x".repeat(100_000)), 413, "body_too_large"),
+    ];
+    for (body, status, code) in &bad {
+        let (st, reply, _) = put(&ann1, qid, body);
+        assert_eq!(st, *status, "{code}: {reply}");
+        let e: Value = serde_json::from_str(&reply).unwrap_or_else(|_| panic!("JSON error for {code}: {reply}"));
+        assert_eq!(e["code"], *code, "{reply}");
+        assert!(!e["message"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(put(&ann1, 999_999, &ranking(&cands, &[1, 2, 3, 4, 5], "b6", "complete")).0, 404, "unknown question");
+    assert_eq!(ann1.get(&format!("{b}/api/annotate/batches/999999")).0, 404);
+    assert_eq!(ann1.get(&format!("{b}/api/annotate/questions/abc")).0, 400);
+    let (_, mine) = ann1.get(&format!("{b}/api/annotate/responses"));
+    assert_eq!(mine, "[]", "nothing stored by bad input");
+
+    // Valid submissions; a retry with the same id is stored once.
+    let (st, body, _) = put(&ann1, qid, &ranking(&cands, &[1, 2, 3, 4, 5], "ok-1", "complete"));
+    assert_eq!(st, 200, "{body}");
+    let r1: Value = serde_json::from_str(&body).unwrap();
+    let (_, body, _) = put(&ann1, qid, &ranking(&cands, &[1, 2, 3, 4, 5], "ok-1", "complete"));
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["duplicate"], true);
+    let (st, body, _) = put(&ann2, qid, &ranking(&cands, &[1, 1, 2, 3, 4], "ok-2", "complete"));
+    assert_eq!(st, 200, "ties are a proper order: {body}");
+    let r2: Value = serde_json::from_str(&body).unwrap();
+    let rid1 = r1["response_id"].as_i64().unwrap();
+    let rid2 = r2["response_id"].as_i64().unwrap();
+
+    // Own responses only.
+    assert_eq!(ann1.get(&format!("{b}/api/responses/{rid1}")).0, 200);
+    assert_eq!(ann1.get(&format!("{b}/api/responses/{rid2}")).0, 403);
+    assert_eq!(ann2.get(&format!("{b}/api/responses/{rid1}")).0, 403);
+    assert_eq!(rev.get(&format!("{b}/api/responses/{rid1}")).0, 403);
+    assert_eq!(admin.get(&format!("{b}/api/responses/{rid1}")).0, 200);
+    assert_eq!(anon.get(&format!("{b}/api/responses/{rid1}")).0, 401);
+    assert_eq!(ann1.get(&format!("{b}/api/responses/424242")).0, 404);
+    let (_, mine) = ann2.get(&format!("{b}/api/annotate/responses"));
+    let mine: Value = serde_json::from_str(&mine).unwrap();
+    assert_eq!(mine.as_array().unwrap().len(), 1);
+    assert_eq!(mine[0]["id"].as_i64().unwrap(), rid2);
+
+    // The access matrix: (method, path, body) × (anonymous, annotator, reviewer, admin).
+    let inv_body = json!({"email": "new@example.org", "role": "reviewer"}).to_string();
+    let cal_body = json!({"source": "serenqa", "step": 0.5}).to_string();
+    let resp_body = ranking(&cands, &[1, 2, 3, 4, 5], "m-1", "complete");
+    let matrix: Vec<(&str, String, Option<&str>, [u16; 4])> = vec![
+        ("GET", "/api/auth/me".into(), None, [401, 200, 200, 200]),
+        ("GET", "/api/annotate/batches".into(), None, [401, 200, 403, 200]),
+        ("GET", format!("/api/annotate/batches/{bid}"), None, [401, 200, 403, 200]),
+        ("GET", format!("/api/annotate/questions/{qid}"), None, [401, 200, 403, 200]),
+        ("PUT", format!("/api/annotate/questions/{qid}/response"), Some(&resp_body), [401, 200, 403, 200]),
+        ("GET", "/api/annotate/responses".into(), None, [401, 200, 403, 200]),
+        ("GET", "/api/review/batches".into(), None, [401, 403, 200, 200]),
+        ("GET", format!("/api/review/batches/{bid}"), None, [401, 403, 200, 200]),
+        ("GET", "/api/review/expert-rankings?source=serenqa".into(), None, [401, 403, 200, 200]),
+        ("GET", "/api/review/export.json".into(), None, [401, 403, 200, 200]),
+        ("GET", "/api/review/export.csv".into(), None, [401, 403, 200, 200]),
+        ("GET", "/api/review/runs".into(), None, [401, 403, 200, 200]),
+        ("GET", "/api/admin/users".into(), None, [401, 403, 403, 200]),
+        ("GET", "/api/admin/calibrations".into(), None, [401, 403, 403, 200]),
+        ("POST", "/api/admin/invites".into(), Some(&inv_body), [401, 403, 403, 200]),
+        ("POST", "/api/admin/calibrations".into(), Some(&cal_body), [401, 403, 403, 200]),
+    ];
+    let ann3 = accept(&s, &invite(&s, &admin, "ann3@example.org", "annotator"), "Ann Three");
+    for (method, path, body, expect) in &matrix {
+        for (who, c) in [("anonymous", &anon), ("annotator", &ann3), ("reviewer", &rev), ("admin", &admin)].iter().enumerate().map(|(i, x)| (i, x.1)) {
+            let body = body.map(|b| b.replace("m-1", &format!("m-{who}")));
+            let (st, reply, _) = c.req(method, &format!("{b}{path}"), body.as_deref(), &[]);
+            assert_eq!(st, expect[who], "{method} {path} as role #{who}: {reply}");
+            if st >= 400 {
+                let e: Value = serde_json::from_str(&reply).unwrap_or_else(|_| panic!("{method} {path}: JSON error expected, got {reply}"));
+                assert!(e["code"].is_string() && e["message"].is_string());
+            }
+        }
+    }
+
+    // Reviewers see aggregates and pseudonyms, never emails; admins see emails.
+    let (_, agg) = rev.get(&format!("{b}/api/review/batches"));
+    let agg: Value = serde_json::from_str(&agg).unwrap();
+    assert_eq!(agg[0]["responses"], 4, "ann1, ann2, ann3 and admin completed question 1: {agg}");
+    assert!(agg[0]["mean_kendall_w"].as_f64().unwrap() > 0.5);
+    let (_, ex) = rev.get(&format!("{b}/api/review/export.json"));
+    assert!(!ex.contains("@example.org") && ex.contains("\"annotator\":\"A"), "{ex}");
+    let (_, csv) = rev.get(&format!("{b}/api/review/export.csv"));
+    assert!(!csv.contains("@example.org"));
+    let (_, ex) = admin.get(&format!("{b}/api/review/export.json"));
+    assert!(ex.contains("ann1@example.org"));
+    let (_, er) = rev.get(&format!("{b}/api/review/expert-rankings?source=serenqa"));
+    let er: Value = serde_json::from_str(&er).unwrap();
+    assert_eq!(er["format"], "serenqa-expert-rankings");
+    assert_eq!(er["questions"][0]["qid"], 101);
+    assert_eq!(er["questions"][0]["ranking"].as_array().unwrap().len(), 5);
+    assert_eq!(rev.get(&format!("{b}/api/review/expert-rankings?source=nope")).0, 400);
+    let (_, cals) = admin.get(&format!("{b}/api/admin/calibrations"));
+    assert!(cals.contains("\"provenance\""), "the admin's calibration run is stored: {cals}");
+
+    // Logout ends the session.
+    let (st, _, h) = ann2.req("POST", &format!("{b}/api/auth/logout"), None, &[]);
+    assert_eq!(st, 200);
+    assert!(h.iter().any(|(k, v)| k == "set-cookie" && v.contains("Max-Age=0")));
+    assert_eq!(ann2.get(&format!("{b}/api/auth/me")).0, 401);
+    assert!(s.dir.path().join("a.sqlite").is_file());
+}
+
+#[test]
+fn login_rate_limit_and_secure_cookie_behind_tls() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let _admin = accept(&s, &admin_token, "Admin");
+    let login = |pw: &str, extra: &[(&str, &str)]| {
+        let mut h = vec![XRW];
+        h.extend_from_slice(extra);
+        C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "admin@example.org", "password": pw}).to_string()), &h)
+    };
+    let (st, _, h) = login("a long password 1", &[("X-Forwarded-Proto", "https")]);
+    assert_eq!(st, 200);
+    assert!(h.iter().any(|(k, v)| k == "set-cookie" && v.contains("; Secure")), "Secure over TLS");
+    let (st, _, h) = login("a long password 1", &[]);
+    assert_eq!(st, 200);
+    assert!(!h.iter().any(|(k, v)| k == "set-cookie" && v.contains("Secure")), "plain HTTP on loopback");
+    for _ in 0..5 {
+        assert_eq!(login("wrong password!", &[]).0, 401);
+    }
+    let (st, body, h) = login("a long password 1", &[]);
+    assert_eq!(st, 429, "even the right password waits after 5 failures: {body}");
+    assert!(h.iter().any(|(k, _)| k == "retry-after"));
+    assert!(body.contains("rate_limited"));
+    // Unknown users are limited the same way (no account enumeration).
+    let other = |pw: &str| C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "nobody@example.org", "password": pw}).to_string()), &[XRW]).0;
+    for _ in 0..5 {
+        assert_eq!(other("x"), 401);
+    }
+    assert_eq!(other("x"), 429);
+}
+
+#[test]
+fn load_50_annotators_x_100_submissions_and_crash() {
+    for extra in [&[][..], &["--crash"][..]] {
+        let mut args = vec!["--quiet", "perf", "annotate", "--annotators", "50", "--submissions", "100"];
+        args.extend_from_slice(extra);
+        let out = Command::new(EXE).args(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("acknowledged 5000, stored 5000, lost 0, duplicated 0"), "{text}");
+        assert!(text.contains("p99"));
+        if !extra.is_empty() {
+            assert!(text.contains("every acknowledged submission was found after restart: true"), "{text}");
+        }
+        println!("{text}");
+    }
+}

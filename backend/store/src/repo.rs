@@ -1,0 +1,109 @@
+//! The repository interface. The server, the CLI and the statistics only see this trait;
+//! [`crate::SqliteRepo`] is the embedded implementation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::*;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(String),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Db(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A question to import.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewQuestion {
+    pub qid: i64,
+    pub text: String,
+    pub category: String,
+    pub pattern: Option<String>,
+    pub resources: Vec<Resource>,
+    pub candidates: Vec<NewCandidate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewCandidate {
+    pub name: String,
+    pub kind: String,
+    pub ident: String,
+    pub link: Option<String>,
+    pub llm_rank: Option<i64>,
+}
+
+/// A batch to import (questions in display order).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewBatch {
+    pub source: Source,
+    /// Stable name in the source (`batch3`, a category); batches are matched on it.
+    pub key: String,
+    pub name: String,
+    pub questions: Vec<NewQuestion>,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportReport {
+    pub batches: usize,
+    pub questions_added: usize,
+    pub questions_skipped: usize,
+    pub candidates_added: usize,
+}
+
+pub trait Repo: Send + Sync {
+    // ----- users and auth -----
+    fn create_user(&self, email: &str, name: &str, role: Role, password_hash: &str) -> Result<User>;
+    /// The user and their password hash.
+    fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>>;
+    fn user(&self, id: i64) -> Result<Option<User>>;
+    fn users(&self) -> Result<Vec<User>>;
+    fn create_invite(&self, token_hash: &str, email: &str, role: Role, created_by: Option<i64>, expires_at: i64) -> Result<()>;
+    fn invite(&self, token_hash: &str) -> Result<Option<Invite>>;
+    /// Creates the invited user and marks the invite used, atomically; fails if the invite is
+    /// unknown, used or expired, or the email is taken.
+    fn accept_invite(&self, token_hash: &str, name: &str, password_hash: &str, now: i64) -> Result<User>;
+    fn create_session(&self, token_hash: &str, user_id: i64, csrf: &str, expires_at: i64) -> Result<()>;
+    /// A live session (expired ones are treated as absent).
+    fn session(&self, token_hash: &str, now: i64) -> Result<Option<Session>>;
+    fn delete_session(&self, token_hash: &str) -> Result<()>;
+
+    // ----- questions -----
+    fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport>;
+    fn batches(&self) -> Result<Vec<Batch>>;
+    fn batch(&self, id: i64) -> Result<Option<Batch>>;
+    fn progress(&self, user_id: i64) -> Result<Vec<BatchProgress>>;
+    fn questions_in_batch(&self, batch_id: i64, user_id: i64) -> Result<Vec<QuestionSummary>>;
+    fn question(&self, id: i64) -> Result<Option<Question>>;
+    fn questions_of_source(&self, source: Source) -> Result<Vec<Question>>;
+
+    // ----- responses -----
+    /// Stores a validated response (callers validate with [`crate::ranking::validate`]).
+    /// Idempotent on `submission_id`.
+    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome>;
+    fn response(&self, id: i64) -> Result<Option<Response>>;
+    fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>>;
+    fn responses_for_question(&self, question_id: i64) -> Result<Vec<Response>>;
+    fn all_responses(&self) -> Result<Vec<Response>>;
+    /// Every stored submission id with its user (the load and crash tests check these).
+    fn submission_ids(&self) -> Result<Vec<(String, i64)>>;
+
+    // ----- results -----
+    fn put_run(&self, run: &RunRecord) -> Result<()>;
+    fn runs(&self) -> Result<Vec<RunRecord>>;
+    fn add_calibration(&self, c: &CalibrationRecord) -> Result<i64>;
+    fn calibrations(&self) -> Result<Vec<CalibrationRecord>>;
+}

@@ -1,0 +1,606 @@
+//! SQLite implementation of [`Repo`]: WAL journal (readers never block the writer, a killed
+//! process loses no committed transaction), `synchronous = NORMAL` (durable against process
+//! crashes; an OS crash may lose the last transactions), foreign keys enforced, and a busy
+//! timeout. Schema changes are numbered migrations recorded in `PRAGMA user_version`.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::repo::*;
+use crate::types::*;
+
+/// Numbered schema migrations; index + 1 is the `user_version` after applying it.
+const MIGRATIONS: &[&str] = &[
+    // 1: accounts, questions, responses, results.
+    r#"
+    CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        name TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL CHECK (role IN ('admin', 'annotator', 'reviewer')),
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        csrf TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+    );
+    CREATE TABLE invites (
+        token_hash TEXT PRIMARY KEY,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('admin', 'annotator', 'reviewer')),
+        created_by INTEGER REFERENCES users(id),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER,
+        used_by INTEGER REFERENCES users(id)
+    );
+    CREATE TABLE batches (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL CHECK (source IN ('serenqa', 'benchmark')),
+        key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        UNIQUE (source, key)
+    );
+    CREATE TABLE questions (
+        id INTEGER PRIMARY KEY,
+        batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        source TEXT NOT NULL,
+        qid INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        category TEXT NOT NULL,
+        pattern TEXT,
+        resources TEXT NOT NULL,
+        UNIQUE (source, qid)
+    );
+    CREATE INDEX questions_batch ON questions(batch_id, position);
+    CREATE TABLE candidates (
+        id INTEGER PRIMARY KEY,
+        question_id INTEGER NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        ident TEXT NOT NULL,
+        link TEXT,
+        llm_rank INTEGER,
+        UNIQUE (question_id, position)
+    );
+    CREATE TABLE responses (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id),
+        question_id INTEGER NOT NULL REFERENCES questions(id),
+        status TEXT NOT NULL CHECK (status IN ('draft', 'complete')),
+        ranking TEXT NOT NULL,
+        confidence INTEGER CHECK (confidence BETWEEN 1 AND 5),
+        comment TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (user_id, question_id)
+    );
+    CREATE INDEX responses_question ON responses(question_id);
+    -- Every accepted submission, once (idempotency and the audit trail).
+    CREATE TABLE submissions (
+        id TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id),
+        response_id INTEGER NOT NULL REFERENCES responses(id),
+        revision INTEGER NOT NULL,
+        received_at INTEGER NOT NULL
+    );
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        imported_at INTEGER NOT NULL,
+        manifest TEXT NOT NULL,
+        aggregate TEXT NOT NULL
+    );
+    CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        alpha REAL NOT NULL, beta REAL NOT NULL, gamma REAL NOT NULL,
+        agreement REAL NOT NULL,
+        questions INTEGER NOT NULL,
+        provenance TEXT NOT NULL
+    );
+    "#,
+];
+
+pub struct SqliteRepo {
+    conn: Mutex<Connection>,
+}
+
+fn json_err(e: serde_json::Error) -> StoreError {
+    StoreError::Db(format!("stored JSON: {e}"))
+}
+
+impl SqliteRepo {
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path).map_err(|e| StoreError::Db(format!("{}: {e}", path.display())))?;
+        Self::init(conn)
+    }
+
+    /// A private in-memory database (tests).
+    pub fn in_memory() -> Result<Self> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version as usize > MIGRATIONS.len() {
+            return Err(StoreError::Db(format!("database schema version {version} is newer than this program ({})", MIGRATIONS.len())));
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = conn.transaction()?;
+            tx.execute_batch(m)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(SqliteRepo { conn: Mutex::new(conn) })
+    }
+
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self.c().pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    fn c(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves the connection usable (SQLite rolls back an
+        // unfinished transaction when it is dropped), so a poisoned lock is recovered.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn role_of(s: String) -> rusqlite::Result<Role> {
+    Role::parse(&s).ok_or_else(|| rusqlite::Error::InvalidColumnType(0, s, rusqlite::types::Type::Text))
+}
+
+fn user_row(r: &Row) -> rusqlite::Result<User> {
+    Ok(User { id: r.get(0)?, email: r.get(1)?, name: r.get(2)?, role: role_of(r.get(3)?)?, created_at: r.get(4)? })
+}
+
+const USER_COLS: &str = "id, email, name, role, created_at";
+
+fn status_of(s: &str) -> Status {
+    if s == "complete" {
+        Status::Complete
+    } else {
+        Status::Draft
+    }
+}
+
+fn source_of(s: &str) -> Source {
+    Source::parse(s).unwrap_or(Source::Benchmark)
+}
+
+const RESPONSE_COLS: &str = "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at";
+
+fn response_row(r: &Row) -> rusqlite::Result<(Response, String)> {
+    let status: String = r.get(3)?;
+    let ranking: String = r.get(4)?;
+    let conf: Option<i64> = r.get(5)?;
+    Ok((
+        Response {
+            id: r.get(0)?,
+            user_id: r.get(1)?,
+            question_id: r.get(2)?,
+            status: status_of(&status),
+            ranking: Vec::new(),
+            confidence: conf.map(|c| c as u8),
+            comment: r.get(6)?,
+            revision: r.get(7)?,
+            updated_at: r.get(8)?,
+        },
+        ranking,
+    ))
+}
+
+fn finish_response((mut resp, ranking): (Response, String)) -> Result<Response> {
+    resp.ranking = serde_json::from_str(&ranking).map_err(json_err)?;
+    Ok(resp)
+}
+
+fn load_question(c: &Connection, id: i64) -> Result<Option<Question>> {
+    let q = c
+        .query_row(
+            "SELECT id, batch_id, source, qid, position, text, category, pattern, resources FROM questions WHERE id = ?1",
+            [id],
+            |r| {
+                let source: String = r.get(2)?;
+                let resources: String = r.get(8)?;
+                Ok((
+                    Question {
+                        id: r.get(0)?,
+                        batch_id: r.get(1)?,
+                        source: source_of(&source),
+                        qid: r.get(3)?,
+                        position: r.get(4)?,
+                        text: r.get(5)?,
+                        category: r.get(6)?,
+                        pattern: r.get(7)?,
+                        resources: Vec::new(),
+                        candidates: Vec::new(),
+                    },
+                    resources,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((mut q, resources)) = q else { return Ok(None) };
+    q.resources = serde_json::from_str(&resources).map_err(json_err)?;
+    let mut st = c.prepare_cached("SELECT id, position, name, kind, ident, link, llm_rank FROM candidates WHERE question_id = ?1 ORDER BY position")?;
+    q.candidates = st
+        .query_map([id], |r| {
+            let kind: String = r.get(3)?;
+            let ident: String = r.get(4)?;
+            Ok(Candidate {
+                id: r.get(0)?,
+                position: r.get(1)?,
+                name: r.get(2)?,
+                key: format!("{kind}::{ident}"),
+                kind,
+                ident,
+                link: r.get(5)?,
+                llm_rank: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(q))
+}
+
+fn batch_row(r: &Row) -> rusqlite::Result<Batch> {
+    let source: String = r.get(1)?;
+    Ok(Batch { id: r.get(0)?, source: source_of(&source), name: r.get(2)?, questions: r.get(3)? })
+}
+
+const BATCH_SELECT: &str = "SELECT b.id, b.source, b.name, (SELECT COUNT(*) FROM questions q WHERE q.batch_id = b.id) FROM batches b";
+
+impl Repo for SqliteRepo {
+    fn create_user(&self, email: &str, name: &str, role: Role, password_hash: &str) -> Result<User> {
+        let c = self.c();
+        let now = crate::now();
+        match c.execute(
+            "INSERT INTO users (email, name, role, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![email, name, role.as_str(), password_hash, now],
+        ) {
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+                return Err(StoreError::Conflict(format!("a user with email {email} exists")))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(User { id: c.last_insert_rowid(), email: email.to_string(), name: name.to_string(), role, created_at: now })
+    }
+
+    fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>> {
+        let c = self.c();
+        Ok(c.query_row(&format!("SELECT {USER_COLS}, password_hash FROM users WHERE email = ?1"), [email], |r| Ok((user_row(r)?, r.get(5)?)))
+            .optional()?)
+    }
+
+    fn user(&self, id: i64) -> Result<Option<User>> {
+        Ok(self.c().query_row(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1"), [id], user_row).optional()?)
+    }
+
+    fn users(&self) -> Result<Vec<User>> {
+        let c = self.c();
+        let mut st = c.prepare(&format!("SELECT {USER_COLS} FROM users ORDER BY id"))?;
+        let v = st.query_map([], user_row)?.collect::<rusqlite::Result<_>>()?;
+        Ok(v)
+    }
+
+    fn create_invite(&self, token_hash: &str, email: &str, role: Role, created_by: Option<i64>, expires_at: i64) -> Result<()> {
+        self.c().execute(
+            "INSERT INTO invites (token_hash, email, role, created_by, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![token_hash, email, role.as_str(), created_by, crate::now(), expires_at],
+        )?;
+        Ok(())
+    }
+
+    fn invite(&self, token_hash: &str) -> Result<Option<Invite>> {
+        Ok(self
+            .c()
+            .query_row("SELECT email, role, created_at, expires_at, used_at FROM invites WHERE token_hash = ?1", [token_hash], |r| {
+                Ok(Invite { email: r.get(0)?, role: role_of(r.get(1)?)?, created_at: r.get(2)?, expires_at: r.get(3)?, used_at: r.get(4)? })
+            })
+            .optional()?)
+    }
+
+    fn accept_invite(&self, token_hash: &str, name: &str, password_hash: &str, now: i64) -> Result<User> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let inv: Option<(String, String, i64, Option<i64>)> = tx
+            .query_row("SELECT email, role, expires_at, used_at FROM invites WHERE token_hash = ?1", [token_hash], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()?;
+        let Some((email, role, expires_at, used_at)) = inv else { return Err(StoreError::NotFound("invite")) };
+        if used_at.is_some() {
+            return Err(StoreError::Conflict("this invite link has already been used".into()));
+        }
+        if expires_at < now {
+            return Err(StoreError::Conflict("this invite link has expired".into()));
+        }
+        let role = Role::parse(&role).ok_or_else(|| StoreError::Db("bad role in invite".into()))?;
+        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM users WHERE email = ?1)", [&email], |r| r.get(0))?;
+        if exists {
+            return Err(StoreError::Conflict(format!("a user with email {email} exists")));
+        }
+        tx.execute(
+            "INSERT INTO users (email, name, role, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![email, name, role.as_str(), password_hash, now],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute("UPDATE invites SET used_at = ?1, used_by = ?2 WHERE token_hash = ?3", params![now, id, token_hash])?;
+        tx.commit()?;
+        Ok(User { id, email, name: name.to_string(), role, created_at: now })
+    }
+
+    fn create_session(&self, token_hash: &str, user_id: i64, csrf: &str, expires_at: i64) -> Result<()> {
+        let c = self.c();
+        // Expired sessions are purged on the way (cheap: indexed by primary key scan of few rows).
+        c.execute("DELETE FROM sessions WHERE expires_at < ?1", [crate::now()])?;
+        c.execute("INSERT INTO sessions (token_hash, user_id, csrf, expires_at) VALUES (?1, ?2, ?3, ?4)", params![token_hash, user_id, csrf, expires_at])?;
+        Ok(())
+    }
+
+    fn session(&self, token_hash: &str, now: i64) -> Result<Option<Session>> {
+        Ok(self
+            .c()
+            .query_row(
+                "SELECT u.id, u.email, u.name, u.role, u.created_at, s.csrf, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id \
+                 WHERE s.token_hash = ?1 AND s.expires_at >= ?2",
+                params![token_hash, now],
+                |r| Ok(Session { user: user_row(r)?, csrf: r.get(5)?, expires_at: r.get(6)? }),
+            )
+            .optional()?)
+    }
+
+    fn delete_session(&self, token_hash: &str) -> Result<()> {
+        self.c().execute("DELETE FROM sessions WHERE token_hash = ?1", [token_hash])?;
+        Ok(())
+    }
+
+    fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let mut rep = ImportReport { batches: batches.len(), ..Default::default() };
+        for b in batches {
+            tx.execute(
+                "INSERT INTO batches (source, key, name) VALUES (?1, ?2, ?3) ON CONFLICT (source, key) DO UPDATE SET name = excluded.name",
+                params![b.source.as_str(), b.key, b.name],
+            )?;
+            let bid: i64 = tx.query_row("SELECT id FROM batches WHERE source = ?1 AND key = ?2", params![b.source.as_str(), b.key], |r| r.get(0))?;
+            let mut pos: i64 = tx.query_row("SELECT COALESCE(MAX(position), 0) FROM questions WHERE batch_id = ?1", [bid], |r| r.get(0))?;
+            for q in &b.questions {
+                let exists: bool =
+                    tx.query_row("SELECT EXISTS (SELECT 1 FROM questions WHERE source = ?1 AND qid = ?2)", params![b.source.as_str(), q.qid], |r| r.get(0))?;
+                if exists {
+                    rep.questions_skipped += 1;
+                    continue;
+                }
+                pos += 1;
+                let resources = serde_json::to_string(&q.resources).map_err(json_err)?;
+                tx.execute(
+                    "INSERT INTO questions (batch_id, source, qid, position, text, category, pattern, resources) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![bid, b.source.as_str(), q.qid, pos, q.text, q.category, q.pattern, resources],
+                )?;
+                let qid = tx.last_insert_rowid();
+                for (i, cand) in q.candidates.iter().enumerate() {
+                    tx.execute(
+                        "INSERT INTO candidates (question_id, position, name, kind, ident, link, llm_rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        params![qid, i as i64 + 1, cand.name, cand.kind, cand.ident, cand.link, cand.llm_rank],
+                    )?;
+                    rep.candidates_added += 1;
+                }
+                rep.questions_added += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(rep)
+    }
+
+    fn batches(&self) -> Result<Vec<Batch>> {
+        let c = self.c();
+        let mut st = c.prepare(&format!("{BATCH_SELECT} ORDER BY b.source DESC, b.id"))?;
+        let v = st.query_map([], batch_row)?.collect::<rusqlite::Result<_>>()?;
+        Ok(v)
+    }
+
+    fn batch(&self, id: i64) -> Result<Option<Batch>> {
+        Ok(self.c().query_row(&format!("{BATCH_SELECT} WHERE b.id = ?1"), [id], batch_row).optional()?)
+    }
+
+    fn progress(&self, user_id: i64) -> Result<Vec<BatchProgress>> {
+        let batches = self.batches()?;
+        let c = self.c();
+        let mut st = c.prepare_cached(
+            "SELECT COALESCE(SUM(r.status = 'complete'), 0), COALESCE(SUM(r.status = 'draft'), 0) FROM responses r JOIN questions q ON q.id = r.question_id \
+             WHERE q.batch_id = ?1 AND r.user_id = ?2",
+        )?;
+        let mut first = c.prepare_cached(
+            "SELECT q.id FROM questions q LEFT JOIN responses r ON r.question_id = q.id AND r.user_id = ?2 \
+             WHERE q.batch_id = ?1 AND (r.status IS NULL OR r.status <> 'complete') ORDER BY q.position LIMIT 1",
+        )?;
+        let mut out = Vec::with_capacity(batches.len());
+        for b in batches {
+            let (complete, draft): (i64, i64) = st.query_row(params![b.id, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let resume_at = first.query_row(params![b.id, user_id], |r| r.get(0)).optional()?;
+            out.push(BatchProgress { batch: b, complete, draft, resume_at });
+        }
+        Ok(out)
+    }
+
+    fn questions_in_batch(&self, batch_id: i64, user_id: i64) -> Result<Vec<QuestionSummary>> {
+        let c = self.c();
+        let mut st = c.prepare_cached(
+            "SELECT q.id, q.position, q.text, q.category, (SELECT COUNT(*) FROM candidates c WHERE c.question_id = q.id), r.status \
+             FROM questions q LEFT JOIN responses r ON r.question_id = q.id AND r.user_id = ?2 WHERE q.batch_id = ?1 ORDER BY q.position",
+        )?;
+        let v = st
+            .query_map(params![batch_id, user_id], |r| {
+                let status: Option<String> = r.get(5)?;
+                Ok(QuestionSummary {
+                    id: r.get(0)?,
+                    position: r.get(1)?,
+                    text: r.get(2)?,
+                    category: r.get(3)?,
+                    candidates: r.get(4)?,
+                    status: status.map(|s| status_of(&s)),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(v)
+    }
+
+    fn question(&self, id: i64) -> Result<Option<Question>> {
+        load_question(&self.c(), id)
+    }
+
+    fn questions_of_source(&self, source: Source) -> Result<Vec<Question>> {
+        let c = self.c();
+        let ids: Vec<i64> = {
+            let mut st = c.prepare("SELECT q.id FROM questions q JOIN batches b ON b.id = q.batch_id WHERE q.source = ?1 ORDER BY b.id, q.position")?;
+            let v = st.query_map([source.as_str()], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            v
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(q) = load_question(&c, id)? {
+                out.push(q);
+            }
+        }
+        Ok(out)
+    }
+
+    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let seen: Option<(i64, i64, i64)> = tx
+            .query_row("SELECT user_id, response_id, revision FROM submissions WHERE id = ?1", [&r.submission_id], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .optional()?;
+        if let Some((uid, response_id, revision)) = seen {
+            if uid != user_id {
+                return Err(StoreError::Conflict("this submission id belongs to another user".into()));
+            }
+            return Ok(SaveOutcome { response_id, revision, duplicate: true });
+        }
+        let ranking = serde_json::to_string(&r.ranking).map_err(json_err)?;
+        let now = crate::now();
+        let (response_id, revision): (i64, i64) = tx.query_row(
+            "INSERT INTO responses (user_id, question_id, status, ranking, confidence, comment, revision, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) \
+             ON CONFLICT (user_id, question_id) DO UPDATE SET status = excluded.status, ranking = excluded.ranking, \
+             confidence = excluded.confidence, comment = excluded.comment, revision = responses.revision + 1, updated_at = excluded.updated_at \
+             RETURNING id, revision",
+            params![user_id, question_id, r.status.as_str(), ranking, r.confidence.map(|c| c as i64), r.comment, now],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        tx.execute(
+            "INSERT INTO submissions (id, user_id, response_id, revision, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![r.submission_id, user_id, response_id, revision, now],
+        )?;
+        tx.commit()?;
+        Ok(SaveOutcome { response_id, revision, duplicate: false })
+    }
+
+    fn response(&self, id: i64) -> Result<Option<Response>> {
+        let c = self.c();
+        let r = c.query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE id = ?1"), [id], response_row).optional()?;
+        r.map(finish_response).transpose()
+    }
+
+    fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>> {
+        let c = self.c();
+        let r = c
+            .query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"), [user_id, question_id], response_row)
+            .optional()?;
+        r.map(finish_response).transpose()
+    }
+
+    fn responses_for_question(&self, question_id: i64) -> Result<Vec<Response>> {
+        let c = self.c();
+        let mut st = c.prepare_cached(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE question_id = ?1 ORDER BY user_id"))?;
+        let rows: Vec<_> = st.query_map([question_id], response_row)?.collect::<rusqlite::Result<_>>()?;
+        rows.into_iter().map(finish_response).collect()
+    }
+
+    fn all_responses(&self) -> Result<Vec<Response>> {
+        let c = self.c();
+        let mut st = c.prepare(&format!("SELECT {RESPONSE_COLS} FROM responses ORDER BY question_id, user_id"))?;
+        let rows: Vec<_> = st.query_map([], response_row)?.collect::<rusqlite::Result<_>>()?;
+        rows.into_iter().map(finish_response).collect()
+    }
+
+    fn submission_ids(&self) -> Result<Vec<(String, i64)>> {
+        let c = self.c();
+        let mut st = c.prepare("SELECT id, user_id FROM submissions")?;
+        let v = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        Ok(v)
+    }
+
+    fn put_run(&self, run: &RunRecord) -> Result<()> {
+        self.c().execute(
+            "INSERT INTO runs (id, imported_at, manifest, aggregate) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (id) DO UPDATE SET imported_at = excluded.imported_at, manifest = excluded.manifest, aggregate = excluded.aggregate",
+            params![run.id, run.imported_at, run.manifest.to_string(), run.aggregate.to_string()],
+        )?;
+        Ok(())
+    }
+
+    fn runs(&self) -> Result<Vec<RunRecord>> {
+        let c = self.c();
+        let mut st = c.prepare("SELECT id, imported_at, manifest, aggregate FROM runs ORDER BY id")?;
+        let rows: Vec<(String, i64, String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+        rows.into_iter()
+            .map(|(id, imported_at, m, a)| {
+                Ok(RunRecord { id, imported_at, manifest: serde_json::from_str(&m).map_err(json_err)?, aggregate: serde_json::from_str(&a).map_err(json_err)? })
+            })
+            .collect()
+    }
+
+    fn add_calibration(&self, cr: &CalibrationRecord) -> Result<i64> {
+        let c = self.c();
+        c.execute(
+            "INSERT INTO calibrations (created_at, alpha, beta, gamma, agreement, questions, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![cr.created_at, cr.alpha, cr.beta, cr.gamma, cr.agreement, cr.questions, cr.provenance.to_string()],
+        )?;
+        Ok(c.last_insert_rowid())
+    }
+
+    fn calibrations(&self) -> Result<Vec<CalibrationRecord>> {
+        let c = self.c();
+        let mut st = c.prepare("SELECT id, created_at, alpha, beta, gamma, agreement, questions, provenance FROM calibrations ORDER BY id DESC")?;
+        let rows: Vec<(CalibrationRecord, String)> = st
+            .query_map([], |r| {
+                Ok((
+                    CalibrationRecord {
+                        id: r.get(0)?,
+                        created_at: r.get(1)?,
+                        alpha: r.get(2)?,
+                        beta: r.get(3)?,
+                        gamma: r.get(4)?,
+                        agreement: r.get(5)?,
+                        questions: r.get(6)?,
+                        provenance: serde_json::Value::Null,
+                    },
+                    r.get(7)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.into_iter()
+            .map(|(mut cr, p)| {
+                cr.provenance = serde_json::from_str(&p).map_err(json_err)?;
+                Ok(cr)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,152 @@
+//! The SQLite repository: migrations, invites, sessions, idempotent responses, aggregation,
+//! expert-rankings file and export — on a real database file.
+
+use serenqa_store::aggregate::{batch_aggregates, expert_rankings, export_csv, export_rows};
+use serenqa_store::repo::{NewBatch, NewCandidate, NewQuestion};
+use serenqa_store::*;
+
+fn batch() -> NewBatch {
+    let cand = |n: &str, id: &str, r: i64| NewCandidate { name: n.into(), kind: "Compound".into(), ident: id.into(), link: None, llm_rank: Some(r) };
+    NewBatch {
+        source: Source::Serenqa,
+        key: "batch1".into(),
+        name: "Batch one".into(),
+        questions: vec![NewQuestion {
+            qid: 7,
+            text: "Which drugs treat X?".into(),
+            category: "c:s".into(),
+            pattern: None,
+            resources: vec![],
+            candidates: (0..5).map(|i| cand(&format!("D{i}"), &format!("DB0000{i}"), i + 1)).collect(),
+        }],
+    }
+}
+
+fn complete(sub: &str, cands: &[i64], ranks: &[u32]) -> NewResponse {
+    NewResponse {
+        submission_id: sub.into(),
+        ranking: cands.iter().zip(ranks).map(|(&c, &r)| RankEntry { candidate: c, rank: Some(r), unsure: false }).collect(),
+        confidence: Some(4),
+        comment: "ok, \"quoted\"".into(),
+        status: Status::Complete,
+    }
+}
+
+#[test]
+fn store_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.sqlite");
+    let repo = SqliteRepo::open(&path).unwrap();
+    assert_eq!(repo.schema_version().unwrap(), 1);
+    let mode: String = rusqlite_mode(&path);
+    assert_eq!(mode, "wal");
+
+    // Invites are one-time.
+    let admin = repo.create_user("root@example.org", "Root", Role::Admin, "h").unwrap();
+    assert!(matches!(repo.create_user("ROOT@example.org", "", Role::Admin, "h"), Err(StoreError::Conflict(_))), "emails are case-insensitive");
+    repo.create_invite("t1", "ann@example.org", Role::Annotator, Some(admin.id), now() + 60).unwrap();
+    let ann = repo.accept_invite("t1", "Ann", "h2", now()).unwrap();
+    assert_eq!(ann.role, Role::Annotator);
+    assert!(matches!(repo.accept_invite("t1", "Ann", "h2", now()), Err(StoreError::Conflict(_))));
+    repo.create_invite("t2", "old@example.org", Role::Reviewer, None, now() - 1).unwrap();
+    assert!(repo.accept_invite("t2", "Old", "h", now()).is_err(), "expired");
+    assert!(matches!(repo.accept_invite("nope", "x", "h", now()), Err(StoreError::NotFound(_))));
+
+    // Sessions expire.
+    repo.create_session("s1", ann.id, "csrf1", now() + 100).unwrap();
+    assert_eq!(repo.session("s1", now()).unwrap().unwrap().user.email, "ann@example.org");
+    assert!(repo.session("s1", now() + 101).unwrap().is_none());
+    repo.delete_session("s1").unwrap();
+    assert!(repo.session("s1", now()).unwrap().is_none());
+
+    // Import is idempotent.
+    let rep = repo.import_batches(&[batch()]).unwrap();
+    assert_eq!((rep.questions_added, rep.candidates_added), (1, 5));
+    let rep = repo.import_batches(&[batch()]).unwrap();
+    assert_eq!((rep.questions_added, rep.questions_skipped), (0, 1));
+    let b = &repo.batches().unwrap()[0];
+    assert_eq!(b.questions, 1);
+    let q = repo.questions_of_source(Source::Serenqa).unwrap().remove(0);
+    let cids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
+    assert_eq!(q.candidates[0].key, "Compound::DB00000");
+
+    // Responses: a retried submission id is stored once; a new one bumps the revision.
+    let bob = repo.create_user("bob@example.org", "Bob", Role::Annotator, "h").unwrap();
+    let r1 = repo.save_response(ann.id, q.id, &complete("a1", &cids, &[1, 2, 3, 4, 5])).unwrap();
+    let again = repo.save_response(ann.id, q.id, &complete("a1", &cids, &[5, 4, 3, 2, 1])).unwrap();
+    assert!(again.duplicate);
+    assert_eq!(again.revision, r1.revision);
+    assert_eq!(repo.response(r1.response_id).unwrap().unwrap().ranking[0].rank, Some(1), "duplicate changed nothing");
+    assert!(matches!(repo.save_response(bob.id, q.id, &complete("a1", &cids, &[1, 1, 1, 1, 1])), Err(StoreError::Conflict(_))));
+    repo.save_response(bob.id, q.id, &complete("b1", &cids, &[1, 2, 3, 5, 4])).unwrap();
+    let p = repo.progress(ann.id).unwrap();
+    assert_eq!((p[0].complete, p[0].draft, p[0].resume_at), (1, 0, None));
+    assert_eq!(repo.progress(admin.id).unwrap()[0].resume_at, Some(q.id));
+    assert_eq!(repo.submission_ids().unwrap().len(), 2);
+
+    // Aggregates: mean ranks (1,2,3,4.5,4.5) → As = {D0} (b = 1).
+    let aggs = batch_aggregates(&repo).unwrap();
+    assert_eq!((aggs[0].answered, aggs[0].responses, aggs[0].annotators), (1, 2, 2));
+    // W by hand: R = (2, 4, 6, 9, 9), R̄ = 6, S = 16 + 4 + 0 + 9 + 9 = 38; W = 12·38/(4·120) = 0.95.
+    assert!((aggs[0].mean_kendall_w.unwrap() - 0.95).abs() < 1e-12);
+    let er = expert_rankings(&repo, Source::Serenqa, 1).unwrap();
+    assert_eq!(er.format, "serenqa-expert-rankings");
+    assert_eq!(er.questions[0].qid, 7);
+    assert_eq!(er.questions[0].ranking[..3], ["Compound::DB00000", "Compound::DB00001", "Compound::DB00002"]);
+    assert_eq!(er.questions[0].annotators, Some(2));
+    let json = serde_json::to_value(&er).unwrap();
+    assert_eq!(json["questions"][0]["question"], "Which drugs treat X?");
+
+    // Export: pseudonyms unless identities are asked for.
+    let rows = export_rows(&repo, false).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r.email.is_none() && r.annotator.starts_with('A')));
+    let csv = export_csv(&rows).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 5);
+    assert!(!csv.contains("ann@example.org"));
+    assert!(csv.contains("\"ok, \"\"quoted\"\"\""));
+    let csv = export_csv(&export_rows(&repo, true).unwrap()).unwrap();
+    assert!(csv.lines().next().unwrap().contains("email") && csv.contains("ann@example.org"));
+
+    // Reopening keeps everything (and does not re-run migrations).
+    drop(repo);
+    let repo = SqliteRepo::open(&path).unwrap();
+    assert_eq!(repo.all_responses().unwrap().len(), 2);
+    assert_eq!(repo.schema_version().unwrap(), 1);
+}
+
+fn rusqlite_mode(path: &std::path::Path) -> String {
+    // Ask SQLite itself (through a second connection) which journal mode the file uses.
+    let out = std::process::Command::new("sqlite3").arg(path).arg("PRAGMA journal_mode;").output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        // No sqlite3 binary: the -wal file exists only in WAL mode.
+        _ => if path.with_extension("sqlite-wal").exists() { "wal".into() } else { "other".into() },
+    }
+}
+
+#[test]
+fn runs_import_for_the_leaderboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(runs.join("r1")).unwrap();
+    std::fs::write(runs.join("r1/manifest.json"), r#"{"model": "m1"}"#).unwrap();
+    std::fs::write(runs.join("r1/aggregate.json"), r#"{"t1": {"hit": 50}}"#).unwrap();
+    std::fs::create_dir_all(runs.join("r2")).unwrap();
+    std::fs::write(runs.join("r2/manifest.json"), r#"{"model": "m2"}"#).unwrap();
+    std::fs::create_dir_all(runs.join("r3")).unwrap();
+    std::fs::write(runs.join("r3/manifest.json"), "not json").unwrap();
+    std::fs::write(runs.join("r3/aggregate.json"), "{}").unwrap();
+    let repo = SqliteRepo::in_memory().unwrap();
+    let (ids, skipped) = serenqa_store::runs::import_runs(&repo, &runs).unwrap();
+    assert_eq!(ids, ["r1"]);
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped.iter().any(|s| s.contains("r2/aggregate.json")));
+    let stored = repo.runs().unwrap();
+    assert_eq!(stored[0].manifest["model"], "m1");
+    assert_eq!(stored[0].aggregate["t1"]["hit"], 50);
+    // Re-import replaces, never duplicates.
+    serenqa_store::runs::import_runs(&repo, &runs).unwrap();
+    assert_eq!(repo.runs().unwrap().len(), 1);
+    assert!(serenqa_store::runs::import_runs(&repo, &dir.path().join("missing")).is_err());
+}

@@ -1,0 +1,137 @@
+//! Sign-in and invite acceptance.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::hooks::{use_navigate, use_params_map};
+use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me};
+
+use super::{get, home_of, send, set_csrf, Failure};
+
+#[component]
+pub fn Login() -> impl IntoView {
+    let navigate = use_navigate();
+    let (email, set_email) = signal(String::new());
+    let (password, set_password) = signal(String::new());
+    let (error, set_error) = signal(None::<String>);
+    let (busy, set_busy) = signal(false);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let navigate = navigate.clone();
+        set_busy.set(true);
+        set_error.set(None);
+        let body = LoginRequest { email: email.get_untracked(), password: password.get_untracked() };
+        spawn_local(async move {
+            let r: Result<Me, Failure> = send("POST", "/api/auth/login", &body).await;
+            set_busy.set(false);
+            match r {
+                Ok(me) => {
+                    set_csrf(&me.csrf);
+                    navigate(home_of(me.user.role), Default::default());
+                }
+                Err(f) => set_error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <h1>"Sign in"</h1>
+        <form class="panel form narrow" on:submit=submit>
+            <label>"Email"
+                <input type="email" name="email" autocomplete="username" required
+                    prop:value=email on:input=move |ev| set_email.set(event_target_value(&ev)) />
+            </label>
+            <label>"Password"
+                <input type="password" name="password" autocomplete="current-password" required
+                    prop:value=password on:input=move |ev| set_password.set(event_target_value(&ev)) />
+            </label>
+            <button class="button" type="submit" disabled=busy>"Sign in"</button>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        </form>
+        <p class="muted">"Accounts are created by invitation from an administrator."</p>
+    }
+}
+
+#[component]
+pub fn Invite() -> impl IntoView {
+    let params = use_params_map();
+    let token = move || params.read_untracked().get("token").unwrap_or_default();
+    let (info, set_info) = signal(None::<Result<InviteInfo, Failure>>);
+    {
+        let t = token();
+        spawn_local(async move {
+            set_info.set(Some(get(&format!("/api/auth/invite/{t}")).await));
+        });
+    }
+    let navigate = use_navigate();
+    let (name, set_name) = signal(String::new());
+    let (pw1, set_pw1) = signal(String::new());
+    let (pw2, set_pw2) = signal(String::new());
+    let (error, set_error) = signal(None::<String>);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if pw1.get_untracked() != pw2.get_untracked() {
+            set_error.set(Some("the two passwords differ".into()));
+            return;
+        }
+        let navigate = navigate.clone();
+        let body = AcceptInvite { name: name.get_untracked(), password: pw1.get_untracked() };
+        let t = token();
+        spawn_local(async move {
+            let r: Result<Me, Failure> = send("POST", &format!("/api/auth/invite/{t}"), &body).await;
+            match r {
+                Ok(me) => {
+                    set_csrf(&me.csrf);
+                    navigate(home_of(me.user.role), Default::default());
+                }
+                Err(f) => set_error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <h1>"Accept your invitation"</h1>
+        {move || match info.get() {
+            None => view! { <p class="loading">"Checking the invitation…"</p> }.into_any(),
+            Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
+            Some(Ok(i)) => {
+                let submit = submit.clone();
+                view! {
+                    <form class="panel form narrow" on:submit=submit>
+                        <p>"Invitation for " <strong data-testid="invite-email">{i.email.clone()}</strong>
+                           " as " <strong>{i.role.as_str()}</strong> "."</p>
+                        <label>"Your name"
+                            <input name="name" autocomplete="name" prop:value=name on:input=move |ev| set_name.set(event_target_value(&ev)) />
+                        </label>
+                        <label>"Choose a password (10 characters or more)"
+                            <input type="password" name="password" autocomplete="new-password" required minlength="10"
+                                prop:value=pw1 on:input=move |ev| set_pw1.set(event_target_value(&ev)) />
+                        </label>
+                        <label>"Repeat the password"
+                            <input type="password" name="password2" autocomplete="new-password" required
+                                prop:value=pw2 on:input=move |ev| set_pw2.set(event_target_value(&ev)) />
+                        </label>
+                        <button class="button" type="submit">"Create my account"</button>
+                        {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                    </form>
+                }.into_any()
+            }
+        }}
+    }
+}
+
+/// A sign-out button for the annotation pages.
+#[component]
+pub fn SignOut(me: Me) -> impl IntoView {
+    let navigate = use_navigate();
+    let click = move |_| {
+        let navigate = navigate.clone();
+        spawn_local(async move {
+            let _: Result<serde_json::Value, Failure> = send("POST", "/api/auth/logout", &()).await;
+            navigate("/login", Default::default());
+        });
+    };
+    view! {
+        <p class="whoami muted">
+            "Signed in as " <strong data-testid="whoami">{me.user.email.clone()}</strong> " (" {me.user.role.as_str()} ") "
+            <button class="link-button" on:click=click>"Sign out"</button>
+        </p>
+    }
+}

@@ -1,0 +1,130 @@
+//! Admins: invite users by one-time link, list accounts, calibrate the RNS weights against
+//! the expert partitions and see every stored calibration with its provenance.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serenqa_shared::annotate::{CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite, InviteCreated, Me, Role, Source, User};
+
+use super::account::SignOut;
+use super::{fmt3, get, send, Failure, Signed};
+
+#[component]
+pub fn Admin() -> impl IntoView {
+    view! { <Signed children=|me: Me| view! { <AdminBody me=me /> } /> }
+}
+
+#[component]
+fn AdminBody(me: Me) -> impl IntoView {
+    let (users, set_users) = signal(None::<Result<Vec<User>, Failure>>);
+    let reload_users = move || spawn_local(async move { set_users.set(Some(get("/api/admin/users").await)) });
+    reload_users();
+    let (email, set_email) = signal(String::new());
+    let (role, set_role) = signal(Role::Annotator);
+    let (link, set_link) = signal(None::<Result<InviteCreated, String>>);
+    let invite = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = CreateInvite { email: email.get_untracked(), role: role.get_untracked() };
+        spawn_local(async move {
+            let r: Result<InviteCreated, Failure> = send("POST", "/api/admin/invites", &body).await;
+            set_link.set(Some(r.map_err(|f| f.message)));
+        });
+    };
+    let (cals, set_cals) = signal(None::<Result<Vec<CalibrationView>, Failure>>);
+    let reload_cals = move || spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) });
+    reload_cals();
+    let (source, set_source) = signal(Source::Serenqa);
+    let (step, set_step) = signal(0.05f64);
+    let (running, set_running) = signal(false);
+    let (report, set_report) = signal(None::<Result<CalibrationReport, String>>);
+    let calibrate = move |_| {
+        set_running.set(true);
+        let body = CalibrateRequest { source: source.get_untracked(), step: step.get_untracked(), min_annotators: 1 };
+        spawn_local(async move {
+            let r: Result<CalibrationReport, Failure> = send("POST", "/api/admin/calibrations", &body).await;
+            set_running.set(false);
+            set_report.set(Some(r.map_err(|f| f.message)));
+            reload_cals();
+        });
+    };
+    view! {
+        <h1>"Administration"</h1>
+        <SignOut me=me />
+        <p class="muted"><a href="/annotate">"Annotate"</a> " · " <a href="/review">"Results"</a></p>
+        <section class="panel">
+            <h2>"Invite a user"</h2>
+            <form class="form inline" on:submit=invite>
+                <label>"Email" <input type="email" name="invite-email" required prop:value=email on:input=move |ev| set_email.set(event_target_value(&ev)) /></label>
+                <label>"Role"
+                    <select name="invite-role" on:change=move |ev| set_role.set(Role::parse(&event_target_value(&ev)).unwrap_or(Role::Annotator))>
+                        <option value="annotator">"annotator"</option>
+                        <option value="reviewer">"reviewer"</option>
+                        <option value="admin">"admin"</option>
+                    </select>
+                </label>
+                <button class="button" type="submit">"Create invite link"</button>
+            </form>
+            {move || link.get().map(|r| match r {
+                Ok(i) => view! { <p>"One-time link (shown once): " <code data-testid="invite-link">{i.link}</code></p> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+            })}
+        </section>
+        <section class="panel">
+            <h2>"Users"</h2>
+            {move || match users.get() {
+                None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+                Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
+                Some(Ok(v)) => view! {
+                    <table><thead><tr><th>"Email"</th><th>"Name"</th><th>"Role"</th></tr></thead>
+                    <tbody>{v.into_iter().map(|u| view! { <tr><td>{u.email}</td><td>{u.name}</td><td>{u.role.as_str()}</td></tr> }).collect_view()}</tbody></table>
+                }.into_any(),
+            }}
+        </section>
+        <section class="panel">
+            <h2>"Calibrate the RNS weights"</h2>
+            <p class="muted">"Searches the weight simplex α + β + γ = 1 for the weights whose RNS-guided partitions agree best with the expert partitions (submitted rankings; candidates must be in the loaded graph)."</p>
+            <div class="form inline">
+                <label>"Question set"
+                    <select on:change=move |ev| set_source.set(Source::parse(&event_target_value(&ev)).unwrap_or(Source::Serenqa))>
+                        <option value="serenqa">"SerenQA questionnaire"</option>
+                        <option value="benchmark">"Generated benchmark"</option>
+                    </select>
+                </label>
+                <label>"Grid step"
+                    <input type="number" min="0.01" max="0.5" step="0.01" prop:value=move || step.get().to_string()
+                        on:change=move |ev| set_step.set(event_target_value(&ev).parse().unwrap_or(0.05)) />
+                </label>
+                <button class="button" type="button" on:click=calibrate disabled=running>
+                    {move || if running.get() { "Calibrating…" } else { "Calibrate" }}
+                </button>
+            </div>
+            {move || report.get().map(|r| match r {
+                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                Ok(rep) => view! {
+                    <div data-testid="calibration-report">
+                        <p><strong>{format!("α = {:.2}, β = {:.2}, γ = {:.2}", rep.alpha, rep.beta, rep.gamma)}</strong>
+                           {format!(" — agreement with experts {:.3} (default weights {:.3}) on {} questions; {} of {} grid points tie.",
+                               rep.agreement, rep.default_agreement, rep.questions, rep.best_points, rep.grid_points)}</p>
+                        <table><thead><tr><th>"Strategies"</th><th class="num">"Agreement"</th><th class="num">"Pearson r"</th></tr></thead>
+                        <tbody>{rep.pairs.into_iter().map(|p| view! {
+                            <tr><td>{format!("{} vs {}", p.a, p.b)}</td><td class="num">{format!("{:.3}", p.agreement)}</td><td class="num">{fmt3(p.pearson)}</td></tr>
+                        }).collect_view()}</tbody></table>
+                    </div>
+                }.into_any(),
+            })}
+            <h3>"Stored calibrations"</h3>
+            {move || match cals.get() {
+                None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+                Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
+                Some(Ok(v)) if v.is_empty() => view! { <p class="muted">"None yet."</p> }.into_any(),
+                Some(Ok(v)) => view! {
+                    <table><thead><tr><th>"#"</th><th>"Weights (α, β, γ)"</th><th class="num">"Agreement"</th><th class="num">"Questions"</th><th>"Provenance"</th></tr></thead>
+                    <tbody>{v.into_iter().map(|c| view! {
+                        <tr><td>{c.id}</td><td>{format!("{:.2}, {:.2}, {:.2}", c.alpha, c.beta, c.gamma)}</td>
+                            <td class="num">{format!("{:.3}", c.agreement)}</td><td class="num">{c.questions}</td>
+                            <td><details><summary>"details"</summary><pre class="prov">{c.provenance}</pre></details></td></tr>
+                    }).collect_view()}</tbody></table>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
