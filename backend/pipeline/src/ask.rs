@@ -4,18 +4,15 @@
 //! RNS(Ae, {c}) with R, N, S and their explanation paths. The CLI (`serenqa ask`) and the web
 //! app (`POST /api/ask`) call [`ask`]; stage timings are reported with the result.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::{node_view, BlockCache};
 use serenqa_model::Model;
-use serenqa_shared::api::{NodeView, PathStep, PathView};
+use serenqa_shared::api::{PathStep, PathView};
 use serenqa_shared::phrases::passive;
-use serenqa_shared::rns::Terms;
 
 use crate::explore::{self, Agents, Env, ExploreConfig, Step, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles};
@@ -41,45 +38,8 @@ impl AskContext {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AskRequest {
-    pub question: String,
-    /// A declared model for every role; default: the configured roles (offline when none).
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Candidates returned at most (default 20).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Candidate {
-    pub node: NodeView,
-    /// R, N, S, RNS of (existing answers, {candidate}); None without a precomputed model.
-    pub terms: Option<Terms>,
-    pub paths: Vec<PathView>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Stage {
-    pub name: String,
-    pub ms: f64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AskResponse {
-    pub question: String,
-    pub cypher: Option<String>,
-    pub executable: bool,
-    pub error: Option<String>,
-    pub answers: Vec<NodeView>,
-    pub candidates: Vec<Candidate>,
-    pub summaries: Vec<String>,
-    pub stages: Vec<Stage>,
-    /// role → model name or `offline`.
-    pub agents: BTreeMap<String, String>,
-    pub notes: Vec<String>,
-}
+// The request and response types are shared with the web app's Ask box.
+pub use serenqa_shared::api::{AskCandidate as Candidate, AskRequest, AskResponse, Stage};
 
 fn path_view(g: &Graph, p: &[Step]) -> PathView {
     let mut nodes = Vec::new();
