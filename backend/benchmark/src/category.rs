@@ -10,8 +10,10 @@
 //!    the most diseases (the broad system, e.g. "blood"), the subclass the one shared by the
 //!    fewest (the most specific site); ties by node id. A disease with no anatomy gets
 //!    `disease:<name>`.
-//! 3. Without one: `drug:<pharmacologic class>` for the first named compound with a class
-//!    (smallest class by membership, i.e. the most specific), else `other:<answer type>`.
+//! 3. Without one: a named pharmacologic class gives `drug:<class>`; else the first named
+//!    compound — or, when the answers are compounds, the first answer — gives
+//!    `drug:<its smallest pharmacologic class>` (the most specific) or `drug:unclassified`;
+//!    anything else is `other:<answer type>`.
 
 use serenqa_graph::{Direction, Graph, NodeId};
 
@@ -67,8 +69,16 @@ pub fn category(g: &Graph, q: &Query, answers: &[NodeId]) -> String {
             _ => format!("disease:{}", g.name(d)),
         };
     }
-    if let Some(c) = entities.iter().copied().find(|&e| is_type(g, e, compound)) {
-        if let Some(pc) = type_named(g, "Pharmacologic Class") {
+    let pharm = type_named(g, "Pharmacologic Class");
+    if let Some(pc) = entities.iter().copied().find(|&e| is_type(g, e, pharm)) {
+        return format!("drug:{}", g.name(pc));
+    }
+    let answer_drug = match q.nodes.first() {
+        Some(QNode::Class(t)) if Some(*t) == compound => answers.first().copied(),
+        _ => None,
+    };
+    if let Some(c) = entities.iter().copied().find(|&e| is_type(g, e, compound)).or(answer_drug) {
+        if let Some(pc) = pharm {
             let classes = neighbours_of_type(g, c, pc, &[]);
             if let Some(best) = classes.iter().copied().min_by_key(|&k| (g.degree(k), k)) {
                 return format!("drug:{}", g.name(best));

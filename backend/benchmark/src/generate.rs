@@ -71,6 +71,12 @@ pub struct GenReport {
     pub shaped_out: usize,
     pub duplicates: usize,
     pub bad_text: usize,
+    /// Kept samples whose Cypher, run by the executor, disagreed with the direct evaluation
+    /// (dropped; expected 0).
+    pub executor_mismatch: usize,
+    /// First disagreement or executor error, for the manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_mismatch: Option<String>,
 }
 
 /// Samples `wanted` questions of one type. Deterministic in (graph, seed, type).
@@ -144,8 +150,30 @@ pub fn generate(g: &Graph, cfg: &GenConfig) -> (Vec<Question>, Vec<GenReport>) {
         quotas.par_iter().map(|&(p, n)| generate_type(g, &schema, p, n, cfg)).collect();
     let mut questions = Vec::new();
     let mut reports = Vec::new();
-    for (qs, rep) in parts {
-        questions.extend(qs);
+    for (qs, mut rep) in parts {
+        // Ac is what the Cypher executor returns for the rendered query; the direct
+        // evaluation must agree, else the question is dropped and counted.
+        let checked: Vec<Result<(), String>> = qs
+            .par_iter()
+            .map(|q| {
+                let text = crate::cypher::render(g, &q.query);
+                match crate::exec::run_question_cypher(View::full(g), &q.query, &text) {
+                    Ok(a) if a == q.answers => Ok(()),
+                    Ok(a) => Err(format!("{}: executor returned {} answers, direct evaluation {}", text.replace('\n', " "), a.len(), q.answers.len())),
+                    Err(e) => Err(format!("{}: {e}", text.replace('\n', " "))),
+                }
+            })
+            .collect();
+        for (q, c) in qs.into_iter().zip(checked) {
+            match c {
+                Ok(()) => questions.push(q),
+                Err(e) => {
+                    rep.executor_mismatch += 1;
+                    rep.kept -= 1;
+                    rep.first_mismatch.get_or_insert(e);
+                }
+            }
+        }
         reports.push(rep);
     }
     for (i, q) in questions.iter_mut().enumerate() {

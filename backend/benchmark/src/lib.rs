@@ -1,25 +1,59 @@
 //! serenqa-benchmark: the serendipity-aware benchmark builder (paper §4, Appendix A).
 //!
+//! Data flow: `Graph` (Gc) → [`generate`] (questions with Ac, checked by the Cypher
+//! executor) → [`partition`] (ensemble / RNS-guided / expert) → [`removal`] (R per
+//! strategy, G = Gc − R as a view) → [`paths`] (ground truth on G) → [`records`] (JSONL +
+//! manifest) → [`stats`] (Tables 1 and 4). [`build`] runs the whole pipeline; the CLI is
+//! `serenqa bench build|stats|show|questionnaire`.
+//!
 //! # Code map
 //! - [`query`] — structured graph queries (the `graph_query` of a record), their direct
-//!   evaluation with witnesses, and [`query::View`] = graph minus an [`query::EdgeMask`].
-//! - [`cypher`] — the Cypher text of a query in the loaded graph's schema.
-//! - [`patterns`] — the nine pattern types (1.1 … 4.3) as shapes; instance-first sampling.
-//! - [`phrasing`] — relation phrases in both directions, type nouns, entity mentions,
-//!   several sentence templates per type, and the placeholder / doubled-word check.
-//! - [`generate`] — seeded sampling to per-type quotas (Table 4 proportions), 2–20 answers,
-//!   size shaping towards a mean of ≈ 4.
-//! - [`category`] — the annotation category ("class:subclass") derived from the graph.
-//! - [`rng`] — our own SplitMix64 so outputs never change with a dependency upgrade.
-pub mod query;
+//!   evaluation with witnesses and a work budget, and [`query::View`] = Gc minus an
+//!   [`query::EdgeMask`] (R is a bitset over edge ids; the graph is never copied).
+//! - [`cypher`] — the Cypher text of a query in the loaded graph's schema (labels, relation
+//!   names, `id` properties; one `MATCH`, the A.3 `COLLECT(DISTINCT {id, name})` return).
+//! - [`exec`] — runs that Cypher with `serenqa-cypher`; [`exec::MaskedGraph`] is the overlay
+//!   store that hides R, so the executor answers on G as well.
+//! - [`patterns`] — the nine pattern types (1.1 … 4.3) as shapes, Table 4 quotas, and
+//!   instance-first sampling along real edges.
+//! - [`phrasing`] — relation phrases in both directions (Hetionet's 24 by hand, a verb-based
+//!   fallback otherwise), type nouns, entity mentions, 2–4 templates per type, and the
+//!   placeholder / doubled-word check.
+//! - [`generate`] — seeded sampling to the quotas, 2–20 answers, size shaping towards a mean
+//!   of ≈ 4, duplicate and phrasing rejection; answers re-checked by the executor.
+//! - [`category`] — the annotation category ("class:subclass") from the graph (anatomy of
+//!   the focus disease on Hetionet; the rule is in the module docs).
+//! - [`partition`] — the [`partition::Scorer`] trait (LLM or offline), the offline
+//!   obviousness scorers (not LLMs), the LLM prompt and reply parser, the ensemble, the
+//!   RNS-guided greedy swap (via `serenqa_shared::rns`), and the expert-rankings file format.
+//! - [`removal`] — global edge removal with greedy admission, verification and drop counts.
+//! - [`paths`] — ≤ 20 shortest ≤ 3-hop paths from Ae to As on G, in the A.3 string form.
+//! - [`records`] — KGQA and serendipity records (A.3 shape), manifest, graph hash, JSONL.
+//! - [`build`] — the pipeline and the writer (byte-identical output for the same inputs).
+//! - [`stats`] — reading a build back; Tables 1 and 4; one question for `bench show`.
+//! - [`questionnaire`] — the real SerenQA questionnaire (read in place) and its entity
+//!   linking to the loaded graph, with an overlap report.
+//! - [`rng`] — our own SplitMix64, so outputs never change with a dependency upgrade.
+//!
+//! # Known limits
+//! - Offline, the "LLM ensemble" is two graph-statistics scorers (labelled as not LLMs in the
+//!   manifest); an OpenAI-compatible client plugs in through [`partition::Scorer`].
+//! - On Hetionet about 11% (ensemble) to 16% (RNS-guided) of the questions cannot keep their
+//!   partition under any removal without breaking another question's existing answers; they
+//!   are dropped from that strategy and counted in the manifest.
+
+pub mod build;
+pub mod category;
 pub mod cypher;
+pub mod exec;
+pub mod generate;
+pub mod partition;
+pub mod paths;
 pub mod patterns;
 pub mod phrasing;
-pub mod generate;
-pub mod category;
-pub mod rng;
-pub mod partition;
-pub mod removal;
-pub mod paths;
+pub mod query;
+pub mod questionnaire;
 pub mod records;
-pub mod build;
+pub mod removal;
+pub mod rng;
+pub mod stats;

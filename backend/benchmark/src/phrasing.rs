@@ -38,7 +38,7 @@ pub fn hetionet_phrase(abbrev: &str) -> Option<(Verb, Verb)> {
         "DuG" => (v("upregulates", "upregulate"), passive("upregulated in")),
         "DdG" => (v("downregulates", "downregulate"), passive("downregulated in")),
         "DlA" => (v("localizes to", "localize to"), v("is a site of", "are sites of")),
-        "DpS" => (v("presents with", "present with"), v("is a symptom of", "are symptoms of")),
+        "DpS" => (v("presents with", "present with"), v("occurs in", "occur in")),
         "AeG" => (v("expresses", "express"), passive("expressed in")),
         "AuG" => (v("upregulates", "upregulate"), passive("upregulated in")),
         "AdG" => (v("downregulates", "downregulate"), passive("downregulated in")),
@@ -72,13 +72,66 @@ fn verb_plural(sg: &str) -> String {
     }
 }
 
-/// Past participle guess for schemas without hand-written phrases ("treats" → "treated").
+/// Past participle guess for schemas without hand-written phrases ("targets" → "targeted",
+/// "maps to" → "mapped to", "binds" → "bound").
 fn participle(sg: &str) -> String {
     let p = verb_plural(sg);
-    let first = p.split(' ').next().unwrap_or(&p).to_string();
-    let rest = p.strip_prefix(&first).unwrap_or("").to_string();
-    let part = if first.ends_with('e') { format!("{first}d") } else { format!("{first}ed") };
+    let (first, rest) = p.split_once(' ').map(|(a, b)| (a.to_string(), format!(" {b}"))).unwrap_or((p.clone(), String::new()));
+    let irregular = [("bind", "bound"), ("find", "found"), ("hold", "held"), ("make", "made"), ("have", "had"), ("take", "taken")];
+    let part = if let Some((_, pp)) = irregular.iter().find(|(v, _)| *v == first) {
+        pp.to_string()
+    } else if first.ends_with('e') {
+        format!("{first}d")
+    } else {
+        let c: Vec<char> = first.chars().collect();
+        let vowel = |ch: char| "aeiou".contains(ch);
+        // Short consonant-vowel-consonant verbs double the consonant ("map" → "mapped").
+        let cvc = c.len() >= 3 && c.len() <= 4 && !vowel(c[c.len() - 1]) && !"wxy".contains(c[c.len() - 1]) && vowel(c[c.len() - 2]) && !vowel(c[c.len() - 3]);
+        if cvc {
+            format!("{first}{}ed", c[c.len() - 1])
+        } else {
+            format!("{first}ed")
+        }
+    };
     format!("{part}{rest}")
+}
+
+/// Plural of a noun phrase's last word ("side effect" → "side effects").
+fn noun_plural(sg: &str) -> String {
+    if let Some(s) = sg.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u'])) {
+        format!("{s}ies")
+    } else if ["s", "x", "ch", "sh"].iter().any(|e| sg.ends_with(e)) {
+        format!("{sg}es")
+    } else {
+        format!("{sg}s")
+    }
+}
+
+/// Words of a relation name for the fallback phrases: lower case; provenance qualifiers
+/// ("curated", "compiled", "predicted") dropped; trailing words that only repeat an end's
+/// type ("ASSOCIATED_WITH_DISEASE", "HAS_SIDE_EFFECT_SE") dropped while a phrase remains.
+fn relation_words(g: &Graph, rel: RelId) -> Vec<String> {
+    let r = g.relation(rel);
+    let raw = if r.verb.is_empty() { r.name.clone() } else { r.verb.clone() };
+    let mut w: Vec<String> = raw
+        .to_lowercase()
+        .split(|c: char| c == '_' || c.is_whitespace())
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+        .collect();
+    w.retain(|x| !matches!(x.as_str(), "curated" | "compiled" | "predicted"));
+    // Whole type names (as word sequences) and common abbreviations, trimmed from the end.
+    let mut suffixes: Vec<Vec<String>> = Vec::new();
+    for t in [r.source_type, r.target_type].into_iter().flatten() {
+        suffixes.push(g.type_display(t).to_lowercase().split(|c: char| c == '_' || c.is_whitespace()).map(str::to_string).collect());
+        suffixes.push(vec![g.type_label(t).to_lowercase()]);
+    }
+    suffixes.extend(["se", "cc", "bp", "mf"].map(|a| vec![a.to_string()]));
+    while let Some(sfx) = suffixes.iter().find(|sfx| w.len() >= sfx.len() + 2 && w.ends_with(sfx)) {
+        let keep = w.len() - sfx.len();
+        w.truncate(keep);
+    }
+    w
 }
 
 /// The phrase for relation `rel` read with the subject on its source side
@@ -88,18 +141,35 @@ pub fn relation_phrase(g: &Graph, rel: RelId, subject_is_source: bool) -> Verb {
     if let Some((fwd, rev)) = hetionet_phrase(&r.abbrev) {
         return if subject_is_source { fwd } else { rev };
     }
-    // Relation names like ASSOCIATED_WITH or verbs like "associates": lower case, spaces.
-    let raw = if r.verb.is_empty() { r.name.to_lowercase().replace('_', " ") } else { r.verb.to_lowercase().replace('_', " ") };
-    let raw = raw.trim().to_string();
+    let words = relation_words(g, rel);
+    let raw = if words.is_empty() { "is related to".to_string() } else { words.join(" ") };
     let sym = crate::query::symmetric(g, rel);
-    let first = raw.split(' ').next().unwrap_or("");
-    // "associated with", "is part of": already a state, read the same both ways.
-    if first == "is" || first.ends_with("ed") {
-        let body = raw.strip_prefix("is ").unwrap_or(&raw);
+    let first = raw.split(' ').next().unwrap_or("").to_string();
+    let reverse = !subject_is_source && !sym;
+    // "has side effect": the target is "the side effect of" the source.
+    if first == "has" || first == "have" {
+        let noun = raw.split_once(' ').map(|x| x.1.to_string()).unwrap_or_default();
+        if noun.is_empty() {
+            return if reverse { v("belongs to", "belong to") } else { v("has", "have") };
+        }
+        return if reverse {
+            v(&format!("is a {noun} of"), &format!("are {} of", noun_plural(&noun)))
+        } else {
+            v(&format!("has {noun}"), &format!("have {noun}"))
+        };
+    }
+    // A state ("is indicated for", "associated with", "detected in pathology sample").
+    if first == "is" || first == "are" || first.ends_with("ed") {
+        let body = raw.split_once(' ').filter(|_| first == "is" || first == "are").map(|x| x.1.to_string()).unwrap_or(raw.clone());
+        // Association reads the same both ways; other states name their direction.
+        if reverse && !body.starts_with("associated") {
+            return v(&format!("is linked through '{body}' to"), &format!("are linked through '{body}' to"));
+        }
         return v(&format!("is {body}"), &format!("are {body}"));
     }
     let sg = if first.ends_with('s') { raw.clone() } else { format!("{raw}s") };
-    if subject_is_source || sym {
+    // Interaction-like verbs ("interacts with") are mutual.
+    if !reverse || raw.ends_with(" with") {
         Verb { pl: verb_plural(&sg), sg }
     } else {
         let p = participle(&sg);
@@ -291,6 +361,10 @@ mod tests {
         assert_eq!(verb_plural("binds"), "bind");
         assert_eq!(verb_plural("expresses"), "express");
         assert_eq!(participle("treats"), "treated");
+        assert_eq!(participle("maps to"), "mapped to");
+        assert_eq!(participle("targets"), "targeted");
+        assert_eq!(participle("binds"), "bound");
+        assert_eq!(noun_plural("side effect"), "side effects");
     }
 
     #[test]
@@ -307,6 +381,40 @@ mod tests {
             for s in [f.sg, f.pl, r.sg, r.pl] {
                 assert!(!s.is_empty() && check_text(&s).is_ok(), "{ab}: {s:?}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+    use serenqa_graph::{GraphBuilder, GraphMeta, RelationType};
+
+    /// CKG-style relation names read in both directions without hand-written phrases.
+    #[test]
+    fn ckg_relation_names() {
+        let mut b = GraphBuilder::new(GraphMeta::default());
+        let drug = b.node_type("Drug", "Drug");
+        let prot = b.node_type("Protein", "Protein");
+        let dis = b.node_type("Disease", "Disease");
+        let se = b.node_type("Side_effect", "Side_effect");
+        let mut rel = |name: &str, s, t| {
+            b.relation(RelationType { name: name.into(), verb: String::new(), abbrev: name.into(), source_type: Some(s), target_type: Some(t), directed: true })
+                .unwrap()
+        };
+        let cases = [
+            (rel("CURATED_TARGETS", drug, prot), ("targets", "target"), ("is targeted by", "are targeted by")),
+            (rel("HAS_SIDE_EFFECT_SE", drug, se), ("has side effect", "have side effect"), ("is a side effect of", "are side effects of")),
+            (rel("ASSOCIATED_WITH_DISEASE", prot, dis), ("is associated with", "are associated with"), ("is associated with", "are associated with")),
+            (rel("IS_INDICATED_FOR", drug, dis), ("is indicated for", "are indicated for"), ("is linked through 'indicated for' to", "are linked through 'indicated for' to")),
+            (rel("ACTS_ON", prot, prot), ("acts on", "act on"), ("is acted on by", "are acted on by")),
+            (rel("MAPS_TO", dis, dis), ("maps to", "map to"), ("is mapped to by", "are mapped to by")),
+        ];
+        let g = b.build();
+        for (r, f, rv) in cases {
+            let (a, z) = (relation_phrase(&g, r, true), relation_phrase(&g, r, false));
+            assert_eq!((a.sg.as_str(), a.pl.as_str()), f, "{}", g.relation(r).name);
+            assert_eq!((z.sg.as_str(), z.pl.as_str()), rv, "{}", g.relation(r).name);
         }
     }
 }

@@ -422,7 +422,7 @@ impl Query {
         }
         let mut ev = Evaluator::new(view, self, budget);
         let dom = ev.domains()?;
-        if !dom[0].as_ref().is_some_and(|d| d.binary_search(&x).is_ok()) {
+        if dom[0].as_ref().is_none_or(|d| d.binary_search(&x).is_err()) {
             return Ok(false);
         }
         let mut found = false;

@@ -5,18 +5,21 @@
 //! 1. For each serendipity answer a of each question, enumerate its witnesses on Gc. For each
 //!    query edge k, the graph edges k used in some witness form a *cut*: removing all of them
 //!    kills every witness of a, hence a itself. Each query edge gives one candidate cut.
-//! 2. *Protected* edges are those some existing answer (of any question) cannot lose: an
-//!    edge that every witness of that answer uses for some query edge.
-//! 3. Each (question, a) takes its smallest cut avoiding protected edges (ties: query edge
-//!    order); a question whose answer has no such cut is dropped.
-//! 4. R = union of the chosen cuts. Every question is verified on G; where an existing answer
-//!    was lost, the removed edges its Gc witnesses used become protected and the affected
-//!    cuts are chosen again. After a few rounds, questions still failing are dropped, R is
-//!    rebuilt from the kept questions' cuts and everything is verified once more.
+//! 2. An edge is *critical* for a question when one of its existing answers uses it in every
+//!    witness (for some query edge): removing it would lose that answer.
+//! 3. Questions are admitted greedily (in the best of three orders, see [`resolve`]). A question is admitted when none of its
+//!    critical edges is already removed and each serendipity answer has a cut (the smallest;
+//!    ties by query edge order) avoiding the critical edges of every admitted question and
+//!    its own; its cuts join R, its critical edges become protected. Otherwise it is dropped.
+//!    So a conflict costs one of the two questions, never both.
+//! 4. Every admitted question is verified on G. An existing answer with several witnesses
+//!    can still be lost to a combination of cuts; then the removed edges its Gc witnesses
+//!    used are protected from the start and step 3 runs again. After a few rounds, questions
+//!    still failing are dropped and R is rebuilt from the others' cuts, then verified again.
 //!
 //! Only R is stored (an [`EdgeMask`]); G is a [`View`] of Gc.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -126,52 +129,96 @@ pub fn verify(view: View<'_>, t: &Task<'_>) -> Result<(), String> {
     Ok(())
 }
 
-fn choose(cuts: &Cuts, protected: &BTreeSet<EdgeId>) -> Option<usize> {
+/// The cut to take: none of its edges protected; fewest edges that are critical for other
+/// questions (so later questions are not needlessly lost), then fewest edges, then the
+/// earliest query edge.
+fn choose(cuts: &Cuts, protected: &BTreeSet<EdgeId>, critical_for: &HashMap<EdgeId, u32>) -> Option<usize> {
     (0..cuts.len())
         .filter(|&k| !cuts[k].is_empty() && cuts[k].iter().all(|e| !protected.contains(e)))
-        .min_by_key(|&k| (cuts[k].len(), k))
+        .min_by_key(|&k| (cuts[k].iter().map(|e| critical_for.get(e).copied().unwrap_or(0)).sum::<u32>(), cuts[k].len(), k))
 }
 
-/// Finds R for one strategy (see the module docs). Deterministic.
+/// Finds R for one strategy (see the module docs). The greedy admission is run in three
+/// deterministic orders — by qid; least harmful first (cuts that break the fewest other
+/// questions' critical edges); least exposed first (fewest critical edges that other
+/// questions' cuts contain) — and the result keeping the most questions wins (ties: the
+/// earlier order).
 pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
     let prepared: Vec<Prepared> = tasks.par_iter().map(|t| prepare(g, t)).collect();
-    let mut dropped: Vec<Option<String>> = prepared.iter().map(|p| p.cuts.as_ref().err().cloned()).collect();
-    let mut protected: BTreeSet<EdgeId> = BTreeSet::new();
-    for (p, d) in prepared.iter().zip(&dropped) {
-        if d.is_none() {
-            protected.extend(p.critical.iter().copied());
+    // How many questions each edge is critical for, and how many cut options contain it.
+    let mut critical_for: HashMap<EdgeId, u32> = HashMap::new();
+    let mut in_cuts: HashMap<EdgeId, u32> = HashMap::new();
+    for p in prepared.iter() {
+        let Ok(cuts) = &p.cuts else { continue };
+        for &e in &p.critical {
+            *critical_for.entry(e).or_insert(0) += 1;
+        }
+        for c in cuts.iter().flatten() {
+            for &e in c {
+                *in_cuts.entry(e).or_insert(0) += 1;
+            }
         }
     }
+    let harm = |p: &Prepared| -> u64 {
+        let Ok(cuts) = &p.cuts else { return u64::MAX };
+        cuts.iter()
+            .map(|c| c.iter().map(|opt| opt.iter().map(|e| u64::from(critical_for.get(e).copied().unwrap_or(0))).sum::<u64>()).min().unwrap_or(0))
+            .sum()
+    };
+    let exposure = |p: &Prepared| -> u64 { p.critical.iter().map(|e| u64::from(in_cuts.get(e).copied().unwrap_or(0))).sum() };
+    let n = prepared.len();
+    let by_qid: Vec<usize> = (0..n).collect();
+    let mut by_harm = by_qid.clone();
+    by_harm.sort_by_key(|&i| (harm(&prepared[i]), i));
+    let mut by_exposure = by_qid.clone();
+    by_exposure.sort_by_key(|&i| (exposure(&prepared[i]), i));
+    let mut best: Option<Removal> = None;
+    for order in [by_qid, by_harm, by_exposure] {
+        let r = run(g, tasks, &prepared, &critical_for, &order);
+        let kept = |r: &Removal| r.dropped.iter().filter(|d| d.is_none()).count();
+        if best.as_ref().is_none_or(|b| kept(&r) > kept(b)) {
+            best = Some(r);
+        }
+    }
+    best.unwrap_or(Removal { removed: EdgeMask::new(g.edge_count()), dropped: Vec::new(), rounds: 0 })
+}
+
+/// Greedy admission in `order`, verified, with learnt protections (module docs, steps 3–4).
+fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &HashMap<EdgeId, u32>, order: &[usize]) -> Removal {
+    let mut forced: Vec<Option<String>> = prepared.iter().map(|p| p.cuts.as_ref().err().cloned()).collect();
+    // Edges protected from the start (learnt from failed verifications).
+    let mut learnt: BTreeSet<EdgeId> = BTreeSet::new();
     let mut rounds = 0;
-    let mut removed: EdgeMask;
     loop {
         rounds += 1;
-        // Choose cuts for every kept question.
-        removed = EdgeMask::new(g.edge_count());
-        for (i, p) in prepared.iter().enumerate() {
+        let mut dropped = forced.clone();
+        let mut removed = EdgeMask::new(g.edge_count());
+        let mut protected = learnt.clone();
+        for &i in order {
+            let p = &prepared[i];
             if dropped[i].is_some() {
                 continue;
             }
             let Ok(cuts) = &p.cuts else { continue };
-            let mut chosen = Vec::new();
-            for c in cuts {
-                match choose(c, &protected) {
-                    Some(k) => chosen.push(k),
-                    None => {
-                        dropped[i] = Some("every cut of a serendipity answer removes an edge an existing answer needs".into());
-                        break;
-                    }
-                }
+            if p.critical.iter().any(|&e| removed.contains(e)) {
+                dropped[i] = Some("an edge its existing answers need was removed for an earlier question".into());
+                continue;
             }
-            if dropped[i].is_none() {
-                for (c, &k) in cuts.iter().zip(&chosen) {
-                    for &e in &c[k] {
-                        removed.insert(e);
+            let mut own = protected.clone();
+            own.extend(p.critical.iter().copied());
+            let chosen: Option<Vec<usize>> = cuts.iter().map(|c| choose(c, &own, critical_for)).collect();
+            match chosen {
+                Some(ks) => {
+                    for (c, &k) in cuts.iter().zip(&ks) {
+                        for &e in &c[k] {
+                            removed.insert(e);
+                        }
                     }
+                    protected = own;
                 }
+                None => dropped[i] = Some("every cut of a serendipity answer removes an edge an existing answer needs".into()),
             }
         }
-        // Verify all kept questions.
         let view = View::without(g, &removed);
         let failures: Vec<(usize, String)> = tasks
             .par_iter()
@@ -180,28 +227,23 @@ pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
             .filter_map(|(i, t)| verify(view, t).err().map(|e| (i, e)))
             .collect();
         if failures.is_empty() {
-            break;
+            return Removal { removed, dropped, rounds };
         }
-        if rounds >= ROUNDS {
-            for (i, e) in failures {
-                dropped[i] = Some(format!("still failing after {ROUNDS} rounds: {e}"));
-            }
-            continue; // rebuild R from the kept questions and verify again
-        }
-        // Protect the removed edges the broken existing answers relied on.
         let mut grew = false;
-        for (i, _) in &failures {
-            for &e in &prepared[*i].used_by_existing {
-                if removed.contains(e) {
-                    grew |= protected.insert(e);
+        if rounds < ROUNDS {
+            for (i, _) in &failures {
+                for &e in &prepared[*i].used_by_existing {
+                    if removed.contains(e) {
+                        grew |= learnt.insert(e);
+                    }
                 }
             }
         }
         if !grew {
+            // Give up on these; the next round rebuilds R without their cuts.
             for (i, e) in failures {
-                dropped[i] = Some(format!("unsatisfiable: {e}"));
+                forced[i] = Some(format!("unsatisfiable after {rounds} rounds: {e}"));
             }
         }
     }
-    Removal { removed, dropped, rounds }
 }

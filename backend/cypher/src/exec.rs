@@ -116,27 +116,13 @@ impl<'a> Ctx<'a> {
         match op {
             Op::Match { pattern, optional, filter } => {
                 let mut out = Vec::new();
-                for row in rows {
-                    if out.len() >= cap {
-                        break;
-                    }
-                    let before = out.len();
-                    self.match_pattern(pattern, &row, &mut |r: &[Value]| {
-                        if let Some(f) = filter {
-                            if !truthy(&self.eval(f, r)?) {
-                                return Ok(true);
-                            }
-                        }
-                        self.add_rows(1)?;
-                        out.push(r.to_vec());
-                        Ok(out.len() < cap)
-                    })?;
-                    if *optional && out.len() == before {
-                        let mut r = row;
-                        r.resize(pattern.out_width, Value::Null);
-                        self.add_rows(1)?;
-                        out.push(r);
-                    }
+                let mut input = rows.into_iter();
+                let res = self.match_rows(pattern, *optional, filter.as_ref(), &mut input, &mut out, cap);
+                if let Err(e) = res {
+                    // Freeing a million rows takes a while: not on the caller's time.
+                    discard(input);
+                    discard(out.into_iter());
+                    return Err(e);
                 }
                 Ok(out)
             }
@@ -164,6 +150,40 @@ impl<'a> Ctx<'a> {
             }
             Op::Project(p) => self.project(p, rows),
         }
+    }
+
+    fn match_rows(
+        &self,
+        pattern: &PatternPlan,
+        optional: bool,
+        filter: Option<&Expr>,
+        input: &mut std::vec::IntoIter<Vec<Value>>,
+        out: &mut Vec<Vec<Value>>,
+        cap: usize,
+    ) -> Result<()> {
+        for row in input.by_ref() {
+            if out.len() >= cap {
+                break;
+            }
+            let before = out.len();
+            self.match_pattern(pattern, &row, &mut |r: &[Value]| {
+                if let Some(f) = filter {
+                    if !truthy(&self.eval(f, r)?) {
+                        return Ok(true);
+                    }
+                }
+                self.add_rows(1)?;
+                out.push(r.to_vec());
+                Ok(out.len() < cap)
+            })?;
+            if optional && out.len() == before {
+                let mut r = row;
+                r.resize(pattern.out_width, Value::Null);
+                self.add_rows(1)?;
+                out.push(r);
+            }
+        }
+        Ok(())
     }
 
     fn count_arg(&self, e: &Option<Expr>, what: &str) -> Result<Option<usize>> {
@@ -397,7 +417,11 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(None) => {}
                 Ok(Some(newly)) => {
-                    let go = self.run_steps(pat, pi, &steps, 0, st, emit);
+                    let go = if let Some(all) = part.shortest {
+                        self.shortest(pat, pi, anchor, c, all, st, emit)
+                    } else {
+                        self.run_steps(pat, pi, &steps, 0, st, emit)
+                    };
                     if newly {
                         st.bound[part.nodes[anchor].slot] = false;
                     }
@@ -541,7 +565,7 @@ impl<'a> Ctx<'a> {
         let part = &pat.parts[pi];
         let Some(&(ri, forward)) = steps.get(si) else {
             if let Some(ps) = part.path_slot {
-                st.row[ps] = Value::Path(build_path(part, &st.row)?);
+                st.row[ps] = Value::Path(Box::new(build_path(part, &st.row)?));
             }
             return self.match_part(pat, pi + 1, st, emit);
         };
@@ -594,6 +618,114 @@ impl<'a> Ctx<'a> {
                 st.bound[rp.slot] = false;
             }
             if !res {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Breadth-first search for the shortest path(s) from the anchored end of a
+    /// `shortestPath` part to every node the other end accepts.
+    #[allow(clippy::too_many_arguments)]
+    fn shortest(&self, pat: &PatternPlan, pi: usize, anchor: usize, src: NodeId, all: bool, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+        let part = &pat.parts[pi];
+        let (Some(rp), Some(to)) = (part.rels.first(), part.nodes.get(1 - anchor)) else { return Ok(true) };
+        let (min, max) = rp.range.unwrap_or((1, Some(1)));
+        let dir = match (rp.dir, anchor) {
+            (Dir::Both, _) => Dir::Both,
+            (d, 0) => d,
+            (Dir::Out, _) => Dir::In,
+            (Dir::In, _) => Dir::Out,
+        };
+        let types = st.types[pi][0].clone();
+        let target = match (st.bound[to.slot], &st.row[to.slot]) {
+            (true, Value::Node(n)) => Some(*n),
+            (true, _) => return Ok(true),
+            _ => None,
+        };
+        // parents[v] = edges (and their other end) that reach v on a shortest path.
+        let mut depth_of: HashMap<NodeId, u32> = HashMap::from([(src, 0)]);
+        let mut parents: HashMap<NodeId, Vec<(RelRef, NodeId)>> = HashMap::new();
+        let mut order = Vec::new();
+        if min == 0 {
+            order.push(src);
+        }
+        let mut frontier = vec![src];
+        let mut depth = 0;
+        let mut edges = Vec::new();
+        while !frontier.is_empty() && max.is_none_or(|m| depth < m) {
+            if target.is_some_and(|t| depth_of.contains_key(&t) && t != src) {
+                break;
+            }
+            depth += 1;
+            let mut next = Vec::new();
+            for &u in &frontier {
+                edges.clear();
+                self.store.expand(u, dir, types.as_deref(), &mut edges);
+                for &(r, v) in &edges {
+                    self.tick()?;
+                    if !self.rel_ok(rp, &r, &st.row)? {
+                        continue;
+                    }
+                    match depth_of.get(&v) {
+                        None => {
+                            depth_of.insert(v, depth);
+                            parents.insert(v, vec![(r, u)]);
+                            next.push(v);
+                            order.push(v);
+                        }
+                        Some(&d) if d == depth && all => parents.entry(v).or_default().push((r, u)),
+                        _ => {}
+                    }
+                }
+            }
+            frontier = next;
+        }
+        for v in order {
+            if target.is_some_and(|t| t != v) {
+                continue;
+            }
+            let Some(newly) = self.bind_node(pi, 1 - anchor, to, v, st)? else { continue };
+            // Every shortest path from src to v (one unless `all`), as relationship lists.
+            let mut paths: Vec<Vec<RelRef>> = Vec::new();
+            let mut stack: Vec<(NodeId, Vec<RelRef>)> = vec![(v, Vec::new())];
+            while let Some((n, tail)) = stack.pop() {
+                self.tick()?;
+                if n == src {
+                    let mut p = tail;
+                    p.reverse();
+                    paths.push(p);
+                    if !all {
+                        break;
+                    }
+                    continue;
+                }
+                for &(r, u) in parents.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
+                    let mut t = tail.clone();
+                    t.push(r);
+                    stack.push((u, t));
+                    if !all {
+                        break;
+                    }
+                }
+            }
+            let mut go = Ok(true);
+            for mut p in paths {
+                if anchor == 1 {
+                    p.reverse();
+                }
+                st.row[rp.slot] = Value::List(p.into_iter().map(Value::Rel).collect());
+                st.bound[rp.slot] = true;
+                go = self.run_steps(pat, pi, &[], 0, st, emit);
+                st.bound[rp.slot] = false;
+                if !matches!(go, Ok(true)) {
+                    break;
+                }
+            }
+            if newly {
+                st.bound[to.slot] = false;
+            }
+            if !go? {
                 return Ok(false);
             }
         }
@@ -702,7 +834,7 @@ impl<'a> Ctx<'a> {
                     (Value::Map(_) | Value::Node(_) | Value::Rel(_), _) => {
                         return Err(CypherError::runtime("MapElementAccessByNonString", "map key must be a string"))
                     }
-                    _ => return Err(CypherError::runtime("InvalidElementAccess", format!("cannot index a {}", b.type_name()))),
+                    _ => return Err(CypherError::runtime("InvalidArgumentType", format!("cannot index a {}", b.type_name()))),
                 }
             }
             Expr::Slice(base, lo, hi) => {
@@ -798,7 +930,13 @@ impl<'a> Ctx<'a> {
                 for a in args {
                     vals.push(self.eval(a, row)?);
                 }
-                crate::func::call(self, name, vals)?
+                // Cypher reports a wrong argument to a function as InvalidArgumentValue.
+                crate::func::call(self, name, vals).map_err(|mut e| {
+                    if e.code == Some("InvalidArgumentType") && name != "range" {
+                        e.code = Some("InvalidArgumentValue");
+                    }
+                    e
+                })?
             }
             Expr::Case { operand, whens, els } => {
                 let op = match operand {
@@ -925,6 +1063,24 @@ impl<'a> Ctx<'a> {
                     Ok(false)
                 })?;
                 Value::Bool(found)
+            }
+            Expr::Subquery { count, pattern, filter } => {
+                let mut n = 0i64;
+                self.match_pattern(pattern, row, &mut |r| {
+                    if let Some(f) = filter {
+                        if !truthy(&self.eval(f, r)?) {
+                            return Ok(true);
+                        }
+                    }
+                    n += 1;
+                    self.tick()?;
+                    Ok(*count)
+                })?;
+                if *count {
+                    Value::Int(n)
+                } else {
+                    Value::Bool(n > 0)
+                }
             }
             Expr::PatternComp { pattern, pred, proj } => {
                 let mut out = Vec::new();
@@ -1176,4 +1332,11 @@ pub fn known_function(name: &str, argc: usize) -> Result<bool> {
 
 pub(crate) fn float_str(f: f64) -> String {
     format_float(f)
+}
+
+/// Drops a large collection on a background thread (small ones right here).
+fn discard<I: ExactSizeIterator + Send + 'static>(x: I) {
+    if x.len() > 10_000 {
+        let _ = std::thread::Builder::new().name("cypher-free".into()).spawn(move || drop(x));
+    }
 }

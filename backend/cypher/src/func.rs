@@ -269,10 +269,14 @@ pub fn call(ctx: &Ctx, name: &str, args: Vec<Value>) -> Result<Value> {
             _ => return Err(type_err("replace() needs strings")),
         },
         "range" => {
-            let a = int_arg(&a0, "range start")?;
-            let b = int_arg(&args[1], "range end")?;
+            let strict = |v: &Value, what: &str| match v {
+                Value::Int(i) => Ok(*i),
+                other => Err(CypherError::runtime("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
+            };
+            let a = strict(&a0, "range start")?;
+            let b = strict(&args[1], "range end")?;
             let step = match args.get(2) {
-                Some(v) => int_arg(v, "range step")?,
+                Some(v) => strict(v, "range step")?,
                 None => 1,
             };
             if step == 0 {

@@ -21,6 +21,20 @@
 //! - `neo4j` (cargo feature `neo4j`) — the same API against a live Neo4j over Bolt.
 //!
 //! Entry point: [`execute`]`(&store, query, &Options)` → [`QueryResult`] or [`CypherError`].
+//!
+//! Supported: MATCH / OPTIONAL MATCH (labels, property maps, relationship type alternatives,
+//! any direction, `*`, `*1..3`, comma patterns, path variables, `shortestPath` /
+//! `allShortestPaths`), WHERE (comparisons, AND/OR/XOR/NOT, IN, STARTS WITH / ENDS WITH /
+//! CONTAINS, `=~`, `IS [NOT] NULL`, label tests, pattern predicates, `EXISTS { }`,
+//! `COUNT { }`), WITH, UNWIND, `RETURN [DISTINCT]` with aliases, map literals and projections,
+//! CASE, list comprehensions, quantifiers, reduce, aggregates (count, collect, sum, avg, min,
+//! max, stDev, percentiles; DISTINCT), ORDER BY / SKIP / LIMIT, `UNION [ALL]`, parameters.
+//! Not supported (clear `unsupported:` error): CALL, temporal and spatial types, GQL-only forms.
+//! Unknown labels or relationship types match nothing, as in Neo4j.
+//!
+//! Tests: `tests/tck.rs` (openCypher TCK, per-area table and baseline), `tests/hetionet.rs`
+//! (SerenQA patterns against traversal, budgets, errors), `tests/basic.rs`; `fuzz/` is a
+//! cargo-fuzz target (`cargo +nightly fuzz run parse_execute`).
 
 pub mod error;
 pub mod exec;
@@ -57,8 +71,25 @@ pub fn prepare(query: &str) -> Result<plan::QueryPlan, CypherError> {
     semantic::lower(query, &program)
 }
 
-/// Runs a read-only query.
+/// Stack for the thread a query runs on: parsing, lowering and evaluation recurse over the
+/// syntax tree, and a long operator chain (up to [`parse::MAX_TOKENS`]) is a deep tree. The
+/// memory is reserved, not committed, so an ordinary query touches only a few pages of it.
+pub const QUERY_STACK_BYTES: usize = 512 << 20;
+
+/// Runs a read-only query (on a helper thread with a [`QUERY_STACK_BYTES`] stack, so no
+/// input can overflow the caller's stack).
 pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new().name("cypher".into()).stack_size(QUERY_STACK_BYTES).spawn_scoped(s, || execute_here(store, query, opts)) {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(CypherError::new(ErrorKind::Runtime, "internal error while running the query"))),
+            // No thread (resource limits): run here rather than fail.
+            Err(_) => execute_here(store, query, opts),
+        }
+    })
+}
+
+/// Runs a read-only query on the calling thread.
+pub fn execute_here(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
     let plan = prepare(query)?;
     let ctx = exec::Ctx::new(store, &opts.params, opts.budget);
     let (columns, rows) = ctx.run(&plan)?;

@@ -65,6 +65,8 @@ pub enum Expr {
     Reduce { acc: usize, init: Box<Expr>, slot: usize, list: Box<Expr>, expr: Box<Expr> },
     /// A pattern used as a predicate: true when it has at least one match.
     Exists(Box<PatternPlan>),
+    /// `EXISTS { MATCH pattern WHERE filter }` (`count: false`) or `COUNT { … }` (`true`).
+    Subquery { count: bool, pattern: Box<PatternPlan>, filter: Option<Box<Expr>> },
     /// `[pattern WHERE pred | proj]`.
     PatternComp { pattern: Box<PatternPlan>, pred: Option<Box<Expr>>, proj: Box<Expr> },
 }
@@ -140,6 +142,12 @@ impl Expr {
                 expr.visit_slots(f);
             }
             Expr::Exists(p) => p.visit_slots(f),
+            Expr::Subquery { pattern, filter, .. } => {
+                pattern.visit_slots(f);
+                if let Some(x) = filter {
+                    x.visit_slots(f);
+                }
+            }
             Expr::PatternComp { pattern, pred, proj } => {
                 pattern.visit_slots(f);
                 if let Some(p) = pred {
@@ -195,6 +203,9 @@ pub struct PartPlan {
     pub deps: Vec<usize>,
     /// A property map reads another element of the same part: match left to right.
     pub self_dep: bool,
+    /// `Some(all)` for `shortestPath` (`false`) / `allShortestPaths` (`true`): the part has
+    /// one variable-length relationship, found by breadth-first search.
+    pub shortest: Option<bool>,
 }
 
 impl PartPlan {
@@ -313,7 +324,7 @@ pub struct Projection {
 pub enum Op {
     Match { pattern: PatternPlan, optional: bool, filter: Option<Expr> },
     Unwind { expr: Expr, slot: usize },
-    Project(Projection),
+    Project(Box<Projection>),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -63,6 +63,9 @@ impl Scope {
     }
 }
 
+/// A pattern element's properties: `{k: v}` entries, or an expression giving a map.
+type PropSpec = (Vec<(String, Expr)>, Option<Expr>);
+
 /// Where aggregates may appear while lowering an expression.
 struct AggCtx<'a> {
     aggs: &'a mut Vec<AggSpec>,
@@ -217,7 +220,7 @@ impl<'q> Lowerer<'q> {
                 }
                 A::ClauseKind::With(w) => {
                     let (p, new_scope) = self.projection(&w.projection, &scope, w.where_clause.as_ref(), false)?;
-                    ops.push(Op::Project(p));
+                    ops.push(Op::Project(Box::new(p)));
                     scope = new_scope;
                 }
                 A::ClauseKind::Return(r) => {
@@ -226,7 +229,7 @@ impl<'q> Lowerer<'q> {
                     }
                     let (p, _) = self.projection(&r.projection, &scope, None, true)?;
                     columns = Some(p.columns.clone());
-                    ops.push(Op::Project(p));
+                    ops.push(Op::Project(Box::new(p)));
                 }
                 A::ClauseKind::Call(_) => return Err(CypherError::unsupported("CALL (procedures and subqueries)")),
                 A::ClauseKind::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid clause")),
@@ -276,7 +279,16 @@ impl<'q> Lowerer<'q> {
             }
             let mut nodes = Vec::new();
             let mut rels = Vec::new();
-            let factors = &part.kind.path.kind.factors;
+            let mut factors = part.kind.path.kind.factors.as_slice();
+            // shortestPath((a)-[…]-(b)) / allShortestPaths(…): one relationship, searched
+            // breadth-first.
+            let mut shortest = None;
+            if let [f] = factors {
+                if let A::PathFactorKind::LegacyShortest { all, pattern } = &f.kind {
+                    shortest = Some(*all);
+                    factors = pattern.kind.factors.as_slice();
+                }
+            }
             for (i, f) in factors.iter().enumerate() {
                 let want_node = i % 2 == 0;
                 match (&f.kind, want_node) {
@@ -290,12 +302,27 @@ impl<'q> Lowerer<'q> {
                         }
                         rels.push(self.rel_pat(r, scope, filters, in_width, in_match)?)
                     }
-                    (A::PathFactorKind::LegacyShortest { .. }, _) => return Err(CypherError::unsupported("shortestPath")),
+                    (A::PathFactorKind::LegacyShortest { .. }, _) => return Err(CypherError::unsupported("shortestPath inside a longer pattern")),
                     _ => return Err(CypherError::unsupported(format!("pattern form `{}`", self.text(f.span)))),
                 }
             }
             if nodes.len() != rels.len() + 1 {
                 return Err(CypherError::unsupported(format!("pattern `{}`", self.text(part.span))));
+            }
+            if shortest.is_some() {
+                let [rel] = rels.as_mut_slice() else {
+                    return Err(CypherError::unsupported("shortestPath over more than one relationship"));
+                };
+                let range = rel.range.unwrap_or((1, Some(1)));
+                if range.0 > 1 {
+                    return Err(CypherError::unsupported("shortestPath with a minimum length above 1"));
+                }
+                rel.range = Some(range);
+                if let Some(v) = scope.vars.get_mut(rel.slot) {
+                    if v.kind == Kind::Rel {
+                        v.kind = Kind::RelList;
+                    }
+                }
             }
             let path_slot = match &part.kind.binding {
                 Some(b) => {
@@ -307,7 +334,7 @@ impl<'q> Lowerer<'q> {
                 }
                 None => None,
             };
-            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false };
+            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false, shortest };
             pp.compute_deps();
             parts.push(pp);
         }
@@ -339,7 +366,7 @@ impl<'q> Lowerer<'q> {
         Ok(scope.push(name, kind))
     }
 
-    fn props(&mut self, p: Option<&A::Expr>, scope: &Scope) -> Result<(Vec<(String, Expr)>, Option<Expr>)> {
+    fn props(&mut self, p: Option<&A::Expr>, scope: &Scope) -> Result<PropSpec> {
         let Some(p) = p else { return Ok((Vec::new(), None)) };
         match &p.kind {
             E::Map(entries) => {
@@ -700,7 +727,7 @@ impl<'q> Lowerer<'q> {
                     None => None,
                 };
                 let proj = match &lc.projection {
-                    Some(p) => Some(Box::new(self.expr(p, &inner, agg.as_deref_mut())?)),
+                    Some(p) => Some(Box::new(self.expr(p, &inner, None)?)),
                     None => None,
                 };
                 Expr::ListComp { slot, list, pred, proj }
@@ -741,10 +768,7 @@ impl<'q> Lowerer<'q> {
                 let mut inner = scope.clone();
                 let mut filters = Vec::new();
                 let plan = self.pattern(&pc.pattern, &mut inner, &mut filters, true)?;
-                let path_slot = match &pc.binding {
-                    Some(b) => Some(inner.push(&b.kind.text, Kind::Path)),
-                    None => None,
-                };
+                let path_slot = pc.binding.as_ref().map(|b| inner.push(&b.kind.text, Kind::Path));
                 let mut plan = plan;
                 if let Some(ps) = path_slot {
                     if let Some(first) = plan.parts.first_mut() {
@@ -766,10 +790,50 @@ impl<'q> Lowerer<'q> {
                 Expr::PatternComp { pattern: Box::new(plan), pred, proj }
             }
             E::Parenthesized(x) => *sub(self, x, &mut agg)?,
-            E::Subquery(_) => return Err(CypherError::unsupported("EXISTS / COUNT / COLLECT subqueries")),
+            E::Subquery(sq) => return self.subquery(sq, scope),
             E::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid expression")),
             _ => return Err(CypherError::unsupported(format!("expression `{}`", self.text(e.span)))),
         })
+    }
+
+    /// `EXISTS { … }` / `COUNT { … }` holding one MATCH (with WHERE), optionally followed by
+    /// a RETURN (which does not change existence or the count).
+    fn subquery(&mut self, sq: &A::SubqueryExpression, scope: &Scope) -> Result<Expr> {
+        let count = match sq.kind.kind {
+            A::SubqueryExpressionKind::Exists => false,
+            A::SubqueryExpressionKind::Count => true,
+            _ => return Err(CypherError::unsupported("COLLECT { … } subqueries")),
+        };
+        let A::QueryKind::Regular(reg) = &sq.query.kind else { return Err(CypherError::unsupported("subquery form")) };
+        let m = match reg.head.kind.clauses.as_slice() {
+            [c] | [c, _] if reg.unions.is_empty() => match &c.kind {
+                A::ClauseKind::Match(m) if !m.optional => m,
+                _ => return Err(CypherError::unsupported("subqueries other than one MATCH")),
+            },
+            _ => return Err(CypherError::unsupported("subqueries other than one MATCH")),
+        };
+        if let [_, last] = reg.head.kind.clauses.as_slice() {
+            if !matches!(last.kind, A::ClauseKind::Return(_)) {
+                return Err(CypherError::unsupported("subqueries other than MATCH … RETURN"));
+            }
+        }
+        let mut inner = scope.clone();
+        let mut filters = Vec::new();
+        let mut pattern = self.pattern(&m.pattern, &mut inner, &mut filters, true)?;
+        let mut filter = match &m.where_clause {
+            Some(w) => Some(self.expr(w, &inner, None)?),
+            None => None,
+        };
+        for f in filters {
+            filter = Some(match filter {
+                Some(x) => Expr::Bin(BinOp::And, Box::new(f), Box::new(x)),
+                None => f,
+            });
+        }
+        if let Some(f) = &filter {
+            add_hints(f, &mut pattern);
+        }
+        Ok(Expr::Subquery { count, pattern: Box::new(pattern), filter: filter.map(Box::new) })
     }
 
     fn function(&mut self, f: &A::FunctionInvocation, e: &A::Expr, scope: &Scope, agg: Option<&mut AggCtx>) -> Result<Expr> {
@@ -830,6 +894,7 @@ impl<'q> Lowerer<'q> {
             let bad = matches!(
                 (name.as_str(), kind),
                 ("length", Some(Kind::Node | Kind::Rel))
+                    | ("size", Some(Kind::Path | Kind::Node | Kind::Rel))
                     | ("type", Some(Kind::Node | Kind::Path))
                     | ("labels", Some(Kind::Rel | Kind::Path))
                     | ("nodes" | "relationships", Some(Kind::Node | Kind::Rel))
@@ -934,6 +999,19 @@ fn add_hints(filter: &Expr, pattern: &mut PatternPlan) {
     for c in conj {
         let Expr::Bin(BinOp::Eq, a, b) = c else { continue };
         for (l, r) in [(a, b), (b, a)] {
+            // `toLower(n.name) = 'x'`: the store's name index is case-insensitive, so it
+            // still yields a superset of the matches ("name~").
+            if let Expr::Call(f, args) = &**l {
+                if let ([Expr::Prop(base, key)], "tolower" | "toupper") = (args.as_slice(), f.as_str()) {
+                    if let (Expr::Var(s), "name") = (&**base, key.as_str()) {
+                        if *s >= in_width && r.only_uses_below(in_width) {
+                            for n in pattern.parts.iter_mut().flat_map(|p| p.nodes.iter_mut()).filter(|n| n.slot == *s) {
+                                n.hints.push(("name~".into(), (**r).clone()));
+                            }
+                        }
+                    }
+                }
+            }
             if let Expr::Prop(base, key) = &**l {
                 if let Expr::Var(s) = &**base {
                     if *s >= in_width && r.only_uses_below(in_width) {
@@ -997,7 +1075,7 @@ fn check_ambiguous(e: &Expr, keys: &[Expr], lo: usize, agg_base: usize, text: &s
         Expr::Map(xs) => xs.iter().try_for_each(|(_, x)| check_ambiguous(x, keys, lo, agg_base, text)),
         _ => {
             let mut ok = true;
-            e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.iter().any(|k| *k == Expr::Var(s)));
+            e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.contains(&Expr::Var(s)));
             if ok {
                 Ok(())
             } else {

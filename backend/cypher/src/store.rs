@@ -30,7 +30,7 @@ pub enum Dir {
 }
 
 /// Read access to a property graph. Node ids are dense `0..node_count()`.
-pub trait Store {
+pub trait Store: Sync {
     fn node_count(&self) -> usize;
     fn label_id(&self, name: &str) -> Option<u32>;
     fn label_name(&self, id: u32) -> &str;
@@ -50,7 +50,8 @@ pub trait Store {
     /// (relationship, node at the other end). A self-loop is reported once for `Both`.
     fn expand(&self, n: NodeId, dir: Dir, types: Option<&[u32]>, out: &mut Vec<(RelRef, NodeId)>);
     /// Candidates for `n.key = value` from an index, a superset of the exact matches;
-    /// `None` when the store has no index for `key`.
+    /// `None` when the store has no index for `key`. `name~` asks for names equal ignoring
+    /// case (from `toLower(n.name) = …`).
     fn index_lookup(&self, key: &str, value: &Value) -> Option<Vec<NodeId>>;
 }
 
@@ -184,8 +185,8 @@ impl Store for Graph {
     fn index_lookup(&self, key: &str, value: &Value) -> Option<Vec<NodeId>> {
         match (key, value) {
             ("id", Value::Str(s)) => Some(self.find_by_ident(s).to_vec()),
-            ("name", Value::Str(s)) => Some(self.find_by_name(s).to_vec()),
-            ("id" | "name", _) => Some(Vec::new()),
+            ("name" | "name~", Value::Str(s)) => Some(self.find_by_name(s).to_vec()),
+            ("id" | "name" | "name~", _) => Some(Vec::new()),
             _ => None,
         }
     }

@@ -19,7 +19,7 @@ pub enum Value {
     Map(BTreeMap<String, Value>),
     Node(NodeId),
     Rel(RelRef),
-    Path(Path),
+    Path(Box<Path>),
 }
 
 /// A path: `nodes.len() == rels.len() + 1`; rels are in walk order, each joining the nodes

@@ -52,3 +52,63 @@ fn errors() {
     assert_eq!(e.kind, ErrorKind::Semantic);
     assert!(e.to_string().contains("`m`"), "{e}");
 }
+
+/// Hostile nesting must give an error, not a stack overflow, even on a 2 MB thread (tokio's
+/// blocking pool and the HTTP API use that size).
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep_parens = format!("RETURN {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+    let long_sum = format!("RETURN 1{}", " + 1".repeat(9_900));
+    let many_nots = format!("RETURN {} true", "NOT ".repeat(19_000));
+    let h = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let g = graph();
+            let e = execute(&g, &deep_parens, &Options::default()).unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::Syntax { .. }), "{e}");
+            for q in [long_sum, many_nots] {
+                // Either a result or a clean error is fine; crashing is not.
+                let _ = execute(&g, &q, &Options::default());
+            }
+        })
+        .unwrap();
+    h.join().unwrap();
+}
+
+#[test]
+fn shortest_paths() {
+    // Aspirin binds PTGS1; Pain associates PTGS1; Aspirin treats Pain.
+    assert_eq!(run("MATCH p = shortestPath((c:Compound {id: 'DB1'})-[*]-(g:Gene {id: 'G1'})) RETURN length(p) AS l"), vec![vec!["1"]]);
+    assert_eq!(
+        run("MATCH (c:Compound {id: 'DB1'}), (g:Gene {id: 'G1'}) MATCH p = allShortestPaths((c)-[:TREATS_CtD|ASSOCIATES_DaG*..3]->(g)) RETURN [n IN nodes(p) | n.id] AS ids"),
+        vec![vec!["['DB1', 'D1', 'G1']"]]
+    );
+    assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})-[*..1]->(c:Compound)) RETURN p"), Vec::<Vec<String>>::new());
+    assert_eq!(run("MATCH p = shortestPath((g:Gene {id: 'G1'})<-[*]-(c:Compound)) RETURN length(p) AS l"), vec![vec!["1"]]);
+}
+
+#[test]
+fn exists_and_count_subqueries() {
+    assert_eq!(run("MATCH (c:Compound) WHERE EXISTS { MATCH (c)-[:BINDS_CbG]->(g:Gene) WHERE g.name = 'PTGS1' } RETURN c.id"), vec![vec!["'DB1'"]]);
+    assert_eq!(run("MATCH (c:Compound) WHERE NOT EXISTS { MATCH (c)-->(d:Disease {id: 'nope'}) RETURN d } RETURN c.id"), vec![vec!["'DB1'"]]);
+    assert_eq!(run("MATCH (n) RETURN n.id AS id, COUNT { (n)--() } AS degree ORDER BY id"), vec![
+        vec!["'D1'", "2"],
+        vec!["'DB1'", "2"],
+        vec!["'G1'", "2"],
+    ]);
+}
+
+#[test]
+fn where_equalities_become_anchor_hints() {
+    use serenqa_cypher::plan::Op;
+    let plan = serenqa_cypher::prepare("MATCH (x)-[:T]->(d) WHERE toLower(x.name) = 'a' AND d.id = $p RETURN d").unwrap();
+    let Some(Op::Match { pattern, .. }) = plan.branches[0].ops.first() else { panic!("no match op") };
+    let hints: Vec<(usize, &str)> = pattern.parts[0].nodes.iter().enumerate().flat_map(|(i, n)| n.hints.iter().map(move |(k, _)| (i, k.as_str()))).collect();
+    assert_eq!(hints, vec![(0, "name~"), (1, "id")]);
+}
+
+#[test]
+fn values_stay_small() {
+    // Rows are vectors of values: keep a value at 32 bytes (paths are boxed).
+    assert!(std::mem::size_of::<Value>() <= 32, "{}", std::mem::size_of::<Value>());
+}

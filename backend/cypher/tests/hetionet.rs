@@ -225,3 +225,44 @@ fn limit_stops_matching_early() {
     let r = execute(g, "MATCH p = (c:Compound)-[*1..6]-(x) RETURN x.id AS id SKIP 2 LIMIT 3", &Options { budget, ..Default::default() }).unwrap();
     assert_eq!(r.rows.len(), 3);
 }
+
+#[test]
+fn shortest_path_length_matches_bfs() {
+    let g = need_graph!();
+    let src = g.find_by_key("Compound::DB00188").expect("bortezomib");
+    let disease = g.type_id("Disease").unwrap();
+    // Independent BFS over both directions.
+    let mut dist = vec![u32::MAX; g.node_count()];
+    dist[src as usize] = 0;
+    let mut frontier = vec![src];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for e in g.edges(u, serenqa_graph::Direction::Both) {
+                let v = if e.source == u { e.target } else { e.source };
+                if dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    next.push(v);
+                }
+            }
+        }
+        frontier = next;
+    }
+    for &d in g.nodes_of_type(disease).iter().take(3) {
+        let q = format!("MATCH (c:Compound {{id: 'DB00188'}}), (d:Disease {{id: '{}'}}) MATCH p = shortestPath((c)-[*..6]-(d)) RETURN length(p) AS l", g.ident(d));
+        let r = execute(g, &q, &Options::default()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let want: Vec<Vec<Out>> = if dist[d as usize] <= 6 { vec![vec![Out::Int(i64::from(dist[d as usize]))]] } else { vec![] };
+        assert_eq!(r.rows, want, "{q}");
+    }
+}
+
+#[test]
+fn case_insensitive_name_filter() {
+    let g = need_graph!();
+    let c = g.find_by_key("Compound::DB00188").expect("bortezomib");
+    let lower = g.name(c).to_lowercase();
+    let budget = Budget { time: Duration::from_secs(5), rows: 1_000 };
+    let q = format!("MATCH (x)-[:TREATS_CtD]->(d:Disease) WHERE toLower(x.name) = '{lower}' RETURN count(d) AS n");
+    let r = execute(g, &q, &Options { budget, ..Default::default() }).unwrap_or_else(|e| panic!("{q}: {e}"));
+    assert_eq!(r.rows, vec![vec![Out::Int(out_n(g, c, rel(g, "TREATS_CtD")).len() as i64)]]);
+}

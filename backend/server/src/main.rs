@@ -42,6 +42,8 @@ enum Command {
     Score(commands::score::ScoreArgs),
     /// RNS-guided partition of candidate answers (greedy swap).
     Partition(commands::score::PartitionArgs),
+    /// The serendipity-aware benchmark: build, stats, show, questionnaire.
+    Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
     Cypher(commands::cypher::CypherArgs),
     /// Evaluate LLMs or the offline agents on the benchmark (T1, T2, T3); resumable.
@@ -63,6 +65,7 @@ fn main() {
         Command::Precompute(a) => commands::precompute::run(a, progress),
         Command::Score(a) => commands::score::run_score(a, progress),
         Command::Partition(a) => commands::score::run_partition(a, progress),
+        Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),
         Command::Ask(a) => commands::eval::run_ask(a, progress),

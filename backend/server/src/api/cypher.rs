@@ -18,7 +18,7 @@ pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most rows returned; longer results are cut and flagged `truncated`.
 pub const MAX_RESULT_ROWS: usize = 10_000;
 /// Per-query budget: wall time and rows produced inside the executor.
-pub const BUDGET: Budget = Budget { time: Duration::from_secs(10), rows: 2_000_000 };
+pub const BUDGET: Budget = Budget { time: Duration::from_secs(10), rows: 1_000_000 };
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/cypher", post(run_query))
@@ -75,5 +75,75 @@ async fn run_query(State(s): State<AppState>, Json(req): Json<CypherRequest>) ->
             };
             Err(HttpError::bad_request(code, e.to_string()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serenqa_graph::{GraphBuilder, GraphMeta, RelationType};
+
+    use super::*;
+
+    fn small_graph() -> serenqa_graph::Graph {
+        let mut b = GraphBuilder::new(GraphMeta { name: "test".into(), ..Default::default() });
+        let c = b.node_type("Compound", "Compound");
+        let d = b.node_type("Disease", "Disease");
+        let treats = b
+            .relation(RelationType { name: "TREATS_CtD".into(), verb: "treats".into(), abbrev: "CtD".into(), source_type: Some(c), target_type: Some(d), directed: false })
+            .unwrap();
+        let a = b.add_node(c, "DB1", "Aspirin");
+        let p = b.add_node(d, "D1", "Pain");
+        b.add_edge(a, treats, p, None);
+        b.build()
+    }
+
+    /// Serves the API on an ephemeral port and POSTs to /api/cypher.
+    fn post(bodies: Vec<String>) -> Vec<(u16, serde_json::Value)> {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        rt.block_on(async move {
+            let app = crate::api::router(AppState::new(Arc::new(small_graph())), std::path::Path::new("/nonexistent"));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            tokio::task::spawn_blocking(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                bodies
+                    .into_iter()
+                    .map(|b| {
+                        let mut resp = agent.post(&format!("http://{addr}/api/cypher")).header("content-type", "application/json").send(b).unwrap();
+                        let status = resp.status().as_u16();
+                        let text = resp.body_mut().read_to_string().unwrap();
+                        (status, serde_json::from_str(&text).unwrap())
+                    })
+                    .collect()
+            })
+            .await
+            .unwrap()
+        })
+    }
+
+    #[test]
+    fn cypher_endpoint_answers_and_limits() {
+        let q = |s: &str| serde_json::json!({ "query": s }).to_string();
+        let long = "RETURN 1 AS x".to_string() + &" ".repeat(MAX_QUERY_BYTES);
+        let r = post(vec![
+            q("MATCH (c:Compound)-[:TREATS_CtD]->(d) RETURN c.name AS c, d.name AS d"),
+            serde_json::json!({ "query": "RETURN $x + 1 AS y", "params": { "x": 41 } }).to_string(),
+            q("MATCH (c RETURN c"),
+            q("CREATE (n)"),
+            q(&long),
+            q("UNWIND range(1, 20000) AS i RETURN i"),
+        ]);
+        assert_eq!(r[0].0, 200);
+        assert_eq!(r[0].1["columns"], serde_json::json!(["c", "d"]));
+        assert_eq!(r[0].1["rows"], serde_json::json!([["Aspirin", "Pain"]]));
+        assert_eq!(r[1].1["rows"], serde_json::json!([[42]]));
+        assert_eq!((r[2].0, r[2].1["code"].as_str()), (400, Some("cypher_syntax")));
+        assert_eq!((r[3].0, r[3].1["code"].as_str()), (400, Some("cypher_read_only")));
+        assert_eq!((r[4].0, r[4].1["code"].as_str()), (400, Some("query_too_long")));
+        assert_eq!(r[5].1["rows"].as_array().map(Vec::len), Some(MAX_RESULT_ROWS));
+        assert_eq!(r[5].1["truncated"], serde_json::json!(true));
     }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod cypher;
 pub mod data;
 pub mod eval;

@@ -1,0 +1,177 @@
+//! `serenqa bench …`: build the serendipity-aware benchmark, print its statistics (the
+//! paper's Tables 1 and 4), show one question, and report how the real SerenQA
+//! questionnaire links to the loaded graph.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Args, Subcommand};
+use serenqa_benchmark::build::{build, BuildConfig};
+use serenqa_benchmark::partition::{offline_scorers, ExpertRankings};
+use serenqa_benchmark::questionnaire::{overlap, Questionnaire};
+use serenqa_benchmark::stats;
+use serenqa_model::{Model, ModelConfig};
+use serenqa_shared::rns::Weights;
+
+use crate::graph_source::GraphArgs;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Generate questions, partition their answers three ways, remove edges, write records.
+    Build(BuildArgs),
+    /// Tables 1 and 4 of the paper for a built benchmark.
+    Stats(DirArgs),
+    /// Both records of one question.
+    Show(ShowArgs),
+    /// Load the SerenQA expert questionnaire and report how its entities link to the graph.
+    Questionnaire(QuestionnaireArgs),
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Number of questions (split over the nine pattern types as in the paper's Table 4).
+    #[arg(long, default_value_t = 1529)]
+    questions: usize,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Output directory.
+    #[arg(long, default_value = "serenqa-benchmark")]
+    out: PathBuf,
+    /// Expert rankings (JSON, format in the `partition` module docs) for the expert strategy.
+    #[arg(long, value_name = "FILE")]
+    expert: Option<PathBuf>,
+    /// RNS weights α,β,γ for the RNS-guided strategy.
+    #[arg(long, default_value = "0.3333333333333333,0.3333333333333333,0.3333333333333333")]
+    weights: String,
+    /// Share of questions in the test split.
+    #[arg(long, default_value_t = 0.2)]
+    test_fraction: f64,
+}
+
+#[derive(Args)]
+struct DirArgs {
+    /// A directory written by `serenqa bench build`.
+    #[arg(long, default_value = "serenqa-benchmark")]
+    dir: PathBuf,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    qid: u32,
+    #[command(flatten)]
+    dir: DirArgs,
+}
+
+#[derive(Args)]
+struct QuestionnaireArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// The questionnaire directory (default: `serenqa-questionnaire` in the data directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+pub fn run(args: BenchArgs, progress: bool) -> Result<()> {
+    match args.command {
+        BenchCommand::Build(a) => run_build(a, progress),
+        BenchCommand::Stats(a) => {
+            let l = stats::load_dir(&a.dir).map_err(|e| anyhow!(e))?;
+            println!("{}\n{}", stats::table1(&l), stats::table4(&l));
+            Ok(())
+        }
+        BenchCommand::Show(a) => {
+            let l = stats::load_dir(&a.dir.dir).map_err(|e| anyhow!(e))?;
+            print!("{}", stats::show(&l, a.qid).map_err(|e| anyhow!(e))?);
+            Ok(())
+        }
+        BenchCommand::Questionnaire(a) => run_questionnaire(a, progress),
+    }
+}
+
+fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
+    if a.questions == 0 {
+        anyhow::bail!("--questions must be at least 1");
+    }
+    if !(0.0..=1.0).contains(&a.test_fraction) {
+        anyhow::bail!("--test-fraction must be in [0, 1]");
+    }
+    let weights = Weights::parse(&a.weights).map_err(|e| anyhow!("--weights: {e}"))?;
+    let expert = match &a.expert {
+        Some(p) => Some(ExpertRankings::load(p)?),
+        None => None,
+    };
+    let t0 = Instant::now();
+    let (g, model, path) = crate::model_source::load(&a.graph, progress)?;
+    let model = match model {
+        Some(m) => m,
+        None => {
+            let t = Instant::now();
+            let m = Model::compute(&g, &ModelConfig::default(), progress);
+            eprintln!(
+                "computed the serendipity model in {:.1?} (not cached: run `serenqa precompute` to store it in {})",
+                t.elapsed(),
+                path.display()
+            );
+            m
+        }
+    };
+    let scorers = offline_scorers(&g, Some(&model.marginals));
+    eprintln!("ensemble scorers: {} — offline, not LLMs", scorers.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+    let mut cfg = BuildConfig { weights, test_fraction: a.test_fraction, ..BuildConfig::default() };
+    cfg.gen.questions = a.questions;
+    cfg.gen.seed = a.seed;
+    let t = Instant::now();
+    let bench = build(&g, Some(&model), &scorers, expert.as_ref(), &cfg)?;
+    let built = t.elapsed();
+    bench.write(&g, &a.out).with_context(|| format!("writing {}", a.out.display()))?;
+    for (stage, secs) in &bench.timings {
+        eprintln!("  {stage:<16} {secs:>7.2} s");
+    }
+    println!(
+        "built {} questions in {:.1?} ({:.1?} with loading); wrote {}",
+        bench.questions.len(),
+        built,
+        t0.elapsed(),
+        a.out.display()
+    );
+    let l = stats::load_dir(&a.out).map_err(|e| anyhow!(e))?;
+    println!("{}\n{}", stats::table1(&l), stats::table4(&l));
+    Ok(())
+}
+
+fn run_questionnaire(a: QuestionnaireArgs, progress: bool) -> Result<()> {
+    let dir = match a.dir {
+        Some(d) => d,
+        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
+            .ok_or_else(|| anyhow!(serenqa_graph::datadir::where_to_put("serenqa-questionnaire")))?,
+    };
+    let q = Questionnaire::load(&dir).map_err(|e| anyhow!(e))?;
+    let g = a.graph.load(progress)?;
+    let o = overlap(&g, &q);
+    println!("SerenQA questionnaire: {} questions in {} batches ({})", o.questions, o.batches, dir.display());
+    for b in &q.batches {
+        println!("  batch {:>2}: {:>4} questions  {}", b.info.batch_id, b.items.len(), b.info.batch_name);
+    }
+    for w in &q.warnings {
+        println!("  warning: {w}");
+    }
+    println!("entity mentions: {} candidate answers, {} named in questions", o.candidate_mentions, o.resource_mentions);
+    println!("  {:<20} {:>9} {:>10} {:>12} {:>9}", "source", "mentions", "linked id", "linked name", "distinct");
+    for (src, s) in &o.by_source {
+        println!("  {:<20} {:>9} {:>10} {:>12} {:>9}", src, s.mentions, s.linked_by_id, s.linked_by_name, s.distinct_linked);
+    }
+    println!(
+        "questions with ≥1 linked candidate: {}; all candidates linked: {}; all named entities linked: {}; distinct graph nodes linked: {}",
+        o.questions_any_candidate_linked, o.questions_all_candidates_linked, o.questions_all_resources_linked, o.distinct_linked_nodes
+    );
+    Ok(())
+}
