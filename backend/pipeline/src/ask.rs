@@ -38,7 +38,7 @@ impl AskContext {
     }
 }
 
-// The request and response types are shared with the web app's Ask box.
+// The request and reply shapes are shared with the browser (serenqa_shared::api).
 pub use serenqa_shared::api::{AskCandidate as Candidate, AskRequest, AskResponse, Stage};
 
 fn path_view(g: &Graph, p: &[Step]) -> PathView {
