@@ -82,6 +82,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let api = Router::new()
         .merge(graph::routes())
         .merge(rns::routes())
+        .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
         .merge(docs::routes())
