@@ -111,7 +111,7 @@ fn graph_search_node_and_errors() {
     let (st, body, _) = get(&format!("{}/api/openapi.json", s.base));
     assert_eq!(st, 200);
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
-    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}"] {
+    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}", "/api/slice", "/api/rns", "/api/partition", "/api/cypher", "/api/ask", "/api/runs"] {
         assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
     }
     let (st, body, _) = get(&format!("{}/api/docs", s.base));

@@ -24,11 +24,12 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/cypher", post(run_query))
 }
 
-#[derive(Deserialize)]
-struct CypherRequest {
+#[derive(Deserialize, utoipa::ToSchema)]
+pub struct CypherRequest {
     query: String,
     /// Parameters: strings, numbers, booleans, null, lists and maps of those.
     #[serde(default)]
+    #[schema(value_type = Object)]
     params: HashMap<String, serde_json::Value>,
 }
 
@@ -43,7 +44,11 @@ fn json_to_value(v: &serde_json::Value) -> Value {
     }
 }
 
-async fn run_query(State(s): State<AppState>, Json(req): Json<CypherRequest>) -> Result<Json<serde_json::Value>, HttpError> {
+/// Runs a read-only Cypher query on the loaded graph (time and row budgets; writing clauses
+/// are refused). Errors carry a `cypher_*` code and, for syntax errors, line and column.
+#[utoipa::path(post, path = "/api/cypher", tag = "cypher", request_body = CypherRequest,
+    responses((status = 200, description = "columns and rows (truncated beyond the row limit)", body = Object), (status = 400, body = serenqa_shared::api::ApiError)))]
+pub async fn run_query(State(s): State<AppState>, super::extract::J(req): super::extract::J<CypherRequest>) -> Result<Json<serde_json::Value>, HttpError> {
     if req.query.trim().is_empty() {
         return Err(HttpError::bad_request("empty_query", "the query is empty"));
     }

@@ -11,8 +11,8 @@ use super::AppState;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "serenqa API", description = "Serendipity discovery in biomedical knowledge graphs. Errors are JSON `{code, message}` with a 4xx/5xx status."),
-    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths, super::discover::get_discover, super::pipeline::post_ask, super::pipeline::get_runs, super::pipeline::get_questions, super::pipeline::get_question),
-    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"), (name = "pipeline", description = "Ask one question; evaluation runs"))
+    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths, super::discover::get_discover, super::rns::get_slice, super::rns::post_rns, super::rns::post_partition, super::cypher::run_query, super::pipeline::post_ask, super::pipeline::get_runs, super::pipeline::get_questions, super::pipeline::get_question),
+    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"), (name = "pipeline", description = "Ask one question; evaluation runs"), (name = "cypher", description = "Read-only Cypher"))
 )]
 pub struct ApiDoc;
 

@@ -49,13 +49,17 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ModelError> +
     }
 }
 
-#[derive(Deserialize)]
-struct SliceQuery {
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct SliceQuery {
     /// Comma-separated ids.
     ids: Option<String>,
 }
 
-async fn get_slice(State(s): State<AppState>, Q(q): Q<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
+/// The closed-world slice of a set of entities (embeddings, marginals, P3 block), for
+/// scoring RNS in the browser.
+#[utoipa::path(get, path = "/api/slice", tag = "serendipity", params(SliceQuery),
+    responses((status = 200, body = SliceResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
+pub async fn get_slice(State(s): State<AppState>, Q(q): Q<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
     let ids: Vec<String> = q.ids.unwrap_or_default().split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect();
     let m = model(&s)?;
     blocking(move || slice::slice_for(&s.graph, &m, &s.blocks, &ids)).await
@@ -66,14 +70,20 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
     b.map(|Json(v)| v).map_err(|e| HttpError::bad_request("bad_json", e.body_text()))
 }
 
-async fn post_rns(State(s): State<AppState>, req: Result<Json<RnsRequest>, JsonRejection>) -> Result<Json<RnsResponse>, HttpError> {
+/// R, N, S and RNS of a partition (existing, serendipity).
+#[utoipa::path(post, path = "/api/rns", tag = "serendipity", request_body = RnsRequest,
+    responses((status = 200, body = RnsResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
+pub async fn post_rns(State(s): State<AppState>, req: Result<Json<RnsRequest>, JsonRejection>) -> Result<Json<RnsResponse>, HttpError> {
     let req = body(req)?;
     let m = model(&s)?;
     let w = req.weights.unwrap_or_default();
     blocking(move || slice::score(&s.graph, &m, &s.blocks, &req.existing, &req.serendipity, w)).await
 }
 
-async fn post_partition(
+/// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
+#[utoipa::path(post, path = "/api/partition", tag = "serendipity", request_body = PartitionRequest,
+    responses((status = 200, body = PartitionResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
+pub async fn post_partition(
     State(s): State<AppState>,
     req: Result<Json<PartitionRequest>, JsonRejection>,
 ) -> Result<Json<PartitionResponse>, HttpError> {
