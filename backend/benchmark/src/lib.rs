@@ -38,7 +38,7 @@
 //! # Known limits
 //! - Offline, the "LLM ensemble" is two graph-statistics scorers (labelled as not LLMs in the
 //!   manifest); an OpenAI-compatible client plugs in through [`partition::Scorer`].
-//! - On Hetionet about 11% (ensemble) to 16% (RNS-guided) of the questions cannot keep their
+//! - On Hetionet about 10% (ensemble) to 15% (RNS-guided) of the questions cannot keep their
 //!   partition under any removal without breaking another question's existing answers; they
 //!   are dropped from that strategy and counted in the manifest.
 

@@ -55,6 +55,10 @@ enum Command {
     Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
     Cypher(commands::cypher::CypherArgs),
+    /// Evaluate LLMs or the offline agents on the benchmark (T1, T2, T3); resumable.
+    Eval(commands::eval::EvalArgs),
+    /// Ask one free-text question: Cypher, existing answers, serendipitous candidates.
+    Ask(commands::eval::AskArgs),
 }
 
 fn main() {
@@ -76,6 +80,8 @@ fn main() {
         Command::Calibrate(a) => commands::annotate::run_calibrate(a, progress),
         Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
+        Command::Eval(a) => commands::eval::run(a, progress),
+        Command::Ask(a) => commands::eval::run_ask(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

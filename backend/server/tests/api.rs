@@ -134,3 +134,88 @@ fn graph_search_node_and_errors() {
         assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
 }
+
+fn post_json(url: &str, body: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut resp = agent.post(url).header("Content-Type", "application/json").send(body).unwrap();
+    (resp.status().as_u16(), resp.body_mut().read_to_string().unwrap())
+}
+
+/// `POST /api/ask`, `GET /api/runs`, `GET /api/runs/{id}/questions/{qid}` on a served graph.
+#[test]
+fn ask_and_runs_endpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let het = dir.path().join("het");
+    std::fs::create_dir(&het).unwrap();
+    std::fs::write(
+        het.join("hetionet-nodes.tsv"),
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::1\tA1BG\tGene\n",
+    )
+    .unwrap();
+    std::fs::write(
+        het.join("hetionet-edges.sif"),
+        "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00316\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::1\n",
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let run = runs.join("offline-1234");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("manifest.json"), r#"{"format":"serenqa-run","run_id":"offline-1234","label":"offline","status":"complete"}"#).unwrap();
+    std::fs::write(run.join("aggregate.json"), r#"{"label":"offline","judge":"proxy","table2":{"all":{"hit":50.0,"f1":40.0,"exe":100.0,"n":2}},"partitions":[]}"#).unwrap();
+    std::fs::write(run.join("t1.jsonl"), "{\"key\":\"t1:7\",\"qid\":7,\"f1\":1.0}\n{\"key\":\"t1:8\",\"qid\":8,\"f1\":0.0}\n").unwrap();
+    let exe = env!("CARGO_BIN_EXE_serenqa");
+    let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
+    assert!(st.success());
+    let mut child = Command::new(exe)
+        .args(["--quiet", "serve", "--graph", "g.snap", "--addr", "127.0.0.1:0", "--dist", "nodist", "--runs", "runs"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    let s = Server { child, base, _dir: dir };
+
+    let (st, body) = post_json(&format!("{}/api/ask", s.base), r#"{"question":"Which compounds treat hypertension?"}"#);
+    assert_eq!(st, 200, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(r["cypher"].as_str().unwrap().contains("TREATS_CtD"), "{body}");
+    let mut answers: Vec<&str> = r["answers"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
+    answers.sort();
+    assert_eq!(answers, ["DB00316", "DB00945"]);
+    assert_eq!(r["stages"][0]["name"], "retrieval");
+    assert_eq!(r["agents"]["retrieval"], "offline");
+
+    for (body, code) in [(r#"{"question":"  "}"#, "empty_question"), (r#"{"question":"x","model":"gpt-9"}"#, "unknown_model"), ("{", "bad_json")] {
+        let (st, reply) = post_json(&format!("{}/api/ask", s.base), body);
+        assert_eq!(st, 400, "{body}: {reply}");
+        let e: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(e["code"], code);
+    }
+
+    let (_, doc, _) = get(&format!("{}/api/openapi.json", s.base));
+    for p in ["/api/ask", "/api/runs", "/api/runs/{id}/questions", "/api/runs/{id}/questions/{qid}"] {
+        assert!(doc.contains(p), "OpenAPI lists {p}");
+    }
+    let (st, body, _) = get(&format!("{}/api/runs", s.base));
+    assert_eq!(st, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["runs"][0]["id"], "offline-1234");
+    assert_eq!(v["runs"][0]["aggregate"]["table2"]["all"]["f1"], 40.0);
+    let (st, body, _) = get(&format!("{}/api/runs/offline-1234/questions", s.base));
+    assert_eq!(st, 200, "{body}");
+    let qs: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    assert_eq!(qs.iter().map(|q| q["qid"].as_u64().unwrap()).collect::<Vec<_>>(), [7, 8]);
+    let (st, body, _) = get(&format!("{}/api/runs/offline-1234/questions/7", s.base));
+    assert_eq!(st, 200, "{body}");
+    let q: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(q["t1"][0]["f1"], 1.0);
+    for (url, status, code) in [("/api/runs/offline-1234/questions/99", 404, "no_trace"), ("/api/runs/nope/questions/7", 404, "no_trace"), ("/api/runs/offline-1234/questions/x", 400, "bad_qid")] {
+        let (st, body, _) = get(&format!("{}{url}", s.base));
+        assert_eq!(st, status, "{url}: {body}");
+        let e: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(e["code"], code);
+    }
+}

@@ -11,8 +11,8 @@ use super::AppState;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "serenqa API", description = "Serendipity discovery in biomedical knowledge graphs. Errors are JSON `{code, message}` with a 4xx/5xx status."),
-    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths, super::discover::get_discover),
-    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"))
+    paths(super::graph::get_graph, super::graph::search, super::graph::get_node, super::graph::get_paths, super::discover::get_discover, super::pipeline::post_ask, super::pipeline::get_runs, super::pipeline::get_questions, super::pipeline::get_question),
+    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"), (name = "pipeline", description = "Ask one question; evaluation runs"))
 )]
 pub struct ApiDoc;
 

@@ -10,11 +10,12 @@ pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod graph;
+pub mod pipeline;
 pub mod rns;
 pub mod session;
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use axum::http::{header, HeaderValue};
 use axum::Router;
@@ -34,14 +35,38 @@ pub struct AppState {
     pub blocks: Arc<BlockCache>,
     /// The annotation store and accounts; `None` makes those endpoints answer 503.
     pub annotation: Option<Arc<session::Annotation>>,
+    /// Evaluation runs (`GET /api/runs`).
+    pub runs_dir: PathBuf,
+    /// Models for `POST /api/ask` (none: offline agents).
+    pub models: Arc<serenqa_pipeline::llm::ModelsFile>,
+    pub llm_cache: Option<PathBuf>,
+    /// Built on first use (lexicon and statistics of the graph).
+    pub ask: Arc<OnceLock<Result<Arc<serenqa_pipeline::ask::AskContext>, String>>>,
 }
 
 impl AppState {
     pub fn new(graph: Arc<Graph>) -> Self {
-        AppState { graph, model: None, blocks: Arc::new(BlockCache::default()), annotation: None }
+        AppState {
+            graph,
+            model: None,
+            blocks: Arc::new(BlockCache::default()),
+            runs_dir: serenqa_pipeline::run::default_runs_dir(),
+            models: Arc::new(serenqa_pipeline::llm::ModelsFile::offline()),
+            llm_cache: None,
+            ask: Arc::new(OnceLock::new()),
+            annotation: None,
+        }
     }
     pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
         self.annotation = svc.map(Arc::new);
+        self
+    }
+    /// Where runs are listed from and which models `POST /api/ask` may use.
+    pub fn with_pipeline(mut self, runs_dir: PathBuf, models: serenqa_pipeline::llm::ModelsFile, llm_cache: Option<PathBuf>) -> Self {
+        self.runs_dir = runs_dir;
+        self.models = Arc::new(models);
+        self.llm_cache = llm_cache;
+        self.ask = Arc::new(OnceLock::new());
         self
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
@@ -57,6 +82,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let api = Router::new()
         .merge(graph::routes())
         .merge(rns::routes())
+        .merge(cypher::routes())
+        .merge(pipeline::routes())
         .merge(discover::routes())
         .merge(cypher::routes())
         .merge(docs::routes())

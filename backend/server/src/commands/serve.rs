@@ -33,6 +33,12 @@ pub struct ServeArgs {
     /// proxy's `X-Forwarded-Proto: https` does the same per request).
     #[arg(long, env = "SERENQA_SECURE_COOKIES")]
     secure_cookies: bool,
+    /// Evaluation runs listed by `GET /api/runs` (default `$SERENQA_RUNS`, else `./runs`).
+    #[arg(long, value_name = "DIR")]
+    runs: Option<PathBuf>,
+    /// Models file for `POST /api/ask` (default: offline agents).
+    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
+    models: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
@@ -60,9 +66,15 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     if !args.dist.join("index.html").is_file() {
         eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
     }
+    let models = match &args.models {
+        Some(p) => serenqa_pipeline::llm::ModelsFile::load(p).map_err(|e| anyhow::anyhow!(e))?,
+        None => serenqa_pipeline::llm::ModelsFile::offline(),
+    };
+    let cache = Some(models.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
+    let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
-    let state = AppState::new(Arc::new(graph)).with_model(model).with_annotation(Some(annotation));
+    let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation));
     let app = api::router(state, &args.dist);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {

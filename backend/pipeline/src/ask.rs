@@ -1,0 +1,184 @@
+//! Ask one question: retrieval (question → Cypher → existing answers), serendipity
+//! exploration from those answers on the full graph, hop summaries, and the serendipitous
+//! candidates (explored entities of the answers' type that are not answers) ranked by
+//! RNS(Ae, {c}) with R, N, S and their explanation paths. The CLI (`serenqa ask`) and the web
+//! app (`POST /api/ask`) call [`ask`]; stage timings are reported with the result.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serenqa_graph::{Graph, NodeId};
+use serenqa_model::slice::{node_view, BlockCache};
+use serenqa_model::Model;
+use serenqa_shared::api::{PathStep, PathView};
+use serenqa_shared::phrases::passive;
+
+use crate::explore::{self, Agents, Env, ExploreConfig, Step, TypeStats};
+use crate::llm::{LlmClient, ModelsFile, Roles};
+use crate::offline::explorer::rns_gains_terms;
+use crate::offline::retrieval::Lexicon;
+use crate::retrieval;
+
+/// Everything `ask` needs, built once (the server keeps one).
+pub struct AskContext {
+    pub g: Arc<Graph>,
+    pub model: Option<Arc<Model>>,
+    pub lex: Arc<Lexicon>,
+    pub stats: Arc<TypeStats>,
+    pub blocks: Arc<BlockCache>,
+    pub models: ModelsFile,
+    pub client: Option<Arc<LlmClient>>,
+}
+
+impl AskContext {
+    pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
+        let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
+        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client })
+    }
+}
+
+// The request and reply shapes are shared with the browser (serenqa_shared::api).
+pub use serenqa_shared::api::{AskCandidate as Candidate, AskRequest, AskResponse, Stage};
+
+fn path_view(g: &Graph, p: &[Step]) -> PathView {
+    let mut nodes = Vec::new();
+    let mut steps = Vec::new();
+    if let Some(f) = p.first() {
+        nodes.push(node_view(g, f.from));
+    }
+    let mut record = p.first().map(|f| g.ident(f.from).to_string()).unwrap_or_default();
+    for (i, s) in p.iter().enumerate() {
+        let r = g.relation(s.rel);
+        let verb = if r.verb.is_empty() { r.name.to_lowercase().replace('_', " ") } else { r.verb.clone() };
+        steps.push(PathStep { relation: r.name.clone(), verb: if s.forward { verb } else { passive(&verb) }, forward: s.forward });
+        nodes.push(node_view(g, s.to));
+        record.push_str(&format!("--{}--", r.name));
+        if i + 1 == p.len() {
+            record.push_str(g.ident(s.to));
+        } else {
+            record.push_str(&format!("{}:{}", g.name(s.to), g.type_label(g.node_type(s.to))));
+        }
+    }
+    PathView { nodes, steps, record }
+}
+
+/// Runs the pipeline for one free-text question.
+pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, String> {
+    let question = req.question.trim();
+    if question.is_empty() {
+        return Err("empty question".into());
+    }
+    if question.chars().count() > 2000 {
+        return Err("question longer than 2000 characters".into());
+    }
+    let models = match &req.model {
+        Some(m) => ctx.models.all_roles(m)?,
+        None => ctx.models.clone(),
+    };
+    let roles = Roles::from_file(&models, ctx.client.clone());
+    let g = &*ctx.g;
+    let mut out = AskResponse { question: question.to_string(), agents: roles.labels(), ..Default::default() };
+    let mut clock = Instant::now();
+    let mut lap = |name: &str, stages: &mut Vec<Stage>| {
+        stages.push(Stage { name: name.into(), ms: clock.elapsed().as_secs_f64() * 1000.0 });
+        clock = Instant::now();
+    };
+
+    let (r, call) = retrieval::retrieve(g, &ctx.lex, roles.retrieval.as_ref(), question, "").await;
+    if let Some(c) = &call {
+        if let Some(e) = &c.error {
+            out.notes.push(format!("retrieval model: {e}"));
+        }
+    }
+    out.cypher = r.cypher.clone();
+    out.executable = r.executable;
+    out.error = r.error.clone();
+    let answers: Vec<NodeId> = r.answers.iter().filter_map(|id| g.find_by_ident(id).first().copied()).collect();
+    out.answers = answers.iter().map(|&n| node_view(g, n)).collect();
+    lap("retrieval", &mut out.stages);
+    if answers.is_empty() {
+        out.notes.push("no existing answers, so nothing to explore from".into());
+        return Ok(out);
+    }
+    // Large answer sets: explore from the best-connected ones (the slice limit bounds RNS).
+    let mut roots = answers.clone();
+    roots.sort_by_key(|&n| std::cmp::Reverse(g.degree(n)));
+    roots.truncate(50);
+    if answers.len() > roots.len() {
+        out.notes.push(format!("exploring from {} of {} answers", roots.len(), answers.len()));
+    }
+
+    let env = Env { g, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
+    let cfg = ExploreConfig::default();
+    let task = explore::Task { question, roots: roots.clone(), example: String::new() };
+    let ex = explore::explore(&env, &agents, &cfg, &task).await;
+    for c in &ex.calls {
+        if let Some(e) = &c.error {
+            out.notes.push(format!("{} model: {e}", c.role));
+        }
+    }
+    lap("exploration", &mut out.stages);
+    out.summaries = ex.summaries.clone();
+
+    let answer_types: std::collections::BTreeSet<_> = answers.iter().map(|&n| g.node_type(n)).collect();
+    let cands: Vec<NodeId> = ex.order.iter().copied().filter(|n| !answers.contains(n) && answer_types.contains(&g.node_type(*n))).collect();
+    let terms = rns_gains_terms(&env, &roots, &cands);
+    if ctx.model.is_none() {
+        out.notes.push("no precomputed model (run `serenqa precompute`): candidates are unscored".into());
+    }
+    let mut list: Vec<Candidate> = cands
+        .iter()
+        .map(|&c| Candidate { node: node_view(g, c), terms: terms.get(&c).copied(), paths: ex.paths.get(&c).map(|p| vec![path_view(g, p)]).unwrap_or_default() })
+        .collect();
+    list.sort_by(|a, b| {
+        let ra = a.terms.map(|t| t.rns).unwrap_or(f64::NEG_INFINITY);
+        let rb = b.terms.map(|t| t.rns).unwrap_or(f64::NEG_INFINITY);
+        rb.total_cmp(&ra).then(a.node.index.cmp(&b.node.index))
+    });
+    list.truncate(req.limit.unwrap_or(20).clamp(1, 200));
+    out.candidates = list;
+    lap("scoring", &mut out.stages);
+    Ok(out)
+}
+
+/// Plain-text rendering for the CLI.
+pub fn render_text(r: &AskResponse) -> String {
+    let mut s = format!("Question: {}\n\nCypher:\n  {}\n", r.question, r.cypher.as_deref().unwrap_or("(none)"));
+    if let Some(e) = &r.error {
+        s.push_str(&format!("  error: {e}\n"));
+    }
+    s.push_str(&format!("\nExisting answers ({}):\n", r.answers.len()));
+    for a in &r.answers {
+        s.push_str(&format!("  {} {} ({})\n", a.id, a.name, a.kind));
+    }
+    s.push_str(&format!("\nSerendipitous candidates ({}):\n", r.candidates.len()));
+    for c in &r.candidates {
+        match c.terms {
+            Some(t) => s.push_str(&format!("  {} {} ({})  R {:.4}  N {:.4}  S {:.4}  RNS {:.4}\n", c.node.id, c.node.name, c.node.kind, t.r, t.n, t.s, t.rns)),
+            None => s.push_str(&format!("  {} {} ({})\n", c.node.id, c.node.name, c.node.kind)),
+        }
+        for p in &c.paths {
+            let mut line = p.nodes.first().map(|n| n.name.clone()).unwrap_or_default();
+            for (st, n) in p.steps.iter().zip(p.nodes.iter().skip(1)) {
+                line.push_str(&format!(" —{}→ {}", st.verb, n.name));
+            }
+            s.push_str(&format!("      {line}\n"));
+        }
+    }
+    if !r.summaries.is_empty() {
+        s.push_str("\nSummaries:\n");
+        for (i, x) in r.summaries.iter().enumerate() {
+            s.push_str(&format!("  [{}] {x}\n", i + 1));
+        }
+    }
+    s.push_str("\nStages: ");
+    s.push_str(&r.stages.iter().map(|st| format!("{} {:.0} ms", st.name, st.ms)).collect::<Vec<_>>().join(", "));
+    s.push_str(&format!("\nAgents: {}\n", r.agents.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
+    for n in &r.notes {
+        s.push_str(&format!("Note: {n}\n"));
+    }
+    s.push_str("Suggestions are research hypotheses, not clinical advice.\n");
+    s
+}

@@ -1,0 +1,86 @@
+//! serenqa-pipeline: the SerenQA evaluation pipeline (paper §5, §6, Appendices B, D, E) —
+//! knowledge retrieval (T1), subgraph reasoning (T2) and serendipity exploration (T3) with
+//! any OpenAI-compatible LLM per role, or with offline agents that need no model.
+//!
+//! # Code map
+//! - [`llm`] — OpenAI-compatible chat client: retries with backoff (429/5xx/timeouts),
+//!   per-model concurrency limit (default 64), on-disk response cache, token/latency
+//!   accounting; the models file ([`llm::ModelsFile`]) and the role → model map.
+//! - [`prompts`] — template files (`prompts/*.txt`, compiled in) for every role, rendered
+//!   with checked `{{placeholders}}`; their hash goes into every run manifest.
+//! - [`bench`] — loads a benchmark directory (issue 5's output) against the graph:
+//!   records, partitions, removed edges as masks (G = Gc − R as a view).
+//! - [`retrieval`] — T1: NL → Cypher (LLM or offline), execution with `serenqa-cypher`,
+//!   answer extraction, Hit / F1 / Executability.
+//! - [`explore`] — T3: Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
+//!   frontier node, edge confidence or the documented graph score at hubs, uniform sampling
+//!   without scores, continue decision, level descriptions as context, summaries per level,
+//!   one-shot guidance).
+//! - [`reasoning`] — T2: judges (LLM `Score: N` or offline proxy) and SerenCov; T3 Relevance.
+//! - [`offline`] — the no-LLM agents: grammar retrieval, statistics/RNS explorer, template
+//!   summariser, code-based proxy judges (labelled `proxy` everywhere).
+//! - [`metrics`] — Hit, F1, Executability, SerenCov, TypeMatch, SerenHit, `Score: N` parsing.
+//! - [`report`] — aggregate tables in the Table 2 / Table 3 layouts (JSON, CSV, Markdown).
+//! - [`run`] — `serenqa eval`: resumable runs, per-item JSONL traces, manifest, aggregates;
+//!   listing runs and reading one question's trace (for the web app).
+//! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`).
+//!
+//! # Runs directory (`$SERENQA_RUNS`, default `./runs`) — read by the web app's leaderboard
+//! One subdirectory per run, named by the run id (`<label>-<hash>`; the hash covers the
+//! benchmark, models, tasks, partitions, exploration settings and prompts, so rerunning the
+//! same command resumes the same run):
+//! - `manifest.json` — [`run::Manifest`]: `format` = `serenqa-run`, `run_id`, `label`
+//!   (models of the roles joined by `+`, or `offline`), `status` (`running` / `complete`),
+//!   `created_unix`, `updated_unix`, `dataset` {dir, hash, graph_hash, questions},
+//!   `models_file`, `models` (no keys), `roles` (role → model or `offline`), `prompts_hash`,
+//!   `code_version`, `tasks`, `partitions`, `split`, `limit`, `explore` (beam settings),
+//!   `seeds`, `items` (work items per task), `llm` (calls, cache hits, errors, retries,
+//!   tokens, mean latency, max in flight), `seconds`, `notes`.
+//! - `t1.jsonl` — one [`run::T1Record`] per question: `key` (`t1:<qid>`), `qid`, `pattern`,
+//!   `group`, `question`, `agent`, `gold`, `cypher`, `executable`, `error`, `answers`, `rows`,
+//!   `hit`, `f1`, `call` (prompt, reply, error, latency, cache, issues).
+//! - `t3.jsonl` — one [`run::T3Record`] per (question, partition, mode): `key`
+//!   (`t3:<qid>:<partition>:<with|without>`), `roots`, `gold`, `gold_paths`, `levels` (chosen
+//!   relations per frontier node, candidates, selected ids, description, continue decision),
+//!   `paths`, `leaves`, `leaf_types`, `summaries`, `t2` {faithfulness, comprehensiveness
+//!   (each {score, judge, unparsable}), seren_cov}, `t3` {relevance, type_match, seren_hit},
+//!   `calls`, `error`.
+//! - `aggregate.json` — [`report::Aggregate`] (= `serenqa_shared::results::Aggregate`, the
+//!   type the web app's leaderboard deserialises): `label`, `judge` (`proxy` or a model),
+//!   `table2` (group → {hit, f1, exe (all %), n}; groups `one_hop`, `two_hop`, `multi_hop`,
+//!   `intersection`, `all`), `table3_reasoning` (partition → {faithfulness,
+//!   comprehensiveness, seren_cov, n}), `table3_exploration` and
+//!   `table3_exploration_wo_summary` (partition → {relevance, type_match, seren_hit, n}),
+//!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided).
+//! - `aggregate.csv` (long format) and `aggregate.md` (the printed tables).
+//!
+//! The server exposes them as `GET /api/runs` (every run: id, manifest, aggregate),
+//! `GET /api/runs/{id}/questions` (qid, pattern, question) and
+//! `GET /api/runs/{id}/questions/{qid}` (`{run_id, qid, t1: [...], t3: [...]}`).
+//!
+//! # How good the offline agents are
+//! The grammar retrieval agent shares the benchmark generator's vocabulary (relation phrases,
+//! type nouns) and parses its sentence shapes, so on generated questions it is close to an
+//! upper bound (T1 F1 ≈ 100%); on free text outside those shapes it finds no parse and says
+//! so. The explorer and summariser are honest baselines; the judges are proxies.
+//!
+//! # Choices
+//! - T1 runs on Gc against the standard KGQA answers Ac; T2/T3 run per partition on
+//!   G = Gc − R with Ae as roots and As as gold.
+//! - Exploration starts from all of Ae in one beam; predicted serendipity set = leaves of Π.
+//! - Bad model output is recorded in the trace (`issues`, `error`) and scored as the paper
+//!   does: no Cypher / failing Cypher → non-executable, Hit = F1 = 0; hallucinated ids are
+//!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
+//!   counts as an empty reply. The run goes on.
+
+pub mod ask;
+pub mod bench;
+pub mod explore;
+pub mod llm;
+pub mod metrics;
+pub mod offline;
+pub mod prompts;
+pub mod reasoning;
+pub mod report;
+pub mod retrieval;
+pub mod run;

@@ -1,0 +1,203 @@
+//! T1 knowledge retrieval: question → Cypher (LLM with the graph schema, or the offline
+//! grammar agent) → our executor → answer ids → Hit, F1, Executability (Table 2).
+//!
+//! Scoring as the paper does: a reply with no Cypher, a query that fails to parse or run, or
+//! one over its budget is non-executable and scores Hit = F1 = 0. Answers are read from every
+//! result cell: nodes, `{id: …}` maps and strings that are node identifiers.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serenqa_cypher::{execute, Budget, Options, Out};
+use serenqa_graph::{Graph, TypeId};
+
+use crate::explore::CallTrace;
+use crate::llm::{Message, RoleModel};
+use crate::metrics;
+use crate::offline::retrieval::{retrieve as offline_retrieve, Lexicon};
+use crate::prompts;
+
+/// Per-query budget: generous for real queries, short enough that a runaway one cannot stall a run.
+pub fn budget() -> Budget {
+    Budget { time: Duration::from_secs(5), rows: 2_000_000 }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Retrieved {
+    pub cypher: Option<String>,
+    pub executable: bool,
+    pub error: Option<String>,
+    /// Answer ids, sorted.
+    pub answers: Vec<String>,
+    /// Rows returned.
+    pub rows: usize,
+}
+
+/// The Cypher text in a model reply: a fenced block if there is one, else from the first
+/// MATCH / OPTIONAL MATCH / UNWIND on.
+pub fn extract_cypher(reply: &str) -> Option<String> {
+    let text = reply.trim();
+    if let Some(start) = text.find("```") {
+        // A fenced block is the query as the model wrote it (write clauses included, so the
+        // executor can refuse them as the paper's Neo4j would).
+        let after = &text[start + 3..];
+        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(0);
+        let body = &after[body_start..];
+        let end = body.find("```").unwrap_or(body.len());
+        let q = body[..end].trim().trim_end_matches(';').trim().to_string();
+        return (!q.is_empty()).then_some(q);
+    }
+    // Prose: only keywords that start a read query; "with" or "call" in prose would start too early.
+    let upper = text.to_ascii_uppercase();
+    let pos = ["OPTIONAL MATCH", "MATCH", "UNWIND"].iter().filter_map(|k| upper.find(k)).min()?;
+    let q = text[pos..].trim().trim_end_matches(';').trim().to_string();
+    (!q.is_empty()).then_some(q)
+}
+
+fn collect_ids(g: &Graph, v: &Out, out: &mut BTreeSet<String>) {
+    match v {
+        Out::Node(n) => {
+            if let Ok(id) = u32::try_from(n.id) {
+                if (id as usize) < g.node_count() {
+                    out.insert(g.ident(id).to_string());
+                }
+            }
+        }
+        Out::Map(m) => {
+            if let Some(Out::Str(s)) = m.get("id") {
+                if !g.find_by_ident(s).is_empty() {
+                    out.insert(s.clone());
+                }
+            } else {
+                for x in m.values() {
+                    collect_ids(g, x, out);
+                }
+            }
+        }
+        Out::List(xs) => xs.iter().for_each(|x| collect_ids(g, x, out)),
+        Out::Str(s) if !g.find_by_ident(s).is_empty() => {
+            out.insert(s.clone());
+        }
+        Out::Int(i) => {
+            // Entrez gene ids are numbers; a model may return them as integers.
+            let s = i.to_string();
+            if !g.find_by_ident(&s).is_empty() {
+                out.insert(s);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Runs a query and reads its answers.
+pub fn run_query(g: &Graph, cypher: Option<String>) -> Retrieved {
+    let Some(q) = cypher else {
+        return Retrieved { error: Some("no Cypher query in the reply".into()), ..Default::default() };
+    };
+    let opts = Options { budget: budget(), ..Default::default() };
+    match execute(g, &q, &opts) {
+        Ok(res) => {
+            let mut ids = BTreeSet::new();
+            for row in &res.rows {
+                for cell in row {
+                    collect_ids(g, cell, &mut ids);
+                }
+            }
+            Retrieved { cypher: Some(q), executable: true, error: None, answers: ids.into_iter().collect(), rows: res.rows.len() }
+        }
+        Err(e) => Retrieved { cypher: Some(q), executable: false, error: Some(e.to_string()), ..Default::default() },
+    }
+}
+
+/// The graph schema as the retrieval prompt shows it.
+pub fn schema_text(g: &Graph) -> (String, String) {
+    let labels = (0..g.type_count() as TypeId).map(|t| format!("- {}", g.type_label(t))).collect::<Vec<_>>().join("\n");
+    let rels = g
+        .relations()
+        .iter()
+        .map(|r| {
+            let l = |t: Option<TypeId>| t.map(|t| g.type_label(t).to_string()).unwrap_or_else(|| "any".into());
+            format!("- ({})-[{}]->({}){}", l(r.source_type), r.name, l(r.target_type), if r.directed { "" } else { " (undirected)" })
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (labels, rels)
+}
+
+/// Retrieval for one question by the LLM (`model`) or the offline agent.
+pub async fn retrieve(g: &Graph, lex: &Lexicon, model: Option<&RoleModel>, question: &str, example: &str) -> (Retrieved, Option<CallTrace>) {
+    match model {
+        None => {
+            let mut last: Option<Retrieved> = None;
+            let chosen = offline_retrieve(g, lex, question, |c| {
+                let r = run_query(g, Some(c.to_string()));
+                let rows = r.executable.then_some(r.rows);
+                last = Some(r);
+                rows
+            });
+            // The executor already ran the chosen query if it was the last tried; run it again
+            // only when an earlier parse was chosen.
+            let r = match (chosen.cypher, last) {
+                (Some(c), Some(l)) if l.cypher.as_deref() == Some(c.as_str()) => l,
+                (c, _) => run_query(g, c),
+            };
+            (r, None)
+        }
+        Some(m) => {
+            let (labels, relationships) = schema_text(g);
+            let prompt: Vec<Message> = prompts::render(
+                "retrieval",
+                &[("labels", labels), ("relationships", relationships), ("example", example.to_string()), ("question", question.to_string())],
+            )
+            .unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))]);
+            let mut t = CallTrace { role: "retrieval".into(), model: m.name.clone(), ..Default::default() };
+            let r = match m.client.chat(&m.name, &prompt).await {
+                Ok(rep) => {
+                    t.latency_ms = rep.latency_ms;
+                    t.cached = rep.cached;
+                    if rep.truncated {
+                        t.issues.push("reply truncated (length limit)".into());
+                    }
+                    let c = extract_cypher(&rep.text);
+                    if c.is_none() {
+                        t.issues.push("no Cypher in reply".into());
+                    }
+                    t.reply = Some(rep.text);
+                    run_query(g, c)
+                }
+                Err(e) => {
+                    t.error = Some(e.to_string());
+                    Retrieved { error: Some(e.to_string()), ..Default::default() }
+                }
+            };
+            t.prompt = prompt;
+            (r, Some(t))
+        }
+    }
+}
+
+/// Hit and F1 of a retrieval against gold ids.
+pub fn score(gold: &[String], r: &Retrieved) -> (f64, f64) {
+    let gold: BTreeSet<String> = gold.iter().cloned().collect();
+    let pred: BTreeSet<String> = r.answers.iter().cloned().collect();
+    if !r.executable {
+        return (0.0, 0.0);
+    }
+    (metrics::hit(&gold, &pred), metrics::f1(&gold, &pred))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cypher_extraction() {
+        assert_eq!(extract_cypher("```cypher\nMATCH (n) RETURN n;\n```").as_deref(), Some("MATCH (n) RETURN n"));
+        assert_eq!(extract_cypher("Sure! Here: MATCH (a)-->(b) RETURN b").as_deref(), Some("MATCH (a)-->(b) RETURN b"));
+        assert_eq!(extract_cypher("I cannot answer that."), None);
+        assert_eq!(extract_cypher(""), None);
+        assert_eq!(extract_cypher("```\nCREATE (n)\n```").as_deref(), Some("CREATE (n)"));
+        assert_eq!(extract_cypher("```cypher\n```"), None);
+    }
+}
