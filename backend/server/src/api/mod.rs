@@ -33,8 +33,6 @@ pub struct AppState {
     pub model: Option<Arc<Model>>,
     /// Exact P3 blocks of recently requested sets.
     pub blocks: Arc<BlockCache>,
-    /// The annotation store and accounts; `None` makes those endpoints answer 503.
-    pub annotation: Option<Arc<session::Annotation>>,
     /// Evaluation runs (`GET /api/runs`).
     pub runs_dir: PathBuf,
     /// Models for `POST /api/ask` (none: offline agents).
@@ -42,6 +40,8 @@ pub struct AppState {
     pub llm_cache: Option<PathBuf>,
     /// Built on first use (lexicon and statistics of the graph).
     pub ask: Arc<OnceLock<Result<Arc<serenqa_pipeline::ask::AskContext>, String>>>,
+    /// The annotation store and accounts; `None` makes those endpoints answer 503.
+    pub annotation: Option<Arc<session::Annotation>>,
 }
 
 impl AppState {
@@ -57,16 +57,16 @@ impl AppState {
             annotation: None,
         }
     }
-    pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
-        self.annotation = svc.map(Arc::new);
-        self
-    }
     /// Where runs are listed from and which models `POST /api/ask` may use.
     pub fn with_pipeline(mut self, runs_dir: PathBuf, models: serenqa_pipeline::llm::ModelsFile, llm_cache: Option<PathBuf>) -> Self {
         self.runs_dir = runs_dir;
         self.models = Arc::new(models);
         self.llm_cache = llm_cache;
         self.ask = Arc::new(OnceLock::new());
+        self
+    }
+    pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
+        self.annotation = svc.map(Arc::new);
         self
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
@@ -85,7 +85,6 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
-        .merge(cypher::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
         .fallback(error::not_found)
