@@ -26,9 +26,14 @@ step "browser tests (headless Chromium)"
 cargo build -p serenqa
 # Graph + serendipity model in the cached snapshot (imports Hetionet on a fresh machine).
 ./target/debug/serenqa --quiet precompute
+# Two small offline evaluation runs for the leaderboard (different beam settings).
+runs_dir=$(mktemp -d)
+./target/debug/serenqa --quiet eval --limit 45 --runs "$runs_dir" >/dev/null
+./target/debug/serenqa --quiet eval --limit 45 --beam 10 --nodes 5 --runs "$runs_dir" >/dev/null
+main_db="$runs_dir/e2e-main.sqlite"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 log=target/e2e-server.log
-./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist >"$log" 2>&1 &
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist --runs "$runs_dir" --db "$main_db" >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -46,7 +51,7 @@ admin_link=$(./target/debug/serenqa admin --db "$annot_dir/e2e.sqlite" create --
 log2=target/e2e-annotate-server.log
 ./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" >"$log2" 2>&1 &
 server2=$!
-trap 'kill $server $server2 2>/dev/null || true; rm -rf "$annot_dir"' EXIT
+trap 'kill $server $server2 2>/dev/null || true; rm -rf "$annot_dir" "$runs_dir"' EXIT
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port2/api/graph" >/dev/null 2>&1 && break
   kill -0 $server2 2>/dev/null || { echo "server died:"; cat "$log2"; exit 1; }

@@ -253,6 +253,17 @@ pub fn Leaderboard() -> impl IntoView {
                     let status = e.manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default();
                     (if status == "running" { format!("{label} (running)") } else { label }, a)
                 })).collect();
+                // Same label twice (e.g. two offline runs with other beam settings): add the run id.
+                let mut done = done;
+                let labels: Vec<String> = done.iter().map(|d| d.0.clone()).collect();
+                let ids: Vec<String> = r.runs.iter().filter(|e| e.aggregate.is_some()).map(|e| e.id.clone()).collect();
+                for (i, d) in done.iter_mut().enumerate() {
+                    if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
+                        if let Some(id) = ids.get(i) {
+                            d.0 = format!("{} · {}", d.0, id);
+                        }
+                    }
+                }
                 if done.is_empty() {
                     return view! { <p class="notice">"No evaluation run yet. Run `serenqa eval` to add one."</p> }.into_any();
                 }

@@ -92,6 +92,54 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   await page.getByTestId('subgraph').screenshot({ path: path.join(shots, 'candidate-subgraph.png') });
 });
 
+test('ask: a free-text question gets Cypher, answers and serendipitous candidates', async (page) => {
+  await page.goto(base + '/');
+  await page.getByTestId('ask-input').fill('Which compounds treat asthma?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('ask-result').waitFor({ timeout: 60000 });
+  const cypher = await page.getByTestId('ask-cypher').textContent();
+  assert(/MATCH/i.test(cypher), `generated Cypher: ${cypher}`);
+  assert((await page.getByTestId('ask-answers').locator('li').count()) >= 2, 'existing answers listed');
+  assert((await page.locator('[data-testid=ask-candidates] tbody tr').count()) >= 1, 'serendipitous candidates listed');
+  assert(/retrieval/i.test(await page.getByTestId('ask-stages').textContent()), 'stage timings shown');
+  await page.screenshot({ path: path.join(shots, 'ask.png'), fullPage: true });
+});
+
+test('leaderboard: tables, sorting, CSV export, charts and a question trace', async (page) => {
+  await page.goto(base + '/leaderboard');
+  const t2 = page.getByTestId('table2');
+  await t2.waitFor({ timeout: 15000 });
+  assert((await t2.locator('tbody tr').count()) >= 2, 'two runs listed');
+  assert((await t2.locator('td.best').count()) >= 1, 'best values marked');
+  const expl = page.getByTestId('table3-exploration');
+  const column = () => expl.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => parseFloat(tr.querySelectorAll('td')[2].textContent)));
+  const sorted = (v, dir) => v.every((x, i) => i === 0 || (dir > 0 ? v[i - 1] <= x : v[i - 1] >= x));
+  await expl.getByRole('button', { name: /SerenHit/ }).click();
+  const desc = await column();
+  assert(sorted(desc, -1), `descending after one click: ${desc}`);
+  await expl.getByRole('button', { name: /SerenHit/ }).click();
+  const asc = await column();
+  assert(sorted(asc, 1), `ascending after two clicks: ${asc}`);
+  assert((await expl.locator('th[aria-sort=ascending]').count()) === 1, 'aria-sort reflects the order');
+  await page.getByRole('button', { name: 'RNS Guided' }).click();
+  assert((await page.getByTestId('table3-reasoning').locator('caption').textContent()).includes('RNS Guided'), 'partition toggle');
+  const href = await page.getByTestId('csv').getAttribute('href');
+  const csv = decodeURIComponent(href.replace(/^data:text\/csv;charset=utf-8,/, ''));
+  assert(csv.startsWith('table,row,') && csv.includes('table2,') && csv.includes('table3_exploration_sscore'), 'CSV export content');
+  const dl = page.waitForEvent('download');
+  await page.getByTestId('csv').click();
+  const file = await dl;
+  assert(file.suggestedFilename() === 'serenqa-leaderboard.csv', 'CSV download');
+  assert((await page.locator('.chart svg polygon.series').count()) >= 2, 'compass polygons per run');
+  assert((await page.getByTestId('heatmap').locator('td.heat').count()) >= 9, 'heatmap cells');
+  assert((await page.getByTestId('correlation').locator('td').count()) === 9, 'partition correlation matrix');
+  await page.screenshot({ path: path.join(shots, 'leaderboard.png'), fullPage: true });
+  await page.getByTestId('traces').locator('.question-list button').first().click();
+  await page.getByTestId('trace').waitFor({ timeout: 15000 });
+  assert(/MATCH/i.test(await page.getByTestId('trace-cypher').first().textContent()), 'trace shows the Cypher');
+  await page.getByTestId('traces').screenshot({ path: path.join(shots, 'trace.png') });
+});
+
 test('data page shows attributions and non-commercial licenses', async (page) => {
   await page.goto(base + '/data');
   const table = page.getByTestId('attributions');

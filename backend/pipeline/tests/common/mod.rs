@@ -155,15 +155,14 @@ pub fn hetionet() -> Arc<Graph> {
 }
 
 /// A small benchmark (40 questions, offline ensemble partition; no model so no RNS-guided
-/// partition) built once into the test temp directory.
+/// partition) built once per test process into the test temp directory.
 pub fn small_bench() -> PathBuf {
     static B: OnceLock<PathBuf> = OnceLock::new();
     B.get_or_init(|| {
         let g = hetionet();
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serenqa-pipeline-bench-40");
-        if dir.join("manifest.json").is_file() {
-            return dir;
-        }
+        // Rebuilt once per test process (a few seconds), so it never lags the builder's code.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serenqa-pipeline-bench-40-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         let scorers = serenqa_benchmark::partition::offline_scorers(&g, None);
         let mut cfg = serenqa_benchmark::build::BuildConfig::default();
         cfg.gen.questions = 40;

@@ -26,6 +26,12 @@ pub struct ServeArgs {
     /// instead of failing.
     #[arg(long)]
     demo_if_missing: bool,
+    /// Evaluation runs listed by `GET /api/runs` (default `$SERENQA_RUNS`, else `./runs`).
+    #[arg(long, value_name = "DIR")]
+    runs: Option<PathBuf>,
+    /// Models file for `POST /api/ask` (default: offline agents).
+    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
+    models: Option<PathBuf>,
     /// The annotation database (SQLite; created and migrated if needed).
     #[arg(long, default_value = "serenqa.sqlite", env = "SERENQA_DB")]
     db: PathBuf,
@@ -33,12 +39,6 @@ pub struct ServeArgs {
     /// proxy's `X-Forwarded-Proto: https` does the same per request).
     #[arg(long, env = "SERENQA_SECURE_COOKIES")]
     secure_cookies: bool,
-    /// Evaluation runs listed by `GET /api/runs` (default `$SERENQA_RUNS`, else `./runs`).
-    #[arg(long, value_name = "DIR")]
-    runs: Option<PathBuf>,
-    /// Models file for `POST /api/ask` (default: offline agents).
-    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
-    models: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
@@ -72,7 +72,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     };
     let cache = Some(models.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
-    let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
+        let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
     let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation));
     let app = api::router(state, &args.dist);
