@@ -291,6 +291,12 @@ fn roles_csrf_bad_input_and_aggregates() {
     assert_eq!(er["questions"][0]["qid"], 101);
     assert_eq!(er["questions"][0]["ranking"].as_array().unwrap().len(), 5);
     assert_eq!(rev.get(&format!("{b}/api/review/expert-rankings?source=nope")).0, 400);
+    // The benchmark builder reads the file as written.
+    let path = s.dir.path().join("experts.json");
+    std::fs::write(&path, serde_json::to_string(&er).unwrap()).unwrap();
+    let parsed = serenqa_benchmark::partition::ExpertRankings::load(&path).unwrap();
+    assert_eq!(parsed.get(101).unwrap().ranking.len(), 5);
+    assert_eq!(parsed.get(101).unwrap().annotators, Some(4));
     let (_, cals) = admin.get(&format!("{b}/api/admin/calibrations"));
     assert!(cals.contains("\"provenance\""), "the admin's calibration run is stored: {cals}");
 

@@ -165,7 +165,7 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
     Ok(out)
 }
 
-/// The expert-rankings file read by the benchmark builder (`serenqa bench build --experts`):
+/// The expert-rankings file read by the benchmark builder (`serenqa bench build --expert FILE`):
 /// `{"format": "serenqa-expert-rankings", "version": 1, "questions": [{"qid", "question",
 /// "ranking": ["Type::id", …most serendipitous first], "annotators"}]}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

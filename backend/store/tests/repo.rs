@@ -150,3 +150,26 @@ fn runs_import_for_the_leaderboard() {
     assert_eq!(repo.runs().unwrap().len(), 1);
     assert!(serenqa_store::runs::import_runs(&repo, &dir.path().join("missing")).is_err());
 }
+
+#[test]
+fn benchmark_records_import_batched_by_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("kgqa.jsonl");
+    let rec = |qid: u32, cat: &str| {
+        serde_json::json!({"qid": qid, "question": format!("Q{qid}?"), "pattern_type": "1.1", "category": cat, "partition": "test",
+            "answer": [{"answer_type": "Compound", "answer_argument": "DB00945", "entity_name": "Aspirin"},
+                       {"answer_type": "Compound", "answer_argument": "DB00316", "entity_name": "Acetaminophen"}]})
+        .to_string()
+    };
+    std::fs::write(&f, format!("{}\n{}\n\n{}\n", rec(1, "cancer:carcinoma"), rec(2, "cancer:sarcoma"), rec(3, "infection"))).unwrap();
+    let batches = serenqa_store::questionnaire::read_benchmark(&f, |k, id| Some(format!("https://x/{k}/{id}"))).unwrap();
+    assert_eq!(batches.iter().map(|b| (b.key.as_str(), b.questions.len())).collect::<Vec<_>>(), [("cancer", 2), ("infection", 1)]);
+    let repo = SqliteRepo::in_memory().unwrap();
+    let rep = repo.import_batches(&batches).unwrap();
+    assert_eq!((rep.questions_added, rep.candidates_added), (3, 6));
+    let q = repo.questions_of_source(Source::Benchmark).unwrap().remove(0);
+    assert_eq!(q.candidates[0].key, "Compound::DB00945");
+    assert_eq!(q.pattern.as_deref(), Some("1.1"));
+    std::fs::write(&f, "{not json}\n").unwrap();
+    assert!(serenqa_store::questionnaire::read_benchmark(&f, |_, _| None).unwrap_err().contains("line 1"));
+}

@@ -72,7 +72,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     };
     let cache = Some(models.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
-        let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
+    let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
     let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation));
     let app = api::router(state, &args.dist);
