@@ -66,25 +66,8 @@ fn mean_agreement(items: &[Item], sets: &[Vec<usize>]) -> f64 {
     items.iter().zip(sets).map(|(it, s)| overlap(&it.expert, s)).sum::<f64>() / items.len() as f64
 }
 
-/// Pearson correlation of two equally long vectors; `None` if either is constant.
-pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
-    let n = x.len();
-    if n < 2 || y.len() != n {
-        return None;
-    }
-    let mx = x.iter().sum::<f64>() / n as f64;
-    let my = y.iter().sum::<f64>() / n as f64;
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (a, b) in x.iter().zip(y) {
-        sxy += (a - mx) * (b - my);
-        sxx += (a - mx).powi(2);
-        syy += (b - my).powi(2);
-    }
-    if sxx <= 0.0 || syy <= 0.0 {
-        return None;
-    }
-    Some(sxy / (sxx * syy).sqrt())
-}
+/// Pearson correlation (shared with the leaderboard, so both report the same number).
+pub use serenqa_shared::results::pearson;
 
 fn indicators(items: &[Item], sets: &[&[usize]]) -> Vec<f64> {
     items.iter().zip(sets).flat_map(|(it, s)| it.ac.iter().map(move |c| if s.contains(c) { 1.0 } else { 0.0 })).collect()
