@@ -24,9 +24,8 @@ pub fn routes() -> Router<AppState> {
         .route("/paths", get(get_paths))
 }
 
-pub fn node_view(g: &Graph, n: NodeId) -> NodeView {
-    NodeView { index: n, id: g.ident(n).to_string(), name: g.name(n).to_string(), kind: g.type_display(g.node_type(n)).to_string() }
-}
+/// A node as the UI shows it (one definition, in the model crate).
+pub use serenqa_model::slice::node_view;
 
 pub fn graph_info(g: &Graph) -> GraphInfo {
     let meta = g.meta();
