@@ -163,24 +163,9 @@ pub struct Manifest {
 
 pub const MANIFEST_FORMAT: &str = "serenqa-benchmark";
 
-/// xxh3 over the out-CSR and the node identifiers.
+/// The graph's content hash (see [`Graph::content_hash`]).
 pub fn graph_hash(g: &Graph) -> String {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let (off, tgt, rel) = g.out_csr();
-    for x in off {
-        h.update(&x.to_le_bytes());
-    }
-    for x in tgt {
-        h.update(&x.to_le_bytes());
-    }
-    for x in rel {
-        h.update(&x.to_le_bytes());
-    }
-    for n in 0..g.node_count() as NodeId {
-        h.update(g.ident(n).as_bytes());
-        h.update(&[0]);
-    }
-    format!("{:016x}", h.digest())
+    g.content_hash()
 }
 
 fn commonness(g: &Graph, answers: &[NodeId]) -> f64 {

@@ -184,6 +184,28 @@ impl Graph {
         &self.edge_props
     }
 
+    /// xxh3 over the out-CSR and the node identifiers, as 16 hex digits: two graphs with the
+    /// same hash have the same nodes, numbering and edges (benchmarks, runs and exported edge
+    /// stores record it to refuse a different graph).
+    pub fn content_hash(&self) -> String {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let (off, tgt, rel) = self.out_csr();
+        for x in off {
+            h.update(&x.to_le_bytes());
+        }
+        for x in tgt {
+            h.update(&x.to_le_bytes());
+        }
+        for x in rel {
+            h.update(&x.to_le_bytes());
+        }
+        for n in 0..self.node_count() as NodeId {
+            h.update(self.ident(n).as_bytes());
+            h.update(&[0]);
+        }
+        format!("{:016x}", h.digest())
+    }
+
     /// All nodes whose identifier is `ident` (one per type at most).
     pub fn find_by_ident(&self, ident: &str) -> &[NodeId] {
         let lo = self.by_ident.partition_point(|&n| self.ident(n) < ident);

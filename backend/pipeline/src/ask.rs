@@ -109,11 +109,12 @@ pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, Stri
         out.notes.push(format!("exploring from {} of {} answers", roots.len(), answers.len()));
     }
 
-    let env = Env { g, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let edges = serenqa_edges::MemoryEdges::new(g);
+    let env = Env { g, edges: &edges, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
     let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
     let cfg = ExploreConfig::default();
     let task = explore::Task { question, roots: roots.clone(), example: String::new() };
-    let ex = explore::explore(&env, &agents, &cfg, &task).await;
+    let ex = explore::explore(&env, &agents, &cfg, &task).await?;
     for c in &ex.calls {
         if let Some(e) = &c.error {
             out.notes.push(format!("{} model: {e}", c.role));

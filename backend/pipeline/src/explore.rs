@@ -13,12 +13,17 @@
 //! paper's single root r0 generalised to an answer set. It runs on G = Gc − R of the
 //! partition (removed edges are invisible). Predicted serendipity set = the leaves of Π
 //! (explored nodes with no explored child).
+//!
+//! Edges come from an [`EdgeSource`] (the in-memory graph or the Redis edge store), one
+//! batched lookup per level for the whole frontier; node labels, types and the model always
+//! come from the in-memory graph. Both edge stores give identical explorations.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serenqa_benchmark::query::EdgeMask;
-use serenqa_graph::{Direction, EdgeId, Graph, NodeId, RelId, TypeId};
+use serenqa_edges::{EdgeSource, Incident};
+use serenqa_graph::{EdgeId, Graph, NodeId, RelId, TypeId};
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
 
@@ -186,7 +191,9 @@ impl TypeStats {
 
 /// What an exploration reads.
 pub struct Env<'a> {
+    /// Node labels and types (and the model's slices); edges come from `edges`.
     pub g: &'a Graph,
+    pub edges: &'a dyn EdgeSource,
     /// R of the partition (None = Gc).
     pub removed: Option<&'a EdgeMask>,
     pub model: Option<&'a Model>,
@@ -199,24 +206,36 @@ impl Env<'_> {
         !self.removed.is_some_and(|m| m.contains(e))
     }
 
-    /// Visible edges at u: (other end, relation, forward, edge).
-    pub fn incident(&self, u: NodeId) -> Vec<Step> {
-        self.g
-            .edges(u, Direction::Both)
-            .filter(|e| self.visible(e.id))
-            .filter_map(|e| {
-                let forward = e.source == u;
-                let to = if forward { e.target } else { e.source };
-                (to != u).then_some(Step { from: u, rel: e.rel, to, forward, edge: e.id })
+    /// Visible edges at each frontier node (self-loops dropped), in one batched lookup.
+    pub async fn incident_many(&self, frontier: &[NodeId]) -> Result<Vec<Vec<Hop>>, String> {
+        let lists = self.edges.incident_many(frontier).await.map_err(|e| e.to_string())?;
+        Ok(frontier
+            .iter()
+            .zip(lists)
+            .map(|(&u, list)| {
+                list.into_iter()
+                    .filter(|i: &Incident| self.visible(i.edge) && i.other != u)
+                    .map(|i| Hop { step: Step { from: u, rel: i.rel, to: i.other, forward: i.forward, edge: i.edge }, score: i.score, far_degree: i.other_degree })
+                    .collect()
             })
-            .collect()
+            .collect())
     }
+}
+
+/// A visible edge at a frontier node with what scoring it needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Hop {
+    pub step: Step,
+    /// Edge confidence, where the graph has one.
+    pub score: Option<f32>,
+    /// Degree of the far end.
+    pub far_degree: u32,
 }
 
 /// The documented graph score of an edge without confidence: the Adamic–Adar weight of its
 /// far end, 1 / ln(e + degree): specific entities carry more information than hubs.
-pub fn graph_score(g: &Graph, to: NodeId) -> f64 {
-    1.0 / (std::f64::consts::E + g.degree(to) as f64).ln()
+pub fn graph_score(far_degree: u32) -> f64 {
+    1.0 / (std::f64::consts::E + f64::from(far_degree)).ln()
 }
 
 /// Inputs of one exploration.
@@ -295,8 +314,9 @@ pub fn split_list(reply: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs Algorithm 3.
-pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: &Task<'_>) -> Exploration {
+/// Runs Algorithm 3. Fails only when the edge store does (an infrastructure error: the caller
+/// retries or reports it; it is not a result).
+pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: &Task<'_>) -> Result<Exploration, String> {
     let g = env.g;
     let mut ex = Exploration { roots: task.roots.clone(), ..Default::default() };
     for &r in &task.roots {
@@ -316,15 +336,16 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
         let mut lt = LevelTrace { level, frontier: frontier.len(), ..Default::default() };
         let mut cands: Vec<(Step, f64)> = Vec::new();
         let mut any_scored = false;
-        for &u in &frontier {
-            let inc: Vec<Step> = env.incident(u).into_iter().filter(|s| !ex.paths.contains_key(&s.to)).collect();
+        let incident = env.incident_many(&frontier).await?;
+        for (&u, hops) in frontier.iter().zip(incident) {
+            let inc: Vec<Hop> = hops.into_iter().filter(|h| !ex.paths.contains_key(&h.step.to)).collect();
             if inc.is_empty() {
                 continue;
             }
             // R: relation types at u with counts.
             let mut rels: BTreeMap<RelId, usize> = BTreeMap::new();
-            for s in &inc {
-                *rels.entry(s.rel).or_default() += 1;
+            for h in &inc {
+                *rels.entry(h.step.rel).or_default() += 1;
             }
             let chosen: Vec<RelId> = match &agents.relations {
                 None => offline::explorer::select_relations(env, &targets, u, &rels, cfg.relations_per_node, remaining),
@@ -369,10 +390,10 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             lt.relations.insert(g.ident(u).to_string(), chosen.iter().map(|&r| g.relation(r).name.clone()).collect());
             let mut edges: Vec<(Step, f64)> = inc
                 .into_iter()
-                .filter(|s| chosen.contains(&s.rel))
-                .map(|s| {
-                    let sc = g.edge_score(s.edge).map(f64::from).or_else(|| cfg.graph_score.then(|| graph_score(g, s.to))).unwrap_or(-1.0);
-                    (s, sc)
+                .filter(|h| chosen.contains(&h.step.rel))
+                .map(|h| {
+                    let sc = h.score.map(f64::from).or_else(|| cfg.graph_score.then(|| graph_score(h.far_degree))).unwrap_or(-1.0);
+                    (h.step, sc)
                 })
                 .collect();
             // One candidate edge per target (the best one).
@@ -506,7 +527,7 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             ex.summaries.push(text);
         }
     }
-    ex
+    Ok(ex)
 }
 
 /// Splits a continue reply into (description, decision): the decision is the last line that

@@ -78,6 +78,9 @@ pub struct EvalConfig {
     pub progress: bool,
     /// LLM response cache directory (None: no cache).
     pub cache_dir: Option<PathBuf>,
+    /// Read T3's edges from this Redis edge store instead of the in-memory graph (identical
+    /// results; see `serenqa-edges`).
+    pub edges: Option<serenqa_edges::RedisTarget>,
     /// Testing only: after this many newly written records, write half a record and fail,
     /// as a killed process would leave the files.
     pub crash_after: Option<usize>,
@@ -99,6 +102,7 @@ impl EvalConfig {
             concurrency: 64,
             progress: false,
             cache_dir: None,
+            edges: None,
             crash_after: None,
         }
     }
@@ -131,6 +135,8 @@ pub struct Manifest {
     pub split: Option<String>,
     pub limit: Option<usize>,
     pub explore: ExploreConfig,
+    /// Where T3 read edges: `memory` or the Redis edge store's URL.
+    pub edge_source: String,
     pub seeds: BTreeMap<String, u64>,
     pub items: BTreeMap<String, usize>,
     pub llm: StatsSnapshot,
@@ -301,6 +307,8 @@ struct Ctx {
     lex: Arc<Lexicon>,
     stats: Arc<TypeStats>,
     blocks: Arc<BlockCache>,
+    /// A remote edge store for T3 (None: the in-memory graph).
+    remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
     roles: Roles,
     explore: ExploreConfig,
     t1_example: String,
@@ -362,7 +370,9 @@ fn answer_type(r: &serenqa_benchmark::records::KgqaRecord) -> Option<String> {
     r.graph_query.nodes.iter().find(|n| n.question_node == 1).map(|n| n.class.clone())
 }
 
-async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> T3Record {
+/// One exploration record. `Err` is an infrastructure failure (the edge store is unreachable):
+/// not a result, the item stays to be redone.
+async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> Result<T3Record, String> {
     let g = &*ctx.g;
     let r = &ctx.bench.kgqa[i];
     let mode = if with_summaries { "with" } else { "without" };
@@ -377,7 +387,7 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> T
     };
     let Some(entry) = ctx.bench.entry(r.qid, partition) else {
         rec.error = Some("no partition entry".into());
-        return rec;
+        return Ok(rec);
     };
     let ty = answer_type(r);
     let roots = resolve_ids(g, &entry.exact_matches.list, ty.as_deref());
@@ -387,15 +397,20 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> T
     rec.gold_paths = entry.explore_queries.paths.clone();
     if roots.is_empty() || gold.is_empty() {
         rec.error = Some("roots or gold set do not resolve in this graph".into());
-        return rec;
+        return Ok(rec);
     }
-    let env = Env { g, removed: ctx.bench.removed.get(partition), model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let memory = serenqa_edges::MemoryEdges::new(g);
+    let edges: &dyn serenqa_edges::EdgeSource = match &ctx.remote_edges {
+        Some(r) => r.as_ref(),
+        None => &memory,
+    };
+    let env = Env { g, edges, removed: ctx.bench.removed.get(partition), model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
     let agents = Agents { relations: ctx.roles.relations.clone(), nodes: ctx.roles.nodes.clone(), cont: ctx.roles.cont.clone(), summary: ctx.roles.summary.clone() };
     let mut cfg = ctx.explore.clone();
     cfg.use_summaries = with_summaries;
     let example = ctx.examples.get(partition).cloned().unwrap_or_default();
     let task = explore::Task { question: &r.question, roots, example };
-    let ex = explore::explore(&env, &agents, &cfg, &task).await;
+    let ex = explore::explore(&env, &agents, &cfg, &task).await?;
     let leaves = ex.leaves();
     let mut calls = ex.calls.clone();
     rec.levels = ex.levels.clone();
@@ -417,7 +432,7 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> T
         rec.t3 = Some(T3Scores { relevance: rel, type_match: metrics::type_match(&rec.leaf_types, &gold_types), seren_hit: metrics::seren_hit(&rec.leaves, &gold_ids) });
     }
     rec.calls = calls;
-    rec
+    Ok(rec)
 }
 
 /// Runs (or resumes) an evaluation.
@@ -543,6 +558,7 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
         split: cfg.split.clone(),
         limit: cfg.limit,
         explore: cfg.explore.clone(),
+        edge_source: cfg.edges.as_ref().map(|t| t.to_string()).unwrap_or_else(|| "memory".into()),
         seeds: BTreeMap::from([("explore".to_string(), cfg.explore.seed)]),
         items: counts.clone(),
         llm: StatsSnapshot::default(),
@@ -558,7 +574,12 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
         .find(|r| r.partition == "train")
         .map(|r| format!("Question: {}\n```cypher\n{}\n```", r.question, r.cypher))
         .unwrap_or_default();
+    let remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>> = match &cfg.edges {
+        Some(t) => Some(Arc::new(serenqa_edges::RedisEdges::open(t.clone(), g.clone()).await.map_err(|e| e.to_string())?)),
+        None => None,
+    };
     let ctx = Arc::new(Ctx {
+        remote_edges,
         lex: Arc::new(Lexicon::new(&g)),
         stats: Arc::new(TypeStats::new(&g)),
         blocks: Arc::new(BlockCache::new(256)),
@@ -603,7 +624,7 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
                     (serde_json::to_string(&rec), w1, b1)
                 }
                 Item::T3 { rec, partition, with_summaries } => {
-                    let r = run_t3(&ctx, rec, &partition, with_summaries).await;
+                    let r = run_t3(&ctx, rec, &partition, with_summaries).await?;
                     (serde_json::to_string(&r), w3, b3)
                 }
             };

@@ -59,6 +59,8 @@ enum Command {
     Eval(commands::eval::EvalArgs),
     /// Ask one free-text question: Cypher, existing answers, serendipitous candidates.
     Ask(commands::eval::AskArgs),
+    /// The Redis edge store: export the graph's edges, check an export, measure lookups.
+    Edges(commands::edges::EdgesArgs),
 }
 
 fn main() {
@@ -82,6 +84,7 @@ fn main() {
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),
         Command::Ask(a) => commands::eval::run_ask(a, progress),
+        Command::Edges(a) => commands::edges::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

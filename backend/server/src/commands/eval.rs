@@ -65,6 +65,10 @@ pub struct EvalArgs {
     /// Do not use the on-disk LLM response cache.
     #[arg(long)]
     no_cache: bool,
+    /// Read T3's edges from a Redis edge store (`serenqa edges export` first):
+    /// `redis://host:port[/db]` or `redis+cluster://host:port,…`. Results are identical.
+    #[arg(long, value_name = "URL", env = "SERENQA_EDGES")]
+    edges: Option<String>,
     #[command(flatten)]
     graph: GraphArgs,
 }
@@ -144,6 +148,7 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.limit = args.limit;
     cfg.concurrency = args.concurrency.max(1);
     cfg.progress = progress;
+    cfg.edges = args.edges.as_deref().map(serenqa_edges::RedisTarget::parse).transpose().map_err(|e| anyhow!(e))?;
     cfg.explore.beam_width = args.beam.max(1);
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
