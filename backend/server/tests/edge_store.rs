@@ -1,0 +1,98 @@
+//! T3 reads the same edges from the in-memory graph, a single Redis and a three-shard Redis
+//! Cluster: the whole offline benchmark (every question × partition) gives identical T3
+//! records on all three (`serenqa edges export`, then `serenqa eval --edges …`).
+
+#[path = "../../edges/tests/common/mod.rs"]
+mod redis_fixture;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn shared_data() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SERENQA_DATA").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let cand = dir.join("../shared/data");
+        if cand.join("hetionet").is_dir() {
+            return Some(cand);
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
+
+fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_serenqa")).args(args).current_dir(cwd).env("SERENQA_DATA", data).env_remove("SERENQA_EDGES").output().expect("run serenqa");
+    assert!(o.status.success(), "serenqa {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// T3 records by key (each record whole, as JSON).
+fn t3_records(runs: &Path) -> Vec<(String, serde_json::Value)> {
+    let dir = std::fs::read_dir(runs).expect("runs dir").flatten().map(|e| e.path()).find(|p| p.join("manifest.json").is_file()).expect("a run");
+    let text = std::fs::read_to_string(dir.join("t3.jsonl")).expect("t3 trace");
+    let mut out: Vec<(String, serde_json::Value)> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("trace line");
+            (v["key"].as_str().expect("key").to_string(), v)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn edge_source(runs: &Path) -> String {
+    let dir = std::fs::read_dir(runs).expect("runs dir").flatten().map(|e| e.path()).find(|p| p.join("manifest.json").is_file()).expect("a run");
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).expect("manifest")).expect("json");
+    m["edge_source"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn t3_is_identical_on_memory_single_redis_and_cluster() {
+    let Some(data) = shared_data() else {
+        eprintln!("SKIPPED: no Hetionet data (../shared/data or $SERENQA_DATA)");
+        return;
+    };
+    let Some((single, _g1)) = redis_fixture::single() else { return };
+    let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
+    // Database 12 of the single instance is this test's own.
+    let single = format!("{single}/12");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], d, &data);
+    // The default benchmark of this graph (all 1529 questions; built once, then cached).
+    let eval = |runs: &str, edges: Option<&str>| {
+        let mut args = vec!["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--runs", runs];
+        if let Some(e) = edges {
+            args.extend(["--edges", e]);
+        }
+        serenqa(&args, d, &data)
+    };
+    eval("mem", None);
+    for url in [&single, &cluster] {
+        let out = serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", url], d, &data);
+        assert!(out.contains("2049746 edge keys"), "{out}");
+    }
+    let out = serenqa(&["--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster], d, &data);
+    assert!(out.contains("equals the graph's"), "{out}");
+    eval("single", Some(&single));
+    eval("cluster", Some(&cluster));
+
+    let mem = t3_records(&d.join("mem"));
+    assert!(mem.len() > 2000, "the whole benchmark: {} T3 records", mem.len());
+    let explored = mem.iter().filter(|(_, v)| v["paths"].as_array().is_some_and(|p| !p.is_empty())).count();
+    assert!(explored * 10 > mem.len() * 9, "most explorations go somewhere: {explored} of {}", mem.len());
+    assert_eq!(edge_source(&d.join("mem")), "memory");
+    for (name, url) in [("single", &single), ("cluster", &cluster)] {
+        assert_eq!(&edge_source(&d.join(name)), url, "the {name} run read its edges from Redis");
+        let other = t3_records(&d.join(name));
+        assert_eq!(other.len(), mem.len(), "{name}: record count");
+        for ((k, a), (_, b)) in mem.iter().zip(&other) {
+            assert_eq!(a, b, "{name}: record {k} differs from the in-memory run");
+        }
+    }
+}
