@@ -15,6 +15,23 @@ step() { printf '\n==> %s\n' "$*"; }
 export CARGO_INCREMENTAL=0
 df -h . | sed 's/^/[disk] /'
 
+# Real Redis for the scale-out tests: a single instance and a three-shard cluster on loopback,
+# stopped when this script exits (whatever way it exits).
+server=""; server2=""; annot_dir=""; runs_dir=""
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  [ -n "$server2" ] && kill "$server2" 2>/dev/null || true
+  [ -n "$annot_dir" ] && rm -rf "$annot_dir"
+  [ -n "$runs_dir" ] && rm -rf "$runs_dir"
+  bash scripts/redis.sh stop || true
+}
+trap cleanup EXIT
+step "Redis: single instance and three-shard cluster"
+redis_env=$(bash scripts/redis.sh start)
+eval "$redis_env"
+echo "SERENQA_REDIS_URL=$SERENQA_REDIS_URL"
+echo "SERENQA_REDIS_CLUSTER=$SERENQA_REDIS_CLUSTER"
+
 step "cargo test (all host crates)"
 cargo test --no-fail-fast
 
@@ -39,7 +56,6 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 log=target/e2e-server.log
 ./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist --runs "$runs_dir" --db "$main_db" >"$log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/api/graph" >/dev/null 2>&1 && break
   kill -0 $server 2>/dev/null || { echo "server died:"; cat "$log"; exit 1; }
@@ -55,7 +71,6 @@ admin_link=$(./target/debug/serenqa admin --db "$annot_dir/e2e.sqlite" create --
 log2=target/e2e-annotate-server.log
 ./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" >"$log2" 2>&1 &
 server2=$!
-trap 'kill $server $server2 2>/dev/null || true; rm -rf "$annot_dir" "$runs_dir"' EXIT
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port2/api/graph" >/dev/null 2>&1 && break
   kill -0 $server2 2>/dev/null || { echo "server died:"; cat "$log2"; exit 1; }
