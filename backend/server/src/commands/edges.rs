@@ -145,9 +145,9 @@ fn run_bench(a: BenchArgs, progress: bool, rt: &tokio::runtime::Runtime) -> Resu
         })?;
         figures.extend(fs);
     }
-    println!("{:<64} {:>14} {:>16} {:>12}", "store", "lookups/s", "edges/s", "vs memory");
+    println!("{:<86} {:>12} {:>14} {:>10}", "store", "lookups/s", "edges/s", "vs memory");
     for f in &figures {
-        println!("{:<64} {:>14.0} {:>16.0} {:>11.3}×", f.label, f.lookups_per_sec, f.edges_per_sec, f.lookups_per_sec / mem.lookups_per_sec.max(1e-9));
+        println!("{:<86} {:>12.0} {:>14.0} {:>9.3}×", f.label, f.lookups_per_sec, f.edges_per_sec, f.lookups_per_sec / mem.lookups_per_sec.max(1e-9));
     }
     Ok(())
 }
