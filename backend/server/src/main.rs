@@ -10,6 +10,7 @@ mod commands;
 mod graph_source;
 mod model_source;
 mod rss;
+mod scripted_llm;
 
 use clap::{Parser, Subcommand};
 
@@ -59,6 +60,8 @@ enum Command {
     Eval(commands::eval::EvalArgs),
     /// Ask one free-text question: Cypher, existing answers, serendipitous candidates.
     Ask(commands::eval::AskArgs),
+    /// Run work items of distributed evaluations (`serenqa eval --queue`) from Redis.
+    Worker(commands::worker::WorkerArgs),
 }
 
 fn main() {
@@ -82,6 +85,7 @@ fn main() {
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),
         Command::Ask(a) => commands::eval::run_ask(a, progress),
+        Command::Worker(a) => commands::worker::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.
