@@ -288,10 +288,12 @@ local lost = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
-  if #p == 1 and p[1][2] == ARGV[2] then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'JUSTID')
-  else
-    lost[#lost + 1] = id
+  if #p == 1 then
+    if p[1][2] == ARGV[2] then
+      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'JUSTID')
+    else
+      lost[#lost + 1] = id
+    end
   end
 end
 return lost
@@ -408,7 +410,7 @@ impl RunQueue {
     }
 
     /// Renews `ids` for `consumer` (resets their idle time without counting a delivery);
-    /// returns those it no longer owns.
+    /// returns those another consumer owns now (acknowledged ones are simply skipped).
     pub async fn keepalive(&self, consumer: &str, ids: &[String]) -> Result<Vec<String>, String> {
         if ids.is_empty() {
             return Ok(Vec::new());
