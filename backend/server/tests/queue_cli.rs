@@ -135,6 +135,7 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
     let _ = workers.0[0].wait();
     let orphaned: BTreeSet<String> = rt.block_on(q.pending_of("w0")).unwrap().into_keys().collect();
     assert!(!orphaned.is_empty(), "the killed worker left tasks pending");
+    eprintln!("killed w0 after {:.1}s holding entries {orphaned:?}", t.elapsed().as_secs_f64());
 
     let status = wait_exit(&mut coordinator, Duration::from_secs(300)).expect("the coordinator finishes");
     let mut out = String::new();
@@ -157,6 +158,7 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
         assert!(wait_exit(&mut workers.0[i], Duration::from_secs(60)).is_some_and(|s| s.success()), "w{i} exits cleanly");
         logs.push_str(&std::fs::read_to_string(d.join(format!("w{i}.log"))).unwrap_or_default());
     }
+    eprintln!("{} items; survivors' reclaims:\n{}", local.len(), logs.lines().filter(|l| l.contains("reclaimed")).collect::<Vec<_>>().join("\n"));
     let entry_ids: Vec<&String> = orphaned.iter().collect();
     for id in &entry_ids {
         assert!(logs.lines().any(|l| l.contains("reclaimed") && l.contains(&format!("entry {id},"))), "entry {id} of w0 was reclaimed by a survivor:\n{logs}");
