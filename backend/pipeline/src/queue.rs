@@ -379,16 +379,27 @@ impl RunQueue {
     /// Claims up to `count` entries idle for at least `min_idle` (their consumer died or gave
     /// them up), with their delivery counts.
     pub async fn reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> Result<Vec<Delivery>, String> {
-        let reply: StreamAutoClaimReply = self
-            .redis
-            .query(redis::cmd("XAUTOCLAIM").arg(self.keys.tasks()).arg(GROUP).arg(consumer).arg(min_idle.as_millis() as u64).arg("0-0").arg("COUNT").arg(count.max(1)))
-            .await?;
-        if reply.claimed.is_empty() {
+        // XAUTOCLAIM scans at most 10 × COUNT pending entries per call: follow its cursor
+        // through the whole pending list (bounded), so idle entries behind many live ones
+        // are found too.
+        let mut claimed = Vec::new();
+        let mut cursor = "0-0".to_string();
+        for _ in 0..1000 {
+            let reply: StreamAutoClaimReply = self
+                .redis
+                .query(redis::cmd("XAUTOCLAIM").arg(self.keys.tasks()).arg(GROUP).arg(consumer).arg(min_idle.as_millis() as u64).arg(&cursor).arg("COUNT").arg(count.saturating_sub(claimed.len()).max(1)))
+                .await?;
+            claimed.extend(reply.claimed);
+            cursor = reply.next_stream_id;
+            if claimed.len() >= count || cursor == "0-0" || cursor.is_empty() {
+                break;
+            }
+        }
+        if claimed.is_empty() {
             return Ok(Vec::new());
         }
         let counts = self.pending_of(consumer).await?;
-        Ok(reply
-            .claimed
+        Ok(claimed
             .iter()
             .filter_map(|e| Some(Delivery { id: e.id.clone(), key: entry_key(e)?, deliveries: counts.get(&e.id).copied().unwrap_or(1) }))
             .collect())
@@ -1071,6 +1082,18 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
     let mut rr = 0usize;
     let mut stored_since_log = 0usize;
     let mut last_log = Instant::now();
+    let mut last_reclaim: HashMap<String, Instant> = HashMap::new();
+    let reclaim_every = (cfg.reclaim_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+    // A failing run (e.g. its keys deleted) is logged once per distinct error and does not
+    // stop the others.
+    let run_errors: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
+    let run_error = |run_id: &str, e: String| {
+        let mut m = run_errors.lock().unwrap_or_else(|p| p.into_inner());
+        if m.get(run_id) != Some(&e) {
+            log(format!("run {run_id}: {e} (retrying)"));
+            m.insert(run_id.to_string(), e);
+        }
+    };
 
     let finish = |res: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>, tasks: &mut HashMap<tokio::task::Id, (String, String, String)>, report: &mut WorkerReport, stored: &mut usize| {
         let (id, outcome) = match res {
@@ -1123,6 +1146,7 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
             active.sort();
             seen_run |= !active.is_empty();
             runs.retain(|k, _| active.contains(k));
+            last_reclaim.retain(|k, _| active.contains(k));
             for run_id in &active {
                 if runs.contains_key(run_id) {
                     continue;
@@ -1150,15 +1174,30 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                     if free == 0 {
                         break;
                     }
-                    let mut got = rc.q.reclaim(&name, cfg.reclaim_after, free).await?;
-                    let mine: BTreeSet<String> = lock_ids(&in_flight).get(run_id).cloned().unwrap_or_default();
-                    got.retain(|d| !mine.contains(&d.id));
-                    for d in &got {
-                        log(format!("run {run_id}: reclaimed {} (entry {}, delivery {})", d.key, d.id, d.deliveries));
+                    // Entries only become reclaimable after `reclaim_after`: scanning the
+                    // pending list a few times per period is enough.
+                    let mut got = Vec::new();
+                    if last_reclaim.get(run_id).is_none_or(|t: &Instant| t.elapsed() >= reclaim_every) {
+                        last_reclaim.insert(run_id.clone(), Instant::now());
+                        got = match rc.q.reclaim(&name, cfg.reclaim_after, free).await {
+                            Ok(g) => g,
+                            Err(e) => {
+                                run_error(run_id, e);
+                                continue;
+                            }
+                        };
+                        let mine: BTreeSet<String> = lock_ids(&in_flight).get(run_id).cloned().unwrap_or_default();
+                        got.retain(|d| !mine.contains(&d.id));
+                        for d in &got {
+                            log(format!("run {run_id}: reclaimed {} (entry {}, delivery {})", d.key, d.id, d.deliveries));
+                        }
+                        report.reclaimed += got.len();
                     }
-                    report.reclaimed += got.len();
                     if got.len() < free {
-                        got.extend(rc.q.read_new(&name, free - got.len()).await?);
+                        match rc.q.read_new(&name, free - got.len()).await {
+                            Ok(more) => got.extend(more),
+                            Err(e) => run_error(run_id, e),
+                        }
                     }
                     for d in got {
                         lock_ids(&in_flight).entry(run_id.clone()).or_default().insert(d.id.clone());

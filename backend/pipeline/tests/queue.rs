@@ -6,6 +6,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{hetionet, small_bench};
@@ -209,4 +210,47 @@ async fn distributed_offline_run_equals_local_run() {
     assert_eq!(lines(&again.dir).len(), lines(&local.dir).len());
     let t3: Vec<T3Record> = read_trace(&again.dir.join(T3_FILE)).unwrap();
     assert!(!t3.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_outage_is_retried_not_recorded() {
+    let Some(r) = TestRedis::get(6).await else { return };
+    // The endpoint fails (503) for its first three requests, then answers.
+    let srv = common::start(Arc::new(|_v: &serde_json::Value, n: usize| {
+        if n < 3 {
+            common::Answer::status(503)
+        } else {
+            common::Answer::ok("```cypher\nMATCH (x:Compound) RETURN DISTINCT x.id AS id, x.name AS name LIMIT 3\n```")
+        }
+    }))
+    .await;
+    let spec = serenqa_pipeline::llm::ModelSpec {
+        name: "scripted".into(),
+        base_url: srv.base_url.clone(),
+        model: "scripted-1".into(),
+        api_key_env: None,
+        temperature: 0.0,
+        max_tokens: 64,
+        timeout_secs: 10.0,
+        max_retries: 0,
+        backoff_ms: 1,
+        concurrency: 4,
+    };
+    let runs = tempfile::tempdir().unwrap();
+    let mut cfg = config(runs.path(), "outage");
+    cfg.limit = Some(4);
+    cfg.tasks = serenqa_pipeline::run::parse_tasks("t1").unwrap();
+    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![spec], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None };
+    let g = hetionet();
+    let (_tx, h) = spawn_worker(&r.url, worker_cfg("w"), WorkerGraph::new(g.clone(), None)).await;
+    let out = tokio::time::timeout(Duration::from_secs(120), run_coordinator(&cfg, g, None, &r.url)).await.expect("in time").expect("run");
+    let report = tokio::time::timeout(Duration::from_secs(30), h).await.unwrap().unwrap().unwrap();
+    assert!(report.retried >= 1, "{report:?}");
+    assert_eq!(report.poisoned, 0);
+    let t1: Vec<T1Record> = read_trace(&out.dir.join(T1_FILE)).unwrap();
+    assert_eq!(t1.len(), 4);
+    assert!(t1.iter().all(|r| r.call.as_ref().is_some_and(|c| c.error.is_none()) && r.retrieved.executable), "no result carries the outage: {t1:?}");
+    let redis = Redis::connect(&r.url).await.unwrap();
+    let retries: BTreeMap<String, usize> = redis.query(redis::cmd("HGETALL").arg(RunQueue::new(redis.clone(), "outage").keys.retries())).await.unwrap();
+    assert_eq!(retries.values().sum::<usize>(), report.retried, "{retries:?}");
 }
