@@ -963,7 +963,9 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
         Err(e) => return Outcome::Abandoned(e),
     }
     let item = Item::parse(&d.key, &rc.ctx);
-    let line = if d.deliveries > cfg.max_deliveries {
+    // Poison: delivered more than `max_deliveries` times, deliveries that ended in an LLM
+    // outage not counted. Recorded as an error record so the run completes.
+    if d.deliveries > cfg.max_deliveries {
         let outages = match q.retries(&d.key).await {
             Ok(n) => n,
             Err(e) => return Outcome::Abandoned(e),
@@ -976,18 +978,15 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
                 Err(_) => fallback_error_line(&d.key, &msg),
             };
             return match q.complete(&d.id, &d.key, &line).await {
-                Ok(_) => Outcome::Poisoned,
+                Ok(true) => Outcome::Poisoned,
+                Ok(false) => Outcome::Duplicate,
                 Err(e) => Outcome::Abandoned(e),
             };
         }
-        None
-    } else {
-        None
-    };
-    let line: String = match (line, item) {
-        (Some(l), _) => l,
-        (None, Err(e)) => fallback_error_line(&d.key, &e),
-        (None, Ok(item)) => {
+    }
+    let line: String = match item {
+        Err(e) => fallback_error_line(&d.key, &e),
+        Ok(item) => {
             let (res, unavailable) = llm::track_unavailable(run::run_item(&rc.ctx, &item)).await;
             if unavailable > 0 {
                 let _ = q.note_retry(&d.key).await;
@@ -1323,6 +1322,12 @@ impl Drop for LocalRedis {
     }
 }
 
+/// Says so on the real stderr (not captured by the test harness, so it shows in CI logs).
+fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: no Redis ({why})");
+}
+
 /// The Redis of a test: `$SERENQA_REDIS_URL`, else a [`LocalRedis`] when `redis-server` is
 /// installed, else None (the test prints `SKIPPED: no Redis`). `db` selects a database so
 /// that tests sharing one server do not see each other's runs; it is flushed first.
@@ -1338,7 +1343,7 @@ impl TestRedis {
             None => match LocalRedis::start() {
                 Ok(l) => (l.url.clone(), Some(l)),
                 Err(e) => {
-                    eprintln!("SKIPPED: no Redis (SERENQA_REDIS_URL unset and {e})");
+                    skipped(&format!("SERENQA_REDIS_URL unset and {e}"));
                     return None;
                 }
             },
@@ -1352,7 +1357,7 @@ impl TestRedis {
         let r = match Redis::connect(&url).await {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("SKIPPED: no Redis ({e})");
+                skipped(&e);
                 return None;
             }
         };
