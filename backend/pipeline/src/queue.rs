@@ -1365,3 +1365,34 @@ impl TestRedis {
         Some(TestRedis { url, _local: local })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_of_a_run_shares_its_hash_tag() {
+        let k = Keys::new("gpt-4o-1234abcd");
+        for key in k.all() {
+            assert!(key.starts_with("serenqa:run:{gpt-4o-1234abcd}:"), "{key}");
+        }
+        assert_eq!(k.all().len(), k.all().into_iter().collect::<BTreeSet<_>>().len(), "distinct keys");
+    }
+
+    #[test]
+    fn urls_are_shown_without_passwords() {
+        assert_eq!(redact("redis://:s3cret@host:6379/2"), "redis://***@host:6379/2");
+        assert_eq!(redact("redis://user:pw@host"), "redis://***@host");
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    }
+
+    #[test]
+    fn worker_llm_accounting_sums() {
+        let a = StatsSnapshot { calls: 10, cache_hits: 0, mean_latency_ms: 100.0, max_in_flight: 4, ..Default::default() };
+        let b = StatsSnapshot { calls: 30, cache_hits: 10, mean_latency_ms: 400.0, max_in_flight: 2, ..Default::default() };
+        let all: BTreeMap<String, String> = [("a".to_string(), serde_json::to_string(&a).unwrap()), ("b".into(), serde_json::to_string(&b).unwrap()), ("offline".into(), "{}".into())].into();
+        let s = sum_stats(&all);
+        assert_eq!((s.calls, s.cache_hits, s.max_in_flight), (40, 10, 6));
+        assert!((s.mean_latency_ms - 300.0).abs() < 1e-9, "weighted by network calls: {}", s.mean_latency_ms);
+    }
+}

@@ -254,3 +254,55 @@ async fn an_llm_outage_is_retried_not_recorded() {
     let retries: BTreeMap<String, usize> = redis.query(redis::cmd("HGETALL").arg(RunQueue::new(redis.clone(), "outage").keys.retries())).await.unwrap();
     assert_eq!(retries.values().sum::<usize>(), report.retried, "{retries:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_coordinator_collects_what_finished_while_it_was_down() {
+    let Some(r) = TestRedis::get(7).await else { return };
+    let g = hetionet();
+    let local_dir = tempfile::tempdir().unwrap();
+    let queue_dir = tempfile::tempdir().unwrap();
+    let local = run_eval(&config(local_dir.path(), "restart"), g.clone(), None).await.expect("local run");
+    let n = read_trace::<T1Record>(&local.dir.join(T1_FILE)).unwrap().len() + read_trace::<T3Record>(&local.dir.join(T3_FILE)).unwrap().len();
+
+    // The coordinator enqueues, then dies before any worker is there.
+    let cfg = config(queue_dir.path(), "restart");
+    let c = {
+        let (cfg, g, url) = (cfg.clone(), g.clone(), r.url.clone());
+        tokio::spawn(async move { run_coordinator(&cfg, g, None, &url).await })
+    };
+    let redis = Redis::connect(&r.url).await.unwrap();
+    let q = RunQueue::new(redis.clone(), "restart");
+    for _ in 0..400 {
+        if q.task_count().await.unwrap_or(0) == n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(q.task_count().await.unwrap(), n, "every item enqueued");
+    c.abort();
+    let _ = c.await;
+
+    // A worker does everything meanwhile, then is stopped with a signal.
+    let mut wc = worker_cfg("w");
+    wc.once = false;
+    let (tx, h) = spawn_worker(&r.url, wc, WorkerGraph::new(g.clone(), None)).await;
+    for _ in 0..1200 {
+        if q.result_count().await.unwrap_or(0) == n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(q.result_count().await.unwrap(), n);
+    tx.send(Shutdown::Drain).unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(30), h).await.expect("the worker stops on the signal").unwrap().unwrap();
+    assert_eq!(report.completed, n);
+    assert_eq!(std::fs::read_to_string(queue_dir.path().join("restart").join(T1_FILE)).unwrap_or_default(), "", "nobody wrote the traces yet");
+
+    // The same command again: collects every result, enqueues nothing, same tables.
+    let out = tokio::time::timeout(Duration::from_secs(60), run_coordinator(&cfg, g, None, &r.url)).await.expect("in time").expect("resumed run");
+    assert_eq!(out.aggregate, local.aggregate);
+    assert_eq!(q.task_count().await.unwrap(), n, "no item enqueued twice");
+    let t1: Vec<T1Record> = read_trace(&out.dir.join(T1_FILE)).unwrap();
+    let t3: Vec<T3Record> = read_trace(&out.dir.join(T3_FILE)).unwrap();
+    assert_eq!(t1.len() + t3.len(), n, "each result appended once");
+}

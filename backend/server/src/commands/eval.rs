@@ -144,6 +144,11 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     let t = Instant::now();
     let tasks = parse_tasks(&args.tasks).map_err(|e| anyhow!(e))?;
     let (models, label) = load_models(&args.models)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if let Some(url) = &args.queue {
+        // Fail fast on an unreachable queue, before the graph is loaded.
+        rt.block_on(serenqa_pipeline::queue::Redis::connect(url)).map_err(|e| anyhow!(e))?;
+    }
     let (g, model) = load_graph_and_model(&args.graph, progress)?;
     let bench = bench_dir(args.bench.as_deref(), &g, model.as_ref(), args.questions, progress)?;
     let mut cfg = EvalConfig::new(bench, args.runs.clone().unwrap_or_else(default_runs_dir));
@@ -161,7 +166,6 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
     cfg.explore.nodes_per_node = args.nodes.max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let out = match &args.queue {
         Some(url) => rt.block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url)),
         None => rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))),
