@@ -129,3 +129,21 @@ pub fn models_file(base_url: &str, roles: &[&str], concurrency: usize) -> serde_
         "roles": roles
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_role_gets_a_well_formed_reply() {
+        let retrieval = reply("You translate biomedical questions into Cypher queries.\nNode labels (each node has the properties id and name):\n- Compound\n- Disease\n\nRules:", "Question: Which diseases does aspirin treat?");
+        assert!(retrieval.contains("MATCH (x:Disease)") && retrieval.starts_with("```cypher"), "{retrieval}");
+        let rels = reply("From one entity of the current frontier, pick the relation types worth following", "Relation types available from this entity:\nTREATS_CtD (3 edges)\nBINDS_CbG (9 edges)\nCAUSES_CcSE (1 edges)\n\nReply with");
+        assert_eq!(rels, "TREATS_CtD, BINDS_CbG");
+        let nodes = reply("Choose the ones to expand next", "Candidates (id | name | type | reached from | relation | edge score):\nDB1 | a | Compound | x | r | 0.5\nDB2 | b | Compound | x | r | 0.4\n\nReply");
+        assert_eq!(nodes, "DB1, DB2");
+        assert!(reply("Before going one level deeper:", "").contains("\n\nYES\n\n"));
+        assert_eq!(reply("Rate FAITHFULNESS", ""), "Score: 4\n#END");
+        assert_eq!(reply("anything else", ""), "");
+    }
+}
