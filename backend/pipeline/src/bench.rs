@@ -38,7 +38,21 @@ pub struct Benchmark {
 
 impl Benchmark {
     pub fn load(dir: &Path, g: &Graph) -> Result<Benchmark, String> {
-        let read = |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| format!("reading {}: {e}", dir.join(name).display()));
+        Benchmark::from_files(dir, g, |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| format!("reading {}: {e}", dir.join(name).display())))
+    }
+
+    /// The names of a benchmark directory's files that [`Benchmark::load`] reads (the
+    /// `removed-*.tsv` ones may be absent), plus its `manifest.json`.
+    pub fn file_names() -> Vec<String> {
+        let mut v = vec!["kgqa.jsonl".to_string(), "serendipity.jsonl".to_string()];
+        v.extend(PARTITIONS.iter().map(|(k, _)| format!("removed-{k}.tsv")));
+        v.push("manifest.json".into());
+        v
+    }
+
+    /// A benchmark from its files' contents, by name (`read` fails for a missing file); `dir`
+    /// is only a label. Used by queue workers, which get the files from Redis.
+    pub fn from_files(dir: &Path, g: &Graph, read: impl Fn(&str) -> Result<String, String>) -> Result<Benchmark, String> {
         let kg_text = read("kgqa.jsonl")?;
         let se_text = read("serendipity.jsonl")?;
         let kgqa: Vec<KgqaRecord> = from_jsonl(&kg_text, "kgqa.jsonl")?;
@@ -49,8 +63,7 @@ impl Benchmark {
         let mut removed = BTreeMap::new();
         let mut unmatched = 0;
         for (key, _) in PARTITIONS {
-            let p = dir.join(format!("removed-{key}.tsv"));
-            let Ok(text) = std::fs::read_to_string(&p) else { continue };
+            let Ok(text) = read(&format!("removed-{key}.tsv")) else { continue };
             h.update(key.as_bytes());
             h.update(text.as_bytes());
             let mut mask = EdgeMask::new(g.edge_count());

@@ -24,6 +24,11 @@
 //! - [`run`] — `serenqa eval`: resumable runs, per-item JSONL traces, manifest, aggregates;
 //!   listing runs and reading one question's trace (for the web app).
 //! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`).
+//! - [`queue`] — distributed runs over Redis Streams: the coordinator (`serenqa eval
+//!   --queue`) publishes a run spec and one stream entry per work item; workers (`serenqa
+//!   worker`) run the items with [`run::run_item`] and store each result once (`HSETNX`);
+//!   reclaim of dead workers' entries, keepalive of slow ones, poison tasks; key layout and
+//!   invariants in the module docs.
 //!
 //! # Runs directory (`$SERENQA_RUNS`, default `./runs`) — read by the web app's leaderboard
 //! One subdirectory per run, named by the run id (`<label>-<hash>`; the hash covers the
@@ -80,6 +85,7 @@ pub mod llm;
 pub mod metrics;
 pub mod offline;
 pub mod prompts;
+pub mod queue;
 pub mod reasoning;
 pub mod report;
 pub mod retrieval;

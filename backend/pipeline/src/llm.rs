@@ -188,6 +188,33 @@ pub enum LlmError {
     Malformed { model: String, message: String },
 }
 
+impl LlmError {
+    /// The endpoint could not serve the request after the client's retries (connection
+    /// failure, timeout, 429 or 5xx): an infrastructure problem, not an answer of the model.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } | LlmError::Timeout { .. } => true,
+            LlmError::Status { status, .. } => *status == 429 || *status >= 500,
+            LlmError::Malformed { .. } => false,
+        }
+    }
+}
+
+tokio::task_local! {
+    static UNAVAILABLE: Arc<AtomicUsize>;
+}
+
+/// Runs `f` and counts the calls inside it (on this task) that failed with
+/// [`LlmError::is_unavailable`]. The traces record such failures as empty replies, as the
+/// paper scores them; a queue worker uses the count to retry the item later instead of
+/// storing a result degraded by an outage.
+pub async fn track_unavailable<F: std::future::Future>(f: F) -> (F::Output, usize) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let out = UNAVAILABLE.scope(n.clone(), f).await;
+    let count = n.load(Ordering::Relaxed);
+    (out, count)
+}
+
 /// Accounting for a whole run.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -381,6 +408,9 @@ impl LlmClient {
             }
             Err(e) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                if e.is_unavailable() {
+                    let _ = UNAVAILABLE.try_with(|n| n.fetch_add(1, Ordering::Relaxed));
+                }
                 Err(e)
             }
         }

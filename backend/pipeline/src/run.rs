@@ -143,6 +143,19 @@ pub struct Manifest {
     /// Wall seconds of the last invocation.
     pub seconds: f64,
     pub notes: Vec<String>,
+    /// Set when the items ran on queue workers (`serenqa eval --queue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueInfo>,
+}
+
+/// How a distributed run was executed (see [`crate::queue`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QueueInfo {
+    /// The Redis URL without credentials.
+    pub redis: String,
+    /// Workers that completed items of this run.
+    pub workers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -235,18 +248,23 @@ pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
     Ok(out)
 }
 
-struct Writer {
+/// Appends whole JSON lines to a trace file (one `write` per line, then flush).
+pub(crate) struct Writer {
     file: Mutex<std::fs::File>,
     /// Set by a simulated crash: a dead process writes nothing more, to any file.
     dead: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Writer {
+    /// A writer that never simulates a crash.
+    pub(crate) fn append(path: &Path) -> Result<Writer, String> {
+        Writer::open(path, Arc::new(std::sync::atomic::AtomicBool::new(false)))
+    }
     fn open(path: &Path, dead: Arc<std::sync::atomic::AtomicBool>) -> Result<Writer, String> {
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Writer { file: Mutex::new(file), dead })
     }
-    fn write_line(&self, line: &str, torn: bool) -> Result<(), String> {
+    pub(crate) fn write_line(&self, line: &str, torn: bool) -> Result<(), String> {
         let mut f = self.file.lock().map_err(|_| "trace writer poisoned".to_string())?;
         if self.dead.load(Ordering::SeqCst) {
             return Err("simulated crash".into());
@@ -299,8 +317,9 @@ fn now_unix() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Shared, immutable inputs of all work items.
-struct Ctx {
+/// Shared, immutable inputs of all work items of one run: what [`run_item`] reads. Built
+/// once per run by [`run_eval`] (local) or per run spec by a queue worker ([`crate::queue`]).
+pub struct Ctx {
     g: Arc<Graph>,
     model: Option<Arc<Model>>,
     bench: Arc<Benchmark>,
@@ -315,12 +334,183 @@ struct Ctx {
     examples: BTreeMap<String, String>,
     want_t2: bool,
     want_t3: bool,
+    /// qid → index into `bench.kgqa`.
+    by_qid: BTreeMap<u32, usize>,
 }
 
-#[derive(Clone, Debug)]
-enum Item {
+impl Ctx {
+    /// The context of a run over `bench` with `roles` playing the agents.
+    pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, bench: Arc<Benchmark>, roles: Roles, explore: ExploreConfig, partitions: &[String], tasks: &BTreeSet<TaskKind>) -> Ctx {
+        let examples: BTreeMap<String, String> = partitions.iter().map(|p| (p.clone(), example_text(&bench, p))).collect();
+        let t1_example = bench
+            .kgqa
+            .iter()
+            .find(|r| r.partition == "train")
+            .map(|r| format!("Question: {}\n```cypher\n{}\n```", r.question, r.cypher))
+            .unwrap_or_default();
+        Ctx {
+            lex: Arc::new(Lexicon::new(&g)),
+            stats: Arc::new(TypeStats::new(&g)),
+            blocks: Arc::new(BlockCache::new(256)),
+            by_qid: bench.kgqa.iter().enumerate().map(|(i, r)| (r.qid, i)).collect(),
+            g,
+            model,
+            bench,
+            roles,
+            explore,
+            t1_example,
+            examples,
+            want_t2: tasks.contains(&TaskKind::T2),
+            want_t3: tasks.contains(&TaskKind::T3),
+            remote_edges: None,
+        }
+    }
+
+    pub fn bench(&self) -> &Benchmark {
+        &self.bench
+    }
+
+    /// T3 reads edges from `edges` (a Redis edge store) instead of the in-memory graph.
+    pub fn with_edges(mut self, edges: Option<Arc<dyn serenqa_edges::EdgeSource>>) -> Ctx {
+        self.remote_edges = edges;
+        self
+    }
+}
+
+/// One work item: T1 of a question, or T2+T3 of a (question, partition, summary mode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// Index into `bench.kgqa`.
     T1(usize),
     T3 { rec: usize, partition: String, with_summaries: bool },
+}
+
+impl Item {
+    /// The item's trace key: `t1:<qid>` or `t3:<qid>:<partition>:<with|without>`.
+    pub fn key(&self, b: &Benchmark) -> String {
+        match self {
+            Item::T1(i) => format!("t1:{}", b.kgqa[*i].qid),
+            Item::T3 { rec, partition, with_summaries } => format!("t3:{}:{partition}:{}", b.kgqa[*rec].qid, if *with_summaries { "with" } else { "without" }),
+        }
+    }
+
+    /// The item of a trace key in this run's benchmark.
+    pub fn parse(key: &str, ctx: &Ctx) -> Result<Item, String> {
+        let bad = || format!("bad work item key {key:?}");
+        let parts: Vec<&str> = key.split(':').collect();
+        let qid: u32 = parts.get(1).and_then(|q| q.parse().ok()).ok_or_else(bad)?;
+        let rec = *ctx.by_qid.get(&qid).ok_or_else(|| format!("work item {key:?}: question {qid} is not in the benchmark"))?;
+        match parts.as_slice() {
+            ["t1", _] => Ok(Item::T1(rec)),
+            ["t3", _, p, m] if bench::PARTITIONS.iter().any(|(k, _)| k == p) && (*m == "with" || *m == "without") => Ok(Item::T3 { rec, partition: p.to_string(), with_summaries: *m == "with" }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Which trace file an item's record goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    T1,
+    T3,
+}
+
+impl TraceKind {
+    /// By key prefix (`t1:` / `t3:`).
+    pub fn of_key(key: &str) -> Option<TraceKind> {
+        if key.starts_with("t1:") {
+            Some(TraceKind::T1)
+        } else if key.starts_with("t3:") {
+            Some(TraceKind::T3)
+        } else {
+            None
+        }
+    }
+
+    pub fn file(self) -> &'static str {
+        match self {
+            TraceKind::T1 => T1_FILE,
+            TraceKind::T3 => T3_FILE,
+        }
+    }
+}
+
+/// A finished work item: its trace line (one JSON object, no newline).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemResult {
+    pub kind: TraceKind,
+    pub key: String,
+    pub line: String,
+}
+
+/// Why [`run_item`] produced no record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ItemError {
+    /// The edge store failed (Redis down): not a result; the item is to be redone.
+    Unavailable(String),
+    /// The record could not be serialised.
+    Record(String),
+}
+
+impl std::fmt::Display for ItemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ItemError::Unavailable(m) | ItemError::Record(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Runs one work item. Every problem of the question or the model is inside the record
+/// (`error`, `issues`), as in the paper; `Err` is for what is not a result (see [`ItemError`]).
+pub async fn run_item(ctx: &Ctx, item: &Item) -> Result<ItemResult, ItemError> {
+    match item {
+        Item::T1(i) => {
+            let rec = run_t1(ctx, *i).await;
+            Ok(ItemResult { kind: TraceKind::T1, line: serde_json::to_string(&rec).map_err(|e| ItemError::Record(e.to_string()))?, key: rec.key })
+        }
+        Item::T3 { rec, partition, with_summaries } => {
+            let r = run_t3(ctx, *rec, partition, *with_summaries).await.map_err(ItemError::Unavailable)?;
+            Ok(ItemResult { kind: TraceKind::T3, line: serde_json::to_string(&r).map_err(|e| ItemError::Record(e.to_string()))?, key: r.key })
+        }
+    }
+}
+
+/// The record of an item that could not be run (e.g. a task that crashed every worker it was
+/// given to): the question's fields and `error`; it counts as non-executable (T1) or is left
+/// out of the means like any T3 record with an error.
+pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, String> {
+    let key = item.key(&ctx.bench);
+    match item {
+        Item::T1(i) => {
+            let r = &ctx.bench.kgqa[*i];
+            let rec = T1Record {
+                key: key.clone(),
+                qid: r.qid,
+                pattern: r.pattern_type.clone(),
+                group: bench::pattern_group(&r.pattern_type).to_string(),
+                question: r.question.clone(),
+                agent: ctx.roles.retrieval.as_ref().map(|m| m.name.clone()).unwrap_or_else(|| "offline".into()),
+                gold: r.answer.iter().map(|a| a.answer_argument.clone()).collect(),
+                retrieved: Retrieved { error: Some(msg.to_string()), ..Default::default() },
+                ..Default::default()
+            };
+            Ok(ItemResult { kind: TraceKind::T1, key, line: serde_json::to_string(&rec).map_err(|e| e.to_string())? })
+        }
+        Item::T3 { rec, partition, with_summaries } => {
+            let r = &ctx.bench.kgqa[*rec];
+            let t = T3Record {
+                key: key.clone(),
+                qid: r.qid,
+                pattern: r.pattern_type.clone(),
+                partition: partition.clone(),
+                mode: if *with_summaries { "with" } else { "without" }.into(),
+                question: r.question.clone(),
+                error: Some(msg.to_string()),
+                ..Default::default()
+            };
+            Ok(ItemResult { kind: TraceKind::T3, key, line: serde_json::to_string(&t).map_err(|e| e.to_string())? })
+        }
+    }
 }
 
 /// What [`run_eval`] returns.
@@ -435,10 +625,38 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
     Ok(rec)
 }
 
-/// Runs (or resumes) an evaluation.
-pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>) -> Result<RunOutcome, String> {
-    let started = Instant::now();
-    let bench = Arc::new(Benchmark::load(&cfg.bench_dir, &g)?);
+/// What a run consists of, decided before any item runs: [`plan`]'s output, shared by the
+/// local executor ([`run_eval`]) and the queue coordinator ([`crate::queue::run_coordinator`]).
+pub struct Plan {
+    pub bench: Arc<Benchmark>,
+    pub run_id: String,
+    /// The run's directory (created).
+    pub dir: PathBuf,
+    /// Partitions of the tables (all three by default, present or not).
+    pub partitions: Vec<String>,
+    /// Every work item in scope with its key, finished or not, in plan order.
+    pub items: Vec<(String, Item)>,
+    /// Keys already in the trace files (a torn last line was cut off).
+    pub done: BTreeSet<String>,
+    pub notes: Vec<String>,
+    /// Some LLM plays an explorer role (so the w.o. summary rows are run, not copied).
+    pub agents_use_context: bool,
+    pub graph_hash: String,
+    /// The manifest as written with status `running`.
+    pub manifest: Manifest,
+}
+
+impl Plan {
+    /// Items not yet in the traces.
+    pub fn todo(&self) -> impl Iterator<Item = &(String, Item)> {
+        self.items.iter().filter(|(k, _)| !self.done.contains(k))
+    }
+}
+
+/// Plans a run: loads the benchmark, derives the run id, creates the run directory, reads
+/// the traces (what is done) and writes the manifest with status `running`.
+pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
+    let bench = Arc::new(Benchmark::load(&cfg.bench_dir, g)?);
     let mut notes = Vec::new();
     if bench.unmatched_removed > 0 {
         notes.push(format!("{} removed edges of the benchmark are not in this graph (was it built on another graph?)", bench.unmatched_removed));
@@ -460,8 +678,6 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
             notes.push(format!("the benchmark has no {t} partition ({k}{}); its columns stay empty", if *k == "expert" { ": no expert rankings file was given to the builder" } else { "" }));
         }
     }
-    let client = if cfg.models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&cfg.models, cfg.cache_dir.clone())?)) };
-    let roles = Roles::from_file(&cfg.models, client.clone());
     let run_id = match &cfg.run_id {
         Some(id) => id.clone(),
         None => derive_run_id(cfg, &bench.hash),
@@ -484,20 +700,19 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     let want_t1 = cfg.tasks.contains(&TaskKind::T1);
     let want_t2 = cfg.tasks.contains(&TaskKind::T2);
     let want_t3 = cfg.tasks.contains(&TaskKind::T3);
-    let agents_use_context = roles.relations.is_some() || roles.nodes.is_some() || roles.cont.is_some();
-    let t1_path = dir.join(T1_FILE);
-    let t3_path = dir.join(T3_FILE);
-    let t1_done: BTreeSet<String> = read_trace::<T1Record>(&t1_path)?.into_iter().map(|r| r.key).collect();
-    let t3_done: BTreeSet<String> = read_trace::<T3Record>(&t3_path)?.into_iter().map(|r| r.key).collect();
+    // Decided from the models file (not from a client), so planning needs no API key.
+    let agents_use_context = ["relations", "nodes", "continue"].iter().any(|r| cfg.models.model_for(r).is_some());
+    let judge_offline = cfg.models.model_for("judge").is_none();
+    let mut done: BTreeSet<String> = read_trace::<T1Record>(&dir.join(T1_FILE))?.into_iter().map(|r| r.key).collect();
+    done.extend(read_trace::<T3Record>(&dir.join(T3_FILE))?.into_iter().map(|r| r.key));
 
     let mut items = Vec::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     if want_t1 {
         for &i in &idx {
             *counts.entry("t1".into()).or_default() += 1;
-            if !t1_done.contains(&format!("t1:{}", bench.kgqa[i].qid)) {
-                items.push(Item::T1(i));
-            }
+            let item = Item::T1(i);
+            items.push((item.key(&bench), item));
         }
     }
     if want_t2 || want_t3 {
@@ -512,10 +727,8 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
                 }
                 for &m in modes {
                     *counts.entry(format!("t3:{p}:{}", if m { "with" } else { "without" })).or_default() += 1;
-                    let key = format!("t3:{qid}:{p}:{}", if m { "with" } else { "without" });
-                    if !t3_done.contains(&key) {
-                        items.push(Item::T3 { rec: i, partition: p.clone(), with_summaries: m });
-                    }
+                    let item = Item::T3 { rec: i, partition: p.clone(), with_summaries: m };
+                    items.push((item.key(&bench), item));
                 }
             }
         }
@@ -523,26 +736,26 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     if !agents_use_context && want_t3 {
         notes.push("offline explorer: it does not read summaries, so the w.o. summary rows equal the with-summary rows".into());
     }
-    if roles.judge.is_none() && (want_t2 || want_t3) {
+    if judge_offline && (want_t2 || want_t3) {
         notes.push("judge scores (Faithfulness, Comprehensiveness, Relevance) are offline code-based PROXIES, not LLM judgments".into());
     }
 
     // Manifest (created once; updated at the end).
     let manifest_path = dir.join("manifest.json");
     let old: Option<Manifest> = std::fs::read_to_string(&manifest_path).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let mut manifest = Manifest {
+    let graph_hash = serenqa_benchmark::records::graph_hash(g);
+    let role_labels: BTreeMap<String, String> = crate::llm::ROLES
+        .iter()
+        .map(|r| (r.to_string(), cfg.models.model_for(r).map(|m| m.name.clone()).unwrap_or_else(|| "offline".into())))
+        .collect();
+    let manifest = Manifest {
         format: "serenqa-run".into(),
         run_id: run_id.clone(),
         label: run_label(&cfg.models),
         status: "running".into(),
         created_unix: old.as_ref().map(|m| m.created_unix).unwrap_or_else(now_unix),
         updated_unix: now_unix(),
-        dataset: DatasetInfo {
-            dir: cfg.bench_dir.display().to_string(),
-            hash: bench.hash.clone(),
-            graph_hash: serenqa_benchmark::records::graph_hash(&g),
-            questions: idx.len(),
-        },
+        dataset: DatasetInfo { dir: cfg.bench_dir.display().to_string(), hash: bench.hash.clone(), graph_hash: graph_hash.clone(), questions: idx.len() },
         models_file: cfg.models_label.clone(),
         models: cfg
             .models
@@ -550,7 +763,7 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
             .iter()
             .map(|m| serde_json::json!({"name": m.name, "model": m.model, "base_url": m.base_url, "temperature": m.temperature, "max_tokens": m.max_tokens}))
             .collect(),
-        roles: roles.labels(),
+        roles: role_labels,
         prompts_hash: crate::prompts::prompts_hash(),
         code_version: format!("serenqa-pipeline {}", env!("CARGO_PKG_VERSION")),
         tasks: cfg.tasks.iter().map(|t| format!("{t:?}").to_lowercase()).collect(),
@@ -560,54 +773,63 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
         explore: cfg.explore.clone(),
         edge_source: cfg.edges.as_ref().map(|t| t.to_string()).unwrap_or_else(|| "memory".into()),
         seeds: BTreeMap::from([("explore".to_string(), cfg.explore.seed)]),
-        items: counts.clone(),
+        items: counts,
         llm: StatsSnapshot::default(),
         seconds: 0.0,
         notes: notes.clone(),
+        queue: None,
     };
     write_json(&manifest_path, &manifest)?;
+    Ok(Plan { bench, run_id, dir, partitions, items, done, notes, agents_use_context, graph_hash, manifest })
+}
 
-    let examples: BTreeMap<String, String> = partitions.iter().map(|p| (p.clone(), example_text(&bench, p))).collect();
-    let t1_example = bench
-        .kgqa
-        .iter()
-        .find(|r| r.partition == "train")
-        .map(|r| format!("Question: {}\n```cypher\n{}\n```", r.question, r.cypher))
-        .unwrap_or_default();
+/// Finishes a run whose items are all in the traces: aggregates from the trace files,
+/// writes `aggregate.{json,csv,md}` and marks the manifest `complete` (with `llm` stats).
+pub fn finalize(cfg: &EvalConfig, plan: &Plan, mut manifest: Manifest, started: Instant, llm: Option<StatsSnapshot>) -> Result<RunOutcome, String> {
+    let dir = &plan.dir;
+    let t1: Vec<T1Record> = read_trace(&dir.join(T1_FILE))?;
+    let t3: Vec<T3Record> = read_trace(&dir.join(T3_FILE))?;
+    let (want_t1, want_t2, want_t3) = (cfg.tasks.contains(&TaskKind::T1), cfg.tasks.contains(&TaskKind::T2), cfg.tasks.contains(&TaskKind::T3));
+    let agg = report::aggregate(&manifest.label, &t1, &t3, &plan.partitions, !plan.agents_use_context, want_t1, want_t2, want_t3);
+    let md = report::markdown(&agg, &plan.notes);
+    write_json(&dir.join("aggregate.json"), &agg)?;
+    std::fs::write(dir.join("aggregate.csv"), report::csv(&agg)).map_err(|e| format!("writing aggregate.csv: {e}"))?;
+    std::fs::write(dir.join("aggregate.md"), &md).map_err(|e| format!("writing aggregate.md: {e}"))?;
+    manifest.status = "complete".into();
+    manifest.updated_unix = now_unix();
+    manifest.seconds = started.elapsed().as_secs_f64();
+    if let Some(s) = llm {
+        manifest.llm = s;
+    }
+    write_json(&dir.join("manifest.json"), &manifest)?;
+    Ok(RunOutcome { dir: dir.clone(), manifest, aggregate: agg, markdown: md })
+}
+
+/// Runs (or resumes) an evaluation in this process.
+pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>) -> Result<RunOutcome, String> {
+    let started = Instant::now();
+    let client = if cfg.models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&cfg.models, cfg.cache_dir.clone())?)) };
+    let roles = Roles::from_file(&cfg.models, client.clone());
+    let plan = plan(cfg, &g)?;
     let remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>> = match &cfg.edges {
         Some(t) => Some(Arc::new(serenqa_edges::RedisEdges::open(t.clone(), g.clone()).await.map_err(|e| e.to_string())?)),
         None => None,
     };
-    let ctx = Arc::new(Ctx {
-        remote_edges,
-        lex: Arc::new(Lexicon::new(&g)),
-        stats: Arc::new(TypeStats::new(&g)),
-        blocks: Arc::new(BlockCache::new(256)),
-        g: g.clone(),
-        model,
-        bench: bench.clone(),
-        roles,
-        explore: cfg.explore.clone(),
-        t1_example,
-        examples,
-        want_t2,
-        want_t3,
-    });
+    let ctx = Arc::new(Ctx::new(g, model, plan.bench.clone(), roles, cfg.explore.clone(), &plan.partitions, &cfg.tasks).with_edges(remote_edges));
+    let items: Vec<Item> = plan.todo().map(|(_, i)| i.clone()).collect();
 
     // Progress bars per task.
     let mp = MultiProgress::new();
     if !cfg.progress {
         mp.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let style = ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} {per_sec} eta {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
     let n_t1 = items.iter().filter(|i| matches!(i, Item::T1(_))).count() as u64;
     let n_t3 = items.len() as u64 - n_t1;
-    let bar_t1 = mp.add(ProgressBar::new(n_t1).with_style(style.clone()).with_prefix("T1"));
-    let bar_t3 = mp.add(ProgressBar::new(n_t3).with_style(style).with_prefix("T2+T3"));
+    let (bar_t1, bar_t3) = progress_bars(&mp, n_t1, n_t3);
 
     let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let w1 = Arc::new(Writer::open(&t1_path, dead.clone())?);
-    let w3 = Arc::new(Writer::open(&t3_path, dead)?);
+    let w1 = Arc::new(Writer::open(&plan.dir.join(T1_FILE), dead.clone())?);
+    let w3 = Arc::new(Writer::open(&plan.dir.join(T3_FILE), dead)?);
     let written = Arc::new(AtomicUsize::new(0));
     let sem = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
@@ -618,20 +840,14 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
         let (b1, b3) = (bar_t1.clone(), bar_t3.clone());
         set.spawn(async move {
             let _permit = permit;
-            let (line, writer, bar) = match item {
-                Item::T1(i) => {
-                    let rec = run_t1(&ctx, i).await;
-                    (serde_json::to_string(&rec), w1, b1)
-                }
-                Item::T3 { rec, partition, with_summaries } => {
-                    let r = run_t3(&ctx, rec, &partition, with_summaries).await?;
-                    (serde_json::to_string(&r), w3, b3)
-                }
+            let out = run_item(&ctx, &item).await.map_err(|e| e.to_string())?;
+            let (writer, bar) = match out.kind {
+                TraceKind::T1 => (w1, b1),
+                TraceKind::T3 => (w3, b3),
             };
-            let line = line.map_err(|e| e.to_string())?;
             let n = written.fetch_add(1, Ordering::SeqCst);
             let torn = crash_after.is_some_and(|c| n >= c);
-            writer.write_line(&line, torn)?;
+            writer.write_line(&out.line, torn)?;
             bar.inc(1);
             Ok::<(), String>(())
         });
@@ -645,23 +861,16 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     }
     bar_t1.finish();
     bar_t3.finish();
+    let manifest = plan.manifest.clone();
+    finalize(cfg, &plan, manifest, started, client.as_ref().map(|c| c.stats.snapshot()))
+}
 
-    // Aggregate from all traces.
-    let t1: Vec<T1Record> = read_trace(&t1_path)?;
-    let t3: Vec<T3Record> = read_trace(&t3_path)?;
-    let agg = report::aggregate(&manifest.label, &t1, &t3, &partitions, !agents_use_context, want_t1, want_t2, want_t3);
-    let md = report::markdown(&agg, &notes);
-    write_json(&dir.join("aggregate.json"), &agg)?;
-    std::fs::write(dir.join("aggregate.csv"), report::csv(&agg)).map_err(|e| format!("writing aggregate.csv: {e}"))?;
-    std::fs::write(dir.join("aggregate.md"), &md).map_err(|e| format!("writing aggregate.md: {e}"))?;
-    manifest.status = "complete".into();
-    manifest.updated_unix = now_unix();
-    manifest.seconds = started.elapsed().as_secs_f64();
-    if let Some(c) = &client {
-        manifest.llm = c.stats.snapshot();
-    }
-    write_json(&manifest_path, &manifest)?;
-    Ok(RunOutcome { dir, manifest, aggregate: agg, markdown: md })
+/// The T1 and T2+T3 progress bars of a run.
+pub(crate) fn progress_bars(mp: &MultiProgress, n_t1: u64, n_t3: u64) -> (ProgressBar, ProgressBar) {
+    let style = ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} {per_sec} eta {eta} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
+    let bar_t1 = mp.add(ProgressBar::new(n_t1).with_style(style.clone()).with_prefix("T1"));
+    let bar_t3 = mp.add(ProgressBar::new(n_t3).with_style(style).with_prefix("T2+T3"));
+    (bar_t1, bar_t3)
 }
 
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {

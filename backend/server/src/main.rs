@@ -10,6 +10,7 @@ mod commands;
 mod graph_source;
 mod model_source;
 mod rss;
+mod scripted_llm;
 
 use clap::{Parser, Subcommand};
 
@@ -61,6 +62,8 @@ enum Command {
     Ask(commands::eval::AskArgs),
     /// The Redis edge store: export the graph's edges, check an export, measure lookups.
     Edges(commands::edges::EdgesArgs),
+    /// Run work items of distributed evaluations (`serenqa eval --queue`) from Redis.
+    Worker(commands::worker::WorkerArgs),
 }
 
 fn main() {
@@ -85,6 +88,7 @@ fn main() {
         Command::Eval(a) => commands::eval::run(a, progress),
         Command::Ask(a) => commands::eval::run_ask(a, progress),
         Command::Edges(a) => commands::edges::run(a, progress),
+        Command::Worker(a) => commands::worker::run(a, progress),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

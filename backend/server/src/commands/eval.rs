@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serenqa_graph::{datadir, Graph};
 use serenqa_model::{Model, ModelConfig};
 use serenqa_pipeline::ask::{ask, render_text, AskContext, AskRequest};
 use serenqa_pipeline::llm::ModelsFile;
+use serenqa_pipeline::queue::run_coordinator;
 use serenqa_pipeline::run::{default_runs_dir, parse_tasks, run_eval, EvalConfig};
 
 use crate::graph_source::GraphArgs;
@@ -69,6 +70,11 @@ pub struct EvalArgs {
     /// `redis://host:port[/db]` or `redis+cluster://host:port,…`. Results are identical.
     #[arg(long, value_name = "URL", env = "SERENQA_EDGES")]
     edges: Option<String>,
+    /// Distribute the work items over `serenqa worker`s through this Redis
+    /// (redis://HOST:PORT[/DB]); this process coordinates: it enqueues, collects the results
+    /// into the run directory and writes the tables.
+    #[arg(long, value_name = "URL")]
+    queue: Option<String>,
     #[command(flatten)]
     graph: GraphArgs,
 }
@@ -124,19 +130,34 @@ fn build_bench(g: &Graph, model: Option<&Model>, dir: &std::path::Path, question
     Ok(())
 }
 
+/// The benchmark directory of `eval`: `dir`, else `./serenqa-benchmark` when `serenqa bench
+/// build` wrote one, else a per-graph directory in the cache; built when missing.
+pub fn bench_dir(dir: Option<&std::path::Path>, g: &Graph, model: Option<&Model>, questions: usize, progress: bool) -> Result<PathBuf> {
+    let bench = match dir {
+        Some(b) => b.to_path_buf(),
+        None if std::path::Path::new("serenqa-benchmark/kgqa.jsonl").is_file() => PathBuf::from("serenqa-benchmark"),
+        None => datadir::cache_dir().join(format!("bench-{}-q{}", &serenqa_benchmark::records::graph_hash(g), questions)),
+    };
+    if !bench.join("kgqa.jsonl").is_file() {
+        build_bench(g, model, &bench, questions, progress)?;
+    }
+    Ok(bench)
+}
+
 pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     let t = Instant::now();
     let tasks = parse_tasks(&args.tasks).map_err(|e| anyhow!(e))?;
     let (models, label) = load_models(&args.models)?;
-    let (g, model) = load_graph_and_model(&args.graph, progress)?;
-    let bench = match &args.bench {
-        Some(b) => b.clone(),
-        None if std::path::Path::new("serenqa-benchmark/kgqa.jsonl").is_file() => PathBuf::from("serenqa-benchmark"),
-        None => datadir::cache_dir().join(format!("bench-{}-q{}", &serenqa_benchmark::records::graph_hash(&g), args.questions)),
-    };
-    if !bench.join("kgqa.jsonl").is_file() {
-        build_bench(&g, model.as_ref(), &bench, args.questions, progress)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if args.queue.is_some() && args.edges.is_some() {
+        bail!("--edges is a worker setting in a queued run: pass it to `serenqa worker --edges …` (the coordinator runs no items)");
     }
+    if let Some(url) = &args.queue {
+        // Fail fast on an unreachable queue, before the graph is loaded.
+        rt.block_on(serenqa_pipeline::queue::Redis::connect(url)).map_err(|e| anyhow!(e))?;
+    }
+    let (g, model) = load_graph_and_model(&args.graph, progress)?;
+    let bench = bench_dir(args.bench.as_deref(), &g, model.as_ref(), args.questions, progress)?;
     let mut cfg = EvalConfig::new(bench, args.runs.clone().unwrap_or_else(default_runs_dir));
     cfg.tasks = tasks;
     cfg.partitions = args.partition.as_deref().map(|p| p.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default();
@@ -153,8 +174,11 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
     cfg.explore.nodes_per_node = args.nodes.max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let out = rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))).map_err(|e| anyhow!(e))?;
+    let out = match &args.queue {
+        Some(url) => rt.block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url)),
+        None => rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))),
+    }
+    .map_err(|e| anyhow!(e))?;
     println!("{}", out.markdown);
     println!("run {} in {} ({:.1}s, this invocation)", out.manifest.run_id, out.dir.display(), t.elapsed().as_secs_f64());
     if out.manifest.llm.calls > 0 {

@@ -44,6 +44,9 @@ enum PerfCmd {
     /// Annotation load test on loopback (50 annotators × 100 submissions by default); with
     /// --crash, the server is killed with SIGKILL halfway and restarted.
     Annotate(super::perf_annotate::AnnotateLoadArgs),
+    /// Distributed evaluation throughput: N `serenqa worker` processes against a scripted LLM
+    /// with a fixed latency (items/s per worker count, speed-up vs one worker).
+    Queue(super::perf_queue::QueuePerfArgs),
     /// Cypher latency per SerenQA pattern type (p50 / p99) on the graph.
     Cypher {
         #[command(flatten)]
@@ -95,6 +98,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
         PerfCmd::Annotate(a) => super::perf_annotate::run(a),
+        PerfCmd::Queue(a) => super::perf_queue::run(a, progress),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
         PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
         PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {

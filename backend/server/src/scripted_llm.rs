@@ -1,0 +1,149 @@
+//! A scripted OpenAI-compatible chat server — a TEST AND BENCHMARK DOUBLE, NOT A MODEL.
+//!
+//! It answers each pipeline role's prompt with a plausible, well-formed reply computed from
+//! the prompt alone (so concurrent runs get identical answers in any order): retrieval gets
+//! an executable Cypher query over the label the question names, the relation agent the
+//! first offered relation types, the node agent the first candidate ids, the continue agent
+//! YES, the summariser a fixed paragraph, the judges fixed `Score: N` replies. Every answer
+//! waits `latency` first, standing in for a real endpoint's time per call. Used by
+//! `serenqa perf queue` and by the queue tests (`tests/queue_cli.rs` includes this file);
+//! its scores say nothing about any language model.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use axum::Router;
+
+/// A running scripted server.
+pub struct ScriptedLlm {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    /// Requests answered so far.
+    pub calls: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ScriptedLlm {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Clone)]
+struct S {
+    latency: Duration,
+    calls: Arc<AtomicUsize>,
+}
+
+/// Starts the server on an ephemeral loopback port in the current tokio runtime.
+pub async fn start(latency: Duration) -> std::io::Result<ScriptedLlm> {
+    let s = S { latency, calls: Arc::new(AtomicUsize::new(0)) };
+    let calls = s.calls.clone();
+    let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(s);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(ScriptedLlm { base_url: format!("http://{addr}/v1"), calls, task })
+}
+
+async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
+    s.calls.fetch_add(1, Ordering::Relaxed);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
+    let text = |role: &str| -> String {
+        v["messages"].as_array().and_then(|m| m.iter().find(|x| x["role"] == role)).and_then(|m| m["content"].as_str()).unwrap_or("").to_string()
+    };
+    let content = reply(&text("system"), &text("user"));
+    if !s.latency.is_zero() {
+        tokio::time::sleep(s.latency).await;
+    }
+    let body = serde_json::json!({
+        "id": "scripted", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": (text("system").len() + text("user").len()) / 4, "completion_tokens": content.len() / 4}
+    });
+    ([("content-type", "application/json")], body.to_string()).into_response()
+}
+
+/// Lines after the first line starting with `header`, up to the next empty line.
+fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
+    text.lines().skip_while(|l| !l.starts_with(header)).skip(1).take_while(|l| !l.trim().is_empty()).collect()
+}
+
+/// The scripted answer to a prompt (a pure function of it).
+pub fn reply(system: &str, user: &str) -> String {
+    if system.contains("translate biomedical questions into Cypher") {
+        // The first node label the question mentions (as a word stem), else Compound.
+        let labels: Vec<String> = section(system, "Node labels").iter().map(|l| l.trim().trim_start_matches('-').trim().to_string()).filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric())).collect();
+        let q = user.to_lowercase();
+        let label = labels.iter().find(|l| q.contains(&l.to_lowercase())).cloned().unwrap_or_else(|| "Compound".into());
+        return format!("```cypher\nMATCH (x:{label}) RETURN DISTINCT x.id AS id, x.name AS name LIMIT 5\n```");
+    }
+    if system.contains("pick the relation types") {
+        let rels: Vec<&str> = section(user, "Relation types available").iter().filter_map(|l| l.split_whitespace().next()).take(2).collect();
+        return rels.join(", ");
+    }
+    if system.contains("Choose the ones to expand next") {
+        let ids: Vec<&str> = section(user, "Candidates").iter().filter_map(|l| l.split(" | ").next()).map(str::trim).take(4).collect();
+        return ids.join(", ");
+    }
+    if system.contains("going one level deeper") {
+        return "The paths link the roots to related entities through shared targets and pathways.\n\nYES\n\nThe chains remain plausible.".into();
+    }
+    if system.contains("Summarise the subgraph") {
+        return "The explored subgraph connects the roots to genes, pathways and related compounds; the relation patterns suggest shared mechanisms worth a closer look.".into();
+    }
+    if system.contains("Rate FAITHFULNESS") {
+        return "Score: 4\n#END".into();
+    }
+    if system.contains("Rate COMPREHENSIVENESS") {
+        return "Score: 3\n#END".into();
+    }
+    if system.contains("RELEVANCE") {
+        return "Score: 3\n#END".into();
+    }
+    String::new()
+}
+
+/// A models file with one model, `scripted`, at `base_url`, playing every role (or only the
+/// roles given), without cache-relevant surprises: no retries beyond two, 30 s timeout.
+pub fn models_file(base_url: &str, roles: &[&str], concurrency: usize) -> serde_json::Value {
+    let roles: serde_json::Map<String, serde_json::Value> = if roles.is_empty() {
+        [("default".to_string(), serde_json::json!("scripted"))].into_iter().collect()
+    } else {
+        roles.iter().map(|r| (r.to_string(), serde_json::json!("scripted"))).collect()
+    };
+    serde_json::json!({
+        "models": [{
+            "name": "scripted", "base_url": base_url, "model": "scripted-1",
+            "temperature": 0.0, "max_tokens": 256, "timeout_secs": 30.0,
+            "max_retries": 2, "backoff_ms": 100, "concurrency": concurrency.max(1)
+        }],
+        "roles": roles
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_role_gets_a_well_formed_reply() {
+        let retrieval = reply("You translate biomedical questions into Cypher queries.\nNode labels (each node has the properties id and name):\n- Compound\n- Disease\n\nRules:", "Question: Which diseases does aspirin treat?");
+        assert!(retrieval.contains("MATCH (x:Disease)") && retrieval.starts_with("```cypher"), "{retrieval}");
+        let rels = reply("From one entity of the current frontier, pick the relation types worth following", "Relation types available from this entity:\nTREATS_CtD (3 edges)\nBINDS_CbG (9 edges)\nCAUSES_CcSE (1 edges)\n\nReply with");
+        assert_eq!(rels, "TREATS_CtD, BINDS_CbG");
+        let nodes = reply("Choose the ones to expand next", "Candidates (id | name | type | reached from | relation | edge score):\nDB1 | a | Compound | x | r | 0.5\nDB2 | b | Compound | x | r | 0.4\n\nReply");
+        assert_eq!(nodes, "DB1, DB2");
+        assert!(reply("Before going one level deeper:", "").contains("\n\nYES\n\n"));
+        assert_eq!(reply("Rate FAITHFULNESS", ""), "Score: 4\n#END");
+        assert_eq!(reply("anything else", ""), "");
+    }
+}
