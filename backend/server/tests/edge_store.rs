@@ -1,6 +1,7 @@
 //! T3 reads the same edges from the in-memory graph, a single Redis and a three-shard Redis
 //! Cluster: the whole offline benchmark (every question × partition) gives identical T3
-//! records on all three (`serenqa edges export`, then `serenqa eval --edges …`).
+//! records on all three (`serenqa edges export`, then `serenqa eval --edges …`); and a queued
+//! run whose worker reads the cluster (`serenqa worker --edges …`) gives the same records.
 
 #[path = "../../edges/tests/common/mod.rs"]
 mod redis_fixture;
@@ -60,6 +61,7 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     let Some((single, _g1)) = redis_fixture::single() else { return };
     let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
     // Database 12 of the single instance is this test's own.
+    let queue = format!("{single}/13");
     let single = format!("{single}/12");
     let tmp = tempfile::tempdir().expect("tempdir");
     let d = tmp.path();
@@ -94,5 +96,24 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
         for ((k, a), (_, b)) in mem.iter().zip(&other) {
             assert_eq!(a, b, "{name}: record {k} differs from the in-memory run");
         }
+    }
+
+    // A distributed run: one worker reading its edges from the cluster.
+    let flushed = Command::new("redis-cli").args(["-u", &queue, "flushdb"]).output().is_ok_and(|o| o.status.success());
+    assert!(flushed, "redis-cli flushdb {queue}");
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_serenqa"))
+        .args(["--quiet", "worker", "--queue", &queue, "--graph", "gm.snap", "--once", "--concurrency", "4", "--edges", &cluster])
+        .current_dir(d)
+        .env("SERENQA_DATA", &data)
+        .spawn()
+        .expect("start worker");
+    serenqa(&["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--limit", "40", "--runs", "queued", "--queue", &queue], d, &data);
+    let status = worker.wait().expect("worker exits (--once)");
+    assert!(status.success(), "worker: {status}");
+    let queued = t3_records(&d.join("queued"));
+    assert!(queued.len() >= 40, "{} queued T3 records", queued.len());
+    let by_key: std::collections::BTreeMap<&str, &serde_json::Value> = mem.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    for (k, v) in &queued {
+        assert_eq!(Some(&v), by_key.get(k.as_str()), "queued record {k} (worker on the cluster) differs from the in-memory run");
     }
 }
