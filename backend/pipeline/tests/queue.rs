@@ -169,7 +169,7 @@ async fn distributed_offline_run_equals_local_run() {
     let local = run_eval(&config(local_dir.path(), "same"), g.clone(), None).await.expect("local run");
 
     // A worker on another graph refuses; two good workers share the items.
-    let wrong = WorkerGraph { g: g.clone(), model: None, graph_hash: "not-this-graph".into() };
+    let wrong = WorkerGraph { g: g.clone(), model: None, graph_hash: "not-this-graph".into(), edges: None };
     let (_t0, h0) = spawn_worker(&r.url, worker_cfg("wrong-graph"), wrong).await;
     let (_t1, h1) = spawn_worker(&r.url, worker_cfg("w1"), WorkerGraph::new(g.clone(), None)).await;
     let (_t2, h2) = spawn_worker(&r.url, worker_cfg("w2"), WorkerGraph::new(g.clone(), None)).await;
