@@ -32,7 +32,7 @@ pub mod memory;
 pub mod redis_store;
 
 pub use memory::MemoryEdges;
-pub use redis_store::{RedisEdges, RedisTarget};
+pub use redis_store::{RedisConn, RedisEdges, RedisTarget};
 
 /// One edge as seen from one of its ends.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -42,10 +42,10 @@ impl RedisTarget {
             return Ok(RedisTarget::Cluster(nodes));
         }
         if s.starts_with("redis://") || s.starts_with("rediss://") || s.starts_with("unix://") {
-            redis::Client::open(s).map_err(|e| format!("{s:?}: {e}"))?;
+            redis::Client::open(s).map_err(|e| format!("{:?}: {e}", redact(s)))?;
             return Ok(RedisTarget::Single(s.to_string()));
         }
-        Err(format!("{s:?}: not a Redis URL (expected redis://host:port[/db] or redis+cluster://host:port,host:port,…)"))
+        Err(format!("{:?}: not a Redis URL (expected redis://host:port[/db] or redis+cluster://host:port,host:port,…)", redact(s)))
     }
 
     pub fn is_cluster(&self) -> bool {
@@ -53,12 +53,20 @@ impl RedisTarget {
     }
 }
 
+/// `redis://user:secret@host` → `redis://***@host`: URLs are shown, passwords never.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
+        _ => url.to_string(),
+    }
+}
+
 impl std::fmt::Display for RedisTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RedisTarget::Single(u) => f.write_str(u),
+            RedisTarget::Single(u) => f.write_str(&redact(u)),
             RedisTarget::Cluster(nodes) => {
-                let hosts: Vec<&str> = nodes.iter().map(|n| n.trim_start_matches("redis://")).collect();
+                let hosts: Vec<String> = nodes.iter().map(|n| redact(n).trim_start_matches("redis://").to_string()).collect();
                 write!(f, "redis+cluster://{}", hosts.join(","))
             }
         }
@@ -99,6 +107,15 @@ impl RedisConn {
         match self {
             RedisConn::Single(c) => cmd.query_async(c).await,
             RedisConn::Cluster(c) => cmd.query_async(c).await,
+        }
+    }
+
+    /// A Lua script (`EVALSHA`, loaded on `NOSCRIPT`); on a cluster it runs on the shard of
+    /// its keys, which must share a hash slot.
+    pub async fn invoke<T: redis::FromRedisValue>(&mut self, inv: &redis::ScriptInvocation<'_>) -> redis::RedisResult<T> {
+        match self {
+            RedisConn::Single(c) => inv.invoke_async(c).await,
+            RedisConn::Cluster(c) => inv.invoke_async(c).await,
         }
     }
 
@@ -389,4 +406,20 @@ pub async fn check(g: &Graph, edges: &RedisEdges, batch: usize) -> EdgeResult<Ve
         }
     }
     Ok(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_never_show_passwords() {
+        let t = RedisTarget::parse("redis://:s3cret@db.example:6379/2").expect("single");
+        assert_eq!(t.to_string(), "redis://***@db.example:6379/2");
+        let c = RedisTarget::parse("redis+cluster://a:7000, b:7001,").expect("cluster");
+        assert_eq!(c, RedisTarget::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()]));
+        assert_eq!(c.to_string(), "redis+cluster://a:7000,b:7001");
+        let e = RedisTarget::parse("http://u:pw@host").err().expect("not redis");
+        assert!(!e.contains("pw") && e.contains("not a Redis URL"), "{e}");
+    }
 }

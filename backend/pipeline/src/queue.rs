@@ -75,7 +75,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::MultiProgress;
 use redis::streams::{StreamAutoClaimReply, StreamPendingCountReply, StreamPendingReply, StreamRangeReply, StreamReadReply};
-use redis::{AsyncConnectionConfig, FromRedisValue, RedisError};
+use redis::{FromRedisValue, RedisError};
+use serenqa_edges::{RedisConn, RedisTarget};
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 use serenqa_model::Model;
@@ -186,27 +187,26 @@ fn redis_error(url: &str, e: &RedisError) -> String {
     }
 }
 
-/// A Redis URL without its password, for messages and manifests.
+/// `redis://user:secret@host` → `redis://***@host`.
 pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
-        _ => url.to_string(),
-    }
+    serenqa_edges::redis_store::redact(url)
 }
 
-/// A Redis connection that reconnects on the next command after a connection error.
+/// A Redis connection (one server, `redis://…`, or a Redis Cluster, `redis+cluster://…`) that
+/// reconnects on the next command after a connection error. Every key of a run shares the
+/// run's hash tag, so each script runs on one shard of a cluster.
 pub struct Redis {
     url: String,
-    client: redis::Client,
-    conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
+    target: RedisTarget,
+    conn: tokio::sync::Mutex<Option<RedisConn>>,
 }
 
 impl Redis {
     /// Connects and pings; a one-line error when the server is not there.
     pub async fn connect(url: &str) -> Result<Arc<Redis>, String> {
         let shown = redact(url);
-        let client = redis::Client::open(url).map_err(|e| format!("{shown}: not a Redis URL ({e}); expected redis://HOST:PORT[/DB]"))?;
-        let r = Arc::new(Redis { url: shown, client, conn: tokio::sync::Mutex::new(None) });
+        let target = RedisTarget::parse(url)?;
+        let r = Arc::new(Redis { url: shown, target, conn: tokio::sync::Mutex::new(None) });
         let pong: String = r.query(&redis::cmd("PING")).await?;
         if pong != "PONG" {
             return Err(format!("{}: unexpected reply to PING: {pong:?}", r.url));
@@ -219,13 +219,12 @@ impl Redis {
         &self.url
     }
 
-    async fn conn(&self) -> Result<redis::aio::MultiplexedConnection, String> {
+    async fn conn(&self) -> Result<RedisConn, String> {
         let mut g = self.conn.lock().await;
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let cfg = AsyncConnectionConfig::new().set_connection_timeout(Some(Duration::from_secs(5))).set_response_timeout(Some(Duration::from_secs(30)));
-        let c = self.client.get_multiplexed_async_connection_with_config(&cfg).await.map_err(|e| redis_error(&self.url, &e))?;
+        let c = RedisConn::connect(&self.target).await.map_err(|e| e.to_string())?;
         *g = Some(c.clone());
         Ok(c)
     }
@@ -240,7 +239,7 @@ impl Redis {
     /// Runs one command.
     pub async fn query<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, String> {
         let mut c = self.conn().await?;
-        match cmd.query_async::<T>(&mut c).await {
+        match c.query::<T>(cmd).await {
             Ok(v) => Ok(v),
             Err(e) => Err(self.failed(e).await),
         }
@@ -256,7 +255,7 @@ impl Redis {
         for a in args {
             inv.arg(a);
         }
-        match inv.invoke_async::<T>(&mut c).await {
+        match c.invoke::<T>(&inv).await {
             Ok(v) => Ok(v),
             Err(e) => Err(self.failed(e).await),
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{hetionet, small_bench};
-use serenqa_pipeline::queue::{run_coordinator, run_worker, Redis, RunQueue, Shutdown, TestRedis, WorkerConfig, WorkerGraph, WorkerReport, RUNS_KEY};
+use serenqa_pipeline::queue::{run_coordinator, run_worker, Keys, Redis, RunQueue, Shutdown, TestRedis, WorkerConfig, WorkerGraph, WorkerReport, RUNS_KEY};
 use serenqa_pipeline::run::{read_trace, run_eval, EvalConfig, T1Record, T3Record, T1_FILE, T3_FILE};
 use tokio::sync::watch;
 
@@ -305,4 +305,44 @@ async fn a_restarted_coordinator_collects_what_finished_while_it_was_down() {
     let t1: Vec<T1Record> = read_trace(&out.dir.join(T1_FILE)).unwrap();
     let t3: Vec<T3Record> = read_trace(&out.dir.join(T3_FILE)).unwrap();
     assert_eq!(t1.len() + t3.len(), n, "each result appended once");
+}
+
+#[path = "../../edges/tests/common/mod.rs"]
+mod redis_fixture;
+
+/// The queue on a three-shard Redis Cluster: every key of a run shares its hash tag, so the
+/// scripts run on one shard; the client follows the slot map. Same records as a local run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_run_on_a_redis_cluster_equals_local_run() {
+    let Some((url, _servers)) = redis_fixture::cluster() else { return };
+    let g = hetionet();
+    let local_dir = tempfile::tempdir().unwrap();
+    let queue_dir = tempfile::tempdir().unwrap();
+    let local = run_eval(&config(local_dir.path(), "on-cluster"), g.clone(), None).await.expect("local run");
+    // A fresh run on the cluster (earlier test runs may have left this run id's keys).
+    let redis = Redis::connect(&url).await.expect("cluster");
+    for k in Keys::new("on-cluster").all() {
+        let _: Result<i64, String> = redis.query(redis::cmd("DEL").arg(&k)).await;
+    }
+    let _: Result<i64, String> = redis.query(redis::cmd("SREM").arg(RUNS_KEY).arg("on-cluster")).await;
+    let (_t1, h1) = spawn_worker(&url, worker_cfg("c1"), WorkerGraph::new(g.clone(), None)).await;
+    let (_t2, h2) = spawn_worker(&url, worker_cfg("c2"), WorkerGraph::new(g.clone(), None)).await;
+    let out = tokio::time::timeout(Duration::from_secs(300), run_coordinator(&config(queue_dir.path(), "on-cluster"), g.clone(), None, &url))
+        .await
+        .expect("in time")
+        .expect("queue run on the cluster");
+    assert_eq!(out.aggregate, local.aggregate, "same tables");
+    for f in [T1_FILE, T3_FILE] {
+        let sorted = |d: &std::path::Path| {
+            let mut v: Vec<String> = std::fs::read_to_string(d.join(f)).unwrap().lines().map(String::from).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(&out.dir), sorted(&local.dir), "{f}: identical records, each once");
+    }
+    let mut completed = 0;
+    for h in [h1, h2] {
+        completed += tokio::time::timeout(Duration::from_secs(30), h).await.expect("--once worker exits").unwrap().unwrap().completed;
+    }
+    assert_eq!(completed, std::fs::read_to_string(out.dir.join(T1_FILE)).unwrap().lines().count() + std::fs::read_to_string(out.dir.join(T3_FILE)).unwrap().lines().count());
 }
