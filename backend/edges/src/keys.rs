@@ -5,7 +5,8 @@
 //! - `rel:{<source id>}:<source type>:<relation type>:<target id>:<target type>` — one per
 //!   (source, relation, target); value: JSON list of the attributes of each parallel edge,
 //!   e.g. `[{"edge":17,"score":0.8}]` (plus any extra edge properties under `props`).
-//! - `adj:{<node id>}:<node type>` — one per node with edges; value: [`ADJ_MAGIC`] then one
+//! - `adj:{<node id>}:<node type>` — one per node (empty for a node without edges, so that a
+//!   re-export overwrites every node's list and a missing key is detectably a broken export); value: [`ADJ_MAGIC`] then one
 //!   [`RECORD_BYTES`]-byte little-endian record per incident edge, in CSR order (see
 //!   [`encode_adjacency`]). Neighbour lookups read only these: one `GET` per node.
 //! - [`META_KEY`] — JSON [`Meta`]: the graph's content hash, counts and the relation and type

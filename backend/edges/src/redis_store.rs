@@ -204,8 +204,7 @@ impl RedisEdges {
 
     fn decode(&self, u: NodeId, raw: Option<Vec<u8>>) -> EdgeResult<Vec<Incident>> {
         match raw {
-            // Nodes without edges have no adjacency key.
-            None => Ok(Vec::new()),
+            None => Err(EdgeError::Store { store: self.target.to_string(), message: format!("{} is missing: the export is incomplete or was partly deleted (re-export)", self.adj_key(u)) }),
             Some(bytes) => keys::decode_adjacency(&bytes).map_err(|m| EdgeError::Store { store: self.target.to_string(), message: format!("{}: {m}", self.adj_key(u)) }),
         }
     }
@@ -310,11 +309,9 @@ pub async fn export(g: &Graph, target: &RedisTarget, opts: &ExportOptions) -> Ed
     let mut inflight = tokio::task::JoinSet::new();
     let batch_size = opts.batch.max(1);
     for u in 0..g.node_count() as NodeId {
+        // Every node gets its adjacency key, even an empty one: a later export of another graph
+        // must overwrite what an earlier one left, and a missing key means a broken export.
         let inc = mem.incident(u);
-        if inc.is_empty() {
-            bar.inc(1);
-            continue;
-        }
         let (uid, utype) = (g.ident(u), g.type_label(g.node_type(u)));
         if opts.edge_keys {
             // Out-edges are sorted by (relation, target): parallel edges are adjacent.

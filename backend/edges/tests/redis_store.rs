@@ -60,7 +60,7 @@ async fn exercise(url: &str) {
     assert!(err.contains("no finished export"), "{err}");
 
     let report = export(&g, &target, &ExportOptions { batch: 3, in_flight: 2, ..Default::default() }).await.expect("export");
-    assert_eq!(report.adjacency_keys, 3, "nodes without edges have no adjacency key");
+    assert_eq!(report.adjacency_keys, 5, "one adjacency key per node, empty ones included");
     assert_eq!(report.edge_keys, 4, "parallel edges share one rel key");
     let edges = RedisEdges::open(target.clone(), g.clone()).await.expect("open");
     same_as_memory(&g, &edges).await;
@@ -84,6 +84,11 @@ async fn exercise(url: &str) {
     let _: () = conn.query(redis::cmd("SET").arg(&bad).arg("garbage")).await.expect("set");
     let err = edges.incident_many(&[0, 1]).await.err().expect("corrupt").to_string();
     assert!(err.contains(&bad) && err.contains("magic"), "{err}");
+
+    // A deleted adjacency key is an error too, not "no edges".
+    let _: () = conn.query(redis::cmd("DEL").arg(adj_key("DOID:0000", "Disease"))).await.expect("del");
+    let err = edges.incident_many(&[4]).await.err().expect("missing key").to_string();
+    assert!(err.contains("missing"), "{err}");
 
     // Re-export repairs it; an adjacency-only export writes no rel keys.
     export(&other, &target, &ExportOptions { edge_keys: false, flush: true, ..Default::default() }).await.expect("re-export");
@@ -115,6 +120,43 @@ async fn cluster_matches_memory_and_keeps_a_node_on_one_shard() {
     let sr: i64 = conn.query(redis::cmd("CLUSTER").arg("KEYSLOT").arg(&r)).await.expect("keyslot");
     assert_eq!(sa, sr);
     assert_eq!(sa as u16, keys::hash_slot(&a), "our slot function agrees with the server");
+
+    // Resharding under a connected client: move every slot of the shard that holds this node
+    // to another shard; lookups made through the old connection follow the MOVED redirects.
+    let g = Arc::new(small_graph(false));
+    export(&g, &target, &ExportOptions::default()).await.expect("export");
+    let edges = RedisEdges::open(target.clone(), g.clone()).await.expect("open");
+    same_as_memory(&g, &edges).await;
+    let RedisTarget::Cluster(seeds) = &target else { panic!("a cluster target") };
+    let seed = seeds[0].trim_start_matches("redis://");
+    let (host, port) = seed.rsplit_once(':').expect("host:port");
+    let nodes = redis_cli(&["-h", host, "-p", port, "cluster", "nodes"]);
+    let owner = |slot: u16| -> Option<(String, usize)> {
+        nodes.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let mut count = 0;
+            let mut owns = false;
+            for r in f.iter().skip(8) {
+                let (lo, hi) = r.split_once('-').unwrap_or((r, r));
+                let (lo, hi): (u16, u16) = (lo.parse().ok()?, hi.parse().ok()?);
+                count += usize::from(hi - lo) + 1;
+                owns |= (lo..=hi).contains(&slot);
+            }
+            owns.then(|| (f[0].to_string(), count))
+        })
+    };
+    let (from, count) = owner(keys::hash_slot(&a)).expect("the key's shard");
+    let to = nodes.lines().map(|l| l.split_whitespace().next().unwrap_or("").to_string()).find(|id| *id != from && !id.is_empty()).expect("another shard");
+    redis_cli(&["--cluster", "reshard", seed, "--cluster-from", &from, "--cluster-to", &to, "--cluster-slots", &count.to_string(), "--cluster-yes"]);
+    let after = redis_cli(&["-h", host, "-p", port, "cluster", "nodes"]);
+    assert!(after.lines().any(|l| l.starts_with(&from) && l.split_whitespace().count() == 8), "the source shard gave up all its slots:\n{after}");
+    same_as_memory(&g, &edges).await;
+}
+
+fn redis_cli(args: &[&str]) -> String {
+    let o = std::process::Command::new("redis-cli").args(args).output().expect("redis-cli");
+    assert!(o.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[tokio::test]
