@@ -111,11 +111,14 @@ fn graph_search_node_and_errors() {
     let (st, body, _) = get(&format!("{}/api/openapi.json", s.base));
     assert_eq!(st, 200);
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
-    for p in ["/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}", "/api/slice", "/api/rns", "/api/partition", "/api/cypher", "/api/ask", "/api/runs"] {
+    for p in [
+        "/api/graph", "/api/search", "/api/node/{key}", "/api/paths", "/api/discover/{key}", "/api/slice", "/api/rns", "/api/partition", "/api/cypher", "/api/ask", "/api/runs",
+        "/api/auth/login", "/api/auth/invite/{token}", "/api/annotate/questions/{id}/response", "/api/review/expert-rankings", "/api/admin/calibrations",
+    ] {
         assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
     }
     let (st, body, _) = get(&format!("{}/api/docs", s.base));
-    assert!(st == 200 && body.contains("GET /api/paths"), "{body}");
+    assert!(st == 200 && body.contains("GET /api/paths") && body.contains("PUT /api/annotate/questions/{id}/response"), "{body}");
 
     for (url, status, code) in [
         ("/api/node/Compound::NOPE", 404, "unknown_node"),

@@ -81,7 +81,8 @@ async fn start_session(svc: &Arc<Annotation>, user: User, tls: bool) -> Result<H
 
 // ----- auth -----
 
-async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, HttpError> {
+#[utoipa::path(post, path = "/api/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Rate-limited per address.", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Too many attempts")))]
+pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, HttpError> {
     let email = req.email.trim().to_string();
     if let Some(secs) = w.svc.limiter.blocked(&email, w.ip) {
         let mut e = HttpError { status: StatusCode::TOO_MANY_REQUESTS, code: "rate_limited", message: format!("too many failed sign-ins; try again in {} minutes", secs / 60) }.into_response();
@@ -117,14 +118,16 @@ async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, 
     }
 }
 
-async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse, HttpError> {
+#[utoipa::path(post, path = "/api/auth/logout", tag = "annotation", description = "Ends the session.", responses((status = 200, description = "Signed out"), (status = 401, description = "Not signed in")))]
+pub(crate) async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse, HttpError> {
     let token = super::session::cookie(&headers, super::session::SESSION_COOKIE).unwrap_or_default();
     let hash = auth::token_hash(&token);
     db(&a.svc, move |r| r.delete_session(&hash)).await?;
     Ok(with_cookie(serde_json::json!({"signed_out": true}), session_cookie(None, over_tls(&a.svc, &headers))))
 }
 
-async fn me(a: Authed) -> Json<Me> {
+#[utoipa::path(get, path = "/api/auth/me", tag = "annotation", description = "The signed-in user: id, pseudonym, role.", responses((status = 200, description = "`Me`"), (status = 401, description = "Not signed in")))]
+pub(crate) async fn me(a: Authed) -> Json<Me> {
     Json(Me { user: a.session.user, csrf: a.session.csrf })
 }
 
@@ -135,7 +138,8 @@ fn check_token(token: &str) -> Result<String, HttpError> {
     Ok(auth::token_hash(token))
 }
 
-async fn invite_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<InviteInfo>, HttpError> {
+#[utoipa::path(get, path = "/api/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown, used or expired invite")))]
+pub(crate) async fn invite_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<InviteInfo>, HttpError> {
     let svc = super::session::service(&s)?;
     let hash = check_token(&token)?;
     let inv = db(&svc, move |r| r.invite(&hash)).await?.ok_or_else(|| HttpError::not_found("unknown_invite", "this invite link is not valid"))?;
@@ -145,7 +149,8 @@ async fn invite_info(State(s): State<AppState>, Path(token): Path<String>) -> Re
     Ok(Json(InviteInfo { email: inv.email, role: inv.role }))
 }
 
-async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(req): J<AcceptInvite>) -> Result<HttpResponse, HttpError> {
+#[utoipa::path(post, path = "/api/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Weak password or bad body"), (status = 404, description = "Unknown, used or expired invite")))]
+pub(crate) async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(req): J<AcceptInvite>) -> Result<HttpResponse, HttpError> {
     let hash = check_token(&token)?;
     auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
     let name = req.name.trim().chars().take(100).collect::<String>();
@@ -164,13 +169,15 @@ async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(req): J<Acce
 const ANNOTATE: &[Role] = &[Role::Annotator];
 const REVIEW: &[Role] = &[Role::Reviewer];
 
-async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, HttpError> {
+#[utoipa::path(get, path = "/api/annotate/batches", tag = "annotation", description = "The batches assigned to the signed-in annotator, with progress.", responses((status = 200, description = "`[BatchProgress]`"), (status = 401, description = "Not signed in")))]
+pub(crate) async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     Ok(Json(db(&a.svc, move |r| r.progress(uid)).await?))
 }
 
-async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
+#[utoipa::path(get, path = "/api/annotate/batches/{id}", tag = "annotation", description = "One batch: its questions and which are answered.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchView`"), (status = 403, description = "Not your batch"), (status = 404, description = "No such batch")))]
+pub(crate) async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, r.questions_in_batch(id, uid)?))).await?;
@@ -224,7 +231,8 @@ fn link_label(url: &str) -> String {
     label.to_string()
 }
 
-async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
+#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links, LLM ranks) and the annotator's saved response.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
+pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let (q, resp) = db(&a.svc, move |r| Ok((r.question(id)?, r.response_for(uid, id)?))).await?;
@@ -246,7 +254,8 @@ async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) 
     Ok(Json(QuestionView { question: q, batch, context, response: resp, prev, next }))
 }
 
-async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<Json<SaveOutcome>, HttpError> {
+#[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking (every candidate once) with optional notes; a newer save replaces the draft.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`{ranking: [candidate id], serendipitous: [candidate id], notes?, submit}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 400, description = "Not a ranking of the question's candidates"), (status = 403, description = "Not assigned to you")))]
+pub(crate) async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<Json<SaveOutcome>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let q = db(&a.svc, move |r| r.question(id)).await?.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
@@ -257,14 +266,16 @@ async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) 
     Ok(Json(out))
 }
 
-async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpError> {
+#[utoipa::path(get, path = "/api/annotate/responses", tag = "annotation", description = "The signed-in annotator's responses.", responses((status = 200, description = "`[Response]`")))]
+pub(crate) async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let all = db(&a.svc, move |r| r.all_responses()).await?;
     Ok(Json(all.into_iter().filter(|r| r.user_id == uid).collect()))
 }
 
-async fn one_response(a: Authed, Path(id): Path<i64>) -> Result<Json<Response>, HttpError> {
+#[utoipa::path(get, path = "/api/responses/{id}", tag = "annotation", description = "One response (its author or an admin).", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`Response`"), (status = 403, description = "Someone else's response"), (status = 404, description = "No such response")))]
+pub(crate) async fn one_response(a: Authed, Path(id): Path<i64>) -> Result<Json<Response>, HttpError> {
     let r = db(&a.svc, move |r| r.response(id)).await?.ok_or_else(|| HttpError::not_found("unknown_response", format!("no response {id}")))?;
     if r.user_id != a.user_id() && a.role() != Role::Admin {
         return Err(forbidden("this response belongs to another annotator"));
@@ -274,12 +285,14 @@ async fn one_response(a: Authed, Path(id): Path<i64>) -> Result<Json<Response>, 
 
 // ----- reviewers -----
 
-async fn review_batches(a: Authed) -> Result<Json<Vec<BatchAggregate>>, HttpError> {
+#[utoipa::path(get, path = "/api/review/batches", tag = "review", description = "Per-batch aggregates: responses, agreement (Kendall's W, Krippendorff's alpha). Reviewers and admins.", responses((status = 200, description = "`[BatchAggregate]`"), (status = 403, description = "Not a reviewer")))]
+pub(crate) async fn review_batches(a: Authed) -> Result<Json<Vec<BatchAggregate>>, HttpError> {
     a.require(REVIEW)?;
     Ok(Json(db(&a.svc, |r| aggregate::batch_aggregates(r)).await?))
 }
 
-async fn review_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchReview>, HttpError> {
+#[utoipa::path(get, path = "/api/review/batches/{id}", tag = "review", description = "One batch in detail: per-question rankings by pseudonym, agreement, consensus.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchReview`"), (status = 403, description = "Not a reviewer"), (status = 404, description = "No such batch")))]
+pub(crate) async fn review_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchReview>, HttpError> {
     a.require(REVIEW)?;
     let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, aggregate::batch_questions(r, id)?))).await?;
     let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
@@ -287,7 +300,7 @@ async fn review_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchReview
 }
 
 #[derive(Deserialize)]
-struct ExpertQuery {
+pub(crate) struct ExpertQuery {
     #[serde(default = "default_source")]
     source: String,
     #[serde(default)]
@@ -302,20 +315,23 @@ fn parse_source(s: &str) -> Result<Source, HttpError> {
     Source::parse(s).ok_or_else(|| HttpError::bad_request("bad_source", format!("source must be serenqa or benchmark, not {s:?}")))
 }
 
-async fn expert_rankings(a: Authed, Q(q): Q<ExpertQuery>) -> Result<Json<ExpertRankings>, HttpError> {
+#[utoipa::path(get, path = "/api/review/expert-rankings", tag = "review", description = "The expert rankings file the benchmark builder reads (expert partition).", params(("source" = Option<String>, Query, description = "Question set (default `serenqa`)"), ("min_annotators" = Option<usize>, Query, description = "Questions with at least this many submitted rankings")), responses((status = 200, description = "`ExpertRankings`"), (status = 403, description = "Not a reviewer")))]
+pub(crate) async fn expert_rankings(a: Authed, Q(q): Q<ExpertQuery>) -> Result<Json<ExpertRankings>, HttpError> {
     a.require(REVIEW)?;
     let source = parse_source(&q.source)?;
     let min = q.min_annotators.unwrap_or(1);
     Ok(Json(db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?))
 }
 
-async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
+#[utoipa::path(get, path = "/api/review/export.json", tag = "review", description = "Every response as rows (pseudonyms; e-mails for admins only).", responses((status = 200, description = "`[ExportRow]`"), (status = 403, description = "Not a reviewer")))]
+pub(crate) async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
     Ok(Json(db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?))
 }
 
-async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
+#[utoipa::path(get, path = "/api/review/export.csv", tag = "review", description = "The same rows as CSV.", responses((status = 200, description = "text/csv"), (status = 403, description = "Not a reviewer")))]
+pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
     let rows = db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?;
@@ -327,7 +343,8 @@ async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
         .into_response())
 }
 
-async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>>, HttpError> {
+#[utoipa::path(get, path = "/api/review/runs", tag = "review", description = "Evaluation runs imported into the store.", responses((status = 200, description = "`[RunRecord]`"), (status = 403, description = "Not a reviewer")))]
+pub(crate) async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>>, HttpError> {
     a.require(REVIEW)?;
     Ok(Json(db(&a.svc, |r| r.runs()).await?))
 }
@@ -336,7 +353,8 @@ async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>>, HttpErro
 
 const ADMIN: &[Role] = &[Role::Admin];
 
-async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<CreateInvite>) -> Result<Json<InviteCreated>, HttpError> {
+#[utoipa::path(post, path = "/api/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link"), (status = 400, description = "Bad e-mail or role"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<CreateInvite>) -> Result<Json<InviteCreated>, HttpError> {
     a.require(ADMIN)?;
     let email = req.email.trim().to_string();
     auth::check_email(&email).map_err(|m| unprocessable("bad_email", m))?;
@@ -359,7 +377,8 @@ async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<CreateInvite>) -
     Ok(Json(InviteCreated { link: format!("{scheme}://{host}/invite/{token}"), expires_at }))
 }
 
-async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
+#[utoipa::path(get, path = "/api/admin/users", tag = "admin", description = "Every account (admins).", responses((status = 200, description = "`[User]`"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(db(&a.svc, |r| r.users()).await?))
 }
@@ -368,12 +387,14 @@ fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
     CalibrationView { id: c.id, created_at: c.created_at, alpha: c.alpha, beta: c.beta, gamma: c.gamma, agreement: c.agreement, questions: c.questions, provenance: c.provenance.to_string() }
 }
 
-async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
+#[utoipa::path(get, path = "/api/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, with provenance (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(db(&a.svc, |r| r.calibrations()).await?.into_iter().map(calibration_view).collect()))
 }
 
-async fn calibrate(State(s): State<AppState>, a: Authed, J(req): J<CalibrateRequest>) -> Result<Json<CalibrationReport>, HttpError> {
+#[utoipa::path(post, path = "/api/admin/calibrations", tag = "admin", description = "Fits the RNS weights to the expert partitions and stores the result (admins).", request_body(content = serde_json::Value, description = "`{grid?, min_questions?}`"), responses((status = 200, description = "`CalibrationReport`"), (status = 400, description = "Not enough expert data"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn calibrate(State(s): State<AppState>, a: Authed, J(req): J<CalibrateRequest>) -> Result<Json<CalibrationReport>, HttpError> {
     a.require(ADMIN)?;
     let model = s.model.clone().ok_or_else(|| HttpError {
         status: StatusCode::SERVICE_UNAVAILABLE,
