@@ -518,6 +518,11 @@ impl RunQueue {
         self.redis.query(redis::cmd("HGETALL").arg(self.keys.files())).await
     }
 
+    /// Workers that refused the run, and why.
+    pub async fn refusals(&self) -> Result<BTreeMap<String, String>, String> {
+        self.redis.query(redis::cmd("HGETALL").arg(self.keys.refused())).await
+    }
+
     /// Removes the run from the active set and lets its keys expire.
     pub async fn retire(&self) -> Result<(), String> {
         let _: i64 = self.redis.query(redis::cmd("SREM").arg(RUNS_KEY).arg(&self.keys.run)).await?;
@@ -549,6 +554,38 @@ impl Heartbeat {
     pub fn alive(&self) -> bool {
         now_ms().saturating_sub(self.unix_ms) <= 3 * self.interval_ms.max(1000)
     }
+}
+
+/// One active run as `serenqa queue status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunStatus {
+    pub run_id: String,
+    /// Work items planned (from the spec; 0 when the spec is gone).
+    pub items: usize,
+    pub enqueued: usize,
+    pub results: usize,
+    /// Delivered, not acknowledged, per worker.
+    pub pending: BTreeMap<String, usize>,
+    pub refused: BTreeMap<String, String>,
+}
+
+/// Every active run's progress (runs listed in `serenqa:runs`).
+pub async fn queue_status(redis: &Arc<Redis>) -> Result<Vec<RunStatus>, String> {
+    let mut ids: Vec<String> = redis.query(redis::cmd("SMEMBERS").arg(RUNS_KEY)).await?;
+    ids.sort();
+    let mut out = Vec::new();
+    for id in ids {
+        let q = RunQueue::new(redis.clone(), &id);
+        out.push(RunStatus {
+            items: q.spec().await.ok().flatten().map(|s| s.items).unwrap_or(0),
+            enqueued: q.task_count().await?,
+            results: q.result_count().await?,
+            pending: q.pending_by_consumer().await.unwrap_or_default(),
+            refused: q.refusals().await?,
+            run_id: id,
+        });
+    }
+    Ok(out)
 }
 
 /// Live workers by name.

@@ -64,6 +64,8 @@ enum Command {
     Edges(commands::edges::EdgesArgs),
     /// Run work items of distributed evaluations (`serenqa eval --queue`) from Redis.
     Worker(commands::worker::WorkerArgs),
+    /// Distributed evaluations: active runs, progress, live workers; forget a run.
+    Queue(commands::queue::QueueArgs),
 }
 
 fn main() {
@@ -89,6 +91,7 @@ fn main() {
         Command::Ask(a) => commands::eval::run_ask(a, progress),
         Command::Edges(a) => commands::edges::run(a, progress),
         Command::Worker(a) => commands::worker::run(a, progress),
+        Command::Queue(a) => commands::queue::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, as `anyhow` renders with `{:#}`.

@@ -131,6 +131,10 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
         assert!(t.elapsed() < Duration::from_secs(120), "w0 never held two tasks");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // An operator's view mid-run: the run, its progress and who holds what.
+    let st = serenqa(d, &data).args(["queue", "status", "--queue", &url]).output().unwrap();
+    let st = String::from_utf8_lossy(&st.stdout).into_owned();
+    assert!(st.contains("run r:") && st.contains("w0 ") && st.contains("worker w1:"), "{st}");
     workers.0[0].kill().unwrap();
     let _ = workers.0[0].wait();
     let orphaned: BTreeSet<String> = rt.block_on(q.pending_of("w0")).unwrap().into_keys().collect();
@@ -151,6 +155,10 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
     assert_eq!(queued.keys().collect::<Vec<_>>(), local.keys().collect::<Vec<_>>(), "same items, each once");
     assert_eq!(rt.block_on(q.result_count()).unwrap(), local.len(), "one result per item in Redis");
     assert!(rt.block_on(q.pending_by_consumer()).unwrap().values().all(|&n| n == 0), "nothing left pending");
+    let st = serenqa(d, &data).args(["queue", "status", "--queue", &url]).output().unwrap();
+    assert!(String::from_utf8_lossy(&st.stdout).contains("no active runs"), "{}", String::from_utf8_lossy(&st.stdout));
+    let forget = serenqa(d, &data).args(["queue", "forget", "r", "--queue", &url]).output().unwrap();
+    assert!(!forget.status.success() && String::from_utf8_lossy(&forget.stderr).contains("no active run"), "a finished run is not active");
 
     // The survivors exit (--once) and their logs show the killed worker's tasks reclaimed.
     let mut logs = String::new();

@@ -11,6 +11,7 @@ pub mod perf;
 pub mod perf_annotate;
 pub mod perf_queue;
 pub mod precompute;
+pub mod queue;
 pub mod score;
 pub mod serve;
 pub mod stats;
