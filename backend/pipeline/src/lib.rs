@@ -12,7 +12,7 @@
 //!   records, partitions, removed edges as masks (G = Gc − R as a view).
 //! - [`retrieval`] — T1: NL → Cypher (LLM or offline), execution with `serenqa-cypher`,
 //!   answer extraction, Hit / F1 / Executability.
-//! - [`explore`] — T3: Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
+//! - [`explore`] — T3 (edges through `serenqa_edges::EdgeSource`: memory or Redis): Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
 //!   frontier node, edge confidence or the documented graph score at hubs, uniform sampling
 //!   without scores, continue decision, level descriptions as context, summaries per level,
 //!   one-shot guidance).
