@@ -810,11 +810,12 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     let started = Instant::now();
     let client = if cfg.models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&cfg.models, cfg.cache_dir.clone())?)) };
     let roles = Roles::from_file(&cfg.models, client.clone());
-    let plan = plan(cfg, &g)?;
+    // The edge store first: an unreachable one must not leave a run directory behind.
     let remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>> = match &cfg.edges {
         Some(t) => Some(Arc::new(serenqa_edges::RedisEdges::open(t.clone(), g.clone()).await.map_err(|e| e.to_string())?)),
         None => None,
     };
+    let plan = plan(cfg, &g)?;
     let ctx = Arc::new(Ctx::new(g, model, plan.bench.clone(), roles, cfg.explore.clone(), &plan.partitions, &cfg.tasks).with_edges(remote_edges));
     let items: Vec<Item> = plan.todo().map(|(_, i)| i.clone()).collect();
 
