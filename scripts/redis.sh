@@ -52,7 +52,7 @@ case "${1:-start}" in
     for p in "${cluster[@]}"; do
       start_one "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000
     done
-    redis-cli --cluster create "${cluster[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes >"$dir/cluster-create.log" 2>&1 \
+    timeout 60 redis-cli --cluster create "${cluster[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes >"$dir/cluster-create.log" 2>&1 \
       || { echo "[redis] cluster create failed:" >&2; cat "$dir/cluster-create.log" >&2; exit 1; }
     for _ in $(seq 1 100); do
       redis-cli -p "$first" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
