@@ -28,18 +28,6 @@ pub fn enc(s: &str) -> String {
     out
 }
 
-pub async fn post_json<B: serde::Serialize, T: DeserializeOwned>(url: &str, body: &B) -> Result<T, String> {
-    let req = Request::post(url).json(body).map_err(|e| format!("cannot encode the request: {e}"))?;
-    let resp = req.send().await.map_err(|e| format!("network error: {e}"))?;
-    if !resp.ok() {
-        return Err(match resp.json::<ApiError>().await {
-            Ok(e) => e.message,
-            Err(_) => format!("HTTP {}", resp.status()),
-        });
-    }
-    resp.json::<T>().await.map_err(|e| format!("unexpected reply: {e}"))
-}
-
 pub async fn graph_info() -> Result<GraphInfo, String> {
     get_json("/api/graph").await
 }

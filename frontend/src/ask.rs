@@ -4,21 +4,40 @@
 //! never holds a model key).
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
-use serenqa_shared::api::{AskCandidate, AskRequest, AskResponse, SubgraphView};
+use serenqa_shared::api::{AskCandidate, AskEvent, AskResponse, Stage, SubgraphView};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::api;
 use crate::subgraph::SubgraphSvg;
 
-/// The stages the server runs, in order (the reply reports each one's time).
-const STAGES: &[&str] = &["retrieval: question → Cypher → existing answers", "exploration: beam search from the answers", "summaries and RNS scores"];
+/// The stages the server runs, in order: (name in the events, what the page says).
+const STAGES: &[(&str, &str)] = &[
+    ("retrieval", "retrieval: question → Cypher → existing answers"),
+    ("exploration", "exploration: beam search from the answers"),
+    ("scoring", "summaries and RNS scores"),
+];
+
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// A stage as it arrived: the server's time for it and when the page heard of it (ms after
+/// the question was sent; the browser test checks stages arrive before the result).
+#[derive(Clone, Debug, PartialEq)]
+struct Arrived {
+    stage: Stage,
+    at_ms: f64,
+}
 
 #[component]
 pub fn AskBox() -> impl IntoView {
     let (question, set_question) = signal(String::new());
     let (busy, set_busy) = signal(false);
-    let (elapsed, set_elapsed) = signal(0u32);
-    let (result, set_result) = signal(None::<Result<AskResponse, String>>);
+    let (stages, set_stages) = signal(Vec::<Arrived>::new());
+    let (result, set_result) = signal(None::<(Result<AskResponse, String>, f64)>);
+    // The open event stream (closed on the result, an error or a new question).
+    let source = StoredValue::new_local(None::<web_sys::EventSource>);
     let submit = move || {
         let q = question.get_untracked();
         if q.trim().is_empty() || busy.get_untracked() {
@@ -26,17 +45,74 @@ pub fn AskBox() -> impl IntoView {
         }
         set_busy.set(true);
         set_result.set(None);
-        set_elapsed.set(0);
-        // The reply comes in one piece; an elapsed-time counter shows the request is alive.
-        let ticker = leptos::prelude::set_interval_with_handle(move || set_elapsed.update(|e| *e += 1), std::time::Duration::from_millis(500)).ok();
-        spawn_local(async move {
-            let r = api::post_json::<AskRequest, AskResponse>("/api/ask", &AskRequest { question: q, model: None, limit: Some(20) }).await;
-            if let Some(t) = ticker {
-                t.clear();
+        set_stages.set(Vec::new());
+        let started = now_ms();
+        let url = format!("/api/ask/stream?limit=20&question={}", api::enc(&q));
+        let es = match web_sys::EventSource::new(&url) {
+            Ok(es) => es,
+            Err(_) => {
+                set_busy.set(false);
+                set_result.set(Some((Err("the browser refused to open the event stream".into()), 0.0)));
+                return;
             }
+        };
+        let finish = move |r: Result<AskResponse, String>| {
+            source.update_value(|s| {
+                if let Some(es) = s.take() {
+                    es.close();
+                }
+            });
             set_busy.set(false);
-            set_result.set(Some(r));
+            set_result.set(Some((r, now_ms() - started)));
+        };
+        let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let Some(text) = e.data().as_string() else { return };
+            match serde_json::from_str::<AskEvent>(&text) {
+                Ok(AskEvent::Stage(stage)) => set_stages.update(|v| v.push(Arrived { stage, at_ms: now_ms() - started })),
+                Ok(AskEvent::Result(a)) => finish(Ok(a)),
+                Ok(AskEvent::Error(err)) => finish(Err(err.message)),
+                Err(err) => finish(Err(format!("unexpected reply: {err}"))),
+            }
         });
+        // A failed request or a dropped connection: report it instead of letting the browser
+        // reconnect and ask again.
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_e: web_sys::Event| {
+            if busy.get_untracked() {
+                finish(Err("the server did not answer (is it running? an empty or too long question?)".into()));
+            }
+        });
+        es.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        // One pair of small closures per question; they live as long as the page.
+        on_message.forget();
+        on_error.forget();
+        source.update_value(|s| {
+            if let Some(old) = s.replace(es) {
+                old.close();
+            }
+        });
+    };
+    let stage_list = move || {
+        let done = stages.get();
+        let running = busy.get();
+        STAGES
+            .iter()
+            .enumerate()
+            .map(|(i, (name, label))| {
+                let arrived = done.iter().find(|a| a.stage.name == *name).cloned();
+                let first_open = running && arrived.is_none() && STAGES[..i].iter().all(|(n, _)| done.iter().any(|a| a.stage.name == *n));
+                match arrived {
+                    Some(a) => view! {
+                        <li class="stage-done" data-stage-done=*name data-arrived-ms=format!("{:.1}", a.at_ms)>
+                            {format!("✓ {label} — {:.0} ms", a.stage.ms)}
+                        </li>
+                    }
+                    .into_any(),
+                    None if first_open => view! { <li class="stage-running" aria-busy="true">{format!("… {label}")}</li> }.into_any(),
+                    None => view! { <li class="stage-pending">{label.to_string()}</li> }.into_any(),
+                }
+            })
+            .collect_view()
     };
     view! {
         <section class="panel" data-testid="ask">
@@ -48,15 +124,14 @@ pub fn AskBox() -> impl IntoView {
                     on:input=move |ev| set_question.set(event_target_value(&ev)) />
                 <button type="submit" class="primary" disabled=move || busy.get()>{move || if busy.get() { "Working…" } else { "Ask" }}</button>
             </form>
-            {move || busy.get().then(|| view! {
-                <div class="stages" aria-live="polite">
-                    <p class="loading">{move || format!("Running the pipeline on the server… {:.1} s", elapsed.get() as f64 / 2.0)}</p>
-                    <ol>{STAGES.iter().map(|s| view! { <li>{*s}</li> }).collect_view()}</ol>
+            {move || (busy.get() || !stages.get().is_empty()).then(|| view! {
+                <div class="stages" aria-live="polite" data-testid="ask-progress">
+                    <ol>{stage_list}</ol>
                 </div>
             })}
-            {move || result.get().map(|r| match r {
+            {move || result.get().map(|(r, at)| match r {
                 Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-                Ok(a) => view! { <AskResult answer=a /> }.into_any(),
+                Ok(a) => view! { <div data-result-arrived-ms=format!("{at:.1}")><AskResult answer=a /></div> }.into_any(),
             })}
         </section>
     }
@@ -83,12 +158,12 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             view! {
                 <tr data-candidate=c.node.name.clone()>
                     <td>{i + 1}</td>
-                    <td><a href=format!("/entity/{}", api::enc(&api::key_of(&c.node)))>{c.node.name.clone()}</a> <span class="muted">{c.node.kind.clone()}</span></td>
+                    <td><a href=format!("/entity/{}", api::enc(&api::key_of(&c.node)))>{c.node.name.clone()}</a>" "<span class="muted">{c.node.kind.clone()}</span></td>
                     <td class="num"><strong>{f(t.map(|t| t.rns))}</strong></td>
                     <td class="num">{f(t.map(|t| t.r))}</td>
                     <td class="num">{f(t.map(|t| t.n))}</td>
                     <td class="num">{f(t.map(|t| t.s))}</td>
-                    <td><button class="link-button" on:click=move |_| set_open.set(Some(i))>{format!("{} paths", c.paths.len())}</button></td>
+                    <td><button class="link-button" on:click=move |_| set_open.set(Some(i))>{format!("{} path{}", c.paths.len(), if c.paths.len() == 1 { "" } else { "s" })}</button></td>
                 </tr>
             }
         })

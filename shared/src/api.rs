@@ -264,6 +264,16 @@ pub struct Stage {
     pub ms: f64,
 }
 
+/// One event of `GET /api/ask/stream` (server-sent events, JSON data): each stage as it
+/// completes, then the result or an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AskEvent {
+    Stage(Stage),
+    Result(AskResponse),
+    Error(ApiError),
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AskResponse {

@@ -102,6 +102,18 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   assert((await page.getByTestId('ask-answers').locator('li').count()) >= 2, 'existing answers listed');
   assert((await page.locator('[data-testid=ask-candidates] tbody tr').count()) >= 1, 'serendipitous candidates listed');
   assert(/retrieval/i.test(await page.getByTestId('ask-stages').textContent()), 'stage timings shown');
+  // Progress streamed: every stage was shown as it completed, before the result arrived.
+  const arrived = async (sel, attr) => parseFloat(await page.locator(sel).getAttribute(attr));
+  const result = await arrived('[data-result-arrived-ms]', 'data-result-arrived-ms');
+  let last = 0;
+  for (const stage of ['retrieval', 'exploration', 'scoring']) {
+    const at = await arrived(`[data-stage-done=${stage}]`, 'data-arrived-ms');
+    assert(at >= last && at <= result, `${stage} arrived at ${at} ms, result at ${result} ms`);
+    last = at;
+  }
+  const retrieval = await arrived('[data-stage-done=retrieval]', 'data-arrived-ms');
+  assert(retrieval < result, `retrieval (${retrieval} ms) was shown before the result (${result} ms): progress is streamed`);
+  console.log(`  ask progress: retrieval shown at ${(await arrived('[data-stage-done=retrieval]', 'data-arrived-ms')).toFixed(0)} ms, result at ${result.toFixed(0)} ms`);
   await page.screenshot({ path: path.join(shots, 'ask.png'), fullPage: true });
 });
 

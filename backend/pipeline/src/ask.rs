@@ -2,7 +2,8 @@
 //! exploration from those answers on the full graph, hop summaries, and the serendipitous
 //! candidates (explored entities of the answers' type that are not answers) ranked by
 //! RNS(Ae, {c}) with R, N, S and their explanation paths. The CLI (`serenqa ask`) and the web
-//! app (`POST /api/ask`) call [`ask`]; stage timings are reported with the result.
+//! app (`POST /api/ask`, and `GET /api/ask/stream`, which sends each stage as it completes) call
+//! [`ask`] / [`ask_with_progress`]; stage timings are reported with the result.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -65,6 +66,11 @@ fn path_view(g: &Graph, p: &[Step]) -> PathView {
 
 /// Runs the pipeline for one free-text question.
 pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, String> {
+    ask_with_progress(ctx, req, |_| {}).await
+}
+
+/// [`ask`], calling `on_stage` as each stage completes (the web app streams these).
+pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage: impl FnMut(&Stage) + Send) -> Result<AskResponse, String> {
     let question = req.question.trim();
     if question.is_empty() {
         return Err("empty question".into());
@@ -81,7 +87,9 @@ pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, Stri
     let mut out = AskResponse { question: question.to_string(), agents: roles.labels(), ..Default::default() };
     let mut clock = Instant::now();
     let mut lap = |name: &str, stages: &mut Vec<Stage>| {
-        stages.push(Stage { name: name.into(), ms: clock.elapsed().as_secs_f64() * 1000.0 });
+        let stage = Stage { name: name.into(), ms: clock.elapsed().as_secs_f64() * 1000.0 };
+        on_stage(&stage);
+        stages.push(stage);
         clock = Instant::now();
     };
 

@@ -11,18 +11,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serenqa_pipeline::ask::{ask, AskContext, AskRequest, AskResponse};
+use serde::Deserialize;
+use serenqa_pipeline::ask::{ask, ask_with_progress, AskContext, AskRequest, AskResponse};
+use serenqa_shared::api::{ApiError, AskEvent};
 use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
 
 use super::error::HttpError;
-use super::extract::J;
+use super::extract::{J, Q};
 use super::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/ask", post(post_ask))
+        .route("/ask/stream", get(get_ask_stream))
         .route("/runs", get(get_runs))
         .route("/runs/{id}/questions", get(get_questions))
         .route("/runs/{id}/questions/{qid}", get(get_question))
@@ -40,6 +44,17 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 /// R, N, S, RNS and their paths; `stages` gives each stage's time. Body: `{question, model?, limit?}`.
 #[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON")))]
 pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
+    check_ask(&s, &req)?;
+    let ctx = context(&s)?;
+    // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
+    let handle = tokio::runtime::Handle::current();
+    let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
+        .await
+        .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
+    out.map(Json).map_err(|e| HttpError::bad_request("bad_question", e))
+}
+
+fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
     if req.question.trim().is_empty() {
         return Err(HttpError::bad_request("empty_question", "the question is empty"));
     }
@@ -48,13 +63,44 @@ pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Resul
             return Err(HttpError::bad_request("unknown_model", format!("no model {m:?} is configured on the server")));
         }
     }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+pub(crate) struct AskQuery {
+    question: String,
+    model: Option<String>,
+    limit: Option<usize>,
+}
+
+/// The same pipeline as `POST /api/ask`, as server-sent events: one `stage` event as each
+/// stage completes (`{kind: "stage", name, ms}`), then `{kind: "result", …AskResponse}` or
+/// `{kind: "error", code, message}`. The page shows progress from these.
+#[utoipa::path(get, path = "/api/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model")))]
+pub async fn get_ask_stream(State(s): State<AppState>, Q(q): Q<AskQuery>) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError> {
+    let req = AskRequest { question: q.question, model: q.model, limit: q.limit };
+    check_ask(&s, &req)?;
     let ctx = context(&s)?;
-    // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<AskEvent>();
     let handle = tokio::runtime::Handle::current();
-    let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
-        .await
-        .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
-    out.map(Json).map_err(|e| HttpError::bad_request("bad_question", e))
+    // Offline agents are CPU-bound: a blocking thread drives the pipeline; a closed page just
+    // makes the sends fail.
+    tokio::task::spawn_blocking(move || {
+        let stages = tx.clone();
+        let r = handle.block_on(ask_with_progress(&ctx, &req, move |st| {
+            let _ = stages.send(AskEvent::Stage(st.clone()));
+        }));
+        let _ = tx.send(match r {
+            Ok(a) => AskEvent::Result(a),
+            Err(e) => AskEvent::Error(ApiError { code: "bad_question".into(), message: e }),
+        });
+    });
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        let ev = rx.recv().await?;
+        let event = Event::default().json_data(&ev).unwrap_or_else(|e| Event::default().data(format!("{{\"kind\":\"error\",\"code\":\"internal\",\"message\":\"{e}\"}}")));
+        Some((Ok(event), rx))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }
 
 /// Every evaluation run in the runs directory with its manifest and aggregate tables.
