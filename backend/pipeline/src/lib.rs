@@ -23,7 +23,8 @@
 //! - [`report`] — aggregate tables in the Table 2 / Table 3 layouts (JSON, CSV, Markdown).
 //! - [`run`] — `serenqa eval`: resumable runs, per-item JSONL traces, manifest, aggregates;
 //!   listing runs and reading one question's trace (for the web app).
-//! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`).
+//! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`, and
+//!   `GET /api/ask/stream`, which sends each stage as it completes).
 //! - [`queue`] — distributed runs over Redis Streams: the coordinator (`serenqa eval
 //!   --queue`) publishes a run spec and one stream entry per work item; workers (`serenqa
 //!   worker`) run the items with [`run::run_item`] and store each result once (`HSETNX`);

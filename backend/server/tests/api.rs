@@ -191,6 +191,18 @@ fn ask_and_runs_endpoints() {
     assert_eq!(r["stages"][0]["name"], "retrieval");
     assert_eq!(r["agents"]["retrieval"], "offline");
 
+    // The same question as server-sent events: the stages in order, then the same result.
+    let (st, stream, headers) = get(&format!("{}/api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F", s.base));
+    assert_eq!(st, 200, "{stream}");
+    assert!(headers.iter().any(|(k, v)| k == "content-type" && v.starts_with("text/event-stream")), "{headers:?}");
+    let events: Vec<serde_json::Value> = stream.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["stage", "stage", "stage", "result"], "{stream}");
+    assert_eq!(events.iter().take(3).map(|e| e["name"].as_str().unwrap()).collect::<Vec<_>>(), ["retrieval", "exploration", "scoring"]);
+    assert_eq!(events[3]["answers"], r["answers"]);
+    let (st, reply, _) = get(&format!("{}/api/ask/stream?question=%20", s.base));
+    assert_eq!(st, 400, "{reply}");
+
     for (body, code) in [(r#"{"question":"  "}"#, "empty_question"), (r#"{"question":"x","model":"gpt-9"}"#, "unknown_model"), ("{", "bad_json")] {
         let (st, reply) = post_json(&format!("{}/api/ask", s.base), body);
         assert_eq!(st, 400, "{body}: {reply}");
