@@ -416,3 +416,45 @@ pub struct CalibrationView {
     /// Source, graph, step, who, the full report…
     pub provenance: String,
 }
+
+/// The expert-rankings file: written by the annotation store (`serenqa annotate experts`,
+/// `GET /api/review/expert-rankings`), read by the benchmark builder
+/// (`serenqa bench build --expert FILE`):
+/// `{"format": "serenqa-expert-rankings", "version": 1, "questions": [{"qid", "question",
+/// "ranking": ["Type::id", …most serendipitous first], "annotators"}]}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExpertRankings {
+    pub format: String,
+    pub version: u32,
+    pub questions: Vec<ExpertRanking>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpertRanking {
+    pub qid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    pub ranking: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotators: Option<u32>,
+}
+
+pub const EXPERT_FORMAT: &str = "serenqa-expert-rankings";
+
+impl ExpertRankings {
+    /// Checks the format tag, the version and that no question is ranked twice.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.format != EXPERT_FORMAT || self.version != 1 {
+            return Err(format!("expected format \"{EXPERT_FORMAT}\" version 1, found \"{}\" version {}", self.format, self.version));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(dup) = self.questions.iter().find(|q| !seen.insert(q.qid)) {
+            return Err(format!("question {} is ranked twice", dup.qid));
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, qid: u32) -> Option<&ExpertRanking> {
+        self.questions.iter().find(|q| q.qid == qid)
+    }
+}

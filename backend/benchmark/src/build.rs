@@ -11,7 +11,7 @@ use serenqa_model::Model;
 use serenqa_shared::rns::Weights;
 
 use crate::generate::{generate, GenConfig, GenReport, Question};
-use crate::partition::{ensemble, rns_guided, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
+use crate::partition::{ensemble, rns_guided, ExpertPartition, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
 use crate::paths::{ground_truth, GtPath};
 use crate::query::View;
 use crate::records::*;

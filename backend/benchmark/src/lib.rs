@@ -25,7 +25,7 @@
 //!   the focus disease on Hetionet; the rule is in the module docs).
 //! - [`partition`] — the [`partition::Scorer`] trait (LLM or offline), the offline
 //!   obviousness scorers (not LLMs), the LLM prompt and reply parser, the ensemble, the
-//!   RNS-guided greedy swap (via `serenqa_shared::rns`), and the expert-rankings file format.
+//!   RNS-guided greedy swap (via `serenqa_shared::rns`), and reading the expert-rankings file (its type lives in `serenqa_shared::annotate`, shared with the annotation store that writes it).
 //! - [`removal`] — global edge removal with greedy admission, verification and drop counts.
 //! - [`paths`] — ≤ 20 shortest ≤ 3-hop paths from Ae to As on G, in the A.3 string form.
 //! - [`records`] — KGQA and serendipity records (A.3 shape), manifest, graph hash, JSONL.

@@ -289,50 +289,33 @@ pub fn rns_guided(ctx: &RnsContext, ensemble: &mut Partition) -> Result<Partitio
     ctx.greedy_swap(ensemble)
 }
 
-/// The expert-rankings file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExpertRankings {
-    pub format: String,
-    pub version: u32,
-    pub questions: Vec<ExpertRanking>,
+pub use serenqa_shared::annotate::{ExpertRanking, ExpertRankings, EXPERT_FORMAT};
+
+/// Reading the expert-rankings file (the format is `serenqa_shared::annotate`'s, shared with
+/// the annotation store that writes it).
+pub trait LoadExpertRankings: Sized {
+    fn load(path: &Path) -> Result<Self, PartitionError>;
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpertRanking {
-    pub qid: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
-    pub ranking: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotators: Option<u32>,
-}
-
-pub const EXPERT_FORMAT: &str = "serenqa-expert-rankings";
-
-impl ExpertRankings {
-    pub fn load(path: &Path) -> Result<Self, PartitionError> {
+impl LoadExpertRankings for ExpertRankings {
+    fn load(path: &Path) -> Result<Self, PartitionError> {
         let err = |message: String| PartitionError::Expert { path: path.display().to_string(), message };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let r: ExpertRankings = serde_json::from_str(&text).map_err(|e| err(format!("not an expert-rankings file: {e}")))?;
-        if r.format != EXPERT_FORMAT || r.version != 1 {
-            return Err(err(format!("expected format \"{EXPERT_FORMAT}\" version 1, found \"{}\" version {}", r.format, r.version)));
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        if let Some(dup) = r.questions.iter().find(|q| !seen.insert(q.qid)) {
-            return Err(err(format!("question {} is ranked twice", dup.qid)));
-        }
+        r.validate().map_err(err)?;
         Ok(r)
-    }
-
-    pub fn get(&self, qid: u32) -> Option<&ExpertRanking> {
-        self.questions.iter().find(|q| q.qid == qid)
     }
 }
 
-impl ExpertRanking {
+/// An expert ranking applied to a question's candidates on the graph.
+pub trait ExpertPartition {
     /// The expert partition of `ac`: the first b ranked keys that are candidates. Returns the
     /// partition and how many ranked keys were not candidates.
-    pub fn partition(&self, g: &Graph, text: &str, ac: &[NodeId]) -> Result<(Partition, usize), String> {
+    fn partition(&self, g: &Graph, text: &str, ac: &[NodeId]) -> Result<(Partition, usize), String>;
+}
+
+impl ExpertPartition for ExpertRanking {
+    fn partition(&self, g: &Graph, text: &str, ac: &[NodeId]) -> Result<(Partition, usize), String> {
         if let Some(t) = &self.question {
             if t.trim() != text.trim() {
                 return Err(format!("the ranking for question {} was made for a different question text", self.qid));

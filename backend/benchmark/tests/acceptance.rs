@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serenqa_benchmark::build::{build, Benchmark, BuildConfig, Strategy};
 use serenqa_benchmark::exec::run_question_cypher;
-use serenqa_benchmark::partition::{budget, offline_scorers, ExpertRanking, ExpertRankings, RnsContext, EXPERT_FORMAT};
+use serenqa_benchmark::partition::{budget, offline_scorers, ExpertRanking, ExpertRankings, LoadExpertRankings, RnsContext, EXPERT_FORMAT};
 use serenqa_benchmark::patterns::{PatternType, Schema};
 use serenqa_benchmark::phrasing::{check_text, hetionet_phrase};
 use serenqa_benchmark::query::View;

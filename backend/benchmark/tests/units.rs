@@ -3,7 +3,7 @@
 
 mod common;
 
-use serenqa_benchmark::partition::{parse_scores, scoring_prompt, ExpertRankings, Obviousness, ObviousnessSignal, Scorer, ScoringRequest};
+use serenqa_benchmark::partition::{parse_scores, scoring_prompt, ExpertPartition, ExpertRankings, LoadExpertRankings, Obviousness, ObviousnessSignal, Scorer, ScoringRequest};
 use serenqa_benchmark::query::{QEdge, QNode, Query, View};
 use serenqa_benchmark::removal::{resolve, verify, Task};
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, NodeId, RelationType};

@@ -294,6 +294,7 @@ fn roles_csrf_bad_input_and_aggregates() {
     // The benchmark builder reads the file as written.
     let path = s.dir.path().join("experts.json");
     std::fs::write(&path, serde_json::to_string(&er).unwrap()).unwrap();
+    use serenqa_benchmark::partition::LoadExpertRankings;
     let parsed = serenqa_benchmark::partition::ExpertRankings::load(&path).unwrap();
     assert_eq!(parsed.get(101).unwrap().ranking.len(), 5);
     assert_eq!(parsed.get(101).unwrap().annotators, Some(4));

@@ -13,12 +13,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 
 use crate::agreement::{kendall_w, krippendorff_alpha_ordinal};
 use crate::ranking::average_ranks;
 use crate::repo::{Repo, Result, StoreError};
 use crate::types::*;
+pub use serenqa_shared::annotate::{ExpertRanking, ExpertRankings, EXPERT_FORMAT};
 
 /// b = max(1, ⌊0.2·n⌋), the size of As (same rule as `serenqa_shared::rns::budget`).
 pub fn budget(n: usize) -> usize {
@@ -164,28 +164,6 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
     }
     Ok(out)
 }
-
-/// The expert-rankings file read by the benchmark builder (`serenqa bench build --expert FILE`):
-/// `{"format": "serenqa-expert-rankings", "version": 1, "questions": [{"qid", "question",
-/// "ranking": ["Type::id", …most serendipitous first], "annotators"}]}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExpertRankings {
-    pub format: String,
-    pub version: u32,
-    pub questions: Vec<ExpertRanking>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpertRanking {
-    pub qid: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
-    pub ranking: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotators: Option<u32>,
-}
-
-pub const EXPERT_FORMAT: &str = "serenqa-expert-rankings";
 
 /// Expert rankings of every question of `source` with at least `min_annotators` complete
 /// responses. Rankings list the candidates each annotator ranked, by mean rank.

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use serenqa_benchmark::build::{build, BuildConfig};
-use serenqa_benchmark::partition::{offline_scorers, ExpertRankings};
+use serenqa_benchmark::partition::{offline_scorers, ExpertRankings, LoadExpertRankings};
 use serenqa_benchmark::questionnaire::{overlap, Questionnaire};
 use serenqa_benchmark::stats;
 use serenqa_model::{Model, ModelConfig};
