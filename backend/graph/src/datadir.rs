@@ -27,6 +27,25 @@ pub fn find_dataset(sub: &str) -> Option<PathBuf> {
     candidates().into_iter().map(|d| d.join(sub)).find(|d| d.is_dir())
 }
 
+/// The data directory as tests see it: `$SERENQA_DATA`, else the nearest `../shared/data`
+/// (holding `hetionet/`) above `start` — a crate's `CARGO_MANIFEST_DIR`, so a test finds the
+/// shared data whatever its working directory.
+pub fn data_dir_above(start: &Path) -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SERENQA_DATA").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let mut dir = start.to_path_buf();
+    loop {
+        let cand = dir.join("../shared/data");
+        if cand.join("hetionet").is_dir() {
+            return Some(cand);
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
+
 /// A one-paragraph explanation of where data is looked for, for "not found" errors.
 pub fn where_to_put(sub: &str) -> String {
     let tried: Vec<String> = candidates().iter().map(|d| d.join(sub).display().to_string()).collect();

@@ -10,19 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn shared_data() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SERENQA_DATA").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let cand = dir.join("../shared/data");
-        if cand.join("hetionet").is_dir() {
-            return Some(cand);
-        }
-        if !dir.pop() {
-            return None;
-        }
-    }
+    serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
 }
 
 fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> String {
