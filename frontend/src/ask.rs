@@ -178,10 +178,12 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             <h3>{format!("Existing answers ({})", answer.answers.len())}</h3>
             <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
             <h3>{format!("Serendipitous candidates ({})", answer.candidates.len())}</h3>
-            <table class="candidates" data-testid="ask-candidates">
-                <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <div class="scroll-x">
+                <table class="candidates" data-testid="ask-candidates">
+                    <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
             {(!answer.summaries.is_empty()).then(|| view! {
                 <h3>"Hop summaries"</h3>
                 <ol>{answer.summaries.iter().map(|s| view! { <li>{s.clone()}</li> }).collect_view()}</ol>

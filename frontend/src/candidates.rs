@@ -94,6 +94,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 </p>
             </div>
             {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <div class="scroll-x">
             <table class="candidates" data-testid="candidates">
                 <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
                 <tbody>
@@ -115,6 +116,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                     }).collect_view()}
                 </tbody>
             </table>
+            </div>
         </section>
     }
 }

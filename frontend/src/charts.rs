@@ -162,5 +162,5 @@ pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> 
             view! { <tr><th scope="row">{l.clone()}</th>{cells}</tr> }
         })
         .collect_view();
-    view! { <table class="heatmap" data-testid="correlation"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table> }
+    view! { <div class="scroll-x"><table class="heatmap" data-testid="correlation"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table></div> }
 }

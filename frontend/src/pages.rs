@@ -60,7 +60,7 @@ fn GraphSummary(info: GraphInfo) -> impl IntoView {
                 <strong data-testid="node-count">{fmt_count(info.nodes)}</strong> " nodes, "
                 <strong data-testid="edge-count">{fmt_count(info.edges)}</strong> " edges"
             </p>
-            <p class="muted">{info.source.clone()}</p>
+            <p class="muted" data-testid="graph-source">{info.source.clone()}</p>
             <div class="grid">
                 <table>
                     <caption class="muted">"Nodes by type"</caption>
@@ -98,14 +98,14 @@ pub fn DataLicenses() -> impl IntoView {
             Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
             Some(Ok(g)) => view! {
                 <section class="panel">
-                    <table data-testid="attributions">
+                    <table class="stack" data-testid="attributions">
                         <thead><tr><th>"Source"</th><th>"License"</th><th>"Covers"</th></tr></thead>
                         <tbody>
                             {g.attributions.iter().map(|a| view! {
                                 <tr>
-                                    <td>{a.source.clone()}</td>
-                                    <td>{a.license.clone()} {a.non_commercial.then(|| view! { <span class="tag-nc" title="non-commercial">"NC"</span> })}</td>
-                                    <td>{a.covers.clone()}</td>
+                                    <td data-label="Source">{a.source.clone()}</td>
+                                    <td data-label="License">{a.license.clone()} {a.non_commercial.then(|| view! { <span class="tag-nc" title="non-commercial">"NC"</span> })}</td>
+                                    <td data-label="Covers">{a.covers.clone()}</td>
                                 </tr>
                             }).collect_view()}
                         </tbody>

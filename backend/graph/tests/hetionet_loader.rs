@@ -152,3 +152,21 @@ fn real_hetionet_counts_match_metaedges_tsv() {
     assert_eq!(aspirin.len(), 1);
     assert_eq!(g.key(aspirin[0]), "Compound::DB00945");
 }
+
+#[test]
+fn source_names_the_files_and_their_resolved_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    files(dir.path(), NODES, EDGES);
+    // The same files reached through `a/b/../..`, as a test run from a crate directory would.
+    let roundabout = HetionetFiles {
+        nodes: sub.join("../../nodes.tsv"),
+        edges: sub.join("../../edges.sif"),
+        metagraph: None,
+    };
+    let g = load(&roundabout, &LoadOptions::default()).unwrap();
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(g.meta().source, format!("Hetionet files nodes.tsv and edges.sif in {}", real.display()));
+    assert!(!g.meta().source.contains(".."));
+}

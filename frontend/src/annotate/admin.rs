@@ -74,8 +74,8 @@ fn AdminBody(me: Me) -> impl IntoView {
                 None => view! { <p class="loading">"Loading…"</p> }.into_any(),
                 Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
                 Some(Ok(v)) => view! {
-                    <table><thead><tr><th>"Email"</th><th>"Name"</th><th>"Role"</th></tr></thead>
-                    <tbody>{v.into_iter().map(|u| view! { <tr><td>{u.email}</td><td>{u.name}</td><td>{u.role.as_str()}</td></tr> }).collect_view()}</tbody></table>
+                    <div class="table-wrap"><table><thead><tr><th>"Email"</th><th>"Name"</th><th>"Role"</th></tr></thead>
+                    <tbody>{v.into_iter().map(|u| view! { <tr><td>{u.email}</td><td>{u.name}</td><td>{u.role.as_str()}</td></tr> }).collect_view()}</tbody></table></div>
                 }.into_any(),
             }}
         </section>
@@ -104,10 +104,10 @@ fn AdminBody(me: Me) -> impl IntoView {
                         <p><strong>{format!("α = {:.2}, β = {:.2}, γ = {:.2}", rep.alpha, rep.beta, rep.gamma)}</strong>
                            {format!(" — agreement with experts {:.3} (default weights {:.3}) on {} questions; {} of {} grid points tie.",
                                rep.agreement, rep.default_agreement, rep.questions, rep.best_points, rep.grid_points)}</p>
-                        <table><thead><tr><th>"Strategies"</th><th class="num">"Agreement"</th><th class="num">"Pearson r"</th></tr></thead>
+                        <div class="table-wrap"><table><thead><tr><th>"Strategies"</th><th class="num">"Agreement"</th><th class="num">"Pearson r"</th></tr></thead>
                         <tbody>{rep.pairs.into_iter().map(|p| view! {
                             <tr><td>{format!("{} vs {}", p.a, p.b)}</td><td class="num">{format!("{:.3}", p.agreement)}</td><td class="num">{fmt3(p.pearson)}</td></tr>
-                        }).collect_view()}</tbody></table>
+                        }).collect_view()}</tbody></table></div>
                     </div>
                 }.into_any(),
             })}
@@ -117,12 +117,12 @@ fn AdminBody(me: Me) -> impl IntoView {
                 Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
                 Some(Ok(v)) if v.is_empty() => view! { <p class="muted">"None yet."</p> }.into_any(),
                 Some(Ok(v)) => view! {
-                    <table><thead><tr><th>"#"</th><th>"Weights (α, β, γ)"</th><th class="num">"Agreement"</th><th class="num">"Questions"</th><th>"Provenance"</th></tr></thead>
+                    <div class="table-wrap"><table><thead><tr><th>"#"</th><th>"Weights (α, β, γ)"</th><th class="num">"Agreement"</th><th class="num">"Questions"</th><th>"Provenance"</th></tr></thead>
                     <tbody>{v.into_iter().map(|c| view! {
                         <tr><td>{c.id}</td><td>{format!("{:.2}, {:.2}, {:.2}", c.alpha, c.beta, c.gamma)}</td>
                             <td class="num">{format!("{:.3}", c.agreement)}</td><td class="num">{c.questions}</td>
                             <td><details><summary>"details"</summary><pre class="prov">{c.provenance}</pre></details></td></tr>
-                    }).collect_view()}</tbody></table>
+                    }).collect_view()}</tbody></table></div>
                 }.into_any(),
             }}
         </section>

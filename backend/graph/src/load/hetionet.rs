@@ -130,7 +130,7 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
     let metaedges = metaedges(files.metagraph.as_deref())?;
     let meta = GraphMeta {
         name: "hetionet".into(),
-        source: format!("Hetionet files {} and {}", files.nodes.display(), files.edges.display()),
+        source: describe_source(files),
         synthetic: false,
         dropped: Vec::new(),
     };
@@ -224,4 +224,17 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
     }
     bar.finish_and_clear();
     Ok(b.build())
+}
+
+/// "Hetionet files N and E in DIR", with DIR resolved: a test run from a crate directory finds the
+/// data as `crate/../../../shared/data`, and that string is stored in the snapshot and shown to users.
+fn describe_source(files: &HetionetFiles) -> String {
+    let name = |p: &Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let dir = files.nodes.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
+    match dir {
+        Some(dir) if files.edges.parent().and_then(|d| std::fs::canonicalize(d).ok()).as_deref() == Some(dir.as_path()) => {
+            format!("Hetionet files {} and {} in {}", name(&files.nodes), name(&files.edges), dir.display())
+        }
+        _ => format!("Hetionet files {} and {}", files.nodes.display(), files.edges.display()),
+    }
 }
