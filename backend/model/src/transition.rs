@@ -37,6 +37,12 @@ impl Hasher for FastHasher {
         self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
+/// Work units of [`Transition::block`]: at most this many, and their partial blocks together
+/// at most `BLOCK_PARTIALS_F64` values. Both depend on the input only, so the float sums
+/// never depend on scheduling.
+const BLOCK_CHUNKS: usize = 32;
+const BLOCK_PARTIALS_F64: usize = 2 << 20;
+
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// P1 / P3 over one graph.
@@ -254,12 +260,20 @@ impl<'g> Transition<'g> {
         // Scanning a neighbour costs ~1 bit test; looking up one predecessor in a hub's
         // lists costs a few binary searches: scan unless the hub is much longer than that.
         let lookup_cost = bkeys.len() as u64 * 64;
-        let ks: Vec<(&NodeId, &Vec<(u32, f64)>)> = fmap.iter().collect();
-        let out = ks
-            .par_iter()
-            .fold(
-                || (vec![0.0; na * na], vec![0.0; na], Vec::<u32>::new()),
-                |(mut acc, mut g, mut touched), &(&k, frow)| {
+        // Fixed chunks of the sorted middle nodes, summed in chunk order: the block is
+        // bit-identical on every run and any thread count (rayon's fold/reduce splits where
+        // threads happen to steal work, which reorders the float sums).
+        let mut ks: Vec<(NodeId, &Vec<(u32, f64)>)> = fmap.iter().map(|(&k, v)| (k, v)).collect();
+        ks.sort_unstable_by_key(|&(k, _)| k);
+        let chunks = (BLOCK_PARTIALS_F64 / (na * na)).clamp(2, BLOCK_CHUNKS);
+        let per_chunk = ks.len().div_ceil(chunks).max(1);
+        let parts: Vec<Vec<f64>> = ks
+            .par_chunks(per_chunk)
+            .map(|chunk| {
+                let mut acc = vec![0.0; na * na];
+                let mut g = vec![0.0; na];
+                let mut touched = Vec::<u32>::new();
+                for &(k, frow) in chunk {
                     // P1 term: k ∈ A.
                     if let Some(xs) = pos.get(&k) {
                         for &(i, fv) in frow {
@@ -310,17 +324,14 @@ impl<'g> Transition<'g> {
                         g[x as usize] = 0.0;
                     }
                     touched.clear();
-                    (acc, g, touched)
-                },
-            )
-            .map(|(acc, _, _)| acc)
-            .reduce(
-                || vec![0.0; na * na],
-                |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
+                }
+                acc
+            })
+            .collect();
+        let mut out = vec![0.0; na * na];
+        for part in parts {
+            out.iter_mut().zip(part).for_each(|(x, y)| *x += y);
+        }
         out
     }
 

@@ -147,3 +147,25 @@ fn iteration_cap_is_reported() {
     assert_eq!(stats.iterations, 1);
     assert!(!stats.converged);
 }
+
+/// The P3 block is bit-identical whatever the thread count: RNS scores (and every ranking
+/// built on them) must not change between runs, processes or machines.
+#[test]
+fn block_is_bit_identical_on_any_thread_count() {
+    use serenqa_graph::synth::{generate, SynthSpec};
+    let g = generate(&SynthSpec { nodes: 20_000, edges: 200_000, seed: 3, progress: false });
+    let t = Transition::new(&g, false);
+    let a: Vec<u32> = (0..60u32).map(|i| i * 311 % 20_000).collect();
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+        pool.install(|| t.block(&a))
+    };
+    let one = on(1);
+    assert!(one.iter().any(|&x| x > 0.0));
+    for threads in [2, 3, 8] {
+        for _ in 0..3 {
+            let other = on(threads);
+            assert!(one.iter().zip(&other).all(|(x, y)| x.to_bits() == y.to_bits()), "block differs on {threads} threads");
+        }
+    }
+}
