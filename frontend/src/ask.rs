@@ -141,6 +141,8 @@ pub fn AskBox() -> impl IntoView {
 fn AskResult(answer: AskResponse) -> impl IntoView {
     let stages = answer.stages.iter().map(|s| format!("{} {:.0} ms", s.name, s.ms)).collect::<Vec<_>>().join(" · ");
     let agents = answer.agents.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
+    // Only worth a word when exploration read a Redis edge store rather than the server's memory.
+    let edges = (!answer.edge_source.is_empty() && answer.edge_source != "memory").then(|| format!(" · edges: {}", answer.edge_source));
     let answers = answer
         .answers
         .iter()
@@ -170,7 +172,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
         .collect_view();
     view! {
         <div class="ask-result" data-testid="ask-result">
-            <p class="muted" data-testid="ask-stages">{stages} " · agents: " {agents}</p>
+            <p class="muted" data-testid="ask-stages">{stages} " · agents: " {agents} {edges}</p>
             <h3>"Generated Cypher"</h3>
             <pre data-testid="ask-cypher">{answer.cypher.clone().unwrap_or_else(|| "(no query)".into())}</pre>
             {answer.error.clone().map(|e| view! { <p class="error">{e}</p> })}

@@ -288,4 +288,7 @@ pub struct AskResponse {
     /// role → model name or `offline`.
     pub agents: std::collections::BTreeMap<String, String>,
     pub notes: Vec<String>,
+    /// Where exploration read the edges: `memory`, or the Redis edge store's address.
+    #[serde(default)]
+    pub edge_source: String,
 }

@@ -221,7 +221,9 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
                     }
                     diff
                 })
-                .sum();
+                .collect::<Vec<f64>>()
+                .iter()
+                .sum(); // in chunk order: the stopping iteration never depends on scheduling
         } else {
             // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg.
             z1.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (z1c, ac))| {
@@ -259,7 +261,9 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
                     }
                     diff
                 })
-                .sum();
+                .collect::<Vec<f64>>()
+                .iter()
+                .sum(); // in chunk order: the stopping iteration never depends on scheduling
         }
         iterations += 1;
         if iterations as u64 > bar.length().unwrap_or(0) {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use serenqa_edges::{EdgeSource, MemoryEdges};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::{node_view, BlockCache};
 use serenqa_model::Model;
@@ -30,12 +31,21 @@ pub struct AskContext {
     pub blocks: Arc<BlockCache>,
     pub models: ModelsFile,
     pub client: Option<Arc<LlmClient>>,
+    /// Where exploration reads edges: `None` is the in-memory graph; a Redis edge store
+    /// (`serenqa edges export`) gives identical results (serenqa-edges' invariant).
+    pub edges: Option<Arc<dyn EdgeSource>>,
 }
 
 impl AskContext {
     pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
         let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
-        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client })
+        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None })
+    }
+
+    /// Explore on this edge store instead of the in-memory graph.
+    pub fn with_edges(mut self, edges: Option<Arc<dyn EdgeSource>>) -> AskContext {
+        self.edges = edges;
+        self
     }
 }
 
@@ -64,22 +74,50 @@ fn path_view(g: &Graph, p: &[Step]) -> PathView {
     PathView { nodes, steps, record }
 }
 
+/// Why [`ask`] gave no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskError {
+    /// The request itself: empty or overlong question, unknown model.
+    BadQuestion(String),
+    /// Something the server depends on: the edge store (Redis down, store of another graph).
+    Unavailable(String),
+}
+
+impl AskError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            AskError::BadQuestion(_) => "bad_question",
+            AskError::Unavailable(_) => "edge_store_unavailable",
+        }
+    }
+}
+
+impl std::fmt::Display for AskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskError::BadQuestion(m) | AskError::Unavailable(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for AskError {}
+
 /// Runs the pipeline for one free-text question.
-pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, String> {
+pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, AskError> {
     ask_with_progress(ctx, req, |_| {}).await
 }
 
 /// [`ask`], calling `on_stage` as each stage completes (the web app streams these).
-pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage: impl FnMut(&Stage) + Send) -> Result<AskResponse, String> {
+pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage: impl FnMut(&Stage) + Send) -> Result<AskResponse, AskError> {
     let question = req.question.trim();
     if question.is_empty() {
-        return Err("empty question".into());
+        return Err(AskError::BadQuestion("empty question".into()));
     }
     if question.chars().count() > 2000 {
-        return Err("question longer than 2000 characters".into());
+        return Err(AskError::BadQuestion("question longer than 2000 characters".into()));
     }
     let models = match &req.model {
-        Some(m) => ctx.models.all_roles(m)?,
+        Some(m) => ctx.models.all_roles(m).map_err(AskError::BadQuestion)?,
         None => ctx.models.clone(),
     };
     let roles = Roles::from_file(&models, ctx.client.clone());
@@ -117,12 +155,17 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         out.notes.push(format!("exploring from {} of {} answers", roots.len(), answers.len()));
     }
 
-    let edges = serenqa_edges::MemoryEdges::new(g);
-    let env = Env { g, edges: &edges, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let memory = MemoryEdges::new(g);
+    let edges: &dyn EdgeSource = match &ctx.edges {
+        Some(e) => e.as_ref(),
+        None => &memory,
+    };
+    out.edge_source = edges.describe();
+    let env = Env { g, edges, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
     let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
     let cfg = ExploreConfig::default();
     let task = explore::Task { question, roots: roots.clone(), example: String::new() };
-    let ex = explore::explore(&env, &agents, &cfg, &task).await?;
+    let ex = explore::explore(&env, &agents, &cfg, &task).await.map_err(AskError::Unavailable)?;
     for c in &ex.calls {
         if let Some(e) = &c.error {
             out.notes.push(format!("{} model: {e}", c.role));
@@ -184,6 +227,9 @@ pub fn render_text(r: &AskResponse) -> String {
     }
     s.push_str("\nStages: ");
     s.push_str(&r.stages.iter().map(|st| format!("{} {:.0} ms", st.name, st.ms)).collect::<Vec<_>>().join(", "));
+    if !r.edge_source.is_empty() {
+        s.push_str(&format!("\nEdges: {}", r.edge_source));
+    }
     s.push_str(&format!("\nAgents: {}\n", r.agents.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
     for n in &r.notes {
         s.push_str(&format!("Note: {n}\n"));

@@ -2,12 +2,18 @@
 //! Cluster: the whole offline benchmark (every question × partition) gives identical T3
 //! records on all three (`serenqa edges export`, then `serenqa eval --edges …`); and a queued
 //! run whose worker reads the cluster (`serenqa worker --edges …`) gives the same records.
+//! Ask (`serenqa ask --edges`, `serenqa serve --edges`) answers as it does from memory, and a
+//! store that vanishes under a running server gives a 503, not a wrong answer.
 
 #[path = "../../edges/tests/common/mod.rs"]
 mod redis_fixture;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The cluster has one keyspace (no databases): the tests here take turns on it, since each
+/// flushes it before exporting.
+static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn shared_data() -> Option<PathBuf> {
     serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
@@ -48,6 +54,7 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     };
     let Some((single, _g1)) = redis_fixture::single() else { return };
     let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
+    let _cluster_is_ours = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     // Database 12 of the single instance is this test's own.
     let queue = format!("{single}/13");
     let single = format!("{single}/12");
@@ -104,4 +111,100 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     for (k, v) in &queued {
         assert_eq!(Some(&v), by_key.get(k.as_str()), "queued record {k} (worker on the cluster) differs from the in-memory run");
     }
+}
+
+/// A `serenqa serve` child, killed when dropped.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(d: &Path, data: &Path, edges: &str) -> Served {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serenqa"))
+        .args(["--quiet", "serve", "--graph", "gm.snap", "--db", "serve.sqlite", "--runs", "no-runs", "--dist", "no-dist", "--addr", "127.0.0.1:0", "--edges", edges])
+        .current_dir(d)
+        .env("SERENQA_DATA", data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("serve prints its address");
+    let base = line.trim().rsplit(' ').next().unwrap_or_default().to_string();
+    assert!(base.starts_with("http://"), "serve said {line:?}");
+    Served { child, base }
+}
+
+fn post_ask(base: &str, question: &str) -> (u16, serde_json::Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let body = serde_json::json!({"question": question}).to_string();
+    let mut resp = agent.post(format!("{base}/api/ask")).header("Content-Type", "application/json").send(body).expect("POST /api/ask");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().expect("reply body");
+    (status, serde_json::from_str(&text).expect("JSON reply"))
+}
+
+/// The parts of an Ask result that must not depend on where the edges came from.
+fn comparable(mut v: serde_json::Value) -> serde_json::Value {
+    v["stages"] = serde_json::Value::Null;
+    v["edge_source"] = serde_json::Value::Null;
+    v
+}
+
+#[test]
+fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
+    let Some(data) = shared_data() else {
+        eprintln!("SKIPPED: no Hetionet data (../shared/data or $SERENQA_DATA)");
+        return;
+    };
+    let Some((single, _g1)) = redis_fixture::single() else { return };
+    let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
+    let _cluster_is_ours = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    // Database 10 of the single instance is this test's own.
+    let single = format!("{single}/10");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], d, &data);
+    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &single], d, &data);
+    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &cluster], d, &data);
+
+    let question = "Which compounds treat asthma?";
+    let ask = |edges: Option<&str>| -> serde_json::Value {
+        let mut args = vec!["--quiet", "ask", "--json", "--graph", "gm.snap", question];
+        if let Some(e) = edges {
+            args.extend(["--edges", e]);
+        }
+        serde_json::from_str(&serenqa(&args, d, &data)).expect("ask --json")
+    };
+    let mem = ask(None);
+    assert_eq!(mem["edge_source"], "memory");
+    let candidates = mem["candidates"].as_array().map_or(0, |c| c.len());
+    assert!(candidates >= 5, "the asthma question finds candidates to compare: {candidates}");
+    let on_cluster = ask(Some(&cluster));
+    assert_eq!(on_cluster["edge_source"], serde_json::Value::String(cluster.clone()));
+    assert_eq!(comparable(on_cluster), comparable(mem.clone()), "`ask --edges` on the cluster differs from memory");
+
+    // The web app's Ask (`serve --edges`), on the single instance.
+    let server = serve(d, &data, &single);
+    let (status, web) = post_ask(&server.base, question);
+    assert_eq!(status, 200, "{web}");
+    assert_eq!(web["edge_source"], serde_json::Value::String(single.clone()));
+    assert_eq!(comparable(web), comparable(mem), "`serve --edges` answers differently from memory");
+
+    // The store vanishes under a running server: a clear 503, not a wrong answer.
+    let flushed = Command::new("redis-cli").args(["-u", &single, "flushdb"]).output().is_ok_and(|o| o.status.success());
+    assert!(flushed, "redis-cli flushdb {single}");
+    let (status, err) = post_ask(&server.base, question);
+    assert_eq!(status, 503, "{err}");
+    assert_eq!(err["code"], "edge_store_unavailable", "{err}");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("adj:") && !message.contains('\n'), "one line naming the missing key: {message}");
 }

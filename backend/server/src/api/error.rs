@@ -20,6 +20,9 @@ impl HttpError {
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
         HttpError { status: StatusCode::NOT_FOUND, code, message: message.into() }
     }
+    pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
+        HttpError { status: StatusCode::SERVICE_UNAVAILABLE, code, message: message.into() }
+    }
     #[allow(dead_code)] // for handlers of later API areas
     pub fn internal(message: impl Into<String>) -> Self {
         HttpError { status: StatusCode::INTERNAL_SERVER_ERROR, code: "internal", message: message.into() }

@@ -42,6 +42,8 @@ pub struct AppState {
     pub ask: Arc<OnceLock<Result<Arc<serenqa_pipeline::ask::AskContext>, String>>>,
     /// The annotation store and accounts; `None` makes those endpoints answer 503.
     pub annotation: Option<Arc<session::Annotation>>,
+    /// Where Ask's exploration reads edges (`None`: the in-memory graph).
+    pub edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
 }
 
 impl AppState {
@@ -55,6 +57,7 @@ impl AppState {
             llm_cache: None,
             ask: Arc::new(OnceLock::new()),
             annotation: None,
+            edges: None,
         }
     }
     /// Where runs are listed from and which models `POST /api/ask` may use.
@@ -62,6 +65,12 @@ impl AppState {
         self.runs_dir = runs_dir;
         self.models = Arc::new(models);
         self.llm_cache = llm_cache;
+        self.ask = Arc::new(OnceLock::new());
+        self
+    }
+    /// Ask explores on this edge store (a Redis edge store of the same graph).
+    pub fn with_edges(mut self, edges: Option<Arc<dyn serenqa_edges::EdgeSource>>) -> Self {
+        self.edges = edges;
         self.ask = Arc::new(OnceLock::new());
         self
     }

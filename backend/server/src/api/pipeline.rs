@@ -15,7 +15,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serenqa_pipeline::ask::{ask, ask_with_progress, AskContext, AskRequest, AskResponse};
+use serenqa_pipeline::ask::{ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse};
 use serenqa_shared::api::{ApiError, AskEvent};
 use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
 
@@ -34,7 +34,7 @@ pub fn routes() -> Router<AppState> {
 
 fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
     let r = s.ask.get_or_init(|| {
-        AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(Arc::new)
+        AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(|c| Arc::new(c.with_edges(s.edges.clone())))
     });
     r.clone().map_err(|e| HttpError::internal(format!("pipeline unavailable: {e}")))
 }
@@ -42,7 +42,7 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 /// Run the SerenQA pipeline for one free-text question: retrieval (question → Cypher →
 /// existing answers), exploration from them, hop summaries, and serendipitous candidates with
 /// R, N, S, RNS and their paths; `stages` gives each stage's time. Body: `{question, model?, limit?}`.
-#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON")))]
+#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 503, description = "The edge store (serve --edges) cannot be read")))]
 pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
     check_ask(&s, &req)?;
     let ctx = context(&s)?;
@@ -51,7 +51,10 @@ pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Resul
     let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
         .await
         .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
-    out.map(Json).map_err(|e| HttpError::bad_request("bad_question", e))
+    out.map(Json).map_err(|e| match e {
+        AskError::BadQuestion(m) => HttpError::bad_request("bad_question", m),
+        AskError::Unavailable(m) => HttpError::unavailable("edge_store_unavailable", m),
+    })
 }
 
 fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
@@ -92,7 +95,7 @@ pub async fn get_ask_stream(State(s): State<AppState>, Q(q): Q<AskQuery>) -> Res
         }));
         let _ = tx.send(match r {
             Ok(a) => AskEvent::Result(a),
-            Err(e) => AskEvent::Error(ApiError { code: "bad_question".into(), message: e }),
+            Err(e) => AskEvent::Error(ApiError { code: e.code().into(), message: e.to_string() }),
         });
     });
     let events = futures_util::stream::unfold(rx, |mut rx| async move {

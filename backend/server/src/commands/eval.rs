@@ -209,17 +209,30 @@ pub struct AskArgs {
     limit: usize,
     #[arg(long)]
     no_cache: bool,
+    /// Explore on a Redis edge store (`serenqa edges export` first): `redis://host:port[/db]`
+    /// or `redis+cluster://h:p,h:p,…`. Default: the in-memory graph.
+    #[arg(long, value_name = "URL")]
+    edges: Option<String>,
     #[command(flatten)]
     graph: GraphArgs,
+}
+
+/// Opens the Redis edge store at `url` for graph `g` (checks it holds exactly this graph).
+pub fn open_edges(rt: &tokio::runtime::Runtime, url: &str, g: Arc<Graph>) -> Result<Arc<dyn serenqa_edges::EdgeSource>> {
+    let target = serenqa_edges::RedisTarget::parse(url).map_err(|e| anyhow!(e))?;
+    let edges = rt.block_on(serenqa_edges::RedisEdges::open(target, g))?;
+    Ok(Arc::new(edges))
 }
 
 pub fn run_ask(args: AskArgs, progress: bool) -> Result<()> {
     let (models, _) = load_models(&args.models)?;
     let (g, model) = load_graph_and_model(&args.graph, progress)?;
     let cache = llm_cache(&models, args.no_cache);
-    let ctx = AskContext::new(Arc::new(g), model.map(Arc::new), models, cache).map_err(|e| anyhow!(e))?;
-    let req = AskRequest { question: args.question.clone(), model: args.model.clone(), limit: Some(args.limit) };
+    let g = Arc::new(g);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let edges = args.edges.as_deref().map(|url| open_edges(&rt, url, g.clone())).transpose()?;
+    let ctx = AskContext::new(g, model.map(Arc::new), models, cache).map_err(|e| anyhow!(e))?.with_edges(edges);
+    let req = AskRequest { question: args.question.clone(), model: args.model.clone(), limit: Some(args.limit) };
     let r = rt.block_on(ask(&ctx, &req)).map_err(|e| anyhow!(e))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r).context("serialising the result")?);

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// proxy's `X-Forwarded-Proto: https` does the same per request).
     #[arg(long, env = "SERENQA_SECURE_COOKIES")]
     secure_cookies: bool,
+    /// Ask explores on this Redis edge store (`serenqa edges export` first):
+    /// `redis://host:port[/db]` or `redis+cluster://h:p,h:p,…`. Default: the in-memory graph.
+    #[arg(long, value_name = "URL")]
+    edges: Option<String>,
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
@@ -74,9 +78,18 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
-    let state = AppState::new(Arc::new(graph)).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation));
-    let app = api::router(state, &args.dist);
+    let graph = Arc::new(graph);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let edges = match &args.edges {
+        Some(url) => {
+            let e = super::eval::open_edges(&rt, url, graph.clone())?;
+            eprintln!("Ask explores on the edge store {}", e.describe());
+            Some(e)
+        }
+        None => None,
+    };
+    let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges);
+    let app = api::router(state, &args.dist);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
         println!("serenqa serving on http://{}", listener.local_addr()?);
