@@ -100,12 +100,13 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
                         let c = data.with_value(|d| d.candidates[ci].node.clone());
+                        let known = data.with_value(|d| known_for_line(&d.candidates[ci]));
                         let c2 = c.clone();
                         let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
                         view! {
                             <tr data-candidate=c.name.clone()>
                                 <td>{rank + 1}</td>
-                                <td><a href=href>{c.name.clone()}</a></td>
+                                <td><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}</td>
                                 <td class="num"><strong>{format!("{:.3}", t.rns)}</strong></td>
                                 <td class="num">{format!("{:.3}", t.r)} {bar(t.r, -1.0, 0.0)}</td>
                                 <td class="num">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
@@ -119,4 +120,17 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
             </div>
         </section>
     }
+}
+
+/// "treats: A, B, C (+4)" for a drug candidate, "treated by: …" for a disease candidate: what
+/// the candidate is already known for, so a clinician can judge the leap at a glance.
+fn known_for_line(c: &serenqa_shared::api::Candidate) -> Option<String> {
+    if c.known_for.is_empty() {
+        return None;
+    }
+    let verb = if c.node.kind == "Disease" { "treated by" } else { "treats" };
+    let names: Vec<&str> = c.known_for.iter().map(|n| n.name.as_str()).collect();
+    let more = c.known_for_total.saturating_sub(names.len());
+    let tail = if more > 0 { format!(" (+{more})") } else { String::new() };
+    Some(format!("{verb}: {}{tail}", names.join(", ")))
 }

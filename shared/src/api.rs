@@ -208,6 +208,13 @@ pub struct Candidate {
     pub proximity: f64,
     /// RNS(Ae, {candidate}) with `DiscoverResponse::weights`.
     pub terms: crate::rns::Terms,
+    /// The candidate's own treatment links — for a drug its current indications, for a
+    /// disease the drugs known to treat it — best-connected first, at most a few.
+    #[serde(default)]
+    pub known_for: Vec<NodeView>,
+    /// How many such links the graph has in all.
+    #[serde(default)]
+    pub known_for_total: usize,
 }
 
 /// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a

@@ -71,6 +71,9 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   const rows = page.locator('[data-testid=candidates] tbody tr');
   assert((await rows.count()) === 200, `candidates shown: ${await rows.count()}`);
   assert((await page.getByTestId('existing').locator('li').count()) >= 10, 'known treatments listed');
+  // Each candidate drug says what it already treats, where the graph knows.
+  const knownFor = await page.locator('[data-testid=candidates] .known-for').allTextContents();
+  assert(knownFor.length >= 20 && knownFor.every((t) => /^treats: \S/.test(t)), `current indications shown: ${knownFor.slice(0, 3)}`);
   const order = async () => rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
   const before = await order();
   let requests = 0;

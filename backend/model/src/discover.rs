@@ -10,6 +10,8 @@
 //!   proposal step; the evaluation pipeline's explorers are the stronger, slower alternative.
 //! - **Scores**: RNS(Ae, {c}) per candidate from the slice of Ae ∪ candidates; the slice is
 //!   returned too, so the browser can re-weight without asking the server again.
+//! - **What a candidate is known for**: [`treatment_links`] — a candidate drug's current
+//!   indications, a candidate disease's known drugs — so a clinician sees the size of the leap.
 
 use serenqa_graph::{Direction, Graph, NodeId, TypeId};
 use serenqa_shared::rns::{Scorer, Slice, Terms, Weights};
@@ -45,6 +47,16 @@ pub struct Discovery {
 fn is_treatment(g: &Graph, r: u16) -> bool {
     let rel = g.relation(r);
     rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
+}
+
+/// The other ends of `q`'s treatment edges: for a drug the diseases it treats (its current
+/// indications), for a disease the drugs that treat it. Sorted, distinct.
+pub fn treatment_links(g: &Graph, q: NodeId) -> Vec<NodeId> {
+    let mut out: Vec<NodeId> =
+        g.edges(q, Direction::Both).filter(|e| is_treatment(g, e.rel)).map(|e| if e.source == q { e.target } else { e.source }).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Known answers of `q` over treatment relations, and the answer type.

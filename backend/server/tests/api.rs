@@ -22,10 +22,10 @@ fn start() -> Server {
     std::fs::create_dir(&het).unwrap();
     std::fs::write(
         het.join("hetionet-nodes.tsv"),
-        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\n",
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\nDisease::DOID:0050783\tfever\tDisease\n",
     )
     .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\n").unwrap();
     let exe = env!("CARGO_BIN_EXE_serenqa");
     let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
     assert!(st.success());
@@ -57,8 +57,8 @@ fn graph_search_node_and_errors() {
     let (st, body, headers) = get(&format!("{}/api/graph", s.base));
     assert_eq!(st, 200);
     let info: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(info["nodes"], 4);
-    assert_eq!(info["edges"], 3);
+    assert_eq!(info["nodes"], 5);
+    assert_eq!(info["edges"], 4);
     assert!(info["attributions"].as_array().unwrap().iter().any(|a| a["non_commercial"] == true));
     assert!(headers.iter().any(|(k, v)| k == "cross-origin-embedder-policy" && v == "require-corp"));
 
@@ -97,6 +97,9 @@ fn graph_search_node_and_errors() {
     assert_eq!(d["existing"][0]["name"], "Acetylsalicylic acid");
     assert_eq!(d["existing_known"], true);
     assert_eq!(d["candidates"][0]["node"]["name"], "Acetaminophen");
+    // What the candidate already treats, for the clinician to judge the leap.
+    assert_eq!(d["candidates"][0]["known_for"][0]["name"], "fever");
+    assert_eq!(d["candidates"][0]["known_for_total"], 1);
     let t = &d["candidates"][0]["terms"];
     let (r, n, sv, rns) = (t["r"].as_f64().unwrap(), t["n"].as_f64().unwrap(), t["s"].as_f64().unwrap(), t["rns"].as_f64().unwrap());
     assert!((rns - (r + n + sv) / 3.0).abs() < 1e-9);
