@@ -160,7 +160,10 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             view! {
                 <tr data-candidate=c.node.name.clone()>
                     <td>{i + 1}</td>
-                    <td><a href=format!("/entity/{}", api::enc(&api::key_of(&c.node)))>{c.node.name.clone()}</a>" "<span class="muted">{c.node.kind.clone()}</span></td>
+                    <td>
+                        <a href=format!("/entity/{}", api::enc(&api::key_of(&c.node)))>{c.node.name.clone()}</a>" "<span class="muted">{c.node.kind.clone()}</span>
+                        {crate::candidates::known_for_line(&c.node, &c.known_for, c.known_for_total).map(|k| view! { <div class="known-for muted">{k}</div> })}
+                    </td>
                     <td class="num"><strong>{f(t.map(|t| t.rns))}</strong></td>
                     <td class="num">{f(t.map(|t| t.r))}</td>
                     <td class="num">{f(t.map(|t| t.n))}</td>

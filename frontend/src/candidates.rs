@@ -35,11 +35,14 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
     let (beta, set_beta) = signal(1.0 / 3.0);
     let (gamma, set_gamma) = signal(1.0 / 3.0);
     let (last_ms, set_last_ms) = signal(None::<f64>);
+    // Re-scores so far: lets a test (or a curious reader) tell a fresh time from the last one.
+    let (rescores, set_rescores) = signal(0u64);
     // (terms per candidate, error)
     let scored = Memo::new(move |_| {
         let w = Weights { alpha: alpha.get(), beta: beta.get(), gamma: gamma.get() };
         let (r, ms) = data.with_value(|d| rescore(d, &w));
         set_last_ms.set(Some(ms));
+        set_rescores.update(|n| *n += 1);
         r
     });
     let order = move || -> Vec<(usize, Terms)> {
@@ -89,7 +92,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
                 {slider("β novelty", "(not redundant with the known answers)", beta, set_beta, "w-beta")}
                 {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
-                <p class="muted" data-testid="rescore-time">
+                <p class="muted" data-testid="rescore-time" data-rescores=move || rescores.get().to_string()>
                     {move || last_ms.get().map(|ms| format!("Re-scored {} candidates in {:.2} ms in WebAssembly (no server request).", data.with_value(|d| d.candidates.len()), ms))}
                 </p>
             </div>
@@ -100,7 +103,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
                         let c = data.with_value(|d| d.candidates[ci].node.clone());
-                        let known = data.with_value(|d| known_for_line(&d.candidates[ci]));
+                        let known = data.with_value(|d| { let c = &d.candidates[ci]; known_for_line(&c.node, &c.known_for, c.known_for_total) });
                         let c2 = c.clone();
                         let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
                         view! {
@@ -124,13 +127,13 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
 
 /// "treats: A, B, C (+4)" for a drug candidate, "treated by: …" for a disease candidate: what
 /// the candidate is already known for, so a clinician can judge the leap at a glance.
-fn known_for_line(c: &serenqa_shared::api::Candidate) -> Option<String> {
-    if c.known_for.is_empty() {
+pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> Option<String> {
+    if known_for.is_empty() {
         return None;
     }
-    let verb = if c.node.kind == "Disease" { "treated by" } else { "treats" };
-    let names: Vec<&str> = c.known_for.iter().map(|n| n.name.as_str()).collect();
-    let more = c.known_for_total.saturating_sub(names.len());
+    let verb = if node.kind == "Disease" { "treated by" } else { "treats" };
+    let names: Vec<&str> = known_for.iter().map(|n| n.name.as_str()).collect();
+    let more = total.saturating_sub(names.len());
     let tail = if more > 0 { format!(" (+{more})") } else { String::new() };
     Some(format!("{verb}: {}{tail}", names.join(", ")))
 }

@@ -261,6 +261,11 @@ pub struct AskCandidate {
     /// R, N, S, RNS of (existing answers, {candidate}); None without a precomputed model.
     pub terms: Option<crate::rns::Terms>,
     pub paths: Vec<PathView>,
+    /// As in [`Candidate`]: what the candidate is already known for (treatment links).
+    #[serde(default)]
+    pub known_for: Vec<NodeView>,
+    #[serde(default)]
+    pub known_for_total: usize,
 }
 
 /// One pipeline stage and how long it took.

@@ -79,9 +79,13 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   let requests = 0;
   page.on('request', () => requests++);
   const times = [];
+  const rescoreTime = page.getByTestId('rescore-time');
   for (const [id, v] of [['w-beta', '0'], ['w-gamma', '0'], ['w-alpha', '1']]) {
+    const seen = Number(await rescoreTime.getAttribute('data-rescores'));
     await page.getByTestId(id).fill(v);
-    const t = await page.getByTestId('rescore-time').textContent();
+    // Read the time of this move's re-score, not the previous one's.
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid=rescore-time]').dataset.rescores) > n, seen, { timeout: 5000 });
+    const t = await rescoreTime.textContent();
     times.push(parseFloat(t.match(/in ([0-9.]+) ms/)[1]));
   }
   const after = await order();
@@ -106,6 +110,8 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   assert(/MATCH/i.test(cypher), `generated Cypher: ${cypher}`);
   assert((await page.getByTestId('ask-answers').locator('li').count()) >= 2, 'existing answers listed');
   assert((await page.locator('[data-testid=ask-candidates] tbody tr').count()) >= 1, 'serendipitous candidates listed');
+  const askKnown = await page.locator('[data-testid=ask-candidates] .known-for').allTextContents();
+  assert(askKnown.some((t) => /^treats: \S/.test(t)), `a candidate's current indications shown: ${askKnown}`);
   assert(/retrieval/i.test(await page.getByTestId('ask-stages').textContent()), 'stage timings shown');
   // Progress streamed: every stage was shown as it completed, before the result arrived.
   const arrived = async (sel, attr) => parseFloat(await page.locator(sel).getAttribute(attr));

@@ -59,6 +59,19 @@ pub fn treatment_links(g: &Graph, q: NodeId) -> Vec<NodeId> {
     out
 }
 
+/// At most `shown` of [`treatment_links`], best-connected first (the ones a clinician
+/// recognises), and how many there are in all.
+pub fn known_for(g: &Graph, q: NodeId, shown: usize) -> (Vec<NodeId>, usize) {
+    let mut links = treatment_links(g, q);
+    let total = links.len();
+    links.sort_by_key(|&x| (std::cmp::Reverse(g.degree(x)), x));
+    links.truncate(shown);
+    (links, total)
+}
+
+/// Treatment links listed per candidate in the clinician's views (the total is sent too).
+pub const KNOWN_FOR_SHOWN: usize = 3;
+
 /// Known answers of `q` over treatment relations, and the answer type.
 fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
     let mut answer_type = None;

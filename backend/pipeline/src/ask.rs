@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use serenqa_edges::{EdgeSource, MemoryEdges};
 use serenqa_graph::{Graph, NodeId};
+use serenqa_model::discover::{known_for, KNOWN_FOR_SHOWN};
 use serenqa_model::slice::{node_view, BlockCache};
 use serenqa_model::Model;
 use serenqa_shared::api::{PathStep, PathView};
@@ -182,7 +183,16 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     }
     let mut list: Vec<Candidate> = cands
         .iter()
-        .map(|&c| Candidate { node: node_view(g, c), terms: terms.get(&c).copied(), paths: ex.paths.get(&c).map(|p| vec![path_view(g, p)]).unwrap_or_default() })
+        .map(|&c| {
+            let (known, known_total) = known_for(g, c, KNOWN_FOR_SHOWN);
+            Candidate {
+                node: node_view(g, c),
+                terms: terms.get(&c).copied(),
+                paths: ex.paths.get(&c).map(|p| vec![path_view(g, p)]).unwrap_or_default(),
+                known_for: known.iter().map(|&x| node_view(g, x)).collect(),
+                known_for_total: known_total,
+            }
+        })
         .collect();
     list.sort_by(|a, b| {
         let ra = a.terms.map(|t| t.rns).unwrap_or(f64::NEG_INFINITY);

@@ -4,7 +4,7 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serenqa_model::discover::{discover, treatment_links, MAX_CANDIDATES};
+use serenqa_model::discover::{discover, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
 use serenqa_model::slice::node_view;
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
@@ -25,9 +25,6 @@ pub struct DiscoverQuery {
     /// Weights `a,b,c` for R, N, S (default 1/3 each).
     weights: Option<String>,
 }
-
-/// Treatment links listed per candidate (the total is sent too).
-const KNOWN_FOR_SHOWN: usize = 3;
 
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 
@@ -58,11 +55,7 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
                 .iter()
                 .zip(&d.terms)
                 .map(|(&(c, p), t)| {
-                    let mut links = treatment_links(&g, c);
-                    let total = links.len();
-                    // The best-known ones first: a clinician recognises them.
-                    links.sort_by_key(|&x| (std::cmp::Reverse(g.degree(x)), x));
-                    links.truncate(KNOWN_FOR_SHOWN);
+                    let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
                     Candidate { node: node_view(&g, c), proximity: p, terms: *t, known_for: links.iter().map(|&x| node_view(&g, x)).collect(), known_for_total: total }
                 })
                 .collect();
