@@ -194,7 +194,7 @@ async function overflowAt(page) {
   });
 }
 
-test('narrow screen (390 px): overview and every main page fit without sideways scrolling', async (page) => {
+test('narrow screen (390 px): overview, every main page and an Ask result fit without sideways scrolling', async (page) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(base + '/graph');
   await page.getByTestId('node-count').waitFor({ timeout: 15000 });
@@ -219,6 +219,13 @@ test('narrow screen (390 px): overview and every main page fit without sideways 
     o = await overflowAt(page);
     assert(o.px <= 1, `${route} overflows horizontally by ${o.px}px at 390px: ${o.culprits.join('; ')}`);
   }
+  // An Ask result (Cypher, answers, candidate table, summaries) on a phone.
+  await page.goto(base + '/');
+  await page.getByTestId('ask-input').fill('Which compounds treat asthma?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('ask-result').waitFor({ timeout: 60000 });
+  o = await overflowAt(page);
+  assert(o.px <= 1, `an Ask result overflows horizontally by ${o.px}px at 390px: ${o.culprits.join('; ')}`);
 });
 
 test('API errors are JSON with a code', async (page) => {

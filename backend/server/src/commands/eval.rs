@@ -82,18 +82,23 @@ pub struct EvalArgs {
 /// Graph and model: the model from the snapshot, else computed in memory for small graphs.
 pub fn load_graph_and_model(args: &GraphArgs, progress: bool) -> Result<(Graph, Option<Model>)> {
     let (g, m, _) = crate::model_source::load(args, progress)?;
-    let m = match m {
+    let m = model_or_compute(&g, m, progress);
+    Ok((g, m))
+}
+
+/// The stored model, else one computed now when the graph is small enough to take seconds.
+fn model_or_compute(g: &Graph, stored: Option<Model>, progress: bool) -> Option<Model> {
+    match stored {
         Some(m) => Some(m),
         None if g.edge_count() <= 5_000_000 => {
             eprintln!("no precomputed model in the snapshot: computing it now (run `serenqa precompute` to store it)");
-            Some(Model::compute(&g, &ModelConfig::default(), progress))
+            Some(Model::compute(g, &ModelConfig::default(), progress))
         }
         None => {
             eprintln!("warning: no precomputed model: RNS-based steps are skipped");
             None
         }
-    };
-    Ok((g, m))
+    }
 }
 
 fn load_models(path: &Option<PathBuf>) -> Result<(ModelsFile, String)> {
@@ -226,11 +231,13 @@ pub fn open_edges(rt: &tokio::runtime::Runtime, url: &str, g: Arc<Graph>) -> Res
 
 pub fn run_ask(args: AskArgs, progress: bool) -> Result<()> {
     let (models, _) = load_models(&args.models)?;
-    let (g, model) = load_graph_and_model(&args.graph, progress)?;
+    let (g, stored, _) = crate::model_source::load(&args.graph, progress)?;
     let cache = llm_cache(&models, args.no_cache);
     let g = Arc::new(g);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // The edge store first: a wrong URL or a foreign store fails before any model work.
     let edges = args.edges.as_deref().map(|url| open_edges(&rt, url, g.clone())).transpose()?;
+    let model = model_or_compute(&g, stored, progress);
     let ctx = AskContext::new(g, model.map(Arc::new), models, cache).map_err(|e| anyhow!(e))?.with_edges(edges);
     let req = AskRequest { question: args.question.clone(), model: args.model.clone(), limit: Some(args.limit) };
     let r = rt.block_on(ask(&ctx, &req)).map_err(|e| anyhow!(e))?;

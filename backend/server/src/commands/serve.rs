@@ -54,6 +54,17 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
+    let graph = Arc::new(graph);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // The edge store first: a wrong URL or a foreign store fails before any model work.
+    let edges = match &args.edges {
+        Some(url) => {
+            let e = super::eval::open_edges(&rt, url, graph.clone())?;
+            eprintln!("Ask explores on the edge store {}", e.describe());
+            Some(e)
+        }
+        None => None,
+    };
     // Without a stored model, compute one in memory when the graph is small enough to do it
     // in seconds (Hetionet: ~2M edges); larger graphs need `serenqa precompute`.
     let model = match model {
@@ -78,16 +89,6 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
-    let graph = Arc::new(graph);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let edges = match &args.edges {
-        Some(url) => {
-            let e = super::eval::open_edges(&rt, url, graph.clone())?;
-            eprintln!("Ask explores on the edge store {}", e.describe());
-            Some(e)
-        }
-        None => None,
-    };
     let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges);
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
