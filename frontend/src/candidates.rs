@@ -74,6 +74,13 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
         (d.existing.clone(), d.answer_kind.clone(), d.existing_known, d.method.clone(), d.query.kind.clone())
     });
     let known_title = if query_kind == "Disease" { "Known treatments" } else { "Known indications" };
+    // The ranking as shown (current weights), for a clinician to take away.
+    let csv_name = data.with_value(|d| format!("serenqa-{}-candidates.csv", d.query.name.to_lowercase().replace(|c: char| !c.is_alphanumeric(), "-")));
+    let csv_href = move || {
+        let w = (alpha.get(), beta.get(), gamma.get());
+        let csv = data.with_value(|d| ranking_csv(d, &order(), w));
+        format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
+    };
     let existing_view = existing
         .iter()
         .map(|n| view! { <li><a href=format!("/entity/{}", crate::api::enc(&crate::api::key_of(n)))>{n.name.clone()}</a></li> })
@@ -97,6 +104,10 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 </p>
             </div>
             {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <div class="row-between">
+                <span></span>
+                <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
+            </div>
             <div class="scroll-x">
             <table class="candidates" data-testid="candidates">
                 <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
@@ -136,4 +147,32 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
     let more = total.saturating_sub(names.len());
     let tail = if more > 0 { format!(" (+{more})") } else { String::new() };
     Some(format!("{verb}: {}{tail}", names.join(", ")))
+}
+
+/// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
+/// header, then one row per candidate in the order shown.
+fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, f64, f64)) -> String {
+    use crate::leaderboard::csv_field;
+    let mut s = format!(
+        "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2}; research hypotheses, not clinical advice\n",
+        d.query.name, d.query.id
+    );
+    s.push_str("rank,id,name,kind,rns,r,n,s,known_for\n");
+    for (rank, (ci, t)) in order.iter().enumerate() {
+        let Some(c) = d.candidates.get(*ci) else { continue };
+        let known: Vec<&str> = c.known_for.iter().map(|k| k.name.as_str()).collect();
+        s.push_str(&format!(
+            "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{}\n",
+            rank + 1,
+            csv_field(&c.node.id),
+            csv_field(&c.node.name),
+            csv_field(&c.node.kind),
+            t.rns,
+            t.r,
+            t.n,
+            t.s,
+            csv_field(&known.join("; "))
+        ));
+    }
+    s
 }

@@ -91,6 +91,14 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   const after = await order();
   assert(before !== after, 'moving the sliders changes the order');
   assert(requests === 0, `sliders made ${requests} network requests`);
+  // The ranking as shown can be taken away as CSV (built in the page, no request).
+  const csvHref = await page.getByTestId('candidates-csv').getAttribute('href');
+  assert(csvHref.startsWith('data:text/csv'), `CSV link: ${csvHref.slice(0, 40)}`);
+  const csvLines = decodeURIComponent(csvHref.slice(csvHref.indexOf(',') + 1)).trim().split('\n');
+  assert(/not clinical advice/.test(csvLines[0]) && csvLines[1] === 'rank,id,name,kind,rns,r,n,s,known_for', `CSV head: ${csvLines.slice(0, 2)}`);
+  assert(csvLines.length === 202, `CSV rows: ${csvLines.length - 2}`);
+  const topShown = after.split('|')[0];
+  assert(csvLines[2].split(',')[2] === topShown.replace(/^"|"$/g, '') || csvLines[2].includes(topShown), `CSV starts with the top candidate shown (${topShown}): ${csvLines[2]}`);
   times.sort((a, b) => a - b);
   console.log(`     slider re-score of 200 candidates: median ${times[1].toFixed(2)} ms, max ${times[2].toFixed(2)} ms (goal ≤ 16 ms)`);
   assert(times[1] <= 16, `median re-score ${times[1]} ms`);
