@@ -11,6 +11,14 @@ use serenqa_edges::{bench, RedisEdges, RedisTarget};
 
 use crate::graph_source::GraphArgs;
 
+/// Opens the Redis edge store at `url` for graph `g`, checking that it holds exactly this graph
+/// (`ask`, `serve` and `worker` explore on it with `--edges`).
+pub fn open_store(rt: &tokio::runtime::Runtime, url: &str, g: Arc<serenqa_graph::Graph>) -> Result<Arc<dyn serenqa_edges::EdgeSource>> {
+    let target = RedisTarget::parse(url).map_err(|e| anyhow!(e))?;
+    let edges = rt.block_on(RedisEdges::open(target, g))?;
+    Ok(Arc::new(edges))
+}
+
 #[derive(Args)]
 pub struct EdgesArgs {
     #[command(subcommand)]

@@ -222,13 +222,6 @@ pub struct AskArgs {
     graph: GraphArgs,
 }
 
-/// Opens the Redis edge store at `url` for graph `g` (checks it holds exactly this graph).
-pub fn open_edges(rt: &tokio::runtime::Runtime, url: &str, g: Arc<Graph>) -> Result<Arc<dyn serenqa_edges::EdgeSource>> {
-    let target = serenqa_edges::RedisTarget::parse(url).map_err(|e| anyhow!(e))?;
-    let edges = rt.block_on(serenqa_edges::RedisEdges::open(target, g))?;
-    Ok(Arc::new(edges))
-}
-
 pub fn run_ask(args: AskArgs, progress: bool) -> Result<()> {
     let (models, _) = load_models(&args.models)?;
     let (g, stored, _) = crate::model_source::load(&args.graph, progress)?;
@@ -236,7 +229,7 @@ pub fn run_ask(args: AskArgs, progress: bool) -> Result<()> {
     let g = Arc::new(g);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     // The edge store first: a wrong URL or a foreign store fails before any model work.
-    let edges = args.edges.as_deref().map(|url| open_edges(&rt, url, g.clone())).transpose()?;
+    let edges = args.edges.as_deref().map(|url| super::edges::open_store(&rt, url, g.clone())).transpose()?;
     let model = model_or_compute(&g, stored, progress);
     let ctx = AskContext::new(g, model.map(Arc::new), models, cache).map_err(|e| anyhow!(e))?.with_edges(edges);
     let req = AskRequest { question: args.question.clone(), model: args.model.clone(), limit: Some(args.limit) };

@@ -59,7 +59,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     // The edge store first: a wrong URL or a foreign store fails before any model work.
     let edges = match &args.edges {
         Some(url) => {
-            let e = super::eval::open_edges(&rt, url, graph.clone())?;
+            let e = super::edges::open_store(&rt, url, graph.clone())?;
             eprintln!("Ask explores on the edge store {}", e.describe());
             Some(e)
         }

@@ -66,9 +66,7 @@ pub fn run(args: WorkerArgs, progress: bool) -> Result<()> {
     let g = Arc::new(g);
     let mut graph = WorkerGraph::new(g.clone(), model.map(Arc::new));
     if let Some(url) = &args.edges {
-        let target = serenqa_edges::RedisTarget::parse(url).map_err(|e| anyhow!(e))?;
-        let edges = rt.block_on(serenqa_edges::RedisEdges::open(target, g))?;
-        graph.edges = Some(Arc::new(edges));
+        graph.edges = Some(super::edges::open_store(&rt, url, g)?);
     }
     let mut cfg = WorkerConfig::new(&args.name.clone().unwrap_or_else(default_worker_name));
     cfg.concurrency = args.concurrency.max(1);
