@@ -51,10 +51,16 @@ pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Resul
     let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
         .await
         .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
-    out.map(Json).map_err(|e| match e {
-        AskError::BadQuestion(m) => HttpError::bad_request("bad_question", m),
-        AskError::Unavailable(m) => HttpError::unavailable("edge_store_unavailable", m),
-    })
+    out.map(Json).map_err(HttpError::from)
+}
+
+impl From<AskError> for HttpError {
+    fn from(e: AskError) -> HttpError {
+        match &e {
+            AskError::BadQuestion(_) => HttpError::bad_request(e.code(), e.to_string()),
+            AskError::Unavailable(_) => HttpError::unavailable(e.code(), e.to_string()),
+        }
+    }
 }
 
 fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
