@@ -46,35 +46,53 @@ fn edge_source(runs: &Path) -> String {
     m["edge_source"].as_str().unwrap_or("").to_string()
 }
 
-#[test]
-fn t3_is_identical_on_memory_single_redis_and_cluster() {
+/// What each test starts from: the data, the single Redis (base URL; each test uses its own
+/// databases) and the cluster, held for the whole test, and a directory holding the graph and
+/// its model as `gm.snap`.
+struct Fixture {
+    data: PathBuf,
+    single: String,
+    cluster: String,
+    dir: tempfile::TempDir,
+    _servers: (Option<redis_fixture::Servers>, Option<redis_fixture::Servers>),
+    _cluster_is_ours: std::sync::MutexGuard<'static, ()>,
+}
+
+/// `None` (after saying why) when the data or Redis is missing.
+fn fixture() -> Option<Fixture> {
     let Some(data) = shared_data() else {
         eprintln!("SKIPPED: no Hetionet data (../shared/data or $SERENQA_DATA)");
-        return;
+        return None;
     };
-    let Some((single, _g1)) = redis_fixture::single() else { return };
-    let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
-    let _cluster_is_ours = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    // Database 12 of the single instance is this test's own.
-    let queue = format!("{single}/13");
-    let single = format!("{single}/12");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let d = tmp.path();
-    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], d, &data);
+    let (single, s1) = redis_fixture::single()?;
+    let (cluster, s2) = redis_fixture::cluster()?;
+    let lock = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], dir.path(), &data);
+    Some(Fixture { data, single, cluster, dir, _servers: (s1, s2), _cluster_is_ours: lock })
+}
+
+#[test]
+fn t3_is_identical_on_memory_single_redis_and_cluster() {
+    let Some(f) = fixture() else { return };
+    let (data, cluster, d) = (&f.data, &f.cluster, f.dir.path());
+    // Databases 12 and 13 of the single instance are this test's own.
+    let queue = format!("{}/13", f.single);
+    let single = format!("{}/12", f.single);
     // The default benchmark of this graph (all 1529 questions; built once, then cached).
     let eval = |runs: &str, edges: Option<&str>| {
         let mut args = vec!["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--runs", runs];
         if let Some(e) = edges {
             args.extend(["--edges", e]);
         }
-        serenqa(&args, d, &data)
+        serenqa(&args, d, data)
     };
     eval("mem", None);
-    for url in [&single, &cluster] {
-        let out = serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", url], d, &data);
+    for url in [&single, cluster] {
+        let out = serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", url], d, data);
         assert!(out.contains("2049746 edge keys"), "{out}");
     }
-    let out = serenqa(&["--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster], d, &data);
+    let out = serenqa(&["--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster], d, data);
     assert!(out.contains("equals the graph's"), "{out}");
     eval("single", Some(&single));
     eval("cluster", Some(&cluster));
@@ -84,7 +102,7 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     let explored = mem.iter().filter(|(_, v)| v["paths"].as_array().is_some_and(|p| !p.is_empty())).count();
     assert!(explored * 10 > mem.len() * 9, "most explorations go somewhere: {explored} of {}", mem.len());
     assert_eq!(edge_source(&d.join("mem")), "memory");
-    for (name, url) in [("single", &single), ("cluster", &cluster)] {
+    for (name, url) in [("single", &single), ("cluster", cluster)] {
         assert_eq!(&edge_source(&d.join(name)), url, "the {name} run read its edges from Redis");
         let other = t3_records(&d.join(name));
         assert_eq!(other.len(), mem.len(), "{name}: record count");
@@ -97,12 +115,12 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     let flushed = Command::new("redis-cli").args(["-u", &queue, "flushdb"]).output().is_ok_and(|o| o.status.success());
     assert!(flushed, "redis-cli flushdb {queue}");
     let mut worker = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args(["--quiet", "worker", "--queue", &queue, "--graph", "gm.snap", "--once", "--concurrency", "4", "--edges", &cluster])
+        .args(["--quiet", "worker", "--queue", &queue, "--graph", "gm.snap", "--once", "--concurrency", "4", "--edges", cluster])
         .current_dir(d)
-        .env("SERENQA_DATA", &data)
+        .env("SERENQA_DATA", data)
         .spawn()
         .expect("start worker");
-    serenqa(&["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--limit", "40", "--runs", "queued", "--queue", &queue], d, &data);
+    serenqa(&["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--limit", "40", "--runs", "queued", "--queue", &queue], d, data);
     let status = worker.wait().expect("worker exits (--once)");
     assert!(status.success(), "worker: {status}");
     let queued = t3_records(&d.join("queued"));
@@ -161,20 +179,12 @@ fn comparable(mut v: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
-    let Some(data) = shared_data() else {
-        eprintln!("SKIPPED: no Hetionet data (../shared/data or $SERENQA_DATA)");
-        return;
-    };
-    let Some((single, _g1)) = redis_fixture::single() else { return };
-    let Some((cluster, _g2)) = redis_fixture::cluster() else { return };
-    let _cluster_is_ours = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(f) = fixture() else { return };
+    let (data, cluster, d) = (&f.data, f.cluster.clone(), f.dir.path());
     // Database 10 of the single instance is this test's own.
-    let single = format!("{single}/10");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let d = tmp.path();
-    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], d, &data);
-    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &single], d, &data);
-    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &cluster], d, &data);
+    let single = format!("{}/10", f.single);
+    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &single], d, data);
+    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &cluster], d, data);
 
     let question = "Which compounds treat asthma?";
     let ask = |edges: Option<&str>| -> serde_json::Value {
@@ -182,7 +192,7 @@ fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
         if let Some(e) = edges {
             args.extend(["--edges", e]);
         }
-        serde_json::from_str(&serenqa(&args, d, &data)).expect("ask --json")
+        serde_json::from_str(&serenqa(&args, d, data)).expect("ask --json")
     };
     let mem = ask(None);
     assert_eq!(mem["edge_source"], "memory");
@@ -193,7 +203,7 @@ fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
     assert_eq!(comparable(on_cluster), comparable(mem.clone()), "`ask --edges` on the cluster differs from memory");
 
     // The web app's Ask (`serve --edges`), on the single instance.
-    let server = serve(d, &data, &single);
+    let server = serve(d, data, &single);
     let (status, web) = post_ask(&server.base, question);
     assert_eq!(status, 200, "{web}");
     assert_eq!(web["edge_source"], serde_json::Value::String(single.clone()));
