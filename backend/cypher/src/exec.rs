@@ -14,20 +14,50 @@ use crate::plan::*;
 use crate::store::{Dir, NodeId, RelRef, Store};
 use crate::value::{as_f64, format_float, Path, Value};
 
-/// Limits for one query.
+/// Limits for one query. Every limit is charged where the work or the memory is spent, and
+/// running out of any of them ends the query with an [`ErrorKind::Budget`] error that names
+/// the limit — never with an abort or an out-of-memory kill.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
-    /// Wall-clock time for the whole query.
+    /// Wall-clock time for the whole query. The clock is read at least every
+    /// [`CLOCK_EVERY`] inner-loop steps, and after every large value, so a query stops within
+    /// a few milliseconds of its deadline.
     pub time: Duration,
     /// Rows produced by all operators together (intermediate and final).
     pub rows: u64,
+    /// Bytes the query may hold at once: the rows it materialises between operators, the
+    /// values its aggregates collect, DISTINCT keys, and each string or list it builds.
+    pub bytes: u64,
+    /// Largest single string, list or map one expression may build.
+    pub value_bytes: u64,
+    /// Depth an unbounded variable-length relationship (`*`, `*2..`) may reach; a query that
+    /// would go deeper gets an error asking for an explicit upper bound.
+    pub max_depth: u32,
+}
+
+/// Inner-loop steps between two readings of the clock.
+pub const CLOCK_EVERY: u32 = 64;
+
+impl Budget {
+    /// The default limits: 10 s, 2,000,000 rows, 64 MiB held, 16 MiB per value, depth 32 for
+    /// an unbounded `*`.
+    pub const STANDARD: Budget = Budget { time: Duration::from_secs(10), rows: 2_000_000, bytes: 64 << 20, value_bytes: 16 << 20, max_depth: 32 };
+
+    /// The standard limits with another time and row budget.
+    pub const fn with_time_rows(time: Duration, rows: u64) -> Budget {
+        Budget { time, rows, ..Budget::STANDARD }
+    }
 }
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { time: Duration::from_secs(10), rows: 2_000_000 }
+        Budget::STANDARD
     }
 }
+
+/// Most compiled regular expressions one query keeps (a query can build its patterns from
+/// data, so the cache must not grow with the rows).
+const REGEX_CACHE: usize = 64;
 
 pub struct Ctx<'a> {
     pub store: &'a dyn Store,
@@ -36,11 +66,21 @@ pub struct Ctx<'a> {
     deadline: Instant,
     rows: Cell<u64>,
     ticks: Cell<u32>,
+    /// Bytes currently charged against [`Budget::bytes`].
+    held: Cell<u64>,
     regexes: RefCell<HashMap<String, regex::Regex>>,
 }
 
 fn budget_err(msg: String) -> CypherError {
     CypherError::new(ErrorKind::Budget, msg)
+}
+
+fn mib(b: u64) -> String {
+    if b >= 1 << 20 && b % (1 << 20) == 0 {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{b} bytes")
+    }
 }
 
 fn type_err(msg: impl Into<String>) -> CypherError {
@@ -56,28 +96,97 @@ impl<'a> Ctx<'a> {
             deadline: Instant::now() + budget.time,
             rows: Cell::new(0),
             ticks: Cell::new(0),
+            held: Cell::new(0),
             regexes: RefCell::new(HashMap::new()),
         }
     }
 
-    /// Called in inner loops; looks at the clock every 1024 calls.
+    /// Called in inner loops; looks at the clock every [`CLOCK_EVERY`] calls.
     #[inline]
-    fn tick(&self) -> Result<()> {
+    pub(crate) fn tick(&self) -> Result<()> {
         let t = self.ticks.get().wrapping_add(1);
         self.ticks.set(t);
-        if t & 1023 == 0 && Instant::now() > self.deadline {
-            return Err(budget_err(format!("query ran longer than {} ms", self.budget.time.as_millis())));
+        if t % CLOCK_EVERY == 0 {
+            self.check_clock()?;
         }
         Ok(())
+    }
+
+    fn check_clock(&self) -> Result<()> {
+        if Instant::now() > self.deadline {
+            return Err(budget_err(format!("time: the query ran longer than {} ms", self.budget.time.as_millis())));
+        }
+        Ok(())
+    }
+
+    fn past_deadline(&self) -> bool {
+        Instant::now() > self.deadline
     }
 
     fn add_rows(&self, n: u64) -> Result<()> {
         let r = self.rows.get() + n;
         self.rows.set(r);
         if r > self.budget.rows {
-            return Err(budget_err(format!("query produced more than {} rows", self.budget.rows)));
+            return Err(budget_err(format!("rows: the query produced more than {} rows", self.budget.rows)));
         }
         self.tick()
+    }
+
+    /// Charges `n` held bytes (a materialised row, a collected value, a DISTINCT key).
+    fn charge(&self, n: u64) -> Result<()> {
+        let h = self.held.get().saturating_add(n);
+        self.held.set(h);
+        if h > self.budget.bytes {
+            return Err(self.bytes_err());
+        }
+        Ok(())
+    }
+
+    fn release(&self, n: u64) {
+        self.held.set(self.held.get().saturating_sub(n));
+    }
+
+    fn bytes_err(&self) -> CypherError {
+        budget_err(format!(
+            "memory: the query would hold more than {} of rows and values (add a LIMIT, aggregate earlier, or return fewer columns)",
+            mib(self.budget.bytes)
+        ))
+    }
+
+    fn value_err(&self) -> CypherError {
+        budget_err(format!("value size: a string, list or map would be larger than {}", mib(self.budget.value_bytes)))
+    }
+
+    /// Checks, before allocating, that a value of `bytes` may be built: it must fit the
+    /// per-value cap and, on top of what the query holds, the byte budget.
+    pub(crate) fn precheck(&self, bytes: u64) -> Result<()> {
+        if bytes > self.budget.value_bytes {
+            return Err(self.value_err());
+        }
+        if self.held.get().saturating_add(bytes) > self.budget.bytes {
+            return Err(self.bytes_err());
+        }
+        if bytes > 1 << 16 {
+            self.check_clock()?;
+        }
+        Ok(())
+    }
+
+    /// Checks a value an expression built (see [`Ctx::precheck`]).
+    fn check_value(&self, v: &Value) -> Result<()> {
+        if matches!(v, Value::Str(_) | Value::List(_) | Value::Map(_)) {
+            let cap = self.budget.value_bytes.min(self.budget.bytes.saturating_sub(self.held.get()));
+            self.precheck(v.approx_bytes(cap))?;
+        }
+        Ok(())
+    }
+
+    /// Charges a row that is about to be materialised; returns its size for the release.
+    fn charge_row(&self, row: &[Value]) -> Result<u64> {
+        let limit = self.budget.bytes;
+        let n = 24 + row.iter().map(|v| v.approx_bytes(limit)).sum::<u64>();
+        self.charge(n)?;
+        Ok(n)
     }
 
     pub fn run(&self, plan: &QueryPlan) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
@@ -85,9 +194,30 @@ impl<'a> Ctx<'a> {
         let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
         for b in &plan.branches {
             let mut rows = vec![Vec::new()];
-            for (i, op) in b.ops.iter().enumerate() {
-                let cap = self.row_cap(b.ops.get(i + 1))?;
-                rows = self.op(op, rows, cap)?;
+            // Bytes charged for `rows`, released once the next operator has consumed them.
+            let mut rows_bytes = 0u64;
+            let mut i = 0;
+            while i < b.ops.len() {
+                let op = &b.ops[i];
+                let next = b.ops.get(i + 1);
+                let held_before = self.held.get();
+                match (op, next) {
+                    // A MATCH or UNWIND feeding a projection streams its rows into it, so an
+                    // aggregate such as `count(*)` never materialises what it counts.
+                    (Op::Match { .. } | Op::Unwind { .. }, Some(Op::Project(p))) => {
+                        let mut proj = Projector::new(self, p)?;
+                        self.feed(op, rows, &mut |r| proj.push(r))?;
+                        rows = proj.finish()?;
+                        i += 2;
+                    }
+                    _ => {
+                        rows = self.op(op, rows, next)?;
+                        i += 1;
+                    }
+                }
+                let out_bytes = self.held.get().saturating_sub(held_before);
+                self.release(rows_bytes);
+                rows_bytes = out_bytes;
             }
             all.extend(rows);
         }
@@ -97,41 +227,90 @@ impl<'a> Ctx<'a> {
         Ok((columns, all))
     }
 
-    /// How many rows the operator before `next` needs to produce: `SKIP + LIMIT` when `next`
-    /// is a plain projection (no aggregation, DISTINCT, ORDER BY or WHERE), so that
-    /// `MATCH … RETURN … LIMIT 10` stops early as it would in Neo4j.
-    fn row_cap(&self, next: Option<&Op>) -> Result<usize> {
-        if let Some(Op::Project(p)) = next {
-            if p.aggs.is_empty() && !p.distinct && p.order.is_empty() && p.filter.is_none() {
-                if let Some(limit) = self.count_arg(&p.limit, "LIMIT")? {
-                    let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
-                    return Ok(skip.saturating_add(limit));
-                }
-            }
-        }
-        Ok(usize::MAX)
-    }
-
-    fn op(&self, op: &Op, rows: Vec<Vec<Value>>, cap: usize) -> Result<Vec<Vec<Value>>> {
+    /// Runs one operator over materialised rows (each output row is charged).
+    fn op(&self, op: &Op, rows: Vec<Vec<Value>>, next: Option<&Op>) -> Result<Vec<Vec<Value>>> {
         match op {
-            Op::Match { pattern, optional, filter } => {
+            Op::Match { .. } | Op::Unwind { .. } => {
+                let cap = self.row_cap(next)?;
                 let mut out = Vec::new();
-                let mut input = rows.into_iter();
-                let res = self.match_rows(pattern, *optional, filter.as_ref(), &mut input, &mut out, cap);
+                let res = self.feed(op, rows, &mut |r| {
+                    self.charge_row(&r)?;
+                    out.push(r);
+                    Ok(out.len() < cap)
+                });
                 if let Err(e) = res {
-                    // Freeing a million rows takes a while: not on the caller's time.
-                    discard(input);
+                    // Freeing many rows takes a while: not on the caller's time.
                     discard(out.into_iter());
                     return Err(e);
                 }
                 Ok(out)
             }
-            Op::Unwind { expr, slot } => {
-                let mut out = Vec::new();
+            Op::Project(p) => {
+                let mut proj = Projector::new(self, p)?;
                 for row in rows {
-                    if out.len() >= cap {
-                        out.truncate(cap);
+                    if !proj.push(row)? {
                         break;
+                    }
+                }
+                proj.finish()
+            }
+        }
+    }
+
+    /// How many rows the operator before `next` needs to produce: `SKIP + LIMIT` when `next`
+    /// is a plain projection (no aggregation, DISTINCT, ORDER BY or WHERE), so that
+    /// `MATCH … RETURN … LIMIT 10` stops early as it would in Neo4j.
+    fn row_cap(&self, next: Option<&Op>) -> Result<usize> {
+        match next {
+            Some(Op::Project(p)) => self.plain_cap(p),
+            _ => Ok(usize::MAX),
+        }
+    }
+
+    fn plain_cap(&self, p: &Projection) -> Result<usize> {
+        if p.aggs.is_empty() && !p.distinct && p.order.is_empty() && p.filter.is_none() {
+            if let Some(limit) = self.count_arg(&p.limit, "LIMIT")? {
+                let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+                return Ok(skip.saturating_add(limit));
+            }
+        }
+        Ok(usize::MAX)
+    }
+
+    /// Runs a MATCH or UNWIND over `rows`, handing each row it produces to `sink` (which
+    /// returns `false` to stop early).
+    fn feed(&self, op: &Op, rows: Vec<Vec<Value>>, sink: &mut dyn FnMut(Vec<Value>) -> Result<bool>) -> Result<()> {
+        match op {
+            Op::Match { pattern, optional, filter } => {
+                let mut input = rows.into_iter();
+                let res = self.match_rows(pattern, *optional, filter.as_ref(), &mut input, sink);
+                if res.is_err() {
+                    discard(input);
+                }
+                res
+            }
+            Op::Unwind { expr, slot } => {
+                for row in rows {
+                    // `UNWIND range(a, b)` streams its integers instead of building the list.
+                    if let Expr::Call(name, args) = expr {
+                        if name == "range" {
+                            let vals = args.iter().map(|a| self.eval(a, &row)).collect::<Result<Vec<_>>>()?;
+                            if vals.iter().all(|v| matches!(v, Value::Int(_))) {
+                                let (start, step, count) = crate::func::range_spec(&vals)?;
+                                let mut x = start;
+                                for _ in 0..count {
+                                    self.add_rows(1)?;
+                                    let mut r = row.clone();
+                                    r.resize(*slot, Value::Null);
+                                    r.push(Value::Int(x as i64));
+                                    x += step;
+                                    if !sink(r)? {
+                                        return Ok(());
+                                    }
+                                }
+                                continue;
+                            }
+                        }
                     }
                     let items = match self.eval(expr, &row)? {
                         Value::List(xs) => xs,
@@ -143,12 +322,14 @@ impl<'a> Ctx<'a> {
                         let mut r = row.clone();
                         r.resize(*slot, Value::Null);
                         r.push(x);
-                        out.push(r);
+                        if !sink(r)? {
+                            return Ok(());
+                        }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
-            Op::Project(p) => self.project(p, rows),
+            Op::Project(_) => Err(CypherError::new(ErrorKind::Runtime, "internal error: a projection cannot feed rows")),
         }
     }
 
@@ -158,14 +339,11 @@ impl<'a> Ctx<'a> {
         optional: bool,
         filter: Option<&Expr>,
         input: &mut std::vec::IntoIter<Vec<Value>>,
-        out: &mut Vec<Vec<Value>>,
-        cap: usize,
+        sink: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
     ) -> Result<()> {
         for row in input.by_ref() {
-            if out.len() >= cap {
-                break;
-            }
-            let before = out.len();
+            let mut any = false;
+            let mut stop = false;
             self.match_pattern(pattern, &row, &mut |r: &[Value]| {
                 if let Some(f) = filter {
                     if !truthy(&self.eval(f, r)?) {
@@ -173,14 +351,21 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 self.add_rows(1)?;
-                out.push(r.to_vec());
-                Ok(out.len() < cap)
+                any = true;
+                let go = sink(r.to_vec())?;
+                stop = !go;
+                Ok(go)
             })?;
-            if optional && out.len() == before {
+            if stop {
+                break;
+            }
+            if optional && !any {
                 let mut r = row;
                 r.resize(pattern.out_width, Value::Null);
                 self.add_rows(1)?;
-                out.push(r);
+                if !sink(r)? {
+                    break;
+                }
             }
         }
         Ok(())
@@ -194,149 +379,6 @@ impl<'a> Ctx<'a> {
             Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
             other => Err(CypherError::semantic("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
         }
-    }
-
-    fn project(&self, p: &Projection, rows: Vec<Vec<Value>>) -> Result<Vec<Vec<Value>>> {
-        // (output row, environment for ORDER BY)
-        let mut outs: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-        if p.aggs.is_empty() {
-            for row in rows {
-                self.tick()?;
-                let mut out = Vec::with_capacity(p.items.len());
-                for e in &p.items {
-                    out.push(self.eval(e, &row)?);
-                }
-                let env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(row).collect() };
-                outs.push((out, env));
-            }
-        } else {
-            outs = self.aggregate(p, rows)?;
-        }
-        if p.distinct {
-            let mut seen = std::collections::HashSet::new();
-            outs.retain(|(o, _)| {
-                let mut k = String::new();
-                for v in o {
-                    v.group_key(&mut k);
-                    k.push('|');
-                }
-                seen.insert(k)
-            });
-        }
-        if !p.order.is_empty() {
-            let mut keyed = Vec::with_capacity(outs.len());
-            for (o, env) in outs {
-                self.tick()?;
-                let mut keys = Vec::with_capacity(p.order.len());
-                for k in &p.order {
-                    keys.push(self.eval(&k.expr, &env)?);
-                }
-                keyed.push((keys, (o, env)));
-            }
-            keyed.sort_by(|(a, _), (b, _)| {
-                for (i, k) in p.order.iter().enumerate() {
-                    let o = a[i].order_cmp(&b[i]);
-                    let o = if k.descending { o.reverse() } else { o };
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            });
-            outs = keyed.into_iter().map(|(_, o)| o).collect();
-        }
-        let skip = self.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
-        let limit = self.count_arg(&p.limit, "LIMIT")?;
-        let mut result = Vec::new();
-        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
-            if let Some(f) = &p.filter {
-                if !truthy(&self.eval(f, &env)?) {
-                    continue;
-                }
-            }
-            result.push(o);
-        }
-        self.add_rows(result.len() as u64)?;
-        Ok(result)
-    }
-
-    fn aggregate(&self, p: &Projection, rows: Vec<Vec<Value>>) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
-        struct Group {
-            rep: Vec<Value>,
-            vals: Vec<Vec<Value>>,
-            seen: Vec<std::collections::HashSet<String>>,
-            counts: Vec<i64>,
-            arg2: Vec<Value>,
-        }
-        let n = p.aggs.len();
-        let new_group = |rep: Vec<Value>| Group {
-            rep,
-            vals: vec![Vec::new(); n],
-            seen: vec![Default::default(); n],
-            counts: vec![0; n],
-            arg2: vec![Value::Null; n],
-        };
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut groups: Vec<Group> = Vec::new();
-        let no_keys = !p.is_key.iter().any(|k| *k);
-        for mut row in rows {
-            self.tick()?;
-            row.resize(p.in_width, Value::Null);
-            let mut key = String::new();
-            for (e, is_key) in p.items.iter().zip(&p.is_key) {
-                if *is_key {
-                    self.eval(e, &row)?.group_key(&mut key);
-                    key.push('|');
-                }
-            }
-            let gi = match index.get(&key) {
-                Some(&g) => g,
-                None => {
-                    index.insert(key, groups.len());
-                    groups.push(new_group(row.clone()));
-                    groups.len() - 1
-                }
-            };
-            let g = &mut groups[gi];
-            for (i, a) in p.aggs.iter().enumerate() {
-                let Some(arg) = &a.arg else {
-                    g.counts[i] += 1;
-                    continue;
-                };
-                let v = self.eval(arg, &row)?;
-                if v.is_null() {
-                    continue;
-                }
-                if let Some(a2) = &a.arg2 {
-                    g.arg2[i] = self.eval(a2, &row)?;
-                }
-                if a.distinct {
-                    let mut k = String::new();
-                    v.group_key(&mut k);
-                    if !g.seen[i].insert(k) {
-                        continue;
-                    }
-                }
-                g.vals[i].push(v);
-            }
-        }
-        if groups.is_empty() && no_keys {
-            groups.push(new_group(vec![Value::Null; p.in_width]));
-        }
-        let mut outs = Vec::with_capacity(groups.len());
-        for g in groups {
-            let mut env = g.rep;
-            for (i, a) in p.aggs.iter().enumerate() {
-                env.push(finish_agg(a.func, &g.vals[i], g.counts[i], &g.arg2[i])?);
-            }
-            let mut out = Vec::with_capacity(p.items.len());
-            for e in &p.items {
-                out.push(self.eval(e, &env)?);
-            }
-            let order_env = if p.order.is_empty() && p.filter.is_none() { Vec::new() } else { out.iter().cloned().chain(env).collect() };
-            outs.push((out, order_env));
-        }
-        Ok(outs)
     }
 
     // ----------------------------------------------------------------- pattern matching
@@ -688,12 +730,16 @@ impl<'a> Ctx<'a> {
             let Some(newly) = self.bind_node(pi, 1 - anchor, to, v, st)? else { continue };
             // Every shortest path from src to v (one unless `all`), as relationship lists.
             let mut paths: Vec<Vec<RelRef>> = Vec::new();
+            let mut path_bytes = 0u64;
             let mut stack: Vec<(NodeId, Vec<RelRef>)> = vec![(v, Vec::new())];
             while let Some((n, tail)) = stack.pop() {
                 self.tick()?;
                 if n == src {
                     let mut p = tail;
                     p.reverse();
+                    // Two nodes can be joined by exponentially many shortest paths.
+                    path_bytes += 24 + (p.len() * std::mem::size_of::<RelRef>()) as u64;
+                    self.precheck(path_bytes)?;
                     paths.push(p);
                     if !all {
                         break;
@@ -754,11 +800,17 @@ impl<'a> Ctx<'a> {
         let rp = &part.rels[steps[si].0];
         let depth = path.len() as u32;
         if depth >= range.0 {
-            let mut list: Vec<Value> = path.iter().map(|r| Value::Rel(*r)).collect();
-            if !forward {
-                list.reverse();
-            }
-            st.row[rp.slot] = Value::List(list);
+            // An anonymous relationship outside a path variable is never read: its list is
+            // not built, so rows do not carry whole walks.
+            st.row[rp.slot] = if rp.named || part.path_slot.is_some() {
+                let mut list: Vec<Value> = path.iter().map(|r| Value::Rel(*r)).collect();
+                if !forward {
+                    list.reverse();
+                }
+                Value::List(list)
+            } else {
+                Value::Null
+            };
             st.bound[rp.slot] = true;
             let res = match self.bind_node(pi, to_pos, &part.nodes[to_pos], cur, st)? {
                 Some(newly) => {
@@ -780,6 +832,17 @@ impl<'a> Ctx<'a> {
         }
         let mut edges = Vec::new();
         self.store.expand(cur, dir, types, &mut edges);
+        if range.1.is_none() && depth >= self.budget.max_depth {
+            // Unbounded `*`: going on is allowed only if no walk can be extended.
+            for (r, _) in &edges {
+                if !st.used.contains(&(r.id, part.group)) && self.rel_ok(rp, r, &st.row)? {
+                    return Err(budget_err(format!(
+                        "depth: an unbounded variable-length relationship went deeper than {0} hops (the maximum for `*` without an upper bound); write an explicit bound such as `*1..{0}`",
+                        self.budget.max_depth
+                    )));
+                }
+            }
+        }
         for (r, other) in edges {
             // Path edges join `used`, so relationships matched later in the pattern cannot
             // reuse them either.
@@ -803,7 +866,21 @@ impl<'a> Ctx<'a> {
 
     // ----------------------------------------------------------------- expressions
 
+    /// Evaluates an expression. Every value an expression *builds* (concatenations, list and
+    /// map literals, function results, comprehensions, reduce steps) is checked against the
+    /// per-value cap and the byte budget before it can be kept or grown further.
     pub fn eval(&self, e: &Expr, row: &[Value]) -> Result<Value> {
+        let v = self.eval_inner(e, row)?;
+        if matches!(
+            e,
+            Expr::Bin(..) | Expr::List(_) | Expr::Map(_) | Expr::MapProj(..) | Expr::Call(..) | Expr::ListComp { .. } | Expr::Reduce { .. } | Expr::PatternComp { .. }
+        ) {
+            self.check_value(&v)?;
+        }
+        Ok(v)
+    }
+
+    fn eval_inner(&self, e: &Expr, row: &[Value]) -> Result<Value> {
         Ok(match e {
             Expr::Lit(v) => v.clone(),
             Expr::Param(p) => match self.params.get(p) {
@@ -967,6 +1044,7 @@ impl<'a> Ctx<'a> {
                 let mut env = row.to_vec();
                 env.resize(*slot + 1, Value::Null);
                 let mut out = Vec::new();
+                let mut bytes = 0u64;
                 for x in items {
                     self.tick()?;
                     env[*slot] = x.clone();
@@ -975,10 +1053,13 @@ impl<'a> Ctx<'a> {
                             continue;
                         }
                     }
-                    out.push(match proj {
+                    let v = match proj {
                         Some(p) => self.eval(p, &env)?,
                         None => x,
-                    });
+                    };
+                    bytes += v.approx_bytes(self.budget.value_bytes);
+                    self.precheck(bytes)?;
+                    out.push(v);
                 }
                 Value::List(out)
             }
@@ -992,6 +1073,7 @@ impl<'a> Ctx<'a> {
                 env.resize(*slot + 1, Value::Null);
                 let (mut t, mut nulls) = (0usize, 0usize);
                 for x in &items {
+                    self.tick()?;
                     env[*slot] = x.clone();
                     match self.eval(pred, &env)? {
                         Value::Bool(true) => t += 1,
@@ -1084,13 +1166,17 @@ impl<'a> Ctx<'a> {
             }
             Expr::PatternComp { pattern, pred, proj } => {
                 let mut out = Vec::new();
+                let mut bytes = 0u64;
                 self.match_pattern(pattern, row, &mut |r| {
                     if let Some(p) = pred {
                         if !truthy(&self.eval(p, r)?) {
                             return Ok(true);
                         }
                     }
-                    out.push(self.eval(proj, r)?);
+                    let v = self.eval(proj, r)?;
+                    bytes += v.approx_bytes(self.budget.value_bytes);
+                    self.precheck(bytes)?;
+                    out.push(v);
                     self.add_rows(1)?;
                     Ok(true)
                 })?;
@@ -1156,7 +1242,11 @@ impl<'a> Ctx<'a> {
             .size_limit(1 << 20)
             .build()
             .map_err(|e| CypherError::runtime("InvalidArgumentValue", format!("invalid regular expression: {}", e.to_string().lines().last().unwrap_or(""))))?;
-        self.regexes.borrow_mut().insert(pattern.to_string(), re.clone());
+        let mut cache = self.regexes.borrow_mut();
+        if cache.len() >= REGEX_CACHE {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), re.clone());
         Ok(re)
     }
 }
@@ -1232,10 +1322,245 @@ fn dedup(rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// One aggregation group: a representative input row and, per aggregate, what it collected.
+struct Group {
+    rep: Vec<Value>,
+    vals: Vec<Vec<Value>>,
+    seen: Vec<std::collections::HashSet<String>>,
+    counts: Vec<i64>,
+    arg2: Vec<Value>,
+}
+
+/// A projection (RETURN / WITH) consuming its input one row at a time: plain items are
+/// evaluated per row; aggregates keep only their groups. Everything it holds is charged to the
+/// query's byte budget and released when it finishes.
+struct Projector<'c, 'a, 'p> {
+    ctx: &'c Ctx<'a>,
+    p: &'p Projection,
+    /// (output row, environment for ORDER BY / WHERE)
+    outs: Vec<(Vec<Value>, Vec<Value>)>,
+    index: HashMap<String, usize>,
+    groups: Vec<Group>,
+    /// Bytes this projector charged while running.
+    held: u64,
+    /// Rows a plain projection with LIMIT needs (then the input stops).
+    cap: usize,
+}
+
+impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
+    fn new(ctx: &'c Ctx<'a>, p: &'p Projection) -> Result<Self> {
+        let cap = ctx.plain_cap(p)?;
+        Ok(Projector { ctx, p, outs: Vec::new(), index: HashMap::new(), groups: Vec::new(), held: 0, cap })
+    }
+
+    fn charge(&mut self, n: u64) -> Result<()> {
+        self.held += n;
+        self.ctx.charge(n)
+    }
+
+    fn new_group(&self, rep: Vec<Value>) -> Group {
+        let n = self.p.aggs.len();
+        Group { rep, vals: vec![Vec::new(); n], seen: vec![Default::default(); n], counts: vec![0; n], arg2: vec![Value::Null; n] }
+    }
+
+    fn needs_env(&self) -> bool {
+        !self.p.order.is_empty() || self.p.filter.is_some()
+    }
+
+    /// Takes one input row; `false` when no more rows are needed.
+    fn push(&mut self, mut row: Vec<Value>) -> Result<bool> {
+        let ctx = self.ctx;
+        let p = self.p;
+        ctx.tick()?;
+        if p.aggs.is_empty() {
+            let mut out = Vec::with_capacity(p.items.len());
+            for e in &p.items {
+                out.push(ctx.eval(e, &row)?);
+            }
+            let env = if self.needs_env() { out.iter().cloned().chain(row).collect() } else { Vec::new() };
+            let n = ctx.charge_row(&out)? + ctx.charge_row(&env)?;
+            self.held += n;
+            self.outs.push((out, env));
+            return Ok(self.outs.len() < self.cap);
+        }
+        row.resize(p.in_width, Value::Null);
+        let mut key = String::new();
+        for (e, is_key) in p.items.iter().zip(&p.is_key) {
+            if *is_key {
+                ctx.eval(e, &row)?.group_key(&mut key);
+                key.push('|');
+            }
+        }
+        let gi = match self.index.get(&key) {
+            Some(&g) => g,
+            None => {
+                let n = key.len() as u64 + 64;
+                self.charge(n)?;
+                let rep_bytes = ctx.charge_row(&row)?;
+                self.held += rep_bytes;
+                self.index.insert(key, self.groups.len());
+                let g = self.new_group(row.clone());
+                self.groups.push(g);
+                self.groups.len() - 1
+            }
+        };
+        for (i, a) in p.aggs.iter().enumerate() {
+            let Some(arg) = &a.arg else {
+                self.groups[gi].counts[i] += 1;
+                continue;
+            };
+            let v = ctx.eval(arg, &row)?;
+            if v.is_null() {
+                continue;
+            }
+            if let Some(a2) = &a.arg2 {
+                self.groups[gi].arg2[i] = ctx.eval(a2, &row)?;
+            }
+            if a.distinct {
+                let mut k = String::new();
+                v.group_key(&mut k);
+                let n = k.len() as u64 + 32;
+                if !self.groups[gi].seen[i].insert(k) {
+                    continue;
+                }
+                self.charge(n)?;
+            }
+            if a.func == AggFn::Count && !a.distinct {
+                // Counting needs no values kept.
+                self.groups[gi].counts[i] += 1;
+                continue;
+            }
+            let n = v.approx_bytes(ctx.budget.bytes);
+            self.charge(n)?;
+            self.groups[gi].vals[i].push(v);
+        }
+        Ok(true)
+    }
+
+    /// Finishes the projection: groups, DISTINCT, ORDER BY, SKIP / LIMIT, WHERE. The result
+    /// rows stay charged (the next operator's input); everything else is released.
+    fn finish(mut self) -> Result<Vec<Vec<Value>>> {
+        let ctx = self.ctx;
+        let p = self.p;
+        if !p.aggs.is_empty() {
+            let no_keys = !p.is_key.iter().any(|k| *k);
+            if self.groups.is_empty() && no_keys {
+                let g = self.new_group(vec![Value::Null; p.in_width]);
+                self.groups.push(g);
+            }
+            let needs_env = self.needs_env();
+            for g in std::mem::take(&mut self.groups) {
+                ctx.tick()?;
+                let mut env = g.rep;
+                for (i, a) in p.aggs.iter().enumerate() {
+                    let v = finish_agg(a.func, &g.vals[i], g.counts[i], &g.arg2[i])?;
+                    ctx.check_value(&v)?;
+                    env.push(v);
+                }
+                let mut out = Vec::with_capacity(p.items.len());
+                for e in &p.items {
+                    out.push(ctx.eval(e, &env)?);
+                }
+                let order_env = if needs_env { out.iter().cloned().chain(env).collect() } else { Vec::new() };
+                let n = ctx.charge_row(&out)? + ctx.charge_row(&order_env)?;
+                self.held += n;
+                self.outs.push((out, order_env));
+            }
+        }
+        let mut outs = std::mem::take(&mut self.outs);
+        if p.distinct {
+            let mut seen = std::collections::HashSet::new();
+            let mut err = None;
+            outs.retain(|(o, _)| {
+                let mut k = String::new();
+                for v in o {
+                    v.group_key(&mut k);
+                    k.push('|');
+                }
+                let n = k.len() as u64 + 32;
+                if err.is_none() {
+                    if let Err(e) = ctx.charge(n) {
+                        err = Some(e);
+                    }
+                }
+                self.held += n;
+                seen.insert(k)
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        if !p.order.is_empty() {
+            let mut keyed = Vec::with_capacity(outs.len());
+            for (o, env) in outs {
+                ctx.tick()?;
+                let mut keys = Vec::with_capacity(p.order.len());
+                for k in &p.order {
+                    keys.push(ctx.eval(&k.expr, &env)?);
+                }
+                keyed.push((keys, (o, env)));
+            }
+            // The sort cannot be interrupted, so once the deadline passes every comparison
+            // answers at once and the query stops right after it.
+            let mut compared = 0u32;
+            let mut late = false;
+            keyed.sort_by(|(a, _), (b, _)| {
+                if late {
+                    return std::cmp::Ordering::Equal;
+                }
+                compared = compared.wrapping_add(1);
+                if compared % 4096 == 0 && ctx.past_deadline() {
+                    late = true;
+                    return std::cmp::Ordering::Equal;
+                }
+                for (i, k) in p.order.iter().enumerate() {
+                    let o = a[i].order_cmp(&b[i]);
+                    let o = if k.descending { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            if late {
+                discard(keyed.into_iter());
+                return Err(budget_err(format!("time: the query ran longer than {} ms (while sorting)", ctx.budget.time.as_millis())));
+            }
+            outs = keyed.into_iter().map(|(_, o)| o).collect();
+        }
+        let skip = ctx.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
+        let limit = ctx.count_arg(&p.limit, "LIMIT")?;
+        let mut result = Vec::new();
+        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
+            if let Some(f) = &p.filter {
+                if !truthy(&ctx.eval(f, &env)?) {
+                    continue;
+                }
+            }
+            result.push(o);
+        }
+        ctx.release(self.held);
+        self.held = 0;
+        for r in &result {
+            ctx.charge_row(r)?;
+        }
+        ctx.add_rows(result.len() as u64)?;
+        Ok(result)
+    }
+}
+
+impl Drop for Projector<'_, '_, '_> {
+    fn drop(&mut self) {
+        // A projection abandoned by an error gives its bytes back (finish zeroes `held`).
+        self.ctx.release(self.held);
+    }
+}
+
 fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Value> {
     Ok(match f {
         AggFn::CountStar => Value::Int(count),
-        AggFn::Count => Value::Int(vals.len() as i64),
+        // Non-distinct counts only count; DISTINCT ones keep the distinct values.
+        AggFn::Count => Value::Int(count + vals.len() as i64),
         AggFn::Collect => Value::List(vals.to_vec()),
         AggFn::Sum => {
             let mut int: Option<i64> = Some(0);

@@ -7,6 +7,9 @@ use crate::exec::{float_str, Ctx};
 use crate::plan::BinOp;
 use crate::value::{as_f64, Value};
 
+/// Inline size of one value (what a list element costs before its own heap).
+const VALUE_INLINE: u64 = std::mem::size_of::<Value>() as u64;
+
 fn type_err(msg: impl Into<String>) -> CypherError {
     CypherError::runtime("InvalidArgumentType", msg)
 }
@@ -40,6 +43,27 @@ fn int_arg(v: &Value, what: &str) -> Result<i64> {
         Value::Float(f) if f.fract() == 0.0 => Ok(*f as i64),
         other => Err(type_err(format!("{what} must be an integer, got {}", other.type_name()))),
     }
+}
+
+/// `range(start, end[, step])` as (start, step, element count), with Cypher's argument
+/// checks; shared by the function and by `UNWIND range(…)`, which streams it.
+pub(crate) fn range_spec(args: &[Value]) -> Result<(i128, i128, u128)> {
+    let strict = |v: Option<&Value>, what: &str| match v {
+        Some(Value::Int(i)) => Ok(*i),
+        Some(other) => Err(CypherError::runtime("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
+        None => Err(CypherError::runtime("InvalidArgumentType", format!("{what} is missing"))),
+    };
+    let a = strict(args.first(), "range start")?;
+    let b = strict(args.get(1), "range end")?;
+    let step = match args.get(2) {
+        Some(v) => strict(Some(v), "range step")?,
+        None => 1,
+    };
+    if step == 0 {
+        return Err(CypherError::runtime("NumberOutOfRange", "range() step must not be zero"));
+    }
+    let count = if (step > 0 && a > b) || (step < 0 && a < b) { 0 } else { ((b as i128 - a as i128) / step as i128 + 1) as u128 };
+    Ok((a as i128, step as i128, count))
 }
 
 pub fn call(ctx: &Ctx, name: &str, args: Vec<Value>) -> Result<Value> {
@@ -259,38 +283,35 @@ pub fn call(ctx: &Ctx, name: &str, args: Vec<Value>) -> Result<Value> {
             Value::Str(chars[a..z.max(a)].iter().collect())
         }
         "split" => match (&a0, &args[1]) {
-            (Value::Str(s), Value::Str(d)) => Value::List(s.split(d.as_str()).map(|x| Value::Str(x.to_string())).collect()),
+            (Value::Str(s), Value::Str(d)) => {
+                // Each piece is a string of its own: check the count before building them.
+                let pieces = if d.is_empty() { s.chars().count() + 2 } else { s.matches(d.as_str()).count() + 1 } as u64;
+                ctx.precheck(pieces * VALUE_INLINE * 2 + s.len() as u64)?;
+                Value::List(s.split(d.as_str()).map(|x| Value::Str(x.to_string())).collect())
+            }
             (_, Value::Null) => Value::Null,
             _ => return Err(type_err("split() needs strings")),
         },
         "replace" => match (&a0, &args[1], &args[2]) {
-            (Value::Str(s), Value::Str(f), Value::Str(t)) => Value::Str(s.replace(f.as_str(), t)),
+            (Value::Str(s), Value::Str(f), Value::Str(t)) => {
+                let hits = if f.is_empty() { s.chars().count() + 1 } else { s.matches(f.as_str()).count() } as u64;
+                ctx.precheck((s.len() as u64).saturating_add(hits.saturating_mul(t.len() as u64)) + VALUE_INLINE)?;
+                Value::Str(s.replace(f.as_str(), t))
+            }
             (_, Value::Null, _) | (_, _, Value::Null) => Value::Null,
             _ => return Err(type_err("replace() needs strings")),
         },
         "range" => {
-            let strict = |v: &Value, what: &str| match v {
-                Value::Int(i) => Ok(*i),
-                other => Err(CypherError::runtime("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
-            };
-            let a = strict(&a0, "range start")?;
-            let b = strict(&args[1], "range end")?;
-            let step = match args.get(2) {
-                Some(v) => strict(v, "range step")?,
-                None => 1,
-            };
-            if step == 0 {
-                return Err(CypherError::runtime("NumberOutOfRange", "range() step must not be zero"));
-            }
-            let count = if (step > 0 && a > b) || (step < 0 && a < b) { 0 } else { ((b as i128 - a as i128) / step as i128 + 1) as u128 };
+            let (start, step, count) = range_spec(&args)?;
             if count > 10_000_000 {
-                return Err(CypherError::new(crate::error::ErrorKind::Budget, "range() longer than 10,000,000 elements"));
+                return Err(CypherError::new(crate::error::ErrorKind::Budget, "value size: range() longer than 10,000,000 elements"));
             }
+            ctx.precheck((count as u64 + 1) * VALUE_INLINE)?;
             let mut v = Vec::with_capacity(count as usize);
-            let mut x = a as i128;
+            let mut x = start;
             for _ in 0..count {
                 v.push(Value::Int(x as i64));
-                x += step as i128;
+                x += step;
             }
             Value::List(v)
         }
@@ -353,12 +374,16 @@ pub fn binary(ctx: &Ctx, op: BinOp, l: Value, r: Value) -> Result<Value> {
             (Null, _) | (_, Null) => Null,
             (Int(a), Int(b)) => Int(a.checked_add(b).ok_or_else(overflow)?),
             (a @ (Int(_) | Float(_)), b @ (Int(_) | Float(_))) => Float(as_f64(&a) + as_f64(&b)),
-            (Str(a), Str(b)) => Str(a + &b),
+            (Str(a), Str(b)) => {
+                ctx.precheck((a.len() + b.len()) as u64 + VALUE_INLINE)?;
+                Str(a + &b)
+            }
             (Str(a), Int(b)) => Str(format!("{a}{b}")),
             (Str(a), Float(b)) => Str(format!("{a}{}", float_str(b))),
             (Int(a), Str(b)) => Str(format!("{a}{b}")),
             (Float(a), Str(b)) => Str(format!("{}{b}", float_str(a))),
             (List(mut a), List(b)) => {
+                ctx.precheck((a.len() + b.len() + 1) as u64 * VALUE_INLINE)?;
                 a.extend(b);
                 List(a)
             }

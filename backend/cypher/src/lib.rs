@@ -10,8 +10,15 @@
 //! - [`plan`] — the logical plan: per UNION branch a pipeline of MATCH / UNWIND / projection
 //!   operators; patterns are anchored at run time on the most selective node (bound variable,
 //!   then `id`/`name` index, then the smallest label, then all nodes).
-//! - [`exec`] — runs the plan over a [`store::Store`] with a [`Budget`] (time and rows) checked
-//!   in every inner loop; [`func`] holds scalar functions and operators.
+//! - [`exec`] — runs the plan over a [`store::Store`] with a [`Budget`]: wall time (the clock
+//!   is read every 64 inner-loop steps and after every large value), rows produced, bytes held
+//!   (materialised rows, collected values, DISTINCT keys; 64 MiB by default), the size of any
+//!   one string/list/map (16 MiB, checked *before* concatenation, `range`, `split` and
+//!   `replace` allocate) and the depth of an unbounded `*` (32). A MATCH or UNWIND feeding a
+//!   projection streams into it, so `count(*)` holds nothing per row, and an anonymous
+//!   variable-length relationship keeps no list of the walk. Running out of any limit is an
+//!   [`ErrorKind::Budget`] error naming it (`budget exceeded: memory: …`), never an abort.
+//!   [`func`] holds scalar functions and operators.
 //! - [`value`] — Cypher values with null semantics, comparability and ordering.
 //! - [`result`] — results detached from the store, rendered as table or JSON.
 //! - [`store`] — the [`Store`] trait the executor reads, implemented by the CSR
@@ -63,6 +70,9 @@ pub struct Options {
     pub budget: Budget,
     /// Query parameters (`$name`).
     pub params: HashMap<String, Value>,
+    /// Most result rows to return: longer results are cut *before* their nodes and
+    /// relationships are detached from the store, and flagged [`QueryResult::truncated`].
+    pub max_rows: Option<usize>,
 }
 
 /// Parses and checks a query without running it.
@@ -92,9 +102,13 @@ pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryRe
 pub fn execute_here(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
     let plan = prepare(query)?;
     let ctx = exec::Ctx::new(store, &opts.params, opts.budget);
-    let (columns, rows) = ctx.run(&plan)?;
+    let (columns, mut rows) = ctx.run(&plan)?;
+    let truncated = opts.max_rows.is_some_and(|m| rows.len() > m);
+    if let Some(m) = opts.max_rows {
+        rows.truncate(m);
+    }
     let rows = rows.iter().map(|r| r.iter().map(|v| result::detach(store, v)).collect()).collect();
-    Ok(QueryResult { columns, rows })
+    Ok(QueryResult { columns, rows, truncated })
 }
 
 /// A store bound to default options, for callers that run many queries.

@@ -65,7 +65,7 @@ impl Neo4jClient {
                 Ok(rows)
             };
             match tokio::time::timeout(budget.time, run).await {
-                Ok(r) => r.map(|rows| QueryResult { columns: columns.clone(), rows }),
+                Ok(r) => r.map(|rows| QueryResult { columns: columns.clone(), rows, truncated: false }),
                 Err(_) => Err(CypherError::new(ErrorKind::Budget, format!("query ran longer than {} ms", budget.time.as_millis()))),
             }
         })

@@ -187,6 +187,9 @@ pub struct RelPat {
     pub props_expr: Option<Expr>,
     /// `Some((min, max))` for variable length; the slot then holds a list of relationships.
     pub range: Option<(u32, Option<u32>)>,
+    /// The query names the relationship: a variable-length match then keeps the list of
+    /// relationships it walked in the slot (anonymous ones skip building it).
+    pub named: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

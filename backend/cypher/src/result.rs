@@ -45,6 +45,8 @@ pub enum Out {
 pub struct QueryResult {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Out>>,
+    /// Rows were cut at [`Options::max_rows`](crate::Options::max_rows).
+    pub truncated: bool,
 }
 
 pub(crate) fn node_out(store: &dyn Store, n: u32) -> NodeOut {

@@ -437,7 +437,7 @@ impl<'q> Lowerer<'q> {
         if let Some(w) = &r.where_clause {
             filters.push(self.expr(w, scope, None)?);
         }
-        Ok(RelPat { slot, types, dir, props, props_expr, range })
+        Ok(RelPat { slot, types, dir, props, props_expr, range, named: r.variable.is_some() })
     }
 
     /// WITH / RETURN. Returns the projection and the scope after it.

@@ -31,6 +31,41 @@ pub struct Path {
 }
 
 impl Value {
+    /// Approximate memory the value occupies (its inline size plus what it owns on the heap),
+    /// counting at most a little past `limit`: the walk stops once the running total passes
+    /// it, so checking a huge list against a budget costs no more than the budget allows.
+    pub fn approx_bytes(&self, limit: u64) -> u64 {
+        const INLINE: u64 = std::mem::size_of::<Value>() as u64;
+        match self {
+            Value::Str(s) => INLINE + s.capacity() as u64,
+            Value::List(xs) => {
+                let mut total = INLINE + (xs.capacity().saturating_sub(xs.len()) as u64) * INLINE;
+                for x in xs {
+                    total += x.approx_bytes(limit.saturating_sub(total));
+                    if total > limit {
+                        break;
+                    }
+                }
+                total
+            }
+            Value::Map(m) => {
+                // A B-tree entry: key string, value, and node overhead.
+                let mut total = INLINE;
+                for (k, v) in m {
+                    total += 48 + k.len() as u64 + v.approx_bytes(limit.saturating_sub(total));
+                    if total > limit {
+                        break;
+                    }
+                }
+                total
+            }
+            Value::Path(p) => {
+                INLINE + 48 + (p.nodes.len() * std::mem::size_of::<NodeId>() + p.rels.len() * std::mem::size_of::<RelRef>()) as u64
+            }
+            _ => INLINE,
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

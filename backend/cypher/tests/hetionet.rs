@@ -51,7 +51,7 @@ macro_rules! need_graph {
         match graph() {
             Some(g) => g,
             None => {
-                eprintln!("SKIPPED: no Hetionet data (../shared/data/hetionet or $SERENQA_DATA/hetionet)");
+                serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data/hetionet or $SERENQA_DATA/hetionet)");
                 return;
             }
         }
@@ -181,16 +181,16 @@ fn assert_budget_error(q: &str, budget: Budget) {
 
 #[test]
 fn cartesian_product_hits_row_budget() {
-    assert_budget_error("MATCH (a), (b) RETURN count(*) AS n", Budget { time: Duration::from_secs(20), rows: 1_000_000 });
+    assert_budget_error("MATCH (a), (b) RETURN count(*) AS n", Budget::with_time_rows(Duration::from_secs(20), 1_000_000));
 }
 
 #[test]
 fn long_variable_length_hits_time_budget() {
     assert_budget_error(
         "MATCH p = (c:Compound {id: 'DB00188'})-[*1..20]-(x) WHERE x.name STARTS WITH 'no such name' RETURN count(p) AS n",
-        Budget { time: Duration::from_secs(2), rows: u64::MAX },
+        Budget::with_time_rows(Duration::from_secs(2), u64::MAX),
     );
-    assert_budget_error("MATCH p = (c:Compound)-[*1..20]-(x) RETURN count(p) AS n", Budget { time: Duration::from_secs(2), rows: 1_000_000 });
+    assert_budget_error("MATCH p = (c:Compound)-[*1..20]-(x) RETURN count(p) AS n", Budget::with_time_rows(Duration::from_secs(2), 1_000_000));
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn errors_are_one_line_with_positions() {
 fn limit_stops_matching_early() {
     let g = need_graph!();
     // Without the early stop this would hit the budget long before finishing.
-    let budget = Budget { time: Duration::from_secs(5), rows: 100_000 };
+    let budget = Budget::with_time_rows(Duration::from_secs(5), 100_000);
     let r = execute(g, "MATCH p = (c:Compound)-[*1..6]-(x) RETURN x.id AS id SKIP 2 LIMIT 3", &Options { budget, ..Default::default() }).unwrap();
     assert_eq!(r.rows.len(), 3);
 }
@@ -261,7 +261,7 @@ fn case_insensitive_name_filter() {
     let g = need_graph!();
     let c = g.find_by_key("Compound::DB00188").expect("bortezomib");
     let lower = g.name(c).to_lowercase();
-    let budget = Budget { time: Duration::from_secs(5), rows: 1_000 };
+    let budget = Budget::with_time_rows(Duration::from_secs(5), 1_000);
     let q = format!("MATCH (x)-[:TREATS_CtD]->(d:Disease) WHERE toLower(x.name) = '{lower}' RETURN count(d) AS n");
     let r = execute(g, &q, &Options { budget, ..Default::default() }).unwrap_or_else(|e| panic!("{q}: {e}"));
     assert_eq!(r.rows, vec![vec![Out::Int(out_n(g, c, rel(g, "TREATS_CtD")).len() as i64)]]);

@@ -5,10 +5,10 @@ use serenqa_cypher::neo4j::Neo4jClient;
 use serenqa_cypher::{ErrorKind, Options, Out};
 
 #[test]
+#[ignore = "needs a live Neo4j: set NEO4J_URI and run `cargo test --features neo4j -- --ignored`"]
 fn passthrough_returns_rows_and_stays_read_only() {
     let Some(client) = Neo4jClient::from_env() else {
-        eprintln!("SKIPPED: NEO4J_URI is not set (no Neo4j server to test the passthrough against)");
-        return;
+        panic!("NEO4J_URI is not set: this ignored test needs a live Neo4j");
     };
     let client = client.expect("connect to NEO4J_URI");
     let r = client.execute("RETURN 1 AS one, 'x' AS s", &Options::default()).expect("query");

@@ -597,7 +597,7 @@ fn expand(area: &str, feature: &gherkin::Feature) -> Vec<Scenario> {
 }
 
 fn budget() -> Budget {
-    Budget { time: Duration::from_secs(5), rows: 3_000_000 }
+    Budget::with_time_rows(Duration::from_secs(5), 3_000_000)
 }
 
 fn doc(s: &gherkin::Step) -> String {
@@ -687,7 +687,7 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
             if is_write_query(&query) {
                 return (Outcome::Skip, "writes".into());
             }
-            let opts = Options { budget: budget(), params: params.clone() };
+            let opts = Options { budget: budget(), params: params.clone(), max_rows: None };
             last = Some(execute(&g, &query, &opts));
         } else if v.starts_with("the result should be") {
             let ordered = v.contains("in order");
@@ -717,7 +717,7 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
 
 fn main() {
     let Some(tck) = tck_dir() else {
-        println!("tck: SKIPPED — no TCK found (../shared/tck or $SERENQA_TCK)");
+        serenqa_graph::datadir::missing_resource("tck: no TCK found (../shared/tck or $SERENQA_TCK)");
         return;
     };
     let started = Instant::now();

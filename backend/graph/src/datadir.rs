@@ -6,6 +6,22 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether this process runs under CI (`$CI` set to anything but empty, `0` or `false`).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// For tests whose resource (data, Redis, the TCK) is missing. Under CI this panics with
+/// `what`, so the test fails instead of passing without having run; elsewhere it prints a
+/// loud `SKIPPED: what` line on the real stderr and the caller returns.
+pub fn missing_resource(what: &str) {
+    if in_ci() {
+        panic!("{what}, and CI is set: this test must run in CI (scripts/test.sh starts or finds what it needs)");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
+}
+
 /// The candidate data directories, in the order they are tried.
 pub fn candidates() -> Vec<PathBuf> {
     let mut v = Vec::new();

@@ -128,7 +128,7 @@ fn missing_file_is_a_file_error() {
 #[test]
 fn real_hetionet_counts_match_metaedges_tsv() {
     let Some(data) = shared_data() else {
-        eprintln!("SKIPPED: ../shared/data not found");
+        serenqa_graph::datadir::missing_resource("no Hetionet data: ../shared/data not found");
         return;
     };
     let dir = data.join("hetionet");

@@ -1368,8 +1368,7 @@ impl Drop for LocalRedis {
 
 /// Says so on the real stderr (not captured by the test harness, so it shows in CI logs).
 fn skipped(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: no Redis ({why})");
+    serenqa_graph::datadir::missing_resource(&format!("no Redis ({why})"));
 }
 
 /// The Redis of a test: `$SERENQA_REDIS_URL`, else a [`LocalRedis`] when `redis-server` is

@@ -20,7 +20,7 @@ use crate::prompts;
 
 /// Per-query budget: generous for real queries, short enough that a runaway one cannot stall a run.
 pub fn budget() -> Budget {
-    Budget { time: Duration::from_secs(5), rows: 2_000_000 }
+    Budget::with_time_rows(Duration::from_secs(5), 2_000_000)
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -78,7 +78,9 @@ async fn killed_run_resumes_to_the_uninterrupted_result() {
     let dir = b.path().join("test-run");
     let partial_t1 = std::fs::read_to_string(dir.join(T1_FILE)).unwrap_or_default();
     let partial_t3 = std::fs::read_to_string(dir.join(T3_FILE)).unwrap_or_default();
-    assert!(!partial_t1.ends_with('\n') || !partial_t3.ends_with('\n') || partial_t1.is_empty() || partial_t3.is_empty(), "a torn line was left behind");
+    // The premise of the resume check: the simulated crash left a half-written last line.
+    let torn = |t: &str| !t.is_empty() && !t.ends_with('\n');
+    assert!(torn(&partial_t1) || torn(&partial_t3), "the crash should leave a torn last line behind (t1 {} bytes, t3 {} bytes)", partial_t1.len(), partial_t3.len());
     let before = partial_t1.lines().count() + partial_t3.lines().count();
     assert!(before < 16 + full.aggregate.table3_exploration.as_ref().unwrap()["llm"].n, "the crash happened mid-way");
 
@@ -170,7 +172,9 @@ async fn llm_path_records_bad_output_and_keeps_going() {
     let t1: Vec<T1Record> = read_trace(&out.dir.join(T1_FILE)).unwrap();
     assert!(t1.iter().any(|r| r.retrieved.error.as_deref().is_some_and(|e| e.contains("read-only") || e.contains("CREATE"))), "write query refused");
     assert!(t1.iter().any(|r| r.call.as_ref().is_some_and(|c| c.issues.iter().any(|i| i.contains("no Cypher")))));
-    assert!(t1.iter().filter(|r| !r.retrieved.executable).all(|r| r.hit == 0.0 && r.f1 == 0.0));
+    let failed: Vec<_> = t1.iter().filter(|r| !r.retrieved.executable).collect();
+    assert!(!failed.is_empty(), "the scripted model sends non-executable queries");
+    assert!(failed.iter().all(|r| r.hit == 0.0 && r.f1 == 0.0));
     let t3: Vec<T3Record> = read_trace(&out.dir.join(T3_FILE)).unwrap();
     assert!(!t3.is_empty());
     assert_eq!(out.aggregate.judge, "scripted");
@@ -180,6 +184,7 @@ async fn llm_path_records_bad_output_and_keeps_going() {
     let errors: Vec<_> = t1.iter().filter_map(|r| r.call.as_ref()).chain(calls.iter().copied()).filter_map(|c| c.error.clone()).collect();
     assert!(errors.iter().any(|e| e.contains("500")), "HTTP error recorded: {errors:?} ({} calls)", srv.count.load(std::sync::atomic::Ordering::SeqCst));
     let unparsable: Vec<_> = t3.iter().filter_map(|r| r.t2.as_ref()).filter(|s| s.faithfulness.unparsable || s.comprehensiveness.unparsable).collect();
+    assert!(!unparsable.is_empty(), "the scripted judges send unparsable replies");
     assert!(unparsable.iter().all(|s| (s.faithfulness.unparsable && s.faithfulness.score == 1.0) || (s.comprehensiveness.unparsable && s.comprehensiveness.score == 1.0)));
     assert!(t3.iter().any(|r| r.mode == "without"), "LLM explorers also run without summaries");
     assert!(out.manifest.llm.calls > 0);

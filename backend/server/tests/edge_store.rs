@@ -61,7 +61,7 @@ struct Fixture {
 /// `None` (after saying why) when the data or Redis is missing.
 fn fixture() -> Option<Fixture> {
     let Some(data) = shared_data() else {
-        eprintln!("SKIPPED: no Hetionet data (../shared/data or $SERENQA_DATA)");
+        serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
         return None;
     };
     let (single, s1) = redis_fixture::single()?;

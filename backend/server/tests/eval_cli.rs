@@ -30,7 +30,7 @@ fn keys(p: &Path) -> Vec<String> {
 #[test]
 fn sigkill_then_rerun_equals_uninterrupted() {
     let Some(data) = shared_data() else {
-        eprintln!("skipped: no Hetionet data (../shared/data or $SERENQA_DATA)");
+        serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

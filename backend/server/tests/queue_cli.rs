@@ -64,7 +64,7 @@ fn wait_exit(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatus>
 #[test]
 fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
     let Some(data) = shared_data() else {
-        eprintln!("skipped: no Hetionet data (../shared/data or $SERENQA_DATA)");
+        serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
         return;
     };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

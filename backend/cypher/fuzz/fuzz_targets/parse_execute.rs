@@ -29,7 +29,7 @@ fn graph() -> &'static MemGraph {
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(q) = std::str::from_utf8(data) {
-        let opts = Options { budget: Budget { time: Duration::from_millis(200), rows: 20_000 }, ..Default::default() };
+        let opts = Options { budget: Budget::with_time_rows(Duration::from_millis(200), 20_000), ..Default::default() };
         let _ = execute(graph(), q, &opts);
     }
 });

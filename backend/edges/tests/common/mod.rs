@@ -55,11 +55,14 @@ pub fn single() -> Option<(String, Option<Servers>)> {
         }
     }
     if !have("redis-server") {
-        eprintln!("SKIPPED: no Redis (set SERENQA_REDIS_URL or install redis-server)");
+        serenqa_graph::datadir::missing_resource("no Redis (set SERENQA_REDIS_URL or install redis-server)");
         return None;
     }
     let port = free_port();
-    let (child, dir) = spawn(port, false)?;
+    let Some((child, dir)) = spawn(port, false) else {
+        serenqa_graph::datadir::missing_resource("redis-server did not start on a loopback port");
+        return None;
+    };
     Some((format!("redis://127.0.0.1:{port}"), Some(Servers { children: vec![child], dirs: vec![dir] })))
 }
 
@@ -71,14 +74,17 @@ pub fn cluster() -> Option<(String, Option<Servers>)> {
         }
     }
     if !have("redis-server") || !have("redis-cli") {
-        eprintln!("SKIPPED: no Redis Cluster (set SERENQA_REDIS_CLUSTER or install redis-server)");
+        serenqa_graph::datadir::missing_resource("no Redis Cluster (set SERENQA_REDIS_CLUSTER or install redis-server and redis-cli)");
         return None;
     }
     let mut servers = Servers { children: Vec::new(), dirs: Vec::new() };
     let mut ports = Vec::new();
     for _ in 0..3 {
         let port = free_port();
-        let (c, d) = spawn(port, true)?;
+        let Some((c, d)) = spawn(port, true) else {
+            serenqa_graph::datadir::missing_resource("redis-server (cluster mode) did not start on a loopback port");
+            return None;
+        };
         servers.children.push(c);
         servers.dirs.push(d);
         ports.push(port);
@@ -86,7 +92,7 @@ pub fn cluster() -> Option<(String, Option<Servers>)> {
     let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let ok = Command::new("redis-cli").arg("--cluster").arg("create").args(&hosts).args(["--cluster-replicas", "0", "--cluster-yes"]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIPPED: could not create a Redis Cluster");
+        serenqa_graph::datadir::missing_resource("could not create a Redis Cluster with redis-cli --cluster create");
         return None;
     }
     let t = Instant::now();

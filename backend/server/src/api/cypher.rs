@@ -17,8 +17,9 @@ use super::AppState;
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most rows returned; longer results are cut and flagged `truncated`.
 pub const MAX_RESULT_ROWS: usize = 10_000;
-/// Per-query budget: wall time and rows produced inside the executor.
-pub const BUDGET: Budget = Budget { time: Duration::from_secs(10), rows: 1_000_000 };
+/// Per-query budget: wall time, rows produced inside the executor, bytes held (64 MiB),
+/// size of one value (16 MiB) and the depth of an unbounded `*` (32).
+pub const BUDGET: Budget = Budget::with_time_rows(Duration::from_secs(10), 1_000_000);
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/cypher", post(run_query))
@@ -55,18 +56,20 @@ pub async fn run_query(State(s): State<AppState>, super::extract::J(req): super:
     if req.query.len() > MAX_QUERY_BYTES {
         return Err(HttpError::bad_request("query_too_long", format!("the query is longer than {MAX_QUERY_BYTES} bytes")));
     }
-    let opts = Options { budget: BUDGET, params: req.params.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect() };
+    let opts = Options {
+        budget: BUDGET,
+        params: req.params.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+        max_rows: Some(MAX_RESULT_ROWS),
+    };
     let graph = s.graph.clone();
     // CPU-bound: keep it off the async workers.
     let result = tokio::task::spawn_blocking(move || serenqa_cypher::execute(&*graph, &req.query, &opts))
         .await
         .map_err(|e| HttpError::internal(format!("query task failed: {e}")))?;
     match result {
-        Ok(mut r) => {
-            let truncated = r.rows.len() > MAX_RESULT_ROWS;
-            r.rows.truncate(MAX_RESULT_ROWS);
+        Ok(r) => {
             let mut body = r.to_json();
-            body["truncated"] = serde_json::Value::Bool(truncated);
+            body["truncated"] = serde_json::Value::Bool(r.truncated);
             Ok(Json(body))
         }
         Err(e) => {

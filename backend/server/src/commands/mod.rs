@@ -9,6 +9,7 @@ pub mod eval;
 pub mod import;
 pub mod perf;
 pub mod perf_annotate;
+pub mod perf_hostile;
 pub mod perf_queue;
 pub mod precompute;
 pub mod queue;

@@ -44,6 +44,10 @@ enum PerfCmd {
     /// Annotation load test on loopback (50 annotators × 100 submissions by default); with
     /// --crash, the server is killed with SIGKILL halfway and restarted.
     Annotate(super::perf_annotate::AnnotateLoadArgs),
+    /// Hostile traffic on loopback (64 attackers: budget-busting Cypher, huge bodies, malformed
+    /// JSON, slow clients) while a benign client opens Discover: peak server RSS, benign
+    /// p50 / p99, and that every attack got a JSON 4xx/429/503 and the server survived.
+    Hostile(super::perf_hostile::HostileArgs),
     /// Distributed evaluation throughput: N `serenqa worker` processes against a scripted LLM
     /// with a fixed latency (items/s per worker count, speed-up vs one worker).
     Queue(super::perf_queue::QueuePerfArgs),
@@ -98,6 +102,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
     match args.cmd {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
         PerfCmd::Annotate(a) => super::perf_annotate::run(a),
+        PerfCmd::Hostile(a) => super::perf_hostile::run(a),
         PerfCmd::Queue(a) => super::perf_queue::run(a, progress),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
         PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),

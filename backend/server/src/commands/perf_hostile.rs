@@ -1,0 +1,365 @@
+//! `serenqa perf hostile`: hostile traffic against a real `serenqa serve` child process on
+//! loopback, while a benign clinician keeps opening a Discover page.
+//!
+//! The attackers (`--attackers` threads, 64 by default, each sending `--rounds` rounds of
+//! every attack) send what one anonymous client can send: Cypher that doubles strings or
+//! walks unbounded `*`, cartesian products, deep walks, huge literals, 1 MiB bodies,
+//! malformed JSON, oversized questions, and slow clients that dribble a body a byte at a time.
+//! Every attack must be answered with a 4xx, 429 or 503 carrying a JSON `code` (a slow
+//! client may instead be disconnected by the server). The report gives the server's peak
+//! resident memory over its idle level (sampled every 20 ms from `/proc/<pid>/status`),
+//! the benign client's p50 / p99 latency during the attack and before it, and whether the
+//! server is still alive and answering at the end. Loopback only; bounded in count and time
+//! (`--max-seconds`), it stops by itself.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use crate::rss::human_bytes;
+
+#[derive(Args, Clone)]
+pub struct HostileArgs {
+    /// Concurrent attacking clients.
+    #[arg(long, default_value_t = 64)]
+    pub attackers: usize,
+    /// Rounds of every attack per attacker.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Hard stop for the whole attack, in seconds.
+    #[arg(long, default_value_t = 240)]
+    pub max_seconds: u64,
+    /// Disease whose Discover page the benign client opens (`Type::identifier`).
+    #[arg(long, default_value = "Disease::DOID:2841")]
+    pub benign: String,
+    /// Extra arguments for the server (e.g. `--graph g.snap`), as one string.
+    #[arg(long, default_value = "")]
+    pub serve_args: String,
+}
+
+struct Server {
+    child: Child,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start_server(extra: &str) -> Result<(Server, String)> {
+    let dir = std::env::temp_dir().join(format!("serenqa-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let addr = format!("127.0.0.1:{port}");
+    let exe = std::env::current_exe()?;
+    let db = dir.join("hostile.sqlite");
+    let mut cmd = Command::new(exe);
+    cmd.args(["--quiet", "serve", "--addr", &addr, "--dist", "nodist"]).arg("--db").arg(&db);
+    cmd.args(extra.split_whitespace());
+    let mut child = cmd.current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().context("starting the server")?;
+    let stdout = child.stdout.take().context("no server stdout")?;
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    if !line.contains("serving on") {
+        let _ = child.kill();
+        bail!("the server did not start: {line:?}");
+    }
+    // Keep draining its stdout so it never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
+    Ok((Server { child, dir }, format!("http://{addr}")))
+}
+
+/// Resident memory of a process now (`VmRSS`), in bytes.
+fn rss_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into()
+}
+
+/// One attack: a name and how to send it.
+#[derive(Clone)]
+enum Attack {
+    Cypher(&'static str, String),
+    Body(&'static str, &'static str, Vec<u8>),
+    Get(&'static str, String),
+    Slow(&'static str),
+}
+
+impl Attack {
+    fn name(&self) -> &'static str {
+        match self {
+            Attack::Cypher(n, _) | Attack::Body(n, _, _) | Attack::Get(n, _) | Attack::Slow(n) => n,
+        }
+    }
+}
+
+fn attacks() -> Vec<Attack> {
+    let cy = |q: &str| serde_json::json!({ "query": q }).to_string();
+    let huge_literal = format!("RETURN '{}' AS x", "y".repeat(200_000));
+    let mut megabyte = br#"{"query": "RETURN 1", "pad": ""#.to_vec();
+    megabyte.extend(std::iter::repeat_n(b'z', 1 << 20));
+    megabyte.extend(br#""}"#);
+    vec![
+        Attack::Cypher("string doubling", cy(r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#)),
+        Attack::Cypher("unbounded *", cy("MATCH (a:Disease)-[*]->(b) RETURN count(*)")),
+        Attack::Cypher("cartesian product", cy("MATCH (a), (b) RETURN count(*) AS n")),
+        Attack::Cypher("cartesian sort", cy("MATCH (a:Gene), (b:Gene) RETURN a.name + b.name AS x ORDER BY x")),
+        Attack::Cypher("deep walk", cy("MATCH p = (c:Compound)-[*1..20]-(x) RETURN count(p) AS n")),
+        Attack::Cypher("range bomb", cy("UNWIND range(1, 10000000) AS i RETURN collect(toString(i)) AS xs")),
+        Attack::Cypher("huge literal", cy(&huge_literal)),
+        Attack::Body("1 MiB body", "/api/cypher", megabyte.clone()),
+        Attack::Body("1 MiB ask", "/api/ask", megabyte),
+        Attack::Body("malformed JSON", "/api/cypher", b"{\"query\": \"MATCH (n) RETURN n".to_vec()),
+        Attack::Body("wrong JSON shape", "/api/cypher", br#"{"query": 42, "params": [1,2]}"#.to_vec()),
+        Attack::Body("huge question", "/api/ask", serde_json::json!({ "question": "asthma ".repeat(5000) }).to_string().into_bytes()),
+        Attack::Get("discover bad key", "/api/discover/Disease::DOID:nope?limit=200".into()),
+        Attack::Get("discover huge limit", "/api/discover/Disease::DOID:2841?limit=100000000".into()),
+        Attack::Slow("slow client"),
+    ]
+}
+
+#[derive(Default)]
+struct Tally {
+    /// attack → status → count
+    by_attack: BTreeMap<&'static str, BTreeMap<String, u64>>,
+    /// Replies that break the rule (2xx, 5xx other than 503, no JSON code), with an example.
+    violations: Vec<String>,
+    slowest: BTreeMap<&'static str, Duration>,
+}
+
+fn json_code(body: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body).ok()?.get("code")?.as_str().map(str::to_string)
+}
+
+fn send(a: &ureq::Agent, base: &str, attack: &Attack) -> (String, Option<String>) {
+    let reply = match attack {
+        Attack::Cypher(_, body) => a.post(&format!("{base}/api/cypher")).header("content-type", "application/json").send(body.as_bytes()),
+        Attack::Body(_, path, body) => a.post(&format!("{base}{path}")).header("content-type", "application/json").send(&body[..]),
+        Attack::Get(_, path) => a.get(&format!("{base}{path}")).call(),
+        Attack::Slow(_) => return slow_client(base),
+    };
+    match reply {
+        Ok(mut r) => {
+            let status = r.status().as_u16();
+            let body = r.body_mut().with_config().limit(64 << 20).read_to_string().unwrap_or_default();
+            (status.to_string(), json_code(&body))
+        }
+        Err(e) => (format!("transport error: {e}"), None),
+    }
+}
+
+/// Sends headers promising a body, then one byte every 200 ms for at most 6 s.
+fn slow_client(base: &str) -> (String, Option<String>) {
+    let addr = base.trim_start_matches("http://");
+    let Ok(mut s) = TcpStream::connect(addr) else { return ("connect failed".into(), None) };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let head = format!("POST /api/cypher HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{{");
+    if s.write_all(head.as_bytes()).is_err() {
+        return ("closed by server".into(), Some("closed".into()));
+    }
+    let t = Instant::now();
+    let mut buf = Vec::new();
+    while t.elapsed() < Duration::from_secs(6) {
+        if s.write_all(b" ").is_err() {
+            break;
+        }
+        let mut chunk = [0u8; 4096];
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&buf);
+    if text.is_empty() {
+        return if t.elapsed() >= Duration::from_secs(6) { ("still open after 6 s".into(), None) } else { ("closed by server".into(), Some("closed".into())) };
+    }
+    let status = text.split_whitespace().nth(1).unwrap_or("?").to_string();
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    (status, json_code(body).or_else(|| (!body.is_empty()).then(|| "partial".into())))
+}
+
+fn acceptable(status: &str, code: &Option<String>) -> bool {
+    if status == "closed by server" {
+        return true;
+    }
+    let Ok(s) = status.parse::<u16>() else { return false };
+    ((400..500).contains(&s) || s == 503) && code.is_some()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn benign_once(a: &ureq::Agent, url: &str) -> Result<f64> {
+    let t = Instant::now();
+    let mut r = a.get(url).call()?;
+    let status = r.status().as_u16();
+    let _ = r.body_mut().with_config().limit(64 << 20).read_to_string()?;
+    if status != 200 {
+        bail!("benign Discover answered {status}");
+    }
+    Ok(t.elapsed().as_secs_f64() * 1000.0)
+}
+
+pub fn run(args: HostileArgs) -> Result<()> {
+    let (mut server, base) = start_server(&args.serve_args)?;
+    let pid = server.child.id();
+    let benign_url = format!("{base}/api/discover/{}?limit=50", args.benign);
+    let calm = agent(Duration::from_secs(60));
+    // Warm-up, then the idle level and the benign latency before the attack.
+    benign_once(&calm, &benign_url).context("the benign Discover request failed before the attack (is the model precomputed?)")?;
+    let mut before = Vec::new();
+    for _ in 0..20 {
+        before.push(benign_once(&calm, &benign_url)?);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = rss_of(pid).context("cannot read the server's memory")?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicU64::new(idle));
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(r) = rss_of(pid) {
+                    peak.fetch_max(r, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let benign = {
+        let (stop, url) = (stop.clone(), benign_url.clone());
+        std::thread::spawn(move || {
+            let a = agent(Duration::from_secs(60));
+            let mut lat = Vec::new();
+            let mut failures = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                match benign_once(&a, &url) {
+                    Ok(ms) => lat.push(ms),
+                    Err(e) => failures.push(e.to_string()),
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            (lat, failures)
+        })
+    };
+
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
+    let started = Instant::now();
+    let list = attacks();
+    let mut workers = Vec::new();
+    for w in 0..args.attackers.max(1) {
+        let (tally, base, list) = (tally.clone(), base.clone(), list.clone());
+        let rounds = args.rounds.max(1);
+        workers.push(std::thread::spawn(move || {
+            let a = agent(Duration::from_secs(30));
+            for r in 0..rounds {
+                for k in 0..list.len() {
+                    if Instant::now() > deadline {
+                        return;
+                    }
+                    // Each attacker starts at a different attack, so all kinds overlap.
+                    let attack = &list[(k + w + r) % list.len()];
+                    let t = Instant::now();
+                    let (status, code) = send(&a, &base, attack);
+                    let took = t.elapsed();
+                    let mut tl = tally.lock().unwrap_or_else(|e| e.into_inner());
+                    let slot = tl.slowest.entry(attack.name()).or_default();
+                    *slot = (*slot).max(took);
+                    if !acceptable(&status, &code) && tl.violations.len() < 20 {
+                        tl.violations.push(format!("{}: {status} {code:?}", attack.name()));
+                    }
+                    let label = match &code {
+                        Some(c) => format!("{status} {c}"),
+                        None => status,
+                    };
+                    *tl.by_attack.entry(attack.name()).or_default().entry(label).or_default() += 1;
+                }
+            }
+        }));
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+    let attack_secs = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let (mut during, benign_failures) = benign.join().unwrap_or_default();
+
+    let alive = server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    let peak = peak.load(Ordering::Relaxed);
+    before.sort_by(f64::total_cmp);
+    during.sort_by(f64::total_cmp);
+    let tally = tally.lock().unwrap_or_else(|e| e.into_inner());
+    let sent: u64 = tally.by_attack.values().flat_map(|m| m.values()).sum();
+
+    println!("serenqa perf hostile — {} attackers × {} rounds × {} attacks on {base} ({attack_secs:.1} s)", args.attackers, args.rounds, list.len());
+    println!();
+    println!("| attack | replies (status code × count) | slowest |");
+    println!("|---|---|---:|");
+    for (name, statuses) in &tally.by_attack {
+        let s: Vec<String> = statuses.iter().map(|(k, v)| format!("{k} × {v}")).collect();
+        let slow = tally.slowest.get(name).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        println!("| {name} | {} | {slow:.2} s |", s.join(", "));
+    }
+    println!();
+    let over = peak.saturating_sub(idle);
+    let p99 = percentile(&during, 0.99);
+    println!("hostile requests: {sent}; not answered with 4xx/429/503 + JSON code: {}", tally.violations.len());
+    for v in &tally.violations {
+        println!("  {v}");
+    }
+    println!("server RSS: idle {}, peak during the attack {} (+{}; goal ≤ 2 GiB over idle)", human_bytes(idle), human_bytes(peak), human_bytes(over));
+    println!(
+        "benign Discover ({}): before p50 {:.1} ms p99 {:.1} ms; during p50 {:.1} ms p99 {p99:.1} ms over {} requests (goal p99 ≤ 500 ms); failures {}",
+        args.benign,
+        percentile(&before, 0.5),
+        percentile(&before, 0.99),
+        percentile(&during, 0.5),
+        during.len(),
+        benign_failures.len()
+    );
+    for f in benign_failures.iter().take(5) {
+        println!("  benign failure: {f}");
+    }
+    println!("server alive and answering at the end: {}", if alive { "yes (0 crashes)" } else { "NO" });
+    if !alive {
+        bail!("the server died under hostile traffic");
+    }
+    if !tally.violations.is_empty() {
+        bail!("{} hostile requests were not refused with a JSON error", tally.violations.len());
+    }
+    Ok(())
+}
