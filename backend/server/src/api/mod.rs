@@ -1,9 +1,10 @@
 //! The HTTP API and static file serving. One module per area; each exposes `routes()`.
 //!
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
-//! size. Responses carry the cross-origin isolation headers the WASM threads need.
+//! size and in time ([`body`]: JSON 413 / 408). Responses carry the cross-origin isolation headers the WASM threads need.
 
 pub mod annotate;
+pub mod body;
 pub mod cypher;
 pub mod discover;
 pub mod docs;
@@ -102,7 +103,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     Router::new()
         .nest("/api", api)
         .fallback_service(static_files)
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(body::bounded))
         .layer(SetResponseHeaderLayer::overriding(
             header::HeaderName::from_static("cross-origin-opener-policy"),
             HeaderValue::from_static("same-origin"),

@@ -67,14 +67,18 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
     let mut cmd = Command::new(exe);
     cmd.args(["--quiet", "serve", "--addr", &addr, "--dist", "nodist"]).arg("--db").arg(&db);
     cmd.args(extra.split_whitespace());
-    let mut child = cmd.current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().context("starting the server")?;
+    let log = dir.join("server.log");
+    let mut child = cmd.stdout(Stdio::piped()).stderr(std::fs::File::create(&log)?).spawn().context("starting the server")?;
     let stdout = child.stdout.take().context("no server stdout")?;
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
     reader.read_line(&mut line)?;
     if !line.contains("serving on") {
         let _ = child.kill();
-        bail!("the server did not start: {line:?}");
+        let _ = child.wait();
+        let err = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        bail!("the server did not start: {}", err.lines().last().unwrap_or(line.trim()));
     }
     // Keep draining its stdout so it never blocks on a full pipe.
     std::thread::spawn(move || {
@@ -156,7 +160,17 @@ fn json_code(body: &str) -> Option<String> {
 fn send(a: &ureq::Agent, base: &str, attack: &Attack) -> (String, Option<String>) {
     let reply = match attack {
         Attack::Cypher(_, body) => a.post(&format!("{base}/api/cypher")).header("content-type", "application/json").send(body.as_bytes()),
-        Attack::Body(_, path, body) => a.post(&format!("{base}{path}")).header("content-type", "application/json").send(&body[..]),
+        Attack::Body(name, path, body) => {
+            // A fresh connection each time: a server that refuses an oversized body early closes
+            // the connection, which must not be blamed on the next request of a pooled one.
+            let fresh = agent(Duration::from_secs(30));
+            let r = fresh.post(&format!("{base}{path}")).header("content-type", "application/json").send(&body[..]);
+            if let (Err(e), true) = (&r, body.len() > 1 << 19) {
+                // The server answered (413) and closed before the client finished writing.
+                return (format!("closed by server ({name}: {e})"), Some("closed".into()));
+            }
+            r
+        }
         Attack::Get(_, path) => a.get(&format!("{base}{path}")).call(),
         Attack::Slow(_) => return slow_client(base),
     };
@@ -170,7 +184,8 @@ fn send(a: &ureq::Agent, base: &str, attack: &Attack) -> (String, Option<String>
     }
 }
 
-/// Sends headers promising a body, then one byte every 200 ms for at most 6 s.
+/// Sends headers promising a body, then one byte every 200 ms, for at most the server's body
+/// deadline plus 3 s.
 fn slow_client(base: &str) -> (String, Option<String>) {
     let addr = base.trim_start_matches("http://");
     let Ok(mut s) = TcpStream::connect(addr) else { return ("connect failed".into(), None) };
@@ -179,9 +194,10 @@ fn slow_client(base: &str) -> (String, Option<String>) {
     if s.write_all(head.as_bytes()).is_err() {
         return ("closed by server".into(), Some("closed".into()));
     }
+    let window = crate::api::body::BODY_DEADLINE + Duration::from_secs(3);
     let t = Instant::now();
     let mut buf = Vec::new();
-    while t.elapsed() < Duration::from_secs(6) {
+    while t.elapsed() < window {
         if s.write_all(b" ").is_err() {
             break;
         }
@@ -197,7 +213,7 @@ fn slow_client(base: &str) -> (String, Option<String>) {
     }
     let text = String::from_utf8_lossy(&buf);
     if text.is_empty() {
-        return if t.elapsed() >= Duration::from_secs(6) { ("still open after 6 s".into(), None) } else { ("closed by server".into(), Some("closed".into())) };
+        return if t.elapsed() >= window { (format!("still open after {} s", window.as_secs()), None) } else { ("closed by server".into(), Some("closed".into())) };
     }
     let status = text.split_whitespace().nth(1).unwrap_or("?").to_string();
     let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
@@ -205,7 +221,7 @@ fn slow_client(base: &str) -> (String, Option<String>) {
 }
 
 fn acceptable(status: &str, code: &Option<String>) -> bool {
-    if status == "closed by server" {
+    if status.starts_with("closed by server") {
         return true;
     }
     let Ok(s) = status.parse::<u16>() else { return false };
@@ -244,6 +260,33 @@ pub fn run(args: HostileArgs) -> Result<()> {
     }
     std::thread::sleep(Duration::from_millis(300));
     let idle = rss_of(pid).context("cannot read the server's memory")?;
+
+    // The issue's two queries, one at a time on the idle server: time to the budget error and
+    // how far the server's memory rises meanwhile.
+    let mut alone = Vec::new();
+    for q in [r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#, "MATCH (a:Disease)-[*]->(b) RETURN count(*)"] {
+        let base_rss = rss_of(pid).unwrap_or(idle);
+        let top = Arc::new(AtomicU64::new(base_rss));
+        let done = Arc::new(AtomicBool::new(false));
+        let watch = {
+            let (top, done) = (top.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Some(r) = rss_of(pid) {
+                        top.fetch_max(r, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        };
+        let t = Instant::now();
+        let (status, code) = send(&calm, &base, &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()));
+        let took = t.elapsed();
+        std::thread::sleep(Duration::from_millis(50));
+        done.store(true, Ordering::Relaxed);
+        let _ = watch.join();
+        alone.push((q, status, code, took, top.load(Ordering::Relaxed).saturating_sub(base_rss)));
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicU64::new(idle));
@@ -326,6 +369,12 @@ pub fn run(args: HostileArgs) -> Result<()> {
     let sent: u64 = tally.by_attack.values().flat_map(|m| m.values()).sum();
 
     println!("serenqa perf hostile — {} attackers × {} rounds × {} attacks on {base} ({attack_secs:.1} s)", args.attackers, args.rounds, list.len());
+    println!();
+    println!("| query alone on the idle server | reply | time | server RSS rise |");
+    println!("|---|---|---:|---:|");
+    for (q, status, code, took, rise) in &alone {
+        println!("| `{q}` | {status} {} | {:.3} s | {} |", code.as_deref().unwrap_or("-"), took.as_secs_f64(), human_bytes(*rise));
+    }
     println!();
     println!("| attack | replies (status code × count) | slowest |");
     println!("|---|---|---:|");
