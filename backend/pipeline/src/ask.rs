@@ -135,7 +135,7 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     let (r, call) = retrieval::retrieve(g, &ctx.lex, roles.retrieval.as_ref(), question, "").await;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
-            out.notes.push(format!("retrieval model: {e}"));
+            out.notes.push(format!("retrieval{MODEL_NOTE}{e}"));
         }
     }
     out.cypher = r.cypher.clone();
@@ -169,7 +169,7 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     let ex = explore::explore(&env, &agents, &cfg, &task).await.map_err(AskError::Unavailable)?;
     for c in &ex.calls {
         if let Some(e) = &c.error {
-            out.notes.push(format!("{} model: {e}", c.role));
+            out.notes.push(format!("{}{MODEL_NOTE}{e}", c.role));
         }
     }
     lap("exploration", &mut out.stages);
@@ -203,6 +203,31 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     out.candidates = list;
     lap("scoring", &mut out.stages);
     Ok(out)
+}
+
+/// How a note about a failed model call is written: `<role> model: <error>`.
+const MODEL_NOTE: &str = " model: ";
+
+/// What replaces a model call's error for clients that must not see it.
+pub const REDACTED_MODEL_ERROR: &str = "the model call failed (the details are in the server log)";
+
+/// Replaces the details of failed model calls in `r` (endpoint URLs, provider replies, as in
+/// its notes and the retrieval error) by [`REDACTED_MODEL_ERROR`]; returns the original notes
+/// for the server's log. The server applies it to every Ask it answers; the CLI shows all.
+pub fn redact(r: &mut AskResponse) -> Vec<String> {
+    let mut details = Vec::new();
+    for n in &mut r.notes {
+        let Some((role, detail)) = n.split_once(MODEL_NOTE) else { continue };
+        if role.is_empty() || !role.chars().all(|c| c.is_ascii_lowercase()) {
+            continue;
+        }
+        if r.error.as_deref() == Some(detail) {
+            r.error = Some(REDACTED_MODEL_ERROR.to_string());
+        }
+        details.push(n.clone());
+        *n = format!("{role}{MODEL_NOTE}{REDACTED_MODEL_ERROR}");
+    }
+    details
 }
 
 /// Plain-text rendering for the CLI.

@@ -160,7 +160,8 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
 /// Long-format CSV: `table,model,row,column,metric,value,n`.
 pub fn csv(a: &Aggregate) -> String {
     let mut s = String::from("table,model,row,column,metric,value,n\n");
-    let q = |x: &str| if x.contains([',', '"']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+    // Labels come from users (models files, run ids): quoted and neutralised against formulas.
+    let q = serenqa_shared::csv::cell;
     if let Some(t) = &a.table2 {
         for (g, c) in t {
             for (m, v) in [("hit", c.hit), ("f1", c.f1), ("exe", c.exe)] {
