@@ -272,3 +272,25 @@ pub fn render_text(r: &AskResponse) -> String {
     s.push_str("Suggestions are research hypotheses, not clinical advice.\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_model_call_details() {
+        let detail = "HTTP 500 from llama: {\"error\":\"upstream http://10.0.0.7:8000 down\"}";
+        let mut r = AskResponse {
+            notes: vec![format!("retrieval{MODEL_NOTE}{detail}"), format!("relations{MODEL_NOTE}llama: connection failed: http://10.0.0.7"), "exploring from 50 of 60 answers".into()],
+            error: Some(detail.into()),
+            ..Default::default()
+        };
+        let logged = redact(&mut r);
+        assert_eq!(logged.len(), 2);
+        assert!(logged[0].contains("10.0.0.7"));
+        assert_eq!(r.notes[0], format!("retrieval model: {REDACTED_MODEL_ERROR}"));
+        assert_eq!(r.notes[2], "exploring from 50 of 60 answers");
+        assert_eq!(r.error.as_deref(), Some(REDACTED_MODEL_ERROR));
+        assert!(!serde_json::to_string(&r).unwrap().contains("10.0.0.7"));
+    }
+}

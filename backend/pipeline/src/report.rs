@@ -187,3 +187,21 @@ pub fn csv(a: &Aggregate) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_labels_cannot_become_formulas() {
+        let a = Aggregate {
+            label: "=HYPERLINK(\"http://x\",\"m\")".into(),
+            table2: Some([("all".to_string(), serenqa_shared::results::T1Cell { hit: 50.0, f1: -0.5, exe: 100.0, n: 2 })].into()),
+            ..Default::default()
+        };
+        let text = csv(&a);
+        let row = text.lines().nth(2).unwrap();
+        assert_eq!(row, "table2,\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",all,f1,-0.5000,2");
+        assert!(text.lines().skip(1).all(|l| !l.starts_with(['=', '+', '-', '@'])));
+    }
+}

@@ -75,6 +75,8 @@ impl Class {
     /// the annotation endpoints, which have their own limits).
     pub fn of(method: &Method, path: &str) -> Option<Class> {
         let path = path.strip_prefix("/api")?;
+        // HEAD runs the GET handler (axum), so it is gated like GET.
+        let method = if method == Method::HEAD { &Method::GET } else { method };
         match (method, path) {
             (&Method::POST, "/cypher") => Some(Class::Cypher),
             (&Method::POST, "/ask") | (&Method::GET, "/ask/stream") => Some(Class::Ask),
@@ -453,6 +455,7 @@ mod tests {
         assert_eq!(Class::of(&Method::POST, "/api/cypher"), Some(Class::Cypher));
         assert_eq!(Class::of(&Method::GET, "/api/ask/stream"), Some(Class::Ask));
         assert_eq!(Class::of(&Method::GET, "/api/discover/Disease::DOID:1"), Some(Class::Discover));
+        assert_eq!(Class::of(&Method::HEAD, "/api/paths"), Some(Class::Paths));
         assert_eq!(Class::of(&Method::GET, "/api/graph"), None);
         assert_eq!(Class::of(&Method::GET, "/cypher"), None);
         let mut c = AdmissionConfig::default();
