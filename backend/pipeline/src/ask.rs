@@ -4,6 +4,11 @@
 //! RNS(Ae, {c}) with R, N, S and their explanation paths. The CLI (`serenqa ask`) and the web
 //! app (`POST /api/ask`, and `GET /api/ask/stream`, which sends each stage as it completes) call
 //! [`ask`] / [`ask_with_progress`]; stage timings are reported with the result.
+//!
+//! Dropping the future of [`ask`] / [`ask_with_progress`] cancels the Ask at its next
+//! await point (between stages, between model calls, or during one, whose HTTP request is
+//! dropped with it). The server drops them at its Ask deadline and when the client goes away;
+//! it also applies [`redact`] so that clients never read endpoint URLs or provider replies.
 
 use std::path::PathBuf;
 use std::sync::Arc;
