@@ -130,20 +130,20 @@ fn concurrency_cap_answers_429_with_retry_after() {
     let mut slow = TcpStream::connect(&s.addr).unwrap();
     write!(slow, "POST /api/cypher HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", s.addr, q.len(), &q[..10]).unwrap();
     slow.flush().unwrap();
-    let t = Instant::now();
-    let r = loop {
-        let r = call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]);
-        if r.status != 200 || t.elapsed() > Duration::from_secs(10) {
-            break r;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // Nothing else competes for the slot meanwhile; the server holds the request open, waiting
+    // for the rest of the body (no reply on the connection).
+    std::thread::sleep(Duration::from_millis(500));
+    slow.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let mut probe = [0u8; 1];
+    assert!(slow.read(&mut probe).is_err(), "the slow request must not have been answered yet");
+    let r = call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]);
     assert_429(&r, "busy");
     assert!(r.body.contains("busy"), "{}", r.body);
     // Other classes are not affected.
     assert_eq!(get(&format!("{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763", s.base), &[]).status, 200);
     // The holder finishes: its answer is normal and the slot is free again.
     slow.write_all(q[10..].as_bytes()).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut buf = [0u8; 12];
     slow.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"HTTP/1.1 200");
