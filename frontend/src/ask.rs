@@ -78,7 +78,7 @@ pub fn AskBox() -> impl IntoView {
         // reconnect and ask again.
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_e: web_sys::Event| {
             if busy.get_untracked() {
-                finish(Err("the server did not answer (is it running? an empty or too long question?)".into()));
+                finish(Err("the server did not answer (is it running? an empty or too long question? too many requests, or a server whose model needs you signed in?)".into()));
             }
         });
         es.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

@@ -60,8 +60,9 @@ impl Table {
     }
 }
 
+/// A CSV cell, quoted and neutralised against spreadsheet formulas (`serenqa_shared::csv`).
 pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    serenqa_shared::csv::cell(s)
 }
 
 fn table2(runs: &[(String, Aggregate)]) -> Table {

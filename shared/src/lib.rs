@@ -5,6 +5,7 @@
 
 pub mod annotate;
 pub mod api;
+pub mod csv;
 pub mod layout;
 pub mod links;
 pub mod phrases;

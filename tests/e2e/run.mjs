@@ -244,6 +244,9 @@ test('API errors are JSON with a code', async (page) => {
   const iso = await page.request.get(base + '/');
   assert(iso.headers()['cross-origin-opener-policy'] === 'same-origin', 'COOP header');
   assert(iso.headers()['cross-origin-embedder-policy'] === 'require-corp', 'COEP header');
+  const csp = iso.headers()['content-security-policy'] || '';
+  assert(/script-src 'self' 'wasm-unsafe-eval' 'sha256-/.test(csp) && csp.includes("frame-ancestors 'none'"), `CSP header: ${csp}`);
+  assert(iso.headers()['x-content-type-options'] === 'nosniff', 'nosniff header');
 });
 
 const browser = await chromium.launch({
@@ -254,9 +257,16 @@ const browser = await chromium.launch({
 let passed = 0, failed = 0;
 for (const t of tests) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Any Content-Security-Policy violation fails the test (the server's CSP must let the
+  // whole app run: WebAssembly, Trunk's inline start-up script, styles, fetches, streams).
+  await context.addInitScript(() => document.addEventListener('securitypolicyviolation',
+    (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'}`)));
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => {
+    if (/Content Security Policy|CSP violation/.test(m.text())) errors.push(m.text());
+  });
   const started = Date.now();
   try {
     await t.fn(page);

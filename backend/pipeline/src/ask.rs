@@ -4,6 +4,11 @@
 //! RNS(Ae, {c}) with R, N, S and their explanation paths. The CLI (`serenqa ask`) and the web
 //! app (`POST /api/ask`, and `GET /api/ask/stream`, which sends each stage as it completes) call
 //! [`ask`] / [`ask_with_progress`]; stage timings are reported with the result.
+//!
+//! Dropping the future of [`ask`] / [`ask_with_progress`] cancels the Ask at its next
+//! await point (between stages, between model calls, or during one, whose HTTP request is
+//! dropped with it). The server drops them at its Ask deadline and when the client goes away;
+//! it also applies [`redact`] so that clients never read endpoint URLs or provider replies.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -135,7 +140,7 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     let (r, call) = retrieval::retrieve(g, &ctx.lex, roles.retrieval.as_ref(), question, "").await;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
-            out.notes.push(format!("retrieval model: {e}"));
+            out.notes.push(format!("retrieval{MODEL_NOTE}{e}"));
         }
     }
     out.cypher = r.cypher.clone();
@@ -169,7 +174,7 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     let ex = explore::explore(&env, &agents, &cfg, &task).await.map_err(AskError::Unavailable)?;
     for c in &ex.calls {
         if let Some(e) = &c.error {
-            out.notes.push(format!("{} model: {e}", c.role));
+            out.notes.push(format!("{}{MODEL_NOTE}{e}", c.role));
         }
     }
     lap("exploration", &mut out.stages);
@@ -203,6 +208,31 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     out.candidates = list;
     lap("scoring", &mut out.stages);
     Ok(out)
+}
+
+/// How a note about a failed model call is written: `<role> model: <error>`.
+const MODEL_NOTE: &str = " model: ";
+
+/// What replaces a model call's error for clients that must not see it.
+pub const REDACTED_MODEL_ERROR: &str = "the model call failed (the details are in the server log)";
+
+/// Replaces the details of failed model calls in `r` (endpoint URLs, provider replies, as in
+/// its notes and the retrieval error) by [`REDACTED_MODEL_ERROR`]; returns the original notes
+/// for the server's log. The server applies it to every Ask it answers; the CLI shows all.
+pub fn redact(r: &mut AskResponse) -> Vec<String> {
+    let mut details = Vec::new();
+    for n in &mut r.notes {
+        let Some((role, detail)) = n.split_once(MODEL_NOTE) else { continue };
+        if role.is_empty() || !role.chars().all(|c| c.is_ascii_lowercase()) {
+            continue;
+        }
+        if r.error.as_deref() == Some(detail) {
+            r.error = Some(REDACTED_MODEL_ERROR.to_string());
+        }
+        details.push(n.clone());
+        *n = format!("{role}{MODEL_NOTE}{REDACTED_MODEL_ERROR}");
+    }
+    details
 }
 
 /// Plain-text rendering for the CLI.
@@ -246,4 +276,26 @@ pub fn render_text(r: &AskResponse) -> String {
     }
     s.push_str("Suggestions are research hypotheses, not clinical advice.\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_model_call_details() {
+        let detail = "HTTP 500 from llama: {\"error\":\"upstream http://10.0.0.7:8000 down\"}";
+        let mut r = AskResponse {
+            notes: vec![format!("retrieval{MODEL_NOTE}{detail}"), format!("relations{MODEL_NOTE}llama: connection failed: http://10.0.0.7"), "exploring from 50 of 60 answers".into()],
+            error: Some(detail.into()),
+            ..Default::default()
+        };
+        let logged = redact(&mut r);
+        assert_eq!(logged.len(), 2);
+        assert!(logged[0].contains("10.0.0.7"));
+        assert_eq!(r.notes[0], format!("retrieval model: {REDACTED_MODEL_ERROR}"));
+        assert_eq!(r.notes[2], "exploring from 50 of 60 answers");
+        assert_eq!(r.error.as_deref(), Some(REDACTED_MODEL_ERROR));
+        assert!(!serde_json::to_string(&r).unwrap().contains("10.0.0.7"));
+    }
 }

@@ -28,8 +28,9 @@
 //! - [`queue`] — distributed runs over Redis Streams: the coordinator (`serenqa eval
 //!   --queue`) publishes a run spec and one stream entry per work item; workers (`serenqa
 //!   worker`) run the items with [`run::run_item`] and store each result once (`HSETNX`);
-//!   reclaim of dead workers' entries, keepalive of slow ones, poison tasks; key layout and
-//!   invariants in the module docs.
+//!   reclaim of dead workers' entries, keepalive of slow ones, poison tasks; workers build
+//!   model clients from their own models file only (the spec carries model names and a
+//!   hash); key layout and invariants in the module docs.
 //!
 //! # Runs directory (`$SERENQA_RUNS`, default `./runs`) — read by the web app's leaderboard
 //! One subdirectory per run, named by the run id (`<label>-<hash>`; the hash covers the

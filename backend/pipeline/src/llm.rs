@@ -137,6 +137,22 @@ impl ModelsFile {
         self.models.iter().find(|m| &m.name == name)
     }
 
+    /// Hash of what decides the replies of this file's models: per model (sorted by name) its
+    /// name, base URL (without a trailing `/`), model id, temperature and `max_tokens`, and
+    /// the role mapping. Not API keys or their variable names, not timeouts, retries or
+    /// concurrency (each machine's own business). A queue run's spec carries this hash, and a
+    /// worker whose own models file hashes differently refuses the run.
+    pub fn config_hash(&self) -> String {
+        let mut models: Vec<serde_json::Value> = self
+            .models
+            .iter()
+            .map(|m| serde_json::json!([m.name, m.base_url.trim_end_matches('/'), m.model, m.temperature, m.max_tokens]))
+            .collect();
+        models.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        let canonical = serde_json::json!({"models": models, "roles": self.roles}).to_string();
+        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canonical.as_bytes()))
+    }
+
     /// The same models with every role pointing at `name` (for `serenqa ask --model`).
     pub fn all_roles(&self, name: &str) -> Result<ModelsFile, String> {
         if name != "offline" && !self.models.iter().any(|m| m.name == name) {

@@ -23,7 +23,7 @@
 //! | `serenqa:run:{R}:done` | stream | one entry `{key}` per result, in completion order (the coordinator tails it) |
 //! | `serenqa:run:{R}:retries` | hash | item key → deliveries that ended in an LLM outage (not counted as crashes) |
 //! | `serenqa:run:{R}:llm` | hash | worker name → its LLM accounting for this run ([`StatsSnapshot`] JSON) |
-//! | `serenqa:run:{R}:refused` | hash | worker name → why it refused the run (graph, prompts or model mismatch) |
+//! | `serenqa:run:{R}:refused` | hash | worker name → why it refused the run (graph, prompts, models or model mismatch, unreadable spec) |
 //!
 //! One stream and one consumer group per run (not one global stream): a run's entries,
 //! results and acknowledgements then stay in its slot, and a finished run's keys can expire
@@ -39,8 +39,8 @@
 //!    (script `ENQUEUE`: `SADD enqueued` and, only when that returned 1, `XADD tasks`, in one
 //!    atomic step).
 //! 3. Workers poll `serenqa:runs`, rebuild a run's context once from `spec` + `files`
-//!    (refusing, with the reason in `refused`, when their graph hash, model presence or prompt
-//!    hash differ), then take entries: first `XAUTOCLAIM` of entries idle longer than
+//!    (refusing, with the reason in `refused`, when their graph hash, model presence, prompt
+//!    hash or models hash differ, or the spec does not parse), then take entries: first `XAUTOCLAIM` of entries idle longer than
 //!    `--reclaim-after` (their worker died), then `XREADGROUP … >`. Each item runs with
 //!    [`run::run_item`]; its line is stored by script `COMPLETE` (`HSETNX results`, `XADD done`
 //!    only when the field was new, `XACK`), atomically.
@@ -67,6 +67,10 @@
 //!   once it has been delivered more than `max_deliveries` (default 5) times, not counting
 //!   deliveries that ended in an LLM outage, so the run still completes.
 //! - A worker on another graph refuses the run (`graph_hash` of the spec), never mixes results.
+//! - Workers never build an LLM client from Redis content: the spec names models and carries
+//!   [`ModelsFile::config_hash`] ([`ModelsRef`]); endpoints and API-key variable names come
+//!   from each worker's own models file (`serenqa worker --models`), and a worker whose file
+//!   hashes differently refuses the run.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -94,7 +98,7 @@ pub const WORKERS_KEY: &str = "serenqa:workers";
 /// The consumer group of every run's task stream.
 pub const GROUP: &str = "workers";
 /// Format tag of [`RunSpec`]; a worker refuses any other.
-pub const SPEC_FORMAT: &str = "serenqa-run-spec/1";
+pub const SPEC_FORMAT: &str = "serenqa-run-spec/2";
 /// Deliveries after which a task counts as poison (default of `--max-deliveries`).
 pub const MAX_DELIVERIES: usize = 5;
 /// How long a finished run's keys stay in Redis.
@@ -149,6 +153,7 @@ impl Keys {
 /// Everything a worker needs to rebuild a run's [`Ctx`] (besides the graph and the model,
 /// which it loads itself, and the benchmark files, stored beside the spec).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunSpec {
     pub format: String,
     pub run_id: String,
@@ -159,14 +164,49 @@ pub struct RunSpec {
     /// [`Benchmark::hash`] of the files in `files`.
     pub bench_hash: String,
     pub prompts_hash: String,
-    /// The models file (API keys are never in it: workers read `api_key_env` themselves; its
-    /// `cache_dir` is ignored, each worker uses its own cache).
-    pub models: ModelsFile,
+    /// Which models the run uses, by name and hash only: endpoints and key variables never
+    /// travel through Redis (whoever can write there could otherwise send a worker's keys
+    /// anywhere). Each worker builds its clients from its own `--models` file and refuses the
+    /// run when that file's [`ModelsFile::config_hash`] differs.
+    pub models: ModelsRef,
     pub tasks: BTreeSet<TaskKind>,
     pub partitions: Vec<String>,
     pub explore: ExploreConfig,
     /// Work items of the run.
     pub items: usize,
+}
+
+/// The models of a run as the spec names them: model names, the role mapping, and the
+/// [`ModelsFile::config_hash`] of the coordinator's models file. Nothing else is accepted
+/// (a spec with, say, a `base_url` here does not parse and the worker refuses the run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsRef {
+    pub names: Vec<String>,
+    pub roles: BTreeMap<String, String>,
+    pub hash: String,
+}
+
+impl ModelsRef {
+    pub fn of(f: &ModelsFile) -> ModelsRef {
+        ModelsRef { names: f.models.iter().map(|m| m.name.clone()).collect(), roles: f.roles.clone(), hash: f.config_hash() }
+    }
+}
+
+/// Why a worker with models file `mine` must refuse a run whose spec names `theirs`, if it must.
+pub fn models_mismatch(run_id: &str, theirs: &ModelsRef, mine: &ModelsFile) -> Option<String> {
+    let ours = ModelsRef::of(mine);
+    if ours.hash == theirs.hash {
+        return None;
+    }
+    let names = |n: &[String]| if n.is_empty() { "none (offline)".to_string() } else { n.join(", ") };
+    Some(format!(
+        "run {run_id}: the coordinator's models (hash {}, models {}) differ from this worker's models file (hash {}, models {}): start the worker with `--models` naming the same models, base URLs, model ids, temperature, max_tokens and roles",
+        theirs.hash,
+        names(&theirs.names),
+        ours.hash,
+        names(&ours.names)
+    ))
 }
 
 /// One-line description of a Redis error, with a hint for the common cases.
@@ -485,7 +525,7 @@ impl RunQueue {
         let text: Option<String> = self.redis.query(redis::cmd("GET").arg(self.keys.spec())).await?;
         match text {
             None => Ok(None),
-            Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| format!("run {}: unreadable spec in Redis ({e}); a different serenqa version?", self.keys.run)),
+            Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| format!("run {}: unreadable spec in Redis ({e}): written by another serenqa version, or not by a coordinator", self.keys.run)),
         }
     }
 
@@ -699,7 +739,7 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
         has_model: model.is_some(),
         bench_hash: plan.bench.hash.clone(),
         prompts_hash: crate::prompts::prompts_hash(),
-        models: ModelsFile { cache_dir: None, ..cfg.models.clone() },
+        models: ModelsRef::of(&cfg.models),
         tasks: cfg.tasks.clone(),
         partitions: plan.partitions.clone(),
         explore: cfg.explore.clone(),
@@ -820,6 +860,9 @@ pub struct WorkerConfig {
     pub once: bool,
     /// LLM response cache (None: none).
     pub cache_dir: Option<PathBuf>,
+    /// This worker's own models (`serenqa worker --models`): the only source of endpoints and
+    /// key variables; a run whose spec hashes its models differently is refused.
+    pub models: ModelsFile,
     /// Idle polling interval.
     pub poll: Duration,
     /// On the first stop signal, time allowed to in-flight items before they are abandoned.
@@ -837,6 +880,7 @@ impl WorkerConfig {
             max_deliveries: MAX_DELIVERIES,
             once: false,
             cache_dir: None,
+            models: ModelsFile::offline(),
             poll: Duration::from_millis(200),
             grace: Duration::from_secs(60),
             log: true,
@@ -927,7 +971,13 @@ enum Outcome {
 /// for a transient problem (Redis).
 async fn prepare_run(redis: &Arc<Redis>, run_id: &str, graph: &WorkerGraph, cfg: &WorkerConfig) -> Result<Result<Arc<RunCtx>, String>, String> {
     let q = RunQueue::new(redis.clone(), run_id);
-    let Some(spec) = q.spec().await? else { return Ok(Err(format!("run {run_id} is active but has no spec in Redis"))) };
+    let spec = match q.spec().await {
+        Ok(Some(spec)) => spec,
+        Ok(None) => return Ok(Err(format!("run {run_id} is active but has no spec in Redis"))),
+        // Transient (Redis) errors are retried; a spec that does not parse is refused.
+        Err(e) if e.contains("unreadable spec") => return Ok(Err(e)),
+        Err(e) => return Err(e),
+    };
     if spec.format != SPEC_FORMAT {
         return Ok(Err(format!("run {run_id}: spec format {:?}, this worker reads {SPEC_FORMAT:?} (another serenqa version?)", spec.format)));
     }
@@ -961,15 +1011,19 @@ async fn prepare_run(redis: &Arc<Redis>, run_id: &str, graph: &WorkerGraph, cfg:
     if bench.hash != spec.bench_hash {
         return Ok(Err(format!("run {run_id}: the benchmark files in Redis hash to {}, the spec says {}", bench.hash, spec.bench_hash)));
     }
-    let client = if spec.models.models.is_empty() {
+    if let Some(why) = models_mismatch(run_id, &spec.models, &cfg.models) {
+        return Ok(Err(why));
+    }
+    // Clients come from this worker's own models file only, never from Redis.
+    let client = if cfg.models.models.is_empty() {
         None
     } else {
-        match LlmClient::new(&spec.models, cfg.cache_dir.clone()) {
+        match LlmClient::new(&cfg.models, cfg.cache_dir.clone()) {
             Ok(c) => Some(Arc::new(c)),
             Err(e) => return Ok(Err(format!("run {run_id}: {e}"))),
         }
     };
-    let roles = Roles::from_file(&spec.models, client.clone());
+    let roles = Roles::from_file(&cfg.models, client.clone());
     let (g, model, edges) = (graph.g.clone(), graph.model.clone(), graph.edges.clone());
     let ctx = tokio::task::spawn_blocking(move || Ctx::new(g, model, Arc::new(bench), roles, spec.explore.clone(), &spec.partitions, &spec.tasks).with_edges(edges))
         .await

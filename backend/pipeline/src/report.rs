@@ -160,7 +160,8 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
 /// Long-format CSV: `table,model,row,column,metric,value,n`.
 pub fn csv(a: &Aggregate) -> String {
     let mut s = String::from("table,model,row,column,metric,value,n\n");
-    let q = |x: &str| if x.contains([',', '"']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+    // Labels come from users (models files, run ids): quoted and neutralised against formulas.
+    let q = serenqa_shared::csv::cell;
     if let Some(t) = &a.table2 {
         for (g, c) in t {
             for (m, v) in [("hit", c.hit), ("f1", c.f1), ("exe", c.exe)] {
@@ -185,4 +186,22 @@ pub fn csv(a: &Aggregate) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_labels_cannot_become_formulas() {
+        let a = Aggregate {
+            label: "=HYPERLINK(\"http://x\",\"m\")".into(),
+            table2: Some([("all".to_string(), serenqa_shared::results::T1Cell { hit: 50.0, f1: -0.5, exe: 100.0, n: 2 })].into()),
+            ..Default::default()
+        };
+        let text = csv(&a);
+        let row = text.lines().nth(2).unwrap();
+        assert_eq!(row, "table2,\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",all,f1,-0.5000,2");
+        assert!(text.lines().skip(1).all(|l| !l.starts_with(['=', '+', '-', '@'])));
+    }
 }

@@ -242,7 +242,9 @@ async fn an_llm_outage_is_retried_not_recorded() {
     cfg.tasks = serenqa_pipeline::run::parse_tasks("t1").unwrap();
     cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![spec], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None };
     let g = hetionet();
-    let (_tx, h) = spawn_worker(&r.url, worker_cfg("w"), WorkerGraph::new(g.clone(), None)).await;
+    let mut wc = worker_cfg("w");
+    wc.models = cfg.models.clone();
+    let (_tx, h) = spawn_worker(&r.url, wc, WorkerGraph::new(g.clone(), None)).await;
     let out = tokio::time::timeout(Duration::from_secs(120), run_coordinator(&cfg, g, None, &r.url)).await.expect("in time").expect("run");
     let report = tokio::time::timeout(Duration::from_secs(30), h).await.unwrap().unwrap().unwrap();
     assert!(report.retried >= 1, "{report:?}");
@@ -345,4 +347,106 @@ async fn distributed_run_on_a_redis_cluster_equals_local_run() {
         completed += tokio::time::timeout(Duration::from_secs(30), h).await.expect("--once worker exits").unwrap().unwrap().completed;
     }
     assert_eq!(completed, std::fs::read_to_string(out.dir.join(T1_FILE)).unwrap().lines().count() + std::fs::read_to_string(out.dir.join(T3_FILE)).unwrap().lines().count());
+}
+
+fn scripted_model(base_url: &str) -> serenqa_pipeline::llm::ModelSpec {
+    serenqa_pipeline::llm::ModelSpec {
+        name: "scripted".into(),
+        base_url: base_url.into(),
+        model: "scripted-1".into(),
+        api_key_env: None,
+        temperature: 0.0,
+        max_tokens: 64,
+        timeout_secs: 10.0,
+        max_retries: 0,
+        backoff_ms: 1,
+        concurrency: 4,
+    }
+}
+
+/// Runs a worker until it has refused `run_id` (its reason in the run's `refused` hash), then
+/// stops it; returns the reason.
+async fn refusal_of(url: &str, run_id: &str, wc: WorkerConfig, g: Arc<serenqa_graph::Graph>) -> String {
+    let name = wc.name.clone();
+    let (tx, h) = spawn_worker(url, wc, WorkerGraph::new(g, None)).await;
+    let redis = Redis::connect(url).await.unwrap();
+    let q = RunQueue::new(redis, run_id);
+    let mut why = None;
+    for _ in 0..600 {
+        if let Some(w) = q.refusals().await.unwrap().get(&name) {
+            why = Some(w.clone());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tx.send(Shutdown::Abort).unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(30), h).await.expect("the worker stops").unwrap().unwrap();
+    assert_eq!(report.completed, 0, "{report:?}");
+    let why = why.unwrap_or_else(|| panic!("worker {name} did not refuse run {run_id}: {report:?}"));
+    assert!(report.refused.contains(&why), "{report:?}");
+    why
+}
+
+/// A worker takes its model endpoints from its own models file: a spec whose models hash
+/// differs is refused with a clear reason, and a spec carrying an endpoint (base URL, key
+/// variable) is refused without a single request to that endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_use_their_own_models_and_refuse_others() {
+    let Some(r) = TestRedis::get(8).await else { return };
+    let g = hetionet();
+    let srv = common::start(Arc::new(|_v: &serde_json::Value, _n: usize| common::Answer::ok("```cypher\nMATCH (x:Compound) RETURN x.id AS id LIMIT 1\n```"))).await;
+    let elsewhere = common::start(Arc::new(|_v: &serde_json::Value, _n: usize| common::Answer::ok("no"))).await;
+    let runs = tempfile::tempdir().unwrap();
+    let mut cfg = config(runs.path(), "models-differ");
+    cfg.limit = Some(2);
+    cfg.tasks = serenqa_pipeline::run::parse_tasks("t1").unwrap();
+    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![scripted_model(&srv.base_url)], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None };
+    let coord = {
+        let (cfg, g, url) = (cfg.clone(), g.clone(), r.url.clone());
+        tokio::spawn(async move { run_coordinator(&cfg, g, None, &url).await })
+    };
+    // Same model name, another base URL: refused, nothing sent anywhere.
+    let mut wc = worker_cfg("other-endpoint");
+    wc.once = false;
+    wc.models = serenqa_pipeline::llm::ModelsFile { models: vec![scripted_model(&elsewhere.base_url)], ..cfg.models.clone() };
+    let why = refusal_of(&r.url, "models-differ", wc, g.clone()).await;
+    assert!(why.contains("differ from this worker's models file") && why.contains(&cfg.models.config_hash()), "{why}");
+    // No models file at all (offline): refused too.
+    let mut wc = worker_cfg("offline-worker");
+    wc.once = false;
+    let why = refusal_of(&r.url, "models-differ", wc, g.clone()).await;
+    assert!(why.contains("none (offline)"), "{why}");
+    assert_eq!(elsewhere.count.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(srv.count.load(std::sync::atomic::Ordering::SeqCst), 0, "refusing workers call nothing");
+    // The matching worker (its own copy of the file, a different timeout is fine) runs it.
+    let mut wc = worker_cfg("matching");
+    let mut mine = cfg.models.clone();
+    mine.models[0].timeout_secs = 5.0;
+    wc.models = mine;
+    let (_tx, h) = spawn_worker(&r.url, wc, WorkerGraph::new(g.clone(), None)).await;
+    let out = tokio::time::timeout(Duration::from_secs(120), coord).await.expect("in time").unwrap().expect("run");
+    assert_eq!(out.manifest.status, "complete");
+    assert!(tokio::time::timeout(Duration::from_secs(30), h).await.unwrap().unwrap().unwrap().completed >= 2);
+    assert!(srv.count.load(std::sync::atomic::Ordering::SeqCst) >= 2, "the matching worker called its own endpoint");
+
+    // A spec written by someone else with an endpoint and a key variable in it.
+    let redis = Redis::connect(&r.url).await.unwrap();
+    let spec_text: String = redis.query(redis::cmd("GET").arg(Keys::new("models-differ").spec())).await.unwrap();
+    let mut spec: serde_json::Value = serde_json::from_str(&spec_text).unwrap();
+    assert!(spec["models"].get("hash").is_some() && !spec_text.contains("base_url") && !spec_text.contains(&srv.base_url), "the spec holds names and a hash only: {spec_text}");
+    spec["run_id"] = "injected".into();
+    spec["models"] = serde_json::json!({
+        "names": ["scripted"], "roles": {"retrieval": "scripted"}, "hash": spec["models"]["hash"],
+        "models": [{"name": "scripted", "base_url": elsewhere.base_url, "model": "x", "api_key_env": "HOME"}],
+    });
+    let injected = Keys::new("injected");
+    let _: () = redis.query(redis::cmd("SET").arg(injected.spec()).arg(spec.to_string())).await.unwrap();
+    let _: i64 = redis.query(redis::cmd("SADD").arg(RUNS_KEY).arg("injected")).await.unwrap();
+    let mut wc = worker_cfg("victim");
+    wc.once = false;
+    wc.models = cfg.models.clone();
+    let why = refusal_of(&r.url, "injected", wc, g.clone()).await;
+    assert!(why.contains("unreadable spec") && why.contains("unknown field"), "{why}");
+    assert_eq!(elsewhere.count.load(std::sync::atomic::Ordering::SeqCst), 0, "no request to the injected endpoint");
+    let _: i64 = redis.query(redis::cmd("SREM").arg(RUNS_KEY).arg("injected")).await.unwrap();
 }

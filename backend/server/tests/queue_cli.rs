@@ -1,5 +1,6 @@
 //! Distributed evaluation with real processes and a real Redis: three `serenqa worker`s, a
-//! coordinator `serenqa eval --queue`, one worker SIGKILLed while it holds tasks. The run must
+//! coordinator `serenqa eval --queue`, one worker SIGKILLed while it holds tasks, and a fourth
+//! worker whose models file disagrees with the run's (it refuses the run). The run must
 //! finish with every item exactly once and the tables of a local run over the same items
 //! against the same scripted LLM (`src/scripted_llm.rs`, a test double with 300 ms latency).
 //!
@@ -91,16 +92,29 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
     for i in 0..3 {
         let log = std::fs::File::create(d.join(format!("w{i}.log"))).unwrap();
         let child = serenqa(d, &data)
-            .args(["worker", "--queue", &url, "--graph", "gm.snap", "--name", &format!("w{i}"), "--concurrency", "2", "--reclaim-after", "3", "--once", "--no-cache"])
+            .args(["worker", "--queue", &url, "--graph", "gm.snap", "--name", &format!("w{i}"), "--concurrency", "2", "--reclaim-after", "3", "--once", "--no-cache", "--models", "models.json"])
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap();
         workers.0.push(child);
     }
+    // A fourth worker whose models file points the same model name at another endpoint: it
+    // must refuse the run (the spec carries names and a hash, never an endpoint).
+    let other = scripted_llm::models_file("http://127.0.0.1:9/v1", &["retrieval", "summary", "judge"], 64);
+    std::fs::write(d.join("other-models.json"), other.to_string()).unwrap();
+    let log = std::fs::File::create(d.join("wx.log")).unwrap();
+    workers.0.push(
+        serenqa(d, &data)
+            .args(["worker", "--queue", &url, "--graph", "gm.snap", "--name", "wx", "--once", "--no-cache", "--models", "other-models.json"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
     let redis = rt.block_on(Redis::connect(&url)).unwrap();
     let t = Instant::now();
-    while rt.block_on(live_workers(&redis)).unwrap().len() < 3 {
+    while rt.block_on(live_workers(&redis)).unwrap().len() < 4 {
         assert!(t.elapsed() < Duration::from_secs(180), "workers not ready");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -137,6 +151,12 @@ fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
     }
     assert!(status.success(), "coordinator: {}", std::fs::read_to_string(d.join("coordinator.log")).unwrap_or_default());
     assert!(out.contains("Table 3"), "{out}");
+
+    let refused = rt.block_on(q.refusals()).unwrap();
+    assert!(refused.get("wx").is_some_and(|w| w.contains("differ from this worker's models file")), "{refused:?}");
+    assert!(!refused.contains_key("w1") && !refused.contains_key("w2"), "{refused:?}");
+    let spec = serde_json::to_string(&rt.block_on(q.spec()).unwrap().expect("the run's spec")).unwrap();
+    assert!(!spec.contains(&llm.base_url) && !spec.contains("base_url"), "no endpoint in the spec: {spec}");
 
     // Every item exactly once, in the traces and in Redis.
     let queued = traces(&d.join("queued/r"));

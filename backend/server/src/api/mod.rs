@@ -1,8 +1,13 @@
 //! The HTTP API and static file serving. One module per area; each exposes `routes()`.
 //!
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
-//! size and in time ([`body`]: JSON 413 / 408). Responses carry the cross-origin isolation headers the WASM threads need.
+//! size and in time ([`body`]: JSON 413 / 408, read before admission so a slow body cannot
+//! hold a slot). Responses carry the cross-origin isolation headers the WASM threads need, a
+//! Content-Security-Policy and `nosniff` (`headers`). The anonymous, expensive endpoints pass
+//! admission control first (`admission`: per-client token buckets, per-class concurrency caps,
+//! `429` with `Retry-After`).
 
+pub mod admission;
 pub mod annotate;
 pub mod body;
 pub mod cypher;
@@ -11,6 +16,7 @@ pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod graph;
+pub mod headers;
 pub mod pipeline;
 pub mod rns;
 pub mod session;
@@ -45,6 +51,8 @@ pub struct AppState {
     pub annotation: Option<Arc<session::Annotation>>,
     /// Where Ask's exploration reads edges (`None`: the in-memory graph).
     pub edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
+    /// Admission control and Ask's deadline / sign-in rule (`serve`'s flags).
+    pub admission: Arc<admission::Admission>,
 }
 
 impl AppState {
@@ -59,7 +67,13 @@ impl AppState {
             ask: Arc::new(OnceLock::new()),
             annotation: None,
             edges: None,
+            admission: Arc::new(admission::Admission::default()),
         }
+    }
+    /// Admission limits other than the defaults.
+    pub fn with_admission(mut self, cfg: admission::AdmissionConfig) -> Self {
+        self.admission = Arc::new(admission::Admission::new(cfg));
+        self
     }
     /// Where runs are listed from and which models `POST /api/ask` may use.
     pub fn with_pipeline(mut self, runs_dir: PathBuf, models: serenqa_pipeline::llm::ModelsFile, llm_cache: Option<PathBuf>) -> Self {
@@ -89,6 +103,7 @@ impl AppState {
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub fn router(state: AppState, dist: &Path) -> Router {
+    let admission = state.admission.clone();
     let api = Router::new()
         .merge(graph::routes())
         .merge(rns::routes())
@@ -103,7 +118,15 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     Router::new()
         .nest("/api", api)
         .fallback_service(static_files)
+        .layer(axum::middleware::from_fn_with_state(admission, admission::admit))
+        // Outside admission: the whole body is read (bounded in size and time) before a
+        // request may take a slot.
         .layer(axum::middleware::from_fn(body::bounded))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_str(&headers::content_security_policy(dist)).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'")),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(
             header::HeaderName::from_static("cross-origin-opener-policy"),
             HeaderValue::from_static("same-origin"),

@@ -9,8 +9,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -21,7 +23,7 @@ use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
 
 use super::error::HttpError;
 use super::extract::{J, Q};
-use super::AppState;
+use super::{session, AppState};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -36,29 +38,89 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
     let r = s.ask.get_or_init(|| {
         AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(|c| Arc::new(c.with_edges(s.edges.clone())))
     });
-    r.clone().map_err(|e| HttpError::internal(format!("pipeline unavailable: {e}")))
+    r.clone().map_err(|e| HttpError::hidden(StatusCode::SERVICE_UNAVAILABLE, "pipeline_unavailable", "the Ask pipeline is not available on this server", e))
 }
 
 /// Run the SerenQA pipeline for one free-text question: retrieval (question → Cypher →
 /// existing answers), exploration from them, hop summaries, and serendipitous candidates with
 /// R, N, S, RNS and their paths; `stages` gives each stage's time. Body: `{question, model?, limit?}`.
-#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 503, description = "The edge store (serve --edges) cannot be read")))]
-pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
+/// Bounded by the server's Ask deadline (`serve --ask-deadline`) and cancelled when the client
+/// goes away; with models configured, only signed-in users may ask (unless `--anonymous-llm`).
+#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 429, description = "Rate limited or busy (Retry-After)"), (status = 503, description = "The edge store (serve --edges) cannot be read"), (status = 504, description = "The Ask deadline passed")))]
+pub async fn post_ask(State(s): State<AppState>, headers: HeaderMap, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
     check_ask(&s, &req)?;
+    require_user_for_models(&s, &headers, &req).await?;
     let ctx = context(&s)?;
+    let deadline = s.admission.cfg.ask_deadline;
+    // Dropped with this handler's future (the client went away): the Ask stops at its next
+    // await point (between stages, between and during model calls).
+    let (cancel, cancelled) = CancelOnDrop::new();
     // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
     let handle = tokio::runtime::Handle::current();
-    let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
+    let out = tokio::task::spawn_blocking(move || handle.block_on(bounded(deadline, cancelled, ask(&ctx, &req))))
         .await
         .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
-    out.map(Json).map_err(HttpError::from)
+    drop(cancel);
+    out.map(|r| Json(public(r))).map_err(HttpError::from)
+}
+
+/// Why an Ask ended without a result.
+enum Stop {
+    Ask(AskError),
+    Deadline(Duration),
+    Cancelled,
+}
+
+impl From<Stop> for HttpError {
+    fn from(s: Stop) -> HttpError {
+        match s {
+            Stop::Ask(e) => e.into(),
+            Stop::Deadline(d) => HttpError {
+                status: StatusCode::GATEWAY_TIMEOUT,
+                code: "ask_deadline",
+                message: format!("the question was not answered within the server's limit of {} s; try a narrower question", d.as_secs_f64()),
+            },
+            Stop::Cancelled => HttpError { status: StatusCode::SERVICE_UNAVAILABLE, code: "cancelled", message: "the request was cancelled".into() },
+        }
+    }
+}
+
+/// Cancels the Ask it was made for when dropped.
+struct CancelOnDrop(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>);
+
+impl CancelOnDrop {
+    fn new() -> (CancelOnDrop, tokio::sync::oneshot::Receiver<()>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (CancelOnDrop(tx), rx)
+    }
+}
+
+/// `f` unless the deadline passes or the guard of `cancelled` is dropped first; either drops
+/// `f` (its pending model call included).
+async fn bounded<T>(deadline: Duration, cancelled: tokio::sync::oneshot::Receiver<()>, f: impl std::future::Future<Output = Result<T, AskError>>) -> Result<T, Stop> {
+    tokio::select! {
+        r = tokio::time::timeout(deadline, f) => match r {
+            Ok(r) => r.map_err(Stop::Ask),
+            Err(_) => Err(Stop::Deadline(deadline)),
+        },
+        _ = cancelled => Err(Stop::Cancelled),
+    }
+}
+
+/// The result as anonymous clients may see it: model-call failures reduced to one generic
+/// line each (endpoint URLs and provider replies go to the server log).
+fn public(mut r: AskResponse) -> AskResponse {
+    for d in serenqa_pipeline::ask::redact(&mut r) {
+        eprintln!("ask: {d}");
+    }
+    r
 }
 
 impl From<AskError> for HttpError {
     fn from(e: AskError) -> HttpError {
         match &e {
             AskError::BadQuestion(_) => HttpError::bad_request(e.code(), e.to_string()),
-            AskError::Unavailable(_) => HttpError::unavailable(e.code(), e.to_string()),
+            AskError::Unavailable(_) => HttpError::hidden(StatusCode::SERVICE_UNAVAILABLE, e.code(), "the edge store cannot be read right now; try again later", &e),
         }
     }
 }
@@ -75,6 +137,34 @@ fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
     Ok(())
 }
 
+/// Whether this request would call a language model (any role played by a configured model).
+fn uses_models(s: &AppState, req: &AskRequest) -> bool {
+    let models = match &req.model {
+        Some(m) => s.models.all_roles(m).unwrap_or_else(|_| (*s.models).clone()),
+        None => (*s.models).clone(),
+    };
+    serenqa_pipeline::llm::ROLES.iter().any(|r| models.model_for(r).is_some())
+}
+
+/// A model-backed Ask needs a signed-in user (an annotation account), unless the server runs
+/// with `--anonymous-llm`: every anonymous request would otherwise spend the operator's model
+/// budget.
+async fn require_user_for_models(s: &AppState, headers: &HeaderMap, req: &AskRequest) -> Result<(), HttpError> {
+    if s.admission.cfg.anonymous_llm || !uses_models(s, req) {
+        return Ok(());
+    }
+    let unauth = || HttpError {
+        status: StatusCode::UNAUTHORIZED,
+        code: "not_signed_in",
+        message: "this server answers with a language model: sign in first (or ask with model \"offline\")".into(),
+    };
+    let svc = s.annotation.clone().ok_or_else(unauth)?;
+    let token = session::cookie(headers, session::SESSION_COOKIE).ok_or_else(unauth)?;
+    let hash = serenqa_store::auth::token_hash(&token);
+    let found = session::db(&svc, move |r| r.session(&hash, serenqa_store::now())).await?;
+    found.map(|_| ()).ok_or_else(unauth)
+}
+
 #[derive(Deserialize)]
 pub(crate) struct AskQuery {
     question: String,
@@ -84,32 +174,78 @@ pub(crate) struct AskQuery {
 
 /// The same pipeline as `POST /api/ask`, as server-sent events: one `stage` event as each
 /// stage completes (`{kind: "stage", name, ms}`), then `{kind: "result", …AskResponse}` or
-/// `{kind: "error", code, message}`. The page shows progress from these.
-#[utoipa::path(get, path = "/api/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model")))]
-pub async fn get_ask_stream(State(s): State<AppState>, Q(q): Q<AskQuery>) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError> {
+/// `{kind: "error", code, message}`. The page shows progress from these. A request whose
+/// `Origin` is another site is refused (403): any page can open an EventSource.
+#[utoipa::path(get, path = "/api/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 403, description = "Cross-origin request"), (status = 429, description = "Rate limited or busy (Retry-After)")))]
+pub async fn get_ask_stream(State(s): State<AppState>, Peer(peer): Peer, headers: HeaderMap, Q(q): Q<AskQuery>) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError> {
+    same_origin(&headers, peer, &s.admission.cfg.trusted_proxies)?;
     let req = AskRequest { question: q.question, model: q.model, limit: q.limit };
     check_ask(&s, &req)?;
+    require_user_for_models(&s, &headers, &req).await?;
     let ctx = context(&s)?;
+    let deadline = s.admission.cfg.ask_deadline;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<AskEvent>();
+    // The guard lives in the event stream: a closed page drops the stream, which cancels the
+    // Ask at its next await point.
+    let (cancel, cancelled) = CancelOnDrop::new();
     let handle = tokio::runtime::Handle::current();
-    // Offline agents are CPU-bound: a blocking thread drives the pipeline; a closed page just
-    // makes the sends fail.
     tokio::task::spawn_blocking(move || {
         let stages = tx.clone();
-        let r = handle.block_on(ask_with_progress(&ctx, &req, move |st| {
-            let _ = stages.send(AskEvent::Stage(st.clone()));
-        }));
+        let r = handle.block_on(bounded(
+            deadline,
+            cancelled,
+            ask_with_progress(&ctx, &req, move |st| {
+                let _ = stages.send(AskEvent::Stage(st.clone()));
+            }),
+        ));
         let _ = tx.send(match r {
-            Ok(a) => AskEvent::Result(a),
-            Err(e) => AskEvent::Error(ApiError { code: e.code().into(), message: e.to_string() }),
+            Ok(a) => AskEvent::Result(public(a)),
+            Err(e) => {
+                let e = HttpError::from(e);
+                AskEvent::Error(ApiError { code: e.code.into(), message: e.message })
+            }
         });
     });
-    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+    let events = futures_util::stream::unfold((rx, cancel), |(mut rx, cancel)| async move {
         let ev = rx.recv().await?;
-        let event = Event::default().json_data(&ev).unwrap_or_else(|e| Event::default().data(format!("{{\"kind\":\"error\",\"code\":\"internal\",\"message\":\"{e}\"}}")));
-        Some((Ok(event), rx))
+        let event = Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{\"kind\":\"error\",\"code\":\"internal\",\"message\":\"the event could not be encoded\"}"));
+        Some((Ok(event), (rx, cancel)))
     });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(5))))
+}
+
+/// The peer address of the connection, when the server knows it.
+pub struct Peer(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Peer(parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip())))
+    }
+}
+
+/// 403 `cross_origin` when a browser says the request comes from another site: `Origin`
+/// naming another host than `Host` (or, from a trusted proxy, `X-Forwarded-Host`), an opaque
+/// `Origin: null`, or `Sec-Fetch-Site: cross-site`. No `Origin` at all (same-origin GETs,
+/// non-browser clients) passes.
+pub fn same_origin(headers: &HeaderMap, peer: Option<std::net::IpAddr>, trusted: &[super::admission::Cidr]) -> Result<(), HttpError> {
+    let refuse = |m: &str| HttpError { status: StatusCode::FORBIDDEN, code: "cross_origin", message: m.to_string() };
+    let h = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if h("sec-fetch-site") == Some("cross-site") {
+        return Err(refuse("cross-site requests are refused"));
+    }
+    let Some(origin) = h("origin") else { return Ok(()) };
+    if origin == "null" {
+        return Err(refuse("requests from an opaque origin are refused"));
+    }
+    let authority = origin.split_once("://").map(|(_, a)| a).unwrap_or(origin);
+    let from_proxy = peer.is_some_and(|p| trusted.iter().any(|c| c.contains(p)));
+    let hosts = [h("host"), if from_proxy { h("x-forwarded-host") } else { None }];
+    if hosts.iter().flatten().any(|host| host.eq_ignore_ascii_case(authority)) {
+        Ok(())
+    } else {
+        Err(refuse("the request's Origin is not this server"))
+    }
 }
 
 /// Every evaluation run in the runs directory with its manifest and aggregate tables.
@@ -119,7 +255,9 @@ pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
         .into_iter()
         .map(|(id, m, a)| serde_json::json!({"id": id, "manifest": m, "aggregate": a}))
         .collect();
-    Json(serde_json::json!({"runs_dir": s.runs_dir.display().to_string(), "runs": runs}))
+    // The directory's name only: absolute server paths are not for anonymous clients.
+    let dir = s.runs_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Json(serde_json::json!({"runs_dir": dir, "runs": runs}))
 }
 
 /// The questions of one run: `[{qid, pattern, question}]`.

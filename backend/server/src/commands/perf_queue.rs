@@ -118,6 +118,8 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
     let models_json = crate::scripted_llm::models_file(&llm.base_url, &roles, 1024);
     let models: ModelsFile = serde_json::from_value(models_json).context("scripted models file")?;
     models.validate().map_err(|e| anyhow!(e))?;
+    let models_path = work.join("models.json");
+    std::fs::write(&models_path, serde_json::to_string_pretty(&models)?).with_context(|| format!("writing {}", models_path.display()))?;
     let exe = std::env::current_exe()?;
     println!(
         "perf queue: Redis {}, scripted LLM latency {} ms (roles: {}), {} questions, concurrency {} per worker, {} run(s) per worker count (median)",
@@ -136,6 +138,8 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
             let log = std::fs::File::create(work.join(format!("{name}.log")))?;
             let mut cmd = Command::new(&exe);
             cmd.args(["--quiet", "worker", "--queue", &url, "--concurrency", &args.concurrency.to_string(), "--name", name, "--no-cache", "--reclaim-after", "30"]);
+            // Workers take their endpoints from their own models file, never from Redis.
+            cmd.arg("--models").arg(&models_path);
             if let Some(gp) = &args.graph.graph {
                 cmd.arg("--graph").arg(gp);
             }

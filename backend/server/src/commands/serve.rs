@@ -9,6 +9,7 @@ use clap::Args;
 use serenqa_graph::synth::{generate, SynthSpec};
 use serenqa_model::{Model, ModelConfig};
 
+use crate::api::admission::{AdmissionConfig, Cidr};
 use crate::api::{self, AppState};
 use crate::graph_source::GraphArgs;
 
@@ -43,9 +44,80 @@ pub struct ServeArgs {
     /// `redis://host:port[/db]` or `redis+cluster://h:p,h:p,…`. Default: the in-memory graph.
     #[arg(long, value_name = "URL")]
     edges: Option<String>,
+    #[command(flatten)]
+    admission: AdmissionArgs,
+}
+
+/// Admission control of the anonymous, expensive endpoints (`/api/cypher`, `/api/ask`,
+/// `/api/ask/stream`, `/api/discover/…`, `/api/paths`, `/api/partition`, `/api/rns`,
+/// `/api/slice`); see `api::admission`.
+#[derive(Args)]
+#[command(next_help_heading = "Admission control")]
+pub struct AdmissionArgs {
+    /// Cap of one endpoint class, `CLASS=N` or `CLASS=N:QUEUE` (repeatable). Classes and
+    /// defaults (running:waiting): cypher=4:8, ask=2:4, discover=8:16, paths=8:16, score=8:16
+    /// (partition, rns, slice). Beyond the cap a request waits up to --queue-wait, then 429.
+    #[arg(long, value_name = "CLASS=N[:QUEUE]")]
+    max_concurrent: Vec<String>,
+    /// Longest wait for a free slot before `429 busy`, in seconds.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    queue_wait: f64,
+    /// Tokens per second refilled into each client's bucket (a request costs 1, an Ask 5).
+    #[arg(long, default_value_t = 10.0, value_name = "PER_SEC")]
+    rate: f64,
+    /// Bucket size per client (the largest burst).
+    #[arg(long, default_value_t = 60.0, value_name = "TOKENS")]
+    burst: f64,
+    /// Client buckets kept at most (memory bound; IPv6 clients are keyed by their /64).
+    #[arg(long, default_value_t = 65_536, value_name = "N")]
+    max_clients: usize,
+    /// A reverse proxy whose `X-Forwarded-For` names the client: `IP` or `IP/PREFIX`
+    /// (repeatable). Default: none, the header is ignored and the peer address is the client.
+    #[arg(long, value_name = "CIDR")]
+    trusted_proxy: Vec<String>,
+    /// Overall deadline of one Ask (all stages and model calls), in seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    ask_deadline: f64,
+    /// With --models, let clients that are not signed in run model-backed Asks (default: a
+    /// signed-in annotation account is required; offline Asks are always open).
+    #[arg(long)]
+    anonymous_llm: bool,
+}
+
+impl AdmissionArgs {
+    pub fn config(&self) -> Result<AdmissionConfig> {
+        let secs = |name: &str, v: f64| -> Result<std::time::Duration> {
+            if !v.is_finite() || v <= 0.0 || v > 86_400.0 {
+                anyhow::bail!("--{name} must be a positive number of seconds (at most a day), not {v}");
+            }
+            Ok(std::time::Duration::from_secs_f64(v))
+        };
+        let mut c = AdmissionConfig::default();
+        for spec in &self.max_concurrent {
+            c.set_cap(spec).map_err(|e| anyhow::anyhow!(e))?;
+        }
+        c.queue_wait = secs("queue-wait", self.queue_wait)?;
+        c.ask_deadline = secs("ask-deadline", self.ask_deadline)?;
+        if !self.rate.is_finite() || self.rate < 0.0 {
+            anyhow::bail!("--rate must be a non-negative number, not {}", self.rate);
+        }
+        if !self.burst.is_finite() || self.burst < 1.0 {
+            anyhow::bail!("--burst must be at least 1, not {}", self.burst);
+        }
+        if self.max_clients == 0 {
+            anyhow::bail!("--max-clients must be at least 1");
+        }
+        c.rate = self.rate;
+        c.burst = self.burst;
+        c.max_clients = self.max_clients;
+        c.trusted_proxies = self.trusted_proxy.iter().map(|p| p.parse::<Cidr>().map_err(|e| anyhow::anyhow!("--trusted-proxy {e}"))).collect::<Result<_>>()?;
+        c.anonymous_llm = self.anonymous_llm;
+        Ok(c)
+    }
 }
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
+    let admission = args.admission.config()?;
     let (graph, model) = match crate::model_source::load(&args.graph, progress) {
         Ok((g, m, _)) => (g, m),
         Err(e) if args.demo_if_missing && args.graph.graph.is_none() => {
@@ -89,7 +161,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
-    let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges);
+    let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges).with_admission(admission);
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;

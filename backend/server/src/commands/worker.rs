@@ -2,7 +2,9 @@
 //! (`serenqa eval --queue …` is the coordinator). Loads the graph and model once, then runs
 //! the work items of every active run whose graph matches, until stopped: the first SIGTERM
 //! or ctrl-c finishes in-flight items (up to `--grace` seconds), a second abandons them (other
-//! workers reclaim them). Key layout and guarantees: `serenqa_pipeline::queue`.
+//! workers reclaim them). Model endpoints come from the worker's own `--models` file only; a
+//! run whose spec hashes its models differently is refused. Key layout and guarantees:
+//! `serenqa_pipeline::queue`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +40,12 @@ pub struct WorkerArgs {
     /// Seconds in-flight items get to finish after the first stop signal.
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     grace: f64,
+    /// This worker's models file (endpoints, model ids, API-key variable names). Runs whose
+    /// coordinator used different models (names, base URLs, model ids, temperature,
+    /// max_tokens, roles: compared by hash) are refused; nothing of a model endpoint is ever
+    /// taken from Redis. Default: offline agents only (serves offline runs).
+    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
+    models: Option<std::path::PathBuf>,
     /// Do not use the on-disk LLM response cache.
     #[arg(long)]
     no_cache: bool,
@@ -59,6 +67,10 @@ fn secs(name: &str, v: f64) -> Result<Duration> {
 pub fn run(args: WorkerArgs, progress: bool) -> Result<()> {
     let reclaim_after = secs("reclaim-after", args.reclaim_after)?;
     let grace = secs("grace", args.grace)?;
+    let models = match &args.models {
+        Some(p) => serenqa_pipeline::llm::ModelsFile::load(p).map_err(|e| anyhow!(e))?,
+        None => serenqa_pipeline::llm::ModelsFile::offline(),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     // Fail fast on an unreachable queue, before the graph is loaded.
     rt.block_on(Redis::connect(&args.queue)).map_err(|e| anyhow!(e))?;
@@ -74,7 +86,8 @@ pub fn run(args: WorkerArgs, progress: bool) -> Result<()> {
     cfg.max_deliveries = args.max_deliveries.max(1);
     cfg.once = args.once;
     cfg.grace = grace;
-    cfg.cache_dir = if args.no_cache { None } else { Some(datadir::cache_dir().join("llm")) };
+    cfg.cache_dir = if args.no_cache { None } else { Some(models.cache_dir.clone().unwrap_or_else(|| datadir::cache_dir().join("llm"))) };
+    cfg.models = models;
     let report = rt.block_on(async {
         let (tx, rx) = watch::channel(Shutdown::Run);
         tokio::spawn(async move {
