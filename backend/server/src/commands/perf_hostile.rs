@@ -65,7 +65,10 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
     let exe = std::env::current_exe()?;
     let db = dir.join("hostile.sqlite");
     let mut cmd = Command::new(exe);
-    cmd.args(["--quiet", "serve", "--addr", &addr, "--dist", "nodist"]).arg("--db").arg(&db);
+    // Loopback is one address: the server believes `X-Forwarded-For` from it, so each
+    // simulated client (an attacker thread, the benign clinician) is a client of its own, as
+    // behind a reverse proxy. The addresses are documentation ranges, only ever a header.
+    cmd.args(["--quiet", "serve", "--addr", &addr, "--dist", "nodist", "--trusted-proxy", "127.0.0.1/32"]).arg("--db").arg(&db);
     cmd.args(extra.split_whitespace());
     let log = dir.join("server.log");
     let mut child = cmd.stdout(Stdio::piped()).stderr(std::fs::File::create(&log)?).spawn().context("starting the server")?;
@@ -157,21 +160,21 @@ fn json_code(body: &str) -> Option<String> {
     serde_json::from_str::<serde_json::Value>(body).ok()?.get("code")?.as_str().map(str::to_string)
 }
 
-fn send(a: &ureq::Agent, base: &str, attack: &Attack) -> (String, Option<String>) {
+fn send(a: &ureq::Agent, base: &str, attack: &Attack, client: &str) -> (String, Option<String>) {
     let reply = match attack {
-        Attack::Cypher(_, body) => a.post(&format!("{base}/api/cypher")).header("content-type", "application/json").send(body.as_bytes()),
+        Attack::Cypher(_, body) => a.post(&format!("{base}/api/cypher")).header("content-type", "application/json").header("x-forwarded-for", client).send(body.as_bytes()),
         Attack::Body(name, path, body) => {
             // A fresh connection each time: a server that refuses an oversized body early closes
             // the connection, which must not be blamed on the next request of a pooled one.
             let fresh = agent(Duration::from_secs(30));
-            let r = fresh.post(&format!("{base}{path}")).header("content-type", "application/json").send(&body[..]);
+            let r = fresh.post(&format!("{base}{path}")).header("content-type", "application/json").header("x-forwarded-for", client).send(&body[..]);
             if let (Err(e), true) = (&r, body.len() > 1 << 19) {
                 // The server answered (413) and closed before the client finished writing.
                 return (format!("closed by server ({name}: {e})"), Some("closed".into()));
             }
             r
         }
-        Attack::Get(_, path) => a.get(&format!("{base}{path}")).call(),
+        Attack::Get(_, path) => a.get(&format!("{base}{path}")).header("x-forwarded-for", client).call(),
         Attack::Slow(_) => return slow_client(base),
     };
     match reply {
@@ -236,9 +239,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// The benign clinician's address (a documentation range, only ever a header).
+const BENIGN: &str = "203.0.113.7";
+
 fn benign_once(a: &ureq::Agent, url: &str) -> Result<f64> {
     let t = Instant::now();
-    let mut r = a.get(url).call()?;
+    let mut r = a.get(url).header("x-forwarded-for", BENIGN).call()?;
     let status = r.status().as_u16();
     let _ = r.body_mut().with_config().limit(64 << 20).read_to_string()?;
     if status != 200 {
@@ -280,7 +286,7 @@ pub fn run(args: HostileArgs) -> Result<()> {
             })
         };
         let t = Instant::now();
-        let (status, code) = send(&calm, &base, &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()));
+        let (status, code) = send(&calm, &base, &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()), "198.51.100.250");
         let took = t.elapsed();
         std::thread::sleep(Duration::from_millis(50));
         done.store(true, Ordering::Relaxed);
@@ -328,6 +334,7 @@ pub fn run(args: HostileArgs) -> Result<()> {
         let rounds = args.rounds.max(1);
         workers.push(std::thread::spawn(move || {
             let a = agent(Duration::from_secs(30));
+            let client = format!("198.51.100.{}", w % 250);
             for r in 0..rounds {
                 for k in 0..list.len() {
                     if Instant::now() > deadline {
@@ -336,7 +343,7 @@ pub fn run(args: HostileArgs) -> Result<()> {
                     // Each attacker starts at a different attack, so all kinds overlap.
                     let attack = &list[(k + w + r) % list.len()];
                     let t = Instant::now();
-                    let (status, code) = send(&a, &base, attack);
+                    let (status, code) = send(&a, &base, attack, &client);
                     let took = t.elapsed();
                     let mut tl = tally.lock().unwrap_or_else(|e| e.into_inner());
                     let slot = tl.slowest.entry(attack.name()).or_default();
