@@ -157,3 +157,37 @@ pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
     }
     (b.build(), report)
 }
+
+/// `g` without the edges `drop` selects: same types, relations and node ids (nodes are
+/// re-added in id order), the remaining edges with their scores and properties. This is how
+/// the benchmark's G = Gc − R becomes a graph of its own when something must be *computed* on
+/// G (a random-walk model, degrees) rather than merely viewed through a mask.
+pub fn without_edges(g: &Graph, drop: &dyn Fn(crate::EdgeId) -> bool) -> Graph {
+    let mut b = GraphBuilder::new(g.meta().clone());
+    for t in 0..g.type_count() {
+        b.node_type(g.type_label(t as u16), g.type_display(t as u16));
+    }
+    for rel in g.relations() {
+        // Same relation list in the same order, so relation ids are kept.
+        let _ = b.relation(rel.clone());
+    }
+    for v in 0..g.node_count() as NodeId {
+        let n = b.add_node(g.node_type(v), g.ident(v), g.name(v));
+        debug_assert_eq!(n, v);
+        for (k, val) in g.node_props().of(v) {
+            b.set_node_prop(n, k, val.clone());
+        }
+    }
+    for v in 0..g.node_count() as NodeId {
+        for e in g.edges(v, crate::Direction::Out) {
+            if drop(e.id) {
+                continue;
+            }
+            let i = b.add_edge(e.source, e.rel, e.target, g.edge_score(e.id));
+            for (k, val) in g.edge_props().of(e.id) {
+                b.set_edge_prop(i, k, val.clone());
+            }
+        }
+    }
+    b.build()
+}

@@ -104,6 +104,18 @@ pub struct ModelParams {
     pub edges: u64,
 }
 
+impl ModelParams {
+    /// The configuration that computed this model, to compute the same kind of model on
+    /// another graph (the benchmark's G = Gc − R of each partition).
+    pub fn config(&self) -> ModelConfig {
+        ModelConfig {
+            directed: self.directed,
+            marginals: self.marginal_params,
+            embedding: FastRp { dim: self.embedding.dim, seed: self.embedding.seed, hop_weights: self.embedding.hop_weights.clone(), directed: self.embedding.directed },
+        }
+    }
+}
+
 /// Precomputed per-graph model: marginals and embeddings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {

@@ -167,7 +167,7 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         None => &memory,
     };
     out.edge_source = edges.describe();
-    let env = Env { g, edges, removed: None, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let env = Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
     let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
     let cfg = ExploreConfig::default();
     let task = explore::Task { question, roots: roots.clone(), example: String::new() };

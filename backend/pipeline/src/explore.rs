@@ -190,14 +190,26 @@ impl TypeStats {
 }
 
 /// What an exploration reads.
+///
+/// In a benchmark run the explorer must see only G = Gc − R of its partition, never the
+/// removed edges that hide the serendipity set. So `g` (with `removed` masking the edges the
+/// store returns) gives only labels, types and edge ids, while everything *computed* from the
+/// graph — degrees of far ends (the graph score shown to models), the model's marginals and
+/// embeddings, P3 slices and their cache, type-level walk statistics — comes from `walk`, G
+/// built as a graph of its own with the same node ids, and a model computed on it.
 pub struct Env<'a> {
-    /// Node labels and types (and the model's slices); edges come from `edges`.
+    /// Node labels and types, and the edge ids the edge store speaks in (Gc).
     pub g: &'a Graph,
     pub edges: &'a dyn EdgeSource,
     /// R of the partition (None = Gc).
     pub removed: Option<&'a EdgeMask>,
+    /// The graph degrees, slices and statistics are computed on: G (`g` itself outside a
+    /// benchmark partition). Same node ids as `g`.
+    pub walk: &'a Graph,
+    /// The model of `walk`.
     pub model: Option<&'a Model>,
     pub blocks: &'a BlockCache,
+    /// Type statistics of `walk`.
     pub stats: &'a TypeStats,
 }
 
@@ -215,7 +227,12 @@ impl Env<'_> {
             .map(|(&u, list)| {
                 list.into_iter()
                     .filter(|i: &Incident| self.visible(i.edge) && i.other != u)
-                    .map(|i| Hop { step: Step { from: u, rel: i.rel, to: i.other, forward: i.forward, edge: i.edge }, score: i.score, far_degree: i.other_degree })
+                    // The far end's degree in G: the store's count includes removed edges.
+                    .map(|i| Hop {
+                        step: Step { from: u, rel: i.rel, to: i.other, forward: i.forward, edge: i.edge },
+                        score: i.score,
+                        far_degree: if std::ptr::eq(self.walk, self.g) { i.other_degree } else { self.walk.degree(i.other) as u32 },
+                    })
                     .collect()
             })
             .collect())

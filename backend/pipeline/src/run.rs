@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
+use serenqa_benchmark::query::EdgeMask;
 
 use crate::bench::{self, path_ends, resolve_ids, Benchmark};
 use crate::explore::{self, path_line, Agents, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats};
@@ -336,6 +337,26 @@ pub struct Ctx {
     want_t3: bool,
     /// qid → index into `bench.kgqa`.
     by_qid: BTreeMap<u32, usize>,
+    /// Per partition with a removed set: what its explorations compute on (G = Gc − R).
+    views: BTreeMap<String, PartitionView>,
+}
+
+/// G = Gc − R of one partition as a graph of its own (same node ids), with the model, the
+/// type statistics and the P3 block cache computed on it: what T3 may read, so that no number
+/// an explorer sees comes from the removed edges. Built once per run (Hetionet: ~3 s each).
+pub struct PartitionView {
+    pub g: Arc<Graph>,
+    pub model: Option<Arc<Model>>,
+    pub stats: Arc<TypeStats>,
+    pub blocks: Arc<BlockCache>,
+}
+
+impl PartitionView {
+    pub fn new(gc: &Graph, removed: &EdgeMask, model: Option<&Model>) -> PartitionView {
+        let g = serenqa_graph::filter::without_edges(gc, &|e| removed.contains(e));
+        let model = model.map(|m| Arc::new(Model::compute(&g, &m.params.config(), false)));
+        PartitionView { stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(256)), g: Arc::new(g), model }
+    }
 }
 
 impl Ctx {
@@ -348,6 +369,15 @@ impl Ctx {
             .find(|r| r.partition == "train")
             .map(|r| format!("Question: {}\n```cypher\n{}\n```", r.question, r.cypher))
             .unwrap_or_default();
+        let explores = tasks.contains(&TaskKind::T2) || tasks.contains(&TaskKind::T3);
+        let views = if explores {
+            partitions
+                .iter()
+                .filter_map(|p| bench.removed.get(p).map(|r| (p.clone(), PartitionView::new(&g, r, model.as_deref()))))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         Ctx {
             lex: Arc::new(Lexicon::new(&g)),
             stats: Arc::new(TypeStats::new(&g)),
@@ -363,6 +393,7 @@ impl Ctx {
             want_t2: tasks.contains(&TaskKind::T2),
             want_t3: tasks.contains(&TaskKind::T3),
             remote_edges: None,
+            views,
         }
     }
 
@@ -594,7 +625,10 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
         Some(r) => r.as_ref(),
         None => &memory,
     };
-    let env = Env { g, edges, removed: ctx.bench.removed.get(partition), model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let env = match ctx.views.get(partition) {
+        Some(v) => Env { g, edges, removed: ctx.bench.removed.get(partition), walk: &v.g, model: v.model.as_deref(), blocks: &v.blocks, stats: &v.stats },
+        None => Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats },
+    };
     let agents = Agents { relations: ctx.roles.relations.clone(), nodes: ctx.roles.nodes.clone(), cont: ctx.roles.cont.clone(), summary: ctx.roles.summary.clone() };
     let mut cfg = ctx.explore.clone();
     cfg.use_summaries = with_summaries;
@@ -618,7 +652,8 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
     if ctx.want_t3 {
         let gold_types: BTreeSet<String> = gold.iter().map(|&n| g.type_label(g.node_type(n)).to_string()).collect();
         let gold_ids: BTreeSet<String> = rec.gold.iter().cloned().collect();
-        let rel = reasoning::relevance(g, judge, &r.question, &ex, &leaves, &gold, &mut calls).await;
+        // The proxy judge reads the graph the explorer saw.
+        let rel = reasoning::relevance(env.walk, judge, &r.question, &ex, &leaves, &gold, &mut calls).await;
         rec.t3 = Some(T3Scores { relevance: rel, type_match: metrics::type_match(&rec.leaf_types, &gold_types), seren_hit: metrics::seren_hit(&rec.leaves, &gold_ids) });
     }
     rec.calls = calls;

@@ -46,7 +46,7 @@ pub fn rns_gains_terms(env: &Env<'_>, roots: &[NodeId], cands: &[NodeId]) -> Has
     let room = MAX_ENTITIES.saturating_sub(nodes.len());
     let extra: Vec<NodeId> = cands.iter().copied().filter(|c| !roots.contains(c)).take(room).collect();
     nodes.extend(&extra);
-    let Ok(slice) = build_slice(env.g, model, env.blocks, &nodes) else { return HashMap::new() };
+    let Ok(slice) = build_slice(env.walk, model, env.blocks, &nodes) else { return HashMap::new() };
     let Ok(sc) = Scorer::new(&slice) else { return HashMap::new() };
     let ae: Vec<usize> = (0..roots.len()).collect();
     let cs: Vec<usize> = (roots.len()..nodes.len()).collect();
