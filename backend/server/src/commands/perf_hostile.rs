@@ -101,6 +101,38 @@ fn rss_of(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Samples a process's resident memory on a thread and keeps the highest value seen.
+struct RssWatch {
+    peak: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl RssWatch {
+    fn start(pid: u32, floor: u64, every: Duration) -> RssWatch {
+        let (peak, done) = (Arc::new(AtomicU64::new(floor)), Arc::new(AtomicBool::new(false)));
+        let thread = {
+            let (peak, done) = (peak.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Some(r) = rss_of(pid) {
+                        peak.fetch_max(r, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(every);
+                }
+            })
+        };
+        RssWatch { peak, done, thread }
+    }
+
+    /// Stops sampling; the peak seen.
+    fn stop(self) -> u64 {
+        self.done.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
 fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into()
 }
@@ -272,41 +304,17 @@ pub fn run(args: HostileArgs) -> Result<()> {
     let mut alone = Vec::new();
     for q in [r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#, "MATCH (a:Disease)-[*]->(b) RETURN count(*)"] {
         let base_rss = rss_of(pid).unwrap_or(idle);
-        let top = Arc::new(AtomicU64::new(base_rss));
-        let done = Arc::new(AtomicBool::new(false));
-        let watch = {
-            let (top, done) = (top.clone(), done.clone());
-            std::thread::spawn(move || {
-                while !done.load(Ordering::Relaxed) {
-                    if let Some(r) = rss_of(pid) {
-                        top.fetch_max(r, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            })
-        };
+        let watch = RssWatch::start(pid, base_rss, Duration::from_millis(10));
         let t = Instant::now();
         let (status, code) = send(&calm, &base, &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()), "198.51.100.250");
         let took = t.elapsed();
         std::thread::sleep(Duration::from_millis(50));
-        done.store(true, Ordering::Relaxed);
-        let _ = watch.join();
-        alone.push((q, status, code, took, top.load(Ordering::Relaxed).saturating_sub(base_rss)));
+        let top = watch.stop();
+        alone.push((q, status, code, took, top.saturating_sub(base_rss)));
     }
 
     let stop = Arc::new(AtomicBool::new(false));
-    let peak = Arc::new(AtomicU64::new(idle));
-    let sampler = {
-        let (stop, peak) = (stop.clone(), peak.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                if let Some(r) = rss_of(pid) {
-                    peak.fetch_max(r, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
+    let sampler = RssWatch::start(pid, idle, Duration::from_millis(20));
     let benign = {
         let (stop, url) = (stop.clone(), benign_url.clone());
         std::thread::spawn(move || {
@@ -365,11 +373,10 @@ pub fn run(args: HostileArgs) -> Result<()> {
     }
     let attack_secs = started.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    let _ = sampler.join();
+    let peak = sampler.stop();
     let (mut during, benign_failures) = benign.join().unwrap_or_default();
 
     let alive = server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
-    let peak = peak.load(Ordering::Relaxed);
     before.sort_by(f64::total_cmp);
     during.sort_by(f64::total_cmp);
     let tally = tally.lock().unwrap_or_else(|e| e.into_inner());
