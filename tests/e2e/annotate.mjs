@@ -230,6 +230,9 @@ test('a change followed within 100 ms by "Next →", the back link or a reload i
     ['the back link', async () => { await page.locator('a[href^="/annotate/batch/"]').first().click(); await page.waitForURL(/\/annotate\/batch\//); }],
     ['a reload (pagehide)', async () => { await page.reload(); }],
   ];
+  // When each save was sent: leaving must send it at once, not when the 400 ms pause is over.
+  const puts = [];
+  page.on('request', (r) => { if (r.method() === 'PUT' && r.url().includes('/response')) puts.push({ url: r.url(), t: Date.now() }); });
   let qid;
   for (const [i, [how, leave]] of ways.entries()) {
     qid = state.fresh[i];
@@ -239,6 +242,10 @@ test('a change followed within 100 ms by "Next →", the back link or a reload i
     assert(since < 100, `left ${since} ms after the change (the autosave pause is 400 ms)`);
     await leave();
     await waitSaved(page, qid, expected, `left by ${how} right after the change`);
+    // (The reload's keepalive request is not reported by the unloading page; that the change
+    // is stored at all proves it was sent, since the page was gone before the pause ended.)
+    const sent = puts.find((p) => p.url.includes(`/questions/${qid}/response`));
+    assert(how.startsWith('a reload') || (sent && sent.t - state.changedAt < 390), `left by ${how}: the save was sent ${sent ? sent.t - state.changedAt : '—'} ms after the change, not flushed at once`);
     await openQuestion(page, qid);
     assert(JSON.stringify(await order(page)) === JSON.stringify(expected), `after ${how} and a reload: ${await order(page)} vs ${expected}`);
     assert(await page.getByTestId('restore').count() === 0, 'nothing left to restore once saved');
