@@ -345,6 +345,28 @@ test('changes this device could not save are offered back', async () => {
   assert(await page.getByTestId('restore').count() === 0, 'the copy is gone once saved');
 });
 
+test('a session that ends before the save: the page says so, and after signing in again the change is offered back', async () => {
+  const page = state.ann1;
+  const qid = state.fresh[6];
+  await openQuestion(page, qid);
+  // The session ends on the server (as at expiry) while the question is open.
+  const me = await (await page.request.get(base + '/api/auth/me')).json();
+  const out = await page.request.post(base + '/api/auth/logout', { headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': me.csrf } });
+  assert(out.status() === 200, `logout ${out.status()}`);
+  const wanted = await moveSecondUp(page);
+  await page.getByTestId('signed-out').waitFor({ timeout: 15000 });
+  assert((await page.getByTestId('save-state').textContent()).includes('session has ended'), await page.getByTestId('save-state').textContent());
+  await page.getByTestId('signed-out').getByRole('link', { name: 'Sign in again' }).click();
+  await page.locator('input[name=email]').fill('ann1@example.org');
+  await page.locator('input[name=password]').fill(PW);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname === `/annotate/q/${qid}`, { timeout: 15000 });
+  await page.getByTestId('restore').waitFor({ timeout: 15000 });
+  await page.getByTestId('restore-yes').click();
+  await waitSaved(page, qid, wanted, 'the change made while signed out, restored');
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
 test('tablet (768 px): the question fits and the controls are touch-sized', async () => {
   const page = await newPage({ width: 768, height: 1024 });
   await page.context().addCookies(await state.ann1.context().cookies());
