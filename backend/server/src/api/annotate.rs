@@ -3,7 +3,7 @@
 //!
 //! | route | who |
 //! |---|---|
-//! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header, rate limit) |
+//! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header; login backs off after failures) |
 //! | `GET /api/auth/me`, `POST /api/auth/logout` | signed in |
 //! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
