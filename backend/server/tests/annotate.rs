@@ -431,6 +431,89 @@ fn stale_revisions_conflict_and_submission_ids_are_checked() {
     assert_eq!(agg["candidates"][0]["candidate"], c1[0], "with its own ranking, not the pending edit: {agg}");
 }
 
+/// The sign-in back-off's logic with a driven clock (no sleeping): exponential growth, the
+/// owner admitted after the wait however many failures an attacker caused, IPv6 /64 keys,
+/// bursts, forgetting, the bounded table.
+#[test]
+fn login_back_off_with_an_injected_clock() {
+    use serenqa_store::limiter::{Limits, LoginLimiter};
+    use std::net::IpAddr;
+    use std::time::{Duration, Instant};
+    let lim = LoginLimiter::default();
+    let l = Limits::default();
+    let t0 = Instant::now();
+    let attacker: IpAddr = "2001:db8:bad:1::66".parse().unwrap();
+    let attacker_same_64: IpAddr = "2001:db8:bad:1:ffff::1".parse().unwrap();
+    let owner: IpAddr = "192.0.2.10".parse().unwrap();
+    let email = "owner@example.org";
+
+    // The attacker fails as fast as the limiter lets them; the waits they are given double.
+    let mut t = t0;
+    let mut waits = Vec::new();
+    let mut failures = 0;
+    while failures < 14 {
+        match lim.begin(email, Some(attacker), t) {
+            Ok(a) => {
+                a.failed(t);
+                failures += 1;
+            }
+            Err(w) => {
+                waits.push(w.as_secs());
+                t += w;
+            }
+        }
+    }
+    assert_eq!(waits[..6], [1, 2, 4, 8, 16, 32], "exponential back-off after {} free failures: {waits:?}", l.pair.free);
+    // Another address of the same IPv6 /64 is the same client.
+    assert!(lim.begin("other@example.org", Some(attacker_same_64), t).is_ok_and(|a| {
+        a.failed(t);
+        true
+    }));
+    assert!(lim.begin(email, Some(attacker_same_64), t).is_err(), "the /64 shares the back-off");
+
+    // The owner, elsewhere, waits at most the e-mail cap — never a lock-out — and then the
+    // correct password is checked and succeeds, which clears the e-mail's counter.
+    let wait = lim.begin(email, Some(owner), t).err().expect("14 failures on the e-mail make everyone wait");
+    assert!(wait <= l.email.cap, "the owner waits {wait:?}, at most {:?}", l.email.cap);
+    assert!(lim.begin(email, Some(owner), t + wait - Duration::from_millis(1)).is_err(), "still backing off");
+    let ok = lim.begin(email, Some(owner), t + wait).expect("after the back-off the owner's attempt is checked");
+    ok.succeeded(t + wait);
+    let ok = lim.begin(email, Some(owner), t + wait).expect("the success cleared the e-mail's back-off");
+    ok.succeeded(t + wait);
+    // The attacker's own address is still backing off for this e-mail.
+    assert!(lim.begin(email, Some(attacker), t + wait).is_err());
+
+    // Attempts in flight count: a burst gets at most the free attempts checked at once.
+    let burst = LoginLimiter::default();
+    let ip: IpAddr = "198.51.100.1".parse().unwrap();
+    let admitted: Vec<_> = (0..10).filter_map(|_| burst.begin("x@example.org", Some(ip), t0).ok()).collect();
+    assert_eq!(admitted.len() as u32, l.pair.free);
+    drop(admitted); // dropped unreported: counted as failures
+    assert!(burst.begin("x@example.org", Some(ip), t0).is_err());
+    // Many people behind one address signing in at once are not limited by each other.
+    let office = LoginLimiter::default();
+    let held: Vec<_> = (0..50).map(|i| office.begin(&format!("p{i}@example.org"), Some(ip), t0).expect("concurrent honest sign-ins")).collect();
+    for a in held {
+        a.succeeded(t0);
+    }
+    // Counters are forgotten after a quiet period: the free failures are free again.
+    let later = t0 + l.pair.forget + Duration::from_secs(1);
+    for _ in 0..l.pair.free {
+        burst.begin("x@example.org", Some(ip), later).expect("forgotten").failed(later);
+    }
+    assert!(burst.begin("x@example.org", Some(ip), later).is_err());
+
+    // The table stays bounded: unique e-mails from many addresses evict the oldest entries.
+    let small = LoginLimiter::new(Limits::default(), 64);
+    for i in 0..5000u32 {
+        let ip = IpAddr::from([10, (i >> 16) as u8, (i >> 8) as u8, i as u8]);
+        if let Ok(a) = small.begin(&format!("u{i}@example.org"), Some(ip), t0 + Duration::from_millis(i as u64)) {
+            a.failed(t0 + Duration::from_millis(i as u64));
+        }
+        assert!(small.len() <= small.capacity(), "{} entries", small.len());
+    }
+}
+
 #[test]
 fn load_50_annotators_x_100_submissions_and_crash() {
     for extra in [&[][..], &["--crash"][..]] {

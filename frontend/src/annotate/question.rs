@@ -280,7 +280,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         }
     };
     let end_drag = move |_ev: web_sys::PointerEvent| {
-        if dragging.get_untracked().take().is_some() {
+        if dragging.get_untracked().is_some() {
             dragging.set(None);
             changed();
         }
