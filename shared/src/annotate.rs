@@ -168,13 +168,45 @@ pub struct RankEntry {
 /// What an annotator submits (autosave or final).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewResponse {
-    /// Client-chosen idempotency key: a retried submission is stored once.
+    /// Client-chosen idempotency key: a retried submission is stored once. One key names one
+    /// body: a retry resends the same body with the same key; a changed ranking gets a new key.
     pub submission_id: String,
     pub ranking: Vec<RankEntry>,
     pub confidence: Option<u8>,
     #[serde(default)]
     pub comment: String,
+    /// `Complete` submits (or updates a submission); `Draft` autosaves. A draft save of a
+    /// submitted response does not touch the submission: it is kept as its [`Response::pending`]
+    /// edit until a `Complete` save replaces the submission.
     pub status: Status,
+    /// The revision this edit was based on (`0` or absent: there was no saved response).
+    /// A save whose base is not the stored revision is refused with 409 [`StaleRevision`],
+    /// so a delayed older save can never replace a newer one.
+    #[serde(default)]
+    pub base_revision: i64,
+}
+
+/// Unsubmitted edits of a submitted response (autosaved drafts made after "Submit"). They do
+/// not count anywhere until the annotator presses "Update submission".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingEdit {
+    pub ranking: Vec<RankEntry>,
+    pub confidence: Option<u8>,
+    pub comment: String,
+    pub updated_at: i64,
+}
+
+/// Body of the 409 reply to a save based on an outdated revision: what is stored now, so the
+/// page can let the annotator keep their version (resend based on `revision`) or take this one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StaleRevision {
+    /// Always `stale_revision`.
+    pub code: String,
+    pub message: String,
+    /// The stored revision (`0`: nothing stored).
+    pub revision: i64,
+    /// The stored response, if any.
+    pub current: Option<Response>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -188,6 +220,9 @@ pub struct Response {
     pub comment: String,
     pub revision: i64,
     pub updated_at: i64,
+    /// Autosaved edits of a submitted response, not submitted yet (only for `Complete`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingEdit>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -196,6 +231,16 @@ pub struct SaveOutcome {
     pub revision: i64,
     /// True when this submission id had been stored before (nothing changed).
     pub duplicate: bool,
+    /// The stored status (a draft save of a submitted response leaves it `Complete`).
+    #[serde(default = "draft")]
+    pub status: Status,
+    /// The submitted response has unsubmitted edits ([`Response::pending`]).
+    #[serde(default)]
+    pub pending: bool,
+}
+
+fn draft() -> Status {
+    Status::Draft
 }
 
 /// One row of the response export.

@@ -31,12 +31,16 @@ const browser = await chromium.launch({
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 const contexts = [];
+// Every console message of every page: the last test asserts that no Leptos panic (e.g. "Tried
+// to access a reactive value that has already been disposed") was logged.
+const consoleLog = [];
 async function newPage(viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport });
   contexts.push(context);
   const page = await context.newPage();
   page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('pageerror', (e) => { page.errors.push(String(e)); consoleLog.push(`pageerror: ${e}`); });
+  page.on('console', (m) => consoleLog.push(`${m.type()}: ${m.text()}`));
   return page;
 }
 
@@ -179,6 +183,190 @@ test('another annotator cannot open the first one\'s response (403) and ranks th
   await page.getByTestId('save-state').filter({ hasText: 'submitted' }).waitFor({ timeout: 15000 });
 });
 
+// ----- saving: leaving a question, conflicts, edits of a submission -----
+
+// The saved ranking of a question as candidate ids in list order (API, the page's own session).
+async function savedOrder(page, qid) {
+  const v = await (await page.request.get(base + `/api/annotate/questions/${qid}`)).json();
+  if (!v.response) return null;
+  const r = v.response.pending ? v.response.pending.ranking : v.response.ranking;
+  return r.map((e) => String(e.candidate));
+}
+async function waitSaved(page, qid, expected, what) {
+  const deadline = Date.now() + 8000;
+  let got = null;
+  while (Date.now() < deadline) {
+    got = await savedOrder(page, qid);
+    if (JSON.stringify(got) === JSON.stringify(expected)) return;
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`${what}: stored ${got}, expected ${expected}`);
+}
+async function openQuestion(page, qid) {
+  await page.goto(base + `/annotate/q/${qid}`);
+  await page.getByTestId('question-text').waitFor();
+  await page.locator('li.cand').first().waitFor();
+}
+// Moves the second candidate to the top with the keyboard; returns the new order.
+async function moveSecondUp(page) {
+  const o = await order(page);
+  await page.locator(`li.cand[data-cand="${o[1]}"]`).focus();
+  state.changedAt = Date.now();
+  await page.keyboard.press('ArrowUp');
+  const moved = await order(page);
+  assert(moved[0] === o[1], `moved: ${moved} from ${o}`);
+  return moved;
+}
+
+test('a change followed within 100 ms by "Next →", the back link or a reload is saved', async () => {
+  const page = state.ann1;
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  const batch = await (await page.request.get(base + `/api/annotate/batches/${batches[0].batch.id}`)).json();
+  const fresh = batch.questions.filter((x) => x.id !== state.qid && x.candidates >= 3 && !x.status);
+  assert(fresh.length >= 8, `${fresh.length} fresh questions`);
+  state.fresh = fresh.map((x) => x.id);
+  const ways = [
+    ['Next →', async () => { await page.getByRole('link', { name: 'Next →' }).click(); await page.waitForURL((u) => !u.pathname.endsWith(`/${qid}`)); }],
+    ['the back link', async () => { await page.locator('a[href^="/annotate/batch/"]').first().click(); await page.waitForURL(/\/annotate\/batch\//); }],
+    ['a reload (pagehide)', async () => { await page.reload(); }],
+  ];
+  // When each save was sent: leaving must send it at once, not when the 400 ms pause is over.
+  const puts = [];
+  page.on('request', (r) => { if (r.method() === 'PUT' && r.url().includes('/response')) puts.push({ url: r.url(), t: Date.now() }); });
+  let qid;
+  for (const [i, [how, leave]] of ways.entries()) {
+    qid = state.fresh[i];
+    await openQuestion(page, qid);
+    const expected = await moveSecondUp(page);
+    const since = Date.now() - state.changedAt;
+    assert(since < 100, `left ${since} ms after the change (the autosave pause is 400 ms)`);
+    await leave();
+    await waitSaved(page, qid, expected, `left by ${how} right after the change`);
+    // (The reload's keepalive request is not reported by the unloading page; that the change
+    // is stored at all proves it was sent, since the page was gone before the pause ended.)
+    const sent = puts.find((p) => p.url.includes(`/questions/${qid}/response`));
+    assert(how.startsWith('a reload') || (sent && sent.t - state.changedAt < 390), `left by ${how}: the save was sent ${sent ? sent.t - state.changedAt : '—'} ms after the change, not flushed at once`);
+    await openQuestion(page, qid);
+    assert(JSON.stringify(await order(page)) === JSON.stringify(expected), `after ${how} and a reload: ${await order(page)} vs ${expected}`);
+    assert(await page.getByTestId('restore').count() === 0, 'nothing left to restore once saved');
+  }
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
+test('a save based on an old revision gets the conflict view: take theirs, keep mine', async () => {
+  const a = state.ann1;
+  const qid = state.fresh[4];
+  await openQuestion(a, qid);
+  await moveSecondUp(a);
+  await a.getByTestId('save-state').filter({ hasText: 'revision 1' }).waitFor({ timeout: 15000 });
+  // A second tab of the same annotator saves revision 2 first.
+  const b = await newPage();
+  await b.context().addCookies(await a.context().cookies());
+  await openQuestion(b, qid);
+  const theirs = await moveSecondUp(b);
+  await b.getByTestId('save-state').filter({ hasText: 'revision 2' }).waitFor({ timeout: 15000 });
+  // The first tab, still on revision 1, saves: 409 stale_revision → the conflict view.
+  const o = await order(a);
+  await a.locator(`li.cand[data-cand="${o[2]}"]`).focus();
+  await a.keyboard.press('ArrowUp');
+  await a.getByTestId('conflict').waitFor({ timeout: 15000 });
+  assert((await a.getByTestId('conflict').textContent()).includes('revision 2'), await a.getByTestId('conflict').textContent());
+  assert(await a.getByTestId('theirs').count() === 1, 'their ranking is shown');
+  assert((await a.getByTestId('save-state').textContent()).includes('changed elsewhere'), 'the state says it was not saved');
+  await a.screenshot({ path: shot('conflict'), fullPage: true });
+  await waitSaved(a, qid, theirs, 'the stale save stored nothing');
+  await a.getByTestId('take-theirs').click();
+  assert(await a.getByTestId('conflict').count() === 0, 'resolved');
+  assert(JSON.stringify(await order(a)) === JSON.stringify(theirs), `took theirs: ${await order(a)} vs ${theirs}`);
+  const next = await moveSecondUp(a);
+  await a.getByTestId('save-state').filter({ hasText: 'revision 3' }).waitFor({ timeout: 15000 });
+  await waitSaved(a, qid, next, 'saving on after taking theirs');
+  // Now the second tab is behind: its next change conflicts; "Keep mine" stores it.
+  const mine = await moveSecondUp(b);
+  await b.getByTestId('conflict').waitFor({ timeout: 15000 });
+  await b.getByTestId('keep-mine').click();
+  await b.getByTestId('save-state').filter({ hasText: 'revision 4' }).waitFor({ timeout: 15000 });
+  await waitSaved(b, qid, mine, 'kept mine');
+  // An injected PUT based on an old revision is refused with the stored state.
+  const stale = await b.request.put(base + `/api/annotate/questions/${qid}/response`, {
+    headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': (await (await b.request.get(base + '/api/auth/me')).json()).csrf },
+    data: { submission_id: 'e2e-stale-1', base_revision: 1, status: 'draft', confidence: null, comment: '', ranking: mine.map((c, k) => ({ candidate: Number(c), rank: k + 1, unsure: false })).reverse() },
+  });
+  assert(stale.status() === 409, `stale PUT: ${stale.status()}`);
+  const body = await stale.json();
+  assert(body.code === 'stale_revision' && body.revision === 4 && body.current.revision === 4, JSON.stringify(body).slice(0, 300));
+  assert(a.errors.length === 0 && b.errors.length === 0, a.errors.concat(b.errors).join('; '));
+});
+
+test('edits of a submitted ranking stay a draft until "Update submission"', async () => {
+  const page = state.ann1;
+  const qid = state.qid;
+  const submitted = async () => (await (await page.request.get(base + `/api/annotate/questions/${qid}`)).json()).response;
+  const before = await submitted();
+  assert(before.status === 'complete' && !before.pending, 'submitted earlier');
+  await openQuestion(page, qid);
+  assert((await page.getByTestId('submit').textContent()).includes('Update submission'), 'the button says Update submission');
+  const edited = await moveSecondUp(page);
+  await page.getByTestId('save-state').filter({ hasText: 'Edits saved as a draft' }).waitFor({ timeout: 15000 });
+  const during = await submitted();
+  assert(JSON.stringify(during.ranking) === JSON.stringify(before.ranking), 'the submission is unchanged by the edit');
+  assert(during.pending && String(during.pending.ranking[0].candidate) === edited[0], 'the edit is kept as a draft');
+  // Discard goes back to the submission.
+  await page.getByTestId('discard-edits').click();
+  await page.getByTestId('save-state').filter({ hasText: 'Saved, submitted' }).waitFor({ timeout: 15000 });
+  assert(!(await submitted()).pending, 'discarded');
+  const again = await moveSecondUp(page);
+  await page.getByTestId('save-state').filter({ hasText: 'Edits saved as a draft' }).waitFor({ timeout: 15000 });
+  await page.getByTestId('submit').click();
+  await page.getByTestId('save-state').filter({ hasText: 'Saved, submitted' }).waitFor({ timeout: 15000 });
+  const after = await submitted();
+  assert(!after.pending && after.status === 'complete' && String(after.ranking[0].candidate) === again[0], 'updated submission');
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
+test('changes this device could not save are offered back', async () => {
+  const page = state.ann1;
+  const qid = state.fresh[5];
+  await openQuestion(page, qid);
+  // As if the session had ended before the save: a copy on this device, never acknowledged.
+  const me = await (await page.request.get(base + '/api/auth/me')).json();
+  const o = await order(page);
+  const wanted = [o[2], o[0], o[1], ...o.slice(3)];
+  await page.evaluate(([key, copy]) => localStorage.setItem(key, JSON.stringify(copy)), [`serenqa:unsaved:${me.user.id}:${qid}`, {
+    base_revision: 0, saved_at: Date.now(), content: { confidence: 2, comment: 'kept on the device', ranking: wanted.map((c, k) => ({ candidate: Number(c), rank: k + 1, unsure: false })) },
+  }]);
+  await openQuestion(page, qid);
+  await page.getByTestId('restore').waitFor();
+  await page.getByTestId('restore-yes').click();
+  assert(JSON.stringify(await order(page)) === JSON.stringify(wanted), `restored order ${await order(page)}`);
+  await waitSaved(page, qid, wanted, 'restored changes saved');
+  assert((await page.locator('.comment textarea').inputValue()) === 'kept on the device', 'comment restored');
+  await openQuestion(page, qid);
+  assert(await page.getByTestId('restore').count() === 0, 'the copy is gone once saved');
+});
+
+test('a session that ends before the save: the page says so, and after signing in again the change is offered back', async () => {
+  const page = state.ann1;
+  const qid = state.fresh[6];
+  await openQuestion(page, qid);
+  // The session ends on the server (as at expiry) while the question is open.
+  const me = await (await page.request.get(base + '/api/auth/me')).json();
+  const out = await page.request.post(base + '/api/auth/logout', { headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': me.csrf } });
+  assert(out.status() === 200, `logout ${out.status()}`);
+  const wanted = await moveSecondUp(page);
+  await page.getByTestId('signed-out').waitFor({ timeout: 15000 });
+  assert((await page.getByTestId('save-state').textContent()).includes('session has ended'), await page.getByTestId('save-state').textContent());
+  await page.getByTestId('signed-out').getByRole('link', { name: 'Sign in again' }).click();
+  await page.locator('input[name=email]').fill('ann1@example.org');
+  await page.locator('input[name=password]').fill(PW);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname === `/annotate/q/${qid}`, { timeout: 15000 });
+  await page.getByTestId('restore').waitFor({ timeout: 15000 });
+  await page.getByTestId('restore-yes').click();
+  await waitSaved(page, qid, wanted, 'the change made while signed out, restored');
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
 test('tablet (768 px): the question fits and the controls are touch-sized', async () => {
   const page = await newPage({ width: 768, height: 1024 });
   await page.context().addCookies(await state.ann1.context().cookies());
@@ -232,6 +420,14 @@ test('admin runs a calibration and sees the result or a clear reason', async () 
     assert((await alert.textContent()).length > 10, 'a clear reason');
   }
   await page.screenshot({ path: shot('calibration'), fullPage: true });
+});
+
+test('no Leptos panic or disposed reactive value in any console', async () => {
+  await state.ann1.evaluate(() => console.log('e2e console probe'));
+  await state.ann1.waitForTimeout(100);
+  assert(consoleLog.some((l) => l.includes('e2e console probe')), 'console messages are collected');
+  const bad = consoleLog.filter((l) => /disposed|panicked|RuntimeError|unreachable/i.test(l));
+  assert(bad.length === 0, bad.slice(0, 5).join(' | '));
 });
 
 let passed = 0, failed = 0;

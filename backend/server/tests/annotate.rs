@@ -1,5 +1,5 @@
 //! The annotation API on a live `serenqa serve` with a throwaway SQLite file: every route's
-//! access rule for every role, CSRF, rate limiting, bad input (nothing stored), the load and
+//! access rule for every role, CSRF, login back-off, revisions and submission ids, bad input (nothing stored), the load and
 //! crash tests.
 
 use std::io::{BufRead, BufReader};
@@ -325,19 +325,193 @@ fn login_rate_limit_and_secure_cookie_behind_tls() {
     let (st, _, h) = login("a long password 1", &[]);
     assert_eq!(st, 200);
     assert!(!h.iter().any(|(k, v)| k == "set-cookie" && v.contains("Secure")), "plain HTTP on loopback");
-    for _ in 0..5 {
+    // E-mails over 254 bytes: a clear 400 before anything else happens.
+    let long = format!("{}@example.org", "a".repeat(250));
+    let (st, body, _) = C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": long, "password": "x"}).to_string()), &[XRW]);
+    assert_eq!(st, 400, "{body}");
+    let e: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(e["code"], "email_too_long", "{body}");
+    assert!(e["message"].as_str().unwrap().contains("254"), "{body}");
+    // Failures back off (the limiter's exponential growth is tested with an injected clock in
+    // the store's tests): the free failures answer 401, then 429 with Retry-After even for the
+    // right password — the password is not checked while backing off …
+    for _ in 0..3 {
         assert_eq!(login("wrong password!", &[]).0, 401);
     }
     let (st, body, h) = login("a long password 1", &[]);
-    assert_eq!(st, 429, "even the right password waits after 5 failures: {body}");
-    assert!(h.iter().any(|(k, _)| k == "retry-after"));
+    assert_eq!(st, 429, "the right password waits while backing off: {body}");
     assert!(body.contains("rate_limited"));
+    let retry: u64 = h.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.parse().unwrap()).expect("Retry-After");
+    assert!((1..=2).contains(&retry), "the first back-off is short: {retry} s");
+    // … and is not a lock-out: once it is over, the owner's correct password signs in.
+    std::thread::sleep(std::time::Duration::from_secs(retry));
+    let (st, body, _) = login("a long password 1", &[]);
+    assert_eq!(st, 200, "after the back-off the owner signs in: {body}");
     // Unknown users are limited the same way (no account enumeration).
     let other = |pw: &str| C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "nobody@example.org", "password": pw}).to_string()), &[XRW]).0;
-    for _ in 0..5 {
+    for _ in 0..3 {
         assert_eq!(other("x"), 401);
     }
     assert_eq!(other("x"), 429);
+}
+
+/// Revisions, idempotent retries and submission ids over HTTP.
+#[test]
+fn stale_revisions_conflict_and_submission_ids_are_checked() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(&s, &invite(&s, &admin, "ann@example.org", "annotator"), "Ann");
+    let (_, body) = ann.get(&format!("{b}/api/annotate/batches"));
+    let bid = serde_json::from_str::<Value>(&body).unwrap()[0]["batch"]["id"].as_i64().unwrap();
+    let (_, body) = ann.get(&format!("{b}/api/annotate/batches/{bid}"));
+    let bv: Value = serde_json::from_str(&body).unwrap();
+    let qids: Vec<i64> = bv["questions"].as_array().unwrap().iter().map(|q| q["id"].as_i64().unwrap()).collect();
+    let cands = |q: i64| -> Vec<i64> {
+        let (_, body) = ann.get(&format!("{b}/api/annotate/questions/{q}"));
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let mut c: Vec<i64> = v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+        c.sort();
+        c
+    };
+    let (q1, q2) = (qids[0], qids[1]);
+    let c1 = cands(q1);
+    let put = |q: i64, body: &str| ann.req("PUT", &format!("{b}/api/annotate/questions/{q}/response"), Some(body), &[]);
+    let based = |body: String, base: i64| {
+        let mut v: Value = serde_json::from_str(&body).unwrap();
+        v["base_revision"] = json!(base);
+        v.to_string()
+    };
+
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[1, 2, 3, 4, 5], "r1", "draft"), 0));
+    assert_eq!(st, 200, "{body}");
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[2, 1, 3, 4, 5], "r2", "draft"), 1));
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["revision"], 2);
+    // A delayed save based on revision 1 arrives after revision 2: 409 with the stored state.
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[5, 4, 3, 2, 1], "r3", "draft"), 1));
+    assert_eq!(st, 409, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["code"], "stale_revision", "{body}");
+    assert_eq!(v["revision"], 2);
+    assert_eq!(v["current"]["revision"], 2);
+    let first = v["current"]["ranking"].as_array().unwrap().iter().find(|e| e["candidate"] == c1[0]).unwrap().clone();
+    assert_eq!(first["rank"], 2, "the current ranking is revision 2's: {body}");
+    assert!(!v["message"].as_str().unwrap().is_empty());
+    let (_, stored) = ann.get(&format!("{b}/api/annotate/questions/{q1}"));
+    assert_eq!(serde_json::from_str::<Value>(&stored).unwrap()["response"]["revision"], 2, "nothing stored by the stale save");
+    // A retry of the stored save (same submission id) is answered again, not refused.
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[2, 1, 3, 4, 5], "r2", "draft"), 1));
+    assert_eq!(st, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((v["duplicate"].as_bool(), v["revision"].as_i64()), (Some(true), Some(2)));
+    // The submission id of question 1 reused on question 2: 409, nothing stored there.
+    let c2 = cands(q2);
+    let (st, body, _) = put(q2, &based(ranking(&c2, &[1, 2], "r2", "draft"), 0));
+    assert_eq!(st, 409, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], "submission_id_reused", "{body}");
+    let (_, v) = ann.get(&format!("{b}/api/annotate/questions/{q2}"));
+    assert!(serde_json::from_str::<Value>(&v).unwrap()["response"].is_null());
+
+    // Submitted, then edited: the edit stays pending until a complete save.
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[1, 2, 3, 4, 5], "s1", "complete"), 2));
+    assert_eq!(st, 200, "{body}");
+    let (st, body, _) = put(q1, &based(ranking(&c1, &[5, 4, 3, 2, 1], "e1", "draft"), 3));
+    assert_eq!(st, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((v["status"].as_str(), v["pending"].as_bool()), (Some("complete"), Some(true)), "{body}");
+    let (_, view) = ann.get(&format!("{b}/api/annotate/questions/{q1}"));
+    let view: Value = serde_json::from_str(&view).unwrap();
+    assert_eq!(view["response"]["status"], "complete");
+    assert!(view["response"]["pending"]["ranking"].is_array(), "{view}");
+    let (_, er) = admin.get(&format!("{b}/api/review/batches/{bid}"));
+    let er: Value = serde_json::from_str(&er).unwrap();
+    let agg = er["questions"].as_array().unwrap().iter().find(|q| q["question_id"] == q1).unwrap();
+    assert_eq!(agg["annotators"], 1, "the submission still counts");
+    assert_eq!(agg["candidates"][0]["candidate"], c1[0], "with its own ranking, not the pending edit: {agg}");
+}
+
+/// The sign-in back-off's logic with a driven clock (no sleeping): exponential growth, the
+/// owner admitted after the wait however many failures an attacker caused, IPv6 /64 keys,
+/// bursts, forgetting, the bounded table.
+#[test]
+fn login_back_off_with_an_injected_clock() {
+    use serenqa_store::limiter::{Limits, LoginLimiter};
+    use std::net::IpAddr;
+    use std::time::{Duration, Instant};
+    let lim = LoginLimiter::default();
+    let l = Limits::default();
+    let t0 = Instant::now();
+    let attacker: IpAddr = "2001:db8:bad:1::66".parse().unwrap();
+    let attacker_same_64: IpAddr = "2001:db8:bad:1:ffff::1".parse().unwrap();
+    let owner: IpAddr = "192.0.2.10".parse().unwrap();
+    let email = "owner@example.org";
+
+    // The attacker fails as fast as the limiter lets them; the waits they are given double.
+    let mut t = t0;
+    let mut waits = Vec::new();
+    let mut failures = 0;
+    while failures < 14 {
+        match lim.begin(email, Some(attacker), t) {
+            Ok(a) => {
+                a.failed(t);
+                failures += 1;
+            }
+            Err(w) => {
+                waits.push(w.as_secs());
+                t += w;
+            }
+        }
+    }
+    assert_eq!(waits[..6], [1, 2, 4, 8, 16, 32], "exponential back-off after {} free failures: {waits:?}", l.pair.free);
+    // Another address of the same IPv6 /64 is the same client.
+    assert!(lim.begin("other@example.org", Some(attacker_same_64), t).is_ok_and(|a| {
+        a.failed(t);
+        true
+    }));
+    assert!(lim.begin(email, Some(attacker_same_64), t).is_err(), "the /64 shares the back-off");
+
+    // The owner, elsewhere, waits at most the e-mail cap — never a lock-out — and then the
+    // correct password is checked and succeeds, which clears the e-mail's counter.
+    let wait = lim.begin(email, Some(owner), t).err().expect("14 failures on the e-mail make everyone wait");
+    assert!(wait <= l.email.cap, "the owner waits {wait:?}, at most {:?}", l.email.cap);
+    assert!(lim.begin(email, Some(owner), t + wait - Duration::from_millis(1)).is_err(), "still backing off");
+    let ok = lim.begin(email, Some(owner), t + wait).expect("after the back-off the owner's attempt is checked");
+    ok.succeeded(t + wait);
+    let ok = lim.begin(email, Some(owner), t + wait).expect("the success cleared the e-mail's back-off");
+    ok.succeeded(t + wait);
+    // The attacker's own address is still backing off for this e-mail.
+    assert!(lim.begin(email, Some(attacker), t + wait).is_err());
+
+    // Attempts in flight count: a burst gets at most the free attempts checked at once.
+    let burst = LoginLimiter::default();
+    let ip: IpAddr = "198.51.100.1".parse().unwrap();
+    let admitted: Vec<_> = (0..10).filter_map(|_| burst.begin("x@example.org", Some(ip), t0).ok()).collect();
+    assert_eq!(admitted.len() as u32, l.pair.free);
+    drop(admitted); // dropped unreported: counted as failures
+    assert!(burst.begin("x@example.org", Some(ip), t0).is_err());
+    // Many people behind one address signing in at once are not limited by each other.
+    let office = LoginLimiter::default();
+    let held: Vec<_> = (0..50).map(|i| office.begin(&format!("p{i}@example.org"), Some(ip), t0).expect("concurrent honest sign-ins")).collect();
+    for a in held {
+        a.succeeded(t0);
+    }
+    // Counters are forgotten after a quiet period: the free failures are free again.
+    let later = t0 + l.pair.forget + Duration::from_secs(1);
+    for _ in 0..l.pair.free {
+        burst.begin("x@example.org", Some(ip), later).expect("forgotten").failed(later);
+    }
+    assert!(burst.begin("x@example.org", Some(ip), later).is_err());
+
+    // The table stays bounded: unique e-mails from many addresses evict the oldest entries.
+    let small = LoginLimiter::new(Limits::default(), 64);
+    for i in 0..5000u32 {
+        let ip = IpAddr::from([10, (i >> 16) as u8, (i >> 8) as u8, i as u8]);
+        if let Ok(a) = small.begin(&format!("u{i}@example.org"), Some(ip), t0 + Duration::from_millis(i as u64)) {
+            a.failed(t0 + Duration::from_millis(i as u64));
+        }
+        assert!(small.len() <= small.capacity(), "{} entries", small.len());
+    }
 }
 
 #[test]

@@ -10,6 +10,8 @@ use sha2::{Digest, Sha256};
 pub const MIN_PASSWORD: usize = 10;
 /// Longest password accepted (argon2 handles any length; this bounds the work per request).
 pub const MAX_PASSWORD: usize = 256;
+/// Longest e-mail address accepted, in bytes (RFC 5321's path limit less the brackets).
+pub const MAX_EMAIL: usize = 254;
 
 fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
     let mut b = [0u8; N];
@@ -66,7 +68,7 @@ pub fn dummy_hash() -> &'static str {
 
 /// A plausible email address (one `@`, something on both sides, no spaces, bounded length).
 pub fn check_email(email: &str) -> Result<(), String> {
-    let ok = email.len() <= 254
+    let ok = email.len() <= MAX_EMAIL
         && !email.chars().any(|c| c.is_whitespace() || c.is_control())
         && matches!(email.split_once('@'), Some((a, b)) if !a.is_empty() && b.contains('.') && !b.contains('@') && !b.starts_with('.') && !b.ends_with('.'));
     if ok {

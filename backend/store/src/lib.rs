@@ -5,11 +5,14 @@
 //!   responses, runs, calibrations) shared by the repository, the server and the CLI.
 //! - [`repo`] — the [`repo::Repo`] trait: the only way the rest of the program touches
 //!   storage, so a server database could replace SQLite behind it.
-//! - [`sqlite`] — the embedded default: SQLite in WAL mode, foreign keys on, schema
+//! - [`sqlite`] — the embedded default: SQLite in WAL mode with `synchronous = FULL` (an
+//!   acknowledged write is on disk), foreign keys on, schema
 //!   migrations by `PRAGMA user_version`, one connection behind a mutex (writes are short;
 //!   SQLite serialises writers anyway).
 //! - [`auth`] — argon2id password hashes, random tokens, and the SHA-256 digests under which
 //!   session and invite tokens are stored (a leaked database holds no usable token).
+//! - [`limiter`] — sign-in back-off: exponential delays per e-mail, per network (IPv6 by /64)
+//!   and per pair, instead of a lock-out; bounded memory; the clock is passed in.
 //! - [`ranking`] — validation of a submitted ranking: known candidates, each once, ranks a
 //!   proper (dense, ties allowed) order; average ranks for statistics.
 //! - [`agreement`] — Kendall's W with tie correction and Krippendorff's α (ordinal metric).
@@ -26,6 +29,7 @@ pub mod agreement;
 pub mod aggregate;
 pub mod auth;
 pub mod calibrate;
+pub mod limiter;
 pub mod questionnaire;
 pub mod ranking;
 pub mod repo;

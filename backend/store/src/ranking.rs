@@ -106,6 +106,7 @@ mod tests {
             confidence,
             comment: String::new(),
             status,
+            base_revision: 0,
         }
     }
 

@@ -15,6 +15,14 @@ pub enum StoreError {
     Conflict(String),
     #[error("{0}")]
     Invalid(String),
+    /// A submission id already stored for another question or user (HTTP 409
+    /// `submission_id_reused`).
+    #[error("{0}")]
+    SubmissionReused(String),
+    /// A save based on a revision that is not the stored one (HTTP 409 `stale_revision`):
+    /// the stored revision (`0`: none) and response.
+    #[error("this response was changed elsewhere (stored revision {revision})")]
+    Stale { revision: i64, current: Option<Box<Response>> },
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -92,7 +100,10 @@ pub trait Repo: Send + Sync {
 
     // ----- responses -----
     /// Stores a validated response (callers validate with [`crate::ranking::validate`]).
-    /// Idempotent on `submission_id`.
+    /// Idempotent on `submission_id` (a reused id on another question or by another user is
+    /// [`StoreError::SubmissionReused`]); refuses a save whose `base_revision` is not the
+    /// stored revision with [`StoreError::Stale`]; a draft save of a submitted response is
+    /// kept as its pending edit and leaves the submission as it was.
     fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome>;
     fn response(&self, id: i64) -> Result<Option<Response>>;
     fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>>;

@@ -1,7 +1,14 @@
 //! SQLite implementation of [`Repo`]: WAL journal (readers never block the writer, a killed
-//! process loses no committed transaction), `synchronous = NORMAL` (durable against process
-//! crashes; an OS crash may lose the last transactions), foreign keys enforced, and a busy
-//! timeout. Schema changes are numbered migrations recorded in `PRAGMA user_version`.
+//! process loses no committed transaction), `synchronous = FULL` (every commit is fsynced
+//! before it returns, so a write the server acknowledged survives an OS crash or power loss
+//! too, not only a killed process), foreign keys enforced, and a busy timeout. Schema changes
+//! are numbered migrations recorded in `PRAGMA user_version`.
+//!
+//! Saving a response is one transaction that checks, in order: the submission id (a retry of
+//! a stored save returns its outcome again; the id used by another user or on another question
+//! is a conflict), then the base revision (a save based on anything but the stored revision is
+//! [`StoreError::Stale`] with the stored response), then stores and bumps the revision. A draft
+//! save of a submitted response is kept in the `pending` column beside the submission.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -106,6 +113,10 @@ const MIGRATIONS: &[&str] = &[
         provenance TEXT NOT NULL
     );
     "#,
+    // 2: unsubmitted edits of a submitted response (JSON `PendingEdit`, NULL when none).
+    r#"
+    ALTER TABLE responses ADD COLUMN pending TEXT;
+    "#,
 ];
 
 pub struct SqliteRepo {
@@ -131,7 +142,7 @@ impl SqliteRepo {
     fn init(mut conn: Connection) -> Result<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version as usize > MIGRATIONS.len() {
@@ -179,9 +190,9 @@ fn source_of(s: &str) -> Source {
     Source::parse(s).unwrap_or(Source::Benchmark)
 }
 
-const RESPONSE_COLS: &str = "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at";
+const RESPONSE_COLS: &str = "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending";
 
-fn response_row(r: &Row) -> rusqlite::Result<(Response, String)> {
+fn response_row(r: &Row) -> rusqlite::Result<(Response, String, Option<String>)> {
     let status: String = r.get(3)?;
     let ranking: String = r.get(4)?;
     let conf: Option<i64> = r.get(5)?;
@@ -196,13 +207,16 @@ fn response_row(r: &Row) -> rusqlite::Result<(Response, String)> {
             comment: r.get(6)?,
             revision: r.get(7)?,
             updated_at: r.get(8)?,
+            pending: None,
         },
         ranking,
+        r.get(9)?,
     ))
 }
 
-fn finish_response((mut resp, ranking): (Response, String)) -> Result<Response> {
+fn finish_response((mut resp, ranking, pending): (Response, String, Option<String>)) -> Result<Response> {
     resp.ranking = serde_json::from_str(&ranking).map_err(json_err)?;
+    resp.pending = pending.map(|p| serde_json::from_str(&p)).transpose().map_err(json_err)?;
     Ok(resp)
 }
 
@@ -482,34 +496,69 @@ impl Repo for SqliteRepo {
     fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome> {
         let mut c = self.c();
         let tx = c.transaction()?;
-        let seen: Option<(i64, i64, i64)> = tx
-            .query_row("SELECT user_id, response_id, revision FROM submissions WHERE id = ?1", [&r.submission_id], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })
+        let seen: Option<(i64, i64, i64, i64)> = tx
+            .query_row(
+                "SELECT s.user_id, s.response_id, s.revision, r.question_id FROM submissions s JOIN responses r ON r.id = s.response_id WHERE s.id = ?1",
+                [&r.submission_id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
             .optional()?;
-        if let Some((uid, response_id, revision)) = seen {
+        let current = tx
+            .query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"), [user_id, question_id], response_row)
+            .optional()?
+            .map(finish_response)
+            .transpose()?;
+        if let Some((uid, response_id, revision, qid)) = seen {
             if uid != user_id {
-                return Err(StoreError::Conflict("this submission id belongs to another user".into()));
+                return Err(StoreError::SubmissionReused("this submission id belongs to another user".into()));
             }
-            return Ok(SaveOutcome { response_id, revision, duplicate: true });
+            if qid != question_id {
+                return Err(StoreError::SubmissionReused(format!("submission id {:?} was already used for another question", r.submission_id)));
+            }
+            // A retry of a stored save: its outcome again, nothing changes.
+            let (status, pending) = current.as_ref().map(|c| (c.status, c.pending.is_some())).unwrap_or((Status::Draft, false));
+            return Ok(SaveOutcome { response_id, revision, duplicate: true, status, pending });
         }
-        let ranking = serde_json::to_string(&r.ranking).map_err(json_err)?;
+        let stored_rev = current.as_ref().map_or(0, |c| c.revision);
+        if r.base_revision != stored_rev {
+            return Err(StoreError::Stale { revision: stored_rev, current: current.map(Box::new) });
+        }
         let now = crate::now();
-        let (response_id, revision): (i64, i64) = tx.query_row(
-            "INSERT INTO responses (user_id, question_id, status, ranking, confidence, comment, revision, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) \
-             ON CONFLICT (user_id, question_id) DO UPDATE SET status = excluded.status, ranking = excluded.ranking, \
-             confidence = excluded.confidence, comment = excluded.comment, revision = responses.revision + 1, updated_at = excluded.updated_at \
-             RETURNING id, revision",
-            params![user_id, question_id, r.status.as_str(), ranking, r.confidence.map(|c| c as i64), r.comment, now],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )?;
+        let (response_id, revision, status, pending) = match current {
+            // An edit of a submitted response stays beside it until it is submitted; an edit
+            // that returns to the submitted ranking clears it.
+            Some(cur) if cur.status == Status::Complete && r.status == Status::Draft => {
+                let same = cur.ranking == r.ranking && cur.confidence == r.confidence && cur.comment == r.comment;
+                let pending = if same {
+                    None
+                } else {
+                    let p = PendingEdit { ranking: r.ranking.clone(), confidence: r.confidence, comment: r.comment.clone(), updated_at: now };
+                    Some(serde_json::to_string(&p).map_err(json_err)?)
+                };
+                tx.execute("UPDATE responses SET pending = ?1, revision = revision + 1, updated_at = ?2 WHERE id = ?3", params![pending, now, cur.id])?;
+                (cur.id, cur.revision + 1, Status::Complete, pending.is_some())
+            }
+            _ => {
+                let ranking = serde_json::to_string(&r.ranking).map_err(json_err)?;
+                let (id, rev): (i64, i64) = tx.query_row(
+                    "INSERT INTO responses (user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, NULL) \
+                     ON CONFLICT (user_id, question_id) DO UPDATE SET status = excluded.status, ranking = excluded.ranking, \
+                     confidence = excluded.confidence, comment = excluded.comment, revision = responses.revision + 1, updated_at = excluded.updated_at, \
+                     pending = NULL \
+                     RETURNING id, revision",
+                    params![user_id, question_id, r.status.as_str(), ranking, r.confidence.map(|c| c as i64), r.comment, now],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?;
+                (id, rev, r.status, false)
+            }
+        };
         tx.execute(
             "INSERT INTO submissions (id, user_id, response_id, revision, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![r.submission_id, user_id, response_id, revision, now],
         )?;
         tx.commit()?;
-        Ok(SaveOutcome { response_id, revision, duplicate: false })
+        Ok(SaveOutcome { response_id, revision, duplicate: false, status, pending })
     }
 
     fn response(&self, id: i64) -> Result<Option<Response>> {

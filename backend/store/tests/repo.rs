@@ -29,7 +29,14 @@ fn complete(sub: &str, cands: &[i64], ranks: &[u32]) -> NewResponse {
         confidence: Some(4),
         comment: "ok, \"quoted\"".into(),
         status: Status::Complete,
+        base_revision: 0,
     }
+}
+
+fn based(mut r: NewResponse, base: i64, status: Status) -> NewResponse {
+    r.base_revision = base;
+    r.status = status;
+    r
 }
 
 #[test]
@@ -37,7 +44,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 1);
+    assert_eq!(repo.schema_version().unwrap(), 2);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -77,7 +84,7 @@ fn store_round_trip() {
     assert!(again.duplicate);
     assert_eq!(again.revision, r1.revision);
     assert_eq!(repo.response(r1.response_id).unwrap().unwrap().ranking[0].rank, Some(1), "duplicate changed nothing");
-    assert!(matches!(repo.save_response(bob.id, q.id, &complete("a1", &cids, &[1, 1, 1, 1, 1])), Err(StoreError::Conflict(_))));
+    assert!(matches!(repo.save_response(bob.id, q.id, &complete("a1", &cids, &[1, 1, 1, 1, 1])), Err(StoreError::SubmissionReused(_))));
     repo.save_response(bob.id, q.id, &complete("b1", &cids, &[1, 2, 3, 5, 4])).unwrap();
     let p = repo.progress(ann.id).unwrap();
     assert_eq!((p[0].complete, p[0].draft, p[0].resume_at), (1, 0, None));
@@ -112,7 +119,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 1);
+    assert_eq!(repo.schema_version().unwrap(), 2);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {
@@ -123,6 +130,65 @@ fn rusqlite_mode(path: &std::path::Path) -> String {
         // No sqlite3 binary: the -wal file exists only in WAL mode.
         _ => if path.with_extension("sqlite-wal").exists() { "wal".into() } else { "other".into() },
     }
+}
+
+#[test]
+fn revisions_are_checked_and_edits_of_a_submission_stay_pending() {
+    let repo = SqliteRepo::in_memory().unwrap();
+    let mut b = batch();
+    let mut q2 = b.questions[0].clone();
+    q2.qid = 8;
+    b.questions.push(q2);
+    repo.import_batches(&[b]).unwrap();
+    let qs = repo.questions_of_source(Source::Serenqa).unwrap();
+    let (q, q2) = (&qs[0], &qs[1]);
+    let cids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
+    let ann = repo.create_user("ann@example.org", "Ann", Role::Annotator, "h").unwrap();
+
+    // A first save must be based on nothing (0); later ones on the stored revision.
+    let stale = repo.save_response(ann.id, q.id, &based(complete("d1", &cids, &[1, 2, 3, 4, 5]), 3, Status::Draft)).unwrap_err();
+    assert!(matches!(stale, StoreError::Stale { revision: 0, current: None }), "{stale:?}");
+    let r1 = repo.save_response(ann.id, q.id, &based(complete("d1", &cids, &[1, 2, 3, 4, 5]), 0, Status::Draft)).unwrap();
+    assert_eq!((r1.revision, r1.status, r1.pending), (1, Status::Draft, false));
+    let r2 = repo.save_response(ann.id, q.id, &based(complete("d2", &cids, &[2, 1, 3, 4, 5]), 1, Status::Draft)).unwrap();
+    assert_eq!(r2.revision, 2);
+    // A delayed older save (based on 1) cannot replace revision 2: 409 with what is stored.
+    match repo.save_response(ann.id, q.id, &based(complete("d3", &cids, &[5, 4, 3, 2, 1]), 1, Status::Draft)) {
+        Err(StoreError::Stale { revision: 2, current: Some(c) }) => assert_eq!(c.ranking[0].rank, Some(2)),
+        other => panic!("expected a stale revision, got {other:?}"),
+    }
+    assert_eq!(repo.response_for(ann.id, q.id).unwrap().unwrap().revision, 2, "the stale save stored nothing");
+    // A retry of a stored save answers its outcome again, even though its base is now old.
+    let again = repo.save_response(ann.id, q.id, &based(complete("d2", &cids, &[2, 1, 3, 4, 5]), 1, Status::Draft)).unwrap();
+    assert!(again.duplicate);
+    assert_eq!(again.revision, 2);
+    // The same submission id on another question is a conflict, not a duplicate.
+    let reused = repo.save_response(ann.id, q2.id, &based(complete("d2", &cids, &[1, 2, 3, 4, 5]), 0, Status::Draft)).unwrap_err();
+    assert!(matches!(reused, StoreError::SubmissionReused(_)), "{reused:?}");
+    assert!(repo.response_for(ann.id, q2.id).unwrap().is_none());
+
+    // Submit; then an autosaved edit is kept beside the submission, which still counts as is.
+    let s = repo.save_response(ann.id, q.id, &based(complete("s1", &cids, &[1, 2, 3, 4, 5]), 2, Status::Complete)).unwrap();
+    assert_eq!((s.revision, s.status, s.pending), (3, Status::Complete, false));
+    let e = repo.save_response(ann.id, q.id, &based(complete("e1", &cids, &[5, 4, 3, 2, 1]), 3, Status::Draft)).unwrap();
+    assert_eq!((e.revision, e.status, e.pending), (4, Status::Complete, true));
+    let stored = repo.response_for(ann.id, q.id).unwrap().unwrap();
+    assert_eq!(stored.status, Status::Complete);
+    assert_eq!(stored.ranking[0].rank, Some(1), "the submission is unchanged");
+    assert_eq!(stored.pending.as_ref().unwrap().ranking[0].rank, Some(5), "the edit is pending");
+    let er = expert_rankings(&repo, Source::Serenqa, 1).unwrap();
+    assert_eq!(er.questions[0].ranking[0], "Compound::DB00000", "aggregates read the submission, not the edit");
+    // An edit back to the submitted ranking clears the pending edit.
+    let back = repo.save_response(ann.id, q.id, &based(complete("e2", &cids, &[1, 2, 3, 4, 5]), 4, Status::Draft)).unwrap();
+    assert_eq!((back.revision, back.pending), (5, false));
+    assert!(repo.response_for(ann.id, q.id).unwrap().unwrap().pending.is_none());
+    // "Update submission" replaces the submission and clears the edit.
+    repo.save_response(ann.id, q.id, &based(complete("e3", &cids, &[3, 2, 1, 4, 5]), 5, Status::Draft)).unwrap();
+    let u = repo.save_response(ann.id, q.id, &based(complete("u1", &cids, &[3, 2, 1, 4, 5]), 6, Status::Complete)).unwrap();
+    assert_eq!((u.revision, u.status, u.pending), (7, Status::Complete, false));
+    let stored = repo.response_for(ann.id, q.id).unwrap().unwrap();
+    assert!(stored.pending.is_none());
+    assert_eq!(stored.ranking[0].rank, Some(3));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me};
 
 use super::{get, home_of, send, set_csrf, Failure};
@@ -10,6 +10,9 @@ use super::{get, home_of, send, set_csrf, Failure};
 #[component]
 pub fn Login() -> impl IntoView {
     let navigate = use_navigate();
+    // `?next=/annotate/q/12` (a page whose session ended) brings the annotator back there; only
+    // paths on this site are followed.
+    let next = use_query_map().read_untracked().get("next").filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'));
     let (email, set_email) = signal(String::new());
     let (password, set_password) = signal(String::new());
     let (error, set_error) = signal(None::<String>);
@@ -20,13 +23,14 @@ pub fn Login() -> impl IntoView {
         set_busy.set(true);
         set_error.set(None);
         let body = LoginRequest { email: email.get_untracked(), password: password.get_untracked() };
+        let next = next.clone();
         spawn_local(async move {
             let r: Result<Me, Failure> = send("POST", "/api/auth/login", &body).await;
             set_busy.set(false);
             match r {
                 Ok(me) => {
                     set_csrf(&me.csrf);
-                    navigate(home_of(me.user.role), Default::default());
+                    navigate(next.as_deref().unwrap_or(home_of(me.user.role)), Default::default());
                 }
                 Err(f) => set_error.set(Some(f.message)),
             }

@@ -9,6 +9,7 @@ pub mod account;
 pub mod admin;
 pub mod question;
 pub mod review;
+pub mod sync;
 pub mod work;
 
 use std::cell::RefCell;
@@ -27,6 +28,11 @@ thread_local! {
 
 pub fn set_csrf(token: &str) {
     CSRF.with(|c| *c.borrow_mut() = token.to_string());
+}
+
+/// The session's CSRF token (empty before `/api/auth/me` answered).
+pub fn csrf() -> String {
+    CSRF.with(|c| c.borrow().clone())
 }
 
 /// An API failure: HTTP status (0 for network errors) and a readable line.
@@ -60,7 +66,7 @@ pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
 }
 
 fn with_headers(b: RequestBuilder) -> RequestBuilder {
-    let csrf = CSRF.with(|c| c.borrow().clone());
+    let csrf = csrf();
     b.header("X-Requested-With", "serenqa").header("X-CSRF-Token", &csrf)
 }
 

@@ -1,6 +1,9 @@
 //! One question: rank its candidates by drag-and-drop (pointer events, so touch works) or by
 //! keyboard, mark ties and "unsure", rate confidence, comment. Every change is autosaved as a
-//! draft (or kept complete once submitted); "Submit" asks the server to validate the order.
+//! draft; "Submit" asks the server to validate the order. Edits of a submitted ranking are
+//! autosaved as a draft beside the submission and count only after "Update submission".
+//! Saving (revisions, conflicts, retries, flushing on leave, the copy on this device) is
+//! [`super::sync`]'s job; this page only renders and reports changes to it.
 //!
 //! The list order is the ranking: an item with "tied with the one above" shares the rank of
 //! its predecessor, otherwise it ranks one below it (dense ranks 1, 2, 2, 3 …).
@@ -10,10 +13,11 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_params_map;
-use serenqa_shared::annotate::{Candidate, CandidateContext, Me, NewResponse, QuestionView, RankEntry, SaveOutcome, Status};
+use serenqa_shared::annotate::{Candidate, CandidateContext, Me, QuestionView, RankEntry, Status};
 use wasm_bindgen::JsCast;
 
-use super::{get, send, submission_id, Failure, Signed};
+use super::sync::{self, LocalCopy, SaveState, Saver, Snapshot, Ui};
+use super::{get, Failure, Signed};
 
 #[derive(Clone, Debug, PartialEq)]
 struct Item {
@@ -22,15 +26,6 @@ struct Item {
     /// Tied with the item above.
     tie: bool,
     unsure: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum SaveState {
-    Untouched,
-    Pending,
-    Saving,
-    Saved(i64),
-    Failed(String),
 }
 
 /// Dense ranks of the list.
@@ -52,25 +47,51 @@ fn normalise(v: &mut [Item]) {
     }
 }
 
-#[component]
-pub fn QuestionPage() -> impl IntoView {
-    view! { <Signed children=|_me: Me| view! { <QuestionLoader /> } /> }
+/// Puts the items in the order of a saved ranking (ties keep the saved list order) with its
+/// tie and unsure marks; candidates it does not rank go last in their current order.
+fn arrange(v: &mut [Item], ranking: &[RankEntry]) {
+    let rank_of = |id: i64| ranking.iter().find(|e| e.candidate == id).and_then(|e| e.rank).unwrap_or(u32::MAX);
+    let pos_of = |id: i64| ranking.iter().position(|e| e.candidate == id).unwrap_or(usize::MAX);
+    v.sort_by_key(|it| (rank_of(it.cand.id), pos_of(it.cand.id)));
+    let mut prev = None;
+    for it in v.iter_mut() {
+        let rk = rank_of(it.cand.id);
+        it.tie = prev == Some(rk) && rk != u32::MAX;
+        it.unsure = ranking.iter().any(|e| e.candidate == it.cand.id && e.unsure);
+        prev = Some(rk);
+    }
+    normalise(v);
+}
+
+fn ranking_of(v: &[Item]) -> Vec<RankEntry> {
+    v.iter().zip(ranks(v)).map(|(it, r)| RankEntry { candidate: it.cand.id, rank: Some(r), unsure: it.unsure }).collect()
 }
 
 #[component]
-fn QuestionLoader() -> impl IntoView {
+pub fn QuestionPage() -> impl IntoView {
+    view! { <Signed children=|me: Me| view! { <QuestionLoader user=me.user.id /> } /> }
+}
+
+#[component]
+fn QuestionLoader(user: i64) -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
     let (qv, set_qv) = signal(None::<Result<QuestionView, Failure>>);
     Effect::new(move |_| {
         let id = id();
         set_qv.set(None);
-        spawn_local(async move { set_qv.set(Some(get(&format!("/api/annotate/questions/{id}")).await)) });
+        spawn_local(async move {
+            // Coming back to a question whose save is still on its way: show it once stored.
+            if let Ok(q) = id.parse::<i64>() {
+                sync::wait_for_saves(q).await;
+            }
+            set_qv.set(Some(get(&format!("/api/annotate/questions/{id}")).await))
+        });
     });
     move || match qv.get() {
         None => view! { <p class="loading">"Loading the question…"</p> }.into_any(),
         Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
-        Some(Ok(v)) => view! { <Ranker qv=v /> }.into_any(),
+        Some(Ok(v)) => view! { <Ranker qv=v user=user /> }.into_any(),
     }
 }
 
@@ -88,73 +109,124 @@ fn focus_candidate(id: i64) {
 }
 
 #[component]
-fn Ranker(qv: QuestionView) -> impl IntoView {
+fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let qid = qv.question.id;
     let ctx_of = |c: &Candidate| qv.context.iter().find(|x| x.candidate == c.id).cloned();
     let mut initial: Vec<Item> = qv.question.candidates.iter().map(|c| Item { cand: c.clone(), ctx: ctx_of(c), tie: false, unsure: false }).collect();
-    if let Some(r) = &qv.response {
-        let rank_of = |id: i64| r.ranking.iter().find(|e| e.candidate == id).and_then(|e| e.rank).unwrap_or(u32::MAX);
-        // Ties keep the saved list order (the ranking is stored in list order).
-        let pos_of = |id: i64| r.ranking.iter().position(|e| e.candidate == id).unwrap_or(usize::MAX);
-        initial.sort_by_key(|it| (rank_of(it.cand.id), pos_of(it.cand.id)));
-        let mut prev = None;
-        for it in initial.iter_mut() {
-            let rk = rank_of(it.cand.id);
-            it.tie = prev == Some(rk) && rk != u32::MAX;
-            it.unsure = r.ranking.iter().any(|e| e.candidate == it.cand.id && e.unsure);
-            prev = Some(rk);
-        }
+    // What the annotator last saved (a pending edit of a submission, else the response).
+    let loaded = qv.response.as_ref().map(Snapshot::of_response);
+    if let Some(l) = &loaded {
+        arrange(&mut initial, &l.ranking);
     }
+    let loaded = loaded.unwrap_or_else(|| Snapshot { ranking: ranking_of(&initial), confidence: None, comment: String::new() });
     let items = RwSignal::new(initial);
-    let confidence = RwSignal::new(qv.response.as_ref().and_then(|r| r.confidence));
-    let comment = RwSignal::new(qv.response.as_ref().map(|r| r.comment.clone()).unwrap_or_default());
-    let submitted = RwSignal::new(qv.response.as_ref().is_some_and(|r| r.status == Status::Complete));
-    let state = RwSignal::new(match &qv.response {
-        Some(r) => SaveState::Saved(r.revision),
-        None => SaveState::Untouched,
-    });
-    let dragging = RwSignal::new(None::<i64>);
-    let seq = StoredValue::new(0u64);
-
-    let body = move |status: Status| NewResponse {
-        submission_id: submission_id(),
-        ranking: items.with_untracked(|v| {
-            let rk = ranks(v);
-            v.iter().zip(rk).map(|(it, r)| RankEntry { candidate: it.cand.id, rank: Some(r), unsure: it.unsure }).collect()
+    let confidence = RwSignal::new(loaded.confidence);
+    let comment = RwSignal::new(loaded.comment.clone());
+    let ui = Ui {
+        state: RwSignal::new(match &qv.response {
+            Some(r) => SaveState::Saved(r.revision),
+            None => SaveState::Untouched,
         }),
-        confidence: confidence.get_untracked(),
-        comment: comment.get_untracked(),
-        status,
+        submitted: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.status == Status::Complete)),
+        edited: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.pending.is_some())),
+        conflict: RwSignal::new(None),
     };
-    let save = move |status: Status| {
-        let b = body(status);
-        state.set(SaveState::Saving);
-        spawn_local(async move {
-            let r: Result<SaveOutcome, Failure> = send("PUT", &format!("/api/annotate/questions/{qid}/response"), &b).await;
-            match r {
-                Ok(o) => {
-                    if status == Status::Complete {
-                        submitted.set(true);
-                    }
-                    state.set(SaveState::Saved(o.revision));
-                }
-                Err(f) => state.set(SaveState::Failed(f.message)),
-            }
+    let (state, submitted, edited, conflict) = (ui.state, ui.submitted, ui.edited, ui.conflict);
+    let base = qv.response.as_ref().map_or(0, |r| r.revision);
+    let saver = Saver::new(user, qid, base, loaded.clone(), qv.response.as_ref().and_then(Snapshot::submitted), ui);
+    // Changes this device kept but the server never acknowledged (session ended, page closed
+    // mid-save): offered back unless the server already has exactly them.
+    let restore = RwSignal::new(None::<LocalCopy>);
+    match sync::read_local(user, qid) {
+        Some(l) if l.content != loaded => restore.set(Some(l)),
+        Some(_) => sync::remove_local(user, qid),
+        None => {}
+    }
+    // Leaving: in-app navigation disposes this view, `pagehide` covers reloads and closed
+    // tabs. Both send what is pending at once; neither touches a signal afterwards.
+    let on_hide = {
+        let s = saver.clone();
+        window_event_listener_untyped("pagehide", move |_| s.flush())
+    };
+    {
+        let s = saver.clone();
+        on_cleanup(move || {
+            on_hide.remove();
+            s.flush();
         });
+    }
+    let saver = StoredValue::new(saver);
+    let dragging = RwSignal::new(None::<i64>);
+
+    let snapshot = move || Snapshot { ranking: items.with_untracked(|v| ranking_of(v)), confidence: confidence.get_untracked(), comment: comment.get_untracked() };
+    let apply = move |s: &Snapshot| {
+        items.update(|v| arrange(v, &s.ranking));
+        confidence.set(s.confidence);
+        comment.set(s.comment.clone());
     };
-    // Debounced autosave: the last change within 400 ms is saved.
-    let changed = move || {
-        let my = seq.get_value() + 1;
-        seq.set_value(my);
-        state.set(SaveState::Pending);
-        set_timeout(
-            move || {
-                if seq.get_value() == my {
-                    save(if submitted.get_untracked() { Status::Complete } else { Status::Draft });
-                }
-            },
-            Duration::from_millis(400),
-        );
+    let changed = move || saver.with_value(|s| s.changed(snapshot()));
+    let submit = move |_| saver.with_value(|s| s.submit(snapshot()));
+    let restore_banner = move || {
+        restore.get().map(|l| {
+            let content = l.content.clone();
+            let when = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(l.saved_at)).to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED);
+            view! {
+                <div class="notice" role="alert" data-testid="restore">
+                    <p>"This device kept changes to this question that were never saved (from " {String::from(when)} "). "</p>
+                    <button class="button" type="button" data-testid="restore-yes" on:click=move |_| {
+                        apply(&content);
+                        restore.set(None);
+                        changed();
+                    }>"Restore my changes"</button>
+                    " "
+                    <button class="link-button" type="button" data-testid="restore-no" on:click=move |_| {
+                        sync::remove_local(user, qid);
+                        restore.set(None);
+                    }>"Discard them"</button>
+                </div>
+            }
+        })
+    };
+    let conflict_panel = move || {
+        conflict.get().map(|s| {
+            let theirs: Vec<String> = s
+                .current
+                .as_ref()
+                .map(|r| {
+                    let snap = Snapshot::of_response(r);
+                    items.with_untracked(|v| {
+                        snap.ranking.iter().filter_map(|e| v.iter().find(|it| it.cand.id == e.candidate).map(|it| format!("{}. {}", e.rank.unwrap_or(0), it.cand.name))).collect()
+                    })
+                })
+                .unwrap_or_default();
+            let what = match &s.current {
+                Some(r) if r.status == Status::Complete && r.pending.is_some() => "a submitted ranking with unsubmitted edits",
+                Some(r) if r.status == Status::Complete => "a submitted ranking",
+                Some(_) => "a draft",
+                None => "nothing",
+            };
+            let s2 = s.clone();
+            view! {
+                <div class="notice conflict" role="alert" data-testid="conflict">
+                    <p><strong>"This question was saved elsewhere"</strong>
+                        {format!(" (another tab or device stored {what}, revision {}). Your version, shown below, has not been saved over it.", s.revision)}</p>
+                    {(!theirs.is_empty()).then(|| view! { <p class="muted" data-testid="theirs">"Theirs: " {theirs.join(", ")}</p> })}
+                    <button class="button" type="button" data-testid="keep-mine" on:click=move |_| saver.with_value(|sv| sv.keep_mine())>"Keep mine"</button>
+                    " "
+                    <button class="button secondary" type="button" data-testid="take-theirs" on:click=move |_| {
+                        if let Some(snap) = saver.with_value(|sv| sv.take_theirs(&s2)) {
+                            apply(&snap);
+                        }
+                    }>"Take theirs"</button>
+                </div>
+            }
+        })
+    };
+    let discard_edits = move |_| {
+        if let Some(snap) = saver.with_value(|s| s.submitted()) {
+            apply(&snap);
+            changed();
+        }
     };
     let move_item = move |from: usize, to: usize| {
         items.update(|v| {
@@ -208,7 +280,7 @@ fn Ranker(qv: QuestionView) -> impl IntoView {
         }
     };
     let end_drag = move |_ev: web_sys::PointerEvent| {
-        if dragging.get_untracked().take().is_some() {
+        if dragging.get_untracked().is_some() {
             dragging.set(None);
             changed();
         }
@@ -220,6 +292,8 @@ fn Ranker(qv: QuestionView) -> impl IntoView {
     view! {
         <p><a href=format!("/annotate/batch/{}", qv.batch.id)>{format!("← {}", qv.batch.name)}</a></p>
         <section class="panel question">
+            {restore_banner}
+            {conflict_panel}
             <p class="muted">{q.category.clone()}</p>
             <h1 data-testid="question-text">{q.text.clone()}</h1>
             {(!q.resources.is_empty()).then(|| view! {
@@ -307,18 +381,30 @@ fn Ranker(qv: QuestionView) -> impl IntoView {
                     on:input=move |ev| { comment.set(event_target_value(&ev)); changed(); }></textarea>
             </label>
             <div class="actions">
-                <button class="button" type="button" data-testid="submit" on:click=move |_| save(Status::Complete)>
+                <button class="button" type="button" data-testid="submit" on:click=submit>
                     {move || if submitted.get() { "Update submission" } else { "Submit ranking" }}
                 </button>
+                {move || (submitted.get() && edited.get()).then(|| view! {
+                    <button class="link-button" type="button" data-testid="discard-edits" on:click=discard_edits>"Discard edits (back to the submission)"</button>
+                })}
                 <span class="save-state" data-testid="save-state" role="status">
                     {move || match state.get() {
                         SaveState::Untouched => "Not saved yet".to_string(),
                         SaveState::Pending | SaveState::Saving => "Saving…".to_string(),
+                        SaveState::Saved(rev) if submitted.get() && edited.get() => format!("Edits saved as a draft; press “Update submission” to count them (revision {rev})"),
                         SaveState::Saved(rev) => format!("Saved{} (revision {rev})", if submitted.get() { ", submitted" } else { " as draft" }),
+                        SaveState::Retrying(m) => format!("Not saved yet ({m}); retrying…"),
                         SaveState::Failed(m) => format!("Not saved: {m}"),
+                        SaveState::Conflict => "Not saved: changed elsewhere (see above)".to_string(),
+                        SaveState::SignedOut => "Not saved: your session has ended".to_string(),
                     }}
                 </span>
             </div>
+            {move || (state.get() == SaveState::SignedOut).then(|| view! {
+                <p class="notice" role="alert" data-testid="signed-out">"Your session has ended. "
+                    <a href=format!("/login?next=/annotate/q/{qid}")>"Sign in again"</a>
+                    "; your changes are kept on this device and offered back when you return to this question."</p>
+            })}
             <nav class="prevnext" aria-label="Questions">
                 {prev.map(|p| view! { <a href=format!("/annotate/q/{p}")>"← Previous"</a> })}
                 {next.map(|n| view! { <a href=format!("/annotate/q/{n}")>"Next →"</a> })}

@@ -3,7 +3,7 @@
 //!
 //! | route | who |
 //! |---|---|
-//! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header, rate limit) |
+//! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header; login backs off after failures) |
 //! | `GET /api/auth/me`, `POST /api/auth/logout` | signed in |
 //! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
@@ -11,6 +11,7 @@
 //! | `POST /api/admin/invites`, `GET /api/admin/users`, `GET/POST /api/admin/calibrations` | admin |
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -26,7 +27,7 @@ use serenqa_store::StoreError;
 
 use super::error::HttpError;
 use super::extract::{J, Q};
-use super::session::{db, forbidden, over_tls, session_cookie, store_error, Annotation, Authed, PublicWrite, SESSION_SECS};
+use super::session::{db, forbidden, hashing, over_tls, session_cookie, store_error, Annotation, Authed, PublicWrite, SESSION_SECS};
 use super::AppState;
 
 /// Largest annotation request body (a ranking of 20 candidates is ~2 KB).
@@ -81,20 +82,27 @@ async fn start_session(svc: &Arc<Annotation>, user: User, tls: bool) -> Result<H
 
 // ----- auth -----
 
-#[utoipa::path(post, path = "/api/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Rate-limited per address.", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Too many attempts")))]
+#[utoipa::path(post, path = "/api/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Failed attempts back off exponentially per e-mail, per client network (IPv6 /64) and per pair (429 with Retry-After while backing off).", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 400, description = "E-mail over 254 bytes or password too long"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Backing off: retry after `Retry-After` seconds"), (status = 503, description = "Too many sign-ins being checked at once")))]
 pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, HttpError> {
     let email = req.email.trim().to_string();
-    if let Some(secs) = w.svc.limiter.blocked(&email, w.ip) {
-        let mut e = HttpError { status: StatusCode::TOO_MANY_REQUESTS, code: "rate_limited", message: format!("too many failed sign-ins; try again in {} minutes", secs / 60) }.into_response();
-        e.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        return Ok(e);
+    if email.len() > auth::MAX_EMAIL {
+        return Err(HttpError::bad_request("email_too_long", format!("the e-mail address has {} bytes; at most {} are allowed", email.len(), auth::MAX_EMAIL)));
     }
     if req.password.len() > auth::MAX_PASSWORD {
-        return Err(HttpError::bad_request("bad_password", "password too long"));
+        return Err(HttpError::bad_request("bad_password", format!("the password has more than {} bytes", auth::MAX_PASSWORD)));
     }
+    let attempt = match w.svc.limiter.begin(&email, w.ip.map(|a| a.ip()), Instant::now()) {
+        Ok(a) => a,
+        Err(wait) => {
+            let secs = wait.as_secs().max(1);
+            let mut e = HttpError { status: StatusCode::TOO_MANY_REQUESTS, code: "rate_limited", message: format!("too many failed sign-ins; try again in {secs} s") }.into_response();
+            e.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            return Ok(e);
+        }
+    };
     let (em, pw) = (email.clone(), req.password.clone());
     // Verify against a dummy hash for unknown emails so timing does not reveal accounts.
-    let user = db(&w.svc, move |r| {
+    let user = hashing(&w.svc, move |r| {
         let found = r.user_by_email(&em)?;
         let ok = match &found {
             Some((_, h)) => auth::verify_password(&pw, h),
@@ -105,15 +113,20 @@ pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<Htt
         };
         Ok(found.filter(|_| ok).map(|(u, _)| u))
     })
-    .await?;
+    .await;
     match user {
-        Some(u) => {
-            w.svc.limiter.succeeded(&email);
+        Ok(Some(u)) => {
+            attempt.succeeded(Instant::now());
             start_session(&w.svc, u, w.tls).await
         }
-        None => {
-            w.svc.limiter.failed(&email, w.ip);
+        Ok(None) => {
+            attempt.failed(Instant::now());
             Err(HttpError { status: StatusCode::UNAUTHORIZED, code: "bad_credentials", message: "wrong email or password".into() })
+        }
+        Err(e) => {
+            // Never checked (busy, store error): not a failure of the password.
+            attempt.abandoned();
+            Err(e)
         }
     }
 }
@@ -155,7 +168,7 @@ pub(crate) async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(r
     auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
     let name = req.name.trim().chars().take(100).collect::<String>();
     let pw = req.password.clone();
-    let user = db(&w.svc, move |r| {
+    let user = hashing(&w.svc, move |r| {
         let h = auth::hash_password(&pw).map_err(StoreError::Db)?;
         r.accept_invite(&hash, &name, &h, serenqa_store::now())
     })
@@ -254,16 +267,23 @@ pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): 
     Ok(Json(QuestionView { question: q, batch, context, response: resp, prev, next }))
 }
 
-#[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking (every candidate once) with optional notes; a newer save replaces the draft.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`{ranking: [candidate id], serendipitous: [candidate id], notes?, submit}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 400, description = "Not a ranking of the question's candidates"), (status = 403, description = "Not assigned to you")))]
-pub(crate) async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<Json<SaveOutcome>, HttpError> {
+#[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
+pub(crate) async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<HttpResponse, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let q = db(&a.svc, move |r| r.question(id)).await?.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
     let ids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
     let ranking = serenqa_store::ranking::validate(&ids, &body).map_err(|e| unprocessable(e.code, e.message))?;
     let r = NewResponse { ranking, ..body };
-    let out = db(&a.svc, move |repo| repo.save_response(uid, id, &r)).await?;
-    Ok(Json(out))
+    match db(&a.svc, move |repo| Ok(repo.save_response(uid, id, &r))).await? {
+        Ok(out) => Ok(Json(out).into_response()),
+        Err(StoreError::Stale { revision, current }) => {
+            let message = format!("this ranking was changed elsewhere (now revision {revision}); keep yours or take the stored one");
+            let body = StaleRevision { code: "stale_revision".into(), message, revision, current: current.map(|c| *c) };
+            Ok((StatusCode::CONFLICT, Json(body)).into_response())
+        }
+        Err(e) => Err(store_error(e)),
+    }
 }
 
 #[utoipa::path(get, path = "/api/annotate/responses", tag = "annotation", description = "The signed-in annotator's responses.", responses((status = 200, description = "`[Response]`")))]

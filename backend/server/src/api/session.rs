@@ -10,18 +10,22 @@
 //!   `X-Requested-With: serenqa`, a header a cross-origin page cannot add without a CORS
 //!   preflight, which this server never grants. Requests whose `Origin` differs from `Host`
 //!   or whose `Sec-Fetch-Site` is `cross-site` are refused outright.
-//! - Login rate limiting: at most [`MAX_FAILURES_PER_EMAIL`] failed logins per email and
-//!   [`MAX_FAILURES_PER_IP`] per client address in a [`WINDOW`]; then 429 until it passes.
+//! - Login back-off (not lock-out): [`serenqa_store::limiter`] delays further attempts
+//!   exponentially per e-mail, per client network (IPv6 by /64) and per pair, capped, with a
+//!   bounded table; a waiting client gets 429 with `Retry-After`.
+//! - Password hashing (argon2id, ~19 MiB and tens of milliseconds each) runs on the blocking
+//!   pool under [`Annotation::hashing`], a semaphore with one permit per core, so a login flood
+//!   queues there (and gets 503 after [`HASH_QUEUE_WAIT`]) instead of taking every thread.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use serenqa_store::auth::token_hash;
+use serenqa_store::limiter::LoginLimiter;
 use serenqa_store::{Repo, Role, Session, StoreError};
 
 use super::error::HttpError;
@@ -29,21 +33,40 @@ use super::AppState;
 
 pub const SESSION_COOKIE: &str = "sq_session";
 pub const SESSION_SECS: i64 = 12 * 3600;
-pub const MAX_FAILURES_PER_EMAIL: u32 = 5;
-pub const MAX_FAILURES_PER_IP: u32 = 30;
-pub const WINDOW: Duration = Duration::from_secs(15 * 60);
+/// How long a request waits for a hashing permit before it is told to come back (503).
+pub const HASH_QUEUE_WAIT: Duration = Duration::from_secs(10);
 
-/// The annotation service: the store and the login limiter.
+/// The annotation service: the store, the login back-off and the hashing semaphore.
 pub struct Annotation {
     pub repo: Arc<dyn Repo>,
     pub limiter: LoginLimiter,
+    /// One permit per core for argon2 work.
+    pub hashing: Arc<tokio::sync::Semaphore>,
     pub secure_cookies: bool,
 }
 
 impl Annotation {
     pub fn new(repo: Arc<dyn Repo>, secure_cookies: bool) -> Self {
-        Annotation { repo, limiter: LoginLimiter::default(), secure_cookies }
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        Annotation { repo, limiter: LoginLimiter::default(), hashing: Arc::new(tokio::sync::Semaphore::new(cores)), secure_cookies }
     }
+}
+
+/// Runs argon2 work (and the store calls that go with it) on the blocking pool once a hashing
+/// permit is free; 503 `busy` when none frees up within [`HASH_QUEUE_WAIT`].
+pub async fn hashing<T: Send + 'static>(svc: &Arc<Annotation>, f: impl FnOnce(&dyn Repo) -> Result<T, StoreError> + Send + 'static) -> Result<T, HttpError> {
+    let permit = match tokio::time::timeout(HASH_QUEUE_WAIT, svc.hashing.clone().acquire_owned()).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => return Err(HttpError::internal("the hashing semaphore is closed")),
+        Err(_) => return Err(HttpError::unavailable("busy", "too many sign-ins at once; try again in a few seconds")),
+    };
+    // The permit moves into the blocking task: it is released when the work ends, even if
+    // the client went away and the request future was dropped.
+    db(svc, move |r| {
+        let _permit = permit;
+        f(r)
+    })
+    .await
 }
 
 /// Runs a store call on the blocking pool (SQLite and argon2 must not stall the runtime).
@@ -57,6 +80,8 @@ pub fn store_error(e: StoreError) -> HttpError {
         StoreError::NotFound(what) => HttpError::not_found("not_found", format!("{what} not found")),
         StoreError::Conflict(m) => HttpError { status: StatusCode::CONFLICT, code: "conflict", message: m },
         StoreError::Invalid(m) => HttpError::bad_request("invalid", m),
+        StoreError::SubmissionReused(m) => HttpError { status: StatusCode::CONFLICT, code: "submission_id_reused", message: m },
+        e @ StoreError::Stale { .. } => HttpError { status: StatusCode::CONFLICT, code: "stale_revision", message: e.to_string() },
         StoreError::Db(m) => HttpError::internal(m),
     }
 }
@@ -187,48 +212,5 @@ impl FromRequestParts<AppState> for PublicWrite {
         let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
         let tls = over_tls(&svc, &parts.headers);
         Ok(PublicWrite { svc, ip, tls })
-    }
-}
-
-/// Failed-login counters per key (`email:…`, `ip:…`) in a fixed window.
-#[derive(Default)]
-pub struct LoginLimiter {
-    map: Mutex<HashMap<String, (u32, Instant)>>,
-}
-
-impl LoginLimiter {
-    fn get(&self, key: &str) -> u32 {
-        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get(key) {
-            Some(&(n, start)) if start.elapsed() < WINDOW => n,
-            _ => 0,
-        }
-    }
-    /// `Some(seconds to wait)` when either key is over its limit.
-    pub fn blocked(&self, email: &str, ip: Option<SocketAddr>) -> Option<u64> {
-        let over_email = self.get(&format!("email:{}", email.to_lowercase())) >= MAX_FAILURES_PER_EMAIL;
-        let over_ip = ip.is_some_and(|ip| self.get(&format!("ip:{}", ip.ip())) >= MAX_FAILURES_PER_IP);
-        (over_email || over_ip).then_some(WINDOW.as_secs())
-    }
-    pub fn failed(&self, email: &str, ip: Option<SocketAddr>) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        let mut bump = |k: String| {
-            let e = map.entry(k).or_insert((0, Instant::now()));
-            if e.1.elapsed() >= WINDOW {
-                *e = (0, Instant::now());
-            }
-            e.0 += 1;
-        };
-        bump(format!("email:{}", email.to_lowercase()));
-        if let Some(ip) = ip {
-            bump(format!("ip:{}", ip.ip()));
-        }
-        // Bound memory: forget stale entries now and then.
-        if map.len() > 10_000 {
-            map.retain(|_, v| v.1.elapsed() < WINDOW);
-        }
-    }
-    pub fn succeeded(&self, email: &str) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(&format!("email:{}", email.to_lowercase()));
     }
 }

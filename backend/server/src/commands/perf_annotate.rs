@@ -176,7 +176,7 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
                     let ranking: Vec<RankEntry> =
                         cands.iter().enumerate().map(|(k, &c)| RankEntry { candidate: c, rank: Some(((k + u + i) % cands.len()) as u32 + 1), unsure: false }).collect();
                     let sub = format!("u{u}-q{i}");
-                    let body = serde_json::to_string(&NewResponse { submission_id: sub.clone(), ranking, confidence: Some(3), comment: String::new(), status: Status::Complete })?;
+                    let body = serde_json::to_string(&NewResponse { submission_id: sub.clone(), ranking, confidence: Some(3), comment: String::new(), status: Status::Complete, base_revision: 0 })?;
                     let deadline = Instant::now() + Duration::from_secs(60);
                     loop {
                         let t = Instant::now();
