@@ -6,11 +6,21 @@
 //! are left alone: they cannot be formulas and must stay numbers. Then a cell containing a
 //! comma, a quote, a newline or a carriage return is quoted with doubled inner quotes.
 
-/// One CSV cell: neutralised (see the module docs), then quoted if needed.
-pub fn cell(s: &str) -> String {
+/// A text cell made safe to open in a spreadsheet (see the module docs), not yet quoted: for
+/// writers that quote by themselves (the `csv` crate).
+pub fn neutralise(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let number = s.trim().parse::<f64>().is_ok_and(|x| x.is_finite()) && !s.starts_with(['\t', '\r']);
-    let s = if risky && !number { format!("'{s}") } else { s.to_string() };
+    if risky && !number {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV cell: neutralised (see the module docs), then quoted if needed.
+pub fn cell(s: &str) -> String {
+    let s = neutralise(s);
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -226,8 +226,10 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
     Ok(out)
 }
 
-/// The export as CSV: one line per (response, candidate).
+/// The export as CSV: one line per (response, candidate). Free text (questions, comments,
+/// names, e-mails) is neutralised against spreadsheet formulas (`serenqa_shared::csv`).
 pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
+    let text = |s: &str| serenqa_shared::csv::neutralise(s);
     let mut w = csv::Writer::from_writer(Vec::new());
     let with_email = rows.iter().any(|r| r.email.is_some());
     let mut header = vec!["response_id", "annotator"];
@@ -238,21 +240,21 @@ pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
     w.write_record(&header).map_err(|e| e.to_string())?;
     for r in rows {
         for c in &r.ranking {
-            let mut rec = vec![r.response_id.to_string(), r.annotator.clone()];
+            let mut rec = vec![r.response_id.to_string(), text(&r.annotator)];
             if with_email {
-                rec.push(r.email.clone().unwrap_or_default());
+                rec.push(text(r.email.as_deref().unwrap_or_default()));
             }
             rec.extend([
                 r.source.as_str().to_string(),
-                r.batch.clone(),
+                text(&r.batch),
                 r.question_id.to_string(),
                 r.qid.to_string(),
-                r.question.clone(),
+                text(&r.question),
                 r.status.as_str().to_string(),
                 r.confidence.map(|c| c.to_string()).unwrap_or_default(),
-                r.comment.clone(),
-                c.key.clone(),
-                c.name.clone(),
+                text(&r.comment),
+                text(&c.key),
+                text(&c.name),
                 c.rank.map(|k| k.to_string()).unwrap_or_default(),
                 c.unsure.to_string(),
                 r.updated_at.to_string(),

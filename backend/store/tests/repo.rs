@@ -114,6 +114,11 @@ fn store_round_trip() {
     assert!(csv.contains("\"ok, \"\"quoted\"\"\""));
     let csv = export_csv(&export_rows(&repo, true).unwrap()).unwrap();
     assert!(csv.lines().next().unwrap().contains("email") && csv.contains("ann@example.org"));
+    // A comment a spreadsheet would run as a formula is written as text.
+    let mut hostile = rows.clone();
+    hostile[0].comment = "=HYPERLINK(\"http://x\",\"y\")".into();
+    let csv = export_csv(&hostile).unwrap();
+    assert!(csv.contains("\"'=HYPERLINK(") && !csv.contains(",\"=HYPERLINK") && !csv.contains(",=HYPERLINK"), "{csv}");
 
     // Reopening keeps everything (and does not re-run migrations).
     drop(repo);
