@@ -118,7 +118,8 @@ fn assert_429(r: &Reply, code: &str) {
 }
 
 /// Past the cap (one Cypher query at a time, no queue) a request is refused at once with 429,
-/// `Retry-After` and the JSON error; the slot frees when the holder finishes.
+/// `Retry-After` and the JSON error; the slot frees when the holder finishes. A client still
+/// sending its body holds no slot (bodies are read, under a deadline, before admission).
 #[test]
 fn concurrency_cap_answers_429_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,28 +127,41 @@ fn concurrency_cap_answers_429_with_retry_after() {
     let s = serve(dir.path(), &["--max-concurrent", "cypher=1:0"]);
     let q = r#"{"query":"MATCH (c:Compound) RETURN count(c) AS n"}"#;
     assert_eq!(call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status, 200);
-    // A client that has sent its headers and half its body holds the only slot.
+
+    // A client that has sent its headers and half its body holds nothing: others get through.
     let mut slow = TcpStream::connect(&s.addr).unwrap();
     write!(slow, "POST /api/cypher HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", s.addr, q.len(), &q[..10]).unwrap();
     slow.flush().unwrap();
-    // Nothing else competes for the slot meanwhile; the server holds the request open, waiting
-    // for the rest of the body (no reply on the connection).
-    std::thread::sleep(Duration::from_millis(500));
-    slow.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-    let mut probe = [0u8; 1];
-    assert!(slow.read(&mut probe).is_err(), "the slow request must not have been answered yet");
-    let r = call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]);
-    assert_429(&r, "busy");
-    assert!(r.body.contains("busy"), "{}", r.body);
-    // Other classes are not affected.
-    assert_eq!(get(&format!("{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763", s.base), &[]).status, 200);
-    // The holder finishes: its answer is normal and the slot is free again.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status, 200, "a half-sent body must not hold the slot");
     slow.write_all(q[10..].as_bytes()).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut buf = [0u8; 12];
     slow.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"HTTP/1.1 200");
     drop(slow);
+
+    // A long-running query holds the only slot: 16M comparisons in nested comprehensions,
+    // seconds of work with no rows and little memory (it ends with its answer or its budget).
+    let long = r#"{"query":"RETURN size([i IN range(1, 4000) WHERE size([j IN range(1, 4000) WHERE j = i + 4000]) > 0]) AS n"}"#;
+    let base = s.base.clone();
+    let holder = std::thread::spawn(move || call("POST", &format!("{base}/api/cypher"), Some(long), &[]).status);
+    let t = Instant::now();
+    let r = loop {
+        let r = call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]);
+        if r.status == 429 || holder.is_finished() {
+            break r;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "the long query never took the slot");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_429(&r, "busy");
+    assert!(r.body.contains("busy"), "{}", r.body);
+    // Other classes are not affected.
+    assert_eq!(get(&format!("{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763", s.base), &[]).status, 200);
+    // The holder finishes (an answer or its time budget): the slot is free again.
+    let st = holder.join().unwrap();
+    assert!(st == 200 || st == 400, "the long query ended with {st}");
     let t = Instant::now();
     while call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status != 200 {
         assert!(t.elapsed() < Duration::from_secs(10), "the slot was never released");
