@@ -172,6 +172,9 @@ pub struct RnsResponse {
     pub serendipity: Vec<NodeView>,
     /// The weights that produced `terms` (stored with every result).
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from.
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
     pub terms: crate::rns::Terms,
 }
 
@@ -190,6 +193,9 @@ pub struct PartitionResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from.
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
     /// Score of the starting partition and of the result.
     pub initial: crate::rns::Terms,
     pub terms: crate::rns::Terms,
@@ -232,6 +238,12 @@ pub struct DiscoverResponse {
     /// Slice over `existing` then the candidates, in that order.
     pub slice: crate::rns::Slice,
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from (the defaults in force, or the request).
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
+    /// The server's default weights and their provenance (the sliders' reset position).
+    #[serde(default)]
+    pub default_weights: crate::rns::WeightsInForce,
     /// How candidates were proposed, for the page to say.
     pub method: String,
     pub elapsed_ms: f64,
@@ -303,4 +315,7 @@ pub struct AskResponse {
     /// Where exploration read the edges: `memory`, or the Redis edge store's address.
     #[serde(default)]
     pub edge_source: String,
+    /// The RNS weights exploration ranked candidates with, and where they came from.
+    #[serde(default)]
+    pub weights: crate::rns::WeightsInForce,
 }

@@ -17,6 +17,8 @@
 //!   id resolution and the score / partition / slice services behind the CLI and HTTP API.
 //! - [`store`] — `model.*` snapshot sections next to `graph.*` in one file.
 //! - [`bench`] — the benchmark as library functions (`serenqa-model-bench` binary).
+//! - [`weights`] — the shipped RNS weights (`rns-weights.json`, fitted by `serenqa rns fit`)
+//!   with their provenance.
 //!
 //! Data flow: `Graph` → [`Model::compute`] (marginals + embeddings) → snapshot; at query time
 //! ids → [`slice::build_slice`] → `Scorer` (shared) → R, N, S, RNS / greedy swap.
@@ -75,6 +77,7 @@ pub mod reorder;
 pub mod slice;
 pub mod store;
 pub mod transition;
+pub mod weights;
 
 use serde::{Deserialize, Serialize};
 use serenqa_graph::{Graph, GraphError};

@@ -199,6 +199,8 @@ pub struct Env<'a> {
     pub model: Option<&'a Model>,
     pub blocks: &'a BlockCache,
     pub stats: &'a TypeStats,
+    /// RNS weights for ranking candidates (the weights in force: shipped or calibrated).
+    pub weights: serenqa_shared::rns::Weights,
 }
 
 impl Env<'_> {

@@ -594,7 +594,7 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
         Some(r) => r.as_ref(),
         None => &memory,
     };
-    let env = Env { g, edges, removed: ctx.bench.removed.get(partition), model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    let env = Env { g, edges, removed: ctx.bench.removed.get(partition), model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights: serenqa_model::weights::shipped().weights };
     let agents = Agents { relations: ctx.roles.relations.clone(), nodes: ctx.roles.nodes.clone(), cont: ctx.roles.cont.clone(), summary: ctx.roles.summary.clone() };
     let mut cfg = ctx.explore.clone();
     cfg.use_summaries = with_summaries;

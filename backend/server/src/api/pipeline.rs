@@ -45,7 +45,7 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 #[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 503, description = "The edge store (serve --edges) cannot be read")))]
 pub async fn post_ask(State(s): State<AppState>, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
     check_ask(&s, &req)?;
-    let ctx = context(&s)?;
+    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
     // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
     let handle = tokio::runtime::Handle::current();
     let out = tokio::task::spawn_blocking(move || handle.block_on(ask(&ctx, &req)))
@@ -89,7 +89,7 @@ pub(crate) struct AskQuery {
 pub async fn get_ask_stream(State(s): State<AppState>, Q(q): Q<AskQuery>) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError> {
     let req = AskRequest { question: q.question, model: q.model, limit: q.limit };
     check_ask(&s, &req)?;
-    let ctx = context(&s)?;
+    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<AskEvent>();
     let handle = tokio::runtime::Handle::current();
     // Offline agents are CPU-bound: a blocking thread drives the pipeline; a closed page just

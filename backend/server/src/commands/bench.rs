@@ -49,9 +49,10 @@ struct BuildArgs {
     /// Expert rankings (JSON, format in the `partition` module docs) for the expert strategy.
     #[arg(long, value_name = "FILE")]
     expert: Option<PathBuf>,
-    /// RNS weights α,β,γ for the RNS-guided strategy.
-    #[arg(long, default_value = "0.3333333333333333,0.3333333333333333,0.3333333333333333")]
-    weights: String,
+    /// RNS weights α,β,γ for the RNS-guided strategy (default: the shipped fitted weights,
+    /// `backend/model/rns-weights.json`; the manifest records which).
+    #[arg(long)]
+    weights: Option<String>,
     /// Share of questions in the test split.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
@@ -104,7 +105,11 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     if !(0.0..=1.0).contains(&a.test_fraction) {
         anyhow::bail!("--test-fraction must be in [0, 1]");
     }
-    let weights = Weights::parse(&a.weights).map_err(|e| anyhow!("--weights: {e}"))?;
+    let weights = match &a.weights {
+        Some(w) => Some(Weights::parse(w).map_err(|e| anyhow!("--weights: {e}"))?),
+        None => None,
+    };
+    let weights = crate::weights::for_request(weights, &serenqa_model::weights::shipped());
     let expert = match &a.expert {
         Some(p) => Some(ExpertRankings::load(p)?),
         None => None,
@@ -126,7 +131,8 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     };
     let scorers = offline_scorers(&g, Some(&model.marginals));
     eprintln!("ensemble scorers: {} — offline, not LLMs", scorers.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
-    let mut cfg = BuildConfig { weights, test_fraction: a.test_fraction, ..BuildConfig::default() };
+    eprintln!("RNS weights α = {:.3}, β = {:.3}, γ = {:.3} ({})", weights.weights.alpha, weights.weights.beta, weights.weights.gamma, weights.source.label);
+    let mut cfg = BuildConfig { weights: weights.weights, weights_source: weights.source, test_fraction: a.test_fraction, ..BuildConfig::default() };
     cfg.gen.questions = a.questions;
     cfg.gen.seed = a.seed;
     let t = Instant::now();

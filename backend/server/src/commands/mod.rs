@@ -12,6 +12,7 @@ pub mod perf_annotate;
 pub mod perf_queue;
 pub mod precompute;
 pub mod queue;
+pub mod rns;
 pub mod score;
 pub mod serve;
 pub mod stats;
