@@ -440,9 +440,9 @@ impl Spread {
     }
 }
 
-/// The largest share of one list's values that are equal (to 1e-9): 1/len when all differ.
+/// The largest share of one list's values that are equal (to 1e-9) — 0 when no two are.
 pub fn constant_share(x: &[f64]) -> f64 {
-    if x.is_empty() {
+    if x.len() < 2 {
         return 0.0;
     }
     let mut v = x.to_vec();
@@ -456,7 +456,11 @@ pub fn constant_share(x: &[f64]) -> f64 {
             run = 1;
         }
     }
-    best as f64 / v.len() as f64
+    if best < 2 {
+        0.0
+    } else {
+        best as f64 / v.len() as f64
+    }
 }
 
 #[cfg(test)]
@@ -485,5 +489,6 @@ mod tests {
         let sp = Spread::of(&[0.0, 1.0, 2.0, 3.0, 4.0]);
         assert_eq!((sp.min, sp.q1, sp.median, sp.q3, sp.max), (0.0, 1.0, 2.0, 3.0, 4.0));
         assert_eq!(constant_share(&[1.0, 1.0, 2.0, 3.0]), 0.5);
+        assert_eq!(constant_share(&[1.0, 2.0, 3.0]), 0.0);
     }
 }

@@ -331,11 +331,10 @@ fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadRe
     for l in lists {
         for (k, f) in [|t: &serenqa_shared::rns::Terms| t.r, |t: &serenqa_shared::rns::Terms| t.n, |t: &serenqa_shared::rns::Terms| t.s].iter().enumerate() {
             let v: Vec<f64> = l.iter().map(f).collect();
-            // A list of fewer than 10 candidates cannot avoid sharing a value with 10% of itself
-            // only when two values tie; count it only when a value repeats.
+            // 0 unless some value repeats, so a short list of distinct values never counts.
             let share = constant_share(&v);
             worst[k] = worst[k].max(share);
-            if share > 0.1 && share * v.len() as f64 >= 2.0 {
+            if share > 0.1 {
                 over[k] += 1;
             }
         }
@@ -354,7 +353,7 @@ fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadRe
 }
 
 fn render_spread(title: &str, s: &SpreadReport) -> String {
-    let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share with one value | lists > 10% one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
+    let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share tied at one value | lists > 10% tied at one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
     let rows = [("R", &s.r, Some(0)), ("N", &s.n, Some(1)), ("S", &s.s, Some(2)), ("RNS", &s.rns, None)];
     for (name, sp, k) in rows {
         let extra = match k {
@@ -399,7 +398,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     println!("{}", render_spread("Questionnaire candidate sets (RNS(Ac∖{c}, {c}), all batches)", &qs));
     println!("{}", render_spread("Discover lists (every disease, ≤ 200 candidates, RNS(Ae, {c}))", &ds));
     if fallback > 0 {
-        println!("{fallback} Discover lists have no known treatment: Ae = {{the disease}}, so |A| = 2 for every candidate and N = ½ (docs/RNS.md).");
+        println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");
     }
     Ok(())
 }
