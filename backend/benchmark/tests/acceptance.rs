@@ -193,8 +193,9 @@ fn rns_guided_partition_is_never_below_the_ensemble() {
         let (Some(e), Some(r)) = (&ens.partitions[i], &rns.partitions[i]) else {
             panic!("qid {} lacks a partition", q.qid)
         };
-        // Recomputed here rather than trusting the stored values.
-        let ctx = RnsContext::new(g, model(), &cache, &q.answers, Weights::default()).expect("slice");
+        // Recomputed here rather than trusting the stored values, with the weights the build
+        // used (the shipped fitted weights, BuildConfig's default).
+        let ctx = RnsContext::new(g, model(), &cache, &q.answers, config(QUESTIONS).weights).expect("slice");
         let (se, sr) = (ctx.score(e).expect("score"), ctx.score(r).expect("score"));
         assert!(sr >= se - 1e-12, "qid {}: RNS-guided {sr} < ensemble {se}", q.qid);
         assert!((r.rns.unwrap() - sr).abs() < 1e-9 && (e.rns.unwrap() - se).abs() < 1e-9);
