@@ -160,7 +160,8 @@ pub struct SliceResponse {
 pub struct RnsRequest {
     pub existing: Vec<String>,
     pub serendipity: Vec<String>,
-    /// Defaults to α = β = γ = 1/3.
+    /// Default: the server's weights in force (an expert calibration, else the shipped fitted
+    /// weights); the reply's `weights_source` says which.
     #[serde(default)]
     pub weights: Option<crate::rns::Weights>,
 }
@@ -183,6 +184,7 @@ pub struct RnsResponse {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionRequest {
     pub candidates: Vec<String>,
+    /// Default: the server's weights in force (see `RnsRequest::weights`).
     #[serde(default)]
     pub weights: Option<crate::rns::Weights>,
 }

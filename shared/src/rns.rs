@@ -115,7 +115,9 @@ pub struct Weights {
 }
 
 impl Default for Weights {
-    /// α = β = γ = 1/3 until calibrated against expert partitions (RNS.md).
+    /// Equal weights α = β = γ = 1/3 — the neutral fallback. The defaults in force are the
+    /// fitted weights shipped with the project (`serenqa_model::weights::shipped`) or an
+    /// expert calibration on a server (docs/RNS.md "Which weights are in force").
     fn default() -> Self {
         Weights { alpha: 1.0 / 3.0, beta: 1.0 / 3.0, gamma: 1.0 / 3.0 }
     }
