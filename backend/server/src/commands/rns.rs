@@ -186,7 +186,7 @@ fn versus_best(t: &Table, pick: fn(&QuestionScore) -> f64, seed: u64) -> (String
     (best_m.name().to_string(), paired_difference(&rns, &best, seed))
 }
 
-fn split<'a>(l: &'a Loaded, heldout: bool) -> Vec<&'a LinkedQuestion> {
+fn split(l: &Loaded, heldout: bool) -> Vec<&LinkedQuestion> {
     l.questions.iter().filter(|q| is_heldout(q.batch) == heldout).collect()
 }
 
