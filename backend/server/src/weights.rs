@@ -50,3 +50,41 @@ pub fn for_request(given: Option<Weights>, defaults: &WeightsInForce) -> Weights
         None => defaults.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serenqa_store::{CalibrationRecord, SqliteRepo};
+
+    /// No store, or a store without calibrations: the shipped weights. A store with
+    /// calibrations: the newest one, normalised and labelled — what Discover, Ask, the
+    /// partition endpoints and `bench build --db` (the builder's manifest) use.
+    #[test]
+    fn precedence_calibration_then_shipped() {
+        let shipped = shipped();
+        assert_eq!(in_force(None), shipped);
+        let dir = tempfile::tempdir().unwrap();
+        let repo = SqliteRepo::open(&dir.path().join("c.sqlite")).unwrap();
+        assert_eq!(in_force(Some(&repo)), shipped);
+        let rec = |created_at, alpha, beta, gamma| CalibrationRecord {
+            id: 0,
+            created_at,
+            alpha,
+            beta,
+            gamma,
+            agreement: 0.5,
+            questions: 9,
+            provenance: serde_json::json!({}),
+        };
+        repo.add_calibration(&rec(1_700_000_000, 1.0, 1.0, 2.0)).unwrap();
+        let newest = repo.add_calibration(&rec(1_780_000_000, 0.2, 0.6, 0.2)).unwrap();
+        let w = in_force(Some(&repo));
+        assert_eq!(w.source.kind, "calibration");
+        assert!(w.source.label.contains(&format!("calibration #{newest}")), "{}", w.source.label);
+        assert!((w.weights.alpha - 0.2).abs() < 1e-12 && (w.weights.beta - 0.6).abs() < 1e-12);
+        let given = Weights { alpha: 1.0, beta: 0.0, gamma: 0.0 };
+        let r = for_request(Some(given), &w);
+        assert_eq!((r.weights, r.source.kind.as_str()), (given, "request"));
+        assert_eq!(for_request(None, &w), w);
+    }
+}

@@ -49,10 +49,15 @@ struct BuildArgs {
     /// Expert rankings (JSON, format in the `partition` module docs) for the expert strategy.
     #[arg(long, value_name = "FILE")]
     expert: Option<PathBuf>,
-    /// RNS weights α,β,γ for the RNS-guided strategy (default: the shipped fitted weights,
-    /// `backend/model/rns-weights.json`; the manifest records which).
+    /// RNS weights α,β,γ for the RNS-guided strategy (default: the newest expert calibration
+    /// in `--db` when given, else the shipped fitted weights `backend/model/rns-weights.json`;
+    /// the manifest records which).
     #[arg(long)]
     weights: Option<String>,
+    /// An annotation database whose newest calibration on expert rankings gives the default
+    /// weights (the same precedence as the server's).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
     /// Share of questions in the test split.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
@@ -109,7 +114,14 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
         Some(w) => Some(Weights::parse(w).map_err(|e| anyhow!("--weights: {e}"))?),
         None => None,
     };
-    let weights = crate::weights::for_request(weights, &serenqa_model::weights::shipped());
+    let defaults = match &a.db {
+        Some(p) => {
+            let repo = serenqa_store::SqliteRepo::open(p).map_err(|e| anyhow!("opening the annotation database {}: {e}", p.display()))?;
+            crate::weights::in_force(Some(&repo))
+        }
+        None => crate::weights::in_force(None),
+    };
+    let weights = crate::weights::for_request(weights, &defaults);
     let expert = match &a.expert {
         Some(p) => Some(ExpertRankings::load(p)?),
         None => None,
