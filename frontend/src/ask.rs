@@ -143,6 +143,11 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
     let agents = answer.agents.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
     // Only worth a word when exploration read a Redis edge store rather than the server's memory.
     let edges = (!answer.edge_source.is_empty() && answer.edge_source != "memory").then(|| format!(" · edges: {}", answer.edge_source));
+    let w = &answer.weights;
+    let weights_line = format!(
+        "Candidates ranked with RNS weights α = {:.2}, β = {:.2}, γ = {:.2}: {}.",
+        w.weights.alpha, w.weights.beta, w.weights.gamma, w.source.label
+    );
     let answers = answer
         .answers
         .iter()
@@ -176,6 +181,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
     view! {
         <div class="ask-result" data-testid="ask-result">
             <p class="muted" data-testid="ask-stages">{stages} " · agents: " {agents} {edges}</p>
+            <p class="muted" data-testid="ask-weights">{weights_line}</p>
             <h3>"Generated Cypher"</h3>
             <pre data-testid="ask-cypher">{answer.cypher.clone().unwrap_or_else(|| "(no query)".into())}</pre>
             {answer.error.clone().map(|e| view! { <p class="error">{e}</p> })}

@@ -1,10 +1,15 @@
 //! Serendipitous candidates of a disease or drug, re-weighted in the browser: the α, β, γ
 //! sliders re-score every candidate from the slice with `serenqa_shared::rns` compiled to
 //! WebAssembly — no request to the server — and the page shows how long that took.
+//! The sliders start at the weights the server used (its defaults in force: an expert
+//! calibration, else the shipped fitted weights), the page says where those came from, and
+//! "Reset" returns to them. Weights are normalised (only their proportions matter) and may be
+//! negative (a negative weight prefers low values of its term); equal RNS values are ordered
+//! by `rns::rank` (terms, then node index), so the order never depends on chance.
 
 use leptos::prelude::*;
 use serenqa_shared::api::{DiscoverResponse, NodeView};
-use serenqa_shared::rns::{Scorer, Terms, Weights};
+use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
 
 /// Re-scores all candidates; returns the terms (candidate order) and the elapsed milliseconds.
 fn rescore(d: &DiscoverResponse, w: &Weights) -> (Result<Vec<Terms>, String>, f64) {
@@ -30,10 +35,32 @@ fn bar(value: f64, lo: f64, hi: f64) -> impl IntoView {
 
 #[component]
 pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> impl IntoView {
+    // Start where the server scored: the weights of the reply (its defaults unless the URL
+    // asked for others); "Reset" goes back to the server's defaults.
+    let start = data.weights;
+    let defaults = data.default_weights.clone();
     let data = StoredValue::new(data);
-    let (alpha, set_alpha) = signal(1.0 / 3.0);
-    let (beta, set_beta) = signal(1.0 / 3.0);
-    let (gamma, set_gamma) = signal(1.0 / 3.0);
+    let (alpha, set_alpha) = signal(start.alpha);
+    let (beta, set_beta) = signal(start.beta);
+    let (gamma, set_gamma) = signal(start.gamma);
+    let moved = move || {
+        let d = defaults.weights;
+        (alpha.get() - d.alpha).abs() > 1e-9 || (beta.get() - d.beta).abs() > 1e-9 || (gamma.get() - d.gamma).abs() > 1e-9
+    };
+    let source_line = {
+        let d = data.with_value(|x| x.default_weights.clone());
+        let date = if d.source.date.is_empty() { String::new() } else { format!(", {}", d.source.date) };
+        format!(
+            "Default weights α = {:.2}, β = {:.2}, γ = {:.2}: {}{date}.",
+            d.weights.alpha, d.weights.beta, d.weights.gamma, d.source.label
+        )
+    };
+    let default_w = data.with_value(|x| x.default_weights.weights);
+    let reset = move |_| {
+        set_alpha.set(default_w.alpha);
+        set_beta.set(default_w.beta);
+        set_gamma.set(default_w.gamma);
+    };
     let (last_ms, set_last_ms) = signal(None::<f64>);
     // Re-scores so far: lets a test (or a curious reader) tell a fresh time from the last one.
     let (rescores, set_rescores) = signal(0u64);
@@ -48,9 +75,8 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
     let order = move || -> Vec<(usize, Terms)> {
         match scored.get() {
             Ok(terms) => {
-                let mut v: Vec<(usize, Terms)> = terms.into_iter().enumerate().collect();
-                v.sort_by(|a, b| b.1.rns.total_cmp(&a.1.rns).then(a.0.cmp(&b.0)));
-                v
+                let ids: Vec<u32> = data.with_value(|d| d.candidates.iter().map(|c| c.node.index).collect());
+                rank(&terms, &ids).into_iter().map(|k| (k, terms[k])).collect()
             }
             Err(_) => Vec::new(),
         }
@@ -59,7 +85,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
         view! {
             <label class="slider" for=id>
                 <span>{label} " " <span class="muted">{help}</span></span>
-                <input id=id type="range" min="0" max="1" step="0.05" data-testid=id
+                <input id=id type="range" min="-1" max="1" step="0.05" data-testid=id
                     prop:value=move || get.get().to_string()
                     on:input=move |ev| {
                         if let Ok(v) = event_target_value(&ev).parse::<f64>() {
@@ -78,7 +104,8 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
     let csv_name = data.with_value(|d| format!("serenqa-{}-candidates.csv", d.query.name.to_lowercase().replace(|c: char| !c.is_alphanumeric(), "-")));
     let csv_href = move || {
         let w = (alpha.get(), beta.get(), gamma.get());
-        let csv = data.with_value(|d| ranking_csv(d, &order(), w));
+        let from = if moved() { "set on the page".to_string() } else { data.with_value(|d| d.default_weights.source.label.clone()) };
+        let csv = data.with_value(|d| ranking_csv(d, &order(), w, &from));
         format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
     };
     let existing_view = existing
@@ -97,8 +124,15 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
             <p class="muted">{method}</p>
             <div class="sliders" role="group" aria-label="RNS weights">
                 {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
-                {slider("β novelty", "(not redundant with the known answers)", beta, set_beta, "w-beta")}
+                {slider("β novelty", "(not predicted by walks from the known answers)", beta, set_beta, "w-beta")}
                 {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
+                <p class="muted" data-testid="weights-source"
+                    data-alpha=default_w.alpha.to_string() data-beta=default_w.beta.to_string() data-gamma=default_w.gamma.to_string()>
+                    {source_line}
+                    {move || moved().then_some(" You have moved the sliders; RNS uses their proportions.")}
+                    " "
+                    <button class="link-button" data-testid="weights-reset" on:click=reset>"Reset to defaults"</button>
+                </p>
                 <p class="muted" data-testid="rescore-time" data-rescores=move || rescores.get().to_string()>
                     {move || last_ms.get().map(|ms| format!("Re-scored {} candidates in {:.2} ms in WebAssembly (no server request).", data.with_value(|d| d.candidates.len()), ms))}
                 </p>
@@ -110,7 +144,12 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
             </div>
             <div class="scroll-x">
             <table class="candidates" data-testid="candidates">
-                <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
+                <thead><tr><th>"#"</th><th>"Candidate"</th>
+                    <th class="num" title="RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.">"RNS"</th>
+                    <th class="num" title="Relevance, 0–1: one minus the mean embedding distance to the known answers (1 = same context).">"R"</th>
+                    <th class="num" title="Novelty, 0–1: information (bits / 20) in landing on this candidate that a 1–3 step walk from the known answers does not predict (1 = never reached).">"N"</th>
+                    <th class="num" title="Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of the known answers.">"S"</th>
+                    <th></th></tr></thead>
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
                         let c = data.with_value(|d| d.candidates[ci].node.clone());
@@ -122,7 +161,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                                 <td>{rank + 1}</td>
                                 <td><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}</td>
                                 <td class="num"><strong>{format!("{:.3}", t.rns)}</strong></td>
-                                <td class="num">{format!("{:.3}", t.r)} {bar(t.r, -1.0, 0.0)}</td>
+                                <td class="num">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
                                 <td class="num">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
                                 <td class="num">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
                                 <td><button class="link-button" on:click=move |_| on_explain.run(c2.clone())>"why?"</button></td>
@@ -151,11 +190,13 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
 
 /// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
 /// header, then one row per candidate in the order shown.
-fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, f64, f64)) -> String {
+fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, f64, f64), from: &str) -> String {
     use crate::leaderboard::csv_field;
     let mut s = format!(
-        "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2}; research hypotheses, not clinical advice\n",
-        d.query.name, d.query.id
+        "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2} ({}); research hypotheses, not clinical advice\n",
+        d.query.name,
+        d.query.id,
+        from.replace(['\n', '\r'], " ")
     );
     s.push_str("rank,id,name,kind,rns,r,n,s,known_for\n");
     for (rank, (ci, t)) in order.iter().enumerate() {

@@ -160,7 +160,8 @@ pub struct SliceResponse {
 pub struct RnsRequest {
     pub existing: Vec<String>,
     pub serendipity: Vec<String>,
-    /// Defaults to α = β = γ = 1/3.
+    /// Default: the server's weights in force (an expert calibration, else the shipped fitted
+    /// weights); the reply's `weights_source` says which.
     #[serde(default)]
     pub weights: Option<crate::rns::Weights>,
 }
@@ -172,6 +173,9 @@ pub struct RnsResponse {
     pub serendipity: Vec<NodeView>,
     /// The weights that produced `terms` (stored with every result).
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from.
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
     pub terms: crate::rns::Terms,
 }
 
@@ -180,6 +184,7 @@ pub struct RnsResponse {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PartitionRequest {
     pub candidates: Vec<String>,
+    /// Default: the server's weights in force (see `RnsRequest::weights`).
     #[serde(default)]
     pub weights: Option<crate::rns::Weights>,
 }
@@ -190,6 +195,9 @@ pub struct PartitionResponse {
     pub existing: Vec<NodeView>,
     pub serendipity: Vec<NodeView>,
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from.
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
     /// Score of the starting partition and of the result.
     pub initial: crate::rns::Terms,
     pub terms: crate::rns::Terms,
@@ -232,6 +240,12 @@ pub struct DiscoverResponse {
     /// Slice over `existing` then the candidates, in that order.
     pub slice: crate::rns::Slice,
     pub weights: crate::rns::Weights,
+    /// Where `weights` came from (the defaults in force, or the request).
+    #[serde(default)]
+    pub weights_source: crate::rns::WeightsSource,
+    /// The server's default weights and their provenance (the sliders' reset position).
+    #[serde(default)]
+    pub default_weights: crate::rns::WeightsInForce,
     /// How candidates were proposed, for the page to say.
     pub method: String,
     pub elapsed_ms: f64,
@@ -280,6 +294,8 @@ pub struct Stage {
 /// completes, then the result or an error.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// One result per stream, moved straight into a channel: boxing it would save nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum AskEvent {
     Stage(Stage),
     Result(AskResponse),
@@ -303,4 +319,7 @@ pub struct AskResponse {
     /// Where exploration read the edges: `memory`, or the Redis edge store's address.
     #[serde(default)]
     pub edge_source: String,
+    /// The RNS weights exploration ranked candidates with, and where they came from.
+    #[serde(default)]
+    pub weights: crate::rns::WeightsInForce,
 }

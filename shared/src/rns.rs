@@ -5,11 +5,17 @@
 //! slice; the slice may hold more entities than A — only the rows and columns of A are read):
 //! - π(x) = P(x) / Σ_{y∈A} P(y); πₑ(i) = π(i) / Σ_{i'∈Ae} π(i').
 //! - T[i][x] = (B[i][x] + δ) / Σ_{y∈A} (B[i][y] + δ), δ = 1e-12.
-//! - R = −mean_{i∈As, j∈Ae} ‖nᵢ − nⱼ‖₂ / 2 on L2-normalised embeddings (rows are normalised
-//!   here again, so a slice from any source gives d ∈ [0, 1]; an all-zero row stays zero).
-//! - N = 1 − clip₀₁( Σ_{i∈Ae} πₑ(i) Σ_{j∈As} T[i][j] log₂(T[i][j]/π(j)) / log₂|A| ).
+//! - R = 1 − mean_{i∈As, j∈Ae} ‖nᵢ − nⱼ‖₂ / 2 on L2-normalised embeddings (rows are
+//!   normalised here again, so a slice from any source gives d ∈ [0, 1]; an all-zero row
+//!   stays zero). R ∈ [0, 1]; the paper's R is `R − 1`.
+//! - N (re-derived, docs/RNS.md "Novelty"): the information in As that Ae does not predict.
+//!   O = Σ_{i∈Ae} πₑ(i) Σ_{j∈As} B[i][j] / (1 − B[i][i]) is the probability that a 1–3 step
+//!   walk from Ae (started in proportion to the marginals, return-to-self mass excluded)
+//!   ends in As; I = −log₂(O + δ) bits is its conditional self-information, and
+//!   N = min(1, I / [`NOVELTY_BITS`]) ∈ [0, 1] (1: a landing chance of 2⁻²⁰ or less).
 //! - S = JSD(Ps ‖ Pe) in bits, Pe = mean of T rows over Ae, Ps = mean over As.
-//! - RNS = αR + βN + γS.
+//! - RNS = (αR + βN + γS) / (|α| + |β| + |γ|) (0 when all weights are 0): weights are
+//!   normalised, so RNS ∈ [0, 1] for non-negative weights and (1, 1, 1) means (⅓, ⅓, ⅓).
 //!
 //! Three entry points, from general to fast:
 //! - [`Scorer::score`]: any partition, O(|A|² + |Ae||As|d).
@@ -22,13 +28,17 @@
 //!   evaluated on all cores; the reduction is sequential, so results do not change.
 //!
 //! Determinism: the swap loop visits candidates in node-index order and only a strictly
-//! larger gain (by more than 1e-12·(|α|+|β|+|γ|)) replaces the best, so ties go to the
+//! larger gain (by more than 1e-12; RNS is normalised by |α|+|β|+|γ|) replaces the best, so ties go to the
 //! smallest (i, j) by node index and scaling all weights by c > 0 gives the same result.
 
 use serde::{Deserialize, Serialize};
 
 /// Smoothing added to every block entry so no logarithm sees 0.
 pub const DELTA: f64 = 1e-12;
+
+/// Bits of conditional self-information at which N reaches 1: a walk from Ae that lands in
+/// As with probability 2⁻²⁰ (about one in a million) or less is "not predicted at all".
+pub const NOVELTY_BITS: f64 = 20.0;
 
 /// Everything RNS needs about a set of entities (RNS.md "closed-world slice").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,7 +115,9 @@ pub struct Weights {
 }
 
 impl Default for Weights {
-    /// α = β = γ = 1/3 until calibrated against expert partitions (RNS.md).
+    /// Equal weights α = β = γ = 1/3 — the neutral fallback. The defaults in force are the
+    /// fitted weights shipped with the project (`serenqa_model::weights::shipped`) or an
+    /// expert calibration on a server (docs/RNS.md "Which weights are in force").
     fn default() -> Self {
         Weights { alpha: 1.0 / 3.0, beta: 1.0 / 3.0, gamma: 1.0 / 3.0 }
     }
@@ -136,13 +148,86 @@ impl Weights {
         }
         Weights::new(v[0], v[1], v[2])
     }
+    /// RNS from the three terms: the weighted sum divided by |α| + |β| + |γ| (0 when all
+    /// weights are 0), so only the weights' proportions matter.
     #[inline]
     pub fn combine(&self, r: f64, n: f64, s: f64) -> f64 {
-        self.alpha * r + self.beta * n + self.gamma * s
+        let z = self.scale();
+        if z > 0.0 {
+            (self.alpha * r + self.beta * n + self.gamma * s) / z
+        } else {
+            0.0
+        }
     }
     fn scale(&self) -> f64 {
         self.alpha.abs() + self.beta.abs() + self.gamma.abs()
     }
+    /// The same weights scaled to |α| + |β| + |γ| = 1 (equal thirds when all are 0).
+    pub fn normalised(&self) -> Weights {
+        let z = self.scale();
+        if z > 0.0 {
+            Weights { alpha: self.alpha / z, beta: self.beta / z, gamma: self.gamma / z }
+        } else {
+            Weights::default()
+        }
+    }
+}
+
+/// Agreement of RNS with a reference ranking (the fit's or a held-out set's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgreementSummary {
+    pub questions: usize,
+    /// Mean top-b agreement of the RNS-guided As with the reference As.
+    pub top_b: f64,
+    /// Mean per-question Spearman's ρ of per-candidate RNS with the reference order.
+    pub spearman: f64,
+    /// Mean per-question Kendall's τ-b.
+    pub kendall: f64,
+}
+
+/// Where the weights in force came from. Every output that used weights carries one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WeightsSource {
+    /// `fitted` (the shipped weights, fitted to the SerenQA questionnaire's LLM-ensemble
+    /// ranks), `calibration` (fitted to expert rankings in the annotation store), `request`
+    /// (given by the caller) or `equal` (⅓ each; no fit available).
+    pub kind: String,
+    /// One line for people: where the weights came from.
+    pub label: String,
+    /// When the fit was made (ISO date or date-time; empty when not applicable).
+    #[serde(default)]
+    pub date: String,
+    /// Agreement on the data the weights were fitted to.
+    #[serde(default)]
+    pub fit: Option<AgreementSummary>,
+    /// Agreement on held-out data never used for fitting.
+    #[serde(default)]
+    pub heldout: Option<AgreementSummary>,
+}
+
+impl WeightsSource {
+    pub fn equal() -> Self {
+        WeightsSource { kind: "equal".into(), label: "equal weights (⅓ each): no fitted weights available".into(), date: String::new(), fit: None, heldout: None }
+    }
+    pub fn request() -> Self {
+        WeightsSource { kind: "request".into(), label: "weights given with the request".into(), date: String::new(), fit: None, heldout: None }
+    }
+}
+
+impl Default for WeightsSource {
+    fn default() -> Self {
+        WeightsSource::equal()
+    }
+}
+
+/// Weights with their provenance.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WeightsInForce {
+    pub weights: Weights,
+    pub source: WeightsSource,
 }
 
 /// R, N, S and their weighted sum.
@@ -163,10 +248,13 @@ pub struct Details {
     pub pi: Vec<f64>,
     /// |A| × |A| row-major.
     pub t: Vec<f64>,
-    /// MI before normalisation and clipping (bits).
-    pub mi_raw: f64,
-    /// MI / log₂|A| clipped to [0, 1].
-    pub mi: f64,
+    /// O: probability that a walk from Ae (weighted by πₑ, return-to-self excluded) ends in As.
+    pub observed: f64,
+    /// I = −log₂(O + δ): the conditional self-information of As given Ae (bits).
+    pub info_bits: f64,
+    /// The paper's MI (docs/RNS.md, "the paper's form") before normalisation and clipping (bits),
+    /// kept so the original N = 1 − clip₀₁(mi_paper / log₂|A|) stays recoverable.
+    pub mi_paper: f64,
     pub pe: Vec<f64>,
     pub ps: Vec<f64>,
     pub jsd: f64,
@@ -200,6 +288,26 @@ impl std::fmt::Display for RnsError {
 }
 
 impl std::error::Error for RnsError {}
+
+/// N from O, the probability that a walk from Ae ends in As:
+/// min(1, −log₂(O + δ) / NOVELTY_BITS), clamped to [0, 1].
+#[inline]
+pub fn novelty(observed: f64) -> f64 {
+    let bits = -(observed.max(0.0) + DELTA).log2();
+    (bits / NOVELTY_BITS).clamp(0.0, 1.0)
+}
+
+/// 1 / (1 − B[i][i]): conditions a walk from i on not ending at i (0 for a node whose walk
+/// never leaves it, e.g. an isolated node with its self-loop).
+#[inline]
+fn leave_factor(self_mass: f64) -> f64 {
+    let rest = 1.0 - self_mass;
+    if rest > 1e-15 {
+        1.0 / rest
+    } else {
+        0.0
+    }
+}
 
 /// Jensen–Shannon divergence in bits of two distributions with positive entries.
 pub fn jsd_bits(p: &[f64], q: &[f64]) -> f64 {
@@ -324,20 +432,21 @@ impl<'a> Scorer<'a> {
                 dsum += self.distance(i, j);
             }
         }
-        let r = -dsum / (ne * ns) as f64;
-        // Novelty.
+        let r = 1.0 - dsum / (ne * ns) as f64;
+        // Novelty: where walks from Ae that leave their start end up.
         let ze: f64 = pi[..ne].iter().sum();
-        let mut mi_raw = 0.0;
-        for e in 0..ne {
-            let mut inner = 0.0;
-            for s in ne..m {
+        let (mut observed, mut mi_paper) = (0.0, 0.0);
+        for (e, &i) in order[..ne].iter().enumerate() {
+            let we = pi[e] / ze;
+            let leave = leave_factor(self.b(i, i));
+            for (s, &j) in order.iter().enumerate().skip(ne) {
+                observed += we * self.b(i, j) * leave;
                 let tv = t[e * m + s];
-                inner += tv * (tv / pi[s]).log2();
+                mi_paper += we * tv * (tv / pi[s]).log2();
             }
-            mi_raw += pi[e] / ze * inner;
         }
-        let mi = (mi_raw / (m as f64).log2()).clamp(0.0, 1.0);
-        let n = 1.0 - mi;
+        let info_bits = -(observed + DELTA).log2();
+        let n = novelty(observed);
         // Surprise.
         let mut pe = vec![0.0; m];
         let mut ps = vec![0.0; m];
@@ -349,7 +458,7 @@ impl<'a> Scorer<'a> {
         }
         let jsd = jsd_bits(&ps, &pe);
         let terms = Terms { r, n, s: jsd, rns: w.combine(r, n, jsd) };
-        Ok(Details { order, pi, t, mi_raw, mi, pe, ps, jsd, terms })
+        Ok(Details { order, pi, t, observed, info_bits, mi_paper, pe, ps, jsd, terms })
     }
 
     /// RNS(Ae, {c}) for every candidate c (A = Ae ∪ {c} for each), in candidate order.
@@ -377,27 +486,25 @@ impl<'a> Scorer<'a> {
         let zp: f64 = ae.iter().map(|&e| p[e]).sum();
         // Σ_{y∈Ae} B[e][y] for each e ∈ Ae.
         let sb: Vec<f64> = ae.iter().map(|&e| ae.iter().map(|&y| self.b(e, y)).sum()).collect();
-        let log_m = (m as f64).log2();
+        // πₑ(e) / (1 − B[e][e]) for each e ∈ Ae (πₑ's normaliser does not depend on c).
+        let lead: Vec<f64> = ae.iter().map(|&e| p[e] / zp * leave_factor(self.b(e, e))).collect();
         let mut pe = vec![0.0; m];
         let mut inv_rs = vec![0.0; ne];
         let mut out = Vec::with_capacity(candidates.len());
         for &c in candidates {
-            let pi_c = p[c] / (zp + p[c]);
             for (k, &e) in ae.iter().enumerate() {
                 inv_rs[k] = 1.0 / (sb[k] + self.b(e, c) + m as f64 * DELTA);
             }
-            // Pe over A = (Ae…, c); MI over j = c only.
+            // Pe over A = (Ae…, c); N's sums over j = c only.
             pe.iter_mut().for_each(|v| *v = 0.0);
-            let mut mi_raw = 0.0;
+            let mut observed = 0.0;
             for (k, &e) in ae.iter().enumerate() {
                 let inv = inv_rs[k];
                 for (x, &y) in ae.iter().enumerate() {
                     pe[x] += (self.b(e, y) + DELTA) * inv;
                 }
-                let tc = (self.b(e, c) + DELTA) * inv;
-                pe[ne] += tc;
-                // πₑ(e) = P(e)/Σ_{Ae}P: the restriction's normaliser cancels.
-                mi_raw += p[e] / zp * tc * (tc / pi_c).log2();
+                pe[ne] += (self.b(e, c) + DELTA) * inv;
+                observed += lead[k] * self.b(e, c);
             }
             pe.iter_mut().for_each(|v| *v /= ne as f64);
             let rs_c: f64 = ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + self.b(c, c) + m as f64 * DELTA;
@@ -407,8 +514,8 @@ impl<'a> Scorer<'a> {
             }
             acc += jsd_term((self.b(c, c) + DELTA) / rs_c, pe[ne]);
             let s = (acc * 0.5).clamp(0.0, 1.0);
-            let r = -ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
-            let nov = 1.0 - (mi_raw / log_m).clamp(0.0, 1.0);
+            let r = 1.0 - ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
+            let nov = novelty(observed);
             out.push(Terms { r, n: nov, s, rns: w.combine(r, nov, s) });
         }
         Ok(out)
@@ -438,6 +545,20 @@ impl<'a> Scorer<'a> {
     }
 }
 
+/// Positions of `terms` best first, with a deterministic tie-break: RNS descending, then the
+/// unweighted mean (R + N + S)/3 descending (so equal RNS — e.g. all weights 0 — still orders
+/// by the terms), then `ids[k]` ascending (node index; position when `ids` is shorter).
+pub fn rank(terms: &[Terms], ids: &[u32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..terms.len()).collect();
+    let id = |k: usize| ids.get(k).copied().unwrap_or(u32::MAX);
+    let mean = |t: &Terms| t.r + t.n + t.s;
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&terms[a], &terms[b]);
+        y.rns.total_cmp(&x.rns).then(mean(y).total_cmp(&mean(x))).then(id(a).cmp(&id(b))).then(a.cmp(&b))
+    });
+    order
+}
+
 /// b = max(1, ⌊0.2|Ac|⌋).
 pub fn budget(candidates: usize) -> usize {
     (candidates / 5).max(1)
@@ -463,14 +584,14 @@ struct SwapState<'s, 'a> {
     ac: Vec<usize>,
     m: usize,
     w: Weights,
+    /// π restricted to Ac.
     pi: Vec<f64>,
     /// T restricted to Ac, m × m.
     t: Vec<f64>,
     /// Pairwise distances, m × m.
     d: Vec<f64>,
-    /// MI summands π(e)·T[e][s]·log₂(T[e][s]/π(s)), m × m.
+    /// N's summands π(e)·B[e][s]/(1 − B[e][e]), m × m (zero diagonal).
     q: Vec<f64>,
-    log_m: f64,
 }
 
 /// Running sums of one partition.
@@ -518,14 +639,17 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 d[c * m + r] = dist;
             }
         }
+        // N's summands; O = (Σ over Ae × As of q) / Σ_{Ae} π.
         let mut q = vec![0.0; m * m];
         for e in 0..m {
+            let lead = pi[e] * leave_factor(sc.b(ac[e], ac[e]));
             for s in 0..m {
-                let tv = t[e * m + s];
-                q[e * m + s] = pi[e] * tv * (tv / pi[s]).log2();
+                if s != e {
+                    q[e * m + s] = lead * sc.b(ac[e], ac[s]);
+                }
             }
         }
-        Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q, log_m: (m as f64).log2() })
+        Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q })
     }
 
     #[allow(clippy::needless_range_loop)] // index arithmetic over m × m matrices
@@ -545,16 +669,16 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let mut scored: Vec<(f64, usize)> = (0..m)
             .map(|c| {
                 let ne = (m - 1) as f64;
-                let r = -row_d[c] / ne;
-                let z_e = 1.0 - self.pi[c];
-                let mi = ((col_q[c] - self.q[c * m + c]) / z_e / self.log_m).clamp(0.0, 1.0);
+                let r = 1.0 - row_d[c] / ne;
+                // q's diagonal is 0: the column sum is the sum over Ac∖{c}.
+                let nov = novelty(col_q[c] / (1.0 - self.pi[c]));
                 let mut acc = 0.0;
                 for x in 0..m {
                     let tcx = self.t[c * m + x];
                     acc += jsd_term(tcx, (col_t[x] - tcx) / ne);
                 }
                 let s = (acc * 0.5).clamp(0.0, 1.0);
-                (self.w.combine(r, 1.0 - mi, s), c)
+                (self.w.combine(r, nov, s), c)
             })
             .collect();
         // Highest score first; equal scores by node index (local order is node order).
@@ -590,12 +714,12 @@ impl<'s, 'a> SwapState<'s, 'a> {
                     pt.q_col_e[y] += self.q[x * m + y];
                 }
             }
+            if !pt.in_s[x] {
+                pt.z_e += self.pi[x];
+            }
             let target = if pt.in_s[x] { &mut pt.sum_s } else { &mut pt.sum_e };
             for (acc, &tv) in target.iter_mut().zip(&self.t[x * m..(x + 1) * m]) {
                 *acc += tv;
-            }
-            if !pt.in_s[x] {
-                pt.z_e += self.pi[x];
             }
         }
         pt.cross_d = (0..m).filter(|&x| pt.in_s[x]).map(|x| pt.d_to_e[x]).sum();
@@ -604,8 +728,8 @@ impl<'s, 'a> SwapState<'s, 'a> {
     }
 
     fn terms_of(&self, pt: &Part, cross_d: f64, cross_q: f64, z_e: f64, jsd: f64) -> Terms {
-        let r = -cross_d / (pt.ne * pt.ns) as f64;
-        let n = 1.0 - (cross_q / z_e / self.log_m).clamp(0.0, 1.0);
+        let r = 1.0 - cross_d / (pt.ne * pt.ns) as f64;
+        let n = novelty(cross_q / z_e);
         Terms { r, n, s: jsd, rns: self.w.combine(r, n, jsd) }
     }
 
@@ -657,9 +781,9 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let mut pt = self.part(in_s);
         let initial = self.exact(&pt);
         let mut tau = initial;
-        // Gains below this are rounding noise; it scales with the weights so that scaling
-        // (α, β, γ) by c > 0 cannot change the result.
-        let tol = 1e-12 * self.w.scale();
+        // Gains below this are rounding noise (RNS is normalised by the weights' scale, so
+        // scaling (α, β, γ) by c > 0 cannot change the result).
+        let tol = 1e-12;
         let mut swaps = 0usize;
         let mut evaluations = 0u64;
         loop {
@@ -784,6 +908,64 @@ mod tests {
                 assert!((inc.r - g.r).abs() < 1e-12 && (inc.n - g.n).abs() < 1e-12 && (inc.s - g.s).abs() < 1e-12);
             }
         }
+    }
+
+    /// N is the conditional self-information of As given Ae on a fixed scale: a landing
+    /// probability O gives N = −log₂(O + δ)/20 clamped to [0, 1], so O = 2⁻¹⁰ gives ½ and a
+    /// never-reached As gives 1.
+    #[test]
+    fn novelty_scale() {
+        assert!((novelty(2f64.powi(-10)) - 0.5).abs() < 1e-9);
+        assert_eq!(novelty(0.0), 1.0);
+        assert!(novelty(1.0).abs() < 1e-9);
+        assert!(novelty(0.3) < novelty(0.01) && novelty(0.01) < novelty(1e-5));
+    }
+
+    /// N moves the right way on a hand-made block: a candidate the walks from Ae reach often
+    /// has a low N, one they never reach has N = 1; moving mass of a row of Ae between its
+    /// return-to-self entry and everything else (keeping where the leaving walks go) does not
+    /// change N.
+    #[test]
+    fn novelty_follows_walk_mass_not_self_mass() {
+        let mut s = slice(4, 9);
+        let n = 4;
+        s.marginals = vec![0.25; 4];
+        s.block = vec![0.0; n * n];
+        // Ae = {0, 3}: leaving walks go to 1 (and to each other), never to 2.
+        s.block[0] = 0.5; // self
+        s.block[1] = 0.3;
+        s.block[3] = 0.02;
+        s.block[3 * n + 3] = 0.6;
+        s.block[3 * n + 1] = 0.2;
+        s.block[3 * n] = 0.02;
+        for r in 1..3 {
+            s.block[r * n + r] = 0.5;
+        }
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::default();
+        let t = sc.score_candidates(&[0, 3], &[1, 2], &w).unwrap();
+        assert!(t[0].n < 0.05, "reached candidate: N = {}", t[0].n);
+        assert_eq!(t[1].n, 1.0, "never reached candidate");
+        let mut more_self = s.clone();
+        // Row 0: self mass 0.5 → 0.9, the leaving mass 0.5 → 0.1 with the same proportions.
+        more_self.block[0] = 0.9;
+        more_self.block[1] = 0.06;
+        more_self.block[3] = 0.004;
+        let t2 = Scorer::new(&more_self).unwrap().score_candidates(&[0, 3], &[1, 2], &w).unwrap();
+        assert!((t2[0].n - t[0].n).abs() < 1e-12 && (t2[1].n - t[1].n).abs() < 1e-12);
+        // With one existing answer N still informs (no closed-world normalisation).
+        assert!(sc.score(&[0], &[1], &w).unwrap().n < sc.score(&[0], &[2], &w).unwrap().n);
+    }
+
+    #[test]
+    fn rank_breaks_ties_deterministically() {
+        let t = |rns: f64, r: f64| Terms { r, n: 0.5, s: 0.1, rns };
+        let terms = [t(0.2, 0.1), t(0.3, 0.1), t(0.2, 0.4), t(0.2, 0.1)];
+        assert_eq!(rank(&terms, &[9, 5, 7, 3]), vec![1, 2, 3, 0]);
+        let w = Weights::new(0.0, 0.0, 0.0).unwrap();
+        assert_eq!(w.combine(0.3, 0.2, 0.1), 0.0);
+        assert_eq!(Weights::new(1.0, 1.0, 2.0).unwrap().normalised(), Weights { alpha: 0.25, beta: 0.25, gamma: 0.5 });
+        assert!((Weights::new(1.0, 1.0, 1.0).unwrap().combine(1.0, 1.0, 1.0) - 1.0).abs() < 1e-15);
     }
 
     #[test]

@@ -76,6 +76,18 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   assert(knownFor.length >= 20 && knownFor.every((t) => /^treats: \S/.test(t)), `current indications shown: ${knownFor.slice(0, 3)}`);
   const order = async () => rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
   const before = await order();
+  // The sliders start at the server's default weights (read from its reply), and the page
+  // says where those came from.
+  const api = await (await fetch(base + '/api/discover/Disease::DOID:1612?limit=1')).json();
+  const defaults = api.default_weights.weights;
+  const sliders = { 'w-alpha': defaults.alpha, 'w-beta': defaults.beta, 'w-gamma': defaults.gamma };
+  for (const [id, want] of Object.entries(sliders)) {
+    const got = Number(await page.getByTestId(id).inputValue());
+    assert(Math.abs(got - want) < 0.026, `${id} starts at ${got}, server default ${want}`);
+  }
+  const source = await page.getByTestId('weights-source').textContent();
+  assert(source.includes(api.default_weights.source.label), `weights source shown: ${source}`);
+  console.log(`     sliders start at the server's defaults α=${defaults.alpha} β=${defaults.beta} γ=${defaults.gamma} (${api.default_weights.source.kind})`);
   let requests = 0;
   page.on('request', () => requests++);
   const times = [];
@@ -90,7 +102,7 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   }
   const after = await order();
   assert(before !== after, 'moving the sliders changes the order');
-  assert(requests === 0, `sliders made ${requests} network requests`);
+  assert(/moved the sliders/.test(await page.getByTestId('weights-source').textContent()), 'the page says the weights were moved');
   // The ranking as shown can be taken away as CSV (built in the page, no request).
   const csvHref = await page.getByTestId('candidates-csv').getAttribute('href');
   assert(csvHref.startsWith('data:text/csv'), `CSV link: ${csvHref.slice(0, 40)}`);
@@ -99,6 +111,14 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   assert(csvLines.length === 202, `CSV rows: ${csvLines.length - 2}`);
   const topShown = after.split('|')[0];
   assert(csvLines[2].split(',')[2] === topShown.replace(/^"|"$/g, '') || csvLines[2].includes(topShown), `CSV starts with the top candidate shown (${topShown}): ${csvLines[2]}`);
+  // Reset returns the sliders (and the order) to the defaults, still without a request.
+  await page.getByTestId('weights-reset').click();
+  for (const [id, want] of Object.entries(sliders)) {
+    const got = Number(await page.getByTestId(id).inputValue());
+    assert(Math.abs(got - want) < 0.026, `${id} after reset: ${got}, default ${want}`);
+  }
+  await page.waitForFunction((b) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].slice(0, 10).map((tr) => tr.dataset.candidate).join('|') === b, before, { timeout: 5000 });
+  assert(requests === 0, `sliders made ${requests} network requests`);
   times.sort((a, b) => a - b);
   console.log(`     slider re-score of 200 candidates: median ${times[1].toFixed(2)} ms, max ${times[2].toFixed(2)} ms (goal ≤ 16 ms)`);
   assert(times[1] <= 16, `median re-score ${times[1]} ms`);
@@ -121,6 +141,7 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   const askKnown = await page.locator('[data-testid=ask-candidates] .known-for').allTextContents();
   assert(askKnown.some((t) => /^treats: \S/.test(t)), `a candidate's current indications shown: ${askKnown}`);
   assert(/retrieval/i.test(await page.getByTestId('ask-stages').textContent()), 'stage timings shown');
+  assert(/RNS weights α = -?[0-9.]+, β = -?[0-9.]+, γ = -?[0-9.]+: \S/.test(await page.getByTestId('ask-weights').textContent()), 'the weights used, with their source');
   // Progress streamed: every stage was shown as it completed, before the result arrived.
   const arrived = async (sel, attr) => parseFloat(await page.locator(sel).getAttribute(attr));
   const result = await arrived('[data-result-arrived-ms]', 'data-result-arrived-ms');

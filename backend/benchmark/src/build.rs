@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
-use serenqa_shared::rns::Weights;
+use serenqa_shared::rns::{Weights, WeightsSource};
 
 use crate::generate::{generate, GenConfig, GenReport, Question};
 use crate::partition::{ensemble, rns_guided, ExpertPartition, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
@@ -41,14 +41,18 @@ impl Strategy {
 #[derive(Clone, Debug)]
 pub struct BuildConfig {
     pub gen: GenConfig,
+    /// RNS weights of the RNS-guided strategy (default: the shipped fitted weights).
     pub weights: Weights,
+    /// Where `weights` came from (recorded in the manifest).
+    pub weights_source: WeightsSource,
     /// Share of questions in the test split.
     pub test_fraction: f64,
 }
 
 impl Default for BuildConfig {
     fn default() -> Self {
-        BuildConfig { gen: GenConfig::default(), weights: Weights::default(), test_fraction: 0.2 }
+        let w = serenqa_model::weights::shipped();
+        BuildConfig { gen: GenConfig::default(), weights: w.weights, weights_source: w.source, test_fraction: 0.2 }
     }
 }
 
@@ -265,6 +269,7 @@ pub fn build(
         test_questions: splits.iter().filter(|s| **s == "test").count(),
         scorers: scorers.iter().map(|s| ScorerInfo { label: s.label(), llm: s.is_llm() }).collect(),
         rns_weights: [cfg.weights.alpha, cfg.weights.beta, cfg.weights.gamma],
+        rns_weights_source: Some(cfg.weights_source.clone()),
         model: model.map(|m| {
             format!(
                 "marginals ({} iterations, converged {}) + {}-d embeddings, directed {}",

@@ -33,6 +33,9 @@
 //! - [`stats`] — reading a build back; Tables 1 and 4; one question for `bench show`.
 //! - [`questionnaire`] — the real SerenQA questionnaire (read in place) and its entity
 //!   linking to the loaded graph, with an overlap report.
+//! - [`agreement`] — RNS against the questionnaire's LLM-ensemble ranks: linking with
+//!   per-batch link rates, top-b / Spearman / Kendall per question, baselines, bootstrap CIs,
+//!   the weight fit on batches 1–10 and the held-out table on 11–14, the terms' spread.
 //! - [`rng`] — our own SplitMix64, so outputs never change with a dependency upgrade.
 //!
 //! # Known limits
@@ -42,6 +45,7 @@
 //!   partition under any removal without breaking another question's existing answers; they
 //!   are dropped from that strategy and counted in the manifest.
 
+pub mod agreement;
 pub mod build;
 pub mod category;
 pub mod cypher;

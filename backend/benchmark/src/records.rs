@@ -155,6 +155,9 @@ pub struct Manifest {
     pub test_questions: usize,
     pub scorers: Vec<ScorerInfo>,
     pub rns_weights: [f64; 3],
+    /// Where `rns_weights` came from (absent in manifests written before it was recorded).
+    #[serde(default)]
+    pub rns_weights_source: Option<serenqa_shared::rns::WeightsSource>,
     pub model: Option<String>,
     pub strategies: BTreeMap<String, StrategyManifest>,
     pub generation: Vec<GenReport>,

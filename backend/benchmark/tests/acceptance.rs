@@ -193,8 +193,9 @@ fn rns_guided_partition_is_never_below_the_ensemble() {
         let (Some(e), Some(r)) = (&ens.partitions[i], &rns.partitions[i]) else {
             panic!("qid {} lacks a partition", q.qid)
         };
-        // Recomputed here rather than trusting the stored values.
-        let ctx = RnsContext::new(g, model(), &cache, &q.answers, Weights::default()).expect("slice");
+        // Recomputed here rather than trusting the stored values, with the weights the build
+        // used (the shipped fitted weights, BuildConfig's default).
+        let ctx = RnsContext::new(g, model(), &cache, &q.answers, config(QUESTIONS).weights).expect("slice");
         let (se, sr) = (ctx.score(e).expect("score"), ctx.score(r).expect("score"));
         assert!(sr >= se - 1e-12, "qid {}: RNS-guided {sr} < ensemble {se}", q.qid);
         assert!((r.rns.unwrap() - sr).abs() < 1e-9 && (e.rns.unwrap() - se).abs() < 1e-9);
@@ -239,6 +240,14 @@ fn determinism_two_builds_write_the_same_bytes() {
         let (a, b) = (std::fs::read(d1.path().join(&n)).unwrap(), std::fs::read(d2.path().join(&n)).unwrap());
         assert!(a == b, "{n} differs between two builds");
     }
+    // The builder uses the shipped (fitted) RNS weights by default and records them and
+    // their source in the manifest.
+    let shipped = serenqa_model::weights::shipped();
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(d1.path().join("manifest.json")).unwrap()).unwrap();
+    let w = &manifest["rns_weights"];
+    assert_eq!((w[0].as_f64().unwrap(), w[1].as_f64().unwrap(), w[2].as_f64().unwrap()), (shipped.weights.alpha, shipped.weights.beta, shipped.weights.gamma));
+    assert_eq!(manifest["rns_weights_source"]["kind"], shipped.source.kind.as_str());
+    assert_eq!(manifest["rns_weights_source"]["label"], shipped.source.label.as_str());
     // A different seed gives a different benchmark.
     let mut cfg = config(45);
     cfg.gen.seed = 8;

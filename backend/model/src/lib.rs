@@ -17,6 +17,8 @@
 //!   id resolution and the score / partition / slice services behind the CLI and HTTP API.
 //! - [`store`] — `model.*` snapshot sections next to `graph.*` in one file.
 //! - [`bench`] — the benchmark as library functions (`serenqa-model-bench` binary).
+//! - [`weights`] — the shipped RNS weights (`rns-weights.json`, fitted by `serenqa rns fit`)
+//!   with their provenance.
 //!
 //! Data flow: `Graph` → [`Model::compute`] (marginals + embeddings) → snapshot; at query time
 //! ids → [`slice::build_slice`] → `Scorer` (shared) → R, N, S, RNS / greedy swap.
@@ -47,10 +49,12 @@
 //!   outside A, so an edge between two outside nodes can change RNS. What holds is that RNS is
 //!   a function of the slice (embeddings, marginals and P3 block of A) alone.
 //!
-//! Observation on real data: N is often exactly 1 on Hetionet. T rows are dominated by the
-//! block's diagonal (3-hop walks returning to their start), so T[i][j] < π(j) for most
-//! i ∈ Ae, j ∈ As, the MI sum is negative and is clipped to 0. That is RNS.md's definition
-//! applied faithfully; excluding the diagonal from T would be a change to RNS.md.
+//! Novelty is re-derived (docs/RNS.md "Novelty"): the paper's clipped MI was 0 — N = 1 — for
+//! almost every answer on Hetionet, because T rows are dominated by the block's diagonal
+//! (3-hop walks returning to their start). N is now the conditional self-information of As
+//! given Ae with the return-to-self mass excluded, on [0, 1]; R is 1 − mean distance; RNS
+//! normalises the weights. The default weights are [`weights::shipped`] (fitted by
+//! `serenqa rns fit`), overridden on a server by an expert calibration.
 //!
 //! # Performance (measured on the shared 2-core machine, load average 10–14 from other jobs,
 //! so absolute times are inflated; `bench/README.md` has the commands)
@@ -75,6 +79,7 @@ pub mod reorder;
 pub mod slice;
 pub mod store;
 pub mod transition;
+pub mod weights;
 
 use serde::{Deserialize, Serialize};
 use serenqa_graph::{Graph, GraphError};

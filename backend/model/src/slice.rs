@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serenqa_graph::{Graph, NodeId};
 use serenqa_shared::api::{NodeView, PartitionResponse, RnsResponse, SliceResponse};
-use serenqa_shared::rns::{Scorer, Slice, Weights};
+use serenqa_shared::rns::{Scorer, Slice, WeightsInForce};
 
 use crate::transition::{FastMap, Transition};
 use crate::{Model, ModelError};
@@ -159,8 +159,9 @@ pub fn score(
     cache: &BlockCache,
     existing: &[String],
     serendipity: &[String],
-    weights: Weights,
+    w: &WeightsInForce,
 ) -> Result<RnsResponse, ModelError> {
+    let weights = w.weights;
     weights.validate()?;
     if existing.is_empty() {
         return Err(ModelError::EmptySet("existing"));
@@ -186,6 +187,7 @@ pub fn score(
         existing: ae.iter().map(|&x| node_view(g, x)).collect(),
         serendipity: as_.iter().map(|&x| node_view(g, x)).collect(),
         weights,
+        weights_source: w.source.clone(),
         terms,
     })
 }
@@ -196,8 +198,9 @@ pub fn partition(
     model: &Model,
     cache: &BlockCache,
     candidates: &[String],
-    weights: Weights,
+    w: &WeightsInForce,
 ) -> Result<PartitionResponse, ModelError> {
+    let weights = w.weights;
     weights.validate()?;
     if candidates.len() < 2 {
         return Err(ModelError::Invalid("partitioning needs at least 2 distinct candidates".into()));
@@ -214,6 +217,7 @@ pub fn partition(
         existing: res.existing.iter().map(|&p| node_view(g, nodes[p])).collect(),
         serendipity: res.serendipity.iter().map(|&p| node_view(g, nodes[p])).collect(),
         weights,
+        weights_source: w.source.clone(),
         initial: res.initial,
         terms: res.terms,
         swaps: res.swaps,

@@ -140,7 +140,7 @@ proptest! {
     }
 
     /// **Consistency (one term moves ⇒ order moves as expected).** For Ae = {e} and α > 0:
-    /// replacing one candidate c's embedding by e's raises R(Ae, {c}) to its maximum 0, leaves
+    /// replacing one candidate c's embedding by e's raises R(Ae, {c}) to its maximum 1, leaves
     /// N and S of every candidate and R of every other candidate unchanged, never lowers c's
     /// rank, and keeps the relative order of the other candidates.
     #[test]
@@ -157,7 +157,7 @@ proptest! {
         for k in 0..d { moved.embeddings[c * d + k] = slice.embeddings[k]; }
         let after = Scorer::new(&moved).unwrap().score_candidates(&ae, &cands, &w).unwrap();
         let ci = cands.iter().position(|&x| x == c).unwrap();
-        prop_assert!(after[ci].r == 0.0 && before[ci].r <= 0.0);
+        prop_assert!(after[ci].r == 1.0 && before[ci].r <= 1.0);
         for k in 0..cands.len() {
             prop_assert_eq!(after[k].n, before[k].n);
             prop_assert_eq!(after[k].s, before[k].s);

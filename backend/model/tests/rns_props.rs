@@ -83,7 +83,7 @@ proptest! {
         prop_assert!((got.n - nv).abs() < 1e-9, "N {} vs {}", got.n, nv);
         prop_assert!((got.s - s).abs() < 1e-9, "S {} vs {}", got.s, s);
         prop_assert!((got.rns - (0.2 * r + 0.5 * nv + 0.3 * s)).abs() < 1e-9);
-        prop_assert!((-1.0..=0.0).contains(&got.r) && (0.0..=1.0).contains(&got.n) && (0.0..=1.0).contains(&got.s));
+        prop_assert!((0.0..=1.0).contains(&got.r) && (0.0..=1.0).contains(&got.n) && (0.0..=1.0).contains(&got.s));
     }
 
     /// The greedy swap terminates, never lowers RNS, keeps |As| = b and Ae ∪ As = Ac, and

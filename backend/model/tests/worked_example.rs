@@ -1,5 +1,5 @@
 //! Worked example: a 9-node drug/gene/disease graph where every intermediate value — P1, the
-//! P3 block, marginals, embeddings of A, π, T, MI, Pe, Ps, JSD, R, N, S, RNS — equals the
+//! P3 block, marginals, embeddings of A, π, T, O, I(As|Ae), Pe, Ps, JSD, R, N, S, RNS — equals the
 //! independent pure-Python computation in `tests/fixtures/worked_example.py` (its output is
 //! committed as `worked_example.json`) to 1e-9, for both walk directions.
 
@@ -100,8 +100,9 @@ fn check(directed: bool) {
     let d = sc.details(&pe, &ps, &w).unwrap();
     close("pi", &d.pi, &nums(&want["pi"]));
     close("T", &d.t, &nums(&want["t"]));
-    close("MI (raw)", &[d.mi_raw], &[want["mi_raw"].as_f64().unwrap()]);
-    close("MI (normalised)", &[d.mi], &[want["mi"].as_f64().unwrap()]);
+    close("O (observed)", &[d.observed], &[want["observed"].as_f64().unwrap()]);
+    close("I (bits)", &[d.info_bits], &[want["info_bits"].as_f64().unwrap()]);
+    close("MI (paper's form)", &[d.mi_paper], &[want["mi_paper"].as_f64().unwrap()]);
     close("Pe", &d.pe, &nums(&want["pe"]));
     close("Ps", &d.ps, &nums(&want["ps"]));
     close("JSD", &[d.jsd], &[want["jsd"].as_f64().unwrap()]);

@@ -27,8 +27,10 @@ use crate::llm::{LlmClient, ModelsFile, Roles};
 use crate::offline::explorer::rns_gains_terms;
 use crate::offline::retrieval::Lexicon;
 use crate::retrieval;
+use serenqa_shared::rns::WeightsInForce;
 
 /// Everything `ask` needs, built once (the server keeps one).
+#[derive(Clone)]
 pub struct AskContext {
     pub g: Arc<Graph>,
     pub model: Option<Arc<Model>>,
@@ -40,12 +42,21 @@ pub struct AskContext {
     /// Where exploration reads edges: `None` is the in-memory graph; a Redis edge store
     /// (`serenqa edges export`) gives identical results (serenqa-edges' invariant).
     pub edges: Option<Arc<dyn EdgeSource>>,
+    /// RNS weights exploration ranks candidates with (default: the shipped fitted weights);
+    /// recorded in every reply.
+    pub weights: WeightsInForce,
 }
 
 impl AskContext {
     pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
         let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
-        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None })
+        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None, weights: serenqa_model::weights::shipped() })
+    }
+
+    /// Rank candidates with these weights (e.g. an expert calibration in force).
+    pub fn with_weights(mut self, weights: WeightsInForce) -> AskContext {
+        self.weights = weights;
+        self
     }
 
     /// Explore on this edge store instead of the in-memory graph.
@@ -167,7 +178,8 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         None => &memory,
     };
     out.edge_source = edges.describe();
-    let env = Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats };
+    out.weights = ctx.weights.clone();
+    let env = Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights: ctx.weights.weights };
     let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
     let cfg = ExploreConfig::default();
     let task = explore::Task { question, roots: roots.clone(), example: String::new() };

@@ -211,6 +211,8 @@ pub struct Env<'a> {
     pub blocks: &'a BlockCache,
     /// Type statistics of `walk`.
     pub stats: &'a TypeStats,
+    /// RNS weights for ranking candidates (the weights in force: shipped or calibrated).
+    pub weights: serenqa_shared::rns::Weights,
 }
 
 impl Env<'_> {

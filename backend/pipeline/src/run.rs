@@ -625,9 +625,10 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
         Some(r) => r.as_ref(),
         None => &memory,
     };
+    let weights = serenqa_model::weights::shipped().weights;
     let env = match ctx.views.get(partition) {
-        Some(v) => Env { g, edges, removed: ctx.bench.removed.get(partition), walk: &v.g, model: v.model.as_deref(), blocks: &v.blocks, stats: &v.stats },
-        None => Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats },
+        Some(v) => Env { g, edges, removed: ctx.bench.removed.get(partition), walk: &v.g, model: v.model.as_deref(), blocks: &v.blocks, stats: &v.stats, weights },
+        None => Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights },
     };
     let agents = Agents { relations: ctx.roles.relations.clone(), nodes: ctx.roles.nodes.clone(), cont: ctx.roles.cont.clone(), summary: ctx.roles.summary.clone() };
     let mut cfg = ctx.explore.clone();

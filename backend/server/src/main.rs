@@ -11,6 +11,7 @@ mod graph_source;
 mod model_source;
 mod rss;
 mod scripted_llm;
+mod weights;
 
 use clap::{Parser, Subcommand};
 
@@ -52,6 +53,8 @@ enum Command {
     Results(commands::annotate::ResultsArgs),
     /// Fit the RNS weights to the expert partitions and store them with provenance.
     Calibrate(commands::annotate::CalibrateArgs),
+    /// The RNS weights against the questionnaire's LLM-ensemble ranks: fit, held-out table, spread.
+    Rns(commands::rns::RnsArgs),
     /// The serendipity-aware benchmark: build, stats, show, questionnaire.
     Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
@@ -85,6 +88,7 @@ fn main() {
         Command::Annotate(a) => commands::annotate::run_annotate(a),
         Command::Results(a) => commands::annotate::run_results(a),
         Command::Calibrate(a) => commands::annotate::run_calibrate(a, progress),
+        Command::Rns(a) => commands::rns::run(a, progress),
         Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),

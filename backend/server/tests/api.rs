@@ -102,7 +102,9 @@ fn graph_search_node_and_errors() {
     assert_eq!(d["candidates"][0]["known_for_total"], 1);
     let t = &d["candidates"][0]["terms"];
     let (r, n, sv, rns) = (t["r"].as_f64().unwrap(), t["n"].as_f64().unwrap(), t["s"].as_f64().unwrap(), t["rns"].as_f64().unwrap());
-    assert!((rns - (r + n + sv) / 3.0).abs() < 1e-9);
+    let w = &d["weights"];
+    let (a, b, c) = (w["alpha"].as_f64().unwrap(), w["beta"].as_f64().unwrap(), w["gamma"].as_f64().unwrap());
+    assert!((rns - (a * r + b * n + c * sv) / (a.abs() + b.abs() + c.abs())).abs() < 1e-9);
     assert_eq!(d["slice"]["ids"].as_array().unwrap().len(), 2, "slice = existing + candidates");
     let (st, body, _) = get(&format!("{}/api/discover/Gene::5743", s.base));
     assert_eq!(st, 400, "{body}");

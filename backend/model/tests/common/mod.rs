@@ -126,15 +126,17 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
             r += u.iter().zip(&v).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt() / 2.0;
         }
     }
-    let r = -r / (ae.len() * as_.len()) as f64;
+    let r = 1.0 - r / (ae.len() * as_.len()) as f64;
+    // Novelty (docs/RNS.md): the walk from Ae that leaves its start, landing in As.
     let ze: f64 = ae.iter().map(|&i| pi(i)).sum();
-    let mut mi = 0.0;
+    let mut observed = 0.0;
     for &i in ae {
+        let leave = if 1.0 - p3[i][i] > 1e-15 { 1.0 / (1.0 - p3[i][i]) } else { 0.0 };
         for &j in as_ {
-            mi += pi(i) / ze * t(i, j) * (t(i, j) / pi(j)).log2();
+            observed += pi(i) / ze * p3[i][j] * leave;
         }
     }
-    let mi = (mi / (a.len() as f64).log2()).clamp(0.0, 1.0);
+    let novelty = (-(observed + delta).log2() / 20.0).clamp(0.0, 1.0);
     let pe: Vec<f64> = a.iter().map(|&x| ae.iter().map(|&i| t(i, x)).sum::<f64>() / ae.len() as f64).collect();
     let ps: Vec<f64> = a.iter().map(|&x| as_.iter().map(|&j| t(j, x)).sum::<f64>() / as_.len() as f64).collect();
     let mut jsd = 0.0;
@@ -142,7 +144,7 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
         let m = (pe[k] + ps[k]) / 2.0;
         jsd += 0.5 * ps[k] * (ps[k] / m).log2() + 0.5 * pe[k] * (pe[k] / m).log2();
     }
-    (r, 1.0 - mi, jsd)
+    (r, novelty, jsd)
 }
 
 pub fn node(i: usize) -> NodeId {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serenqa_graph::{NodeId, RelId, TypeId};
 use serenqa_model::slice::{build_slice, MAX_ENTITIES};
-use serenqa_shared::rns::{Scorer, Terms, Weights};
+use serenqa_shared::rns::{Scorer, Terms};
 
 use crate::explore::{Env, Step};
 
@@ -50,7 +50,7 @@ pub fn rns_gains_terms(env: &Env<'_>, roots: &[NodeId], cands: &[NodeId]) -> Has
     let Ok(sc) = Scorer::new(&slice) else { return HashMap::new() };
     let ae: Vec<usize> = (0..roots.len()).collect();
     let cs: Vec<usize> = (roots.len()..nodes.len()).collect();
-    match sc.score_candidates(&ae, &cs, &Weights::default()) {
+    match sc.score_candidates(&ae, &cs, &env.weights) {
         Ok(terms) => extra.iter().zip(terms).map(|(&c, t)| (c, t)).collect(),
         Err(_) => HashMap::new(),
     }

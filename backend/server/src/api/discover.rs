@@ -22,7 +22,8 @@ pub fn routes() -> Router<AppState> {
 pub struct DiscoverQuery {
     /// Candidates to return (1–200, default 50).
     limit: Option<usize>,
-    /// Weights `a,b,c` for R, N, S (default 1/3 each).
+    /// Weights `a,b,c` for R, N, S (default: the weights in force — an expert calibration in
+    /// the annotation store, else the shipped fitted weights; the reply says which).
     weights: Option<String>,
 }
 
@@ -42,14 +43,16 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
     if limit == 0 || limit > MAX_CANDIDATES {
         return Err(HttpError::bad_request("bad_limit", format!("limit must be between 1 and {MAX_CANDIDATES}")));
     }
-    let weights = match q.weights.as_deref() {
-        Some(w) => Weights::parse(w).map_err(|e| HttpError::bad_request("bad_weights", e.to_string()))?,
-        None => Weights::default(),
+    let given = match q.weights.as_deref() {
+        Some(w) => Some(Weights::parse(w).map_err(|e| HttpError::bad_request("bad_weights", e.to_string()))?),
+        None => None,
     };
     let blocks = s.blocks.clone();
     let started = std::time::Instant::now();
     let result = tokio::task::spawn_blocking(move || {
-        discover(&g, &model, &blocks, node, limit, &weights).map(|d| {
+        let defaults = crate::weights::of_state(&s);
+        let used = crate::weights::for_request(given, &defaults);
+        discover(&g, &model, &blocks, node, limit, &used.weights).map(|d| {
             let candidates = d
                 .candidates
                 .iter()
@@ -67,6 +70,8 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
                 candidates,
                 slice: d.slice,
                 weights: d.weights,
+                weights_source: used.source,
+                default_weights: defaults,
                 method: METHOD.to_string(),
                 elapsed_ms: 0.0,
             }

@@ -50,7 +50,7 @@ fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 pub async fn post_ask(State(s): State<AppState>, headers: HeaderMap, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
     check_ask(&s, &req)?;
     require_user_for_models(&s, &headers, &req).await?;
-    let ctx = context(&s)?;
+    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
     let deadline = s.admission.cfg.ask_deadline;
     // Dropped with this handler's future (the client went away): the Ask stops at its next
     // await point (between stages, between and during model calls).
@@ -182,7 +182,7 @@ pub async fn get_ask_stream(State(s): State<AppState>, Peer(peer): Peer, headers
     let req = AskRequest { question: q.question, model: q.model, limit: q.limit };
     check_ask(&s, &req)?;
     require_user_for_models(&s, &headers, &req).await?;
-    let ctx = context(&s)?;
+    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
     let deadline = s.admission.cfg.ask_deadline;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<AskEvent>();
     // The guard lives in the event stream: a closed page drops the stream, which cancels the

@@ -76,8 +76,11 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
 pub async fn post_rns(State(s): State<AppState>, req: Result<Json<RnsRequest>, JsonRejection>) -> Result<Json<RnsResponse>, HttpError> {
     let req = body(req)?;
     let m = model(&s)?;
-    let w = req.weights.unwrap_or_default();
-    blocking(move || slice::score(&s.graph, &m, &s.blocks, &req.existing, &req.serendipity, w)).await
+    blocking(move || {
+        let w = crate::weights::for_request(req.weights, &crate::weights::of_state(&s));
+        slice::score(&s.graph, &m, &s.blocks, &req.existing, &req.serendipity, &w)
+    })
+    .await
 }
 
 /// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
@@ -89,8 +92,11 @@ pub async fn post_partition(
 ) -> Result<Json<PartitionResponse>, HttpError> {
     let req = body(req)?;
     let m = model(&s)?;
-    let w = req.weights.unwrap_or_default();
-    blocking(move || slice::partition(&s.graph, &m, &s.blocks, &req.candidates, w)).await
+    blocking(move || {
+        let w = crate::weights::for_request(req.weights, &crate::weights::of_state(&s));
+        slice::partition(&s.graph, &m, &s.blocks, &req.candidates, &w)
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -49,9 +49,15 @@ struct BuildArgs {
     /// Expert rankings (JSON, format in the `partition` module docs) for the expert strategy.
     #[arg(long, value_name = "FILE")]
     expert: Option<PathBuf>,
-    /// RNS weights α,β,γ for the RNS-guided strategy.
-    #[arg(long, default_value = "0.3333333333333333,0.3333333333333333,0.3333333333333333")]
-    weights: String,
+    /// RNS weights α,β,γ for the RNS-guided strategy (default: the newest expert calibration
+    /// in `--db` when given, else the shipped fitted weights `backend/model/rns-weights.json`;
+    /// the manifest records which).
+    #[arg(long)]
+    weights: Option<String>,
+    /// An annotation database whose newest calibration on expert rankings gives the default
+    /// weights (the same precedence as the server's).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
     /// Share of questions in the test split.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
@@ -104,7 +110,18 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     if !(0.0..=1.0).contains(&a.test_fraction) {
         anyhow::bail!("--test-fraction must be in [0, 1]");
     }
-    let weights = Weights::parse(&a.weights).map_err(|e| anyhow!("--weights: {e}"))?;
+    let weights = match &a.weights {
+        Some(w) => Some(Weights::parse(w).map_err(|e| anyhow!("--weights: {e}"))?),
+        None => None,
+    };
+    let defaults = match &a.db {
+        Some(p) => {
+            let repo = serenqa_store::SqliteRepo::open(p).map_err(|e| anyhow!("opening the annotation database {}: {e}", p.display()))?;
+            crate::weights::in_force(Some(&repo))
+        }
+        None => crate::weights::in_force(None),
+    };
+    let weights = crate::weights::for_request(weights, &defaults);
     let expert = match &a.expert {
         Some(p) => Some(ExpertRankings::load(p)?),
         None => None,
@@ -126,7 +143,8 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     };
     let scorers = offline_scorers(&g, Some(&model.marginals));
     eprintln!("ensemble scorers: {} — offline, not LLMs", scorers.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
-    let mut cfg = BuildConfig { weights, test_fraction: a.test_fraction, ..BuildConfig::default() };
+    eprintln!("RNS weights α = {:.3}, β = {:.3}, γ = {:.3} ({})", weights.weights.alpha, weights.weights.beta, weights.weights.gamma, weights.source.label);
+    let mut cfg = BuildConfig { weights: weights.weights, weights_source: weights.source, test_fraction: a.test_fraction, ..BuildConfig::default() };
     cfg.gen.questions = a.questions;
     cfg.gen.seed = a.seed;
     let t = Instant::now();

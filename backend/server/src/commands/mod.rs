@@ -13,6 +13,7 @@ pub mod perf_hostile;
 pub mod perf_queue;
 pub mod precompute;
 pub mod queue;
+pub mod rns;
 pub mod score;
 pub mod serve;
 pub mod stats;

@@ -29,7 +29,7 @@ pub struct ScoreArgs {
     /// Serendipity answers As.
     #[arg(long, value_name = "ID,ID")]
     serendipity: String,
-    /// Weights α,β,γ of R, N, S (default 1/3 each).
+    /// Weights α,β,γ of R, N, S (default: the shipped fitted weights, `backend/model/rns-weights.json`).
     #[arg(long, value_name = "A,B,C", value_parser = parse_weights)]
     weights: Option<Weights>,
     /// Print JSON.
@@ -57,8 +57,9 @@ fn names(v: &[NodeView]) -> String {
 pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
     let (g, model) = crate::model_source::load_required(&args.graph, progress)?;
     let t = Instant::now();
-    let w = args.weights.unwrap_or_default();
-    let r = slice::score(&g, &model, &BlockCache::new(1), &ids(&args.existing), &ids(&args.serendipity), w)?;
+    let wf = crate::weights::for_request(args.weights, &serenqa_model::weights::shipped());
+    let w = wf.weights;
+    let r = slice::score(&g, &model, &BlockCache::new(1), &ids(&args.existing), &ids(&args.serendipity), &wf)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -66,7 +67,7 @@ pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
     }
     println!("existing:    {}", names(&r.existing));
     println!("serendipity: {}", names(&r.serendipity));
-    println!("weights:     α={} β={} γ={}", w.alpha, w.beta, w.gamma);
+    println!("weights:     α={:.3} β={:.3} γ={:.3} ({})", w.alpha, w.beta, w.gamma, wf.source.label);
     println!("R   = {:.6}", r.terms.r);
     println!("N   = {:.6}", r.terms.n);
     println!("S   = {:.6}", r.terms.s);
@@ -78,8 +79,9 @@ pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
 pub fn run_partition(args: PartitionArgs, progress: bool) -> Result<()> {
     let (g, model) = crate::model_source::load_required(&args.graph, progress)?;
     let t = Instant::now();
-    let w = args.weights.unwrap_or_default();
-    let r = slice::partition(&g, &model, &BlockCache::new(1), &ids(&args.candidates), w)?;
+    let wf = crate::weights::for_request(args.weights, &serenqa_model::weights::shipped());
+    let w = wf.weights;
+    let r = slice::partition(&g, &model, &BlockCache::new(1), &ids(&args.candidates), &wf)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -87,7 +89,7 @@ pub fn run_partition(args: PartitionArgs, progress: bool) -> Result<()> {
     }
     println!("existing (Ae):    {}", names(&r.existing));
     println!("serendipity (As): {}", names(&r.serendipity));
-    println!("weights:          α={} β={} γ={}", w.alpha, w.beta, w.gamma);
+    println!("weights:          α={:.3} β={:.3} γ={:.3} ({})", w.alpha, w.beta, w.gamma, wf.source.label);
     println!("initial RNS = {:.6}  →  RNS = {:.6} after {} swaps ({} evaluations)", r.initial.rns, r.terms.rns, r.swaps, r.evaluations);
     println!("R = {:.6}, N = {:.6}, S = {:.6}", r.terms.r, r.terms.n, r.terms.s);
     eprintln!("partitioned in {ms:.1} ms");

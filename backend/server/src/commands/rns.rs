@@ -1,0 +1,404 @@
+//! `serenqa rns fit | heldout | spread`: the RNS weights against the SerenQA questionnaire's
+//! LLM-ensemble ranks (fit on batches 1–10, held-out table on 11–14) and the spread of the
+//! terms. The method is documented in `serenqa_benchmark::agreement` and docs/RNS.md.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use serenqa_benchmark::agreement::{
+    self, candidate_terms, constant_share, evaluate, fit, is_heldout, linked_questions, paired_difference, row, BatchLinks, LinkedQuestion,
+    Method, MethodRow, QuestionScore, Spread, FIT_BATCHES, GRID_STEP,
+};
+use serenqa_benchmark::questionnaire::Questionnaire;
+use serenqa_graph::Graph;
+use serenqa_model::discover::discover;
+use serenqa_model::slice::BlockCache;
+use serenqa_model::weights::{iso_date, parse, shipped, WeightsFile, REPO_PATH};
+use serenqa_model::Model;
+use serenqa_shared::rns::{AgreementSummary, Weights, WeightsInForce, WeightsSource};
+
+use crate::graph_source::GraphArgs;
+
+#[derive(Args)]
+pub struct RnsArgs {
+    #[command(subcommand)]
+    command: RnsCommand,
+}
+
+#[derive(Subcommand)]
+enum RnsCommand {
+    /// Fit α, β, γ to the questionnaire's LLM-ensemble ranks on batches 1–10 and write the
+    /// weights file (default: the one that ships with the project).
+    Fit(FitArgs),
+    /// The agreement table on the held-out batches 11–14: RNS against the baselines.
+    Heldout(EvalArgs),
+    /// Distribution of R, N, S and RNS on the questionnaire's candidate sets and on the
+    /// Discover lists of every disease.
+    Spread(EvalArgs),
+}
+
+#[derive(Args)]
+struct Common {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// The questionnaire directory (default: `serenqa-questionnaire` in the data directory).
+    #[arg(long)]
+    questionnaire: Option<PathBuf>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct FitArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Where to write the weights file.
+    #[arg(long, default_value = REPO_PATH)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Weights α,β,γ to evaluate (default: the shipped weights file).
+    #[arg(long, value_name = "A,B,C", value_parser = |s: &str| Weights::parse(s).map_err(|e| e.to_string()))]
+    weights: Option<Weights>,
+    /// A weights file to evaluate instead of the shipped one.
+    #[arg(long)]
+    weights_file: Option<PathBuf>,
+    /// `heldout` only: print the table on the fitting batches 1–10 instead (for developing
+    /// a term or the fit without looking at batches 11–14).
+    #[arg(long)]
+    fit_batches: bool,
+    /// With `--fit-batches`: write every candidate's terms and node statistics (batches 1–10
+    /// only) as JSON lines to this file, for analysis.
+    #[arg(long, requires = "fit_batches")]
+    dump: Option<PathBuf>,
+}
+
+pub fn run(a: RnsArgs, progress: bool) -> Result<()> {
+    match a.command {
+        RnsCommand::Fit(f) => run_fit(f, progress),
+        RnsCommand::Heldout(e) => run_heldout(e, progress),
+        RnsCommand::Spread(e) => run_spread(e, progress),
+    }
+}
+
+struct Loaded {
+    g: Graph,
+    model: Model,
+    questions: Vec<LinkedQuestion>,
+    links: Vec<BatchLinks>,
+}
+
+fn load(c: &Common, progress: bool) -> Result<Loaded> {
+    let dir = match &c.questionnaire {
+        Some(d) => d.clone(),
+        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
+            .ok_or_else(|| anyhow!(serenqa_graph::datadir::where_to_put("serenqa-questionnaire")))?,
+    };
+    let q = Questionnaire::load(&dir).map_err(|e| anyhow!(e))?;
+    let (g, model) = crate::model_source::load_required(&c.graph, progress)?;
+    let cache = BlockCache::new(1);
+    let (questions, links) = linked_questions(&g, &model, &cache, &q);
+    if questions.is_empty() {
+        bail!("no questionnaire question has {} candidates linked to the loaded graph", agreement::MIN_LINKED);
+    }
+    Ok(Loaded { g, model, questions, links })
+}
+
+fn weights_of(e: &EvalArgs) -> Result<WeightsInForce> {
+    if let Some(w) = e.weights {
+        return Ok(WeightsInForce { weights: w, source: WeightsSource { label: "weights given on the command line".into(), ..WeightsSource::request() } });
+    }
+    if let Some(p) = &e.weights_file {
+        let text = std::fs::read_to_string(p).map_err(|err| anyhow!("{}: {err}", p.display()))?;
+        let f = parse(&text).map_err(|err| anyhow!("{}: {err}", p.display()))?;
+        return Ok(WeightsInForce { weights: f.weights, source: f.source });
+    }
+    Ok(shipped())
+}
+
+fn summary(s: &[QuestionScore]) -> AgreementSummary {
+    let n = s.len().max(1) as f64;
+    AgreementSummary {
+        questions: s.len(),
+        top_b: s.iter().map(|q| q.top_b).sum::<f64>() / n,
+        spearman: s.iter().map(|q| q.spearman).sum::<f64>() / n,
+        kendall: s.iter().map(|q| q.kendall).sum::<f64>() / n,
+    }
+}
+
+fn link_table(links: &[BatchLinks]) -> String {
+    let mut t = String::from("| batch | questions | candidate mentions | linked by id | linked by name (UniProt → gene symbol) | link rate | questions used (≥ 3 linked) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+    for b in links {
+        t += &format!(
+            "| {} | {} | {} | {} | {} | {:.1}% | {} |\n",
+            b.batch,
+            b.questions,
+            b.candidate_mentions,
+            b.linked_by_id,
+            b.linked_by_name,
+            100.0 * b.link_rate(),
+            b.questions_used
+        );
+    }
+    t
+}
+
+/// Every method's scores on a split, and the table.
+struct Table {
+    rows: Vec<MethodRow>,
+    per_method: Vec<(Method, Vec<QuestionScore>)>,
+}
+
+fn table(l: &Loaded, qs: &[&LinkedQuestion], w: &Weights) -> Table {
+    let mut per_method = vec![(Method::Rns, evaluate(&l.g, &l.model, qs, Method::Rns, w))];
+    for m in Method::BASELINES {
+        per_method.push((m, evaluate(&l.g, &l.model, qs, m, w)));
+    }
+    let rows = per_method.iter().map(|(m, s)| row(m.name(), s)).collect();
+    Table { rows, per_method }
+}
+
+fn render(t: &Table) -> String {
+    let mut out = String::from("| method | top-b agreement [95% CI] | Spearman ρ [95% CI] | Kendall τ-b [95% CI] |\n|---|---:|---:|---:|\n");
+    for r in &t.rows {
+        let e = |x: &agreement::Estimate| format!("{:.3} [{:.3}, {:.3}]", x.mean, x.lo, x.hi);
+        out += &format!("| {} | {} | {} | {} |\n", r.method, e(&r.top_b), e(&r.spearman), e(&r.kendall));
+    }
+    out
+}
+
+/// RNS minus the best baseline (by mean) on one measure, paired bootstrap.
+fn versus_best(t: &Table, pick: fn(&QuestionScore) -> f64, seed: u64) -> (String, agreement::Estimate) {
+    let col = |s: &[QuestionScore]| s.iter().map(pick).collect::<Vec<f64>>();
+    let rns = col(&t.per_method[0].1);
+    let (best_m, best) = t.per_method[1..]
+        .iter()
+        .map(|(m, s)| (*m, col(s)))
+        .max_by(|a, b| (a.1.iter().sum::<f64>()).total_cmp(&b.1.iter().sum::<f64>()))
+        .expect("baselines");
+    (best_m.name().to_string(), paired_difference(&rns, &best, seed))
+}
+
+fn split(l: &Loaded, heldout: bool) -> Vec<&LinkedQuestion> {
+    l.questions.iter().filter(|q| is_heldout(q.batch) == heldout).collect()
+}
+
+fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
+    let l = load(&a.common, progress)?;
+    let train = split(&l, false);
+    if train.is_empty() {
+        bail!("no linked question in batches {}–{}", FIT_BATCHES.start(), FIT_BATCHES.end());
+    }
+    let t0 = std::time::Instant::now();
+    let (w, objective) = fit(&l.g, &l.model, &train, GRID_STEP);
+    let fit_scores = summary(&evaluate(&l.g, &l.model, &train, Method::Rns, &w));
+    // Held-out scores are computed after the fit, with the fitted weights, and only reported.
+    let held = split(&l, true);
+    let held_scores = summary(&evaluate(&l.g, &l.model, &held, Method::Rns, &w));
+    let date = iso_date(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0));
+    let source = WeightsSource {
+        kind: "fitted".into(),
+        label: format!(
+            "fitted to the SerenQA questionnaire's LLM-ensemble ranks (batches 1–10, {} questions; held-out batches 11–14: top-b {:.3}, Spearman {:.3})",
+            fit_scores.questions, held_scores.top_b, held_scores.spearman
+        ),
+        date,
+        fit: Some(fit_scores),
+        heldout: Some(held_scores),
+    };
+    let file = WeightsFile {
+        weights: w,
+        source,
+        provenance: json!({
+            "command": "serenqa rns fit",
+            "program": concat!("serenqa ", env!("CARGO_PKG_VERSION")),
+            "graph": { "name": l.g.meta().name, "nodes": l.g.node_count(), "edges": l.g.edge_count() },
+            "model": { "directed": l.model.params.directed, "embedding_dim": l.model.embeddings.dim() },
+            "reference": "llm_rank of the SerenQA questionnaire (the authors' four-LLM ensemble), rank 1 = most serendipitous",
+            "fit_batches": "1-10",
+            "heldout_batches": "11-14 (never used for fitting or tuning)",
+            "grid": format!("|α|+|β|+|γ| = 1, signs free, step {GRID_STEP}"),
+            "objective": "mean top-b agreement + mean Spearman on batches 1-10",
+            "objective_value": objective,
+            "min_linked_candidates": agreement::MIN_LINKED,
+            "link_rates": l.links,
+            "seconds": t0.elapsed().as_secs_f64(),
+        }),
+    };
+    let text = serde_json::to_string_pretty(&file)? + "\n";
+    parse(&text).map_err(|e| anyhow!(e))?;
+    std::fs::write(&a.out, &text).map_err(|e| anyhow!("{}: {e}", a.out.display()))?;
+    if a.common.json {
+        println!("{text}");
+        return Ok(());
+    }
+    println!("{}", link_table(&l.links));
+    println!(
+        "fitted on {} questions (batches 1–10): α = {:.2}, β = {:.2}, γ = {:.2} (objective {:.4}; top-b {:.3}, Spearman {:.3}, Kendall {:.3})",
+        fit_scores.questions, w.alpha, w.beta, w.gamma, objective, fit_scores.top_b, fit_scores.spearman, fit_scores.kendall
+    );
+    println!("held-out (batches 11–14, {} questions): top-b {:.3}, Spearman {:.3}, Kendall {:.3}", held_scores.questions, held_scores.top_b, held_scores.spearman, held_scores.kendall);
+    println!("wrote {}", a.out.display());
+    Ok(())
+}
+
+fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
+    let wf = weights_of(&a)?;
+    let l = load(&a.common, progress)?;
+    let held = split(&l, !a.fit_batches);
+    if held.is_empty() {
+        bail!("no linked question in the chosen batches");
+    }
+    if let Some(p) = &a.dump {
+        let mut out = String::new();
+        for q in &held {
+            let n = q.nodes.len();
+            let rows: Vec<serde_json::Value> = (0..n)
+                .map(|k| {
+                    let x = q.nodes[k];
+                    let others: Vec<usize> = (0..n).filter(|&o| o != k).collect();
+                    let b = |r: usize, c: usize| q.slice.block[r * n + c];
+                    json!({
+                        "rank": k, "r": q.terms[k].r, "n": q.terms[k].n, "s": q.terms[k].s,
+                        "degree": l.g.degree(x), "marginal": l.model.marginals[x as usize],
+                        "self": b(k, k), "in": others.iter().map(|&o| b(o, k)).sum::<f64>() / others.len() as f64,
+                        "out": others.iter().map(|&o| b(k, o)).sum::<f64>(),
+                        "type": l.g.type_display(l.g.node_type(x)),
+                    })
+                })
+                .collect();
+            out += &serde_json::to_string(&json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals}))?;
+            out.push('\n');
+        }
+        std::fs::write(p, out)?;
+    }
+    let t = table(&l, &held, &wf.weights);
+    let which = if a.fit_batches { "fitting batches 1–10 (not held out)" } else { "held-out batches 11–14" };
+    let (best_top, d_top) = versus_best(&t, |q| q.top_b, 21);
+    let (best_sp, d_sp) = versus_best(&t, |q| q.spearman, 22);
+    if a.common.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "weights": wf, "questions": held.len(), "rows": t.rows, "link_rates": l.links,
+                "rns_minus_best_baseline": { "top_b": { "baseline": best_top, "difference": d_top }, "spearman": { "baseline": best_sp, "difference": d_sp } },
+            }))?
+        );
+        return Ok(());
+    }
+    let w = wf.weights;
+    println!("weights α = {:.3}, β = {:.3}, γ = {:.3} — {} ({})", w.alpha, w.beta, w.gamma, wf.source.label, wf.source.kind);
+    println!("\nlink rates per batch:\n{}", link_table(&l.links));
+    println!("{which}: {} questions with ≥ {} linked candidates\n", held.len(), agreement::MIN_LINKED);
+    println!("{}", render(&t));
+    println!("RNS − best baseline, top-b ({best_top}): {:+.3} [{:+.3}, {:+.3}]", d_top.mean, d_top.lo, d_top.hi);
+    println!("RNS − best baseline, Spearman ({best_sp}): {:+.3} [{:+.3}, {:+.3}]", d_sp.mean, d_sp.lo, d_sp.hi);
+    Ok(())
+}
+
+/// Per-term spread over a set of candidate lists.
+#[derive(serde::Serialize)]
+struct SpreadReport {
+    lists: usize,
+    candidates: usize,
+    r: Spread,
+    n: Spread,
+    s: Spread,
+    rns: Spread,
+    /// Per term: IQR / the widest term's IQR.
+    iqr_ratio: [f64; 3],
+    /// Per term: the largest share of one list's candidates with the same value, worst list.
+    worst_constant_share: [f64; 3],
+    /// Per term: lists where more than 10% of the candidates share one value.
+    lists_over_10pct_constant: [usize; 3],
+}
+
+fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadReport {
+    let all: Vec<&serenqa_shared::rns::Terms> = lists.iter().flatten().collect();
+    let col = |f: &dyn Fn(&serenqa_shared::rns::Terms) -> f64| all.iter().map(|t| f(t)).collect::<Vec<f64>>();
+    let (r, n, s) = (Spread::of(&col(&|t| t.r)), Spread::of(&col(&|t| t.n)), Spread::of(&col(&|t| t.s)));
+    let rns = Spread::of(&col(&|t| w.combine(t.r, t.n, t.s)));
+    let widest = r.iqr().max(n.iqr()).max(s.iqr()).max(1e-300);
+    let mut worst = [0.0f64; 3];
+    let mut over = [0usize; 3];
+    for l in lists {
+        for (k, f) in [|t: &serenqa_shared::rns::Terms| t.r, |t: &serenqa_shared::rns::Terms| t.n, |t: &serenqa_shared::rns::Terms| t.s].iter().enumerate() {
+            let v: Vec<f64> = l.iter().map(f).collect();
+            // 0 unless some value repeats, so a short list of distinct values never counts.
+            let share = constant_share(&v);
+            worst[k] = worst[k].max(share);
+            if share > 0.1 {
+                over[k] += 1;
+            }
+        }
+    }
+    SpreadReport {
+        lists: lists.len(),
+        candidates: all.len(),
+        r,
+        n,
+        s,
+        rns,
+        iqr_ratio: [r.iqr() / widest, n.iqr() / widest, s.iqr() / widest],
+        worst_constant_share: worst,
+        lists_over_10pct_constant: over,
+    }
+}
+
+fn render_spread(title: &str, s: &SpreadReport) -> String {
+    let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share tied at one value | lists > 10% tied at one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
+    let rows = [("R", &s.r, Some(0)), ("N", &s.n, Some(1)), ("S", &s.s, Some(2)), ("RNS", &s.rns, None)];
+    for (name, sp, k) in rows {
+        let extra = match k {
+            Some(k) => format!("{:.2} | {:.1}% | {}", s.iqr_ratio[k], 100.0 * s.worst_constant_share[k], s.lists_over_10pct_constant[k]),
+            None => "– | – | –".into(),
+        };
+        out += &format!("| {name} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {extra} |\n", sp.min, sp.q1, sp.median, sp.q3, sp.max, sp.std);
+    }
+    out
+}
+
+fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
+    let wf = weights_of(&a)?;
+    let l = load(&a.common, progress)?;
+    let w = wf.weights;
+    let q_lists: Vec<Vec<serenqa_shared::rns::Terms>> = l.questions.iter().map(|q| q.terms.clone()).collect();
+    // Discover's lists: every disease, 200 candidates, scored against its known treatments.
+    let cache = BlockCache::new(1);
+    let mut d_lists = Vec::new();
+    let mut fallback = 0usize;
+    let disease = (0..l.g.type_count() as u16).find(|&t| l.g.type_display(t) == "Disease");
+    if let Some(t) = disease {
+        for &d in l.g.nodes_of_type(t) {
+            if let Ok(found) = discover(&l.g, &l.model, &cache, d, serenqa_model::discover::MAX_CANDIDATES, &w) {
+                if found.terms.is_empty() {
+                    continue;
+                }
+                fallback += (!found.existing_known) as usize;
+                d_lists.push(found.terms);
+            }
+        }
+    }
+    // Sanity: the per-candidate terms of the questionnaire sets are what `candidate_terms` gives.
+    debug_assert!(l.questions.first().map(|q| candidate_terms(&q.slice).as_ref() == Some(&q.terms)).unwrap_or(true));
+    let qs = spread_of(&q_lists, &w);
+    let ds = spread_of(&d_lists, &w);
+    if a.common.json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_lists_without_known_answers": fallback }))?);
+        return Ok(());
+    }
+    println!("weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\n", w.alpha, w.beta, w.gamma, wf.source.label);
+    println!("{}", render_spread("Questionnaire candidate sets (RNS(Ac∖{c}, {c}), all batches)", &qs));
+    println!("{}", render_spread("Discover lists (every disease, ≤ 200 candidates, RNS(Ae, {c}))", &ds));
+    if fallback > 0 {
+        println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");
+    }
+    Ok(())
+}
