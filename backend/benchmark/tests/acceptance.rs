@@ -17,7 +17,6 @@ use serenqa_benchmark::{cypher, paths};
 use serenqa_graph::Graph;
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
-use serenqa_shared::rns::Weights;
 
 const QUESTIONS: usize = 150;
 
