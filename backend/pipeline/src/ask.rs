@@ -25,14 +25,14 @@ use serenqa_shared::phrases::passive;
 use crate::explore::{self, Agents, Env, ExploreConfig, Step, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles};
 use crate::offline::explorer::rns_gains_terms;
-use crate::offline::retrieval::Lexicon;
-use crate::retrieval;
+use crate::retrieval::{self, OfflineRetriever};
 
 /// Everything `ask` needs, built once (the server keeps one).
 pub struct AskContext {
     pub g: Arc<Graph>,
     pub model: Option<Arc<Model>>,
-    pub lex: Arc<Lexicon>,
+    /// The offline retriever (benchmark grammar, then question understanding).
+    pub lex: Arc<OfflineRetriever>,
     pub stats: Arc<TypeStats>,
     pub blocks: Arc<BlockCache>,
     pub models: ModelsFile,
@@ -45,7 +45,7 @@ pub struct AskContext {
 impl AskContext {
     pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
         let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
-        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None })
+        Ok(AskContext { lex: Arc::new(OfflineRetriever::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None })
     }
 
     /// Explore on this edge store instead of the in-memory graph.
@@ -137,7 +137,8 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         clock = Instant::now();
     };
 
-    let (r, call) = retrieval::retrieve(g, &ctx.lex, roles.retrieval.as_ref(), question, "").await;
+    let (r, call, understood) = retrieval::retrieve(g, ctx.lex.as_ref(), roles.retrieval.as_ref(), question, "").await;
+    out.understood = understood;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
             out.notes.push(format!("retrieval{MODEL_NOTE}{e}"));
@@ -150,6 +151,9 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     out.answers = answers.iter().map(|&n| node_view(g, n)).collect();
     lap("retrieval", &mut out.stages);
     if answers.is_empty() {
+        if let Some(m) = &out.understood.not_understood {
+            out.notes.push(m.clone());
+        }
         out.notes.push("no existing answers, so nothing to explore from".into());
         return Ok(out);
     }
