@@ -19,6 +19,7 @@ pub mod judge;
 pub mod retrieval;
 pub mod summary;
 pub mod understand;
+pub mod understand_eval;
 
 /// SplitMix64: our own generator so sampled results never change with a dependency upgrade.
 pub struct SplitMix(pub u64);
