@@ -99,6 +99,8 @@ pub struct LexiconFile {
     pub display: HashMap<TypeId, String>,
     pub phrases: Vec<(Vec<String>, Vec<Sense>)>,
     pub pairs: HashMap<(TypeId, TypeId), RelId>,
+    /// `pair` relations in file order (earlier = preferred when a question names no verb).
+    pub pair_order: Vec<RelId>,
     /// Relation → (said from its source, said from its target).
     pub verbs: HashMap<RelId, (String, String)>,
     pub stops: Vec<Vec<String>>,
@@ -171,6 +173,7 @@ impl LexiconFile {
                     let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else { return Err(err(format!("metaedge '{}' has no fixed end types", cols[1]))) };
                     lx.pairs.insert((a, b), r);
                     lx.pairs.insert((b, a), r);
+                    lx.pair_order.push(r);
                 }
                 "verb" => {
                     want(3)?;
@@ -377,7 +380,9 @@ impl Understander {
     /// Understands a question.
     pub fn understand(&self, g: &Graph, question: &str) -> Understanding {
         let ws = words(question);
-        let folded: Vec<String> = ws.iter().map(|w| w.1.clone()).collect();
+        // A misspelt vocabulary word ("medicatons", "desease") that is no name's word is
+        // read as the vocabulary word.
+        let folded: Vec<String> = ws.iter().map(|w| self.correct_vocab(&w.1)).collect();
         let n = folded.len();
         let mut tags: Vec<Option<(usize, Item)>> = vec![None; n]; // (span start, item) at span start; covered words marked
         let mut covered = vec![false; n];
@@ -497,6 +502,21 @@ impl Understander {
         }
     }
 
+    fn correct_vocab(&self, w: &str) -> String {
+        if self.vocab.contains(w) || self.names.by_word.contains_key(w) {
+            return w.to_string();
+        }
+        let maxd = max_distance(w.chars().count());
+        if maxd == 0 {
+            return w.to_string();
+        }
+        let best = self.vocab.iter().filter(|v| v.chars().count() >= 5).map(|v| (strsim::damerau_levenshtein(w, v), v)).filter(|(d, _)| *d <= maxd).min();
+        match best {
+            Some((_, v)) => v.clone(),
+            None => w.to_string(),
+        }
+    }
+
     fn rel_fits(&self, g: &Graph, s: Sense, a: Option<TypeId>, b: Option<TypeId>) -> bool {
         let rt = g.relation(s.rel);
         let ok = |want: Option<TypeId>, have: Option<TypeId>| want.is_none() || have.is_none() || want == have;
@@ -520,7 +540,12 @@ impl Understander {
 
     fn assemble_one(&self, g: &Graph, items: &[Item], mentions: &[Mention], alt: usize) -> Option<(Parse, Vec<(usize, NodeId)>)> {
         // Variables: types (None until a relation fixes it); node 0 is the answer.
-        let answer_at = items.iter().position(|it| matches!(it, Item::Noun(_)));
+        // The answer is the first type noun, unless a relation phrase comes first ("side
+        // effects of drugs that …" is a phrase; its answer type follows from the relation).
+        let answer_at = items
+            .iter()
+            .position(|it| matches!(it, Item::Noun(_)))
+            .filter(|&i| !(matches!(items.first(), Some(Item::Rel(_))) && !items[..i].iter().any(|x| matches!(x, Item::Ent(_)))));
         let mut vars: Vec<Option<TypeId>> = vec![answer_at.and_then(|i| if let Item::Noun(t) = items[i] { Some(t) } else { None })];
         #[derive(Clone, Copy)]
         enum End {
@@ -532,6 +557,7 @@ impl Understander {
         let mut cur = 0usize;
         let mut pending_rel: Option<usize> = None;
         let mut pending_ents: Vec<usize> = Vec::new();
+        let mut pending_vars: Vec<usize> = Vec::new();
         let mut last_rel: Option<(usize, Option<usize>)> = None;
         for (k, it) in items.iter().enumerate() {
             if Some(k) == answer_at {
@@ -548,7 +574,22 @@ impl Understander {
                         pending_ents.push(m);
                     }
                 }
+                Item::Rel(r) if !pending_vars.is_empty() => {
+                    for v in pending_vars.drain(..) {
+                        edges.push((cur, Some(r), End::Var(v)));
+                    }
+                    last_rel = Some((cur, Some(r)));
+                }
                 Item::Rel(r) => {
+                    // Names before a verb that has its own object ("drugs for X that cause
+                    // Y") join the answer without a verb; else the verb is theirs ("what
+                    // genes does X bind").
+                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_))) && answer_at.is_some_and(|a| a < k);
+                    if has_object && !pending_ents.is_empty() {
+                        for m in pending_ents.drain(..) {
+                            edges.push((cur, None, End::Ent(m)));
+                        }
+                    }
                     if !pending_ents.is_empty() {
                         for m in pending_ents.drain(..) {
                             edges.push((cur, Some(r), End::Ent(m)));
@@ -565,14 +606,25 @@ impl Understander {
                         edges.push((cur, Some(r), End::Var(v)));
                         cur = v;
                         last_rel = None;
-                    } else if answer_at.is_some_and(|a| a > k) || vars[0].is_none() {
-                        // A type noun before the answer's ("drug" in "drug targets of X") is ignored.
+                    } else if !pending_ents.is_empty() {
+                        // "hypertension drugs": a variable of that type joined to the names
+                        // before it by the pair relation, waiting for the verb that joins it
+                        // to the answer.
+                        vars.push(Some(t));
+                        let v = vars.len() - 1;
+                        for m in pending_ents.drain(..) {
+                            edges.push((v, None, End::Ent(m)));
+                        }
+                        pending_vars.push(v);
                     }
                 }
             }
         }
         for m in pending_ents.drain(..) {
             edges.push((cur, None, End::Ent(m)));
+        }
+        for v in pending_vars.drain(..) {
+            edges.push((cur, None, End::Var(v)));
         }
         if edges.is_empty() {
             return None;
@@ -598,7 +650,7 @@ impl Understander {
                 End::Ent(m) => mentions[m].candidates.iter().map(|c| (Some(c.node), Some(g.node_type(c.node)), c.how)).collect(),
             };
             // Score every (candidate, sense) pair: match kind, then fit, then candidate order.
-            let mut best: Option<((u8, u8, usize), Option<NodeId>, Option<TypeId>, Sense)> = None;
+            let mut best: Option<((u8, usize, u8, usize), Option<NodeId>, Option<TypeId>, Sense)> = None;
             let mut fitting_senses: Vec<Sense> = Vec::new();
             for (ci, (node, ot, how)) in obj_options.iter().enumerate() {
                 let fit: Vec<Sense> = if senses.is_empty() {
@@ -624,7 +676,10 @@ impl Understander {
                 }
                 let pick = fit[0];
                 let phrase_fit = senses.is_empty() || senses.contains(&pick);
-                let key = (u8::from(!phrase_fit), *how as u8, ci);
+                // With no verb, the lexicon's pair order decides between types ("migraine
+                // medicines": the disease, not the side effect of the same name).
+                let pair = if senses.is_empty() { self.pair_rank(pick.rel) } else { 0 };
+                let key = (u8::from(!phrase_fit), pair, *how as u8, ci);
                 if best.as_ref().is_none_or(|b| key < b.0) {
                     best = Some((key, *node, *ot, pick));
                     fitting_senses = fit;
@@ -697,11 +752,12 @@ impl Understander {
 
     /// With no answer type and no verb: the first `pair` relation touching type `b`.
     fn default_from(&self, g: &Graph, b: TypeId) -> Vec<Sense> {
-        let mut v: Vec<RelId> = self.lex.pairs.iter().filter(|((x, _), _)| *x == b).map(|(_, r)| *r).collect();
-        v.sort();
-        v.dedup();
-        let _ = g;
-        v.into_iter().map(|rel| Sense { rel, reversed: false }).collect()
+        let touches = |r: RelId| g.relation(r).source_type == Some(b) || g.relation(r).target_type == Some(b);
+        self.lex.pair_order.iter().copied().filter(|&r| touches(r)).map(|rel| Sense { rel, reversed: false }).collect()
+    }
+
+    fn pair_rank(&self, r: RelId) -> usize {
+        self.lex.pair_order.iter().position(|&x| x == r).unwrap_or(usize::MAX)
     }
 
     /// Plural display word of a type ("drugs", "side effects").
