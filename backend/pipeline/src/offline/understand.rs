@@ -383,6 +383,16 @@ impl Understander {
         // A misspelt vocabulary word ("medicatons", "desease") that is no name's word is
         // read as the vocabulary word.
         let folded: Vec<String> = ws.iter().map(|w| self.correct_vocab(&w.1)).collect();
+        let corrected: Vec<bool> = ws.iter().zip(&folded).map(|(w, f)| w.1 != *f).collect();
+        // A name reached through a corrected word was not typed exactly: say so.
+        let demote = |c: &mut Vec<Candidate>, span: std::ops::Range<usize>| {
+            if corrected[span].iter().any(|x| *x) {
+                for x in c.iter_mut().filter(|x| x.how == Match::Exact) {
+                    x.how = Match::Fuzzy;
+                    x.distance = 10;
+                }
+            }
+        };
         let n = folded.len();
         let mut tags: Vec<Option<(usize, Item)>> = vec![None; n]; // (span start, item) at span start; covered words marked
         let mut covered = vec![false; n];
@@ -394,7 +404,8 @@ impl Understander {
                 if covered[i..i + len].iter().any(|c| *c) || is_vocab_span(&folded[i..i + len]) {
                     continue;
                 }
-                let c = self.link(g, &folded[i..i + len], Match::Exact);
+                let mut c = self.link(g, &folded[i..i + len], Match::Exact);
+                demote(&mut c, i..i + len);
                 if !c.is_empty() {
                     mentions.push(Mention { text: ws[i..i + len].iter().map(|w| w.0.as_str()).collect::<Vec<_>>().join(" "), candidates: c });
                     tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
@@ -449,7 +460,16 @@ impl Understander {
             while j < n && !covered[j] {
                 j += 1;
             }
+            let before = mentions.len();
             self.link_run(g, &ws, &folded, i, j, &mut tags, &mut covered, &mut mentions, &mut unknown);
+            // Spans of the new mentions: demote those reached through corrected words.
+            for (k, t) in tags.iter().enumerate().take(j).skip(i) {
+                if let Some((len, Item::Ent(m))) = t {
+                    if *m >= before {
+                        demote(&mut mentions[*m].candidates, k..k + len);
+                    }
+                }
+            }
             i = j;
         }
         let items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
