@@ -241,7 +241,24 @@ pub fn redact(r: &mut AskResponse) -> Vec<String> {
 
 /// Plain-text rendering for the CLI.
 pub fn render_text(r: &AskResponse) -> String {
-    let mut s = format!("Question: {}\n\nCypher:\n  {}\n", r.question, r.cypher.as_deref().unwrap_or("(none)"));
+    let mut s = format!("Question: {}\n", r.question);
+    let u = &r.understood;
+    if let Some(i) = &u.interpretation {
+        s.push_str(&format!("Understood as: {i}\n"));
+    }
+    for e in &u.entities {
+        s.push_str(&format!("  \"{}\" → {} ({}, {}; {} match)\n", e.mention, e.node.name, e.node.kind, e.node.id, e.matched));
+    }
+    if !u.did_you_mean.is_empty() {
+        s.push_str(&format!("Did you mean: {}?\n", u.did_you_mean.iter().map(|d| format!("{} ({})", d.node.name, d.node.kind)).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(m) = &u.not_understood {
+        s.push_str(&format!("Not understood: {m}\n"));
+        for q in &u.examples {
+            s.push_str(&format!("  try: {q}\n"));
+        }
+    }
+    s.push_str(&format!("\nCypher:\n  {}\n", r.cypher.as_deref().unwrap_or("(none)")));
     if let Some(e) = &r.error {
         s.push_str(&format!("  error: {e}\n"));
     }
