@@ -4,7 +4,7 @@
 //! never holds a model key).
 
 use leptos::prelude::*;
-use serenqa_shared::api::{AskCandidate, AskEvent, AskResponse, Stage, SubgraphView};
+use serenqa_shared::api::{AskCandidate, AskEvent, AskResponse, Stage, SubgraphView, Understood};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -17,6 +17,9 @@ const STAGES: &[(&str, &str)] = &[
     ("exploration", "exploration: beam search from the answers"),
     ("scoring", "summaries and RNS scores"),
 ];
+
+/// Longest question the server accepts (characters); the input stops there.
+const MAX_QUESTION: usize = 2000;
 
 fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
@@ -38,11 +41,22 @@ pub fn AskBox() -> impl IntoView {
     let (result, set_result) = signal(None::<(Result<AskResponse, String>, f64)>);
     // The open event stream (closed on the result, an error or a new question).
     let source = StoredValue::new_local(None::<web_sys::EventSource>);
+    // Said before any request: an empty or over-long question.
+    let (invalid, set_invalid) = signal(None::<String>);
     let submit = move || {
         let q = question.get_untracked();
-        if q.trim().is_empty() || busy.get_untracked() {
+        if busy.get_untracked() {
             return;
         }
+        if q.trim().is_empty() {
+            set_invalid.set(Some("Type a question first, e.g. \"Which drugs treat asthma?\"".into()));
+            return;
+        }
+        if q.chars().count() > MAX_QUESTION {
+            set_invalid.set(Some(format!("The question is {} characters long; at most {MAX_QUESTION} are accepted.", q.chars().count())));
+            return;
+        }
+        set_invalid.set(None);
         set_busy.set(true);
         set_result.set(None);
         set_stages.set(Vec::new());
@@ -119,11 +133,14 @@ pub fn AskBox() -> impl IntoView {
             <h2>"Ask a question"</h2>
             <form class="ask-form" on:submit=move |ev| { ev.prevent_default(); submit(); }>
                 <input type="text" aria-label="Question" data-testid="ask-input"
-                    placeholder="e.g. Which compounds treat breast cancer?"
+                    placeholder="e.g. Which drugs treat multiple sclerosis?"
+                    maxlength=MAX_QUESTION.to_string()
                     prop:value=move || question.get()
-                    on:input=move |ev| set_question.set(event_target_value(&ev)) />
+                    on:input=move |ev| { set_invalid.set(None); set_question.set(event_target_value(&ev)) } />
                 <button type="submit" class="primary" disabled=move || busy.get()>{move || if busy.get() { "Working…" } else { "Ask" }}</button>
             </form>
+            <p class="muted ask-counter" data-testid="ask-counter">{move || format!("{} / {MAX_QUESTION}", question.get().chars().count())}</p>
+            {move || invalid.get().map(|m| view! { <p class="error" role="alert" data-testid="ask-invalid">{m}</p> })}
             {move || (busy.get() || !stages.get().is_empty()).then(|| view! {
                 <div class="stages" aria-live="polite" data-testid="ask-progress">
                     <ol>{stage_list}</ol>
@@ -131,7 +148,13 @@ pub fn AskBox() -> impl IntoView {
             })}
             {move || result.get().map(|(r, at)| match r {
                 Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-                Ok(a) => view! { <div data-result-arrived-ms=format!("{at:.1}")><AskResult answer=a /></div> }.into_any(),
+                Ok(a) => {
+                    let reask = move |q: String| {
+                        set_question.set(q);
+                        submit();
+                    };
+                    view! { <div data-result-arrived-ms=format!("{at:.1}")>{understood_view(&a.understood, reask)}<AskResult answer=a /></div> }.into_any()
+                }
             })}
         </section>
     }
@@ -203,6 +226,50 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
                 let sg = SubgraphView::from_paths(&c.paths);
                 view! { <h3>{format!("Why {}?", c.node.name)}</h3><SubgraphSvg graph=sg centre=0 paths=c.paths /> }
             })}
+        </div>
+    }
+}
+
+/// What the server understood: the interpretation line, the linked names as chips, "did you
+/// mean" alternatives and, when nothing was understood, why and example questions (each
+/// re-asks on click).
+fn understood_view(u: &Understood, reask: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let chips = u
+        .entities
+        .iter()
+        .map(|e| {
+            let title = format!("“{}” → {} ({}, {} match)", e.mention, e.node.name, e.node.id, e.matched);
+            view! {
+                <li class="chip" data-matched=e.matched.clone() title=title>
+                    <a href=format!("/entity/{}", api::enc(&api::key_of(&e.node)))>{e.node.name.clone()}</a>
+                    " " <span class="muted">{format!("{} · {}", e.node.kind, e.matched)}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    let dym = u
+        .did_you_mean
+        .iter()
+        .map(|d| {
+            let q = d.question.clone();
+            view! { <li><button type="button" class="link-button" on:click=move |_| reask(q.clone())>{format!("{} ({})", d.node.name, d.node.kind)}</button></li> }
+        })
+        .collect_view();
+    let examples = u
+        .examples
+        .iter()
+        .map(|q| {
+            let q2 = q.clone();
+            view! { <li><button type="button" class="link-button" on:click=move |_| reask(q2.clone())>{q.clone()}</button></li> }
+        })
+        .collect_view();
+    view! {
+        <div class="understood" data-testid="ask-understood">
+            {u.interpretation.clone().map(|i| view! { <p data-testid="ask-interpretation"><span class="muted">"Understood as: "</span><strong>{i}</strong></p> })}
+            {(!u.entities.is_empty()).then(|| view! { <ul class="inline-list chips" data-testid="ask-entities">{chips}</ul> })}
+            {(!u.did_you_mean.is_empty()).then(|| view! { <div data-testid="ask-did-you-mean"><span class="muted">"Did you mean "</span><ul class="inline-list">{dym}</ul><span class="muted">"?"</span></div> })}
+            {u.not_understood.clone().map(|m| view! { <p class="error" data-testid="ask-not-understood">{m}</p> })}
+            {(!u.examples.is_empty()).then(|| view! { <div data-testid="ask-examples"><span class="muted">"Questions that work: "</span><ul class="inline-list">{examples}</ul></div> })}
         </div>
     }
 }

@@ -322,4 +322,45 @@ pub struct AskResponse {
     /// The RNS weights exploration ranked candidates with, and where they came from.
     #[serde(default)]
     pub weights: crate::rns::WeightsInForce,
+    /// What the offline retrieval understood of the question (empty with an LLM retriever).
+    #[serde(default)]
+    pub understood: Understood,
+}
+
+/// What the question was understood to ask, in plain words, and how its names were linked.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Understood {
+    /// The reading that was run, in plain words ("Drugs that treat multiple sclerosis").
+    pub interpretation: Option<String>,
+    /// Entities the query uses, in question order.
+    pub entities: Vec<LinkedEntity>,
+    /// When a name was linked uncertainly: the closest alternatives (at most 3 per mention).
+    pub did_you_mean: Vec<DidYouMean>,
+    /// When nothing was understood: what was missing, in one sentence.
+    pub not_understood: Option<String>,
+    /// Words that were neither vocabulary nor names.
+    pub unknown_words: Vec<String>,
+    /// Questions of the kind that work (given when nothing was understood).
+    pub examples: Vec<String>,
+}
+
+/// One name of the question linked to a node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LinkedEntity {
+    /// The words of the question.
+    pub mention: String,
+    pub node: NodeView,
+    /// `exact`, `prefix`, `fuzzy` or `contains`.
+    pub matched: String,
+}
+
+/// An alternative for an uncertain link: the node and the question re-asked with its name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DidYouMean {
+    pub mention: String,
+    pub node: NodeView,
+    pub question: String,
 }

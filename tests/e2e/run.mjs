@@ -157,6 +157,39 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   await page.screenshot({ path: path.join(shots, 'ask.png'), fullPage: true });
 });
 
+test('ask: an everyday question shows what was understood, misspellings offer alternatives, empty input is refused', async (page) => {
+  await page.goto(base + '/');
+  // Empty: a message before any request.
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('ask-invalid').waitFor({ timeout: 5000 });
+  assert((await page.getByTestId('ask-result').count()) === 0, 'no request for an empty question');
+  assert((await page.getByTestId('ask-input').getAttribute('maxlength')) === '2000', 'input maxlength');
+  await page.getByTestId('ask-input').fill('Which drugs treat multiple sclerosis?');
+  assert((await page.getByTestId('ask-counter').textContent()).startsWith('37 /'), 'character counter');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('ask-result').waitFor({ timeout: 60000 });
+  const interp = await page.getByTestId('ask-interpretation').textContent();
+  assert(/Drugs that treat multiple sclerosis/.test(interp), `interpretation: ${interp}`);
+  assert((await page.getByTestId('ask-entities').locator('li').count()) === 1, 'one linked entity chip');
+  assert((await page.getByTestId('ask-answers').locator('li').count()) >= 2, 'answers listed');
+  // An ambiguous name: "did you mean" re-asks with the alternative.
+  await page.getByTestId('ask-input').fill('which drugs treat diabetes');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  const dym = page.getByTestId('ask-did-you-mean');
+  await dym.waitFor({ timeout: 60000 });
+  const alt = dym.getByRole('button').first();
+  const altName = (await alt.textContent()).replace(/ \(.*\)$/, '');
+  await alt.click();
+  await page.waitForFunction((n) => document.querySelector('[data-testid=ask-input]').value.includes(n), altName, { timeout: 5000 });
+  await page.waitForFunction((n) => (document.querySelector('[data-testid=ask-interpretation]')?.textContent || '').includes(n), altName, { timeout: 60000 });
+  // Nothing understood: why, and examples that work.
+  await page.getByTestId('ask-input').fill('zqxv blorf');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('ask-not-understood').waitFor({ timeout: 60000 });
+  assert((await page.getByTestId('ask-examples').getByRole('button').count()) === 3, 'three example questions');
+  await page.screenshot({ path: path.join(shots, 'ask-understood.png'), fullPage: true });
+});
+
 test('leaderboard: tables, sorting, CSV export, charts and a question trace', async (page) => {
   await page.goto(base + '/leaderboard');
   const t2 = page.getByTestId('table2');

@@ -25,8 +25,7 @@ use serenqa_shared::phrases::passive;
 use crate::explore::{self, Agents, Env, ExploreConfig, Step, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles};
 use crate::offline::explorer::rns_gains_terms;
-use crate::offline::retrieval::Lexicon;
-use crate::retrieval;
+use crate::retrieval::{self, OfflineRetriever};
 use serenqa_shared::rns::WeightsInForce;
 
 /// Everything `ask` needs, built once (the server keeps one).
@@ -34,7 +33,8 @@ use serenqa_shared::rns::WeightsInForce;
 pub struct AskContext {
     pub g: Arc<Graph>,
     pub model: Option<Arc<Model>>,
-    pub lex: Arc<Lexicon>,
+    /// The offline retriever (benchmark grammar, then question understanding).
+    pub lex: Arc<OfflineRetriever>,
     pub stats: Arc<TypeStats>,
     pub blocks: Arc<BlockCache>,
     pub models: ModelsFile,
@@ -50,7 +50,7 @@ pub struct AskContext {
 impl AskContext {
     pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
         let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
-        Ok(AskContext { lex: Arc::new(Lexicon::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None, weights: serenqa_model::weights::shipped() })
+        Ok(AskContext { lex: Arc::new(OfflineRetriever::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None, weights: serenqa_model::weights::shipped() })
     }
 
     /// Rank candidates with these weights (e.g. an expert calibration in force).
@@ -148,7 +148,8 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         clock = Instant::now();
     };
 
-    let (r, call) = retrieval::retrieve(g, &ctx.lex, roles.retrieval.as_ref(), question, "").await;
+    let (r, call, understood) = retrieval::retrieve(g, ctx.lex.as_ref(), roles.retrieval.as_ref(), question, "").await;
+    out.understood = understood;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
             out.notes.push(format!("retrieval{MODEL_NOTE}{e}"));
@@ -161,6 +162,9 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     out.answers = answers.iter().map(|&n| node_view(g, n)).collect();
     lap("retrieval", &mut out.stages);
     if answers.is_empty() {
+        if let Some(m) = &out.understood.not_understood {
+            out.notes.push(m.clone());
+        }
         out.notes.push("no existing answers, so nothing to explore from".into());
         return Ok(out);
     }
@@ -249,7 +253,24 @@ pub fn redact(r: &mut AskResponse) -> Vec<String> {
 
 /// Plain-text rendering for the CLI.
 pub fn render_text(r: &AskResponse) -> String {
-    let mut s = format!("Question: {}\n\nCypher:\n  {}\n", r.question, r.cypher.as_deref().unwrap_or("(none)"));
+    let mut s = format!("Question: {}\n", r.question);
+    let u = &r.understood;
+    if let Some(i) = &u.interpretation {
+        s.push_str(&format!("Understood as: {i}\n"));
+    }
+    for e in &u.entities {
+        s.push_str(&format!("  \"{}\" → {} ({}, {}; {} match)\n", e.mention, e.node.name, e.node.kind, e.node.id, e.matched));
+    }
+    if !u.did_you_mean.is_empty() {
+        s.push_str(&format!("Did you mean: {}?\n", u.did_you_mean.iter().map(|d| format!("{} ({})", d.node.name, d.node.kind)).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(m) = &u.not_understood {
+        s.push_str(&format!("Not understood: {m}\n"));
+        for q in &u.examples {
+            s.push_str(&format!("  try: {q}\n"));
+        }
+    }
+    s.push_str(&format!("\nCypher:\n  {}\n", r.cypher.as_deref().unwrap_or("(none)")));
     if let Some(e) = &r.error {
         s.push_str(&format!("  error: {e}\n"));
     }

@@ -10,8 +10,8 @@
 //!   with checked `{{placeholders}}`; their hash goes into every run manifest.
 //! - [`bench`] — loads a benchmark directory (issue 5's output) against the graph:
 //!   records, partitions, removed edges as masks (G = Gc − R as a view).
-//! - [`retrieval`] — T1: NL → Cypher (LLM or offline), execution with `serenqa-cypher`,
-//!   answer extraction, Hit / F1 / Executability.
+//! - [`retrieval`] — T1: NL → Cypher (LLM or the offline [`retrieval::Retriever`]),
+//!   execution with `serenqa-cypher`, answer extraction, Hit / F1 / Executability.
 //! - [`explore`] — T3 (edges through `serenqa_edges::EdgeSource`: memory or Redis): Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
 //!   frontier node, edge confidence or the documented graph score at hubs, uniform sampling
 //!   without scores, continue decision, level descriptions as context, summaries per level,
@@ -66,10 +66,17 @@
 //! `GET /api/runs/{id}/questions/{qid}` (`{run_id, qid, t1: [...], t3: [...]}`).
 //!
 //! # How good the offline agents are
-//! The grammar retrieval agent shares the benchmark generator's vocabulary (relation phrases,
-//! type nouns) and parses its sentence shapes, so on generated questions it is close to an
-//! upper bound (T1 F1 ≈ 100%); on free text outside those shapes it finds no parse and says
-//! so. The explorer and summariser are honest baselines; the judges are proxies.
+//! Offline retrieval ([`retrieval::OfflineRetriever`], behind the [`retrieval::Retriever`]
+//! trait that Ask and T1 call) tries two stages. The grammar shares the benchmark generator's
+//! vocabulary (relation phrases, type nouns) and parses its sentence shapes, so on generated
+//! questions it is a grammar oracle (T1 F1 ≈ 100%), labelled so on the leaderboard. Questions
+//! it cannot answer go to [`offline::understand`]: a lexicon data file
+//! (`lexicon/hetionet.tsv`) written from the metaedges and everyday clinical words, entity
+//! linking with prefix and fuzzy matching, and one-hop / chain / intersection readings; it
+//! reports its interpretation, the linked entities and "did you mean" alternatives. Its own
+//! hand-written evaluation set (`eval/understand.jsonl`, not from the generator) is scored
+//! by `serenqa bench understand`. The explorer and summariser are honest baselines; the
+//! judges are proxies.
 //!
 //! # Choices
 //! - T1 runs on Gc against the standard KGQA answers Ac; T2/T3 run per partition on

@@ -15,8 +15,127 @@ use serenqa_graph::{Graph, TypeId};
 use crate::explore::CallTrace;
 use crate::llm::{Message, RoleModel};
 use crate::metrics;
-use crate::offline::retrieval::{retrieve as offline_retrieve, Lexicon};
+use crate::offline::retrieval::{retrieve as offline_retrieve, to_cypher, Lexicon, PNode, Parse};
+use crate::offline::understand::{Match, Understander};
 use crate::prompts;
+use serenqa_model::slice::node_view;
+use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
+
+/// Questions of the kinds the offline retriever understands (shown when one is not).
+pub const EXAMPLE_QUESTIONS: [&str; 3] = ["Which drugs treat multiple sclerosis?", "What genes does metformin bind?", "Which drugs bind genes associated with asthma?"];
+
+/// Question → Cypher → answers, with what was understood. Ask and T1 call retrieval through
+/// this interface when no LLM plays the retrieval role.
+pub trait Retriever: Send + Sync {
+    fn retrieve(&self, g: &Graph, question: &str) -> (Retrieved, Understood);
+}
+
+/// The offline retriever: the benchmark grammar first (its own sentence shapes, exact), then
+/// the question-understanding stage for everyday phrasing ([`Understander`]). Both are
+/// execution-guided: the first reading whose query returns rows is kept.
+pub struct OfflineRetriever {
+    pub grammar: Lexicon,
+    /// Err only if the compiled-in lexicon failed to load (tested never to).
+    pub understander: Result<Understander, String>,
+}
+
+impl OfflineRetriever {
+    pub fn new(g: &Graph) -> OfflineRetriever {
+        OfflineRetriever { grammar: Lexicon::new(g), understander: Understander::new(g) }
+    }
+
+    fn grammar_entities(g: &Graph, p: &Parse) -> Vec<LinkedEntity> {
+        p.nodes
+            .iter()
+            .filter_map(|n| match n {
+                PNode::Entity(e) => Some(LinkedEntity { mention: g.name(*e).to_string(), node: node_view(g, *e), matched: "exact".into() }),
+                PNode::Var(_) => None,
+            })
+            .collect()
+    }
+}
+
+fn replace_ci(text: &str, mention: &str, with: &str) -> String {
+    let lower = text.to_lowercase();
+    match lower.find(&mention.to_lowercase()) {
+        Some(i) if text.is_char_boundary(i) && text.is_char_boundary(i + mention.len()) && lower.len() == text.len() => format!("{}{}{}", &text[..i], with, &text[i + mention.len()..]),
+        _ => text.to_string(),
+    }
+}
+
+impl Retriever for OfflineRetriever {
+    fn retrieve(&self, g: &Graph, question: &str) -> (Retrieved, Understood) {
+        let mut last: Option<Retrieved> = None;
+        let chosen = offline_retrieve(g, &self.grammar, question, |c| {
+            let r = run_query(g, Some(c.to_string()));
+            let rows = r.executable.then_some(r.rows);
+            last = Some(r);
+            rows
+        });
+        let grammar_hit = match (&chosen.cypher, &last) {
+            (Some(c), Some(l)) if l.cypher.as_deref() == Some(c.as_str()) && l.rows > 0 => Some(l.clone()),
+            (Some(c), _) => Some(run_query(g, Some(c.clone()))).filter(|r| r.rows > 0),
+            _ => None,
+        };
+        let und = match &self.understander {
+            Ok(u) => u,
+            Err(e) => {
+                let r = grammar_hit.unwrap_or_else(|| run_query(g, chosen.cypher.clone()));
+                return (r, Understood { not_understood: Some(format!("question understanding unavailable: {e}")), ..Default::default() });
+            }
+        };
+        if let (Some(r), Some(p)) = (grammar_hit, &chosen.parse) {
+            let u = Understood { interpretation: Some(und.describe(g, p)), entities: Self::grammar_entities(g, p), ..Default::default() };
+            return (r, u);
+        }
+        let x = und.understand(g, question);
+        let mut u = Understood { unknown_words: x.unknown.clone(), ..Default::default() };
+        if x.readings.is_empty() {
+            let found: Vec<String> = x.mentions.iter().map(|m| format!("'{}'", m.text)).collect();
+            let msg = match (found.is_empty(), x.unknown.is_empty()) {
+                (true, false) => format!("No name of the graph was recognised (unknown words: {}).", x.unknown.join(", ")),
+                (true, true) => "No name of the graph was recognised in the question.".to_string(),
+                (false, _) => format!("Recognised {} but not what to find about it: name what you want (drugs, genes, diseases, side effects …) and how it relates (treats, binds, associated with …).", found.join(", ")),
+            };
+            u.not_understood = Some(msg);
+            u.examples = EXAMPLE_QUESTIONS.iter().map(|s| s.to_string()).collect();
+            let r = Retrieved { error: Some("the question was not understood".into()), ..Default::default() };
+            return (r, u);
+        }
+        // Execution-guided: the first reading with rows, else the first.
+        let mut pick = 0;
+        let mut result = None;
+        for (i, p) in x.readings.iter().enumerate() {
+            let r = run_query(g, Some(to_cypher(g, p)));
+            if r.executable && r.rows > 0 {
+                pick = i;
+                result = Some(r);
+                break;
+            }
+            if result.is_none() {
+                result = Some(r);
+            }
+        }
+        let r = result.unwrap_or_default();
+        let p = &x.readings[pick];
+        u.interpretation = Some(und.describe(g, p));
+        for &(m, node) in &x.chosen[pick] {
+            let mention = &x.mentions[m];
+            let how = mention.candidates.iter().find(|c| c.node == node).map(|c| c.how).unwrap_or(Match::Exact);
+            u.entities.push(LinkedEntity { mention: mention.text.clone(), node: node_view(g, node), matched: how.label().into() });
+            // Uncertain: not an exact name, or several nodes of the chosen type share the match.
+            let t = g.node_type(node);
+            let same_kind: Vec<_> = mention.candidates.iter().filter(|c| c.node != node && c.how == how && g.node_type(c.node) == t).collect();
+            if how != Match::Exact || !same_kind.is_empty() {
+                let alts = mention.candidates.iter().filter(|c| c.node != node && g.node_type(c.node) == t).take(3);
+                for c in alts {
+                    u.did_you_mean.push(DidYouMean { mention: mention.text.clone(), node: node_view(g, c.node), question: replace_ci(question, &mention.text, g.name(c.node)) });
+                }
+            }
+        }
+        (r, u)
+    }
+}
 
 /// Per-query budget: generous for real queries, short enough that a runaway one cannot stall a run.
 pub fn budget() -> Budget {
@@ -125,24 +244,13 @@ pub fn schema_text(g: &Graph) -> (String, String) {
     (labels, rels)
 }
 
-/// Retrieval for one question by the LLM (`model`) or the offline agent.
-pub async fn retrieve(g: &Graph, lex: &Lexicon, model: Option<&RoleModel>, question: &str, example: &str) -> (Retrieved, Option<CallTrace>) {
+/// Retrieval for one question by the LLM (`model`) or the offline retriever; the
+/// understanding is reported for the offline one only.
+pub async fn retrieve(g: &Graph, offline: &dyn Retriever, model: Option<&RoleModel>, question: &str, example: &str) -> (Retrieved, Option<CallTrace>, Understood) {
     match model {
         None => {
-            let mut last: Option<Retrieved> = None;
-            let chosen = offline_retrieve(g, lex, question, |c| {
-                let r = run_query(g, Some(c.to_string()));
-                let rows = r.executable.then_some(r.rows);
-                last = Some(r);
-                rows
-            });
-            // The executor already ran the chosen query if it was the last tried; run it again
-            // only when an earlier parse was chosen.
-            let r = match (chosen.cypher, last) {
-                (Some(c), Some(l)) if l.cypher.as_deref() == Some(c.as_str()) => l,
-                (c, _) => run_query(g, c),
-            };
-            (r, None)
+            let (r, u) = offline.retrieve(g, question);
+            (r, None, u)
         }
         Some(m) => {
             let (labels, relationships) = schema_text(g);
@@ -172,7 +280,7 @@ pub async fn retrieve(g: &Graph, lex: &Lexicon, model: Option<&RoleModel>, quest
                 }
             };
             t.prompt = prompt;
-            (r, Some(t))
+            (r, Some(t), Understood::default())
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::bench::{self, path_ends, resolve_ids, Benchmark};
 use crate::explore::{self, path_line, Agents, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles, StatsSnapshot};
 use crate::metrics;
-use crate::offline::retrieval::Lexicon;
+use crate::retrieval::OfflineRetriever;
 use crate::reasoning::{self, Judged};
 use crate::report::{self, Aggregate};
 use crate::retrieval::{self, Retrieved};
@@ -324,7 +324,7 @@ pub struct Ctx {
     g: Arc<Graph>,
     model: Option<Arc<Model>>,
     bench: Arc<Benchmark>,
-    lex: Arc<Lexicon>,
+    lex: Arc<OfflineRetriever>,
     stats: Arc<TypeStats>,
     blocks: Arc<BlockCache>,
     /// A remote edge store for T3 (None: the in-memory graph).
@@ -379,7 +379,7 @@ impl Ctx {
             BTreeMap::new()
         };
         Ctx {
-            lex: Arc::new(Lexicon::new(&g)),
+            lex: Arc::new(OfflineRetriever::new(&g)),
             stats: Arc::new(TypeStats::new(&g)),
             blocks: Arc::new(BlockCache::new(256)),
             by_qid: bench.kgqa.iter().enumerate().map(|(i, r)| (r.qid, i)).collect(),
@@ -569,7 +569,7 @@ fn example_text(b: &Benchmark, partition: &str) -> String {
 async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
     let r = &ctx.bench.kgqa[i];
     let gold: Vec<String> = r.answer.iter().map(|a| a.answer_argument.clone()).collect();
-    let (retrieved, call) = retrieval::retrieve(&ctx.g, &ctx.lex, ctx.roles.retrieval.as_ref(), &r.question, &ctx.t1_example).await;
+    let (retrieved, call, _) = retrieval::retrieve(&ctx.g, ctx.lex.as_ref(), ctx.roles.retrieval.as_ref(), &r.question, &ctx.t1_example).await;
     let (hit, f1) = retrieval::score(&gold, &retrieved);
     T1Record {
         key: format!("t1:{}", r.qid),

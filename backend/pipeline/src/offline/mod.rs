@@ -2,6 +2,9 @@
 //! are real baselines with documented rules:
 //! - [`retrieval`] — entity linking against node names + a grammar for the question
 //!   patterns → Cypher, execution-guided.
+//! - [`understand`] — everyday clinical questions: a relation/type lexicon (data file),
+//!   entity linking with prefix and fuzzy matching, one-hop, chain and intersection
+//!   readings, a plain-words interpretation and "did you mean" alternatives.
 //! - [`explorer`] — relations by type-level reachability of the answer type and rarity;
 //!   nodes by marginal RNS gain RNS(Ae, {c}) for answer-typed candidates (when the model is
 //!   precomputed) and by reachability × edge score otherwise; stop when half the beam
@@ -15,6 +18,8 @@ pub mod explorer;
 pub mod judge;
 pub mod retrieval;
 pub mod summary;
+pub mod understand;
+pub mod understand_eval;
 
 /// SplitMix64: our own generator so sampled results never change with a dependency upgrade.
 pub struct SplitMix(pub u64);

@@ -451,6 +451,9 @@ pub struct OfflineRetrieval {
     pub cypher: Option<String>,
     pub parses: usize,
     pub tried: usize,
+    /// The chosen parse (not serialised).
+    #[serde(skip)]
+    pub parse: Option<Parse>,
 }
 
 /// Parses, renders and picks the first parse whose query returns rows (`run` executes).
@@ -462,11 +465,12 @@ pub fn retrieve(g: &Graph, lex: &Lexicon, question: &str, mut run: impl FnMut(&s
         let c = to_cypher(g, p);
         tried += 1;
         if run(&c).is_some_and(|rows| rows > 0) {
-            return OfflineRetrieval { cypher: Some(c), parses: parses.len(), tried };
+            return OfflineRetrieval { cypher: Some(c), parses: parses.len(), tried, parse: Some(p.clone()) };
         }
-        first.get_or_insert(c);
+        first.get_or_insert((c, p.clone()));
     }
-    OfflineRetrieval { cypher: first, parses: parses.len(), tried }
+    let (cypher, parse) = first.map(|(c, p)| (Some(c), Some(p))).unwrap_or((None, None));
+    OfflineRetrieval { cypher, parses: parses.len(), tried, parse }
 }
 
 #[cfg(test)]

@@ -32,6 +32,25 @@ enum BenchCommand {
     Show(ShowArgs),
     /// Load the SerenQA expert questionnaire and report how its entities link to the graph.
     Questionnaire(QuestionnaireArgs),
+    /// Score the offline question understanding on the hand-written everyday-question set
+    /// (answer F1, exact-interpretation rate, latency p50/p99 per pattern type).
+    Understand(UnderstandArgs),
+}
+
+#[derive(Args)]
+struct UnderstandArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Evaluation set (JSONL: id, pattern, question, cypher); default: the compiled-in one
+    /// (backend/pipeline/eval/understand.jsonl).
+    #[arg(long, value_name = "FILE")]
+    set: Option<PathBuf>,
+    /// Lexicon file (default: the compiled-in backend/pipeline/lexicon/hetionet.tsv).
+    #[arg(long, value_name = "FILE")]
+    lexicon: Option<PathBuf>,
+    /// Also print every question with F1 < 1 (interpretation and query).
+    #[arg(long)]
+    misses: bool,
 }
 
 #[derive(Args)]
@@ -100,6 +119,7 @@ pub fn run(args: BenchArgs, progress: bool) -> Result<()> {
             Ok(())
         }
         BenchCommand::Questionnaire(a) => run_questionnaire(a, progress),
+        BenchCommand::Understand(a) => run_understand(a, progress),
     }
 }
 
@@ -191,5 +211,34 @@ fn run_questionnaire(a: QuestionnaireArgs, progress: bool) -> Result<()> {
         "questions with ≥1 linked candidate: {}; all candidates linked: {}; all named entities linked: {}; distinct graph nodes linked: {}",
         o.questions_any_candidate_linked, o.questions_all_candidates_linked, o.questions_all_resources_linked, o.distinct_linked_nodes
     );
+    Ok(())
+}
+
+fn run_understand(a: UnderstandArgs, progress: bool) -> Result<()> {
+    use serenqa_pipeline::offline::understand::{LexiconFile, Understander};
+    use serenqa_pipeline::offline::understand_eval as ev;
+    use serenqa_pipeline::retrieval::OfflineRetriever;
+    let (text, origin) = match &a.set {
+        Some(p) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.display().to_string()),
+        None => (ev::UNDERSTAND_SET.to_string(), "eval/understand.jsonl".to_string()),
+    };
+    let items = ev::load(&text, &origin).map_err(|e| anyhow!(e))?;
+    let g = a.graph.load(progress)?;
+    let mut r = OfflineRetriever::new(&g);
+    if let Some(p) = &a.lexicon {
+        let lex = LexiconFile::load(p, &g).map_err(|e| anyhow!(e))?;
+        r.understander = Understander::with_lexicon(&g, lex);
+    }
+    if let Err(e) = &r.understander {
+        anyhow::bail!("lexicon: {e}");
+    }
+    let (rows, results) = ev::evaluate(&g, &r, &items).map_err(|e| anyhow!(e))?;
+    if a.misses {
+        for x in results.iter().filter(|x| x.f1 < 1.0) {
+            println!("#{} [{}] F1 {:.2} gold {} got {}: {}\n    understood: {}\n    {}", x.id, x.pattern, x.f1, x.gold, x.answered, x.question, x.interpretation.as_deref().unwrap_or("(nothing)"), x.cypher.as_deref().unwrap_or("(no query)"));
+        }
+    }
+    println!("{} questions from {origin} on {}", items.len(), g.meta().name);
+    print!("{}", ev::table(&rows));
     Ok(())
 }

@@ -1,0 +1,168 @@
+//! The question-understanding evaluation set (`eval/understand.jsonl`, compiled in) and its
+//! scoring (`serenqa bench understand`).
+//!
+//! The set was written by hand, independently of the benchmark generator's templates: everyday
+//! clinical questions (synonyms, misspellings, lower case, no punctuation, odd word order) over
+//! one-hop, chain and intersection patterns, each with a hand-written Cypher query whose
+//! answers are the gold set. Per pattern type and overall it reports the mean answer F1 (an
+//! empty gold set scores 1 for an empty answer), the exact-interpretation rate (the chosen
+//! query uses the same relations and the same entity ids as the gold query), and retrieval
+//! latency percentiles (understanding, linking and running the queries).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serenqa_graph::Graph;
+
+use crate::retrieval::{run_query, Retriever};
+
+/// The evaluation set, compiled in.
+pub const UNDERSTAND_SET: &str = include_str!("../../eval/understand.jsonl");
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalItem {
+    pub id: u32,
+    /// `one_hop`, `chain` or `intersection`.
+    pub pattern: String,
+    pub question: String,
+    pub cypher: String,
+}
+
+/// Reads JSONL (`origin` names the source in errors, with the line).
+pub fn load(text: &str, origin: &str) -> Result<Vec<EvalItem>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(line).map_err(|e| format!("{origin} line {}: {e}", i + 1))?);
+    }
+    Ok(out)
+}
+
+/// One question's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct ItemResult {
+    pub id: u32,
+    pub pattern: String,
+    pub question: String,
+    pub interpretation: Option<String>,
+    pub cypher: Option<String>,
+    pub f1: f64,
+    pub exact: bool,
+    pub ms: f64,
+    pub gold: usize,
+    pub answered: usize,
+}
+
+/// Aggregate of one pattern type (or `all`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub pattern: String,
+    pub n: usize,
+    pub f1: f64,
+    pub exact: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Relation names and entity ids a query mentions (`[:REL]`, `{id: '…'}`).
+pub fn signature(cypher: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut rels = BTreeSet::new();
+    let mut ids = BTreeSet::new();
+    let mut rest = cypher;
+    while let Some(i) = rest.find("[:") {
+        let after = &rest[i + 2..];
+        let end = after.find(']').unwrap_or(after.len());
+        rels.insert(after[..end].trim().trim_matches('`').to_string());
+        rest = &after[end..];
+    }
+    let mut rest = cypher;
+    while let Some(i) = rest.find("id:") {
+        let after = rest[i + 3..].trim_start();
+        let Some(q) = after.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            rest = &rest[i + 3..];
+            continue;
+        };
+        let body = &after[1..];
+        let end = body.find(q).unwrap_or(body.len());
+        ids.insert(body[..end].to_string());
+        rest = &body[end..];
+    }
+    (rels, ids)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let k = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[k - 1]
+}
+
+/// Runs every item through `r` and scores it against its gold query.
+pub fn evaluate(g: &Graph, r: &dyn Retriever, items: &[EvalItem]) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
+    let mut results = Vec::new();
+    for it in items {
+        let gold = run_query(g, Some(it.cypher.clone()));
+        if !gold.executable {
+            return Err(format!("eval item {}: gold query failed: {}", it.id, gold.error.unwrap_or_default()));
+        }
+        let t = Instant::now();
+        let (got, u) = r.retrieve(g, &it.question);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let gs: BTreeSet<String> = gold.answers.iter().cloned().collect();
+        let ps: BTreeSet<String> = got.answers.iter().cloned().collect();
+        let f1 = if gs.is_empty() && ps.is_empty() && got.executable { 1.0 } else { crate::metrics::f1(&gs, &ps) };
+        let exact = got.cypher.as_deref().is_some_and(|c| signature(c) == signature(&it.cypher));
+        results.push(ItemResult { id: it.id, pattern: it.pattern.clone(), question: it.question.clone(), interpretation: u.interpretation, cypher: got.cypher, f1, exact, ms, gold: gs.len(), answered: ps.len() });
+    }
+    let mut groups: BTreeMap<String, Vec<&ItemResult>> = BTreeMap::new();
+    for x in &results {
+        groups.entry(x.pattern.clone()).or_default().push(x);
+        groups.entry("all".into()).or_default().push(x);
+    }
+    let rows = groups
+        .into_iter()
+        .map(|(pattern, xs)| {
+            let n = xs.len();
+            let mut ms: Vec<f64> = xs.iter().map(|x| x.ms).collect();
+            ms.sort_by(f64::total_cmp);
+            Row {
+                pattern,
+                n,
+                f1: xs.iter().map(|x| x.f1).sum::<f64>() / n as f64,
+                exact: xs.iter().filter(|x| x.exact).count() as f64 / n as f64,
+                p50_ms: percentile(&ms, 0.5),
+                p99_ms: percentile(&ms, 0.99),
+            }
+        })
+        .collect();
+    Ok((rows, results))
+}
+
+/// The table `serenqa bench understand` prints.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = format!("{:<14} {:>5} {:>8} {:>8} {:>9} {:>9}\n", "pattern", "n", "F1", "exact", "p50 ms", "p99 ms");
+    for r in rows {
+        s.push_str(&format!("{:<14} {:>5} {:>8.3} {:>8.3} {:>9.2} {:>9.2}\n", r.pattern, r.n, r.f1, r.exact, r.p50_ms, r.p99_ms));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_set_loads_and_signatures_read_queries() {
+        let items = load(UNDERSTAND_SET, "understand.jsonl").expect("eval set");
+        assert!(items.len() >= 120, "{}", items.len());
+        let (r, i) = signature("MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN x.id");
+        assert_eq!(r.into_iter().collect::<Vec<_>>(), vec!["TREATS_CtD"]);
+        assert_eq!(i.into_iter().collect::<Vec<_>>(), vec!["DOID:2377"]);
+        let e = load("{\"id\": 1}\n", "bad.jsonl").unwrap_err();
+        assert!(e.starts_with("bad.jsonl line 1:"), "{e}");
+    }
+}

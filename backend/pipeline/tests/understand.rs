@@ -1,0 +1,142 @@
+//! Question understanding on Hetionet: lexicon errors, entity linking of misspelt names,
+//! "did you mean", the nothing-understood reply, and everyday questions answered through
+//! `ask`. Needs ../shared/data (under CI a missing dataset fails the test).
+
+mod common;
+
+use serenqa_graph::Graph;
+use serenqa_pipeline::ask::{ask, AskContext, AskRequest};
+use serenqa_pipeline::llm::ModelsFile;
+use serenqa_pipeline::offline::understand::{LexiconFile, Match, Understander, HETIONET_LEXICON};
+use serenqa_pipeline::retrieval::{OfflineRetriever, Retriever};
+use std::sync::{Arc, OnceLock};
+
+fn graph() -> Option<Arc<Graph>> {
+    if common::shared_data().is_none() {
+        serenqa_graph::datadir::missing_resource("Hetionet data (../shared/data/hetionet)");
+        return None;
+    }
+    Some(common::hetionet())
+}
+
+fn retriever(g: &Graph) -> &'static OfflineRetriever {
+    static R: OnceLock<OfflineRetriever> = OnceLock::new();
+    R.get_or_init(|| OfflineRetriever::new(g))
+}
+
+fn answers(g: &Graph, q: &str) -> (Vec<String>, serenqa_shared::api::Understood) {
+    let (r, u) = retriever(g).retrieve(g, q);
+    (r.answers, u)
+}
+
+fn gold(g: &Graph, cypher: &str) -> Vec<String> {
+    let r = serenqa_pipeline::retrieval::run_query(g, Some(cypher.to_string()));
+    assert!(r.executable, "{cypher}: {:?}", r.error);
+    r.answers
+}
+
+#[test]
+fn lexicon_errors_name_the_line() {
+    let Some(g) = graph() else { return };
+    let bad = "# comment\ntype\tCompound\tdrug\nrel\tCxD\ttreat\n";
+    let e = LexiconFile::parse(bad, "bad.tsv", &g).unwrap_err();
+    assert!(e.starts_with("bad.tsv line 3: unknown metaedge 'CxD'"), "{e}");
+    let e = LexiconFile::parse("type\tCompound\n", "x.tsv", &g).unwrap_err();
+    assert!(e.starts_with("x.tsv line 1: 'type' takes 3"), "{e}");
+    let e = LexiconFile::parse("type\tCompound\tdrug\nrel\tCtD\ttreat\nfrobnicate\tx\n", "y.tsv", &g).unwrap_err();
+    assert!(e.starts_with("y.tsv line 3: unknown entry kind 'frobnicate'"), "{e}");
+    let e = LexiconFile::parse("type\tWidget\tdrug\n", "z.tsv", &g).unwrap_err();
+    assert!(e.contains("line 1: unknown node type 'Widget'"), "{e}");
+    // The shipped lexicon loads, also from its path.
+    LexiconFile::parse(HETIONET_LEXICON, "hetionet.tsv", &g).expect("compiled-in lexicon");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lexicon/hetionet.tsv");
+    LexiconFile::load(&path, &g).expect("lexicon file");
+    let e = LexiconFile::load(std::path::Path::new("/nonexistent/lexicon.tsv"), &g).unwrap_err();
+    assert!(e.contains("/nonexistent/lexicon.tsv"), "{e}");
+}
+
+fn linked(g: &Graph, u: &Understander, q: &str) -> Vec<(String, Match)> {
+    let x = u.understand(g, q);
+    let Some(ch) = x.chosen.first() else { return vec![] };
+    ch.iter().map(|&(m, n)| (g.name(n).to_string(), x.mentions[m].candidates.iter().find(|c| c.node == n).map(|c| c.how).unwrap_or(Match::Exact))).collect()
+}
+
+#[test]
+fn misspelt_names_are_linked() {
+    let Some(g) = graph() else { return };
+    let u = retriever(&g).understander.as_ref().expect("understander");
+    assert_eq!(linked(&g, u, "which drugs treat asthmma"), vec![("asthma".to_string(), Match::Fuzzy)]);
+    assert_eq!(linked(&g, u, "drugs for alzheimers desease"), vec![("Alzheimer's disease".to_string(), Match::Fuzzy)]);
+    assert_eq!(linked(&g, u, "what treats parkinsons"), vec![("Parkinson's disease".to_string(), Match::Prefix)]);
+    assert_eq!(linked(&g, u, "Which drugs treat Parkinson's disease?"), vec![("Parkinson's disease".to_string(), Match::Exact)]);
+    assert_eq!(linked(&g, u, "medications for multiple sclerosis"), vec![("multiple sclerosis".to_string(), Match::Exact)]);
+}
+
+#[test]
+fn ambiguous_name_offers_did_you_mean() {
+    let Some(g) = graph() else { return };
+    let (_, u) = answers(&g, "which drugs treat diabetes");
+    let names: Vec<&str> = u.did_you_mean.iter().map(|d| d.node.name.as_str()).collect();
+    assert!(!u.entities.is_empty(), "{u:?}");
+    assert_eq!(u.entities[0].node.kind, "Disease", "{u:?}");
+    assert!(u.entities[0].node.name.contains("diabetes"), "{u:?}");
+    assert!(names.len() >= 2 && names.iter().all(|n| n.contains("diabetes")), "{u:?}");
+    assert!(u.did_you_mean.len() <= 3);
+    assert!(u.did_you_mean.iter().all(|d| d.question.contains(&d.node.name)), "{u:?}");
+}
+
+#[test]
+fn nothing_understood_says_so_with_examples() {
+    let Some(g) = graph() else { return };
+    let (a, u) = answers(&g, "how is the weather in zqxv today");
+    assert!(a.is_empty());
+    assert!(u.interpretation.is_none());
+    let m = u.not_understood.expect("a message");
+    assert!(m.contains("zqxv"), "{m}");
+    assert_eq!(u.examples.len(), 3);
+    // The examples themselves are understood and answered.
+    for q in &u.examples {
+        let (a, u) = answers(&g, q);
+        assert!(!a.is_empty() && u.interpretation.is_some(), "{q}: {u:?}");
+    }
+}
+
+#[test]
+fn everyday_questions_get_the_right_answers() {
+    let Some(g) = graph() else { return };
+    let ms = gold(&g, "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN c.id");
+    let asthma = gold(&g, "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) RETURN c.id");
+    let metformin = gold(&g, "MATCH (:Compound {id: 'DB00331'})-[:BINDS_CbG]->(x:Gene) RETURN x.id");
+    assert!(!ms.is_empty() && !asthma.is_empty() && !metformin.is_empty());
+    for (q, want, interp) in [
+        ("Which drugs treat multiple sclerosis?", &ms, "Drugs that treat multiple sclerosis"),
+        ("which drugs treat multiple sclerosis", &ms, "Drugs that treat multiple sclerosis"),
+        ("medications for multiple sclerossis", &ms, "Drugs that treat multiple sclerosis"),
+        ("Which drugs treat asthma?", &asthma, "Drugs that treat asthma"),
+        ("what medicines are used for asthmma", &asthma, "Drugs that treat asthma"),
+        ("What genes does metformin bind?", &metformin, "Genes that are bound by Metformin"),
+        ("what genes does metfromin bind", &metformin, "Genes that are bound by Metformin"),
+        ("targets of metformin", &metformin, "Genes that are bound by Metformin"),
+    ] {
+        let (a, u) = answers(&g, q);
+        assert_eq!(&a, want, "{q}: {u:?}");
+        assert_eq!(u.interpretation.as_deref(), Some(interp), "{q}");
+    }
+    let (a, u) = answers(&g, "What drugs could be repurposed for idiopathic pulmonary fibrosis?");
+    assert!(!a.is_empty(), "{u:?}");
+    assert!(u.entities.iter().any(|e| e.node.name == "idiopathic pulmonary fibrosis"), "{u:?}");
+}
+
+#[test]
+fn ask_reports_the_interpretation() {
+    let Some(g) = graph() else { return };
+    let ctx = AskContext::new(g.clone(), None, ModelsFile::default(), None).expect("context");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let r = rt.block_on(ask(&ctx, &AskRequest { question: "Which drugs treat multiple sclerosis?".into(), ..Default::default() })).expect("ask");
+    assert!(r.cypher.is_some() && !r.answers.is_empty(), "{r:?}");
+    assert_eq!(r.understood.interpretation.as_deref(), Some("Drugs that treat multiple sclerosis"));
+    assert_eq!(r.understood.entities.len(), 1);
+    assert_eq!(r.understood.entities[0].node.name, "multiple sclerosis");
+    let r = rt.block_on(ask(&ctx, &AskRequest { question: "zqxv blorf".into(), ..Default::default() })).expect("ask");
+    assert!(r.answers.is_empty() && r.understood.not_understood.is_some() && r.understood.examples.len() == 3, "{r:?}");
+}
