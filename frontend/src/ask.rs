@@ -208,7 +208,12 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             <h3>"Generated Cypher"</h3>
             <pre data-testid="ask-cypher">{answer.cypher.clone().unwrap_or_else(|| "(no query)".into())}</pre>
             {answer.error.clone().map(|e| view! { <p class="error">{e}</p> })}
-            {(!answer.notes.is_empty()).then(|| view! { <ul class="muted">{answer.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul> })}
+            {
+                // The not-understood sentence is already shown above the examples: not twice.
+                let shown = answer.understood.not_understood.clone();
+                let notes: Vec<String> = answer.notes.iter().filter(|n| Some(*n) != shown.as_ref()).cloned().collect();
+                (!notes.is_empty()).then(|| view! { <ul class="muted">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })
+            }
             <h3>{format!("Existing answers ({})", answer.answers.len())}</h3>
             <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
             <h3>{format!("Serendipitous candidates ({})", answer.candidates.len())}</h3>

@@ -139,7 +139,8 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     };
     let roles = Roles::from_file(&models, ctx.client.clone());
     let g = &*ctx.g;
-    let mut out = AskResponse { question: question.to_string(), agents: roles.labels(), ..Default::default() };
+    // The weights in force, on every reply (also one that stops before ranking anything).
+    let mut out = AskResponse { question: question.to_string(), agents: roles.labels(), weights: ctx.weights.clone(), ..Default::default() };
     let mut clock = Instant::now();
     let mut lap = |name: &str, stages: &mut Vec<Stage>| {
         let stage = Stage { name: name.into(), ms: clock.elapsed().as_secs_f64() * 1000.0 };
@@ -182,7 +183,6 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         None => &memory,
     };
     out.edge_source = edges.describe();
-    out.weights = ctx.weights.clone();
     let env = Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights: ctx.weights.weights };
     let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
     let cfg = ExploreConfig::default();
