@@ -140,3 +140,45 @@ fn ask_reports_the_interpretation() {
     let r = rt.block_on(ask(&ctx, &AskRequest { question: "zqxv blorf".into(), ..Default::default() })).expect("ask");
     assert!(r.answers.is_empty() && r.understood.not_understood.is_some() && r.understood.examples.len() == 3, "{r:?}");
 }
+
+/// The readings added for three-hop, branching, cyclic and bridged questions: each phrasing
+/// must give exactly the answers of its hand-written query.
+#[test]
+fn deeper_patterns_get_the_right_answers() {
+    let Some(g) = graph() else { return };
+    let cases = [
+        // abbreviation (lexicon alias) in a three-way intersection
+        ("genes associated with asthma, COPD and allergic rhinitis", "MATCH (x:Gene), (:Disease {id: 'DOID:2841'})-[:ASSOCIATES_DaG]->(x), (:Disease {id: 'DOID:3083'})-[:ASSOCIATES_DaG]->(x), (:Disease {id: 'DOID:4481'})-[:ASSOCIATES_DaG]->(x) RETURN DISTINCT x.id AS id"),
+        // a verb followed by a type noun opens a chain; the same name twice closes a cycle
+        ("drugs for hypertension that bind genes associated with hypertension", "MATCH (x:Compound)-[:TREATS_CtD]->(e:Disease {id: 'DOID:10763'}), (x)-[:BINDS_CbG]->(:Gene)<-[:ASSOCIATES_DaG]-(e) RETURN DISTINCT x.id AS id"),
+        // a name qualifying the noun after it ("obesity genes")
+        ("genes associated with obesity that interact with other obesity genes", "MATCH (e:Disease {id: 'DOID:9970'})-[:ASSOCIATES_DaG]->(x:Gene), (x)-[:INTERACTS_GiG]-(:Gene)<-[:ASSOCIATES_DaG]-(e) RETURN DISTINCT x.id AS id"),
+        // two type nouns in a row: a chain by the pair relation
+        ("pathways of genes associated with obesity", "MATCH (:Disease {id: 'DOID:9970'})-[:ASSOCIATES_DaG]->(:Gene)-[:PARTICIPATES_GpPW]->(x:Pathway) RETURN DISTINCT x.id AS id"),
+        // bridging through the type a relation wants (class → its drugs)
+        ("side effects of benzodiazepines", "MATCH (:PharmacologicClass {id: 'N0000007542'})-[:INCLUDES_PCiC]->(:Compound)-[:CAUSES_CcSE]->(x:SideEffect) RETURN DISTINCT x.id AS id"),
+        ("which drug classes treat epilepsy", "MATCH (x:PharmacologicClass)-[:INCLUDES_PCiC]->(:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:1826'}) RETURN DISTINCT x.id AS id"),
+        // a type noun right after a name restricts the name to that type
+        ("genes upregulated in heart tissue", "MATCH (:Anatomy {id: 'UBERON:0000948'})-[:UPREGULATES_AuG]->(x:Gene) RETURN DISTINCT x.id AS id"),
+        // "share … with": through a shared neighbour
+        ("diseases that share genes with gout", "MATCH (:Disease {id: 'DOID:13189'})-[:ASSOCIATES_DaG]->(:Gene)<-[:ASSOCIATES_DaG]-(x:Disease) WHERE x.id <> 'DOID:13189' RETURN DISTINCT x.id AS id"),
+        // a same-type relation whose subject is the name: TP53 regulates the answers
+        ("which genes does TP53 regulate", "MATCH (:Gene {id: '7157'})-[:REGULATES_GrG]->(x:Gene) WHERE x.id <> '7157' RETURN DISTINCT x.id AS id"),
+    ];
+    for (q, c) in cases {
+        let (mut got, u) = answers(&g, q);
+        let mut want = gold(&g, c);
+        got.sort();
+        want.sort();
+        assert!(!want.is_empty(), "{q}: the gold query is empty");
+        assert_eq!(got, want, "{q}: understood as {:?}", u.interpretation);
+    }
+}
+
+#[test]
+fn an_alias_to_a_missing_name_names_its_line() {
+    let Some(g) = graph() else { return };
+    let lex = LexiconFile::parse("type\tDisease\tdisease\nrel\tDrD\tresemble\nalias\tDisease\tzzd\tno such disease\n", "t.tsv", &g).expect("parses");
+    let e = Understander::with_lexicon(&g, lex).err().expect("refused");
+    assert!(e.contains("line 3") && e.contains("zzd"), "{e}");
+}

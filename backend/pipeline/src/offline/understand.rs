@@ -22,6 +22,16 @@
 //!    `genes associated with X and Y`). Each entity's candidate is chosen by match kind, then
 //!    by fitting the relation's types, then by degree; a phrase's metaedge by the types at its
 //!    ends; no phrase between two types means the lexicon's `pair` relation.
+//!    More readings of the same kind: a name followed by a noun of its own type is that type
+//!    ("heart tissue", "fever as a symptom"); a name followed by another type's noun
+//!    qualifies it ("interact with obesity genes"); a second type noun right after the
+//!    answer's opens a chain by the pair relation ("pathways of genes …"); the same name
+//!    twice closes a cycle ("drugs for X that bind genes associated with X"); when no sense
+//!    of a phrase fits, the edge is bridged through the type it wants, joined by the pair
+//!    relation ("side effects of benzodiazepines" = of the drugs in that class); a name
+//!    before its verb is the verb's subject (same-type relations read from it:
+//!    "which genes does TP53 regulate"). Lexicon `alias` lines give abbreviations and lay
+//!    terms (COPD, lupus, hair loss). `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.
 
@@ -99,6 +109,9 @@ pub struct LexiconFile {
     pub display: HashMap<TypeId, String>,
     pub phrases: Vec<(Vec<String>, Vec<Sense>)>,
     pub pairs: HashMap<(TypeId, TypeId), RelId>,
+    /// Written forms of names (abbreviations, lay terms): (folded form, type, folded graph
+    /// name, file line).
+    pub aliases: Vec<(Vec<String>, TypeId, Vec<String>, usize)>,
     /// `pair` relations in file order (earlier = preferred when a question names no verb).
     pub pair_order: Vec<RelId>,
     /// Relation → (said from its source, said from its target).
@@ -152,7 +165,8 @@ impl LexiconFile {
                 "rel" => {
                     want(3)?;
                     let mut senses = Vec::new();
-                    for m in cols[1].split(',') {
+                    // '*': the two types' pair relation ("share", "in common with").
+                    for m in cols[1].split(',').filter(|m| m.trim() != "*") {
                         let m = m.trim();
                         let (m, reversed) = match m.strip_suffix('^') {
                             Some(x) => (x, true),
@@ -165,6 +179,11 @@ impl LexiconFile {
                         Some((_, s)) => s.extend(senses.into_iter().filter(|x| !s.contains(x)).collect::<Vec<_>>()),
                         None => lx.phrases.push((p, senses)),
                     }
+                }
+                "alias" => {
+                    want(4)?;
+                    let t = ty(cols[1])?;
+                    lx.aliases.push((phrase(cols[2])?, t, phrase(cols[3])?, i + 1));
                 }
                 "pair" => {
                     want(2)?;
@@ -314,6 +333,18 @@ impl Understander {
         for v in exact.values_mut().chain(by_word.values_mut()) {
             v.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
             v.dedup();
+        }
+        // Aliases link exactly, ahead of any node that happens to bear the written form.
+        for (form, t, target, line) in &lex.aliases {
+            let nodes: Vec<NodeId> = exact.get(&target.join(" ")).map(|v| v.iter().copied().filter(|&n| g.node_type(n) == *t).collect()).unwrap_or_default();
+            if nodes.is_empty() {
+                return Err(format!("lexicon line {line}: alias '{}': no {} named '{}' in the graph", form.join(" "), g.type_display(*t), target.join(" ")));
+            }
+            let e = exact.entry(form.join(" ")).or_default();
+            for n in nodes.into_iter().rev() {
+                e.retain(|x| *x != n);
+                e.insert(0, n);
+            }
         }
         let mut sorted: Vec<(String, NodeId)> = exact.iter().flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n))).collect();
         sorted.sort();
@@ -472,8 +503,27 @@ impl Understander {
             }
             i = j;
         }
-        let items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
+        let mut items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
+        // A name followed by a noun of one of its own types is that type ("heart tissue",
+        // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
+        // class"): keep the candidates of that type and drop the noun. The first noun (the
+        // answer's) is never dropped.
+        let mut k = 0;
+        while k + 1 < items.len() {
+            if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
+                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
+                if !is_answer && mentions[m].candidates.iter().any(|c| g.node_type(c.node) == t) {
+                    mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                    items.remove(k + 1);
+                }
+            }
+            k += 1;
+        }
         let (readings, chosen) = self.assemble(g, &items, &mentions);
+        if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
+            let show: Vec<String> = items.iter().map(|it| match it { Item::Ent(m) => format!("E({})", mentions[*m].text), Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")), Item::Noun(t) => format!("N({})", g.type_display(*t)) }).collect();
+            eprintln!("items: {}\nreadings: {}", show.join(" "), readings.len());
+        }
         Understanding { readings, mentions, chosen, unknown }
     }
 
@@ -573,30 +623,50 @@ impl Understander {
             Ent(usize),
         }
         // Pending edges: (subject var, phrase or None, object).
-        let mut edges: Vec<(usize, Option<usize>, End)> = Vec::new();
+        let mut edges: Vec<(usize, Option<usize>, End, bool)> = Vec::new();
         let mut cur = 0usize;
         let mut pending_rel: Option<usize> = None;
         let mut pending_ents: Vec<usize> = Vec::new();
         let mut pending_vars: Vec<usize> = Vec::new();
         let mut last_rel: Option<(usize, Option<usize>)> = None;
+        let mut skip_noun = false;
         for (k, it) in items.iter().enumerate() {
             if Some(k) == answer_at {
                 continue;
             }
+            if skip_noun && matches!(it, Item::Noun(_)) {
+                skip_noun = false;
+                continue;
+            }
             match *it {
                 Item::Ent(m) => {
+                    if let (Some(r), Some(Item::Noun(t))) = (pending_rel, items.get(k + 1)) {
+                        // "… interact with obesity genes": the name qualifies the noun after
+                        // it; the verb's object is a variable of that type, joined to the name
+                        // by the pair relation.
+                        if Some(k + 1) != answer_at {
+                            pending_rel = None;
+                            vars.push(Some(*t));
+                            let v = vars.len() - 1;
+                            edges.push((v, None, End::Ent(m), false));
+                            edges.push((cur, Some(r), End::Var(v), false));
+                            last_rel = None;
+                            skip_noun = true;
+                            continue;
+                        }
+                    }
                     if let Some(r) = pending_rel.take() {
-                        edges.push((cur, Some(r), End::Ent(m)));
+                        edges.push((cur, Some(r), End::Ent(m), false));
                         last_rel = Some((cur, Some(r)));
                     } else if let Some((v, r)) = last_rel {
-                        edges.push((v, r, End::Ent(m)));
+                        edges.push((v, r, End::Ent(m), false));
                     } else {
                         pending_ents.push(m);
                     }
                 }
                 Item::Rel(r) if !pending_vars.is_empty() => {
                     for v in pending_vars.drain(..) {
-                        edges.push((cur, Some(r), End::Var(v)));
+                        edges.push((cur, Some(r), End::Var(v), false));
                     }
                     last_rel = Some((cur, Some(r)));
                 }
@@ -604,15 +674,19 @@ impl Understander {
                     // Names before a verb that has its own object ("drugs for X that cause
                     // Y") join the answer without a verb; else the verb is theirs ("what
                     // genes does X bind").
-                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_))) && answer_at.is_some_and(|a| a < k);
+                    // A verb followed by a type noun opens a chain ("drugs for X that bind
+                    // genes …"): the names before it are not its object either.
+                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_) | Item::Noun(_))) && answer_at.is_some_and(|a| a < k);
                     if has_object && !pending_ents.is_empty() {
                         for m in pending_ents.drain(..) {
-                            edges.push((cur, None, End::Ent(m)));
+                            edges.push((cur, None, End::Ent(m), false));
                         }
                     }
                     if !pending_ents.is_empty() {
+                        // The names are the verb's subject ("which genes does TP53
+                        // regulate"): a same-type relation reads from them to the answer.
                         for m in pending_ents.drain(..) {
-                            edges.push((cur, Some(r), End::Ent(m)));
+                            edges.push((cur, Some(r), End::Ent(m), true));
                         }
                         last_rel = Some((cur, Some(r)));
                     } else {
@@ -623,7 +697,7 @@ impl Understander {
                     if let Some(r) = pending_rel.take() {
                         vars.push(Some(t));
                         let v = vars.len() - 1;
-                        edges.push((cur, Some(r), End::Var(v)));
+                        edges.push((cur, Some(r), End::Var(v), false));
                         cur = v;
                         last_rel = None;
                     } else if !pending_ents.is_empty() {
@@ -633,18 +707,26 @@ impl Understander {
                         vars.push(Some(t));
                         let v = vars.len() - 1;
                         for m in pending_ents.drain(..) {
-                            edges.push((v, None, End::Ent(m)));
+                            edges.push((v, None, End::Ent(m), false));
                         }
                         pending_vars.push(v);
+                    } else if answer_at.is_some_and(|a| a < k) && matches!(items.get(k - 1), Some(Item::Noun(_))) {
+                        // "pathways of genes associated with X": a second type noun right after
+                        // the first opens a chain joined by the pair relation of the two types.
+                        vars.push(Some(t));
+                        let v = vars.len() - 1;
+                        edges.push((cur, None, End::Var(v), false));
+                        cur = v;
+                        last_rel = None;
                     }
                 }
             }
         }
         for m in pending_ents.drain(..) {
-            edges.push((cur, None, End::Ent(m)));
+            edges.push((cur, None, End::Ent(m), false));
         }
         for v in pending_vars.drain(..) {
-            edges.push((cur, None, End::Var(v)));
+            edges.push((cur, None, End::Var(v), false));
         }
         if edges.is_empty() {
             return None;
@@ -658,7 +740,9 @@ impl Understander {
         // Answer var first.
         nodes.push(PNode::Var(vars[0].unwrap_or(0)));
         index_of_var[0] = Some(0);
-        for (subj, rel, obj) in edges {
+        let mut queue: std::collections::VecDeque<(usize, Option<usize>, End, bool)> = edges.into();
+        let mut bridges = 0usize;
+        while let Some((subj, rel, obj, flip)) = queue.pop_front() {
             let st = vars[subj];
             let senses: Vec<Sense> = match rel {
                 Some(r) => self.lex.phrases[r].1.clone(),
@@ -705,7 +789,26 @@ impl Understander {
                     fitting_senses = fit;
                 }
             }
-            let (_, node, ot, mut sense) = best?;
+            let Some((_, node, ot, mut sense)) = best else {
+                // Nothing fits: bridge through the type the relation wants, joined by the
+                // lexicon's pair relation ("side effects of benzodiazepines": of the drugs in
+                // that class; "drug classes that treat epilepsy": classes of drugs that do).
+                let obj_types: Vec<TypeId> = obj_options.iter().filter_map(|o| o.1).collect();
+                let bridge = (bridges < 3).then(|| self.bridge(g, &senses, st, &obj_types)).flatten();
+                let Some((want, on_subject)) = bridge else { return None };
+                bridges += 1;
+                vars.push(Some(want));
+                index_of_var.push(None);
+                let w = vars.len() - 1;
+                if on_subject {
+                    queue.push_front((w, rel, obj, flip));
+                    queue.push_front((subj, None, End::Var(w), false));
+                } else {
+                    queue.push_front((w, None, obj, false));
+                    queue.push_front((subj, rel, End::Var(w), flip));
+                }
+                continue;
+            };
             if alt > 0 && alt < fitting_senses.len() {
                 sense = fitting_senses[alt];
                 used_alt = true;
@@ -758,7 +861,7 @@ impl Understander {
             // Orientation: the relation's source type is the source; same-type relations read
             // subject → object unless the sense is reversed.
             let st_t = st;
-            let forward = if rt.source_type == rt.target_type { !sense.reversed } else { rt.source_type == st_t };
+            let forward = if rt.source_type == rt.target_type { sense.reversed == flip } else { rt.source_type == st_t };
             out_edges.push(if forward { (si, sense.rel, oi) } else { (oi, sense.rel, si) });
         }
         if !used_alt {
@@ -768,6 +871,37 @@ impl Understander {
             return None;
         }
         Some((Parse { nodes, edges: out_edges }, chosen))
+    }
+
+    /// A type to bridge an edge through when no sense of its phrase fits the subject type `st`
+    /// and the object types: `(type, true)` puts the bridge on the subject side (the
+    /// relation joins the bridge and the object; the pair relation joins subject and bridge),
+    /// `(type, false)` on the object side. The first sense in the phrase's order that allows
+    /// one wins.
+    fn bridge(&self, g: &Graph, senses: &[Sense], st: Option<TypeId>, obj_types: &[TypeId]) -> Option<(TypeId, bool)> {
+        for s in senses {
+            let rt = g.relation(s.rel);
+            let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else { continue };
+            for &e in obj_types {
+                // Object side: the subject fits one end, the object pairs with the other.
+                for (mine, other) in [(a, b), (b, a)] {
+                    if st.is_none_or(|t| t == mine) && e != other && self.lex.pairs.contains_key(&(other, e)) {
+                        return Some((other, false));
+                    }
+                }
+                // Subject side: the object fits one end, the subject pairs with the other.
+                for (theirs, other) in [(a, b), (b, a)] {
+                    if e == theirs {
+                        if let Some(t) = st {
+                            if t != other && self.lex.pairs.contains_key(&(t, other)) {
+                                return Some((other, true));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// With no answer type and no verb: the first `pair` relation touching type `b`.

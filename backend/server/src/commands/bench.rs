@@ -232,10 +232,15 @@ fn run_understand(a: UnderstandArgs, progress: bool) -> Result<()> {
     if let Err(e) = &r.understander {
         anyhow::bail!("lexicon: {e}");
     }
-    let (rows, results) = ev::evaluate(&g, &r, &items).map_err(|e| anyhow!(e))?;
+    let stage = |q: &str| {
+        if let Ok(u) = &r.understander {
+            std::hint::black_box(u.understand(&g, q));
+        }
+    };
+    let (rows, results) = ev::evaluate_timed(&g, &r, &items, Some(&stage)).map_err(|e| anyhow!(e))?;
     if a.misses {
         for x in results.iter().filter(|x| x.f1 < 1.0) {
-            println!("#{} [{}] F1 {:.2} gold {} got {}: {}\n    understood: {}\n    {}", x.id, x.pattern, x.f1, x.gold, x.answered, x.question, x.interpretation.as_deref().unwrap_or("(nothing)"), x.cypher.as_deref().unwrap_or("(no query)"));
+            println!("#{} [{} {}] F1 {:.2} gold {} got {}: {}\n    understood: {}\n    {}", x.id, x.pattern, x.set, x.f1, x.gold, x.answered, x.question, x.interpretation.as_deref().unwrap_or("(nothing)"), x.cypher.as_deref().unwrap_or("(no query)"));
         }
     }
     println!("{} questions from {origin} on {}", items.len(), g.meta().name);
