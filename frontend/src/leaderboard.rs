@@ -275,6 +275,7 @@ pub fn Leaderboard() -> impl IntoView {
                 view! { <Boards runs=done proxy=proxy partition=partition set_partition=set_partition run_ids=ids /> }.into_any()
             }
         }}
+        <crate::t1_score::IndependentT1 />
     }
 }
 

@@ -11,6 +11,7 @@ mod leaderboard;
 mod pages;
 mod search_box;
 mod subgraph;
+mod t1_score;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes, A};

@@ -364,3 +364,29 @@ pub struct DidYouMean {
     pub node: NodeView,
     pub question: String,
 }
+
+/// The offline agent's T1 (knowledge retrieval) on the project's own, independently written
+/// everyday questions (`GET /api/understand/score`): the honest T1 figure for the offline
+/// agent, beside the benchmark's grammar-oracle row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UnderstandScore {
+    /// Where the questions come from (a path in the repository).
+    pub source: String,
+    /// Questions scored.
+    pub questions: usize,
+    /// One row per pattern type (`1.1` … `4.3`), per set (`set dev`, `set held`) and `all`.
+    pub rows: Vec<UnderstandRow>,
+}
+
+/// One row of [`UnderstandScore`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UnderstandRow {
+    pub group: String,
+    pub n: usize,
+    /// Mean answer F1 against the hand-written gold query.
+    pub f1: f64,
+    /// Share of questions whose query uses the gold relations and entities.
+    pub exact: f64,
+}

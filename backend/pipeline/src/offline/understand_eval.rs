@@ -6,8 +6,11 @@
 //! all nine pattern types of the benchmark (`1.1` … `4.3`, see `serenqa_benchmark::patterns`),
 //! each with a hand-written Cypher query whose answers are the gold set. Every item says which
 //! `set` it belongs to: `dev` (the first 219, written with the lexicon and used while
-//! developing it) or `held` (written later, first scored before any change was made for them;
-//! their first score is kept in `bench/README.md`). Per pattern type, per set and overall it
+//! developing it), `held` (107 written later for the pattern types and relations `dev` lacked,
+//! first scored before any change was made for them — that first score is kept in
+//! `bench/README.md` — then used to improve the understanding), and `fresh` (32 written after
+//! those changes and never used to change anything: the honest figure; add new questions
+//! under a new set name rather than tuning to these). Per pattern type, per set and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
@@ -202,7 +205,7 @@ mod tests {
             let n = items.iter().filter(|x| x.pattern == t).count();
             assert!(n >= 10, "pattern {t}: only {n} questions");
         }
-        assert!(items.iter().all(|x| x.set == "dev" || x.set == "held"));
+        assert!(items.iter().all(|x| ["dev", "held", "fresh"].contains(&x.set.as_str())));
         let (r, i) = signature("MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN x.id");
         assert_eq!(r.into_iter().collect::<Vec<_>>(), vec!["TREATS_CtD"]);
         assert_eq!(i.into_iter().collect::<Vec<_>>(), vec!["DOID:2377"]);

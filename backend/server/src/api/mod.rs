@@ -20,6 +20,7 @@ pub mod headers;
 pub mod pipeline;
 pub mod rns;
 pub mod session;
+pub mod understand;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -112,6 +113,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(discover::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
+        .merge(understand::routes())
         .fallback(error::not_found)
         .with_state(state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));

@@ -34,7 +34,7 @@ pub fn routes() -> Router<AppState> {
         .route("/runs/{id}/questions/{qid}", get(get_question))
 }
 
-fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
+pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
     let r = s.ask.get_or_init(|| {
         AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(|c| Arc::new(c.with_edges(s.edges.clone())))
     });
