@@ -291,6 +291,8 @@ pub struct Understander {
     names: NameIndex,
     /// Every vocabulary word (phrases, nouns, stops), never linked on its own.
     vocab: HashSet<String>,
+    /// Lexicon entries that do not apply to this graph (aliases of absent names).
+    pub warnings: Vec<String>,
 }
 
 fn max_distance(chars: usize) -> usize {
@@ -334,13 +336,23 @@ impl Understander {
             v.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
             v.dedup();
         }
-        // Aliases link exactly, ahead of any node that happens to bear the written form.
+        // Aliases link exactly, ahead of any node that happens to bear the written form, and
+        // are fuzzy targets too ("asprin" → the alias "aspirin"). One whose name is not in
+        // this graph (a subset, another release) is skipped with a warning.
+        let mut warnings = Vec::new();
         for (form, t, target, line) in &lex.aliases {
             let nodes: Vec<NodeId> = exact.get(&target.join(" ")).map(|v| v.iter().copied().filter(|&n| g.node_type(n) == *t).collect()).unwrap_or_default();
             if nodes.is_empty() {
-                return Err(format!("lexicon line {line}: alias '{}': no {} named '{}' in the graph", form.join(" "), g.type_display(*t), target.join(" ")));
+                warnings.push(format!("lexicon line {line}: alias '{}': no {} named '{}' in the graph; skipped", form.join(" "), g.type_display(*t), target.join(" ")));
+                continue;
             }
-            let e = exact.entry(form.join(" ")).or_default();
+            let key = form.join(" ");
+            if let Some(c) = key.chars().next() {
+                for &n in &nodes {
+                    buckets.entry((c, key.chars().count())).or_default().push((key.clone(), n, 0));
+                }
+            }
+            let e = exact.entry(key).or_default();
             for n in nodes.into_iter().rev() {
                 e.retain(|x| *x != n);
                 e.insert(0, n);
@@ -352,7 +364,7 @@ impl Understander {
         for p in lex.phrases.iter().map(|p| &p.0).chain(lex.nouns.iter().map(|n| &n.0)).chain(lex.stops.iter()) {
             vocab.extend(p.iter().cloned());
         }
-        Ok(Understander { lex, names: NameIndex { exact, sorted, buckets, by_word }, vocab })
+        Ok(Understander { lex, names: NameIndex { exact, sorted, buckets, by_word }, vocab, warnings })
     }
 
     fn link(&self, g: &Graph, span: &[String], how: Match) -> Vec<Candidate> {
@@ -405,6 +417,32 @@ impl Understander {
         }
         out.sort_by(|a, b| a.distance.cmp(&b.distance).then(g.degree(b.node).cmp(&g.degree(a.node))).then(a.node.cmp(&b.node)));
         out.truncate(if how == Match::Exact { 16 } else { MAX_CANDIDATES });
+        out
+    }
+
+    /// Nodes a search box should offer for `text`, best first: exact names (aliases
+    /// included), whole-word prefixes ("alzheimers" → "Alzheimer's disease"), misspellings
+    /// (edit distance), then names containing every word. Folding is the question folding
+    /// (case, apostrophes, punctuation, plural/possessive `s`).
+    pub fn suggest(&self, g: &Graph, text: &str, limit: usize) -> Vec<(NodeId, Match)> {
+        let span = fold_text(text);
+        let mut out: Vec<(NodeId, Match)> = Vec::new();
+        if span.is_empty() || span.len() > MAX_SPAN {
+            return out;
+        }
+        for how in [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains] {
+            if how != Match::Exact && span.len() == 1 && span[0].chars().count() < 3 {
+                break;
+            }
+            for c in self.link(g, &span, how) {
+                if out.len() >= limit {
+                    return out;
+                }
+                if !out.iter().any(|(n, _)| *n == c.node) {
+                    out.push((c.node, how));
+                }
+            }
+        }
         out
     }
 

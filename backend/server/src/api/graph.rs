@@ -77,15 +77,65 @@ pub async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<J
         Some(k) => Some(g.type_id(k).ok_or_else(|| HttpError::bad_request("unknown_kind", format!("no node type {k:?}")))?),
         None => None,
     };
-    // Prefix matches first; scan more than `limit` so the type filter still fills the list.
-    let hits = g.search_prefix(text, if kind.is_some() { 20_000 } else { limit });
-    let mut out: Vec<NodeView> = hits.into_iter().filter(|&n| kind.is_none_or(|k| g.node_type(n) == k)).take(limit).map(|n| node_view(g, n)).collect();
+    let ranked = rank_search(&s, text, kind, limit);
+    let mut out: Vec<NodeView> = ranked.into_iter().map(|n| node_view(g, n)).collect();
     if out.is_empty() {
         if let Some(n) = g.find_by_key(text) {
             out.push(node_view(g, n));
         }
     }
     Ok(Json(out))
+}
+
+/// Search hits, best first: exact names, then prefixes (of the name or of a word of it, with
+/// apostrophes folded: "alzheimers"), then misspellings and names containing the words (from
+/// the question understander's name index, aliases included: "asprin", "COPD"). Within a
+/// class, diseases and drugs come before other types (clinicians search for them), then
+/// better-connected nodes, then by name.
+fn rank_search(s: &AppState, text: &str, kind: Option<serenqa_graph::TypeId>, limit: usize) -> Vec<NodeId> {
+    use serenqa_pipeline::offline::understand::{fold_word, Match};
+    let g = &s.graph;
+    let folded = |x: &str| x.split_whitespace().map(fold_word).collect::<Vec<_>>().join(" ");
+    let want = folded(text);
+    let fits = |n: NodeId| kind.is_none_or(|k| g.node_type(n) == k);
+    // (class, node): 0 exact, 1 prefix, 2 misspelt or contained.
+    let mut found: Vec<(u8, NodeId)> = Vec::new();
+    let push = |class: u8, n: NodeId, found: &mut Vec<(u8, NodeId)>| {
+        if !fits(n) {
+            return;
+        }
+        match found.iter_mut().find(|(_, m)| *m == n) {
+            Some(e) => e.0 = e.0.min(class),
+            None => found.push((class, n)),
+        }
+    };
+    // Scan more than `limit` so the ranking and the type filter see enough.
+    for n in g.search_prefix(text, if kind.is_some() { 20_000 } else { 2_000 }) {
+        let class = if folded(g.name(n)) == want { 0 } else { 1 };
+        push(class, n, &mut found);
+    }
+    if let Ok(ctx) = super::pipeline::context(s) {
+        if let Ok(u) = &ctx.lex.understander {
+            for (n, how) in u.suggest(g, text, 200) {
+                let class = match how {
+                    Match::Exact => 0,
+                    Match::Prefix => 1,
+                    _ => 2,
+                };
+                push(class, n, &mut found);
+            }
+        }
+    }
+    let preferred = |n: NodeId| -> u8 {
+        match g.type_label(g.node_type(n)) {
+            "Disease" | "Compound" => 0,
+            _ => 1,
+        }
+    };
+    found.sort_by(|a, b| {
+        (a.0, preferred(a.1)).cmp(&(b.0, preferred(b.1))).then(g.degree(b.1).cmp(&g.degree(a.1))).then(g.name(a.1).cmp(g.name(b.1))).then(a.1.cmp(&b.1))
+    });
+    found.into_iter().take(limit).map(|(_, n)| n).collect()
 }
 
 /// Resolves `Type::identifier` or an unambiguous bare identifier, else 404 with the key.
