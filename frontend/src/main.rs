@@ -19,6 +19,10 @@ use leptos_router::path;
 
 fn main() {
     console_error_panic_hook::set_once();
+    // The static loading shell of index.html has done its job.
+    if let Some(shell) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("boot-shell")) {
+        shell.remove();
+    }
     leptos::mount::mount_to_body(App);
 }
 

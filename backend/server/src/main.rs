@@ -11,6 +11,7 @@ mod graph_source;
 mod model_source;
 mod rss;
 mod scripted_llm;
+mod static_assets;
 mod weights;
 
 use clap::{Parser, Subcommand};

@@ -115,8 +115,15 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(annotate::routes())
         .merge(understand::routes())
         .fallback(error::not_found)
-        .with_state(state);
-    let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+        .with_state(state)
+        // JSON replies (a disease page is ~250 KB) go compressed when the client accepts it;
+        // the event stream of Ask is never buffered for compression (tower-http skips SSE).
+        .layer(tower_http::compression::CompressionLayer::new());
+    // Static files: the brotli / gzip copies `serve` writes beside them (`static_assets`).
+    let static_files = ServeDir::new(dist)
+        .precompressed_br()
+        .precompressed_gzip()
+        .fallback(ServeFile::new(dist.join("index.html")).precompressed_br().precompressed_gzip());
     Router::new()
         .nest("/api", api)
         .fallback_service(static_files)

@@ -152,6 +152,13 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     };
     if !args.dist.join("index.html").is_file() {
         eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
+    } else {
+        // Brotli and gzip copies of the bundle, written once per frontend build.
+        match crate::static_assets::precompress(&args.dist) {
+            Ok(s) if s.written > 0 => eprintln!("precompressed {} of {} assets in {} ({} KB → {} KB brotli)", s.written, s.files, args.dist.display(), s.bytes_in / 1024, s.bytes_br / 1024),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: cannot write compressed copies into {}: {e}; assets are sent uncompressed", args.dist.display()),
+        }
     }
     let models = match &args.models {
         Some(p) => serenqa_pipeline::llm::ModelsFile::load(p).map_err(|e| anyhow::anyhow!(e))?,
