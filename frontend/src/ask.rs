@@ -106,6 +106,28 @@ pub fn AskBox() -> impl IntoView {
             }
         });
     };
+    // `?q=` asks that question (links from the starting points, shared links); every question
+    // asked is put in the URL, so the address reproduces the view.
+    let query = leptos_router::hooks::use_query_map();
+    let asked = StoredValue::new(String::new());
+    Effect::new(move |_| {
+        let q = query.read().get("q").unwrap_or_default();
+        if !q.trim().is_empty() && q != asked.get_value() {
+            asked.set_value(q.clone());
+            set_question.set(q);
+            submit();
+        }
+    });
+    let submit = move || {
+        let q = question.get_untracked();
+        if !q.trim().is_empty() && q.chars().count() <= MAX_QUESTION && !busy.get_untracked() {
+            asked.set_value(q.clone());
+            if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+                let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?q={}", api::enc(&q))));
+            }
+        }
+        submit();
+    };
     let stage_list = move || {
         let done = stages.get();
         let running = busy.get();

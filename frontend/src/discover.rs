@@ -39,6 +39,7 @@ pub fn Discover() -> impl IntoView {
             <crate::search_box::SearchBox on_pick=on_pick kind=kind />
         </section>
         <crate::ask::AskBox />
+        <crate::start::StartingPoints />
     }
 }
 

@@ -10,6 +10,7 @@ mod discover;
 mod leaderboard;
 mod pages;
 mod search_box;
+mod start;
 mod subgraph;
 mod t1_score;
 

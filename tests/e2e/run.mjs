@@ -36,6 +36,34 @@ test('overview shows the loaded Hetionet graph', async (page) => {
   await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
 });
 
+test('home: starting points; an example question asks itself and its URL reproduces the answer', async (page) => {
+  await page.goto(base + '/');
+  const start = page.getByTestId('starting-points');
+  await start.waitFor({ timeout: 15000 });
+  assert((await start.getByRole('link').count()) >= 10, 'example diseases, drugs and questions');
+  await start.getByRole('link', { name: 'What genes does metformin bind?' }).click();
+  await page.waitForFunction(() => /Metformin/.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  const url = page.url();
+  assert(/[?&]q=/.test(url), `the question is in the URL: ${url}`);
+  // A typed question replaces it in the URL; opening that URL asks it again.
+  await page.getByTestId('ask-input').fill('Which drugs treat asthma?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.waitForFunction(() => /asthma/.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  const shared = page.url();
+  const other = await page.context().newPage();
+  await other.goto(shared);
+  await other.waitForFunction(() => /Drugs that treat asthma/.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  await other.close();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/');
+  await page.getByTestId('starting-points').waitFor({ timeout: 15000 });
+  await page.screenshot({ path: path.join(shots, 'home-390.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(base + '/');
+  await page.getByTestId('starting-points').waitFor({ timeout: 15000 });
+  await page.screenshot({ path: path.join(shots, 'home-1280.png'), fullPage: true });
+});
+
 test('search: diseases and drugs first, apostrophes folded, misspellings and abbreviations forgiven', async (page) => {
   await page.goto(base + '/');
   const input = page.getByTestId('search-input');
