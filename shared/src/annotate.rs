@@ -127,11 +127,11 @@ pub struct Question {
     pub candidates: Vec<Candidate>,
 }
 
-/// A question in a batch listing, with one annotator's status.
+/// A question in a batch listing, with one annotator's status (listed in batch order; the
+/// list order is the only order it carries).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionSummary {
     pub id: i64,
-    pub position: i64,
     pub text: String,
     pub category: String,
     pub candidates: i64,
@@ -405,16 +405,58 @@ pub struct CandidateContext {
     pub link: Option<(String, String)>,
 }
 
+/// A candidate as an annotator sees it: no questionnaire `position` and no LLM rank, since
+/// either would reveal the LLM order the expert must judge independently of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlindCandidate {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub ident: String,
+    pub key: String,
+    pub link: Option<String>,
+}
+
+impl From<&Candidate> for BlindCandidate {
+    fn from(c: &Candidate) -> Self {
+        BlindCandidate { id: c.id, name: c.name.clone(), kind: c.kind.clone(), ident: c.ident.clone(), key: c.key.clone(), link: c.link.clone() }
+    }
+}
+
+/// A question as an annotator sees it: its candidates are [`BlindCandidate`]s in an order
+/// chosen by the server (a per-annotator shuffle), never the questionnaire's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlindQuestion {
+    pub id: i64,
+    pub batch_id: i64,
+    pub source: Source,
+    pub qid: i64,
+    pub text: String,
+    pub category: String,
+    pub pattern: Option<String>,
+    /// Entities named in the question.
+    pub resources: Vec<Resource>,
+    pub candidates: Vec<BlindCandidate>,
+}
+
 /// `GET /api/annotate/questions/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionView {
-    pub question: Question,
+    pub question: BlindQuestion,
     pub batch: Batch,
     pub context: Vec<CandidateContext>,
     /// The annotator's own saved response, if any.
     pub response: Option<Response>,
     pub prev: Option<i64>,
     pub next: Option<i64>,
+    /// This question's place in the batch (1-based) and the batch size.
+    #[serde(default)]
+    pub index: usize,
+    #[serde(default)]
+    pub total: usize,
+    /// The next question after this one (wrapping around) the annotator has not submitted.
+    #[serde(default)]
+    pub next_todo: Option<i64>,
 }
 
 /// `GET /api/annotate/batches/{id}`.

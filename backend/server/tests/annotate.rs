@@ -50,10 +50,10 @@ fn start() -> (Server, String) {
     std::fs::create_dir(&het).unwrap();
     std::fs::write(
         het.join("hetionet-nodes.tsv"),
-        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\n",
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nCompound::DB00001\tLepirudin\tCompound\n",
     )
     .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\n").unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCrC\tCompound::DB00316\nCompound::DB00001\tCrC\tCompound::DB00945\nCompound::DB00316\tCtD\tDisease::DOID:10763\n").unwrap();
     cli(dir.path(), &["--quiet", "import", "hetionet", "het", "--out", "g.snap"]);
     questionnaire(dir.path());
     let out = cli(dir.path(), &["annotate", "--db", "a.sqlite", "import-serenqa", "--dir", "q"]);
@@ -143,6 +143,79 @@ fn ranking(cands: &[i64], ranks: &[u32], sub: &str, status: &str) -> String {
     .to_string()
 }
 
+/// Every key of a JSON value, at any depth.
+fn keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            keys(x, out)
+        }),
+        Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_questionnaire_position_or_llm_order_reaches_an_annotator() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(&s, &invite(&s, &admin, "ann@example.org", "annotator"), "Ann");
+    let ann2 = accept(&s, &invite(&s, &admin, "ann2@example.org", "annotator"), "Ann Two");
+    let json = |c: &C, path: &str| -> Value {
+        let (st, body) = c.get(&format!("{b}{path}"));
+        assert_eq!(st, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let batches = json(&ann, "/api/annotate/batches");
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let batch = json(&ann, &format!("/api/annotate/batches/{bid}"));
+    let qs: Vec<i64> = batch["questions"].as_array().unwrap().iter().map(|q| q["id"].as_i64().unwrap()).collect();
+    let q1 = qs[0];
+    let view = json(&ann, &format!("/api/annotate/questions/{q1}"));
+    let names = |v: &Value| v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let ids = |v: &Value| v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect::<Vec<_>>();
+    // The questionnaire (LLM) order is Aspirin, Acetaminophen, Xa, Xb, Xc.
+    let llm = ["Aspirin", "Acetaminophen", "Xa", "Xb", "Xc"];
+    let shown = names(&view);
+    assert_ne!(shown, llm, "shown in the LLM order");
+    // Ids ascend in name order, not in the questionnaire's.
+    let mut by_id: Vec<(i64, String)> = ids(&view).into_iter().zip(shown.iter().cloned()).collect();
+    by_id.sort();
+    assert_eq!(by_id.iter().map(|x| x.1.as_str()).collect::<Vec<_>>(), ["Acetaminophen", "Aspirin", "Xa", "Xb", "Xc"]);
+    // The order is a stable per-annotator shuffle: the same on reload, and still after a save.
+    assert_eq!(names(&json(&ann, &format!("/api/annotate/questions/{q1}"))), shown);
+    let other = names(&json(&ann2, &format!("/api/annotate/questions/{q1}")));
+    let mut sorted_other = other.clone();
+    sorted_other.sort();
+    let mut sorted_shown = shown.clone();
+    sorted_shown.sort();
+    assert_eq!(sorted_other, sorted_shown, "same candidates for everyone");
+    let cands = ids(&view);
+    let (st, body, _) = ann.req("PUT", &format!("{b}/api/annotate/questions/{q1}/response"), Some(&ranking(&cands, &[1, 2, 3, 4, 5], "p1", "complete")), &[]);
+    assert_eq!(st, 200, "{body}");
+    let after = json(&ann, &format!("/api/annotate/questions/{q1}"));
+    assert_eq!(names(&after), shown, "a saved response does not bring back the questionnaire order");
+    // Where the question is in the batch, and what is left to do.
+    assert_eq!((after["index"].as_u64(), after["total"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(after["next_todo"].as_i64(), Some(qs[1]));
+    let last = json(&ann, &format!("/api/annotate/questions/{}", qs[1]));
+    assert_eq!(last["index"].as_u64(), Some(2));
+    assert!(last["next_todo"].is_null(), "q1 is submitted, q2 is this one: nothing else to do: {}", last["next_todo"]);
+    // No `position` or `llm_rank` key anywhere in what an annotator can read.
+    for path in ["/api/annotate/batches".to_string(), format!("/api/annotate/batches/{bid}"), format!("/api/annotate/questions/{q1}"), format!("/api/annotate/questions/{}", qs[1]), "/api/annotate/responses".to_string()] {
+        let mut k = Vec::new();
+        keys(&json(&ann, &path), &mut k);
+        assert!(!k.iter().any(|k| k == "position" || k == "llm_rank"), "{path} sends {k:?}");
+    }
+    // Context: one group per phrase (the symmetric "resembles" stored both ways is one line),
+    // and the most specific neighbours first (Lepirudin has 1 link, Acetaminophen 2).
+    let pos = shown.iter().position(|n| n == "Aspirin").unwrap();
+    let ctx = &view["context"][pos];
+    assert_eq!(ctx["candidate"].as_i64(), Some(cands[pos]));
+    assert_eq!(ctx["lines"], json!(["resembles 2: Lepirudin, Acetaminophen", "treats 1: hypertension"]), "{ctx}");
+}
+
 #[test]
 fn roles_csrf_bad_input_and_aggregates() {
     let (s, admin_token) = start();
@@ -174,7 +247,7 @@ fn roles_csrf_bad_input_and_aggregates() {
     assert_eq!(qv["question"]["text"], "Which drugs treat hypertension?");
     assert!(qv["question"]["candidates"].as_array().unwrap().iter().all(|c| c["llm_rank"].is_null()), "LLM ranks are not shown");
     let ctx = qv["context"].as_array().unwrap();
-    assert!(ctx.iter().any(|c| c["in_graph"] == true && c["lines"][0].as_str().is_some_and(|l| l.contains("hypertension"))), "graph context: {ctx:?}");
+    assert!(ctx.iter().any(|c| c["in_graph"] == true && c["lines"].as_array().unwrap().iter().any(|l| l.as_str().is_some_and(|l| l.contains("hypertension")))), "graph context: {ctx:?}");
     assert!(ctx.iter().all(|c| c["link"][0] == "DrugBank"));
     let mut cands: Vec<i64> = qv["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
     cands.sort();

@@ -44,7 +44,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 2);
+    assert_eq!(repo.schema_version().unwrap(), 3);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -124,7 +124,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 2);
+    assert_eq!(repo.schema_version().unwrap(), 3);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {
@@ -243,4 +243,26 @@ fn benchmark_records_import_batched_by_category() {
     assert_eq!(q.pattern.as_deref(), Some("1.1"));
     std::fs::write(&f, "{not json}\n").unwrap();
     assert!(serenqa_store::questionnaire::read_benchmark(&f, |_, _| None).unwrap_err().contains("line 1"));
+}
+
+#[test]
+fn candidate_ids_do_not_follow_the_llm_order() {
+    let repo = SqliteRepo::in_memory().unwrap();
+    // LLM rank 1 is "Zinc", rank 4 is "Acetone": the questionnaire order is the LLM order.
+    let names = ["Zinc", "Naproxen", "Calcium", "Acetone"];
+    let mut b = batch();
+    b.questions[0].candidates = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NewCandidate { name: (*n).into(), kind: "Compound".into(), ident: format!("DB1{i}"), link: None, llm_rank: Some(i as i64 + 1) })
+        .collect();
+    repo.import_batches(&[b]).unwrap();
+    let q = repo.questions_of_source(Source::Serenqa).unwrap().remove(0);
+    // Still loaded in the source order, with its positions and LLM ranks (server side only)…
+    assert_eq!(q.candidates.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), names);
+    assert_eq!(q.candidates.iter().map(|c| c.llm_rank).collect::<Vec<_>>(), [Some(1), Some(2), Some(3), Some(4)]);
+    // …but the ids, which annotators see, ascend in name order.
+    let mut by_id = q.candidates.clone();
+    by_id.sort_by_key(|c| c.id);
+    assert_eq!(by_id.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Acetone", "Calcium", "Naproxen", "Zinc"]);
 }

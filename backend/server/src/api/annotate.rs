@@ -207,23 +207,52 @@ fn shuffle_key(user: i64, cand: i64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Relation groups shown per candidate, and neighbours named per group.
+const CONTEXT_GROUPS: usize = 4;
+const CONTEXT_NAMES: usize = 3;
+
+/// A few graph facts about a candidate. Neighbours are grouped by the relation's phrase from
+/// the candidate's side, so a symmetric relation stored in both directions ("resembles") is one
+/// group; the largest groups come first. Within a group the most specific neighbours are named:
+/// fewest links of their own first (a rare side effect says more than "Nausea"), then by name.
 fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
     let link = c.link.clone().map(|l| (link_label(&l), l)).or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
     let node = crate::calibration::resolve_candidate(g, c);
     let Some(n) = node else { return CandidateContext { candidate: c.id, in_graph: false, degree: 0, lines: Vec::new(), link } };
-    let d = super::graph::node_detail(g, n);
-    let mut groups = d.groups;
-    groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.phrase.cmp(&b.phrase)));
+    let mut groups: Vec<(String, Vec<serenqa_graph::NodeId>)> = Vec::new();
+    for outgoing in [true, false] {
+        for r in 0..g.relation_count() as u16 {
+            let range = if outgoing { g.out_range_rel(n, r) } else { g.in_range_rel(n, r) };
+            if range.is_empty() {
+                continue;
+            }
+            let ids = if outgoing { &g.out_csr().1[range] } else { &g.in_csr().1[range] };
+            let verb = &g.relation(r).verb;
+            let phrase = if outgoing { verb.clone() } else { serenqa_shared::phrases::passive(verb) };
+            match groups.iter_mut().find(|(p, _)| *p == phrase) {
+                Some((_, v)) => v.extend_from_slice(ids),
+                None => groups.push((phrase, ids.to_vec())),
+            }
+        }
+    }
+    for (_, v) in &mut groups {
+        v.sort_unstable();
+        v.dedup();
+        v.retain(|&m| m != n);
+        v.sort_by(|&a, &b| g.degree(a).cmp(&g.degree(b)).then_with(|| serenqa_graph::store::cmp_folded(g.name(a), g.name(b))).then(a.cmp(&b)));
+    }
+    groups.retain(|(_, v)| !v.is_empty());
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     let lines = groups
         .iter()
-        .take(3)
-        .map(|gr| {
-            let names: Vec<&str> = gr.nodes.iter().take(3).map(|n| n.name.as_str()).collect();
-            let more = if gr.count > names.len() as u64 { ", …" } else { "" };
-            format!("{} {}: {}{more}", gr.phrase, gr.count, names.join(", "))
+        .take(CONTEXT_GROUPS)
+        .map(|(phrase, v)| {
+            let names: Vec<&str> = v.iter().take(CONTEXT_NAMES).map(|&m| g.name(m)).collect();
+            let more = if v.len() > names.len() { ", …" } else { "" };
+            format!("{phrase} {}: {}{more}", v.len(), names.join(", "))
         })
         .collect();
-    CandidateContext { candidate: c.id, in_graph: true, degree: d.degree, lines, link }
+    CandidateContext { candidate: c.id, in_graph: true, degree: g.degree(n) as u64, lines, link }
 }
 
 /// The database a stored link points to, for its label.
@@ -244,7 +273,7 @@ fn link_label(url: &str) -> String {
     label.to_string()
 }
 
-#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links, LLM ranks) and the annotator's saved response.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
+#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
 pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
@@ -253,18 +282,30 @@ pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): 
     let bid = q.batch_id;
     let (batch, list) = db(&a.svc, move |r| Ok((r.batch(bid)?, r.questions_in_batch(bid, uid)?))).await?;
     let batch = batch.ok_or_else(|| HttpError::internal("question without batch"))?;
-    // The LLM rank stays on the server: showing it anchors the experts' judgment.
-    for c in &mut q.candidates {
-        c.llm_rank = None;
-    }
-    if resp.is_none() {
-        q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
-    }
+    // Neither the questionnaire position nor the LLM rank leaves the server (showing either
+    // anchors the experts' judgment): candidates go out as `BlindCandidate`s, always in this
+    // annotator's shuffle (a saved ranking is re-applied by the page from the response).
+    q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
     let context = q.candidates.iter().map(|c| context(&s.graph, c)).collect();
     let pos = list.iter().position(|x| x.id == id);
     let prev = pos.and_then(|p| p.checked_sub(1)).map(|p| list[p].id);
     let next = pos.and_then(|p| list.get(p + 1)).map(|x| x.id);
-    Ok(Json(QuestionView { question: q, batch, context, response: resp, prev, next }))
+    let next_todo = pos.and_then(|p| {
+        let n = list.len();
+        (1..n).map(|k| &list[(p + k) % n]).find(|x| x.status != Some(Status::Complete)).map(|x| x.id)
+    });
+    let question = BlindQuestion {
+        id: q.id,
+        batch_id: q.batch_id,
+        source: q.source,
+        qid: q.qid,
+        text: q.text,
+        category: q.category,
+        pattern: q.pattern,
+        resources: q.resources,
+        candidates: q.candidates.iter().map(BlindCandidate::from).collect(),
+    };
+    Ok(Json(QuestionView { question, batch, context, response: resp, prev, next, index: pos.map_or(0, |p| p + 1), total: list.len(), next_todo }))
 }
 
 #[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
