@@ -7,12 +7,24 @@ use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me};
 
 use super::{get, home_of, send, set_csrf, Failure};
 
+/// A `next` target is followed only when it is a path on this site: it starts with one `/`
+/// (not `//host`), holds no backslash and no control characters, and is not the
+/// sign-in page itself.
+pub fn safe_next(n: &str) -> bool {
+    n.starts_with('/')
+        && !n.starts_with("//")
+        && !n.contains('\\')
+        && !n.chars().any(|c| c.is_control())
+        && !n.starts_with("/login")
+        && n.len() <= 2000
+}
+
 #[component]
 pub fn Login() -> impl IntoView {
     let navigate = use_navigate();
     // `?next=/annotate/q/12` (a page whose session ended) brings the annotator back there; only
     // paths on this site are followed.
-    let next = use_query_map().read_untracked().get("next").filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'));
+    let next = use_query_map().read_untracked().get("next").filter(|n| safe_next(n));
     let (email, set_email) = signal(String::new());
     let (password, set_password) = signal(String::new());
     let (error, set_error) = signal(None::<String>);

@@ -6,11 +6,11 @@ use leptos::task::spawn_local;
 use serenqa_shared::annotate::{CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite, InviteCreated, Me, Role, Source, User};
 
 use super::account::SignOut;
-use super::{fmt3, get, send, Failure, Signed};
+use super::{fmt3, get, send, Failure, SignedAs};
 
 #[component]
 pub fn Admin() -> impl IntoView {
-    view! { <Signed children=|me: Me| view! { <AdminBody me=me /> } /> }
+    view! { <SignedAs needs=vec![Role::Admin] children=|me: Me| view! { <AdminBody me=me /> } /> }
 }
 
 #[component]

@@ -211,6 +211,17 @@ fn shuffle_key(user: i64, cand: i64) -> u64 {
 const CONTEXT_GROUPS: usize = 4;
 const CONTEXT_NAMES: usize = 3;
 
+/// Longest neighbour name shown in a context line (GO terms run to 100+ characters).
+const CONTEXT_NAME_CHARS: usize = 48;
+
+fn short_name(name: &str) -> String {
+    if name.chars().count() <= CONTEXT_NAME_CHARS {
+        return name.to_string();
+    }
+    let cut: String = name.chars().take(CONTEXT_NAME_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
 /// A few graph facts about a candidate. Neighbours are grouped by the relation's phrase from
 /// the candidate's side, so a symmetric relation stored in both directions ("resembles") is one
 /// group; the largest groups come first. Within a group the most specific neighbours are named:
@@ -247,7 +258,7 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         .iter()
         .take(CONTEXT_GROUPS)
         .map(|(phrase, v)| {
-            let names: Vec<&str> = v.iter().take(CONTEXT_NAMES).map(|&m| g.name(m)).collect();
+            let names: Vec<String> = v.iter().take(CONTEXT_NAMES).map(|&m| short_name(g.name(m))).collect();
             let more = if v.len() > names.len() { ", …" } else { "" };
             format!("{phrase} {}: {}{more}", v.len(), names.join(", "))
         })
