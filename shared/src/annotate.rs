@@ -405,6 +405,50 @@ pub struct CandidateContext {
     pub link: Option<(String, String)>,
 }
 
+// ----- assignment and password reset (admins) -----
+
+/// Who annotates a batch, how many annotators each question should get, and how far it is.
+/// A batch nobody is assigned to is open to every annotator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchAssignment {
+    pub batch: Batch,
+    /// Target number of annotators per question (k).
+    pub overlap: Option<i64>,
+    /// Assigned annotators' user ids.
+    pub annotators: Vec<i64>,
+    /// Submitted rankings per question, in batch order.
+    pub coverage: Vec<i64>,
+    /// Questions with at least `overlap` submitted rankings (at least one without a target).
+    pub covered: i64,
+}
+
+/// `PUT /api/admin/batches/{id}/assignment`: the batch's annotators (replacing the previous
+/// set; empty opens the batch to everyone) and overlap target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SetAssignment {
+    pub annotators: Vec<i64>,
+    #[serde(default)]
+    pub overlap: Option<i64>,
+}
+
+/// An admin-issued one-time password-reset link (shown once; only its digest is stored).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetCreated {
+    pub link: String,
+    pub expires_at: i64,
+}
+
+/// `GET /api/auth/reset/{token}`: whose password the link resets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetInfo {
+    pub email: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetPassword {
+    pub password: String,
+}
+
 /// A candidate as an annotator sees it: no questionnaire `position` and no LLM rank, since
 /// either would reveal the LLM order the expert must judge independently of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

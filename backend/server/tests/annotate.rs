@@ -217,6 +217,73 @@ fn no_questionnaire_position_or_llm_order_reaches_an_annotator() {
 }
 
 #[test]
+fn batches_assigned_with_an_overlap_target_and_admin_reset_links() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(&s, &invite(&s, &admin, "ann@example.org", "annotator"), "Ann");
+    let bob = accept(&s, &invite(&s, &admin, "bob@example.org", "annotator"), "Bob");
+    let (_, users) = admin.get(&format!("{b}/api/admin/users"));
+    let users: Value = serde_json::from_str(&users).unwrap();
+    let id_of = |e: &str| users.as_array().unwrap().iter().find(|u| u["email"] == e).unwrap()["id"].as_i64().unwrap();
+    let (ann_id, admin_id) = (id_of("ann@example.org"), id_of("admin@example.org"));
+    let (_, batches) = ann.get(&format!("{b}/api/annotate/batches"));
+    let batches: Value = serde_json::from_str(&batches).unwrap();
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let qid = batches[0]["resume_at"].as_i64().unwrap();
+    // Only admins assign; only annotators can be assigned; k in 1–1000.
+    let put = |c: &C, body: Value| c.req("PUT", &format!("{b}/api/admin/batches/{bid}/assignment"), Some(&body.to_string()), &[]);
+    assert_eq!(put(&ann, json!({"annotators": [ann_id], "overlap": 2})).0, 403);
+    assert_eq!(put(&admin, json!({"annotators": [admin_id]})).0, 400);
+    assert_eq!(put(&admin, json!({"annotators": [ann_id], "overlap": 0})).0, 400);
+    let (st, body, _) = put(&admin, json!({"annotators": [ann_id], "overlap": 2}));
+    assert_eq!(st, 200, "{body}");
+    let a: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((a["overlap"].as_i64(), a["annotators"].clone(), a["coverage"].clone(), a["covered"].as_i64()), (Some(2), json!([ann_id]), json!([0, 0]), Some(0)));
+    // Bob no longer sees the batch and its questions answer him 403; Ann works on.
+    let (_, bl) = bob.get(&format!("{b}/api/annotate/batches"));
+    assert_eq!(bl, "[]", "bob sees no batch");
+    assert_eq!(bob.get(&format!("{b}/api/annotate/batches/{bid}")).0, 403);
+    assert_eq!(bob.get(&format!("{b}/api/annotate/questions/{qid}")).0, 403);
+    let (_, v) = ann.get(&format!("{b}/api/annotate/questions/{qid}"));
+    let v: Value = serde_json::from_str(&v).unwrap();
+    let mut cands: Vec<i64> = v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    cands.sort();
+    let save = |c: &C, sub: &str| c.req("PUT", &format!("{b}/api/annotate/questions/{qid}/response"), Some(&ranking(&cands, &[1, 2, 3, 4, 5], sub, "complete")), &[]).0;
+    assert_eq!(save(&bob, "bob-1"), 403, "an unassigned annotator cannot save");
+    assert_eq!(save(&ann, "ann-1"), 200);
+    let (_, all) = admin.get(&format!("{b}/api/admin/assignments"));
+    let all: Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(all[0]["coverage"], json!([1, 0]), "{all}");
+    assert_eq!(all[0]["covered"], 0, "1 of k = 2");
+    // Reset link: admin only, one use, ends the old session, signs in with the new password.
+    let (st, _, _) = ann.req("POST", &format!("{b}/api/admin/users/{ann_id}/reset"), Some("{}"), &[]);
+    assert_eq!(st, 403);
+    let (st, body, _) = admin.req("POST", &format!("{b}/api/admin/users/{ann_id}/reset"), Some("{}"), &[]);
+    assert_eq!(st, 200, "{body}");
+    let link: Value = serde_json::from_str(&body).unwrap();
+    let token = link["link"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    assert!(link["link"].as_str().unwrap().contains("/reset/"));
+    let (st, info) = C::default().get(&format!("{b}/api/auth/reset/{token}"));
+    assert_eq!(st, 200);
+    assert!(info.contains("ann@example.org"));
+    let post = |pw: &str| C::default().req("POST", &format!("{b}/api/auth/reset/{token}"), Some(&json!({"password": pw}).to_string()), &[XRW]);
+    assert_eq!(post("short").0, 422, "weak password");
+    let (st, body, h) = post("a brand new password 2");
+    let fresh = session_from(st, &body, &h);
+    assert_eq!(ann.get(&format!("{b}/api/auth/me")).0, 401, "the old session ended");
+    assert_eq!(fresh.get(&format!("{b}/api/auth/me")).0, 200);
+    assert_eq!(post("a brand new password 3").0, 409, "used once");
+    assert_eq!(C::default().get(&format!("{b}/api/auth/reset/{token}")).0, 404);
+    assert_eq!(C::default().get(&format!("{b}/api/auth/reset/{}", "ab".repeat(32))).0, 404);
+    let (st, _, _) = C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "ann@example.org", "password": "a brand new password 2"}).to_string()), &[XRW]);
+    assert_eq!(st, 200, "signs in with the new password");
+    // Unassigned again: open to Bob.
+    assert_eq!(put(&admin, json!({"annotators": []})).0, 200);
+    assert_eq!(bob.get(&format!("{b}/api/annotate/batches/{bid}")).0, 200);
+}
+
+#[test]
 fn roles_csrf_bad_input_and_aggregates() {
     let (s, admin_token) = start();
     let b = &s.base;

@@ -120,6 +120,26 @@ const MIGRATIONS: &[&str] = &[
     // 3: candidate ids in name order within each question (a data step, `blind_candidate_ids`),
     // so an id no longer reveals the questionnaire's (LLM) order.
     "SELECT 1;",
+    // 4: batch assignment with an overlap target, admin-issued password resets.
+    r#"
+    CREATE TABLE assignments (
+        batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (batch_id, user_id)
+    );
+    CREATE TABLE batch_overlap (
+        batch_id INTEGER PRIMARY KEY REFERENCES batches(id) ON DELETE CASCADE,
+        overlap INTEGER NOT NULL CHECK (overlap BETWEEN 1 AND 1000)
+    );
+    CREATE TABLE password_resets (
+        token_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        created_by INTEGER REFERENCES users(id),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+    );
+    "#,
 ];
 
 /// Renumbers each question's candidates so that their ids ascend in name order (name, kind,
@@ -228,6 +248,7 @@ fn user_row(r: &Row) -> rusqlite::Result<User> {
 }
 
 const USER_COLS: &str = "id, email, name, role, created_at";
+const USER_COLS_U: &str = "u.id, u.email, u.name, u.role, u.created_at";
 
 fn status_of(s: &str) -> Status {
     if s == "complete" {
@@ -432,6 +453,111 @@ impl Repo for SqliteRepo {
         Ok(())
     }
 
+    fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()> {
+        let c = self.c();
+        let exists: bool = c.query_row("SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)", [user_id], |r| r.get(0))?;
+        if !exists {
+            return Err(StoreError::NotFound("user"));
+        }
+        c.execute(
+            "INSERT INTO password_resets (token_hash, user_id, created_by, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![token_hash, user_id, created_by, crate::now(), expires_at],
+        )?;
+        Ok(())
+    }
+
+    fn reset_user(&self, token_hash: &str, now: i64) -> Result<Option<User>> {
+        Ok(self
+            .c()
+            .query_row(
+                &format!("SELECT {} FROM users u JOIN password_resets p ON p.user_id = u.id WHERE p.token_hash = ?1 AND p.used_at IS NULL AND p.expires_at >= ?2", USER_COLS_U),
+                params![token_hash, now],
+                user_row,
+            )
+            .optional()?)
+    }
+
+    fn use_reset(&self, token_hash: &str, password_hash: &str, now: i64) -> Result<User> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let row: Option<(i64, i64, Option<i64>)> =
+            tx.query_row("SELECT user_id, expires_at, used_at FROM password_resets WHERE token_hash = ?1", [token_hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        let Some((uid, expires_at, used_at)) = row else { return Err(StoreError::NotFound("reset link")) };
+        if used_at.is_some() {
+            return Err(StoreError::Conflict("this reset link has already been used".into()));
+        }
+        if expires_at < now {
+            return Err(StoreError::Conflict("this reset link has expired".into()));
+        }
+        tx.execute("UPDATE users SET password_hash = ?1 WHERE id = ?2", params![password_hash, uid])?;
+        tx.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2", params![now, token_hash])?;
+        tx.execute("DELETE FROM sessions WHERE user_id = ?1", [uid])?;
+        let user = tx.query_row(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1"), [uid], user_row)?;
+        tx.commit()?;
+        Ok(user)
+    }
+
+    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>) -> Result<()> {
+        if let Some(k) = overlap {
+            if !(1..=1000).contains(&k) {
+                return Err(StoreError::Invalid(format!("the overlap target must lie in 1–1000, not {k}")));
+            }
+        }
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM batches WHERE id = ?1)", [batch_id], |r| r.get(0))?;
+        if !exists {
+            return Err(StoreError::NotFound("batch"));
+        }
+        for &u in annotators {
+            let role: Option<String> = tx.query_row("SELECT role FROM users WHERE id = ?1", [u], |r| r.get(0)).optional()?;
+            match role.as_deref() {
+                Some("annotator") => {}
+                Some(r) => return Err(StoreError::Invalid(format!("user {u} is a {r}, not an annotator"))),
+                None => return Err(StoreError::Invalid(format!("no user {u}"))),
+            }
+        }
+        tx.execute("DELETE FROM assignments WHERE batch_id = ?1", [batch_id])?;
+        for &u in annotators {
+            tx.execute("INSERT OR IGNORE INTO assignments (batch_id, user_id) VALUES (?1, ?2)", params![batch_id, u])?;
+        }
+        match overlap {
+            Some(k) => tx.execute("INSERT INTO batch_overlap (batch_id, overlap) VALUES (?1, ?2) ON CONFLICT (batch_id) DO UPDATE SET overlap = excluded.overlap", params![batch_id, k])?,
+            None => tx.execute("DELETE FROM batch_overlap WHERE batch_id = ?1", [batch_id])?,
+        };
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn assignments(&self) -> Result<Vec<BatchAssignment>> {
+        let batches = self.batches()?;
+        let c = self.c();
+        let mut out = Vec::with_capacity(batches.len());
+        for batch in batches {
+            let overlap: Option<i64> = c.query_row("SELECT overlap FROM batch_overlap WHERE batch_id = ?1", [batch.id], |r| r.get(0)).optional()?;
+            let annotators: Vec<i64> =
+                c.prepare_cached("SELECT user_id FROM assignments WHERE batch_id = ?1 ORDER BY user_id")?.query_map([batch.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let coverage: Vec<i64> = c
+                .prepare_cached(
+                    "SELECT (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id AND r.status = 'complete') FROM questions q WHERE q.batch_id = ?1 ORDER BY q.position",
+                )?
+                .query_map([batch.id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let k = overlap.unwrap_or(1);
+            let covered = coverage.iter().filter(|&&n| n >= k).count() as i64;
+            out.push(BatchAssignment { batch, overlap, annotators, coverage, covered });
+        }
+        Ok(out)
+    }
+
+    fn may_annotate(&self, batch_id: i64, user_id: i64) -> Result<bool> {
+        Ok(self.c().query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1) OR EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
+            params![batch_id, user_id],
+            |r| r.get(0),
+        )?)
+    }
+
     fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport> {
         let mut c = self.c();
         let tx = c.transaction()?;
@@ -497,8 +623,14 @@ impl Repo for SqliteRepo {
             "SELECT q.id FROM questions q LEFT JOIN responses r ON r.question_id = q.id AND r.user_id = ?2 \
              WHERE q.batch_id = ?1 AND (r.status IS NULL OR r.status <> 'complete') ORDER BY q.position LIMIT 1",
         )?;
+        let mut open = c.prepare_cached(
+            "SELECT NOT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1) OR EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
+        )?;
         let mut out = Vec::with_capacity(batches.len());
         for b in batches {
+            if !open.query_row(params![b.id, user_id], |r| r.get::<_, bool>(0))? {
+                continue;
+            }
             let (complete, draft): (i64, i64) = st.query_row(params![b.id, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             let resume_at = first.query_row(params![b.id, user_id], |r| r.get(0)).optional()?;
             out.push(BatchProgress { batch: b, complete, draft, resume_at });
@@ -737,7 +869,7 @@ mod tests {
         )
         .unwrap();
         let repo = SqliteRepo::init(conn).unwrap();
-        assert_eq!(repo.schema_version().unwrap(), 3);
+        assert_eq!(repo.schema_version().unwrap(), 4);
         let q = repo.question(1).unwrap().unwrap();
         let got: Vec<(i64, &str, i64)> = q.candidates.iter().map(|c| (c.id, c.name.as_str(), c.position)).collect();
         assert_eq!(got, [(12, "Zinc", 1), (11, "Calcium", 2), (10, "Acetone", 3)]);
