@@ -657,6 +657,54 @@ test('admin runs a calibration and sees the result or a clear reason', async () 
   await page.screenshot({ path: shot('calibration'), fullPage: true });
 });
 
+test('admin assigns a batch to an annotator with an overlap target, sees coverage, and issues a password-reset link', async () => {
+  const page = state.admin;
+  await page.goto(base + '/admin');
+  const rows = page.getByTestId('assign-row');
+  await rows.first().waitFor();
+  const bid = await rows.nth(1).getAttribute('data-batch');
+  const row = page.locator(`[data-testid=assign-row][data-batch="${bid}"]`);
+  const users = await (await page.request.get(base + '/api/admin/users')).json();
+  const ann1 = users.find((u) => u.email === 'ann1@example.org');
+  await row.locator(`input[data-user="${ann1.id}"]`).check();
+  await row.getByTestId('assign-k').fill('2');
+  await row.getByTestId('assign-save').click();
+  await row.getByText('Saved.').waitFor();
+  const head = await row.locator('.assign-head').textContent();
+  assert(/1 assigned · 0 of \d+ questions have ≥ 2 submitted rankings/.test(head), head);
+  const ann2Batches = await (await state.ann2.request.get(base + '/api/annotate/batches')).json();
+  assert(!ann2Batches.some((b) => String(b.batch.id) === bid), 'the batch is gone for the unassigned annotator');
+  const ann1Batches = await (await state.ann1.request.get(base + '/api/annotate/batches')).json();
+  assert(ann1Batches.some((b) => String(b.batch.id) === bid), 'and still there for the assigned one');
+  // Coverage of the first batch: the question both annotators submitted is covered at k = 1.
+  const first = rows.first();
+  await first.locator('summary').click();
+  assert(await first.locator('.cov.full').count() >= 1, 'a covered question is shown');
+  await first.scrollIntoViewIfNeeded();
+  await page.getByTestId('assignments').screenshot({ path: shot('assign-1280') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('assignments').screenshot({ path: shot('assign-390') });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `admin page overflows by ${overflow}px at 390px`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Reset link for ann2: one use; it signs in with the new password and ends the old session.
+  await page.getByRole('button', { name: 'Reset link for ann2@example.org' }).click();
+  const link = await page.getByTestId('reset-link').textContent();
+  assert(link.includes('/reset/'), link);
+  const fresh = await newPage();
+  await fresh.goto(local(link));
+  await fresh.getByTestId('reset-email').waitFor();
+  assert((await fresh.getByTestId('reset-email').textContent()) === 'ann2@example.org', 'for ann2');
+  await fresh.screenshot({ path: shot('reset-1280'), fullPage: true });
+  await fresh.getByLabel('New password').fill('another long password');
+  await fresh.getByLabel('Repeat the password').fill('another long password');
+  await fresh.getByRole('button', { name: 'Set the password and sign in' }).click();
+  await fresh.waitForURL((u) => u.pathname === '/annotate', { timeout: 15000 });
+  assert((await state.ann2.request.get(base + '/api/auth/me')).status() === 401, 'the old session ended');
+  await fresh.goto(local(link));
+  await fresh.getByText('not valid').waitFor();
+});
+
 test('no Leptos panic or disposed reactive value in any console', async () => {
   await state.ann1.evaluate(() => console.log('e2e console probe'));
   await state.ann1.waitForTimeout(100);
