@@ -212,6 +212,9 @@ test('another annotator cannot open the first one\'s response (403) and ranks th
   assert(view.response && view.response.status === 'complete', 'the submission is stored');
   assert(page.url().includes(`/annotate/q/${view.next_todo}`), `advanced to ${page.url()}, next to do is ${view.next_todo}`);
   await page.setViewportSize({ width: 390, height: 844 });
+  const qOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(qOverflow <= 1, `the question page overflows by ${qOverflow}px at 390px`);
+  await page.screenshot({ path: shot('question-390'), fullPage: true });
   await page.getByTestId('guidelines-toggle').click();
   await page.getByTestId('guidelines').waitFor();
   await page.screenshot({ path: shot('question-guidelines-390'), fullPage: true });
@@ -326,6 +329,9 @@ test('ties stay with their items when another item moves', async () => {
   assert(JSON.stringify(o2) === JSON.stringify([o[0], o[2], o[1], o[3]]) && JSON.stringify(r) === '["1","2","2","2"]', `b joined the c–d group: ${o2} ${r}`);
   assert(await page.locator(`li.cand[data-cand="${o[1]}"] .tag.tie`).count() === 1, 'b shows as tied');
   await page.screenshot({ path: shot('ties-1280'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: shot('ties-390'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
 });
 
 test('a save while offline says so in plain words and is sent as soon as the connection is back', async () => {
@@ -343,6 +349,10 @@ test('a save while offline says so in plain words and is sent as soon as the con
   assert(await st.evaluate((e) => e.classList.contains('warn')), 'shown as a warning');
   await st.scrollIntoViewIfNeeded();
   await page.screenshot({ path: shot('offline-1280'), fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await st.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('offline-390'), fullPage: false });
+  await page.setViewportSize({ width: 1280, height: 900 });
   // Let the back-off grow past the first retries, then reconnect: the save goes at once.
   await page.waitForTimeout(3500);
   await page.context().setOffline(false);
@@ -612,6 +622,9 @@ test('admin and review pages are gated by role: no forms for those who cannot us
     assert(await ann.locator('input[name=invite-email]').count() === 0 && await ann.getByRole('button', { name: 'Calibrate' }).count() === 0, 'no admin forms for an annotator');
     await ann.screenshot({ path: shot(`gate-admin-${w}`), fullPage: true });
   }
+  await ann.goto(base + '/annotate');
+  await ann.getByTestId('batches').waitFor();
+  await ann.screenshot({ path: shot('batches-390'), fullPage: false });
   await ann.setViewportSize({ width: 1280, height: 900 });
   await ann.goto(base + '/review');
   await ann.getByTestId('role-gate').waitFor();
@@ -631,6 +644,7 @@ test('admin and review pages are gated by role: no forms for those who cannot us
   await anon.getByTestId('sign-in-prompt').waitFor();
   const href = await anon.getByTestId('sign-in-prompt').getByRole('link', { name: 'Sign in' }).getAttribute('href');
   assert(href === '/login?next=%2Fannotate%2Fbatch%2F1', href);
+  await anon.screenshot({ path: shot('sign-in-prompt-1280'), fullPage: true });
   // A next that leaves the site is ignored.
   await anon.goto(base + '/login?next=//evil.example/x');
   await anon.locator('input[name=email]').fill('ann1@example.org');
@@ -696,6 +710,9 @@ test('admin assigns a batch to an annotator with an overlap target, sees coverag
   await fresh.getByTestId('reset-email').waitFor();
   assert((await fresh.getByTestId('reset-email').textContent()) === 'ann2@example.org', 'for ann2');
   await fresh.screenshot({ path: shot('reset-1280'), fullPage: true });
+  await fresh.setViewportSize({ width: 390, height: 844 });
+  await fresh.screenshot({ path: shot('reset-390'), fullPage: true });
+  await fresh.setViewportSize({ width: 1280, height: 900 });
   await fresh.getByLabel('New password').fill('another long password');
   await fresh.getByLabel('Repeat the password').fill('another long password');
   await fresh.getByRole('button', { name: 'Set the password and sign in' }).click();
