@@ -215,6 +215,7 @@ test('another annotator cannot open the first one\'s response (403) and ranks th
   const qOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert(qOverflow <= 1, `the question page overflows by ${qOverflow}px at 390px`);
   await page.screenshot({ path: shot('question-390'), fullPage: true });
+  await page.screenshot({ path: shot('question-390-top'), fullPage: false });
   await page.getByTestId('guidelines-toggle').click();
   await page.getByTestId('guidelines').waitFor();
   await page.screenshot({ path: shot('question-guidelines-390'), fullPage: true });
