@@ -69,6 +69,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/data") view=pages::DataLicenses />
                     <Route path=path!("/login") view=annotate::account::Login />
                     <Route path=path!("/invite/:token") view=annotate::account::Invite />
+                    <Route path=path!("/reset/:token") view=annotate::account::Reset />
                     <Route path=path!("/annotate") view=annotate::work::Batches />
                     <Route path=path!("/annotate/batch/:id") view=annotate::work::BatchPage />
                     <Route path=path!("/annotate/q/:id") view=annotate::question::QuestionPage />

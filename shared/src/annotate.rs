@@ -127,11 +127,11 @@ pub struct Question {
     pub candidates: Vec<Candidate>,
 }
 
-/// A question in a batch listing, with one annotator's status.
+/// A question in a batch listing, with one annotator's status (listed in batch order; the
+/// list order is the only order it carries).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionSummary {
     pub id: i64,
-    pub position: i64,
     pub text: String,
     pub category: String,
     pub candidates: i64,
@@ -405,16 +405,102 @@ pub struct CandidateContext {
     pub link: Option<(String, String)>,
 }
 
+// ----- assignment and password reset (admins) -----
+
+/// Who annotates a batch, how many annotators each question should get, and how far it is.
+/// A batch nobody is assigned to is open to every annotator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchAssignment {
+    pub batch: Batch,
+    /// Target number of annotators per question (k).
+    pub overlap: Option<i64>,
+    /// Assigned annotators' user ids.
+    pub annotators: Vec<i64>,
+    /// Submitted rankings per question, in batch order.
+    pub coverage: Vec<i64>,
+    /// Questions with at least `overlap` submitted rankings (at least one without a target).
+    pub covered: i64,
+}
+
+/// `PUT /api/admin/batches/{id}/assignment`: the batch's annotators (replacing the previous
+/// set; empty opens the batch to everyone) and overlap target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SetAssignment {
+    pub annotators: Vec<i64>,
+    #[serde(default)]
+    pub overlap: Option<i64>,
+}
+
+/// An admin-issued one-time password-reset link (shown once; only its digest is stored).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetCreated {
+    pub link: String,
+    pub expires_at: i64,
+}
+
+/// `GET /api/auth/reset/{token}`: whose password the link resets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetInfo {
+    pub email: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResetPassword {
+    pub password: String,
+}
+
+/// A candidate as an annotator sees it: no questionnaire `position` and no LLM rank, since
+/// either would reveal the LLM order the expert must judge independently of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlindCandidate {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub ident: String,
+    pub key: String,
+    pub link: Option<String>,
+}
+
+impl From<&Candidate> for BlindCandidate {
+    fn from(c: &Candidate) -> Self {
+        BlindCandidate { id: c.id, name: c.name.clone(), kind: c.kind.clone(), ident: c.ident.clone(), key: c.key.clone(), link: c.link.clone() }
+    }
+}
+
+/// A question as an annotator sees it: its candidates are [`BlindCandidate`]s in an order
+/// chosen by the server (a per-annotator shuffle), never the questionnaire's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlindQuestion {
+    pub id: i64,
+    pub batch_id: i64,
+    pub source: Source,
+    pub qid: i64,
+    pub text: String,
+    pub category: String,
+    pub pattern: Option<String>,
+    /// Entities named in the question.
+    pub resources: Vec<Resource>,
+    pub candidates: Vec<BlindCandidate>,
+}
+
 /// `GET /api/annotate/questions/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionView {
-    pub question: Question,
+    pub question: BlindQuestion,
     pub batch: Batch,
     pub context: Vec<CandidateContext>,
     /// The annotator's own saved response, if any.
     pub response: Option<Response>,
     pub prev: Option<i64>,
     pub next: Option<i64>,
+    /// This question's place in the batch (1-based) and the batch size.
+    #[serde(default)]
+    pub index: usize,
+    #[serde(default)]
+    pub total: usize,
+    /// The next question after this one (wrapping around) the annotator has not submitted.
+    #[serde(default)]
+    pub next_todo: Option<i64>,
 }
 
 /// `GET /api/annotate/batches/{id}`.

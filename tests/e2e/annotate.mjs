@@ -89,6 +89,9 @@ test('annotator logs in by invite, ranks by drag and by keyboard, reloads and fi
   await acceptInvite(page, state.links.ann1, 'Annotator One');
   assert(page.url().endsWith('/annotate'), `annotator lands on /annotate: ${page.url()}`);
   await page.getByTestId('batches').waitFor();
+  // This annotator's tests stay on the question they submit (auto-advance is tested with ann2).
+  await page.evaluate(() => localStorage.setItem('serenqa:auto-advance', '0'));
+  if (await page.getByTestId('guidelines').count()) await page.getByTestId('guidelines-close').click();
   await page.screenshot({ path: shot('batches'), fullPage: true });
   await page.getByRole('link', { name: 'Start' }).first().click();
   await page.getByTestId('question-text').waitFor();
@@ -166,6 +169,11 @@ test('annotator logs in by invite, ranks by drag and by keyboard, reloads and fi
 test('another annotator cannot open the first one\'s response (403) and ranks the same question', async () => {
   const page = state.ann2 = await newPage();
   await acceptInvite(page, state.links.ann2, 'Annotator Two');
+  // First visit: the guidelines open by themselves; dismissing them is remembered.
+  await page.getByTestId('guidelines').waitFor({ timeout: 10000 });
+  const gtext = await page.getByTestId('guidelines').textContent();
+  assert(/Relevant/.test(gtext) && /Novel/.test(gtext) && /Surprising/.test(gtext) && /Example 1/.test(gtext) && /Example 2/.test(gtext), `guidelines: ${gtext.slice(0, 200)}`);
+  await page.screenshot({ path: shot('guidelines-1280'), fullPage: true });
   const resp = await page.request.get(base + `/api/responses/${state.rid}`);
   assert(resp.status() === 403, `status ${resp.status()}`);
   const body = await resp.json();
@@ -175,12 +183,210 @@ test('another annotator cannot open the first one\'s response (403) and ranks th
   // Rank by keyboard only and submit.
   await page.goto(base + `/annotate/q/${state.qid}`);
   await page.getByTestId('question-text').waitFor();
+  // Still open on the question page (not dismissed yet); "Got it" closes it for good.
+  await page.getByTestId('guidelines').waitFor();
+  await page.getByTestId('guidelines-close').click();
+  assert(await page.getByTestId('guidelines').count() === 0, 'closed');
+  await page.reload();
+  await page.getByTestId('question-text').waitFor();
+  assert(await page.getByTestId('guidelines').count() === 0, 'dismissal remembered after a reload');
+  await page.getByTestId('guidelines-toggle').click();
+  await page.getByTestId('guidelines').waitFor();
+  await page.getByTestId('guidelines-toggle').click();
+  // The known answers: every candidate, alphabetically, with its place in the batch.
+  const names = await page.locator('li.cand .cand-name strong').allTextContents();
+  const known = await page.locator('[data-testid=known-answers] li').evaluateAll((els) => els.map((e) => e.firstChild.textContent));
+  assert(JSON.stringify(known) === JSON.stringify([...names].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()))), `known answers ${known} vs candidates ${names}`);
+  assert(/^Question \d+ of 349$/.test(await page.getByTestId('q-position').textContent()), await page.getByTestId('q-position').textContent());
   const o = await order(page);
   await page.locator(`li.cand[data-cand="${o[1]}"]`).focus();
   await page.keyboard.press('ArrowUp');
   await page.locator('.confidence label', { hasText: '3' }).click();
+  assert(await page.getByTestId('auto-advance').isChecked(), 'auto-advance is on by default');
   await page.getByTestId('submit').click();
-  await page.getByTestId('save-state').filter({ hasText: 'submitted' }).waitFor({ timeout: 15000 });
+  // Submitted → on to the next question still to do, saying so.
+  await page.waitForURL((u) => u.searchParams.get('submitted') === String(state.qid), { timeout: 15000 });
+  await page.getByTestId('advanced').waitFor();
+  await page.getByTestId('question-text').waitFor();
+  const view = await (await page.request.get(base + `/api/annotate/questions/${state.qid}`)).json();
+  assert(view.response && view.response.status === 'complete', 'the submission is stored');
+  assert(page.url().includes(`/annotate/q/${view.next_todo}`), `advanced to ${page.url()}, next to do is ${view.next_todo}`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const qOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(qOverflow <= 1, `the question page overflows by ${qOverflow}px at 390px`);
+  await page.screenshot({ path: shot('question-390'), fullPage: true });
+  await page.screenshot({ path: shot('question-390-top'), fullPage: false });
+  await page.getByTestId('guidelines-toggle').click();
+  await page.getByTestId('guidelines').waitFor();
+  await page.screenshot({ path: shot('question-guidelines-390'), fullPage: true });
+  await page.getByTestId('guidelines-toggle').click();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: shot('question-advanced-1280'), fullPage: true });
+});
+
+// Every key of a JSON value, at any depth.
+function keysOf(v, out = []) {
+  if (Array.isArray(v)) v.forEach((x) => keysOf(x, out));
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) { out.push(k); keysOf(x, out); }
+  return out;
+}
+
+test('no `position` (or LLM rank) reaches an annotator: every API reply the pages load, and the obvious endpoints', async () => {
+  const page = await newPage();
+  await page.context().addCookies(await state.ann2.context().cookies());
+  const replies = [];
+  page.on('response', async (r) => {
+    if (!r.url().includes('/api/') || !(r.headers()['content-type'] || '').includes('json')) return;
+    try { replies.push({ url: r.url(), body: await r.json() }); } catch { /* a keepalive or aborted reply */ }
+  });
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  await page.goto(base + '/annotate');
+  await page.getByTestId('batches').waitFor();
+  await page.goto(base + `/annotate/batch/${batches[0].batch.id}`);
+  await page.getByTestId('question-list').waitFor();
+  await page.goto(base + `/annotate/q/${state.qid}`);
+  await page.locator('li.cand').first().waitFor();
+  await page.waitForTimeout(300);
+  for (const path of ['/api/annotate/batches', `/api/annotate/batches/${batches[0].batch.id}`, `/api/annotate/questions/${state.qid}`, '/api/annotate/responses']) {
+    replies.push({ url: path, body: await (await page.request.get(base + path)).json() });
+  }
+  assert(replies.some((r) => r.url.includes('/api/annotate/questions/')), `the question reply was seen: ${replies.map((r) => r.url)}`);
+  for (const r of replies) {
+    const bad = keysOf(r.body).filter((k) => k === 'position' || k === 'llm_rank');
+    assert(bad.length === 0, `${r.url} sends ${bad}`);
+  }
+  // The order on the page is not the id order (ids ascend by name, the page shows a shuffle
+  // the annotator's own ranking then rearranges); the DOM carries no position either.
+  assert(await page.locator('[data-position], [data-llm-rank]').count() === 0, 'no position in the DOM');
+  await page.context().close();
+});
+
+test('the batch page lists every question at full height, with "to do only", search and clean categories', async () => {
+  const page = state.ann2;
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  for (const [w, h] of [[1280, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.goto(base + `/annotate/batch/${batches[0].batch.id}`);
+    const list = page.getByTestId('question-list');
+    await list.waitFor();
+    const n = await list.locator('li').count();
+    assert(n === 349, `${n} questions listed`);
+    const box = await list.evaluate((el) => ({ sh: el.scrollHeight, ch: el.clientHeight, oy: getComputedStyle(el).overflowY }));
+    assert(box.sh <= box.ch + 1 && box.oy !== 'auto' && box.oy !== 'scroll' && box.ch > 349 * 20, `no inner scroll box: ${JSON.stringify(box)}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 3).map((e) => `${e.tagName}.${e.className}: ${(e.textContent || '').slice(0, 40)}`));
+    assert(overflow <= 1, `overflows by ${overflow}px at ${w}px: ${wide}`);
+    const text = await list.textContent();
+    assert(!text.includes(':None'), 'no ":None" category labels');
+    assert((await list.locator('li .qnum').first().textContent()) === '1' && (await list.locator('li .qnum').last().textContent()) === '349', 'numbered 1–349');
+    await page.screenshot({ path: shot(`batch-${w}`), fullPage: false });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const list = page.getByTestId('question-list');
+  // ann2 submitted one question: "to do only" hides it.
+  await page.getByTestId('todo-only').check();
+  assert(await list.locator('li').count() === 348, `to do only: ${await list.locator('li').count()}`);
+  assert(await list.locator('li[data-status=submitted]').count() === 0, 'no submitted question under "to do only"');
+  assert((await page.getByTestId('shown-count').textContent()) === 'showing 348 of 349', await page.getByTestId('shown-count').textContent());
+  await page.getByTestId('todo-only').uncheck();
+  // Search over the text (case-insensitive).
+  const some = (await list.locator('li a').nth(10).textContent()).split(' ').slice(2, 5).join(' ');
+  await page.getByTestId('question-search').fill(some.toUpperCase());
+  const hits = await list.locator('li a').allTextContents();
+  assert(hits.length >= 1 && hits.every((t) => t.toLowerCase().includes(some.toLowerCase())), `search "${some}": ${hits.length} hits`);
+  await page.getByTestId('question-search').fill('no question says this zzqx');
+  await list.getByText('No question matches.').waitFor();
+  await page.getByTestId('question-search').fill('');
+  assert(await list.locator('li').count() === 349, 'all back');
+});
+
+test('ties stay with their items when another item moves', async () => {
+  const page = state.ann2;
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  const batch = await (await page.request.get(base + `/api/annotate/batches/${batches[0].batch.id}`)).json();
+  const q = batch.questions.find((x) => x.candidates >= 4 && !x.status);
+  await page.goto(base + `/annotate/q/${q.id}`);
+  await page.locator('li.cand').first().waitFor();
+  const o = await order(page);
+  // [a, b, c=b, d]: c tied with b. Moving b above a must not tie c to a.
+  await page.locator(`li.cand[data-cand="${o[2]}"]`).focus();
+  await page.keyboard.press('t');
+  let r = await ranks(page);
+  assert(r[1] === r[2], `c tied with b: ${r}`);
+  await page.locator(`li.cand[data-cand="${o[1]}"]`).focus();
+  await page.keyboard.press('ArrowUp');
+  const moved = await order(page);
+  assert(moved[0] === o[1] && moved[1] === o[0] && moved[2] === o[2], `moved: ${moved}`);
+  r = await ranks(page);
+  assert(r[1] !== r[2], `c did not re-attach to a: ${r}`);
+  // Moving b back between a and c puts it into a group only where it lands between two tied items.
+  await page.locator(`li.cand[data-cand="${o[3]}"]`).focus();
+  await page.keyboard.press('t'); // d tied with c
+  await page.locator(`li.cand[data-cand="${o[1]}"]`).focus();
+  for (let k = 0; k < 2; k++) { await page.keyboard.press('ArrowDown'); await page.waitForTimeout(50); }
+  // [a, b, c, d=c] → b lands between c and the d tied to it: it joins their group (and shows it).
+  const o2 = await order(page);
+  r = await ranks(page);
+  assert(JSON.stringify(o2) === JSON.stringify([o[0], o[2], o[1], o[3]]) && JSON.stringify(r) === '["1","2","2","2"]', `b joined the c–d group: ${o2} ${r}`);
+  assert(await page.locator(`li.cand[data-cand="${o[1]}"] .tag.tie`).count() === 1, 'b shows as tied');
+  await page.screenshot({ path: shot('ties-1280'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: shot('ties-390'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('a save while offline says so in plain words and is sent as soon as the connection is back', async () => {
+  const page = state.ann2;
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  const batch = await (await page.request.get(base + `/api/annotate/batches/${batches[0].batch.id}`)).json();
+  const q = batch.questions.filter((x) => x.candidates >= 3 && !x.status)[3];
+  await openQuestion(page, q.id);
+  await page.context().setOffline(true);
+  const wanted = await moveSecondUp(page);
+  const st = page.getByTestId('save-state');
+  await st.filter({ hasText: 'offline' }).waitFor({ timeout: 10000 });
+  const t = await st.textContent();
+  assert(!/TypeError|Failed to fetch/.test(t) && /sent automatically/.test(t), `save state: ${t}`);
+  assert(await st.evaluate((e) => e.classList.contains('warn')), 'shown as a warning');
+  await st.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('offline-1280'), fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await st.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('offline-390'), fullPage: false });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Let the back-off grow past the first retries, then reconnect: the save goes at once.
+  await page.waitForTimeout(3500);
+  await page.context().setOffline(false);
+  const back = Date.now();
+  await st.filter({ hasText: 'Saved' }).waitFor({ timeout: 15000 });
+  const took = Date.now() - back;
+  assert(took < 2500, `saved ${took} ms after reconnecting (the back-off alone would wait longer)`);
+  await waitSaved(page, q.id, wanted, 'saved after reconnecting');
+});
+
+test('dragging near the bottom edge scrolls the page', async () => {
+  const page = await newPage({ width: 390, height: 600 });
+  await page.context().addCookies(await state.ann2.context().cookies());
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  const batch = await (await page.request.get(base + `/api/annotate/batches/${batches[0].batch.id}`)).json();
+  const q = batch.questions.filter((x) => x.candidates >= 5 && !x.status)[2];
+  await openQuestion(page, q.id);
+  await page.evaluate(() => localStorage.setItem('serenqa:guidelines-seen', '1'));
+  const first = (await order(page))[0];
+  const handle = page.locator(`li.cand[data-cand="${first}"] .handle`);
+  await handle.scrollIntoViewIfNeeded();
+  const y0 = await page.evaluate(() => window.scrollY);
+  const hb = await handle.boundingBox();
+  await page.mouse.move(hb.x + hb.width / 2, hb.y + hb.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(hb.x + hb.width / 2, 590, { steps: 8 });
+  await page.waitForTimeout(1200);
+  const y1 = await page.evaluate(() => window.scrollY);
+  await page.mouse.up();
+  assert(y1 > y0 + 100, `scrolled while holding near the edge: ${y0} → ${y1}`);
+  const after = await order(page);
+  assert(after.indexOf(first) > 0, `the dragged item moved down: ${after}`);
+  await page.context().close();
 });
 
 // ----- saving: leaving a question, conflicts, edits of a submission -----
@@ -407,6 +613,50 @@ test('reviewer sees aggregates (W, α, expert set) and no annotator identities',
   await page.screenshot({ path: shot('review'), fullPage: true });
 });
 
+test('admin and review pages are gated by role: no forms for those who cannot use them', async () => {
+  const ann = state.ann1;
+  for (const [w, h] of [[1280, 900], [390, 844]]) {
+    await ann.setViewportSize({ width: w, height: h });
+    await ann.goto(base + '/admin');
+    await ann.getByTestId('role-gate').waitFor();
+    assert((await ann.getByTestId('role-gate').textContent()).includes('needs the admin role'), await ann.getByTestId('role-gate').textContent());
+    assert(await ann.locator('input[name=invite-email]').count() === 0 && await ann.getByRole('button', { name: 'Calibrate' }).count() === 0, 'no admin forms for an annotator');
+    await ann.screenshot({ path: shot(`gate-admin-${w}`), fullPage: true });
+  }
+  await ann.goto(base + '/annotate');
+  await ann.getByTestId('batches').waitFor();
+  await ann.screenshot({ path: shot('batches-390'), fullPage: false });
+  await ann.setViewportSize({ width: 1280, height: 900 });
+  await ann.goto(base + '/review');
+  await ann.getByTestId('role-gate').waitFor();
+  assert((await ann.getByTestId('role-gate').textContent()).includes('reviewer or admin role'), 'review needs reviewer or admin');
+  assert(await ann.getByTestId('batch-aggregates').count() === 0 && await ann.getByText('Export responses').count() === 0, 'no review content for an annotator');
+  await ann.getByTestId('role-gate').getByRole('link', { name: 'Go to your page' }).click();
+  await ann.waitForURL((u) => u.pathname === '/annotate');
+  const rev = state.rev;
+  await rev.goto(base + '/admin');
+  await rev.getByTestId('role-gate').waitFor();
+  assert(await rev.locator('input[name=invite-email]').count() === 0, 'no admin forms for a reviewer');
+  await rev.goto(base + '/annotate');
+  await rev.getByTestId('role-gate').waitFor();
+  // Signed out: a sign-in link that comes back to the page.
+  const anon = await newPage();
+  await anon.goto(base + '/annotate/batch/1');
+  await anon.getByTestId('sign-in-prompt').waitFor();
+  const href = await anon.getByTestId('sign-in-prompt').getByRole('link', { name: 'Sign in' }).getAttribute('href');
+  assert(href === '/login?next=%2Fannotate%2Fbatch%2F1', href);
+  await anon.screenshot({ path: shot('sign-in-prompt-1280'), fullPage: true });
+  // A next that leaves the site is ignored.
+  await anon.goto(base + '/login?next=//evil.example/x');
+  await anon.locator('input[name=email]').fill('ann1@example.org');
+  await anon.locator('input[name=password]').fill(PW);
+  await anon.getByRole('button', { name: 'Sign in' }).click();
+  await anon.waitForURL((u) => u.pathname === '/annotate' && u.host === new URL(base).host, { timeout: 15000 });
+  // The admin still has the forms.
+  await state.admin.goto(base + '/admin');
+  await state.admin.locator('input[name=invite-email]').waitFor();
+});
+
 test('admin runs a calibration and sees the result or a clear reason', async () => {
   const page = state.admin;
   await page.goto(base + '/admin');
@@ -420,6 +670,57 @@ test('admin runs a calibration and sees the result or a clear reason', async () 
     assert((await alert.textContent()).length > 10, 'a clear reason');
   }
   await page.screenshot({ path: shot('calibration'), fullPage: true });
+});
+
+test('admin assigns a batch to an annotator with an overlap target, sees coverage, and issues a password-reset link', async () => {
+  const page = state.admin;
+  await page.goto(base + '/admin');
+  const rows = page.getByTestId('assign-row');
+  await rows.first().waitFor();
+  const bid = await rows.nth(1).getAttribute('data-batch');
+  const row = page.locator(`[data-testid=assign-row][data-batch="${bid}"]`);
+  const users = await (await page.request.get(base + '/api/admin/users')).json();
+  const ann1 = users.find((u) => u.email === 'ann1@example.org');
+  await row.locator(`input[data-user="${ann1.id}"]`).check();
+  await row.getByTestId('assign-k').fill('2');
+  await row.getByTestId('assign-save').click();
+  await row.getByText('Saved.').waitFor();
+  const head = await row.locator('.assign-head').textContent();
+  assert(/1 assigned · 0 of \d+ questions have ≥ 2 submitted rankings/.test(head), head);
+  const ann2Batches = await (await state.ann2.request.get(base + '/api/annotate/batches')).json();
+  assert(!ann2Batches.some((b) => String(b.batch.id) === bid), 'the batch is gone for the unassigned annotator');
+  const ann1Batches = await (await state.ann1.request.get(base + '/api/annotate/batches')).json();
+  assert(ann1Batches.some((b) => String(b.batch.id) === bid), 'and still there for the assigned one');
+  // Coverage of the first batch: the question both annotators submitted is covered at k = 1.
+  const first = rows.first();
+  await first.locator('summary').click();
+  assert(await first.locator('.cov.full').count() >= 1, 'a covered question is shown');
+  await first.scrollIntoViewIfNeeded();
+  await page.getByTestId('assignments').screenshot({ path: shot('assign-1280') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('assignments').screenshot({ path: shot('assign-390') });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `admin page overflows by ${overflow}px at 390px`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Reset link for ann2: one use; it signs in with the new password and ends the old session.
+  await page.getByRole('button', { name: 'Reset link for ann2@example.org' }).click();
+  const link = await page.getByTestId('reset-link').textContent();
+  assert(link.includes('/reset/'), link);
+  const fresh = await newPage();
+  await fresh.goto(local(link));
+  await fresh.getByTestId('reset-email').waitFor();
+  assert((await fresh.getByTestId('reset-email').textContent()) === 'ann2@example.org', 'for ann2');
+  await fresh.screenshot({ path: shot('reset-1280'), fullPage: true });
+  await fresh.setViewportSize({ width: 390, height: 844 });
+  await fresh.screenshot({ path: shot('reset-390'), fullPage: true });
+  await fresh.setViewportSize({ width: 1280, height: 900 });
+  await fresh.getByLabel('New password').fill('another long password');
+  await fresh.getByLabel('Repeat the password').fill('another long password');
+  await fresh.getByRole('button', { name: 'Set the password and sign in' }).click();
+  await fresh.waitForURL((u) => u.pathname === '/annotate', { timeout: 15000 });
+  assert((await state.ann2.request.get(base + '/api/auth/me')).status() === 401, 'the old session ended');
+  await fresh.goto(local(link));
+  await fresh.getByText('not valid').waitFor();
 });
 
 test('no Leptos panic or disposed reactive value in any console', async () => {

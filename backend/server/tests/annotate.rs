@@ -50,10 +50,10 @@ fn start() -> (Server, String) {
     std::fs::create_dir(&het).unwrap();
     std::fs::write(
         het.join("hetionet-nodes.tsv"),
-        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\n",
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nCompound::DB00001\tLepirudin\tCompound\n",
     )
     .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\n").unwrap();
+    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCrC\tCompound::DB00316\nCompound::DB00001\tCrC\tCompound::DB00945\nCompound::DB00316\tCtD\tDisease::DOID:10763\n").unwrap();
     cli(dir.path(), &["--quiet", "import", "hetionet", "het", "--out", "g.snap"]);
     questionnaire(dir.path());
     let out = cli(dir.path(), &["annotate", "--db", "a.sqlite", "import-serenqa", "--dir", "q"]);
@@ -143,6 +143,146 @@ fn ranking(cands: &[i64], ranks: &[u32], sub: &str, status: &str) -> String {
     .to_string()
 }
 
+/// Every key of a JSON value, at any depth.
+fn keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            keys(x, out)
+        }),
+        Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_questionnaire_position_or_llm_order_reaches_an_annotator() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(&s, &invite(&s, &admin, "ann@example.org", "annotator"), "Ann");
+    let ann2 = accept(&s, &invite(&s, &admin, "ann2@example.org", "annotator"), "Ann Two");
+    let json = |c: &C, path: &str| -> Value {
+        let (st, body) = c.get(&format!("{b}{path}"));
+        assert_eq!(st, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let batches = json(&ann, "/api/annotate/batches");
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let batch = json(&ann, &format!("/api/annotate/batches/{bid}"));
+    let qs: Vec<i64> = batch["questions"].as_array().unwrap().iter().map(|q| q["id"].as_i64().unwrap()).collect();
+    let q1 = qs[0];
+    let view = json(&ann, &format!("/api/annotate/questions/{q1}"));
+    let names = |v: &Value| v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let ids = |v: &Value| v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect::<Vec<_>>();
+    // The questionnaire (LLM) order is Aspirin, Acetaminophen, Xa, Xb, Xc.
+    let llm = ["Aspirin", "Acetaminophen", "Xa", "Xb", "Xc"];
+    let shown = names(&view);
+    assert_ne!(shown, llm, "shown in the LLM order");
+    // Ids ascend in name order, not in the questionnaire's.
+    let mut by_id: Vec<(i64, String)> = ids(&view).into_iter().zip(shown.iter().cloned()).collect();
+    by_id.sort();
+    assert_eq!(by_id.iter().map(|x| x.1.as_str()).collect::<Vec<_>>(), ["Acetaminophen", "Aspirin", "Xa", "Xb", "Xc"]);
+    // The order is a stable per-annotator shuffle: the same on reload, and still after a save.
+    assert_eq!(names(&json(&ann, &format!("/api/annotate/questions/{q1}"))), shown);
+    let other = names(&json(&ann2, &format!("/api/annotate/questions/{q1}")));
+    let mut sorted_other = other.clone();
+    sorted_other.sort();
+    let mut sorted_shown = shown.clone();
+    sorted_shown.sort();
+    assert_eq!(sorted_other, sorted_shown, "same candidates for everyone");
+    let cands = ids(&view);
+    let (st, body, _) = ann.req("PUT", &format!("{b}/api/annotate/questions/{q1}/response"), Some(&ranking(&cands, &[1, 2, 3, 4, 5], "p1", "complete")), &[]);
+    assert_eq!(st, 200, "{body}");
+    let after = json(&ann, &format!("/api/annotate/questions/{q1}"));
+    assert_eq!(names(&after), shown, "a saved response does not bring back the questionnaire order");
+    // Where the question is in the batch, and what is left to do.
+    assert_eq!((after["index"].as_u64(), after["total"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(after["next_todo"].as_i64(), Some(qs[1]));
+    let last = json(&ann, &format!("/api/annotate/questions/{}", qs[1]));
+    assert_eq!(last["index"].as_u64(), Some(2));
+    assert!(last["next_todo"].is_null(), "q1 is submitted, q2 is this one: nothing else to do: {}", last["next_todo"]);
+    // No `position` or `llm_rank` key anywhere in what an annotator can read.
+    for path in ["/api/annotate/batches".to_string(), format!("/api/annotate/batches/{bid}"), format!("/api/annotate/questions/{q1}"), format!("/api/annotate/questions/{}", qs[1]), "/api/annotate/responses".to_string()] {
+        let mut k = Vec::new();
+        keys(&json(&ann, &path), &mut k);
+        assert!(!k.iter().any(|k| k == "position" || k == "llm_rank"), "{path} sends {k:?}");
+    }
+    // Context: one group per phrase (the symmetric "resembles" stored both ways is one line),
+    // and the most specific neighbours first (Lepirudin has 1 link, Acetaminophen 2).
+    let pos = shown.iter().position(|n| n == "Aspirin").unwrap();
+    let ctx = &view["context"][pos];
+    assert_eq!(ctx["candidate"].as_i64(), Some(cands[pos]));
+    assert_eq!(ctx["lines"], json!(["resembles 2: Lepirudin, Acetaminophen", "treats 1: hypertension"]), "{ctx}");
+}
+
+#[test]
+fn batches_assigned_with_an_overlap_target_and_admin_reset_links() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(&s, &invite(&s, &admin, "ann@example.org", "annotator"), "Ann");
+    let bob = accept(&s, &invite(&s, &admin, "bob@example.org", "annotator"), "Bob");
+    let (_, users) = admin.get(&format!("{b}/api/admin/users"));
+    let users: Value = serde_json::from_str(&users).unwrap();
+    let id_of = |e: &str| users.as_array().unwrap().iter().find(|u| u["email"] == e).unwrap()["id"].as_i64().unwrap();
+    let (ann_id, admin_id) = (id_of("ann@example.org"), id_of("admin@example.org"));
+    let (_, batches) = ann.get(&format!("{b}/api/annotate/batches"));
+    let batches: Value = serde_json::from_str(&batches).unwrap();
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let qid = batches[0]["resume_at"].as_i64().unwrap();
+    // Only admins assign; only annotators can be assigned; k in 1–1000.
+    let put = |c: &C, body: Value| c.req("PUT", &format!("{b}/api/admin/batches/{bid}/assignment"), Some(&body.to_string()), &[]);
+    assert_eq!(put(&ann, json!({"annotators": [ann_id], "overlap": 2})).0, 403);
+    assert_eq!(put(&admin, json!({"annotators": [admin_id]})).0, 400);
+    assert_eq!(put(&admin, json!({"annotators": [ann_id], "overlap": 0})).0, 400);
+    let (st, body, _) = put(&admin, json!({"annotators": [ann_id], "overlap": 2}));
+    assert_eq!(st, 200, "{body}");
+    let a: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((a["overlap"].as_i64(), a["annotators"].clone(), a["coverage"].clone(), a["covered"].as_i64()), (Some(2), json!([ann_id]), json!([0, 0]), Some(0)));
+    // Bob no longer sees the batch and its questions answer him 403; Ann works on.
+    let (_, bl) = bob.get(&format!("{b}/api/annotate/batches"));
+    assert_eq!(bl, "[]", "bob sees no batch");
+    assert_eq!(bob.get(&format!("{b}/api/annotate/batches/{bid}")).0, 403);
+    assert_eq!(bob.get(&format!("{b}/api/annotate/questions/{qid}")).0, 403);
+    let (_, v) = ann.get(&format!("{b}/api/annotate/questions/{qid}"));
+    let v: Value = serde_json::from_str(&v).unwrap();
+    let mut cands: Vec<i64> = v["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    cands.sort();
+    let save = |c: &C, sub: &str| c.req("PUT", &format!("{b}/api/annotate/questions/{qid}/response"), Some(&ranking(&cands, &[1, 2, 3, 4, 5], sub, "complete")), &[]).0;
+    assert_eq!(save(&bob, "bob-1"), 403, "an unassigned annotator cannot save");
+    assert_eq!(save(&ann, "ann-1"), 200);
+    let (_, all) = admin.get(&format!("{b}/api/admin/assignments"));
+    let all: Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(all[0]["coverage"], json!([1, 0]), "{all}");
+    assert_eq!(all[0]["covered"], 0, "1 of k = 2");
+    // Reset link: admin only, one use, ends the old session, signs in with the new password.
+    let (st, _, _) = ann.req("POST", &format!("{b}/api/admin/users/{ann_id}/reset"), Some("{}"), &[]);
+    assert_eq!(st, 403);
+    let (st, body, _) = admin.req("POST", &format!("{b}/api/admin/users/{ann_id}/reset"), Some("{}"), &[]);
+    assert_eq!(st, 200, "{body}");
+    let link: Value = serde_json::from_str(&body).unwrap();
+    let token = link["link"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    assert!(link["link"].as_str().unwrap().contains("/reset/"));
+    let (st, info) = C::default().get(&format!("{b}/api/auth/reset/{token}"));
+    assert_eq!(st, 200);
+    assert!(info.contains("ann@example.org"));
+    let post = |pw: &str| C::default().req("POST", &format!("{b}/api/auth/reset/{token}"), Some(&json!({"password": pw}).to_string()), &[XRW]);
+    assert_eq!(post("short").0, 422, "weak password");
+    let (st, body, h) = post("a brand new password 2");
+    let fresh = session_from(st, &body, &h);
+    assert_eq!(ann.get(&format!("{b}/api/auth/me")).0, 401, "the old session ended");
+    assert_eq!(fresh.get(&format!("{b}/api/auth/me")).0, 200);
+    assert_eq!(post("a brand new password 3").0, 409, "used once");
+    assert_eq!(C::default().get(&format!("{b}/api/auth/reset/{token}")).0, 404);
+    assert_eq!(C::default().get(&format!("{b}/api/auth/reset/{}", "ab".repeat(32))).0, 404);
+    let (st, _, _) = C::default().req("POST", &format!("{b}/api/auth/login"), Some(&json!({"email": "ann@example.org", "password": "a brand new password 2"}).to_string()), &[XRW]);
+    assert_eq!(st, 200, "signs in with the new password");
+    // Unassigned again: open to Bob.
+    assert_eq!(put(&admin, json!({"annotators": []})).0, 200);
+    assert_eq!(bob.get(&format!("{b}/api/annotate/batches/{bid}")).0, 200);
+}
+
 #[test]
 fn roles_csrf_bad_input_and_aggregates() {
     let (s, admin_token) = start();
@@ -174,7 +314,7 @@ fn roles_csrf_bad_input_and_aggregates() {
     assert_eq!(qv["question"]["text"], "Which drugs treat hypertension?");
     assert!(qv["question"]["candidates"].as_array().unwrap().iter().all(|c| c["llm_rank"].is_null()), "LLM ranks are not shown");
     let ctx = qv["context"].as_array().unwrap();
-    assert!(ctx.iter().any(|c| c["in_graph"] == true && c["lines"][0].as_str().is_some_and(|l| l.contains("hypertension"))), "graph context: {ctx:?}");
+    assert!(ctx.iter().any(|c| c["in_graph"] == true && c["lines"].as_array().unwrap().iter().any(|l| l.as_str().is_some_and(|l| l.contains("hypertension")))), "graph context: {ctx:?}");
     assert!(ctx.iter().all(|c| c["link"][0] == "DrugBank"));
     let mut cands: Vec<i64> = qv["question"]["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
     cands.sort();

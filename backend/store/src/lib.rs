@@ -2,7 +2,9 @@
 //!
 //! # Code map
 //! - [`types`] — the records (users, invites, sessions, batches, questions, candidates,
-//!   responses, runs, calibrations) shared by the repository, the server and the CLI.
+//!   responses, runs, calibrations, batch assignments) shared by the repository, the server
+//!   and the CLI. Candidate ids ascend in name order within a question (import and schema
+//!   migration 3), so the ids annotators see never reveal the questionnaire's LLM order.
 //! - [`repo`] — the [`repo::Repo`] trait: the only way the rest of the program touches
 //!   storage, so a server database could replace SQLite behind it.
 //! - [`sqlite`] — the embedded default: SQLite in WAL mode with `synchronous = FULL` (an
@@ -10,7 +12,11 @@
 //!   migrations by `PRAGMA user_version`, one connection behind a mutex (writes are short;
 //!   SQLite serialises writers anyway).
 //! - [`auth`] — argon2id password hashes, random tokens, and the SHA-256 digests under which
-//!   session and invite tokens are stored (a leaked database holds no usable token).
+//!   session, invite and password-reset tokens are stored (a leaked database holds no usable
+//!   token).
+//! - batch assignment (in [`repo::Repo`]): a batch assigned to annotators is theirs only (an
+//!   unassigned one is open to all), with an overlap target k per question and coverage
+//!   (submitted rankings per question).
 //! - [`limiter`] — sign-in back-off: exponential delays per e-mail, per network (IPv6 by /64)
 //!   and per pair, instead of a lock-out; bounded memory; the clock is passed in.
 //! - [`ranking`] — validation of a submitted ranking: known candidates, each once, ranks a

@@ -89,10 +89,28 @@ pub trait Repo: Send + Sync {
     fn session(&self, token_hash: &str, now: i64) -> Result<Option<Session>>;
     fn delete_session(&self, token_hash: &str) -> Result<()>;
 
+    /// Stores a one-time password-reset token for `user_id`.
+    fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()>;
+    /// The user a live (unused, unexpired) reset token belongs to.
+    fn reset_user(&self, token_hash: &str, now: i64) -> Result<Option<User>>;
+    /// Sets the password of the reset token's user, marks the token used and ends every session
+    /// of that user, atomically; fails if the token is unknown, used or expired.
+    fn use_reset(&self, token_hash: &str, password_hash: &str, now: i64) -> Result<User>;
+
+    // ----- assignment -----
+    /// Replaces the batch's annotators (empty: open to every annotator) and overlap target.
+    /// Every id must be an annotator's ([`StoreError::Invalid`] otherwise).
+    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>) -> Result<()>;
+    /// Every batch with its assignment and coverage.
+    fn assignments(&self) -> Result<Vec<BatchAssignment>>;
+    /// True when the batch is open to everyone or assigned to this user.
+    fn may_annotate(&self, batch_id: i64, user_id: i64) -> Result<bool>;
+
     // ----- questions -----
     fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport>;
     fn batches(&self) -> Result<Vec<Batch>>;
     fn batch(&self, id: i64) -> Result<Option<Batch>>;
+    /// The batches this user may annotate (see [`Repo::may_annotate`]) with their progress.
     fn progress(&self, user_id: i64) -> Result<Vec<BatchProgress>>;
     fn questions_in_batch(&self, batch_id: i64, user_id: i64) -> Result<Vec<QuestionSummary>>;
     fn question(&self, id: i64) -> Result<Option<Question>>;

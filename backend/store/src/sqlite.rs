@@ -117,7 +117,75 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE responses ADD COLUMN pending TEXT;
     "#,
+    // 3: candidate ids in name order within each question (a data step, `blind_candidate_ids`),
+    // so an id no longer reveals the questionnaire's (LLM) order.
+    "SELECT 1;",
+    // 4: batch assignment with an overlap target, admin-issued password resets.
+    r#"
+    CREATE TABLE assignments (
+        batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (batch_id, user_id)
+    );
+    CREATE TABLE batch_overlap (
+        batch_id INTEGER PRIMARY KEY REFERENCES batches(id) ON DELETE CASCADE,
+        overlap INTEGER NOT NULL CHECK (overlap BETWEEN 1 AND 1000)
+    );
+    CREATE TABLE password_resets (
+        token_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        created_by INTEGER REFERENCES users(id),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+    );
+    "#,
 ];
+
+/// Renumbers each question's candidates so that their ids ascend in name order (name, kind,
+/// identifier, then position) instead of the questionnaire order they were inserted in: the
+/// ids an annotator sees must not reveal the LLM ranking. A question keeps its own set of ids;
+/// stored rankings (submitted and pending) are rewritten with the same mapping.
+fn blind_candidate_ids(tx: &rusqlite::Transaction) -> Result<()> {
+    let questions: Vec<i64> = tx.prepare("SELECT id FROM questions")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for q in questions {
+        let mut rows: Vec<(i64, i64, String, String, String)> = tx
+            .prepare_cached("SELECT id, position, name, kind, ident FROM candidates WHERE question_id = ?1")?
+            .query_map([q], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        ids.sort_unstable();
+        rows.sort_by(|a, b| (&a.2, &a.3, &a.4, a.1).cmp(&(&b.2, &b.3, &b.4, b.1)));
+        let map: std::collections::HashMap<i64, i64> = rows.iter().zip(&ids).map(|(r, &new)| (r.0, new)).collect();
+        if map.iter().all(|(a, b)| a == b) {
+            continue;
+        }
+        // Via negative ids, so no step collides with the primary key.
+        tx.execute("UPDATE candidates SET id = -id WHERE question_id = ?1", [q])?;
+        for (old, new) in &map {
+            tx.execute("UPDATE candidates SET id = ?1 WHERE id = ?2", params![new, -old])?;
+        }
+        let resp: Vec<(i64, String, Option<String>)> = tx
+            .prepare_cached("SELECT id, ranking, pending FROM responses WHERE question_id = ?1")?
+            .query_map([q], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let remap = |v: &mut Vec<RankEntry>| v.iter_mut().for_each(|e| e.candidate = map.get(&e.candidate).copied().unwrap_or(e.candidate));
+        for (rid, ranking, pending) in resp {
+            let mut r: Vec<RankEntry> = serde_json::from_str(&ranking).map_err(json_err)?;
+            remap(&mut r);
+            let pending = match pending {
+                Some(p) => {
+                    let mut e: PendingEdit = serde_json::from_str(&p).map_err(json_err)?;
+                    remap(&mut e.ranking);
+                    Some(serde_json::to_string(&e).map_err(json_err)?)
+                }
+                None => None,
+            };
+            tx.execute("UPDATE responses SET ranking = ?1, pending = ?2 WHERE id = ?3", params![serde_json::to_string(&r).map_err(json_err)?, pending, rid])?;
+        }
+    }
+    Ok(())
+}
 
 pub struct SqliteRepo {
     conn: Mutex<Connection>,
@@ -151,6 +219,9 @@ impl SqliteRepo {
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = conn.transaction()?;
             tx.execute_batch(m)?;
+            if i + 1 == 3 {
+                blind_candidate_ids(&tx)?;
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
@@ -177,6 +248,7 @@ fn user_row(r: &Row) -> rusqlite::Result<User> {
 }
 
 const USER_COLS: &str = "id, email, name, role, created_at";
+const USER_COLS_U: &str = "u.id, u.email, u.name, u.role, u.created_at";
 
 fn status_of(s: &str) -> Status {
     if s == "complete" {
@@ -381,6 +453,111 @@ impl Repo for SqliteRepo {
         Ok(())
     }
 
+    fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()> {
+        let c = self.c();
+        let exists: bool = c.query_row("SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)", [user_id], |r| r.get(0))?;
+        if !exists {
+            return Err(StoreError::NotFound("user"));
+        }
+        c.execute(
+            "INSERT INTO password_resets (token_hash, user_id, created_by, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![token_hash, user_id, created_by, crate::now(), expires_at],
+        )?;
+        Ok(())
+    }
+
+    fn reset_user(&self, token_hash: &str, now: i64) -> Result<Option<User>> {
+        Ok(self
+            .c()
+            .query_row(
+                &format!("SELECT {} FROM users u JOIN password_resets p ON p.user_id = u.id WHERE p.token_hash = ?1 AND p.used_at IS NULL AND p.expires_at >= ?2", USER_COLS_U),
+                params![token_hash, now],
+                user_row,
+            )
+            .optional()?)
+    }
+
+    fn use_reset(&self, token_hash: &str, password_hash: &str, now: i64) -> Result<User> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let row: Option<(i64, i64, Option<i64>)> =
+            tx.query_row("SELECT user_id, expires_at, used_at FROM password_resets WHERE token_hash = ?1", [token_hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        let Some((uid, expires_at, used_at)) = row else { return Err(StoreError::NotFound("reset link")) };
+        if used_at.is_some() {
+            return Err(StoreError::Conflict("this reset link has already been used".into()));
+        }
+        if expires_at < now {
+            return Err(StoreError::Conflict("this reset link has expired".into()));
+        }
+        tx.execute("UPDATE users SET password_hash = ?1 WHERE id = ?2", params![password_hash, uid])?;
+        tx.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2", params![now, token_hash])?;
+        tx.execute("DELETE FROM sessions WHERE user_id = ?1", [uid])?;
+        let user = tx.query_row(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1"), [uid], user_row)?;
+        tx.commit()?;
+        Ok(user)
+    }
+
+    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>) -> Result<()> {
+        if let Some(k) = overlap {
+            if !(1..=1000).contains(&k) {
+                return Err(StoreError::Invalid(format!("the overlap target must lie in 1–1000, not {k}")));
+            }
+        }
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM batches WHERE id = ?1)", [batch_id], |r| r.get(0))?;
+        if !exists {
+            return Err(StoreError::NotFound("batch"));
+        }
+        for &u in annotators {
+            let role: Option<String> = tx.query_row("SELECT role FROM users WHERE id = ?1", [u], |r| r.get(0)).optional()?;
+            match role.as_deref() {
+                Some("annotator") => {}
+                Some(r) => return Err(StoreError::Invalid(format!("user {u} is a {r}, not an annotator"))),
+                None => return Err(StoreError::Invalid(format!("no user {u}"))),
+            }
+        }
+        tx.execute("DELETE FROM assignments WHERE batch_id = ?1", [batch_id])?;
+        for &u in annotators {
+            tx.execute("INSERT OR IGNORE INTO assignments (batch_id, user_id) VALUES (?1, ?2)", params![batch_id, u])?;
+        }
+        match overlap {
+            Some(k) => tx.execute("INSERT INTO batch_overlap (batch_id, overlap) VALUES (?1, ?2) ON CONFLICT (batch_id) DO UPDATE SET overlap = excluded.overlap", params![batch_id, k])?,
+            None => tx.execute("DELETE FROM batch_overlap WHERE batch_id = ?1", [batch_id])?,
+        };
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn assignments(&self) -> Result<Vec<BatchAssignment>> {
+        let batches = self.batches()?;
+        let c = self.c();
+        let mut out = Vec::with_capacity(batches.len());
+        for batch in batches {
+            let overlap: Option<i64> = c.query_row("SELECT overlap FROM batch_overlap WHERE batch_id = ?1", [batch.id], |r| r.get(0)).optional()?;
+            let annotators: Vec<i64> =
+                c.prepare_cached("SELECT user_id FROM assignments WHERE batch_id = ?1 ORDER BY user_id")?.query_map([batch.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let coverage: Vec<i64> = c
+                .prepare_cached(
+                    "SELECT (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id AND r.status = 'complete') FROM questions q WHERE q.batch_id = ?1 ORDER BY q.position",
+                )?
+                .query_map([batch.id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let k = overlap.unwrap_or(1);
+            let covered = coverage.iter().filter(|&&n| n >= k).count() as i64;
+            out.push(BatchAssignment { batch, overlap, annotators, coverage, covered });
+        }
+        Ok(out)
+    }
+
+    fn may_annotate(&self, batch_id: i64, user_id: i64) -> Result<bool> {
+        Ok(self.c().query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1) OR EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
+            params![batch_id, user_id],
+            |r| r.get(0),
+        )?)
+    }
+
     fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport> {
         let mut c = self.c();
         let tx = c.transaction()?;
@@ -406,7 +583,11 @@ impl Repo for SqliteRepo {
                     params![bid, b.source.as_str(), q.qid, pos, q.text, q.category, q.pattern, resources],
                 )?;
                 let qid = tx.last_insert_rowid();
-                for (i, cand) in q.candidates.iter().enumerate() {
+                // Inserted in name order (ids ascend by name), `position` keeps the source
+                // order: an annotator sees ids, and they must not reveal the LLM order.
+                let mut order: Vec<(usize, &NewCandidate)> = q.candidates.iter().enumerate().collect();
+                order.sort_by(|(i, a), (j, b)| (&a.name, &a.kind, &a.ident, i).cmp(&(&b.name, &b.kind, &b.ident, j)));
+                for (i, cand) in order {
                     tx.execute(
                         "INSERT INTO candidates (question_id, position, name, kind, ident, link, llm_rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                         params![qid, i as i64 + 1, cand.name, cand.kind, cand.ident, cand.link, cand.llm_rank],
@@ -442,8 +623,14 @@ impl Repo for SqliteRepo {
             "SELECT q.id FROM questions q LEFT JOIN responses r ON r.question_id = q.id AND r.user_id = ?2 \
              WHERE q.batch_id = ?1 AND (r.status IS NULL OR r.status <> 'complete') ORDER BY q.position LIMIT 1",
         )?;
+        let mut open = c.prepare_cached(
+            "SELECT NOT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1) OR EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
+        )?;
         let mut out = Vec::with_capacity(batches.len());
         for b in batches {
+            if !open.query_row(params![b.id, user_id], |r| r.get::<_, bool>(0))? {
+                continue;
+            }
             let (complete, draft): (i64, i64) = st.query_row(params![b.id, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             let resume_at = first.query_row(params![b.id, user_id], |r| r.get(0)).optional()?;
             out.push(BatchProgress { batch: b, complete, draft, resume_at });
@@ -462,7 +649,6 @@ impl Repo for SqliteRepo {
                 let status: Option<String> = r.get(5)?;
                 Ok(QuestionSummary {
                     id: r.get(0)?,
-                    position: r.get(1)?,
                     text: r.get(2)?,
                     category: r.get(3)?,
                     candidates: r.get(4)?,
@@ -651,5 +837,47 @@ impl Repo for SqliteRepo {
                 Ok(cr)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database written before migration 3 (ids in questionnaire order, a stored response and
+    /// a pending edit) is renumbered in name order, rankings included.
+    #[test]
+    fn migration_3_renumbers_candidates_and_their_rankings() {
+        let conn = Connection::open_in_memory().unwrap();
+        for m in &MIGRATIONS[..2] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute_batch(
+            "INSERT INTO users (id, email, role, password_hash, created_at) VALUES (1, 'a@x.org', 'annotator', 'h', 0);
+             INSERT INTO batches (id, source, key, name) VALUES (1, 'serenqa', 'batch1', 'B');
+             INSERT INTO questions (id, batch_id, source, qid, position, text, category, resources) VALUES (1, 1, 'serenqa', 9, 1, 'Q?', 'c', '[]');
+             INSERT INTO candidates (id, question_id, position, name, kind, ident, llm_rank) VALUES
+                (10, 1, 1, 'Zinc', 'Compound', 'DB3', 1), (11, 1, 2, 'Calcium', 'Compound', 'DB2', 2), (12, 1, 3, 'Acetone', 'Compound', 'DB1', 3);",
+        )
+        .unwrap();
+        let ranking = r#"[{"candidate":10,"rank":1,"unsure":false},{"candidate":11,"rank":2,"unsure":true},{"candidate":12,"rank":3,"unsure":false}]"#;
+        let pending = format!(r#"{{"ranking":{ranking},"confidence":2,"comment":"p","updated_at":5}}"#);
+        conn.execute(
+            "INSERT INTO responses (id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending) VALUES (1, 1, 1, 'complete', ?1, 3, '', 1, 0, ?2)",
+            params![ranking, pending],
+        )
+        .unwrap();
+        let repo = SqliteRepo::init(conn).unwrap();
+        assert_eq!(repo.schema_version().unwrap(), 4);
+        let q = repo.question(1).unwrap().unwrap();
+        let got: Vec<(i64, &str, i64)> = q.candidates.iter().map(|c| (c.id, c.name.as_str(), c.position)).collect();
+        assert_eq!(got, [(12, "Zinc", 1), (11, "Calcium", 2), (10, "Acetone", 3)]);
+        // The annotator's ranking still names the same entities: Zinc first, Calcium unsure.
+        let r = repo.response(1).unwrap().unwrap();
+        let named = |v: &[RankEntry]| v.iter().map(|e| (q.candidates.iter().find(|c| c.id == e.candidate).unwrap().name.clone(), e.rank, e.unsure)).collect::<Vec<_>>();
+        let want = vec![("Zinc".to_string(), Some(1), false), ("Calcium".to_string(), Some(2), true), ("Acetone".to_string(), Some(3), false)];
+        assert_eq!(named(&r.ranking), want);
+        assert_eq!(named(&r.pending.unwrap().ranking), want);
     }
 }

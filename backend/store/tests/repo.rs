@@ -44,7 +44,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 2);
+    assert_eq!(repo.schema_version().unwrap(), 4);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -124,7 +124,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 2);
+    assert_eq!(repo.schema_version().unwrap(), 4);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {
@@ -243,4 +243,73 @@ fn benchmark_records_import_batched_by_category() {
     assert_eq!(q.pattern.as_deref(), Some("1.1"));
     std::fs::write(&f, "{not json}\n").unwrap();
     assert!(serenqa_store::questionnaire::read_benchmark(&f, |_, _| None).unwrap_err().contains("line 1"));
+}
+
+#[test]
+fn candidate_ids_do_not_follow_the_llm_order() {
+    let repo = SqliteRepo::in_memory().unwrap();
+    // LLM rank 1 is "Zinc", rank 4 is "Acetone": the questionnaire order is the LLM order.
+    let names = ["Zinc", "Naproxen", "Calcium", "Acetone"];
+    let mut b = batch();
+    b.questions[0].candidates = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NewCandidate { name: (*n).into(), kind: "Compound".into(), ident: format!("DB1{i}"), link: None, llm_rank: Some(i as i64 + 1) })
+        .collect();
+    repo.import_batches(&[b]).unwrap();
+    let q = repo.questions_of_source(Source::Serenqa).unwrap().remove(0);
+    // Still loaded in the source order, with its positions and LLM ranks (server side only)…
+    assert_eq!(q.candidates.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), names);
+    assert_eq!(q.candidates.iter().map(|c| c.llm_rank).collect::<Vec<_>>(), [Some(1), Some(2), Some(3), Some(4)]);
+    // …but the ids, which annotators see, ascend in name order.
+    let mut by_id = q.candidates.clone();
+    by_id.sort_by_key(|c| c.id);
+    assert_eq!(by_id.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Acetone", "Calcium", "Naproxen", "Zinc"]);
+}
+
+#[test]
+fn assignment_overlap_coverage_and_password_reset() {
+    let repo = SqliteRepo::in_memory().unwrap();
+    let mut two = batch();
+    two.key = "batch2".into();
+    two.questions[0].qid = 8;
+    repo.import_batches(&[batch(), two]).unwrap();
+    let ann = repo.create_user("ann@example.org", "Ann", Role::Annotator, "h").unwrap();
+    let bob = repo.create_user("bob@example.org", "Bob", Role::Annotator, "h").unwrap();
+    let rev = repo.create_user("rev@example.org", "Rev", Role::Reviewer, "h").unwrap();
+    let b1 = repo.batches().unwrap()[0].id;
+    // Open to everyone until assigned.
+    assert!(repo.may_annotate(b1, bob.id).unwrap());
+    assert_eq!(repo.progress(bob.id).unwrap().len(), 2);
+    repo.set_assignment(b1, &[ann.id], Some(2)).unwrap();
+    assert!(repo.may_annotate(b1, ann.id).unwrap() && !repo.may_annotate(b1, bob.id).unwrap());
+    assert_eq!(repo.progress(bob.id).unwrap().len(), 1, "bob no longer sees batch 1");
+    assert!(matches!(repo.set_assignment(b1, &[rev.id], None), Err(StoreError::Invalid(_))), "only annotators");
+    assert!(matches!(repo.set_assignment(b1, &[ann.id], Some(0)), Err(StoreError::Invalid(_))));
+    assert!(matches!(repo.set_assignment(9999, &[], None), Err(StoreError::NotFound(_))));
+    // Coverage: submitted rankings per question against k = 2.
+    let q = repo.questions_in_batch(b1, ann.id).unwrap()[0].id;
+    let cids: Vec<i64> = repo.question(q).unwrap().unwrap().candidates.iter().map(|c| c.id).collect();
+    repo.save_response(ann.id, q, &complete("s1", &cids, &[1, 2, 3, 4, 5])).unwrap();
+    let a = repo.assignments().unwrap().into_iter().find(|a| a.batch.id == b1).unwrap();
+    assert_eq!((a.overlap, a.annotators.clone(), a.coverage.clone(), a.covered), (Some(2), vec![ann.id], vec![1], 0));
+    repo.set_assignment(b1, &[ann.id, bob.id], Some(2)).unwrap();
+    repo.save_response(bob.id, q, &complete("s2", &cids, &[2, 1, 3, 4, 5])).unwrap();
+    assert_eq!(repo.assignments().unwrap().into_iter().find(|a| a.batch.id == b1).unwrap().covered, 1);
+    repo.set_assignment(b1, &[], None).unwrap();
+    assert!(repo.may_annotate(b1, rev.id).unwrap(), "unassigned again: open");
+    // Reset: one use, ends the sessions, unknown and expired links refused.
+    repo.create_session("sess", ann.id, "c", now() + 100).unwrap();
+    repo.create_reset("r1", ann.id, None, now() + 60).unwrap();
+    assert_eq!(repo.reset_user("r1", now()).unwrap().unwrap().email, "ann@example.org");
+    let u = repo.use_reset("r1", "newhash", now()).unwrap();
+    assert_eq!(u.id, ann.id);
+    assert_eq!(repo.user_by_email("ann@example.org").unwrap().unwrap().1, "newhash");
+    assert!(repo.session("sess", now()).unwrap().is_none(), "sessions ended");
+    assert!(matches!(repo.use_reset("r1", "x", now()), Err(StoreError::Conflict(_))));
+    assert!(repo.reset_user("r1", now()).unwrap().is_none());
+    repo.create_reset("r2", ann.id, None, now() - 1).unwrap();
+    assert!(matches!(repo.use_reset("r2", "x", now()), Err(StoreError::Conflict(_))));
+    assert!(matches!(repo.use_reset("nope", "x", now()), Err(StoreError::NotFound(_))));
+    assert!(matches!(repo.create_reset("r3", 9999, None, now() + 60), Err(StoreError::NotFound(_))));
 }

@@ -3,16 +3,28 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
-use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me};
+use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me, ResetInfo, ResetPassword};
 
 use super::{get, home_of, send, set_csrf, Failure};
+
+/// A `next` target is followed only when it is a path on this site: it starts with one `/`
+/// (not `//host`), holds no backslash and no control characters, and is not the
+/// sign-in page itself.
+pub fn safe_next(n: &str) -> bool {
+    n.starts_with('/')
+        && !n.starts_with("//")
+        && !n.contains('\\')
+        && !n.chars().any(|c| c.is_control())
+        && !n.starts_with("/login")
+        && n.len() <= 2000
+}
 
 #[component]
 pub fn Login() -> impl IntoView {
     let navigate = use_navigate();
     // `?next=/annotate/q/12` (a page whose session ended) brings the annotator back there; only
     // paths on this site are followed.
-    let next = use_query_map().read_untracked().get("next").filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'));
+    let next = use_query_map().read_untracked().get("next").filter(|n| safe_next(n));
     let (email, set_email) = signal(String::new());
     let (password, set_password) = signal(String::new());
     let (error, set_error) = signal(None::<String>);
@@ -113,6 +125,67 @@ pub fn Invite() -> impl IntoView {
                                 prop:value=pw2 on:input=move |ev| set_pw2.set(event_target_value(&ev)) />
                         </label>
                         <button class="button" type="submit">"Create my account"</button>
+                        {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                    </form>
+                }.into_any()
+            }
+        }}
+    }
+}
+
+/// `/reset/{token}`: an admin-issued one-time link to choose a new password.
+#[component]
+pub fn Reset() -> impl IntoView {
+    let params = use_params_map();
+    let token = params.read_untracked().get("token").unwrap_or_default();
+    let (info, set_info) = signal(None::<Result<ResetInfo, Failure>>);
+    {
+        let t = token.clone();
+        spawn_local(async move { set_info.set(Some(get(&format!("/api/auth/reset/{t}")).await)) });
+    }
+    let navigate = use_navigate();
+    let (pw1, set_pw1) = signal(String::new());
+    let (pw2, set_pw2) = signal(String::new());
+    let (error, set_error) = signal(None::<String>);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if pw1.get_untracked() != pw2.get_untracked() {
+            set_error.set(Some("the two passwords differ".into()));
+            return;
+        }
+        let navigate = navigate.clone();
+        let body = ResetPassword { password: pw1.get_untracked() };
+        let t = token.clone();
+        spawn_local(async move {
+            let r: Result<Me, Failure> = send("POST", &format!("/api/auth/reset/{t}"), &body).await;
+            match r {
+                Ok(me) => {
+                    set_csrf(&me.csrf);
+                    navigate(home_of(me.user.role), Default::default());
+                }
+                Err(f) => set_error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <h1>"Choose a new password"</h1>
+        {move || match info.get() {
+            None => view! { <p class="loading">"Checking the link…"</p> }.into_any(),
+            Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> <p><a href="/login">"Sign in"</a></p> }.into_any(),
+            Some(Ok(i)) => {
+                let submit = submit.clone();
+                view! {
+                    <form class="panel form narrow" on:submit=submit>
+                        <p>"New password for " <strong data-testid="reset-email">{i.email.clone()}</strong> ". Signing in elsewhere ends."</p>
+                        <label>"New password (10 characters or more)"
+                            <input type="password" name="password" autocomplete="new-password" required minlength="10"
+                                prop:value=pw1 on:input=move |ev| set_pw1.set(event_target_value(&ev)) />
+                        </label>
+                        <label>"Repeat the password"
+                            <input type="password" name="password2" autocomplete="new-password" required
+                                prop:value=pw2 on:input=move |ev| set_pw2.set(event_target_value(&ev)) />
+                        </label>
+                        <button class="button" type="submit">"Set the password and sign in"</button>
                         {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
                     </form>
                 }.into_any()

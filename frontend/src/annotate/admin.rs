@@ -1,16 +1,18 @@
-//! Admins: invite users by one-time link, list accounts, calibrate the RNS weights against
-//! the expert partitions and see every stored calibration with its provenance.
+//! Admins: invite users by one-time link, list accounts (with one-time password-reset links),
+//! assign batches to annotators with an overlap target and see each question's coverage,
+//! calibrate the RNS weights against the expert partitions and see every stored calibration
+//! with its provenance.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serenqa_shared::annotate::{CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite, InviteCreated, Me, Role, Source, User};
+use serenqa_shared::annotate::{BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite, InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, User};
 
 use super::account::SignOut;
-use super::{fmt3, get, send, Failure, Signed};
+use super::{fmt3, get, send, Failure, SignedAs};
 
 #[component]
 pub fn Admin() -> impl IntoView {
-    view! { <Signed children=|me: Me| view! { <AdminBody me=me /> } /> }
+    view! { <SignedAs needs=vec![Role::Admin] children=|me: Me| view! { <AdminBody me=me /> } /> }
 }
 
 #[component]
@@ -74,11 +76,12 @@ fn AdminBody(me: Me) -> impl IntoView {
                 None => view! { <p class="loading">"Loading…"</p> }.into_any(),
                 Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
                 Some(Ok(v)) => view! {
-                    <div class="table-wrap"><table><thead><tr><th>"Email"</th><th>"Name"</th><th>"Role"</th></tr></thead>
-                    <tbody>{v.into_iter().map(|u| view! { <tr><td>{u.email}</td><td>{u.name}</td><td>{u.role.as_str()}</td></tr> }).collect_view()}</tbody></table></div>
+                    <div class="table-wrap"><table data-testid="users"><thead><tr><th>"Email"</th><th>"Name"</th><th>"Role"</th><th>"Password"</th></tr></thead>
+                    <tbody>{v.into_iter().map(|u| view! { <tr><td>{u.email.clone()}</td><td>{u.name.clone()}</td><td>{u.role.as_str()}</td><td><ResetButton user=u /></td></tr> }).collect_view()}</tbody></table></div>
                 }.into_any(),
             }}
         </section>
+        <Assignments />
         <section class="panel">
             <h2>"Calibrate the RNS weights"</h2>
             <p class="muted">"Searches the weight simplex α + β + γ = 1 for the weights whose RNS-guided partitions agree best with the expert partitions (submitted rankings; candidates must be in the loaded graph)."</p>
@@ -126,5 +129,140 @@ fn AdminBody(me: Me) -> impl IntoView {
                 }.into_any(),
             }}
         </section>
+    }
+}
+
+/// "Reset link": a one-time link that lets the user choose a new password (shown once).
+#[component]
+fn ResetButton(user: User) -> impl IntoView {
+    let (out, set_out) = signal(None::<Result<ResetCreated, String>>);
+    let id = user.id;
+    let click = move |_| {
+        spawn_local(async move {
+            let r: Result<ResetCreated, Failure> = send("POST", &format!("/api/admin/users/{id}/reset"), &serde_json::json!({})).await;
+            set_out.set(Some(r.map_err(|f| f.message)));
+        })
+    };
+    view! {
+        {move || match out.get() {
+            None => view! { <button class="link-button big" type="button" data-testid="reset" on:click=click>{format!("Reset link for {}", user.email)}</button> }.into_any(),
+            Some(Ok(r)) => view! { <span>"One-time link (24 h, shown once): " <code data-testid="reset-link">{r.link}</code></span> }.into_any(),
+            Some(Err(e)) => view! { <span class="error" role="alert">{e}</span> }.into_any(),
+        }}
+    }
+}
+
+/// Batches → annotators with an overlap target (k annotators per question), and coverage.
+#[component]
+fn Assignments() -> impl IntoView {
+    let (list, set_list) = signal(None::<Result<Vec<BatchAssignment>, Failure>>);
+    let (people, set_people) = signal(Vec::<User>::new());
+    spawn_local(async move {
+        if let Ok(u) = get::<Vec<User>>("/api/admin/users").await {
+            set_people.set(u.into_iter().filter(|u| u.role == Role::Annotator).collect());
+        }
+        set_list.set(Some(get("/api/admin/assignments").await));
+    });
+    view! {
+        <section class="panel" data-testid="assignments">
+            <h2>"Assign batches"</h2>
+            <p class="muted">"A batch nobody is assigned to is open to every annotator; once assigned, only its annotators see it. The overlap target k is how many annotators each question should get; coverage counts submitted rankings per question."</p>
+            {move || match list.get() {
+                None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+                Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
+                Some(Ok(v)) => view! {
+                    <div class="assign-list">
+                        {v.into_iter().map(|a| view! { <AssignRow a=a people=people.get_untracked() /> }).collect_view()}
+                    </div>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn AssignRow(a: BatchAssignment, people: Vec<User>) -> impl IntoView {
+    let bid = a.batch.id;
+    let current = RwSignal::new(a.clone());
+    let chosen = RwSignal::new(a.annotators.clone());
+    let k = RwSignal::new(a.overlap.map(|k| k.to_string()).unwrap_or_default());
+    let (msg, set_msg) = signal(None::<Result<String, String>>);
+    let save = move |_| {
+        let overlap = match k.get_untracked().trim() {
+            "" => None,
+            t => match t.parse::<i64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    set_msg.set(Some(Err("k must be a whole number (or empty for no target)".into())));
+                    return;
+                }
+            },
+        };
+        let body = SetAssignment { annotators: chosen.get_untracked(), overlap };
+        spawn_local(async move {
+            let r: Result<BatchAssignment, Failure> = send("PUT", &format!("/api/admin/batches/{bid}/assignment"), &body).await;
+            match r {
+                Ok(x) => {
+                    current.set(x);
+                    set_msg.set(Some(Ok("Saved.".into())));
+                }
+                Err(f) => set_msg.set(Some(Err(f.message))),
+            }
+        });
+    };
+    let name = a.batch.name.clone();
+    view! {
+        <div class="assign" data-testid="assign-row" data-batch=bid>
+            <div class="assign-head">
+                <strong>{name.clone()}</strong>
+                <span class="muted">{move || {
+                    let c = current.get();
+                    let n = c.coverage.len();
+                    let k = c.overlap.unwrap_or(1);
+                    let who = if c.annotators.is_empty() { "open to every annotator".to_string() } else { format!("{} assigned", c.annotators.len()) };
+                    format!("{who} · {} of {n} questions have ≥ {k} submitted ranking{}", c.covered, if k == 1 { "" } else { "s" })
+                }}</span>
+            </div>
+            <div class="progress" role="progressbar" aria-label=format!("{name} coverage")
+                aria-valuemin="0" aria-valuemax=move || current.get().coverage.len() aria-valuenow=move || current.get().covered>
+                <span style=move || { let c = current.get(); format!("width: {}%", if c.coverage.is_empty() { 0 } else { 100 * c.covered as usize / c.coverage.len() }) }></span>
+            </div>
+            <div class="form inline">
+                <fieldset class="assign-people">
+                    <legend>"Annotators"</legend>
+                    {if people.is_empty() { Some(view! { <span class="muted">"No annotator accounts yet."</span> }) } else { None }}
+                    {people.into_iter().map(|u| {
+                        let uid = u.id;
+                        view! {
+                            <label class="check"><input type="checkbox" data-testid="assign-user" data-user=uid
+                                prop:checked=move || chosen.get().contains(&uid)
+                                on:change=move |ev| { let on = event_target_checked(&ev); chosen.update(|v| { v.retain(|x| *x != uid); if on { v.push(uid); } }); } />
+                                {u.email.clone()}</label>
+                        }
+                    }).collect_view()}
+                </fieldset>
+                <label>"k per question"
+                    <input type="number" min="1" max="1000" data-testid="assign-k" placeholder="none" prop:value=move || k.get() on:input=move |ev| k.set(event_target_value(&ev)) />
+                </label>
+                <button class="button" type="button" data-testid="assign-save" on:click=save>"Save"</button>
+                {move || msg.get().map(|m| match m {
+                    Ok(t) => view! { <span class="muted" role="status">{t}</span> }.into_any(),
+                    Err(e) => view! { <span class="error" role="alert">{e}</span> }.into_any(),
+                })}
+            </div>
+            <details>
+                <summary>"Coverage per question"</summary>
+                <ol class="coverage" data-testid="coverage">
+                    {move || {
+                        let c = current.get();
+                        let k = c.overlap.unwrap_or(1).max(1);
+                        c.coverage.iter().enumerate().map(|(i, n)| {
+                            let class = if *n >= k { "cov full" } else if *n > 0 { "cov part" } else { "cov none" };
+                            view! { <li class=class title=format!("question {}: {n} of {k}", i + 1)>{format!("{} · {n}/{k}", i + 1)}</li> }
+                        }).collect_view()
+                    }}
+                </ol>
+            </details>
+        </div>
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod guide;
 pub mod question;
 pub mod review;
 pub mod sync;
@@ -48,13 +49,43 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// `navigator.onLine` (true when unknown).
+pub fn is_online() -> bool {
+    js_sys::Reflect::get(&window(), &"navigator".into())
+        .and_then(|n| js_sys::Reflect::get(&n, &"onLine".into()))
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true)
+}
+
+/// What a person reads when the server could not be reached (instead of the browser's
+/// "TypeError: Failed to fetch").
+pub fn offline_message() -> String {
+    let online = is_online();
+    if online { "the server could not be reached (network problem or server restarting)".into() } else { "this device is offline".into() }
+}
+
+/// A readable line for a failed request without a JSON error body.
+pub fn status_message(status: u16) -> String {
+    match status {
+        0 => offline_message(),
+        401 => "your session has ended; sign in again".into(),
+        403 => "you do not have the role this needs".into(),
+        404 => "not found".into(),
+        408 | 429 | 503 => format!("the server is busy (HTTP {status}); try again in a moment"),
+        s if s >= 500 => format!("the server had a problem (HTTP {s})"),
+        s => format!("the request was refused (HTTP {s})"),
+    }
+}
+
 async fn finish<T: DeserializeOwned>(req: Result<gloo_net::http::Response, gloo_net::Error>) -> Result<T, Failure> {
-    let resp = req.map_err(|e| Failure { status: 0, message: format!("network error: {e}") })?;
+    let resp = req.map_err(|_| Failure { status: 0, message: offline_message() })?;
     let status = resp.status();
     if !resp.ok() {
         let message = match resp.json::<ApiError>().await {
-            Ok(e) => e.message,
-            Err(_) => format!("HTTP {status}"),
+            // 5xx details are hidden by the server; name the kind of failure instead.
+            Ok(e) if status < 500 && status != 401 => e.message,
+            _ => status_message(status),
         };
         return Err(Failure { status, message });
     }
@@ -102,9 +133,35 @@ pub fn home_of(role: Role) -> &'static str {
     }
 }
 
-/// Wraps a page that needs a session: loading, sign-in prompt, or the page.
+/// `/login?next=<this page>`: signing in comes back here.
+pub fn login_href() -> String {
+    let loc = window().location();
+    let here = format!("{}{}", loc.pathname().unwrap_or_default(), loc.search().unwrap_or_default());
+    format!("/login?next={}", String::from(js_sys::encode_uri_component(&here)))
+}
+
+/// The sign-in prompt for a page whose session is missing or ended.
 #[component]
-pub fn Signed<F, V>(children: F) -> impl IntoView
+pub fn SignInPrompt(#[prop(into)] message: String) -> impl IntoView {
+    view! {
+        <section class="panel" data-testid="sign-in-prompt">
+            <p>{message}</p>
+            <a class="button" href=login_href()>"Sign in"</a>
+            <span class="muted">" — you will come back to this page."</span>
+        </section>
+    }
+}
+
+/// Who may use a page, as the API checks it (admins pass every check).
+pub fn role_allows(role: Role, needs: &[Role]) -> bool {
+    role == Role::Admin || needs.contains(&role)
+}
+
+/// Wraps a page that needs a session and one of `needs` (admins pass every check): loading,
+/// a sign-in prompt that comes back here, a clear message for any other role
+/// (and a link to their own page) instead of forms the server would refuse.
+#[component]
+pub fn SignedAs<F, V>(needs: Vec<Role>, children: F) -> impl IntoView
 where
     F: Fn(Me) -> V + Send + Sync + 'static,
     V: IntoView + 'static,
@@ -112,14 +169,20 @@ where
     let me = use_me();
     move || match me.get() {
         None => view! { <p class="loading">"Checking your session…"</p> }.into_any(),
-        Some(Err(f)) if f.status == 401 => view! {
-            <section class="panel">
-                <p>"Please sign in to continue."</p>
-                <a class="button" href="/login">"Sign in"</a>
-            </section>
-        }
-        .into_any(),
+        Some(Err(f)) if f.status == 401 => view! { <SignInPrompt message="Please sign in to continue." /> }.into_any(),
         Some(Err(f)) => view! { <p class="error" role="alert">{format!("Could not check your session: {f}")}</p> }.into_any(),
+        Some(Ok(m)) if !role_allows(m.user.role, &needs) => {
+            let names: Vec<&str> = needs.iter().filter(|r| **r != Role::Admin).map(|r| r.as_str()).chain(std::iter::once("admin")).collect();
+            let home = home_of(m.user.role);
+            view! {
+                <section class="panel role-gate" data-testid="role-gate" role="alert">
+                    <h1>"Not available with your role"</h1>
+                    <p>{format!("This page needs the {} role. You are signed in as {} ({}).", names.join(" or "), m.user.email, m.user.role.as_str())}</p>
+                    <p><a class="button" href=home>"Go to your page"</a></p>
+                </section>
+            }
+            .into_any()
+        }
         Some(Ok(m)) => children(m).into_view().into_any(),
     }
 }

@@ -6,22 +6,30 @@
 //! [`super::sync`]'s job; this page only renders and reports changes to it.
 //!
 //! The list order is the ranking: an item with "tied with the one above" shares the rank of
-//! its predecessor, otherwise it ranks one below it (dense ranks 1, 2, 2, 3 …).
+//! its predecessor, otherwise it ranks one below it (dense ranks 1, 2, 2, 3 …). Moving an item
+//! keeps every other tie between the same items (see [`move_in`]); dragging near the top or
+//! bottom of the window scrolls it.
+//!
+//! Around the ranking: the guidelines ([`super::guide`]), the question's known answers (every
+//! candidate, alphabetically — never in the server's LLM order, which the page does not have),
+//! "question k of N", and after a submission the next question still to do (unless the
+//! annotator turned that off; remembered on this device).
 
 use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::use_params_map;
-use serenqa_shared::annotate::{Candidate, CandidateContext, Me, QuestionView, RankEntry, Status};
+use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
+use serenqa_shared::annotate::{BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status};
 use wasm_bindgen::JsCast;
 
 use super::sync::{self, LocalCopy, SaveState, Saver, Snapshot, Ui};
-use super::{get, Failure, Signed};
+use super::guide::Guidelines;
+use super::{get, Failure, SignInPrompt, SignedAs};
 
 #[derive(Clone, Debug, PartialEq)]
 struct Item {
-    cand: Candidate,
+    cand: BlindCandidate,
     ctx: Option<CandidateContext>,
     /// Tied with the item above.
     tie: bool,
@@ -63,13 +71,45 @@ fn arrange(v: &mut [Item], ranking: &[RankEntry]) {
     normalise(v);
 }
 
+/// Moves the item at `from` to `to` without changing any other tie: the item below the one
+/// leaving takes over its tie to the item above (so it stays in its group, or becomes the
+/// head of the group it was tied to), and the moved item joins a group only when it lands
+/// between two items tied together (it shows as tied there).
+fn move_in(v: &mut Vec<Item>, from: usize, to: usize) {
+    if from >= v.len() || to >= v.len() || from == to {
+        return;
+    }
+    let mut it = v.remove(from);
+    if let Some(below) = v.get_mut(from) {
+        if below.tie {
+            below.tie = it.tie;
+        }
+    }
+    it.tie = to > 0 && v.get(to).is_some_and(|x| x.tie);
+    v.insert(to, it);
+    normalise(v);
+}
+
 fn ranking_of(v: &[Item]) -> Vec<RankEntry> {
     v.iter().zip(ranks(v)).map(|(it, r)| RankEntry { candidate: it.cand.id, rank: Some(r), unsure: it.unsure }).collect()
 }
 
 #[component]
 pub fn QuestionPage() -> impl IntoView {
-    view! { <Signed children=|me: Me| view! { <QuestionLoader user=me.user.id /> } /> }
+    view! { <SignedAs needs=vec![Role::Annotator] children=|me: Me| view! { <QuestionLoader user=me.user.id /> } /> }
+}
+
+/// Whether to open the next question to do after a submission (this device's choice).
+const ADVANCE_KEY: &str = "serenqa:auto-advance";
+
+fn auto_advance() -> bool {
+    window().local_storage().ok().flatten().and_then(|s| s.get_item(ADVANCE_KEY).ok().flatten()).as_deref() != Some("0")
+}
+
+fn set_auto_advance(on: bool) {
+    if let Some(s) = window().local_storage().ok().flatten() {
+        let _ = s.set_item(ADVANCE_KEY, if on { "1" } else { "0" });
+    }
 }
 
 #[component]
@@ -90,7 +130,8 @@ fn QuestionLoader(user: i64) -> impl IntoView {
     });
     move || match qv.get() {
         None => view! { <p class="loading">"Loading the question…"</p> }.into_any(),
-        Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
+        Some(Err(f)) if f.status == 401 => view! { <SignInPrompt message="Your session has ended. Sign in again to open this question." /> }.into_any(),
+        Some(Err(f)) => view! { <p class="error" role="alert">{format!("Could not load the question: {}", f.message)}</p> }.into_any(),
         Some(Ok(v)) => view! { <Ranker qv=v user=user /> }.into_any(),
     }
 }
@@ -111,7 +152,7 @@ fn focus_candidate(id: i64) {
 #[component]
 fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let qid = qv.question.id;
-    let ctx_of = |c: &Candidate| qv.context.iter().find(|x| x.candidate == c.id).cloned();
+    let ctx_of = |c: &BlindCandidate| qv.context.iter().find(|x| x.candidate == c.id).cloned();
     let mut initial: Vec<Item> = qv.question.candidates.iter().map(|c| Item { cand: c.clone(), ctx: ctx_of(c), tie: false, unsure: false }).collect();
     // What the annotator last saved (a pending edit of a submission, else the response).
     let loaded = qv.response.as_ref().map(Snapshot::of_response);
@@ -130,6 +171,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         submitted: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.status == Status::Complete)),
         edited: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.pending.is_some())),
         conflict: RwSignal::new(None),
+        just_submitted: RwSignal::new(false),
     };
     let (state, submitted, edited, conflict) = (ui.state, ui.submitted, ui.edited, ui.conflict);
     let base = qv.response.as_ref().map_or(0, |r| r.revision);
@@ -157,6 +199,21 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     }
     let saver = StoredValue::new(saver);
     let dragging = RwSignal::new(None::<i64>);
+    // After a submission: on to the next question still to do, if the annotator wants that.
+    let advance = RwSignal::new(auto_advance());
+    let next_todo = qv.next_todo;
+    {
+        let navigate = use_navigate();
+        let just = ui.just_submitted;
+        Effect::new(move |_| {
+            if just.get() && advance.get_untracked() {
+                if let Some(n) = next_todo {
+                    navigate(&format!("/annotate/q/{n}?submitted={qid}"), Default::default());
+                }
+            }
+        });
+    }
+    let came_from = use_query_map().read_untracked().get("submitted").and_then(|s| s.parse::<i64>().ok());
 
     let snapshot = move || Snapshot { ranking: items.with_untracked(|v| ranking_of(v)), confidence: confidence.get_untracked(), comment: comment.get_untracked() };
     let apply = move |s: &Snapshot| {
@@ -228,16 +285,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             changed();
         }
     };
-    let move_item = move |from: usize, to: usize| {
-        items.update(|v| {
-            if from < v.len() && to < v.len() && from != to {
-                let mut it = v.remove(from);
-                it.tie = false;
-                v.insert(to, it);
-                normalise(v);
-            }
-        });
-    };
+    let move_item = move |from: usize, to: usize| items.update(|v| move_in(v, from, to));
     let index_of = move |id: i64| items.with(|v| v.iter().position(|x| x.cand.id == id));
     let on_key = move |id: i64, ev: web_sys::KeyboardEvent| {
         let Some(i) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) else { return };
@@ -267,10 +315,14 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         }
     };
     // Pointer drag: the handle captures the pointer; the item under the pointer gives the
-    // target position, and the list reorders live.
-    let on_move = move |ev: web_sys::PointerEvent| {
+    // target position, and the list reorders live. Near the window's top or bottom edge a
+    // timer scrolls the page (faster closer to the edge) and re-targets under the pointer.
+    let pointer = StoredValue::new((0.0f32, 0.0f32));
+    let scroller = StoredValue::new(None::<IntervalHandle>);
+    let retarget = move || {
         let Some(id) = dragging.get_untracked() else { return };
-        let Some(target) = document().element_from_point(ev.client_x() as f32, ev.client_y() as f32) else { return };
+        let (x, y) = pointer.get_value();
+        let Some(target) = document().element_from_point(x, y) else { return };
         let Some(li) = target.closest("[data-index]").ok().flatten() else { return };
         let Some(to) = li.get_attribute("data-index").and_then(|s| s.parse::<usize>().ok()) else { return };
         if let Some(from) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) {
@@ -279,7 +331,42 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             }
         }
     };
+    let on_move = move |ev: web_sys::PointerEvent| {
+        if dragging.get_untracked().is_none() {
+            return;
+        }
+        pointer.set_value((ev.client_x() as f32, ev.client_y() as f32));
+        retarget();
+    };
+    let stop_scroller = move || {
+        if let Some(h) = scroller.try_update_value(|s| s.take()).flatten() {
+            h.clear();
+        }
+    };
+    let start_scroller = move || {
+        stop_scroller();
+        let h = set_interval_with_handle(
+            move || {
+                if dragging.get_untracked().is_none() {
+                    return;
+                }
+                let (_, y) = pointer.get_value();
+                let h = window().inner_height().ok().and_then(|v| v.as_f64()).unwrap_or(800.0) as f32;
+                const EDGE: f32 = 70.0;
+                let dy = if y < EDGE { -(EDGE - y.max(0.0)) / 3.0 - 2.0 } else if y > h - EDGE { (y.min(h) - (h - EDGE)) / 3.0 + 2.0 } else { 0.0 };
+                if dy != 0.0 {
+                    window().scroll_by_with_x_and_y(0.0, dy as f64);
+                    retarget();
+                }
+            },
+            Duration::from_millis(30),
+        )
+        .ok();
+        scroller.set_value(h);
+    };
+    on_cleanup(stop_scroller);
     let end_drag = move |_ev: web_sys::PointerEvent| {
+        stop_scroller();
         if dragging.get_untracked().is_some() {
             dragging.set(None);
             changed();
@@ -289,23 +376,39 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let q = qv.question.clone();
     let total = q.candidates.len();
     let (prev, next) = (qv.prev, qv.next);
+    let (index, of) = (qv.index, qv.total);
+    let mut known: Vec<(String, String)> = q.candidates.iter().map(|c| (c.name.clone(), c.kind.clone())).collect();
+    known.sort_by_key(|(n, _)| n.to_lowercase());
+    let batch_href = format!("/annotate/batch/{}", qv.batch.id);
     view! {
-        <p><a href=format!("/annotate/batch/{}", qv.batch.id)>{format!("← {}", qv.batch.name)}</a></p>
+        <nav class="q-crumbs" aria-label="Batch">
+            <a href=batch_href.clone()>{format!("← {}", qv.batch.name)}</a>
+            {(of > 0).then(|| view! { <span class="q-pos" data-testid="q-position">{format!("Question {index} of {of}")}</span> })}
+        </nav>
+        {came_from.map(|_| view! { <p class="notice ok" role="status" data-testid="advanced">"Your ranking of the previous question was submitted. This is the next question still to do."</p> })}
+        <Guidelines />
         <section class="panel question">
             {restore_banner}
             {conflict_panel}
-            <p class="muted">{q.category.clone()}</p>
+            <p class="muted">{super::work::category_label(&q.category)}</p>
             <h1 data-testid="question-text">{q.text.clone()}</h1>
             {(!q.resources.is_empty()).then(|| view! {
-                <p class="muted">"Entities in the question: "
+                <p class="muted">"Named in the question: "
                     {q.resources.iter().map(|r| match &r.link {
                         Some(l) => view! { <a href=l.clone() target="_blank" rel="noopener">{r.name.clone()}</a>" " }.into_any(),
                         None => view! { <span>{r.name.clone()}" "</span> }.into_any(),
                     }).collect_view()}
                 </p>
             })}
+            <div class="known" data-testid="known-answers">
+                <h2>{format!("Known answers ({})", known.len())}</h2>
+                <p class="muted">"All of these answer the question according to the knowledge graph (listed alphabetically). Judge each one's serendipity against the others and the entities named in the question."</p>
+                <ul class="known-list">
+                    {known.into_iter().map(|(n, k)| view! { <li>{n}<span class="tag">{k}</span></li> }).collect_view()}
+                </ul>
+            </div>
             <p class="help" id="rank-help">
-                "Order the " {total} " candidates from most serendipitous (1) to least. Drag them by the ⠿ handle, or focus one and use ↑ / ↓ to move it, T to tie it with the one above, U to mark it unsure."
+                "Order the " {total} " candidates from most serendipitous (1) to least. Drag them by the ⠿ handle, or focus one and use ↑ / ↓ to move it, T to tie it with the one above, U to mark it unsure. Under each candidate: its largest relation groups, naming its most specific neighbours."
             </p>
             <ol class="ranking" aria-describedby="rank-help" data-testid="ranking"
                 on:pointermove=on_move on:pointerup=end_drag on:pointercancel=end_drag>
@@ -334,7 +437,9 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                                         if let Some(t) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
                                             let _ = t.set_pointer_capture(ev.pointer_id());
                                         }
+                                        pointer.set_value((ev.client_x() as f32, ev.client_y() as f32));
                                         dragging.set(Some(id));
+                                        start_scroller();
                                     }>"⠿"</span>
                                 <span class="rank" data-testid="rank">{rank}</span>
                                 <div class="cand-body">
@@ -387,14 +492,21 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                 {move || (submitted.get() && edited.get()).then(|| view! {
                     <button class="link-button" type="button" data-testid="discard-edits" on:click=discard_edits>"Discard edits (back to the submission)"</button>
                 })}
-                <span class="save-state" data-testid="save-state" role="status">
+                <label class="check advance">
+                    <input type="checkbox" data-testid="auto-advance" prop:checked=move || advance.get()
+                        on:change=move |ev| { let on = event_target_checked(&ev); set_auto_advance(on); advance.set(on); } />
+                    {if next_todo.is_some() { "After submitting, open the next question to do" } else { "After submitting, open the next question to do (none left)" }}
+                </label>
+                <span class="save-state" data-testid="save-state" role="status"
+                    class:warn=move || matches!(state.get(), SaveState::Retrying(_))
+                    class:error=move || matches!(state.get(), SaveState::Failed(_) | SaveState::Conflict | SaveState::SignedOut)>
                     {move || match state.get() {
                         SaveState::Untouched => "Not saved yet".to_string(),
                         SaveState::Pending | SaveState::Saving => "Saving…".to_string(),
                         SaveState::Saved(rev) if submitted.get() && edited.get() => format!("Edits saved as a draft; press “Update submission” to count them (revision {rev})"),
                         SaveState::Saved(rev) => format!("Saved{} (revision {rev})", if submitted.get() { ", submitted" } else { " as draft" }),
-                        SaveState::Retrying(m) => format!("Not saved yet ({m}); retrying…"),
-                        SaveState::Failed(m) => format!("Not saved: {m}"),
+                        SaveState::Retrying(m) => format!("Not saved yet: {m}. Your changes are kept on this device and sent automatically as soon as the server can be reached."),
+                        SaveState::Failed(m) => format!("Not saved: {m}. Change the ranking or press Submit to try again."),
                         SaveState::Conflict => "Not saved: changed elsewhere (see above)".to_string(),
                         SaveState::SignedOut => "Not saved: your session has ended".to_string(),
                     }}
@@ -407,6 +519,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             })}
             <nav class="prevnext" aria-label="Questions">
                 {prev.map(|p| view! { <a href=format!("/annotate/q/{p}")>"← Previous"</a> })}
+                {next_todo.filter(|n| Some(*n) != next).map(|n| view! { <a href=format!("/annotate/q/{n}") data-testid="next-todo">"Next to do →"</a> })}
                 {next.map(|n| view! { <a href=format!("/annotate/q/{n}")>"Next →"</a> })}
             </nav>
         </section>

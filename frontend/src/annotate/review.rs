@@ -3,14 +3,14 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serenqa_shared::annotate::{BatchAggregate, BatchReview, Me};
+use serenqa_shared::annotate::{BatchAggregate, BatchReview, Me, Role};
 
 use super::account::SignOut;
-use super::{fmt3, get, Failure, Signed};
+use super::{fmt3, get, Failure, SignedAs};
 
 #[component]
 pub fn Review() -> impl IntoView {
-    view! { <Signed children=|me: Me| view! { <ReviewBody me=me /> } /> }
+    view! { <SignedAs needs=vec![Role::Reviewer] children=|me: Me| view! { <ReviewBody me=me /> } /> }
 }
 
 #[component]

@@ -14,7 +14,9 @@
 //!   stops saving and shows both versions until the annotator keeps theirs (resent based on the
 //!   stored revision) or takes the stored one.
 //! - A submission id names one body: a failed request (network, 5xx) is retried with the same
-//!   body and id, so the server stores it once; new content gets a new id.
+//!   body and id, so the server stores it once; new content gets a new id. Retries back off
+//!   (2 s doubling to 30 s) and happen at once when the browser reports it is back `online`;
+//!   the page says in plain words what went wrong (offline, server unreachable, busy).
 //! - Leaving the view (in-app navigation) or the page (`pagehide`) sends what is pending at
 //!   once, as a `keepalive` fetch that outlives the page. Every change is also copied to
 //!   `localStorage` until it is acknowledged; when a save cannot be made (session expired,
@@ -86,6 +88,8 @@ pub struct Ui {
     /// The submitted response has saved, unsubmitted edits.
     pub edited: RwSignal<bool>,
     pub conflict: RwSignal<Option<StaleRevision>>,
+    /// A complete save (submission) was acknowledged.
+    pub just_submitted: RwSignal<bool>,
 }
 
 /// A copy of unsaved changes kept on this device.
@@ -313,11 +317,12 @@ impl Saver {
                     self.ui.state.set(SaveState::Conflict);
                     None
                 }
-                Reply::Failed { status, message, .. } if status == 0 || status == 408 || status == 429 || status >= 500 => {
-                    // Unknown outcome: retry the same body (same submission id) after a pause.
+                Reply::Failed { status, .. } if status == 0 || status == 408 || status == 429 || status >= 500 => {
+                    // Unknown outcome: retry the same body (same submission id) after a pause,
+                    // or as soon as the browser is back online.
                     attempt += 1;
-                    self.ui.state.set(SaveState::Retrying(message));
-                    sleep((1000i32 << attempt.min(5)).min(30_000)).await;
+                    self.ui.state.set(SaveState::Retrying(super::status_message(status)));
+                    sleep_or_online((1000i32 << attempt.min(5)).min(30_000)).await;
                     let mut c = self.lock();
                     if c.blocked {
                         None
@@ -393,6 +398,9 @@ impl Saver {
         drop(c);
         if body.status == Status::Complete {
             self.ui.submitted.set(true);
+            if !dirty {
+                self.ui.just_submitted.set(true);
+            }
         }
         self.ui.edited.set(o.pending);
         self.ui.state.set(if dirty { SaveState::Pending } else { SaveState::Saved(o.revision) });
@@ -438,7 +446,7 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
     Box::pin(async move {
         let resp = match JsFuture::from(promise).await {
             Ok(r) => r,
-            Err(_) => return failed(0, "network error"),
+            Err(_) => return failed(0, super::offline_message()),
         };
         let Ok(resp) = resp.dyn_into::<web_sys::Response>() else { return failed(0, "not a response") };
         let status = resp.status();
@@ -464,6 +472,22 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
             Err(_) => failed(status, format!("HTTP {status}")),
         }
     })
+}
+
+/// Sleeps `ms`, or less: wakes when the window's `online` event fires.
+async fn sleep_or_online(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let w = window();
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        // addEventListener("online", resolve, {once: true}), through Reflect (no extra web-sys
+        // features); resolving twice is harmless.
+        let opts = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&opts, &JsValue::from_str("once"), &JsValue::TRUE);
+        if let Ok(add) = js_sys::Reflect::get(&w, &JsValue::from_str("addEventListener")).and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from)) {
+            let _ = add.call3(&w, &JsValue::from_str("online"), &resolve, &opts);
+        }
+    });
+    let _ = JsFuture::from(p).await;
 }
 
 async fn sleep(ms: i32) {

@@ -8,7 +8,11 @@
 //! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
 //! | `GET /api/review/batches[/{id}]`, `/api/review/expert-rankings`, `/api/review/export.{json,csv}`, `/api/review/runs` | reviewer, admin (pseudonyms; emails for admin only) |
-//! | `POST /api/admin/invites`, `GET /api/admin/users`, `GET/POST /api/admin/calibrations` | admin |
+//! | `GET/POST /api/auth/reset/{token}` | anyone holding an admin-issued reset link (CSRF header) |
+//! | `POST /api/admin/invites`, `GET /api/admin/users`, `POST /api/admin/users/{id}/reset`, `GET /api/admin/assignments`, `PUT /api/admin/batches/{id}/assignment`, `GET/POST /api/admin/calibrations` | admin |
+//!
+//! A batch assigned to some annotators is theirs only: others do not see it, and its questions
+//! answer them 403 (a batch nobody is assigned to is open to every annotator).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,6 +38,8 @@ use super::AppState;
 pub const MAX_ANNOTATION_BODY: usize = 64 * 1024;
 /// Invite links stay valid this long.
 pub const INVITE_SECS: i64 = 7 * 24 * 3600;
+/// Password-reset links stay valid this long.
+pub const RESET_SECS: i64 = 24 * 3600;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -41,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/auth/logout", post(logout))
         .route("/auth/me", get(me))
         .route("/auth/invite/{token}", get(invite_info).post(accept_invite))
+        .route("/auth/reset/{token}", get(reset_info).post(reset_password))
         .route("/annotate/batches", get(my_batches))
         .route("/annotate/batches/{id}", get(my_batch))
         .route("/annotate/questions/{id}", get(my_question))
@@ -55,6 +62,9 @@ pub fn routes() -> Router<AppState> {
         .route("/review/runs", get(runs))
         .route("/admin/invites", post(create_invite))
         .route("/admin/users", get(users))
+        .route("/admin/users/{id}/reset", post(create_reset))
+        .route("/admin/assignments", get(assignments))
+        .route("/admin/batches/{id}/assignment", put(set_assignment))
         .route("/admin/calibrations", get(calibrations).post(calibrate))
         .layer(DefaultBodyLimit::max(MAX_ANNOTATION_BODY))
 }
@@ -193,9 +203,26 @@ pub(crate) async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, Ht
 pub(crate) async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
-    let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, r.questions_in_batch(id, uid)?))).await?;
+    let (batch, questions, open) = db(&a.svc, move |r| Ok((r.batch(id)?, r.questions_in_batch(id, uid)?, r.may_annotate(id, uid)?))).await?;
     let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
+    if !open && a.role() != Role::Admin {
+        return Err(not_assigned());
+    }
     Ok(Json(BatchView { batch, questions }))
+}
+
+fn not_assigned() -> HttpError {
+    forbidden("this batch is assigned to other annotators")
+}
+
+/// 403 unless the user may annotate the batch (admins may).
+async fn check_assigned(a: &Authed, batch_id: i64) -> Result<(), HttpError> {
+    let uid = a.user_id();
+    if a.role() == Role::Admin || db(&a.svc, move |r| r.may_annotate(batch_id, uid)).await? {
+        Ok(())
+    } else {
+        Err(not_assigned())
+    }
 }
 
 /// A stable per-annotator shuffle of the candidates (no saved order yet), so nobody starts
@@ -207,23 +234,63 @@ fn shuffle_key(user: i64, cand: i64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Relation groups shown per candidate, and neighbours named per group.
+const CONTEXT_GROUPS: usize = 4;
+const CONTEXT_NAMES: usize = 3;
+
+/// Longest neighbour name shown in a context line (GO terms run to 100+ characters).
+const CONTEXT_NAME_CHARS: usize = 48;
+
+fn short_name(name: &str) -> String {
+    if name.chars().count() <= CONTEXT_NAME_CHARS {
+        return name.to_string();
+    }
+    let cut: String = name.chars().take(CONTEXT_NAME_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// A few graph facts about a candidate. Neighbours are grouped by the relation's phrase from
+/// the candidate's side, so a symmetric relation stored in both directions ("resembles") is one
+/// group; the largest groups come first. Within a group the most specific neighbours are named:
+/// fewest links of their own first (a rare side effect says more than "Nausea"), then by name.
 fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
     let link = c.link.clone().map(|l| (link_label(&l), l)).or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
     let node = crate::calibration::resolve_candidate(g, c);
     let Some(n) = node else { return CandidateContext { candidate: c.id, in_graph: false, degree: 0, lines: Vec::new(), link } };
-    let d = super::graph::node_detail(g, n);
-    let mut groups = d.groups;
-    groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.phrase.cmp(&b.phrase)));
+    let mut groups: Vec<(String, Vec<serenqa_graph::NodeId>)> = Vec::new();
+    for outgoing in [true, false] {
+        for r in 0..g.relation_count() as u16 {
+            let range = if outgoing { g.out_range_rel(n, r) } else { g.in_range_rel(n, r) };
+            if range.is_empty() {
+                continue;
+            }
+            let ids = if outgoing { &g.out_csr().1[range] } else { &g.in_csr().1[range] };
+            let verb = &g.relation(r).verb;
+            let phrase = if outgoing { verb.clone() } else { serenqa_shared::phrases::passive(verb) };
+            match groups.iter_mut().find(|(p, _)| *p == phrase) {
+                Some((_, v)) => v.extend_from_slice(ids),
+                None => groups.push((phrase, ids.to_vec())),
+            }
+        }
+    }
+    for (_, v) in &mut groups {
+        v.sort_unstable();
+        v.dedup();
+        v.retain(|&m| m != n);
+        v.sort_by(|&a, &b| g.degree(a).cmp(&g.degree(b)).then_with(|| serenqa_graph::store::cmp_folded(g.name(a), g.name(b))).then(a.cmp(&b)));
+    }
+    groups.retain(|(_, v)| !v.is_empty());
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     let lines = groups
         .iter()
-        .take(3)
-        .map(|gr| {
-            let names: Vec<&str> = gr.nodes.iter().take(3).map(|n| n.name.as_str()).collect();
-            let more = if gr.count > names.len() as u64 { ", …" } else { "" };
-            format!("{} {}: {}{more}", gr.phrase, gr.count, names.join(", "))
+        .take(CONTEXT_GROUPS)
+        .map(|(phrase, v)| {
+            let names: Vec<String> = v.iter().take(CONTEXT_NAMES).map(|&m| short_name(g.name(m))).collect();
+            let more = if v.len() > names.len() { ", …" } else { "" };
+            format!("{phrase} {}: {}{more}", v.len(), names.join(", "))
         })
         .collect();
-    CandidateContext { candidate: c.id, in_graph: true, degree: d.degree, lines, link }
+    CandidateContext { candidate: c.id, in_graph: true, degree: g.degree(n) as u64, lines, link }
 }
 
 /// The database a stored link points to, for its label.
@@ -244,27 +311,40 @@ fn link_label(url: &str) -> String {
     label.to_string()
 }
 
-#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links, LLM ranks) and the annotator's saved response.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
+#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
 pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let (q, resp) = db(&a.svc, move |r| Ok((r.question(id)?, r.response_for(uid, id)?))).await?;
     let mut q = q.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
     let bid = q.batch_id;
+    check_assigned(&a, bid).await?;
     let (batch, list) = db(&a.svc, move |r| Ok((r.batch(bid)?, r.questions_in_batch(bid, uid)?))).await?;
     let batch = batch.ok_or_else(|| HttpError::internal("question without batch"))?;
-    // The LLM rank stays on the server: showing it anchors the experts' judgment.
-    for c in &mut q.candidates {
-        c.llm_rank = None;
-    }
-    if resp.is_none() {
-        q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
-    }
+    // Neither the questionnaire position nor the LLM rank leaves the server (showing either
+    // anchors the experts' judgment): candidates go out as `BlindCandidate`s, always in this
+    // annotator's shuffle (a saved ranking is re-applied by the page from the response).
+    q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
     let context = q.candidates.iter().map(|c| context(&s.graph, c)).collect();
     let pos = list.iter().position(|x| x.id == id);
     let prev = pos.and_then(|p| p.checked_sub(1)).map(|p| list[p].id);
     let next = pos.and_then(|p| list.get(p + 1)).map(|x| x.id);
-    Ok(Json(QuestionView { question: q, batch, context, response: resp, prev, next }))
+    let next_todo = pos.and_then(|p| {
+        let n = list.len();
+        (1..n).map(|k| &list[(p + k) % n]).find(|x| x.status != Some(Status::Complete)).map(|x| x.id)
+    });
+    let question = BlindQuestion {
+        id: q.id,
+        batch_id: q.batch_id,
+        source: q.source,
+        qid: q.qid,
+        text: q.text,
+        category: q.category,
+        pattern: q.pattern,
+        resources: q.resources,
+        candidates: q.candidates.iter().map(BlindCandidate::from).collect(),
+    };
+    Ok(Json(QuestionView { question, batch, context, response: resp, prev, next, index: pos.map_or(0, |p| p + 1), total: list.len(), next_todo }))
 }
 
 #[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
@@ -272,6 +352,7 @@ pub(crate) async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<New
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     let q = db(&a.svc, move |r| r.question(id)).await?.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
+    check_assigned(&a, q.batch_id).await?;
     let ids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
     let ranking = serenqa_store::ranking::validate(&ids, &body).map_err(|e| unprocessable(e.code, e.message))?;
     let r = NewResponse { ranking, ..body };
@@ -401,6 +482,70 @@ pub(crate) async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<Creat
 pub(crate) async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(db(&a.svc, |r| r.users()).await?))
+}
+
+/// The link base (`scheme://host`) of this request, as the invite links use it.
+fn link_base(a: &Authed, headers: &HeaderMap) -> String {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("127.0.0.1:8080");
+    let scheme = if over_tls(&a.svc, headers) { "https" } else { "http" };
+    format!("{scheme}://{host}")
+}
+
+#[utoipa::path(post, path = "/api/admin/users/{id}/reset", tag = "admin", description = "Creates a one-time password-reset link for a user (admins); valid 24 hours. Using it sets a new password and ends the user's sessions.", params(("id" = i64, Path, description = "User id")), responses((status = 200, description = "`ResetCreated` with the link"), (status = 403, description = "Not an admin"), (status = 404, description = "No such user")))]
+pub(crate) async fn create_reset(a: Authed, headers: HeaderMap, Path(id): Path<i64>) -> Result<Json<ResetCreated>, HttpError> {
+    a.require(ADMIN)?;
+    let token = auth::new_token().map_err(HttpError::internal)?;
+    let (hash, by) = (auth::token_hash(&token), a.user_id());
+    let expires_at = serenqa_store::now() + RESET_SECS;
+    db(&a.svc, move |r| r.create_reset(&hash, id, Some(by), expires_at)).await?;
+    Ok(Json(ResetCreated { link: format!("{}/reset/{token}", link_base(&a, &headers)), expires_at }))
+}
+
+fn check_reset_token(token: &str) -> Result<String, HttpError> {
+    check_token(token).map_err(|_| HttpError::not_found("unknown_reset", "this password-reset link is not valid"))
+}
+
+#[utoipa::path(get, path = "/api/auth/reset/{token}", tag = "annotation", description = "Whose password a reset link sets, before it is used.", params(("token" = String, Path, description = "The token from the link")), responses((status = 200, description = "`ResetInfo`"), (status = 404, description = "Unknown, used or expired link")))]
+pub(crate) async fn reset_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<ResetInfo>, HttpError> {
+    let svc = super::session::service(&s)?;
+    let hash = check_reset_token(&token)?;
+    let user = db(&svc, move |r| r.reset_user(&hash, serenqa_store::now())).await?;
+    let user = user.ok_or_else(|| HttpError::not_found("unknown_reset", "this password-reset link is not valid, has been used or has expired"))?;
+    Ok(Json(ResetInfo { email: user.email }))
+}
+
+#[utoipa::path(post, path = "/api/auth/reset/{token}", tag = "annotation", description = "Sets a new password with a reset link, ends the user's other sessions and signs in.", params(("token" = String, Path, description = "The token from the link")), request_body(content = serde_json::Value, description = "`{password}`"), responses((status = 200, description = "Signed in (`Me`)"), (status = 404, description = "Unknown link"), (status = 409, description = "Used or expired link"), (status = 422, description = "Weak password")))]
+pub(crate) async fn reset_password(w: PublicWrite, Path(token): Path<String>, J(req): J<ResetPassword>) -> Result<HttpResponse, HttpError> {
+    let hash = check_reset_token(&token)?;
+    auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
+    let pw = req.password.clone();
+    let user = hashing(&w.svc, move |r| {
+        let h = auth::hash_password(&pw).map_err(StoreError::Db)?;
+        r.use_reset(&hash, &h, serenqa_store::now())
+    })
+    .await
+    .map_err(|e| if e.code == "not_found" { HttpError::not_found("unknown_reset", "this password-reset link is not valid") } else { e })?;
+    start_session(&w.svc, user, w.tls).await
+}
+
+#[utoipa::path(get, path = "/api/admin/assignments", tag = "admin", description = "Every batch with its assigned annotators, overlap target (k annotators per question) and coverage per question (admins).", responses((status = 200, description = "`[BatchAssignment]`"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn assignments(a: Authed) -> Result<Json<Vec<BatchAssignment>>, HttpError> {
+    a.require(ADMIN)?;
+    Ok(Json(db(&a.svc, |r| r.assignments()).await?))
+}
+
+#[utoipa::path(put, path = "/api/admin/batches/{id}/assignment", tag = "admin", description = "Assigns a batch to annotators (replacing the previous set; an empty list opens it to every annotator) with an overlap target (admins).", params(("id" = i64, Path, description = "Batch id")), request_body(content = serde_json::Value, description = "`{annotators: [user id], overlap?}`"), responses((status = 200, description = "The batch's `BatchAssignment`"), (status = 400, description = "Not annotators, or overlap outside 1–1000"), (status = 403, description = "Not an admin"), (status = 404, description = "No such batch")))]
+pub(crate) async fn set_assignment(a: Authed, Path(id): Path<i64>, J(req): J<SetAssignment>) -> Result<Json<BatchAssignment>, HttpError> {
+    a.require(ADMIN)?;
+    if req.annotators.len() > 10_000 {
+        return Err(HttpError::bad_request("too_many", "at most 10000 annotators per batch"));
+    }
+    let all = db(&a.svc, move |r| {
+        r.set_assignment(id, &req.annotators, req.overlap)?;
+        r.assignments()
+    })
+    .await?;
+    all.into_iter().find(|x| x.batch.id == id).map(Json).ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))
 }
 
 fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
