@@ -69,7 +69,8 @@ port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 ./target/debug/serenqa annotate --db "$annot_dir/e2e.sqlite" import-serenqa
 admin_link=$(./target/debug/serenqa admin --db "$annot_dir/e2e.sqlite" create --email admin@example.org --base-url "http://127.0.0.1:$port2")
 log2=target/e2e-annotate-server.log
-./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" >"$log2" 2>&1 &
+# An empty runs directory: this server computes the offline baseline run itself (a fresh install's leaderboard).
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" --runs "$annot_dir/runs" >"$log2" 2>&1 &
 server2=$!
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port2/api/graph" >/dev/null 2>&1 && break

@@ -68,3 +68,13 @@ pub async fn paths_from_set(from: &[String], to: &str) -> Result<PathsReply, Str
     let from: Vec<String> = from.iter().map(|k| enc(k)).collect();
     get_json(&format!("/api/paths?limit=20&from={}&to={}", from.join(","), enc(to))).await
 }
+
+/// Waits `ms` milliseconds (a browser timer).
+pub async fn sleep_ms(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+}

@@ -30,6 +30,9 @@ pub struct RunEntry {
 #[derive(Clone, Debug, Deserialize)]
 pub struct RunsReply {
     pub runs: Vec<RunEntry>,
+    /// The runs directory's name (never a full server path).
+    #[serde(default)]
+    pub runs_dir: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -241,7 +244,17 @@ fn partition_correlation(runs: &[(String, Aggregate)]) -> (Vec<String>, Vec<Vec<
 pub fn Leaderboard() -> impl IntoView {
     let (runs, set_runs) = signal(None::<Result<RunsReply, String>>);
     spawn_local(async move {
-        set_runs.set(Some(api::get_json::<RunsReply>("/api/runs").await));
+        // A fresh server computes an offline baseline run in the background: while the list
+        // is empty, look again every 10 s (at most 30 times).
+        for _ in 0..30 {
+            let r = api::get_json::<RunsReply>("/api/runs").await;
+            let empty = matches!(&r, Ok(x) if x.runs.iter().all(|e| e.aggregate.is_none()));
+            set_runs.set(Some(r));
+            if !empty {
+                break;
+            }
+            api::sleep_ms(10_000).await;
+        }
     });
     let (partition, set_partition) = signal("llm".to_string());
     view! {
@@ -268,7 +281,13 @@ pub fn Leaderboard() -> impl IntoView {
                     }
                 }
                 if done.is_empty() {
-                    return view! { <p class="notice">"No evaluation run yet. Run `serenqa eval` to add one."</p> }.into_any();
+                    let dir = if r.runs_dir.is_empty() { "runs".to_string() } else { r.runs_dir.clone() };
+                    return view! {
+                        <div class="notice" data-testid="no-runs">
+                            <p>"No evaluation run in the server's runs directory "<code>{dir.clone()}</code>" yet. A fresh server computes an offline baseline run in the background (about a minute on Hetionet); this page looks again every 10 seconds."</p>
+                            <p>"To add runs yourself: "<code>{format!("serenqa eval --runs {dir}")}</code>" (offline agents), or with "<code>"--models models.json"</code>" for language models."</p>
+                        </div>
+                    }.into_any();
                 }
                 let proxy = done.iter().any(|(_, a)| a.judge == "proxy");
                 let ids: Vec<(String, String)> = r.runs.iter().map(|e| (e.id.clone(), e.aggregate.as_ref().map(|a| a.label.clone()).unwrap_or_default())).collect();

@@ -723,6 +723,19 @@ test('admin assigns a batch to an annotator with an overlap target, sees coverag
   await fresh.getByText('not valid').waitFor();
 });
 
+// This server started with an empty runs directory (scripts/test.sh): it computes the
+// offline baseline run in the background, and the leaderboard fills in by itself.
+test('a fresh server has a populated leaderboard (the offline baseline run)', async () => {
+  const page = await newPage();
+  await page.goto(base + '/leaderboard');
+  const t2 = page.getByTestId('table2');
+  const started = Date.now();
+  await t2.waitFor({ timeout: 300000 });
+  assert((await t2.locator('tbody tr').count()) >= 1, 'the baseline run is listed');
+  console.log(`  fresh server: leaderboard populated after ${((Date.now() - started) / 1000).toFixed(0)} s on this page`);
+  await page.screenshot({ path: shot('fresh-leaderboard'), fullPage: true });
+});
+
 test('no Leptos panic or disposed reactive value in any console', async () => {
   await state.ann1.evaluate(() => console.log('e2e console probe'));
   await state.ann1.waitForTimeout(100);

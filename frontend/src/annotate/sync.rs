@@ -491,10 +491,7 @@ async fn sleep_or_online(ms: i32) {
 }
 
 async fn sleep(ms: i32) {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-    });
-    let _ = JsFuture::from(p).await;
+    crate::api::sleep_ms(ms).await;
 }
 
 // ----- the copy on this device -----

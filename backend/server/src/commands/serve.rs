@@ -44,8 +44,37 @@ pub struct ServeArgs {
     /// `redis://host:port[/db]` or `redis+cluster://h:p,h:p,…`. Default: the in-memory graph.
     #[arg(long, value_name = "URL")]
     edges: Option<String>,
+    /// Do not compute an offline baseline run when the runs directory has none (by default a
+    /// server on the Hetionet graph starts `serenqa eval --limit 45` in the background, so a
+    /// fresh install has a leaderboard; a `--graph` snapshot never does).
+    #[arg(long)]
+    no_baseline: bool,
     #[command(flatten)]
     admission: AdmissionArgs,
+}
+
+/// Starts the offline baseline run (`serenqa eval --limit 45 --runs DIR`) on a thread of its
+/// own; it loads its own copy of the graph and writes a normal, resumable run.
+fn start_baseline(runs: &std::path::Path) {
+    #[derive(clap::Parser)]
+    struct Eval {
+        #[command(flatten)]
+        args: super::eval::EvalArgs,
+    }
+    use clap::Parser;
+    let dir = runs.display().to_string();
+    let parsed = match Eval::try_parse_from(["eval", "--limit", "45", "--runs", &dir]) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("warning: no baseline run: {e}");
+            return;
+        }
+    };
+    eprintln!("no evaluation run in {dir}: computing an offline baseline run in the background (serenqa eval --limit 45 --runs {dir}; --no-baseline skips it)");
+    std::thread::spawn(move || match super::eval::run(parsed.args, false) {
+        Ok(()) => eprintln!("offline baseline run written to {dir}"),
+        Err(e) => eprintln!("warning: the offline baseline run failed: {e:#}"),
+    });
 }
 
 /// Admission control of the anonymous, expensive endpoints (`/api/cypher`, `/api/ask`,
@@ -168,6 +197,9 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
+    if !args.no_baseline && args.graph.graph.is_none() && serenqa_pipeline::run::list_runs(&runs).is_empty() {
+        start_baseline(&runs);
+    }
     let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges).with_admission(admission);
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
