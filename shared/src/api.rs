@@ -364,3 +364,44 @@ pub struct DidYouMean {
     pub node: NodeView,
     pub question: String,
 }
+
+// ----- plausibility predictions (crate serenqa-predict) -----
+
+/// A metapath's contribution to one prediction (coefficient × standardised feature).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MetapathContribution {
+    /// Abbreviation read from compound to disease (`CbGaD`).
+    pub metapath: String,
+    pub contribution: f64,
+}
+
+/// One compound–disease pair's plausibility.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Prediction {
+    pub compound: NodeView,
+    pub disease: NodeView,
+    /// Predicted probability of a treatment relation, in [0, 1].
+    pub score: f64,
+    /// Percentile (0–100) of the pair among all the disease's compounds.
+    pub disease_percentile: f64,
+    /// Percentile (0–100) of the pair among all the compound's diseases.
+    pub compound_percentile: f64,
+    /// Whether the graph already has this treatment edge.
+    pub known: bool,
+    /// Strongest positive metapath contributions, strongest first.
+    pub top_metapaths: Vec<MetapathContribution>,
+}
+
+/// `GET /api/predictions?disease=…` or `?compound=…`: one entity's predictions, best first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PredictionsResponse {
+    pub query: NodeView,
+    /// Pairs of the entity in all (the reply holds at most `limit`).
+    pub total: usize,
+    pub predictions: Vec<Prediction>,
+    /// How the scores were made, for the page to say.
+    pub method: String,
+}

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod graph;
 pub mod headers;
 pub mod pipeline;
+pub mod predictions;
 pub mod rns;
 pub mod session;
 
@@ -53,6 +54,9 @@ pub struct AppState {
     pub edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
     /// Admission control and Ask's deadline / sign-in rule (`serve`'s flags).
     pub admission: Arc<admission::Admission>,
+    /// The plausibility model's predictions (`serenqa predict`); `None`: `/api/predictions`
+    /// answers 503 and Discover proposes by walk proximity.
+    pub predictions: Option<Arc<serenqa_predict::Predictions>>,
 }
 
 impl AppState {
@@ -68,6 +72,7 @@ impl AppState {
             annotation: None,
             edges: None,
             admission: Arc::new(admission::Admission::default()),
+            predictions: None,
         }
     }
     /// Admission limits other than the defaults.
@@ -93,6 +98,10 @@ impl AppState {
         self.annotation = svc.map(Arc::new);
         self
     }
+    pub fn with_predictions(mut self, p: Option<serenqa_predict::Predictions>) -> Self {
+        self.predictions = p.map(Arc::new);
+        self
+    }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
         self.model = model.map(Arc::new);
         self
@@ -110,6 +119,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
+        .merge(predictions::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
         .fallback(error::not_found)
