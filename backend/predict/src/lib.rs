@@ -31,6 +31,7 @@
 
 pub mod dwpc;
 pub mod eval;
+pub mod explain;
 pub mod features;
 pub mod learn;
 pub mod metagraph;

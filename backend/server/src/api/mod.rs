@@ -57,6 +57,8 @@ pub struct AppState {
     /// The plausibility model's predictions (`serenqa predict`); `None`: `/api/predictions`
     /// answers 503 and Discover proposes by walk proximity.
     pub predictions: Option<Arc<serenqa_predict::Predictions>>,
+    /// Metapath steps for explaining predictions (built with them).
+    pub explainer: Option<Arc<serenqa_predict::explain::Explainer>>,
 }
 
 impl AppState {
@@ -73,6 +75,7 @@ impl AppState {
             edges: None,
             admission: Arc::new(admission::Admission::default()),
             predictions: None,
+            explainer: None,
         }
     }
     /// Admission limits other than the defaults.
@@ -99,6 +102,7 @@ impl AppState {
         self
     }
     pub fn with_predictions(mut self, p: Option<serenqa_predict::Predictions>) -> Self {
+        self.explainer = p.as_ref().and_then(|_| serenqa_predict::explain::Explainer::new(&self.graph, &Default::default()).ok()).map(Arc::new);
         self.predictions = p.map(Arc::new);
         self
     }

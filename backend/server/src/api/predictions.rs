@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::node_view;
 use serenqa_predict::Predictions;
-use serenqa_shared::api::{ApiError, MetapathContribution, Prediction, PredictionsResponse};
+use serenqa_shared::api::{ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup, Prediction, PredictionsResponse, SubgraphView};
 
 use super::error::HttpError;
 use super::extract::Q;
@@ -17,7 +17,7 @@ use super::graph::resolve;
 use super::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/predictions", get(get_predictions))
+    Router::new().route("/predictions", get(get_predictions)).route("/predictions/explain", get(get_explain))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -100,4 +100,81 @@ pub async fn get_predictions(State(s): State<AppState>, Q(q): Q<PredictionsQuery
         })
         .collect();
     Ok(Json(PredictionsResponse { query: node_view(&g, node), total, predictions, method: METHOD.to_string() }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct ExplainQuery {
+    /// `Type::identifier` of the compound.
+    compound: Option<String>,
+    /// `Type::identifier` of the disease.
+    disease: Option<String>,
+}
+
+/// Paths shown per metapath.
+const PATHS_PER_METAPATH: usize = 6;
+/// Path expansions per metapath before the enumeration stops (the reply says it was cut).
+const MAX_VISITS: usize = 200_000;
+
+/// The paths that carry one prediction, grouped by its top metapaths.
+#[utoipa::path(get, path = "/api/predictions/explain", tag = "serendipity", params(ExplainQuery),
+    responses((status = 200, body = ExplainResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+pub async fn get_explain(State(s): State<AppState>, Q(q): Q<ExplainQuery>) -> Result<Json<ExplainResponse>, HttpError> {
+    let (Some(ck), Some(dk)) = (&q.compound, &q.disease) else {
+        return Err(HttpError::bad_request("bad_query", "give both `compound` and `disease` (each a `Type::identifier`)"));
+    };
+    let g = s.graph.clone();
+    let cn = resolve(&g, ck)?;
+    let dn = resolve(&g, dk)?;
+    let (Some(p), Some(ex)) = (s.predictions.clone(), s.explainer.clone()) else {
+        return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
+    };
+    let (Some((true, c)), Some((false, d))) = (locate(&p, cn), locate(&p, dn)) else {
+        return Err(HttpError::bad_request("wrong_type", "`compound` must be a compound and `disease` a disease of the model"));
+    };
+    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d)).await.map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
+    Ok(Json(reply))
+}
+
+pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explainer, c: usize, d: usize) -> ExplainResponse {
+    let (cn, dn) = (p.compounds[c], p.diseases[d]);
+    let known = serenqa_model::discover::treatment_links(g, cn).binary_search(&dn).is_ok();
+    let prediction = prediction(g, p, c, d, known);
+    let mut sg = SubgraphView::default();
+    let mut index: std::collections::HashMap<NodeId, u32> = std::collections::HashMap::new();
+    let mut add = |sg: &mut SubgraphView, n: NodeId| -> u32 {
+        *index.entry(n).or_insert_with(|| {
+            sg.nodes.push(node_view(g, n));
+            (sg.nodes.len() - 1) as u32
+        })
+    };
+    add(&mut sg, cn);
+    add(&mut sg, dn);
+    let mut seen_edges = std::collections::BTreeSet::new();
+    let mut edge_sources = Vec::new();
+    let mut groups = Vec::new();
+    for mc in &prediction.top_metapaths {
+        let Some(steps) = ex.by_name.get(&mc.metapath) else { continue };
+        let ps = serenqa_predict::explain::paths(g, &ex.mg, steps, cn, dn, ex.damping, PATHS_PER_METAPATH, MAX_VISITS);
+        let mut shown = Vec::new();
+        for wp in &ps.paths {
+            let nodes: Vec<u32> = wp.nodes.iter().map(|&n| add(&mut sg, n)).collect();
+            let mut edges = Vec::new();
+            for (k, &e) in wp.edges.iter().enumerate() {
+                let er = g.edge(e);
+                let rel = g.relation(er.rel);
+                let (source, license) = crate::attribution::metaedge_source(&rel.abbrev);
+                edges.push(ExplainEdge { relation: rel.name.clone(), verb: rel.verb.clone(), source: source.to_string(), license: license.to_string() });
+                if seen_edges.insert(e) {
+                    let (a, b) = (add(&mut sg, er.source), add(&mut sg, er.target));
+                    let _ = k;
+                    sg.edges.push((a, b, rel.name.clone()));
+                    edge_sources.push(format!("{source} ({license})"));
+                }
+            }
+            let share = if ps.total_weight > 0.0 { wp.weight / ps.total_weight } else { 0.0 };
+            shown.push(ExplainPath { nodes, edges, weight: wp.weight, share });
+        }
+        groups.push(MetapathGroup { metapath: mc.metapath.clone(), reading: ex.reading(g, steps), contribution: mc.contribution, paths_found: ps.found, truncated: ps.truncated, paths: shown });
+    }
+    ExplainResponse { prediction, groups, subgraph: sg, edge_sources }
 }
