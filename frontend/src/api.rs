@@ -68,3 +68,8 @@ pub async fn paths_from_set(from: &[String], to: &str) -> Result<PathsReply, Str
     let from: Vec<String> = from.iter().map(|k| enc(k)).collect();
     get_json(&format!("/api/paths?limit=20&from={}&to={}", from.join(","), enc(to))).await
 }
+
+/// The paths that carry the plausibility prediction of (compound, disease), by metapath.
+pub async fn explain(compound: &str, disease: &str) -> Result<serenqa_shared::api::ExplainResponse, String> {
+    get_json(&format!("/api/predictions/explain?compound={}&disease={}", enc(compound), enc(disease))).await
+}
