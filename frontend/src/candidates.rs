@@ -327,14 +327,18 @@ fn scatter(pts: Vec<(usize, f64, f64, String)>, selected: ReadSignal<Option<usiz
     const PAD: f64 = 36.0;
     let (ylo, yhi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.2), hi.max(p.2)));
     let (ylo, yhi) = if ylo.is_finite() && yhi > ylo { (ylo, yhi) } else { (0.0, 1.0) };
-    let x = move |v: f64| PAD + v / 100.0 * (W - 2.0 * PAD);
+    // x spans the candidates' own percentiles (all are high when proposed by plausibility).
+    let xlo = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let xlo = if xlo.is_finite() && xlo < 100.0 { xlo.floor() } else { 0.0 };
+    let x = move |v: f64| PAD + (v - xlo) / (100.0 - xlo) * (W - 2.0 * PAD);
     let y = move |v: f64| H - PAD - (v - ylo) / (yhi - ylo) * (H - 2.0 * PAD);
     let dots = pts
         .into_iter()
         .map(|(ci, px, py, name)| {
             let title = format!("{name}: plausibility percentile {px:.1}, RNS {py:.3}");
             view! {
-                <circle cx=format!("{:.1}", x(px)) cy=format!("{:.1}", y(py)) r=move || if selected.get() == Some(ci) { "7" } else { "4.5" }
+                <circle cx=format!("{:.1}", x(px)) cy=format!("{:.1}", y(py)) r=move || if selected.get() == Some(ci) { "7" } else { "4" }
+                    fill=move || if selected.get() == Some(ci) { "#e07a1f" } else { "#3b6fd8" } fill-opacity="0.6" stroke="#1d3f8a" stroke-width="0.6" style="cursor:pointer"
                     class="dot" class:on=move || selected.get() == Some(ci) data-candidate=name.clone()
                     tabindex="0" role="button" aria-label=title.clone()
                     on:click=move |_| on_pick(ci)
@@ -346,12 +350,14 @@ fn scatter(pts: Vec<(usize, f64, f64, String)>, selected: ReadSignal<Option<usiz
         .collect_view();
     view! {
         <figure class="scatter">
-            <svg viewBox=format!("0 0 {W} {H}") width="100%" role="img" data-testid="scatter" aria-label="Plausibility against serendipity; click a point to explain it">
-                <line x1=PAD y1=H - PAD x2=W - PAD y2=H - PAD class="axis" />
-                <line x1=PAD y1=PAD x2=PAD y2=H - PAD class="axis" />
-                <text x=W / 2.0 y=H - 6.0 text-anchor="middle" class="axis-label">"plausibility percentile →"</text>
-                <text x=12 y=H / 2.0 text-anchor="middle" class="axis-label" transform=format!("rotate(-90 12 {})", H / 2.0)>"serendipity (RNS) →"</text>
-                <text x=W - PAD y=PAD - 8.0 text-anchor="end" class="axis-label muted">"plausible and unexpected"</text>
+            <svg viewBox=format!("0 0 {W} {H}") width="100%" style="max-width:560px;font-size:11px" role="img" data-testid="scatter" aria-label="Plausibility against serendipity; click a point to explain it">
+                <line x1=PAD y1=H - PAD x2=W - PAD y2=H - PAD class="axis" stroke="#8a94a6" />
+                <line x1=PAD y1=PAD x2=PAD y2=H - PAD class="axis" stroke="#8a94a6" />
+                <text x=PAD y=H - PAD + 14.0 text-anchor="middle" fill="#4a5568">{format!("{xlo:.0}")}</text>
+                <text x=W - PAD y=H - PAD + 14.0 text-anchor="middle" fill="#4a5568">"100"</text>
+                <text x=W / 2.0 y=H - 6.0 text-anchor="middle" class="axis-label" fill="#4a5568">"plausibility percentile →"</text>
+                <text x=12 y=H / 2.0 text-anchor="middle" class="axis-label" fill="#4a5568" transform=format!("rotate(-90 12 {})", H / 2.0)>"serendipity (RNS) →"</text>
+                <text x=W - PAD y=PAD - 8.0 text-anchor="end" class="axis-label" fill="#8a94a6">"plausible and unexpected ↗"</text>
                 {dots}
             </svg>
         </figure>

@@ -8,6 +8,9 @@
 //!   uniform over {entity} ∪ Ae — the probability of landing on them in a 1–3 step walk from
 //!   what is already known (the same P3 the RNS model uses). This is a cheap, deterministic
 //!   proposal step; the evaluation pipeline's explorers are the stronger, slower alternative.
+//!   [`discover_with`] takes the proposal from the caller instead: the server passes the
+//!   plausibility model's best pairs for the entity (crate `serenqa-predict`), so candidates
+//!   are the most plausible ones, then scored by RNS like the P3-proposed ones.
 //! - **Scores**: RNS(Ae, {c}) per candidate from the slice of Ae ∪ candidates; the slice is
 //!   returned too, so the browser can re-weight without asking the server again.
 //! - **What a candidate is known for**: [`treatment_links`] — a candidate drug's current
