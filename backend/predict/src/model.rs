@@ -283,7 +283,9 @@ impl Predictions {
             .collect()
     }
 
-    /// Writes the TSV of all pairs (compound-major), byte-identical for the same inputs.
+    /// Writes the TSV of all pairs (compound-major), byte-identical for the same inputs. Scores
+    /// are written as the shortest decimal that reads back as the stored `f32` (no rounding to
+    /// a fixed number of places, which would tie thousands of low scores).
     pub fn write_tsv(&self, g: &Graph, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         writeln!(w, "compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths")?;
         let nd = self.diseases.len();
@@ -293,7 +295,7 @@ impl Predictions {
             for (di, dk) in dkeys.iter().enumerate() {
                 let p = ci * nd + di;
                 let top: Vec<String> = self.top(p).iter().take(3).map(|(n, v)| format!("{n}:{v:.3}")).collect();
-                writeln!(w, "{ck}\t{dk}\t{:.6}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
+                writeln!(w, "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
             }
         }
         Ok(())
