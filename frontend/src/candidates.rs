@@ -218,6 +218,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                     </label>
                     <label class="slider" for="filter-class">
                         <span>"Pharmacologic class"</span>
+                        <span class="class-filter">
                         <select id="filter-mode" data-testid="filter-mode" on:change=move |ev| set_class_mode.set(event_target_value(&ev))>
                             <option value="include">"only"</option>
                             <option value="exclude">"exclude"</option>
@@ -226,6 +227,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                             <option value="">"any class"</option>
                             {classes.iter().map(|k| view! { <option value=k.clone()>{k.clone()}</option> }).collect_view()}
                         </select>
+                        </span>
                     </label>
                     <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}</p>
                 </div>
