@@ -47,6 +47,8 @@ step "browser tests (headless Chromium)"
 cargo build -p serenqa
 # Graph + serendipity model in the cached snapshot (imports Hetionet on a fresh machine).
 ./target/debug/serenqa --quiet precompute
+# Plausibility predictions for every compound–disease pair (Discover proposes by them).
+./target/debug/serenqa --quiet predict
 # Two small offline evaluation runs for the leaderboard (different beam settings).
 runs_dir=$(mktemp -d)
 ./target/debug/serenqa --quiet eval --limit 45 --runs "$runs_dir" >/dev/null

@@ -78,3 +78,8 @@ pub async fn sleep_ms(ms: i32) {
     });
     let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
+
+/// The paths that carry the plausibility prediction of (compound, disease), by metapath.
+pub async fn explain(compound: &str, disease: &str) -> Result<serenqa_shared::api::ExplainResponse, String> {
+    get_json(&format!("/api/predictions/explain?compound={}&disease={}", enc(compound), enc(disease))).await
+}

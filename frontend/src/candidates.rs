@@ -1,4 +1,10 @@
-//! Serendipitous candidates of a disease or drug, re-weighted in the browser: the α, β, γ
+//! Candidates of a disease or drug: proposed by the plausibility model (when the server has
+//! predictions), each with its plausibility and percentiles next to R, N, S; the final order is
+//! the user's blend of plausibility and RNS (a slider), shown as a plausibility × serendipity
+//! scatter (click a point to explain it) and as a table sortable by any column and filterable
+//! (plausibility at least x, pharmacologic class included or excluded).
+//!
+//! Serendipity is re-weighted in the browser: the α, β, γ
 //! sliders re-score every candidate from the slice with `serenqa_shared::rns` compiled to
 //! WebAssembly — no request to the server — and the page shows how long that took.
 //! The sliders start at the weights the server used (its defaults in force: an expert
@@ -72,11 +78,68 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
         set_rescores.update(|n| *n += 1);
         r
     });
+    let has_plaus = data.with_value(|d| d.candidates.iter().any(|c| c.plausibility.is_some()));
+    // Blend: 1 = plausibility only, 0 = RNS only.
+    let (blend, set_blend) = signal(if has_plaus { 0.5 } else { 0.0 });
+    let (sort, set_sort) = signal(SortKey::Blend);
+    let (min_plaus, set_min_plaus) = signal(0.0f64);
+    let (class_filter, set_class_filter) = signal(String::new());
+    let (class_mode, set_class_mode) = signal("include".to_string());
+    let (selected, set_selected) = signal(None::<usize>);
+    let classes: Vec<String> = data.with_value(|d| {
+        let mut v: Vec<String> = d.candidates.iter().flat_map(|c| c.classes.iter().map(|k| k.name.clone())).collect();
+        v.sort();
+        v.dedup();
+        v
+    });
+    let plaus_of = move |ci: usize| -> Option<(f64, f64, f64)> {
+        data.with_value(|d| d.candidates[ci].plausibility.as_ref().map(|p| (p.score, p.disease_percentile, p.compound_percentile)))
+    };
+    // Percentile of the pair among the query's own predictions (the query's side).
+    let query_is_disease = data.with_value(|d| d.query.kind == "Disease");
+    let pct_of = move |ci: usize| -> f64 {
+        plaus_of(ci).map(|(_, dp, cp)| if query_is_disease { dp } else { cp }).unwrap_or(0.0)
+    };
+    let blended = move |ci: usize, t: &Terms| -> f64 {
+        let b = blend.get();
+        b * pct_of(ci) / 100.0 + (1.0 - b) * t.rns
+    };
     let order = move || -> Vec<(usize, Terms)> {
         match scored.get() {
             Ok(terms) => {
                 let ids: Vec<u32> = data.with_value(|d| d.candidates.iter().map(|c| c.node.index).collect());
-                rank(&terms, &ids).into_iter().map(|k| (k, terms[k])).collect()
+                let mut v: Vec<(usize, Terms)> = rank(&terms, &ids).into_iter().map(|k| (k, terms[k])).collect();
+                let min = min_plaus.get();
+                let cf = class_filter.get();
+                let include = class_mode.get() == "include";
+                v.retain(|(ci, _)| {
+                    let ok_plaus = !has_plaus || pct_of(*ci) >= min;
+                    let ok_class = cf.is_empty() || {
+                        let has = data.with_value(|d| d.candidates[*ci].classes.iter().any(|k| k.name == cf));
+                        has == include
+                    };
+                    ok_plaus && ok_class
+                });
+                let key = sort.get();
+                // Stable sorts on top of the RNS order: ties keep the deterministic RNS order.
+                let val = |ci: usize, t: &Terms| -> f64 {
+                    match key {
+                        SortKey::Blend => blended(ci, t),
+                        SortKey::Plausibility => plaus_of(ci).map(|p| p.0).unwrap_or(0.0),
+                        SortKey::Percentile => pct_of(ci),
+                        SortKey::Rns => t.rns,
+                        SortKey::R => t.r,
+                        SortKey::N => t.n,
+                        SortKey::S => t.s,
+                        SortKey::Name => 0.0,
+                    }
+                };
+                if key == SortKey::Name {
+                    v.sort_by_cached_key(|(ci, _)| data.with_value(|d| d.candidates[*ci].node.name.to_lowercase()));
+                } else {
+                    v.sort_by(|a, b| val(b.0, &b.1).total_cmp(&val(a.0, &a.1)));
+                }
+                v
             }
             Err(_) => Vec::new(),
         }
@@ -138,17 +201,62 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 </p>
             </div>
             {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {has_plaus.then(|| view! {
+                <div class="sliders" role="group" aria-label="Blend and filters">
+                    <label class="slider" for="w-blend">
+                        <span>"Blend " <span class="muted">"(0 = serendipity only, 1 = plausibility only)"</span></span>
+                        <input id="w-blend" type="range" min="0" max="1" step="0.05" data-testid="w-blend"
+                            prop:value=move || blend.get().to_string()
+                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_blend.set(v.clamp(0.0, 1.0)); } } />
+                        <output>{move || format!("{:.2}", blend.get())}</output>
+                    </label>
+                    <label class="slider" for="filter-plaus">
+                        <span>"Plausibility percentile at least"</span>
+                        <input id="filter-plaus" type="number" min="0" max="100" step="1" data-testid="filter-plaus"
+                            prop:value=move || min_plaus.get().to_string()
+                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_min_plaus.set(v.clamp(0.0, 100.0)); } } />
+                    </label>
+                    <label class="slider" for="filter-class">
+                        <span>"Pharmacologic class"</span>
+                        <span class="class-filter">
+                        <select id="filter-mode" data-testid="filter-mode" on:change=move |ev| set_class_mode.set(event_target_value(&ev))>
+                            <option value="include">"only"</option>
+                            <option value="exclude">"exclude"</option>
+                        </select>
+                        <select id="filter-class" data-testid="filter-class" on:change=move |ev| set_class_filter.set(event_target_value(&ev))>
+                            <option value="">"any class"</option>
+                            {classes.iter().map(|k| view! { <option value=k.clone()>{k.clone()}</option> }).collect_view()}
+                        </select>
+                        </span>
+                    </label>
+                    <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}</p>
+                </div>
+                {move || {
+                    let pts: Vec<(usize, f64, f64, String)> = order().iter().map(|(ci, t)| (*ci, pct_of(*ci), t.rns, data.with_value(|d| d.candidates[*ci].node.name.clone()))).collect();
+                    let on_pick = move |ci: usize| {
+                        set_selected.set(Some(ci));
+                        on_explain.run(data.with_value(|d| d.candidates[ci].node.clone()));
+                    };
+                    scatter(pts, selected, on_pick)
+                }}
+            })}
             <div class="row-between">
                 <span></span>
                 <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
             </div>
             <div class="scroll-x">
             <table class="candidates" data-testid="candidates">
-                <thead><tr><th>"#"</th><th>"Candidate"</th>
-                    <th class="num" title="RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.">"RNS"</th>
-                    <th class="num" title="Relevance, 0–1: one minus the mean embedding distance to the known answers (1 = same context).">"R"</th>
-                    <th class="num" title="Novelty, 0–1: information (bits / 20) in landing on this candidate that a 1–3 step walk from the known answers does not predict (1 = never reached).">"N"</th>
-                    <th class="num" title="Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of the known answers.">"S"</th>
+                <thead><tr><th>"#"</th>
+                    {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
+                    {has_plaus.then(|| view! {
+                        {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
+                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression on metapath path counts, cross-validated without leakage)", SortKey::Plausibility, sort, set_sort)}
+                        {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
+                    })}
+                    {sort_header("RNS", "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.", SortKey::Rns, sort, set_sort)}
+                    {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to the known answers (1 = same context).", SortKey::R, sort, set_sort)}
+                    {sort_header("N", "Novelty, 0–1: information (bits / 20) in landing on this candidate that a 1–3 step walk from the known answers does not predict (1 = never reached).", SortKey::N, sort, set_sort)}
+                    {sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of the known answers.", SortKey::S, sort, set_sort)}
                     <th></th></tr></thead>
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
@@ -156,15 +264,30 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                         let known = data.with_value(|d| { let c = &d.candidates[ci]; known_for_line(&c.node, &c.known_for, c.known_for_total) });
                         let c2 = c.clone();
                         let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
+                        let pl = plaus_of(ci);
+                        let bl = blended(ci, &t);
+                        let class_line = data.with_value(|d| {
+                            let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
+                            (!k.is_empty()).then(|| k.join(", "))
+                        });
                         view! {
-                            <tr data-candidate=c.name.clone()>
+                            <tr data-candidate=c.name.clone() class:selected=move || selected.get() == Some(ci)>
                                 <td>{rank + 1}</td>
-                                <td><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}</td>
+                                <td><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
+                                    {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
+                                {has_plaus.then(|| view! {
+                                    <td class="num" data-testid="blend">{format!("{bl:.3}")}</td>
+                                    <td class="num" data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</td>
+                                    <td class="num" data-testid="percentile">{pl.map(|p| {
+                                        let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
+                                        view! { {format!("{mine:.1}%")} <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
+                                    })}</td>
+                                })}
                                 <td class="num"><strong>{format!("{:.3}", t.rns)}</strong></td>
                                 <td class="num">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
                                 <td class="num">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
                                 <td class="num">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
-                                <td><button class="link-button" on:click=move |_| on_explain.run(c2.clone())>"why?"</button></td>
+                                <td><button class="link-button" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button></td>
                             </tr>
                         }
                     }).collect_view()}
@@ -172,6 +295,74 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
             </table>
             </div>
         </section>
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SortKey {
+    Blend,
+    Plausibility,
+    Percentile,
+    Rns,
+    R,
+    N,
+    S,
+    Name,
+}
+
+fn sort_header(label: &'static str, title: &'static str, key: SortKey, sort: ReadSignal<SortKey>, set_sort: WriteSignal<SortKey>) -> impl IntoView {
+    let testid = format!("sort-{}", label.to_lowercase());
+    view! {
+        <th class="num" title=title aria-sort=move || if sort.get() == key { "descending" } else { "none" }>
+            <button class="link-button" data-testid=testid on:click=move |_| set_sort.set(key)>
+                {label} {move || (sort.get() == key).then_some(" ▾")}
+            </button>
+        </th>
+    }
+}
+
+/// The plausibility × serendipity scatter: x = plausibility percentile, y = RNS; the
+/// "plausible but unexpected" corner is top right. Clicking a point explains the candidate.
+fn scatter(pts: Vec<(usize, f64, f64, String)>, selected: ReadSignal<Option<usize>>, on_pick: impl Fn(usize) + Copy + Send + Sync + 'static) -> impl IntoView {
+    const W: f64 = 520.0;
+    const H: f64 = 300.0;
+    const PAD: f64 = 36.0;
+    let (ylo, yhi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.2), hi.max(p.2)));
+    let (ylo, yhi) = if ylo.is_finite() && yhi > ylo { (ylo, yhi) } else { (0.0, 1.0) };
+    // x spans the candidates' own percentiles (all are high when proposed by plausibility).
+    let xlo = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let xlo = if xlo.is_finite() && xlo < 100.0 { xlo.floor() } else { 0.0 };
+    let x = move |v: f64| PAD + (v - xlo) / (100.0 - xlo) * (W - 2.0 * PAD);
+    let y = move |v: f64| H - PAD - (v - ylo) / (yhi - ylo) * (H - 2.0 * PAD);
+    let dots = pts
+        .into_iter()
+        .map(|(ci, px, py, name)| {
+            let title = format!("{name}: plausibility percentile {px:.1}, RNS {py:.3}");
+            view! {
+                <circle cx=format!("{:.1}", x(px)) cy=format!("{:.1}", y(py)) r=move || if selected.get() == Some(ci) { "7" } else { "4" }
+                    fill=move || if selected.get() == Some(ci) { "#e07a1f" } else { "#3b6fd8" } fill-opacity="0.6" stroke="#1d3f8a" stroke-width="0.6" style="cursor:pointer"
+                    class="dot" class:on=move || selected.get() == Some(ci) data-candidate=name.clone()
+                    tabindex="0" role="button" aria-label=title.clone()
+                    on:click=move |_| on_pick(ci)
+                    on:keydown=move |ev| if ev.key() == "Enter" { on_pick(ci) }>
+                    <title>{title.clone()}</title>
+                </circle>
+            }
+        })
+        .collect_view();
+    view! {
+        <figure class="scatter">
+            <svg viewBox=format!("0 0 {W} {H}") width="100%" style="max-width:560px;font-size:11px" role="img" data-testid="scatter" aria-label="Plausibility against serendipity; click a point to explain it">
+                <line x1=PAD y1=H - PAD x2=W - PAD y2=H - PAD class="axis" stroke="#8a94a6" />
+                <line x1=PAD y1=PAD x2=PAD y2=H - PAD class="axis" stroke="#8a94a6" />
+                <text x=PAD y=H - PAD + 14.0 text-anchor="middle" fill="#4a5568">{format!("{xlo:.0}")}</text>
+                <text x=W - PAD y=H - PAD + 14.0 text-anchor="middle" fill="#4a5568">"100"</text>
+                <text x=W / 2.0 y=H - 6.0 text-anchor="middle" class="axis-label" fill="#4a5568">"plausibility percentile →"</text>
+                <text x=12 y=H / 2.0 text-anchor="middle" class="axis-label" fill="#4a5568" transform=format!("rotate(-90 12 {})", H / 2.0)>"serendipity (RNS) →"</text>
+                <text x=W - PAD y=PAD - 8.0 text-anchor="end" class="axis-label" fill="#8a94a6">"plausible and unexpected ↗"</text>
+                {dots}
+            </svg>
+        </figure>
     }
 }
 

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use serenqa_shared::api::{DiscoverResponse, NodeDetail, NodeView};
+use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView};
 
 use crate::api::{self, key_of, PathsReply};
 use crate::subgraph::SubgraphSvg;
@@ -60,11 +60,14 @@ pub fn Entity() -> impl IntoView {
     let (explain, set_explain) = signal(None::<(NodeView, Option<Result<PathsReply, String>>)>);
     let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, String>>);
     let (discovering, set_discovering) = signal(false);
+    // The plausibility explanation of a candidate: (candidate, reply).
+    let (explain_pred, set_explain_pred) = signal(None::<(NodeView, Option<Result<ExplainResponse, String>>)>);
     Effect::new(move |_| {
         let k = key();
         set_detail.set(None);
         set_explain.set(None);
         set_discovery.set(None);
+        set_explain_pred.set(None);
         spawn_local(async move {
             let d = api::node(&k).await;
             let kind = d.as_ref().ok().map(|d| d.node.kind.clone());
@@ -88,6 +91,19 @@ pub fn Entity() -> impl IntoView {
     });
     // A candidate is explained by paths from the entity and its known answers.
     let explain_candidate = Callback::new(move |cand: NodeView| {
+        // With predictions: the paths that carry the prediction, grouped by metapath.
+        if let Some(Ok(d)) = discovery.get_untracked() {
+            if let Some(p) = d.candidates.iter().find(|c| c.node.index == cand.index).and_then(|c| c.plausibility.clone()) {
+                set_explain.set(None);
+                set_explain_pred.set(Some((cand.clone(), None)));
+                let (ck, dk) = (key_of(&p.compound), key_of(&p.disease));
+                spawn_local(async move {
+                    let r = api::explain(&ck, &dk).await;
+                    set_explain_pred.set(Some((cand, Some(r))));
+                });
+                return;
+            }
+        }
         let mut from = vec![key()];
         if let Some(Ok(d)) = discovery.get_untracked() {
             if d.existing_known {
@@ -114,6 +130,16 @@ pub fn Entity() -> impl IntoView {
             Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
             Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate /> }.into_any()),
         }}
+        {move || explain_pred.get().map(|(other, reply)| view! {
+            <section class="panel" aria-live="polite" data-testid="explanation">
+                <h2>"Why " {other.name.clone()} " is plausible"</h2>
+                {match reply {
+                    None => view! { <p class="loading">"Finding the paths behind the prediction…"</p> }.into_any(),
+                    Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                    Some(Ok(r)) => view! { <Explanation reply=r /> }.into_any(),
+                }}
+            </section>
+        })}
         {move || explain.get().map(|(other, reply)| view! {
             <section class="panel" aria-live="polite">
                 <h2>"How it connects to " {other.name.clone()}</h2>
@@ -183,5 +209,67 @@ fn Neighbourhood(detail: NodeDetail, on_explain: Callback<NodeView>) -> impl Int
     view! {
         <h2>"Neighbourhood in the graph"</h2>
         <div class="groups">{groups}</div>
+    }
+}
+
+/// A prediction's evidence: one group per top metapath with its contribution to the score,
+/// the heaviest paths (DWPC path weights: hub-heavy paths weigh little) with every edge's
+/// source, and the drawing of those paths with the drug and the disease in it.
+#[component]
+fn Explanation(reply: ExplainResponse) -> impl IntoView {
+    let p = reply.prediction.clone();
+    let nodes = reply.subgraph.nodes.clone();
+    let link = move |i: u32| {
+        let n = nodes.get(i as usize).cloned();
+        n.map(|n| {
+            let href = format!("/entity/{}", api::enc(&key_of(&n)));
+            view! { <a href=href>{n.name.clone()}</a> }
+        })
+    };
+    let groups = reply
+        .groups
+        .iter()
+        .map(|g| {
+            let paths = g
+                .paths
+                .iter()
+                .map(|path| {
+                    let mut parts = Vec::new();
+                    for (k, &ni) in path.nodes.iter().enumerate() {
+                        parts.push(view! { <span class="path-node">{link(ni)}</span> }.into_any());
+                        if let Some(e) = path.edges.get(k) {
+                            let title = format!("{} — source: {} ({})", e.relation, e.source, e.license);
+                            parts.push(view! { <span class="path-edge" title=title.clone() data-source=e.source.clone()>{format!(" —{}→ ", e.verb)}<sup class="muted">{e.source.clone()}</sup>" "</span> }.into_any());
+                        }
+                    }
+                    view! { <li><span class="muted">{format!("{:.0}% · ", path.share * 100.0)}</span>{parts}</li> }
+                })
+                .collect_view();
+            let more = g.paths_found.saturating_sub(g.paths.len());
+            view! {
+                <article class="group" data-testid="metapath-group" data-metapath=g.metapath.clone()>
+                    <h3><code>{g.metapath.clone()}</code>{format!(" · contribution {:+.2}", g.contribution)}</h3>
+                    <p class="muted">{g.reading.clone()}</p>
+                    <ul>{paths}</ul>
+                    {(more > 0).then(|| view! { <p class="muted">{format!("and {more} lighter paths{}", if g.truncated { " (enumeration cut)" } else { "" })}</p> })}
+                </article>
+            }
+        })
+        .collect_view();
+    let empty = reply.groups.is_empty();
+    view! {
+        <p data-testid="explain-score">
+            {format!("Plausibility {:.3}: {:.1}th percentile of {}'s drugs, {:.1}th percentile of {}'s diseases.", p.score, p.disease_percentile, p.disease.name, p.compound_percentile, p.compound.name)}
+        </p>
+        <p class="muted">"Each group is a metapath (a kind of connection) with its contribution to the score; paths are weighted as in the model, so connections through hubs (common side effects, promiscuous enzymes) count little. Hover an edge for its source."</p>
+        {empty.then(|| view! { <p class="muted">"No metapath raises this prediction above average."</p> })}
+        <div class="groups">{groups}</div>
+        {(!reply.subgraph.nodes.is_empty()).then(|| view! { <SubgraphSvg graph=reply.subgraph.clone() centre=0 paths=Vec::new() /> })}
+        <p class="muted" data-testid="edge-sources">{format!("Edge sources: {}", {
+            let mut v = reply.edge_sources.clone();
+            v.sort();
+            v.dedup();
+            v.join("; ")
+        })}</p>
     }
 }

@@ -223,6 +223,12 @@ pub struct Candidate {
     /// How many such links the graph has in all.
     #[serde(default)]
     pub known_for_total: usize,
+    /// The plausibility model's prediction for (query, candidate), when predictions are loaded.
+    #[serde(default)]
+    pub plausibility: Option<Prediction>,
+    /// Pharmacologic classes of a drug candidate (`includes` edges), for filtering.
+    #[serde(default)]
+    pub classes: Vec<NodeView>,
 }
 
 /// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a
@@ -389,4 +395,95 @@ pub struct UnderstandRow {
     pub f1: f64,
     /// Share of questions whose query uses the gold relations and entities.
     pub exact: f64,
+}
+
+// ----- plausibility predictions (crate serenqa-predict) -----
+
+/// A metapath's contribution to one prediction (coefficient × standardised feature).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MetapathContribution {
+    /// Abbreviation read from compound to disease (`CbGaD`).
+    pub metapath: String,
+    pub contribution: f64,
+}
+
+/// One compound–disease pair's plausibility.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Prediction {
+    pub compound: NodeView,
+    pub disease: NodeView,
+    /// Predicted probability of a treatment relation, in [0, 1].
+    pub score: f64,
+    /// Percentile (0–100) of the pair among all the disease's compounds.
+    pub disease_percentile: f64,
+    /// Percentile (0–100) of the pair among all the compound's diseases.
+    pub compound_percentile: f64,
+    /// Whether the graph already has this treatment edge.
+    pub known: bool,
+    /// Strongest positive metapath contributions, strongest first.
+    pub top_metapaths: Vec<MetapathContribution>,
+}
+
+/// `GET /api/predictions?disease=…` or `?compound=…`: one entity's predictions, best first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PredictionsResponse {
+    pub query: NodeView,
+    /// Pairs of the entity in all (the reply holds at most `limit`).
+    pub total: usize,
+    pub predictions: Vec<Prediction>,
+    /// How the scores were made, for the page to say.
+    pub method: String,
+}
+
+/// One edge of an explanation path, with where the graph got it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExplainEdge {
+    /// Relation name (`BINDS_CbG`) and its verb.
+    pub relation: String,
+    pub verb: String,
+    /// Source database of this metaedge and its licence.
+    pub source: String,
+    pub license: String,
+}
+
+/// A path of one metapath, with its DWPC path weight (hub-heavy paths weigh little).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExplainPath {
+    /// Indices into `ExplainResponse::subgraph.nodes`, compound first, disease last.
+    pub nodes: Vec<u32>,
+    pub edges: Vec<ExplainEdge>,
+    pub weight: f64,
+    /// Share of the metapath's total path weight for this pair.
+    pub share: f64,
+}
+
+/// The paths of one metapath for a pair, with the metapath's contribution to the score.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MetapathGroup {
+    pub metapath: String,
+    /// Words for the metapath (`binds gene · associated with disease`).
+    pub reading: String,
+    pub contribution: f64,
+    /// Paths found in all (the group shows the heaviest).
+    pub paths_found: usize,
+    pub truncated: bool,
+    pub paths: Vec<ExplainPath>,
+}
+
+/// `GET /api/predictions/explain?compound=…&disease=…`: the paths that carry a prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExplainResponse {
+    pub prediction: Prediction,
+    pub groups: Vec<MetapathGroup>,
+    /// Union of the shown paths (compound at 0, disease at 1), for drawing.
+    pub subgraph: SubgraphView,
+    /// Source and licence per edge of `subgraph.edges`, same order.
+    pub edge_sources: Vec<String>,
 }

@@ -169,8 +169,70 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   await page.screenshot({ path: path.join(shots, 'candidates-sliders.png'), fullPage: false });
   await rows.first().getByRole('button', { name: 'why?' }).click();
   await page.getByTestId('subgraph').waitFor({ timeout: 20000 });
-  assert((await page.locator('[data-testid=paths] li').count()) >= 1, 'a candidate has explanation paths');
+  // With predictions the explanation is grouped by metapath, else it lists paths.
+  const evidence = (await page.locator('[data-testid=paths] li').count()) + (await page.getByTestId('metapath-group').count());
+  assert(evidence >= 1, 'a candidate has explanation paths');
   await page.getByTestId('subgraph').screenshot({ path: path.join(shots, 'candidate-subgraph.png') });
+});
+
+test('predictions: asthma\'s top suggestions with plausibility percentiles, scatter, filter, explanation by metapath with sources', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  await page.getByTestId('candidates').waitFor({ timeout: 30000 });
+  assert((await page.getByTestId('entity-name').textContent()) === 'asthma', 'entity page for asthma');
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  const total = await rows.count();
+  assert(total >= 50, `candidates shown: ${total}`);
+  // The top 10 carry a plausibility score and percentiles.
+  const top = await rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => ({
+    name: tr.dataset.candidate,
+    score: tr.querySelector('[data-testid=plausibility]')?.textContent || '',
+    pct: tr.querySelector('[data-testid=percentile]')?.textContent || '',
+  })));
+  assert(top.length === 10, 'ten suggestions');
+  for (const t of top) {
+    assert(/^0\.\d{3}$|^1\.000$/.test(t.score), `plausibility of ${t.name}: ${t.score}`);
+    assert(/^\d+\.\d%/.test(t.pct) && /of the drug's diseases/.test(t.pct), `percentiles of ${t.name}: ${t.pct}`);
+  }
+  // Proposed by plausibility: the API's candidates are the disease's best pairs.
+  const api = await (await fetch(base + '/api/discover/Disease::DOID:2841?limit=10')).json();
+  assert(/plausib/i.test(api.method), `method: ${api.method}`);
+  assert(api.candidates.every((c) => c.plausibility && c.plausibility.disease_percentile >= 90), 'API candidates are the most plausible');
+  console.log(`     asthma top 3 by blend: ${top.slice(0, 3).map((t) => `${t.name} (${t.score}, ${t.pct.split('%')[0]}%)`).join(', ')}`);
+  // The plausibility × serendipity scatter, one point per candidate shown.
+  const dots = page.locator('[data-testid=scatter] circle');
+  assert((await dots.count()) === total, `scatter points ${await dots.count()} for ${total} rows`);
+  await page.getByTestId('scatter').screenshot({ path: path.join(shots, 'asthma-scatter.png') });
+  // A filter changes the list: plausibility percentile at least 99.
+  const before = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.candidate).join('|'));
+  await page.getByTestId('filter-plaus').fill('99');
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length < n, total, { timeout: 5000 });
+  const after = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.candidate).join('|'));
+  assert(after !== before && after.length > 0, 'the filter changes the list');
+  assert(/of \d+ candidates shown/.test(await page.getByTestId('shown-count').textContent()), 'shown count');
+  // Sorting by another column reorders.
+  await page.getByTestId('filter-plaus').fill('0');
+  await page.getByTestId('sort-rns').click();
+  const byRns = await rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
+  await page.getByTestId('sort-plausibility').click();
+  const byPl = await rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
+  assert(byRns !== byPl, 'sorting by RNS and by plausibility give different orders');
+  await page.screenshot({ path: path.join(shots, 'asthma-candidates.png'), fullPage: false });
+  // Clicking a point explains the candidate: groups by metapath, edges with sources.
+  await dots.first().click();
+  await page.getByTestId('explanation').waitFor({ timeout: 20000 });
+  await page.getByTestId('metapath-group').first().waitFor({ timeout: 20000 });
+  const groups = page.getByTestId('metapath-group');
+  assert((await groups.count()) >= 1, 'explanation grouped by metapath');
+  const h = await groups.first().locator('h3').textContent();
+  assert(/^C\S*D · contribution \+\d/.test(h), `metapath heading: ${h}`);
+  const sources = await page.locator('[data-testid=explanation] .path-edge').evaluateAll((es) => es.map((e) => e.dataset.source));
+  assert(sources.length >= 1 && sources.every((s) => s && s.length > 2), `edge sources: ${sources.slice(0, 3)}`);
+  assert(/Edge sources: \S/.test(await page.getByTestId('edge-sources').textContent()), 'sources listed');
+  await page.getByTestId('subgraph').waitFor({ timeout: 20000 });
+  const drawn = await page.locator('[data-testid=subgraph] text').allTextContents();
+  assert(drawn.some((t) => t.includes('asthma')), 'the disease is in the drawing');
+  assert((await page.locator('[data-testid=explanation] .path-node a').count()) >= 2, 'nodes link to entity pages');
+  await page.getByTestId('explanation').screenshot({ path: path.join(shots, 'asthma-explanation.png') });
 });
 
 test('ask: a free-text question gets Cypher, answers and serendipitous candidates', async (page) => {

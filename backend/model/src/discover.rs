@@ -8,6 +8,9 @@
 //!   uniform over {entity} ∪ Ae — the probability of landing on them in a 1–3 step walk from
 //!   what is already known (the same P3 the RNS model uses). This is a cheap, deterministic
 //!   proposal step; the evaluation pipeline's explorers are the stronger, slower alternative.
+//!   [`discover_with`] takes the proposal from the caller instead: the server passes the
+//!   plausibility model's best pairs for the entity (crate `serenqa-predict`), so candidates
+//!   are the most plausible ones, then scored by RNS like the P3-proposed ones.
 //! - **Scores**: RNS(Ae, {c}) per candidate from the slice of Ae ∪ candidates; the slice is
 //!   returned too, so the browser can re-weight without asking the server again.
 //! - **What a candidate is known for**: [`treatment_links`] — a candidate drug's current
@@ -111,6 +114,16 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
 }
 
 pub fn discover(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: usize, weights: &Weights) -> Result<Discovery, ModelError> {
+    discover_with(g, model, cache, q, limit, weights, None)
+}
+
+/// Candidates proposed by someone else (the plausibility model's best pairs, best first): at
+/// most `limit` of them that are of the answer type, not the query and not known are kept and
+/// scored by RNS like P3-proposed ones.
+pub type Proposal<'a> = &'a dyn Fn(NodeId, TypeId, &[NodeId]) -> Vec<(NodeId, f64)>;
+
+/// [`discover`] with an optional proposal step replacing P3 proximity.
+pub fn discover_with(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: usize, weights: &Weights, propose: Option<Proposal>) -> Result<Discovery, ModelError> {
     if q as usize >= g.node_count() {
         return Err(ModelError::UnknownNode(format!("#{q}")));
     }
@@ -129,29 +142,39 @@ pub fn discover(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: 
         existing.push(q);
     }
 
-    // x uniform over {q} ∪ Ae; y = P3ᵀ x.
-    let t = Transition::new(g, model.params.directed);
-    let n = g.node_count();
-    let mut x = vec![0.0; n];
-    let mut seeds = existing.clone();
-    seeds.push(q);
-    seeds.sort_unstable();
-    seeds.dedup();
-    for &s in &seeds {
-        x[s as usize] = 1.0 / seeds.len() as f64;
-    }
-    let inv = t.inv_degrees();
-    let mut y = vec![0.0; n];
-    t.p3t(&x, &inv, &mut y);
-    let mut ranked: Vec<(NodeId, f64)> = g
-        .nodes_of_type(answer_type)
-        .iter()
-        .copied()
-        .filter(|&c| c != q && known.binary_search(&c).is_err() && y[c as usize] > 0.0)
-        .map(|c| (c, y[c as usize]))
-        .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(limit);
+    let ranked = if let Some(propose) = propose {
+        let mut r: Vec<(NodeId, f64)> = propose(q, answer_type, &known)
+            .into_iter()
+            .filter(|&(c, _)| c != q && (c as usize) < g.node_count() && g.node_type(c) == answer_type && known.binary_search(&c).is_err())
+            .collect();
+        r.truncate(limit);
+        r
+    } else {
+        // x uniform over {q} ∪ Ae; y = P3ᵀ x.
+        let t = Transition::new(g, model.params.directed);
+        let n = g.node_count();
+        let mut x = vec![0.0; n];
+        let mut seeds = existing.clone();
+        seeds.push(q);
+        seeds.sort_unstable();
+        seeds.dedup();
+        for &s in &seeds {
+            x[s as usize] = 1.0 / seeds.len() as f64;
+        }
+        let inv = t.inv_degrees();
+        let mut y = vec![0.0; n];
+        t.p3t(&x, &inv, &mut y);
+        let mut ranked: Vec<(NodeId, f64)> = g
+            .nodes_of_type(answer_type)
+            .iter()
+            .copied()
+            .filter(|&c| c != q && known.binary_search(&c).is_err() && y[c as usize] > 0.0)
+            .map(|c| (c, y[c as usize]))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(limit);
+        ranked
+    };
 
     let mut nodes = existing.clone();
     nodes.extend(ranked.iter().map(|c| c.0));

@@ -31,3 +31,27 @@ pub fn for_graph(g: &Graph) -> Vec<Attribution> {
         vec![a(&g.meta().source, "see the data source", "the loaded graph", false)]
     }
 }
+
+/// Where the edges of one Hetionet metaedge come from, and under which licence (the
+/// per-metaedge provenance of the Hetionet v1.0 release; `../shared/data/hetionet/metaedges.tsv`
+/// lists what this project's copy of each metaedge was rebuilt from).
+pub fn metaedge_source(abbrev: &str) -> (&'static str, &'static str) {
+    match abbrev.replace(['>', '<'], "").as_str() {
+        "CtD" | "CpD" => ("PharmacotherapyDB", "CC0 1.0"),
+        "DrD" | "DlA" | "DpS" => ("MEDLINE co-occurrence", "CC0 1.0"),
+        "CcSE" => ("SIDER 4.1", "CC BY-NC-SA 4.0"),
+        "CbG" => ("DrugBank, ChEMBL, BindingDB", "CC BY-NC 4.0 (DrugBank part)"),
+        "CrC" => ("DrugBank structures (chemical similarity)", "CC BY-NC 4.0"),
+        "CuG" | "CdG" => ("LINCS L1000", "CC BY"),
+        "PCiC" => ("DrugCentral", "CC BY"),
+        "DaG" => ("GWAS Catalog, DISEASES, DisGeNET, DOAF", "ODbL (DisGeNET part)"),
+        "DuG" | "DdG" => ("STARGEO", "no license stated"),
+        "AeG" | "AuG" | "AdG" => ("Bgee", "no license stated"),
+        "GiG" => ("Human interactome sources", "no license stated"),
+        "GcG" => ("ERC (evolutionary rate covariation)", "used with permission"),
+        "GrG" => ("LINCS L1000 genetic interference", "CC BY"),
+        "GpBP" | "GpCC" | "GpMF" => ("Gene Ontology", "CC BY"),
+        "GpPW" => ("Reactome, Pathway Commons, WikiPathways", "CC BY"),
+        _ => ("the loaded graph", "see the data source"),
+    }
+}

@@ -42,6 +42,8 @@ enum Command {
     Perf(commands::perf::PerfArgs),
     /// Compute marginals and embeddings (the serendipity model) into the snapshot.
     Precompute(commands::precompute::PrecomputeArgs),
+    /// Plausibility of every compound–disease pair: store, TSV, `eval` (CV), `bench`.
+    Predict(commands::predict::PredictArgs),
     /// Score a partition: R, N, S and RNS of (existing, serendipity).
     Score(commands::score::ScoreArgs),
     /// RNS-guided partition of candidate answers (greedy swap).
@@ -83,6 +85,7 @@ fn main() {
         Command::Data(a) => commands::data::run(a, progress),
         Command::Perf(a) => commands::perf::run(a, progress),
         Command::Precompute(a) => commands::precompute::run(a, progress),
+        Command::Predict(a) => commands::predict::run(a, progress),
         Command::Score(a) => commands::score::run_score(a, progress),
         Command::Partition(a) => commands::score::run_partition(a, progress),
         Command::Admin(a) => commands::annotate::run_admin(a),

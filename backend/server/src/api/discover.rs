@@ -4,7 +4,7 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serenqa_model::discover::{discover, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
+use serenqa_model::discover::{discover_with, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
 use serenqa_model::slice::node_view;
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
@@ -26,6 +26,8 @@ pub struct DiscoverQuery {
     /// the annotation store, else the shipped fitted weights; the reply says which).
     weights: Option<String>,
 }
+
+const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression on metapath path counts learned from the graph's treatment edges, validated by cross-validation with held-out edges removed), each scored by RNS against the known answers; blend plausibility and serendipity with the slider.";
 
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 
@@ -52,14 +54,36 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
     let result = tokio::task::spawn_blocking(move || {
         let defaults = crate::weights::of_state(&s);
         let used = crate::weights::for_request(given, &defaults);
-        discover(&g, &model, &blocks, node, limit, &used.weights).map(|d| {
+        let preds = s.predictions.clone();
+        let located = preds.as_ref().and_then(|p| super::predictions::locate(p, node).map(|l| (p.clone(), l)));
+        let propose = |_q: serenqa_graph::NodeId, _t: serenqa_graph::TypeId, known: &[serenqa_graph::NodeId]| -> Vec<(serenqa_graph::NodeId, f64)> {
+            let Some((p, (is_c, local))) = &located else { return Vec::new() };
+            super::predictions::ranked_pairs(p, *is_c, *local)
+                .into_iter()
+                .map(|(c, d)| (if *is_c { p.diseases[d] } else { p.compounds[c] }, p.scores[p.pair(c, d)] as f64))
+                .filter(|(n, _)| known.binary_search(n).is_err())
+                .take(limit)
+                .collect()
+        };
+        let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() { Some(&propose) } else { None };
+        let includes = g.relation_id("INCLUDES_PCiC");
+        discover_with(&g, &model, &blocks, node, limit, &used.weights, proposal).map(|d| {
             let candidates = d
                 .candidates
                 .iter()
                 .zip(&d.terms)
                 .map(|(&(c, p), t)| {
                     let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
-                    Candidate { node: node_view(&g, c), proximity: p, terms: *t, known_for: links.iter().map(|&x| node_view(&g, x)).collect(), known_for_total: total }
+                    let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
+                        let other = super::predictions::locate(pr, c)?;
+                        let (ci, di) = if *is_c { (*local, other.1) } else { (other.1, *local) };
+                        Some(super::predictions::prediction(&g, pr, ci, di, false))
+                    });
+                    let classes = match includes {
+                        Some(r) => g.in_range_rel(c, r).map(|i| node_view(&g, g.in_csr().1[i])).collect(),
+                        None => Vec::new(),
+                    };
+                    Candidate { node: node_view(&g, c), proximity: p, terms: *t, known_for: links.iter().map(|&x| node_view(&g, x)).collect(), known_for_total: total, plausibility, classes }
                 })
                 .collect();
             DiscoverResponse {
@@ -72,7 +96,7 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
                 weights: d.weights,
                 weights_source: used.source,
                 default_weights: defaults,
-                method: METHOD.to_string(),
+                method: if located.is_some() { METHOD_PLAUSIBLE } else { METHOD }.to_string(),
                 elapsed_ms: 0.0,
             }
         })

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod graph;
 pub mod headers;
 pub mod pipeline;
+pub mod predictions;
 pub mod rns;
 pub mod session;
 pub mod understand;
@@ -54,6 +55,11 @@ pub struct AppState {
     pub edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
     /// Admission control and Ask's deadline / sign-in rule (`serve`'s flags).
     pub admission: Arc<admission::Admission>,
+    /// The plausibility model's predictions (`serenqa predict`); `None`: `/api/predictions`
+    /// answers 503 and Discover proposes by walk proximity.
+    pub predictions: Option<Arc<serenqa_predict::Predictions>>,
+    /// Metapath steps for explaining predictions (built with them).
+    pub explainer: Option<Arc<serenqa_predict::explain::Explainer>>,
 }
 
 impl AppState {
@@ -69,6 +75,8 @@ impl AppState {
             annotation: None,
             edges: None,
             admission: Arc::new(admission::Admission::default()),
+            predictions: None,
+            explainer: None,
         }
     }
     /// Admission limits other than the defaults.
@@ -94,6 +102,11 @@ impl AppState {
         self.annotation = svc.map(Arc::new);
         self
     }
+    pub fn with_predictions(mut self, p: Option<serenqa_predict::Predictions>) -> Self {
+        self.explainer = p.as_ref().and_then(|_| serenqa_predict::explain::Explainer::new(&self.graph, &Default::default()).ok()).map(Arc::new);
+        self.predictions = p.map(Arc::new);
+        self
+    }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
         self.model = model.map(Arc::new);
         self
@@ -111,6 +124,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(cypher::routes())
         .merge(pipeline::routes())
         .merge(discover::routes())
+        .merge(predictions::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
         .merge(understand::routes())

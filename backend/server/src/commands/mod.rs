@@ -12,6 +12,7 @@ pub mod perf_annotate;
 pub mod perf_hostile;
 pub mod perf_queue;
 pub mod precompute;
+pub mod predict;
 pub mod queue;
 pub mod rns;
 pub mod score;

@@ -179,6 +179,21 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
             None
         }
     };
+    let predictions = {
+        let path = serenqa_predict::store::default_path(&graph);
+        if path.is_file() {
+            match serenqa_predict::Predictions::load(&path, &graph) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    eprintln!("warning: ignoring stored predictions: {e}");
+                    None
+                }
+            }
+        } else {
+            eprintln!("note: no plausibility predictions for this graph; run `serenqa predict` (Discover proposes by walk proximity until then)");
+            None
+        }
+    };
     if !args.dist.join("index.html").is_file() {
         eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
     } else {
@@ -200,7 +215,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     if !args.no_baseline && args.graph.graph.is_none() && serenqa_pipeline::run::list_runs(&runs).is_empty() {
         start_baseline(&runs);
     }
-    let state = AppState::new(graph).with_model(model).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges).with_admission(admission);
+    let state = AppState::new(graph).with_model(model).with_predictions(predictions).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges).with_admission(admission);
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;

@@ -1,0 +1,226 @@
+//! The prediction task (which types and relations) and the feature table of all pairs.
+//!
+//! Features of a pair (c, d), all computed on the graph *as masked*:
+//! - one per metapath with enough support: `asinh(DWPC / mean DWPC)` (the mean over all pairs;
+//!   Rephetio's transform, which makes metapaths of very different scales comparable and
+//!   tames hubs' long tail);
+//! - degree features, the degree prior: `asinh(degree)` of c and of d in every step leaving
+//!   their type (`CbG`, `CcSE`, …, `DaG`, …), the treatment steps counted *without the pair's
+//!   own edge* (a known treatment does not raise its own prior). Rephetio corrects degree bias
+//!   with a prior from edge permutations; these explicit degree terms are the cheap version:
+//!   the learner weighs how much a drug's or disease's treatment count alone predicts.
+//!
+//! Pairs are indexed compound-major: `pair = c · |D| + d` with c, d local indices.
+
+use serenqa_graph::{Graph, NodeId, RelId, TypeId};
+
+use crate::dwpc::{dwpc_all, step_matrices, EdgeMask, LocalIndex};
+use crate::metagraph::Metagraph;
+use crate::PredictError;
+
+/// Which types are compounds and diseases, which relation is the label.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub compound_type: TypeId,
+    pub disease_type: TypeId,
+    /// The label relation (`TREATS_CtD`).
+    pub label: RelId,
+    /// Every relation joining the two types directly (`CtD`, `CpD`): never a feature on its
+    /// own, crossed at most once inside a metapath.
+    pub treatment: Vec<RelId>,
+    pub compounds: Vec<NodeId>,
+    pub diseases: Vec<NodeId>,
+}
+
+impl Task {
+    /// Compound (or Drug) × Disease, labelled by the treats relation.
+    pub fn detect(g: &Graph) -> Result<Task, PredictError> {
+        let ct = ["Compound", "Drug"].iter().find_map(|l| g.type_id(l)).ok_or_else(|| PredictError::Task("the graph has no Compound (or Drug) type".into()))?;
+        let dt = g.type_id("Disease").ok_or_else(|| PredictError::Task("the graph has no Disease type".into()))?;
+        let mut joining: Vec<RelId> = Vec::new();
+        for (r, n) in g.relation_counts() {
+            if n == 0 {
+                continue;
+            }
+            let rel = g.relation(r);
+            let ends = (rel.source_type, rel.target_type);
+            let joins = ends == (Some(ct), Some(dt)) || ends == (Some(dt), Some(ct)) || Self::joins_by_edges(g, r, ct, dt);
+            if joins {
+                joining.push(r);
+            }
+        }
+        joining.sort_unstable();
+        let is_label = |r: RelId| {
+            let rel = g.relation(r);
+            rel.abbrev == "CtD" || rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
+        };
+        let label = joining.iter().copied().find(|&r| is_label(r)).ok_or_else(|| PredictError::Task("no treats relation joins compounds and diseases".into()))?;
+        Ok(Task {
+            compound_type: ct,
+            disease_type: dt,
+            label,
+            treatment: joining,
+            compounds: g.nodes_of_type(ct).to_vec(),
+            diseases: g.nodes_of_type(dt).to_vec(),
+        })
+    }
+
+    fn joins_by_edges(g: &Graph, r: RelId, a: TypeId, b: TypeId) -> bool {
+        g.nodes_of_type(a).iter().take(5000).any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
+            && g.nodes_of_type(b).iter().take(5000).any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
+    }
+
+    pub fn pairs(&self) -> usize {
+        self.compounds.len() * self.diseases.len()
+    }
+
+    /// Edges of relation `rels` between the task's compounds and diseases, as
+    /// (pair index, edge id), sorted.
+    pub fn edges_of(&self, g: &Graph, li: &LocalIndex, rels: &[RelId]) -> Vec<(usize, u32)> {
+        let nd = self.diseases.len();
+        let mut out = Vec::new();
+        for &c in &self.compounds {
+            for e in g.edges(c, serenqa_graph::Direction::Both) {
+                if !rels.contains(&e.rel) {
+                    continue;
+                }
+                let other = if e.source == c { e.target } else { e.source };
+                if g.node_type(other) == self.disease_type {
+                    out.push((li.local[c as usize] as usize * nd + li.local[other as usize] as usize, e.id));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Settings of the feature computation.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FeatureParams {
+    /// DWPC damping exponent w.
+    pub damping: f64,
+    pub min_len: usize,
+    pub max_len: usize,
+    /// A metapath is kept when at least this share of all pairs has a walk of it.
+    pub min_support: f64,
+}
+
+impl Default for FeatureParams {
+    fn default() -> Self {
+        FeatureParams { damping: 0.4, min_len: 2, max_len: 4, min_support: 0.001 }
+    }
+}
+
+/// The feature table of all pairs on one (masked) graph.
+#[derive(Clone, Debug)]
+pub struct Features {
+    pub names: Vec<String>,
+    /// Whether feature j is a metapath (else a degree feature).
+    pub is_metapath: Vec<bool>,
+    /// Column j: one value per pair, compound-major.
+    pub cols: Vec<Vec<f32>>,
+    /// Metapaths enumerated before the support filter.
+    pub metapaths_considered: usize,
+    /// Columns of the compound's and the disease's label-relation degree (the degree prior).
+    pub label_degree: (Option<usize>, Option<usize>),
+}
+
+/// Everything that does not change between folds: metagraph, metapaths, local indices.
+pub struct Space<'g> {
+    pub g: &'g Graph,
+    pub task: Task,
+    pub mg: Metagraph,
+    pub li: LocalIndex,
+    /// Metapaths from Disease to Compound (the direction products run in).
+    pub paths: Vec<Vec<usize>>,
+    /// Their names read from compound to disease (`CbGaD`).
+    pub names: Vec<String>,
+}
+
+impl<'g> Space<'g> {
+    pub fn new(g: &'g Graph, params: &FeatureParams) -> Result<Self, PredictError> {
+        let task = Task::detect(g)?;
+        let mg = Metagraph::of(g, &task.treatment);
+        let li = LocalIndex::of(g);
+        let paths = mg.metapaths(task.disease_type, task.compound_type, params.min_len.max(2), params.max_len.clamp(2, 5));
+        let names = paths.iter().map(|p| mg.abbrev(&mg.reversed(p))).collect();
+        Ok(Space { g, task, mg, li, paths, names })
+    }
+
+    /// The feature table on the graph without the `mask`ed edges.
+    pub fn features(&self, mask: &EdgeMask, params: &FeatureParams) -> Features {
+        let (nc, nd) = (self.task.compounds.len(), self.task.diseases.len());
+        let npairs = nc * nd;
+        let mats = step_matrices(self.g, &self.mg, &self.li, mask, params.damping);
+        let dw = dwpc_all(&mats, &self.mg, &self.paths, nd);
+        let min_pairs = ((params.min_support * npairs as f64).ceil() as usize).max(3);
+        let mut names = Vec::new();
+        let mut is_metapath = Vec::new();
+        let mut cols = Vec::new();
+        for (k, m) in dw.iter().enumerate() {
+            // m is disease-major (d · nc + c).
+            let support = m.iter().filter(|&&v| v > 0.0).count();
+            if support < min_pairs {
+                continue;
+            }
+            let mean = m.iter().map(|&v| v as f64).sum::<f64>() / npairs as f64;
+            if !(mean > 0.0) {
+                continue;
+            }
+            let mut col = vec![0f32; npairs];
+            for d in 0..nd {
+                for c in 0..nc {
+                    col[c * nd + d] = ((m[d * nc + c] as f64 / mean).asinh()) as f32;
+                }
+            }
+            names.push(self.names[k].clone());
+            is_metapath.push(true);
+            cols.push(col);
+        }
+        // Degree features; treatment steps leave the pair's own edges out.
+        let mut label_degree = (None, None);
+        let own: Vec<(usize, u32)> = self.task.edges_of(self.g, &self.li, &self.task.treatment);
+        for (s, st) in self.mg.steps.iter().enumerate() {
+            let side_c = st.from == self.task.compound_type;
+            let side_d = st.from == self.task.disease_type;
+            if !side_c && !side_d {
+                continue;
+            }
+            let m = &mats[s];
+            let mut col = vec![0f32; npairs];
+            for c in 0..nc {
+                for d in 0..nd {
+                    let deg = if side_c { m.degree[c] } else { m.degree[d] };
+                    col[c * nd + d] = deg as f32;
+                }
+            }
+            if st.treatment {
+                let reaches_other = (side_c && st.to == self.task.disease_type) || (side_d && st.to == self.task.compound_type);
+                if reaches_other {
+                    for &(p, e) in &own {
+                        if !mask.contains(e) && self.g.edge(e).rel == st.rel {
+                            col[p] = (col[p] - 1.0).max(0.0);
+                        }
+                    }
+                }
+            }
+            for v in col.iter_mut() {
+                *v = v.asinh();
+            }
+            if st.rel == self.task.label {
+                if side_c && st.to == self.task.disease_type {
+                    label_degree.0 = Some(cols.len());
+                } else if side_d && st.to == self.task.compound_type {
+                    label_degree.1 = Some(cols.len());
+                }
+            }
+            let who = if side_c { "degree of compound" } else { "degree of disease" };
+            names.push(format!("{who} {}{}{}", self.mg.type_abbrev[st.from as usize], st.letters, self.mg.type_abbrev[st.to as usize]));
+            is_metapath.push(false);
+            cols.push(col);
+        }
+        Features { names, is_metapath, cols, metapaths_considered: self.paths.len(), label_degree }
+    }
+}

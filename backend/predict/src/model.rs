@@ -1,0 +1,303 @@
+//! Fitting on a feature table and scoring every pair: the full run behind `serenqa predict`.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serenqa_graph::Graph;
+
+use crate::dwpc::EdgeMask;
+use crate::features::{FeatureParams, Features, Space};
+use crate::learn::{fit, sigmoid, FitParams, LogReg};
+use crate::PredictError;
+
+/// Everything that decides a prediction run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PredictParams {
+    pub features: FeatureParams,
+    pub fit: FitParams,
+    /// Negatives sampled per positive for training (all pairs are scored).
+    pub negatives_per_positive: f64,
+    pub seed: u64,
+}
+
+impl Default for PredictParams {
+    fn default() -> Self {
+        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0 }
+    }
+}
+
+/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64).
+pub fn unit(seed: u64, i: u64) -> f64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A fitted model on one feature table.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    pub model: LogReg,
+    /// Added to the logit: undoes the negative subsampling (`ln rate`).
+    pub offset: f64,
+    pub train_pos: usize,
+    pub train_neg: usize,
+}
+
+/// Fits on the pairs `train(p)` allows: positives where `positive[p]`, negatives subsampled.
+pub fn fit_on(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, params: &PredictParams) -> Fitted {
+    let npairs = positive.len();
+    let pos: Vec<usize> = (0..npairs).filter(|&p| positive[p] && train(p)).collect();
+    let neg_all = (0..npairs).filter(|&p| !positive[p] && train(p)).count();
+    let rate = if neg_all == 0 { 1.0 } else { (params.negatives_per_positive * pos.len() as f64 / neg_all as f64).min(1.0) };
+    let rows: Vec<usize> = (0..npairs).filter(|&p| train(p) && (positive[p] || unit(params.seed, p as u64) < rate)).collect();
+    let nf = f.cols.len();
+    let mut x = Vec::with_capacity(rows.len() * nf);
+    let mut y = Vec::with_capacity(rows.len());
+    for &p in &rows {
+        x.extend(f.cols.iter().map(|c| c[p] as f64));
+        y.push(if positive[p] { 1.0 } else { 0.0 });
+    }
+    let model = fit(&x, rows.len(), nf, &y, params.fit);
+    let train_neg = rows.len() - pos.len();
+    Fitted { model, offset: rate.ln(), train_pos: pos.len(), train_neg }
+}
+
+impl Fitted {
+    pub fn logit(&self, f: &Features, p: usize) -> f64 {
+        let m = &self.model;
+        let mut z = 0.0f64;
+        for (j, c) in f.cols.iter().enumerate() {
+            if m.std[j] != 0.0 {
+                z += m.beta[j] * ((c[p] as f64 - m.mean[j]) / m.std[j]);
+            }
+        }
+        m.intercept + self.offset + z
+    }
+    /// Logits of all pairs, feature by feature (the same sums as [`Fitted::logit`], in the
+    /// same order per pair).
+    pub fn logits_all(&self, f: &Features) -> Vec<f64> {
+        let m = &self.model;
+        let n = f.cols.first().map_or(0, |c| c.len());
+        let mut z = vec![0.0f64; n];
+        for (j, c) in f.cols.iter().enumerate() {
+            let (b, mu, sd) = (m.beta[j], m.mean[j], m.std[j]);
+            if sd == 0.0 {
+                continue;
+            }
+            for (zp, &x) in z.iter_mut().zip(c) {
+                *zp += b * ((x as f64 - mu) / sd);
+            }
+        }
+        let base = m.intercept + self.offset;
+        z.iter().map(|&s| base + s).collect()
+    }
+    pub fn score(&self, f: &Features, p: usize) -> f64 {
+        sigmoid(self.logit(f, p))
+    }
+}
+
+/// How many metapath contributions each pair keeps.
+pub const TOP_METAPATHS: usize = 5;
+
+/// The stored result of a run: every pair's score, percentiles and top metapaths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Predictions {
+    pub info: PredictionInfo,
+    /// Node ids (of the graph the run used), local order.
+    pub compounds: Vec<u32>,
+    pub diseases: Vec<u32>,
+    /// Compound-major, one per pair.
+    pub scores: Vec<f32>,
+    /// Percentile (0–100) of the pair among its disease's pairs / its compound's pairs.
+    pub disease_pct: Vec<f32>,
+    pub compound_pct: Vec<f32>,
+    /// `TOP_METAPATHS` per pair: index into `info.metapaths` (`u16::MAX` = none) and contribution.
+    pub top_idx: Vec<u16>,
+    pub top_val: Vec<f32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictionInfo {
+    pub graph_hash: String,
+    pub params: PredictParamsView,
+    /// Metapath features used (compound → disease abbreviations), with their coefficients
+    /// on the standardised feature and the feature's mean and deviation.
+    pub metapaths: Vec<String>,
+    pub coefficients: Vec<f64>,
+    pub degree_features: Vec<(String, f64)>,
+    pub metapaths_considered: usize,
+    pub positives: usize,
+    pub train_negatives: usize,
+    pub converged: bool,
+    pub iterations: usize,
+    pub seconds_features: f64,
+    pub seconds_fit: f64,
+    pub seconds_predict: f64,
+}
+
+/// JSON-friendly copy of the parameters (floats as given).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictParamsView {
+    pub damping: f64,
+    pub max_len: usize,
+    pub min_support: f64,
+    pub lambda: f64,
+    pub negatives_per_positive: f64,
+    pub seed: u64,
+}
+
+/// Percentile of each value within its group: share of the group's other members scoring
+/// lower, ties counted half, × 100.
+fn percentiles(vals: &[f64]) -> Vec<f32> {
+    let n = vals.len();
+    if n <= 1 {
+        return vec![100.0; n];
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]).then(a.cmp(&b)));
+    let mut out = vec![0f32; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && vals[order[j + 1]] == vals[order[i]] {
+            j += 1;
+        }
+        let lower = i as f64;
+        let ties = (j - i) as f64;
+        let pct = (lower + ties / 2.0) / (n - 1) as f64 * 100.0;
+        for &k in &order[i..=j] {
+            out[k] = pct as f32;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// The full run: features on the whole graph, fit on all treatment edges, score all pairs.
+pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, PredictError> {
+    let t0 = Instant::now();
+    let space = Space::new(g, &params.features)?;
+    let mask = EdgeMask::empty(g.edge_count());
+    let f = space.features(&mask, &params.features);
+    let seconds_features = t0.elapsed().as_secs_f64();
+    let npairs = space.task.pairs();
+    let mut positive = vec![false; npairs];
+    for (p, _) in space.task.edges_of(g, &space.li, &[space.task.label]) {
+        positive[p] = true;
+    }
+    if !positive.iter().any(|&b| b) {
+        return Err(PredictError::Task("the graph has no treatment edge to learn from".into()));
+    }
+    let t1 = Instant::now();
+    let fitted = fit_on(&f, &positive, &|_| true, params);
+    let seconds_fit = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    let (nc, nd) = (space.task.compounds.len(), space.task.diseases.len());
+    let logits = fitted.logits_all(&f);
+    let scores: Vec<f32> = logits.iter().map(|&z| sigmoid(z) as f32).collect();
+    // Percentiles on the logits (monotone in the score, no f32 ties from rounding).
+    let mut disease_pct = vec![0f32; npairs];
+    let mut compound_pct = vec![0f32; npairs];
+    for d in 0..nd {
+        let v: Vec<f64> = (0..nc).map(|c| logits[c * nd + d]).collect();
+        for (c, x) in percentiles(&v).into_iter().enumerate() {
+            disease_pct[c * nd + d] = x;
+        }
+    }
+    for c in 0..nc {
+        let v = &logits[c * nd..(c + 1) * nd];
+        compound_pct[c * nd..(c + 1) * nd].copy_from_slice(&percentiles(v));
+    }
+    let mp: Vec<usize> = (0..f.cols.len()).filter(|&j| f.is_metapath[j]).collect();
+    let mut top_idx = vec![u16::MAX; npairs * TOP_METAPATHS];
+    let mut top_val = vec![0f32; npairs * TOP_METAPATHS];
+    let m = &fitted.model;
+    // Column by column (cache-friendly), each pair keeping its 5 largest positive
+    // contributions; a tie keeps the earlier metapath, as a stable sort would.
+    for (k, &j) in mp.iter().enumerate() {
+        let (b, mu, sd) = (m.beta[j], m.mean[j], m.std[j]);
+        if b == 0.0 || sd == 0.0 {
+            continue;
+        }
+        for (p, &x) in f.cols[j].iter().enumerate() {
+            let v = (b * (x as f64 - mu) / sd) as f32;
+            if !(v > 0.0) {
+                continue;
+            }
+            let slots = &mut top_val[p * TOP_METAPATHS..(p + 1) * TOP_METAPATHS];
+            let idx = &mut top_idx[p * TOP_METAPATHS..(p + 1) * TOP_METAPATHS];
+            if idx[TOP_METAPATHS - 1] != u16::MAX && v <= slots[TOP_METAPATHS - 1] {
+                continue;
+            }
+            let mut pos = TOP_METAPATHS - 1;
+            while pos > 0 && (idx[pos - 1] == u16::MAX || v > slots[pos - 1]) {
+                pos -= 1;
+            }
+            for q in (pos + 1..TOP_METAPATHS).rev() {
+                slots[q] = slots[q - 1];
+                idx[q] = idx[q - 1];
+            }
+            slots[pos] = v;
+            idx[pos] = k as u16;
+        }
+    }
+    let seconds_predict = t2.elapsed().as_secs_f64();
+    let info = PredictionInfo {
+        graph_hash: g.content_hash(),
+        params: PredictParamsView {
+            damping: params.features.damping,
+            max_len: params.features.max_len,
+            min_support: params.features.min_support,
+            lambda: params.fit.lambda,
+            negatives_per_positive: params.negatives_per_positive,
+            seed: params.seed,
+        },
+        metapaths: mp.iter().map(|&j| f.names[j].clone()).collect(),
+        coefficients: mp.iter().map(|&j| m.beta[j]).collect(),
+        degree_features: (0..f.cols.len()).filter(|&j| !f.is_metapath[j]).map(|j| (f.names[j].clone(), m.beta[j])).collect(),
+        metapaths_considered: f.metapaths_considered,
+        positives: fitted.train_pos,
+        train_negatives: fitted.train_neg,
+        converged: m.converged,
+        iterations: m.iterations,
+        seconds_features,
+        seconds_fit,
+        seconds_predict,
+    };
+    Ok(Predictions { info, compounds: space.task.compounds.clone(), diseases: space.task.diseases.clone(), scores, disease_pct, compound_pct, top_idx, top_val })
+}
+
+impl Predictions {
+    pub fn pair(&self, c: usize, d: usize) -> usize {
+        c * self.diseases.len() + d
+    }
+    /// The pair's top metapaths: (abbreviation, contribution), strongest first.
+    pub fn top(&self, p: usize) -> Vec<(&str, f32)> {
+        (0..TOP_METAPATHS)
+            .filter_map(|s| {
+                let i = self.top_idx[p * TOP_METAPATHS + s];
+                self.info.metapaths.get(i as usize).map(|n| (n.as_str(), self.top_val[p * TOP_METAPATHS + s]))
+            })
+            .collect()
+    }
+
+    /// Writes the TSV of all pairs (compound-major), byte-identical for the same inputs. Scores
+    /// are written as the shortest decimal that reads back as the stored `f32` (no rounding to
+    /// a fixed number of places, which would tie thousands of low scores).
+    pub fn write_tsv(&self, g: &Graph, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(w, "compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths")?;
+        let nd = self.diseases.len();
+        let dkeys: Vec<String> = self.diseases.iter().map(|&d| g.key(d)).collect();
+        for (ci, &c) in self.compounds.iter().enumerate() {
+            let ck = g.key(c);
+            for (di, dk) in dkeys.iter().enumerate() {
+                let p = ci * nd + di;
+                let top: Vec<String> = self.top(p).iter().take(3).map(|(n, v)| format!("{n}:{v:.3}")).collect();
+                writeln!(w, "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
+            }
+        }
+        Ok(())
+    }
+}

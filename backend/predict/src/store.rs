@@ -1,0 +1,76 @@
+//! Predictions on disk: a snapshot file of their own (the graph crate's checksummed section
+//! format) under the cache directory, named after the graph's content hash, so the server
+//! finds the predictions of exactly the graph it serves:
+//! - `predict.info` (JSON [`PredictionInfo`]: graph hash, parameters, metapaths and their
+//!   coefficients, timings),
+//! - `predict.compounds`, `predict.diseases` (u32 node ids),
+//! - `predict.scores`, `predict.disease_pct`, `predict.compound_pct` (f32 per pair),
+//! - `predict.top_idx` (u16), `predict.top_val` (f32): the top metapaths of each pair.
+//!
+//! Reading checks every size and id against the graph, so a stale or crafted file is refused.
+
+use std::path::{Path, PathBuf};
+
+use serenqa_graph::snapshot::{SnapshotReader, SnapshotWriter};
+use serenqa_graph::Graph;
+
+use crate::features::Task;
+use crate::model::{PredictionInfo, Predictions, TOP_METAPATHS};
+use crate::PredictError;
+
+/// Where the predictions of `g` are cached.
+pub fn default_path(g: &Graph) -> PathBuf {
+    serenqa_graph::datadir::cache_dir().join(format!("predictions-{}.snap", g.content_hash()))
+}
+
+impl Predictions {
+    pub fn save(&self, path: &Path) -> Result<(), PredictError> {
+        let mut w = SnapshotWriter::new();
+        w.add_json("predict.info", &self.info)?;
+        w.add_pod("predict.compounds", &self.compounds);
+        w.add_pod("predict.diseases", &self.diseases);
+        w.add_pod("predict.scores", &self.scores);
+        w.add_pod("predict.disease_pct", &self.disease_pct);
+        w.add_pod("predict.compound_pct", &self.compound_pct);
+        w.add_pod("predict.top_idx", &self.top_idx);
+        w.add_pod("predict.top_val", &self.top_val);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| PredictError::Invalid(format!("{}: {e}", dir.display())))?;
+        }
+        w.write_to(path)?;
+        Ok(())
+    }
+
+    /// Loads predictions and checks them against `g`.
+    pub fn load(path: &Path, g: &Graph) -> Result<Predictions, PredictError> {
+        let mut r = SnapshotReader::open(path)?;
+        let info: PredictionInfo = r.read_json("predict.info")?;
+        let bad = |m: String| PredictError::Invalid(format!("{}: {m}", path.display()));
+        let hash = g.content_hash();
+        if info.graph_hash != hash {
+            return Err(bad(format!("predictions were computed for graph {}, this graph is {hash}", info.graph_hash)));
+        }
+        let compounds: Vec<u32> = r.read_pod("predict.compounds")?;
+        let diseases: Vec<u32> = r.read_pod("predict.diseases")?;
+        let task = Task::detect(g)?;
+        if compounds != task.compounds || diseases != task.diseases {
+            return Err(bad("compound or disease list does not match the graph".into()));
+        }
+        let n = compounds.len() * diseases.len();
+        let scores: Vec<f32> = r.read_pod("predict.scores")?;
+        let disease_pct: Vec<f32> = r.read_pod("predict.disease_pct")?;
+        let compound_pct: Vec<f32> = r.read_pod("predict.compound_pct")?;
+        let top_idx: Vec<u16> = r.read_pod("predict.top_idx")?;
+        let top_val: Vec<f32> = r.read_pod("predict.top_val")?;
+        if scores.len() != n || disease_pct.len() != n || compound_pct.len() != n || top_idx.len() != n * TOP_METAPATHS || top_val.len() != n * TOP_METAPATHS {
+            return Err(bad("section sizes do not match the number of pairs".into()));
+        }
+        if scores.iter().any(|s| !(0.0..=1.0).contains(s)) || disease_pct.iter().chain(&compound_pct).any(|p| !(0.0..=100.0).contains(p)) {
+            return Err(bad("a score or percentile is out of range".into()));
+        }
+        if top_idx.iter().any(|&i| i != u16::MAX && i as usize >= info.metapaths.len()) || info.coefficients.len() != info.metapaths.len() {
+            return Err(bad("a top metapath index is out of range".into()));
+        }
+        Ok(Predictions { info, compounds, diseases, scores, disease_pct, compound_pct, top_idx, top_val })
+    }
+}

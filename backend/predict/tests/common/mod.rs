@@ -1,0 +1,79 @@
+//! A small Hetionet-shaped graph built in code, with a planted signal: a compound tends to
+//! treat a disease when it binds a gene the disease is associated with.
+
+#![allow(dead_code)]
+
+use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next() * n as f64) as usize).min(n - 1)
+    }
+}
+
+fn rel(b: &mut GraphBuilder, name: &str, verb: &str, abbrev: &str, s: u16, t: u16) -> u16 {
+    b.relation(RelationType { name: name.into(), verb: verb.into(), abbrev: abbrev.into(), source_type: Some(s), target_type: Some(t), directed: false }).unwrap()
+}
+
+/// `nc` compounds, `nd` diseases, `ng` genes.
+pub fn graph(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
+    let mut r = Rng(seed);
+    let mut b = GraphBuilder::new(GraphMeta { name: "predict-test".into(), ..Default::default() });
+    let tc = b.node_type("Compound", "Compound");
+    let td = b.node_type("Disease", "Disease");
+    let tg = b.node_type("Gene", "Gene");
+    let ctd = rel(&mut b, "TREATS_CtD", "treats", "CtD", tc, td);
+    let cpd = rel(&mut b, "PALLIATES_CpD", "palliates", "CpD", tc, td);
+    let cbg = rel(&mut b, "BINDS_CbG", "binds", "CbG", tc, tg);
+    let dag = rel(&mut b, "ASSOCIATES_DaG", "associates", "DaG", td, tg);
+    let crc = rel(&mut b, "RESEMBLES_CrC", "resembles", "CrC", tc, tc);
+    let drd = rel(&mut b, "RESEMBLES_DrD", "resembles", "DrD", td, td);
+    let c: Vec<u32> = (0..nc).map(|i| b.add_node(tc, &format!("DB{i:05}"), &format!("drug {i}"))).collect();
+    let d: Vec<u32> = (0..nd).map(|i| b.add_node(td, &format!("DOID:{i}"), &format!("disease {i}"))).collect();
+    let g: Vec<u32> = (0..ng).map(|i| b.add_node(tg, &format!("{i}"), &format!("GENE{i}"))).collect();
+    let mut binds = vec![Vec::new(); nc];
+    let mut assoc = vec![Vec::new(); nd];
+    for (i, &ci) in c.iter().enumerate() {
+        for _ in 0..3 {
+            let x = r.below(ng);
+            binds[i].push(x);
+            b.add_edge(ci, cbg, g[x], None);
+        }
+    }
+    for (i, &di) in d.iter().enumerate() {
+        for _ in 0..4 {
+            let x = r.below(ng);
+            assoc[i].push(x);
+            b.add_edge(di, dag, g[x], None);
+        }
+    }
+    for i in 0..nc {
+        for j in 0..nd {
+            let shared = binds[i].iter().any(|x| assoc[j].contains(x));
+            let p = if shared { 0.6 } else { 0.01 };
+            if r.next() < p {
+                b.add_edge(c[i], ctd, d[j], None);
+            } else if r.next() < 0.01 {
+                b.add_edge(c[i], cpd, d[j], None);
+            }
+        }
+    }
+    for _ in 0..nc {
+        let (x, y) = (r.below(nc), r.below(nc));
+        if x != y {
+            b.add_edge(c[x], crc, c[y], None);
+        }
+    }
+    for _ in 0..nd / 2 {
+        let (x, y) = (r.below(nd), r.below(nd));
+        if x != y {
+            b.add_edge(d[x], drd, d[y], None);
+        }
+    }
+    b.build()
+}

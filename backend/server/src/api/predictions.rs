@@ -1,0 +1,180 @@
+//! `GET /api/predictions?disease=…` / `?compound=…`: the plausibility model's predictions for
+//! one disease (its compounds) or one compound (its diseases), best first (crate
+//! `serenqa-predict`; computed by `serenqa predict`, read at start-up).
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serenqa_graph::{Graph, NodeId};
+use serenqa_model::slice::node_view;
+use serenqa_predict::Predictions;
+use serenqa_shared::api::{ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup, Prediction, PredictionsResponse, SubgraphView};
+
+use super::error::HttpError;
+use super::extract::Q;
+use super::graph::resolve;
+use super::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/predictions", get(get_predictions)).route("/predictions/explain", get(get_explain))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct PredictionsQuery {
+    /// `Type::identifier` of a disease (give this or `compound`, not both).
+    disease: Option<String>,
+    /// `Type::identifier` of a compound.
+    compound: Option<String>,
+    /// Pairs to return, best first (1–2000, default 50).
+    limit: Option<usize>,
+}
+
+pub const MAX_LIMIT: usize = 2000;
+
+pub const METHOD: &str = "Plausibility: an L2 logistic regression on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's recipe); percentiles rank the pair among the disease's compounds and among the compound's diseases.";
+
+/// Where `n` sits in the predictions: (is a compound, local index).
+pub fn locate(p: &Predictions, n: NodeId) -> Option<(bool, usize)> {
+    if let Some(i) = p.compounds.iter().position(|&c| c == n) {
+        return Some((true, i));
+    }
+    p.diseases.iter().position(|&d| d == n).map(|i| (false, i))
+}
+
+/// One pair as the API shows it.
+pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -> Prediction {
+    let i = p.pair(c, d);
+    Prediction {
+        compound: node_view(g, p.compounds[c]),
+        disease: node_view(g, p.diseases[d]),
+        score: p.scores[i] as f64,
+        disease_percentile: p.disease_pct[i] as f64,
+        compound_percentile: p.compound_pct[i] as f64,
+        known,
+        top_metapaths: p.top(i).into_iter().map(|(m, v)| MetapathContribution { metapath: m.to_string(), contribution: v as f64 }).collect(),
+    }
+}
+
+/// The pairs of one entity, best first (ties by local index).
+pub fn ranked_pairs(p: &Predictions, is_compound: bool, local: usize) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = if is_compound { (0..p.diseases.len()).map(|d| (local, d)).collect() } else { (0..p.compounds.len()).map(|c| (c, local)).collect() };
+    pairs.sort_by(|a, b| p.scores[p.pair(b.0, b.1)].total_cmp(&p.scores[p.pair(a.0, a.1)]).then(a.cmp(b)));
+    pairs
+}
+
+/// A disease's compounds or a compound's diseases, best first.
+#[utoipa::path(get, path = "/api/predictions", tag = "serendipity", params(PredictionsQuery),
+    responses((status = 200, body = PredictionsResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+pub async fn get_predictions(State(s): State<AppState>, Q(q): Q<PredictionsQuery>) -> Result<Json<PredictionsResponse>, HttpError> {
+    let (key, want_compound) = match (&q.disease, &q.compound) {
+        (Some(d), None) => (d.as_str(), false),
+        (None, Some(c)) => (c.as_str(), true),
+        _ => return Err(HttpError::bad_request("bad_query", "give exactly one of `disease` or `compound` (a `Type::identifier`)")),
+    };
+    let limit = q.limit.unwrap_or(50);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(HttpError::bad_request("bad_limit", format!("limit must be between 1 and {MAX_LIMIT}")));
+    }
+    let g = s.graph.clone();
+    let node = resolve(&g, key)?;
+    let Some(p) = s.predictions.clone() else {
+        return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
+    };
+    let Some((is_compound, local)) = locate(&p, node) else {
+        return Err(HttpError::bad_request("wrong_type", format!("{} is a {}, not a compound or a disease of the model", g.name(node), g.type_display(g.node_type(node)))));
+    };
+    if is_compound != want_compound {
+        let want = if want_compound { "compound" } else { "disease" };
+        return Err(HttpError::bad_request("wrong_type", format!("{} is a {}; `{want}=` needs a {want}", g.name(node), g.type_display(g.node_type(node)))));
+    }
+    let known = serenqa_model::discover::treatment_links(&g, node);
+    let ranked = ranked_pairs(&p, is_compound, local);
+    let total = ranked.len();
+    let predictions = ranked
+        .into_iter()
+        .take(limit)
+        .map(|(c, d)| {
+            let other = if is_compound { p.diseases[d] } else { p.compounds[c] };
+            prediction(&g, &p, c, d, known.binary_search(&other).is_ok())
+        })
+        .collect();
+    Ok(Json(PredictionsResponse { query: node_view(&g, node), total, predictions, method: METHOD.to_string() }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct ExplainQuery {
+    /// `Type::identifier` of the compound.
+    compound: Option<String>,
+    /// `Type::identifier` of the disease.
+    disease: Option<String>,
+}
+
+/// Paths shown per metapath.
+const PATHS_PER_METAPATH: usize = 6;
+/// Path expansions per metapath before the enumeration stops (the reply says it was cut).
+const MAX_VISITS: usize = 200_000;
+
+/// The paths that carry one prediction, grouped by its top metapaths.
+#[utoipa::path(get, path = "/api/predictions/explain", tag = "serendipity", params(ExplainQuery),
+    responses((status = 200, body = ExplainResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+pub async fn get_explain(State(s): State<AppState>, Q(q): Q<ExplainQuery>) -> Result<Json<ExplainResponse>, HttpError> {
+    let (Some(ck), Some(dk)) = (&q.compound, &q.disease) else {
+        return Err(HttpError::bad_request("bad_query", "give both `compound` and `disease` (each a `Type::identifier`)"));
+    };
+    let g = s.graph.clone();
+    let cn = resolve(&g, ck)?;
+    let dn = resolve(&g, dk)?;
+    let (Some(p), Some(ex)) = (s.predictions.clone(), s.explainer.clone()) else {
+        return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
+    };
+    let (Some((true, c)), Some((false, d))) = (locate(&p, cn), locate(&p, dn)) else {
+        return Err(HttpError::bad_request("wrong_type", "`compound` must be a compound and `disease` a disease of the model"));
+    };
+    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d)).await.map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
+    Ok(Json(reply))
+}
+
+pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explainer, c: usize, d: usize) -> ExplainResponse {
+    let (cn, dn) = (p.compounds[c], p.diseases[d]);
+    let known = serenqa_model::discover::treatment_links(g, cn).binary_search(&dn).is_ok();
+    let prediction = prediction(g, p, c, d, known);
+    let mut sg = SubgraphView::default();
+    let mut index: std::collections::HashMap<NodeId, u32> = std::collections::HashMap::new();
+    let mut add = |sg: &mut SubgraphView, n: NodeId| -> u32 {
+        *index.entry(n).or_insert_with(|| {
+            sg.nodes.push(node_view(g, n));
+            (sg.nodes.len() - 1) as u32
+        })
+    };
+    add(&mut sg, cn);
+    add(&mut sg, dn);
+    let mut seen_edges = std::collections::BTreeSet::new();
+    let mut edge_sources = Vec::new();
+    let mut groups = Vec::new();
+    for mc in &prediction.top_metapaths {
+        let Some(steps) = ex.by_name.get(&mc.metapath) else { continue };
+        let ps = serenqa_predict::explain::paths(g, &ex.mg, steps, cn, dn, ex.damping, PATHS_PER_METAPATH, MAX_VISITS);
+        let mut shown = Vec::new();
+        for wp in &ps.paths {
+            let nodes: Vec<u32> = wp.nodes.iter().map(|&n| add(&mut sg, n)).collect();
+            let mut edges = Vec::new();
+            for (k, &e) in wp.edges.iter().enumerate() {
+                let er = g.edge(e);
+                let rel = g.relation(er.rel);
+                let (source, license) = crate::attribution::metaedge_source(&rel.abbrev);
+                edges.push(ExplainEdge { relation: rel.name.clone(), verb: rel.verb.clone(), source: source.to_string(), license: license.to_string() });
+                if seen_edges.insert(e) {
+                    let (a, b) = (add(&mut sg, er.source), add(&mut sg, er.target));
+                    let _ = k;
+                    sg.edges.push((a, b, rel.name.clone()));
+                    edge_sources.push(format!("{source} ({license})"));
+                }
+            }
+            let share = if ps.total_weight > 0.0 { wp.weight / ps.total_weight } else { 0.0 };
+            shown.push(ExplainPath { nodes, edges, weight: wp.weight, share });
+        }
+        groups.push(MetapathGroup { metapath: mc.metapath.clone(), reading: ex.reading(g, steps), contribution: mc.contribution, paths_found: ps.found, truncated: ps.truncated, paths: shown });
+    }
+    ExplainResponse { prediction, groups, subgraph: sg, edge_sources }
+}

@@ -1,0 +1,182 @@
+//! `serenqa predict`: the plausibility of every compound–disease pair (crate
+//! `serenqa-predict`). Without a subcommand: compute, store for the server (cache file named
+//! after the graph hash) and optionally write the TSV of all pairs; `eval`: the
+//! cross-validation table; `bench`: features + fit + predict time and peak RSS.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serenqa_predict::eval::{cross_validate, FoldKind};
+use serenqa_predict::{predict, PredictParams, Predictions};
+
+use crate::graph_source::GraphArgs;
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct PredictArgs {
+    #[command(subcommand)]
+    command: Option<PredictCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Write the TSV of all pairs here (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Seed of the negative sample (and of the folds for `eval`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Longest metapath.
+    #[arg(long, default_value_t = 4)]
+    max_len: usize,
+    /// L2 strength on the mean log-loss.
+    #[arg(long, default_value_t = 1e-3)]
+    lambda: f64,
+    /// Do not store the predictions in the cache for the server.
+    #[arg(long)]
+    no_store: bool,
+}
+
+#[derive(Subcommand)]
+enum PredictCommand {
+    /// Cross-validation with held-out edges removed before features: per fold and pooled.
+    Eval {
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long, default_value_t = 5)]
+        folds: usize,
+        /// `edges`, `diseases` or `both`.
+        #[arg(long, default_value = "both")]
+        kind: String,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Time features + fit + predict for all pairs and report peak RSS.
+    Bench {
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+impl RunArgs {
+    fn params(&self) -> Result<PredictParams> {
+        if !(2..=5).contains(&self.max_len) {
+            anyhow::bail!("--max-len must be between 2 and 5");
+        }
+        if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
+            anyhow::bail!("--lambda must be a non-negative number");
+        }
+        let mut p = PredictParams { seed: self.seed, ..PredictParams::default() };
+        p.features.max_len = self.max_len;
+        p.fit.lambda = self.lambda;
+        Ok(p)
+    }
+}
+
+pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
+    match args.command {
+        None => run_predict(args.run, progress),
+        Some(PredictCommand::Eval { run, folds, kind, json }) => run_eval(run, folds, &kind, json, progress),
+        Some(PredictCommand::Bench { run }) => run_bench(run, progress),
+    }
+}
+
+fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
+    let params = args.params()?;
+    let g = args.graph.load(progress)?;
+    let t = Instant::now();
+    let preds = predict(&g, &params)?;
+    let i = &preds.info;
+    eprintln!(
+        "predictions: {} compounds × {} diseases, {} metapath features (of {} enumerated) + {} degree features; features {:.1} s, fit {:.1} s ({} iterations{}), predict {:.1} s",
+        preds.compounds.len(),
+        preds.diseases.len(),
+        i.metapaths.len(),
+        i.metapaths_considered,
+        i.degree_features.len(),
+        i.seconds_features,
+        i.seconds_fit,
+        i.iterations,
+        if i.converged { "" } else { ", NOT converged" },
+        i.seconds_predict
+    );
+    if !args.no_store {
+        let path = serenqa_predict::store::default_path(&g);
+        preds.save(&path).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("stored for the server: {}", path.display());
+    }
+    if let Some(out) = &args.out {
+        write_tsv(&g, &preds, out)?;
+    }
+    eprintln!("done in {:.1} s", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn write_tsv(g: &serenqa_graph::Graph, preds: &Predictions, out: &PathBuf) -> Result<()> {
+    if out.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::new(stdout.lock());
+        preds.write_tsv(g, &mut w)?;
+        w.flush()?;
+    } else {
+        let tmp = out.with_extension("tsv.tmp");
+        let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        preds.write_tsv(g, &mut w).with_context(|| format!("writing {}", tmp.display()))?;
+        w.flush()?;
+        drop(w);
+        std::fs::rename(&tmp, out).with_context(|| format!("renaming to {}", out.display()))?;
+        eprintln!("wrote {} pairs to {}", preds.scores.len(), out.display());
+    }
+    Ok(())
+}
+
+fn run_eval(args: RunArgs, folds: usize, kind: &str, json: Option<PathBuf>, progress: bool) -> Result<()> {
+    let kinds = match kind {
+        "edges" => vec![FoldKind::Edges],
+        "diseases" => vec![FoldKind::Diseases],
+        "both" => vec![FoldKind::Edges, FoldKind::Diseases],
+        other => anyhow::bail!("--kind must be edges, diseases or both, not {other:?}"),
+    };
+    let params = args.params()?;
+    let g = args.graph.load(progress)?;
+    let mut reports = Vec::new();
+    for k in kinds {
+        let report = cross_validate(&g, &params, folds, k, &mut |f| {
+            if progress {
+                eprintln!("fold {} ({:?}): AUROC {:.4}, AUPRC {:.4} in {:.1} s", f.fold, k, f.metrics.auroc, f.metrics.auprc, f.seconds);
+            }
+        })?;
+        println!("{}", report.table());
+        reports.push(report);
+    }
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_vec_pretty(&reports)?).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
+    let params = args.params()?;
+    let g = args.graph.load(progress)?;
+    let t = Instant::now();
+    let preds = predict(&g, &params)?;
+    let total = t.elapsed().as_secs_f64();
+    let i = &preds.info;
+    println!("graph: {} ({} nodes, {} edges), {} threads", g.meta().name, g.node_count(), g.edge_count(), rayon::current_num_threads());
+    println!("pairs: {} ({} compounds × {} diseases)", preds.scores.len(), preds.compounds.len(), preds.diseases.len());
+    println!("metapaths: {} enumerated, {} kept as features; {} degree features", i.metapaths_considered, i.metapaths.len(), i.degree_features.len());
+    println!("features {:.2} s, fit {:.2} s ({} iterations), predict {:.2} s; total {:.2} s", i.seconds_features, i.seconds_fit, i.iterations, i.seconds_predict, total);
+    if let Some(b) = crate::rss::peak_rss_bytes() {
+        println!("peak RSS: {}", crate::rss::human_bytes(b));
+    }
+    Ok(())
+}
