@@ -89,6 +89,7 @@
 
 pub mod ask;
 pub mod bench;
+pub mod compare;
 pub mod explore;
 pub mod llm;
 pub mod metrics;

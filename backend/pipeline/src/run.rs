@@ -149,6 +149,34 @@ pub struct Manifest {
     pub queue: Option<QueueInfo>,
 }
 
+impl Manifest {
+    /// The run's settings as the leaderboard labels it.
+    pub fn settings(&self) -> serenqa_shared::results::RunSettings {
+        serenqa_shared::results::RunSettings {
+            id: self.run_id.clone(),
+            label: self.label.clone(),
+            roles: self.roles.clone(),
+            beam: self.explore.beam_width,
+            depth: self.explore.depth,
+            relations: self.explore.relations_per_node,
+            nodes: self.explore.nodes_per_node,
+            limit: self.limit,
+            split: self.split.clone(),
+            questions: self.dataset.questions,
+            created_unix: self.created_unix,
+            status: self.status.clone(),
+        }
+    }
+}
+
+/// A run id that names a directory inside the runs directory (no separators, no dot first).
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return Err(format!("no run {id:?}"));
+    }
+    Ok(())
+}
+
 /// How a distributed run was executed (see [`crate::queue`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
