@@ -140,9 +140,9 @@ pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>) -> i
     }
 }
 
-/// A symmetric correlation matrix with values in [−1, 1].
+/// A symmetric correlation matrix with values in [−1, 1], each with the n it rests on.
 #[component]
-pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> impl IntoView {
+pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>, counts: Vec<Vec<usize>>) -> impl IntoView {
     let head = labels.iter().map(|l| view! { <th class="num">{l.clone()}</th> }).collect_view();
     let body = labels
         .iter()
@@ -156,7 +156,8 @@ pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> 
                         Some(x) => format!("background: rgba(181,71,58,{:.2})", 0.15 + 0.7 * -x),
                         None => String::new(),
                     };
-                    view! { <td class="num heat" style=style>{v.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "n/a".into())}</td> }
+                    let n = counts.get(i).and_then(|r| r.get(j)).copied().unwrap_or(0);
+                    view! { <td class="num heat" style=style>{v.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "n/a".into())}<span class="n" data-testid="corr-n">{format!("n={n}")}</span></td> }
                 })
                 .collect_view();
             view! { <tr><th scope="row">{l.clone()}</th>{cells}</tr> }

@@ -32,9 +32,20 @@ pub fn load_run(runs_dir: &Path, id: &str) -> Result<LoadedRun, String> {
     let dir = runs_dir.join(id);
     let text = std::fs::read_to_string(dir.join("manifest.json")).map_err(|_| format!("no run {id:?}"))?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| format!("run {id}: manifest.json: {e}"))?;
-    let t1: Vec<T1Record> = read_lines(&dir.join(T1_FILE));
-    let t3: Vec<T3Record> = read_lines(&dir.join(T3_FILE));
-    let has = |t: &str| manifest.tasks.iter().any(|x| x == t);
+    let t1: Vec<T1Record> = read_records(&dir.join(T1_FILE), id)?;
+    let t3: Vec<T3Record> = read_records(&dir.join(T3_FILE), id)?;
+    // Manifests name their tasks; without a list (older files), the traces tell.
+    let has = |t: &str| {
+        if manifest.tasks.is_empty() {
+            match t {
+                "t1" => !t1.is_empty(),
+                "t2" => t3.iter().any(|r| r.t2.is_some()),
+                _ => t3.iter().any(|r| r.t3.is_some()),
+            }
+        } else {
+            manifest.tasks.iter().any(|x| x == t)
+        }
+    };
     // The offline explorer's w.o.-summary rows are its with-summary rows (see `run::plan`).
     let wo_equals_with = !t3.iter().any(|r| r.mode == "without");
     let judge = t3.iter().find_map(|r| r.t3.as_ref().map(|s| s.relevance.judge.clone()).or_else(|| r.t2.as_ref().map(|s| s.faithfulness.judge.clone()))).unwrap_or_else(|| "proxy".into());
@@ -42,9 +53,22 @@ pub fn load_run(runs_dir: &Path, id: &str) -> Result<LoadedRun, String> {
     Ok(LoadedRun { manifest, judge, series })
 }
 
-fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+/// The complete lines of a trace file (none when it is missing). A last line without its
+/// newline is a record still being written and is left out; any other line that does not
+/// parse is an error naming the file and line (a comparison never drops records silently).
+fn read_records<T: serde::de::DeserializeOwned>(path: &Path, id: &str) -> Result<Vec<T>, String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(Vec::new()) };
+    let complete = match text.rfind('\n') {
+        Some(i) => &text[..i],
+        None => "",
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    complete
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("run {id}: {name} line {}: {e}", i + 1)))
+        .collect()
 }
 
 /// Runs `a` and `b` of `runs_dir` compared.

@@ -130,4 +130,13 @@ fn two_runs_compare_question_by_question() {
     assert_eq!(c, compare_runs(runs.path(), "run-a", "run-b").unwrap());
     assert!(compare_runs(runs.path(), "run-a", "nope").unwrap_err().contains("no run"));
     assert!(compare_runs(runs.path(), "../run-a", "run-b").is_err());
+    // A record still being written (no newline yet) is left out; a broken line is an error.
+    let t3b = runs.path().join("run-b").join("t3.jsonl");
+    let mut text = std::fs::read_to_string(&t3b).unwrap();
+    text.push_str("{\"key\":\"t3:99:llm:wi");
+    std::fs::write(&t3b, &text).unwrap();
+    assert_eq!(c, compare_runs(runs.path(), "run-a", "run-b").unwrap());
+    std::fs::write(&t3b, text + "th\"}\n").unwrap();
+    let e = compare_runs(runs.path(), "run-a", "run-b").unwrap_err();
+    assert!(e.contains("run run-b: t3.jsonl line 41"), "{e}");
 }
