@@ -90,6 +90,7 @@
 pub mod ask;
 pub mod bench;
 pub mod compare;
+pub mod ensemble;
 pub mod explore;
 pub mod llm;
 pub mod metrics;

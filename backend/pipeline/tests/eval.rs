@@ -158,6 +158,7 @@ async fn llm_path_records_bad_output_and_keeps_going() {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 16,
+        params_b: None,
     };
     let mut cfg = config(runs.path());
     cfg.limit = Some(6);

@@ -235,6 +235,7 @@ async fn an_llm_outage_is_retried_not_recorded() {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 4,
+        params_b: None,
     };
     let runs = tempfile::tempdir().unwrap();
     let mut cfg = config(runs.path(), "outage");
@@ -361,6 +362,7 @@ fn scripted_model(base_url: &str) -> serenqa_pipeline::llm::ModelSpec {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 4,
+        params_b: None,
     }
 }
 
