@@ -11,7 +11,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
-use serenqa_shared::results::{group_title, marks, metric_title, partition_title, pearson, t1_row_label, Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS};
+use serenqa_shared::results::{group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label, Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS};
 
 use crate::api;
 use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap};
@@ -413,6 +413,12 @@ pub fn Leaderboard() -> impl IntoView {
 #[component]
 fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partition: WriteSignal<String>, run_ids: Vec<(String, String)>) -> impl IntoView {
     let runs = StoredValue::new(runs);
+    // Who scored the `llm` partition, when every run agrees (else each row label says it).
+    let ensemble = runs.with_value(|r| {
+        let first = r.first().map(|x| x.agg.ensemble.clone()).unwrap_or_default();
+        if r.iter().all(|x| x.agg.ensemble == first) { first } else { String::new() }
+    });
+    let ensemble = StoredValue::new(ensemble);
     let t2 = runs.with_value(|r| table2(r));
     let csv = move || {
         let p = partition.get();
@@ -428,7 +434,8 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
             let k = k.to_string();
             let k2 = k.clone();
             let k3 = k.clone();
-            view! { <button class="chip" class:on=move || partition.get() == k aria-pressed=move || (partition.get() == k2).to_string() on:click=move |_| set_partition.set(k3.clone())>{*t}</button> }
+            let title = if k == "llm" { ensemble.with_value(|e| partition_title_for(&k, e)) } else { t.to_string() };
+            view! { <button class="chip" class:on=move || partition.get() == k aria-pressed=move || (partition.get() == k2).to_string() on:click=move |_| set_partition.set(k3.clone())>{title}</button> }
         })
         .collect_view();
     let groups: Vec<String> = GROUPS.iter().map(|(_, t)| t.to_string()).collect();
@@ -455,8 +462,8 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
                 let p = partition.get();
                 let (tr, te) = runs.with_value(|r| table3(r, &p));
                 view! {
-                    <ResultTable table=tr caption=format!("Subgraph reasoning · {}", partition_title(&p)) testid="table3-reasoning" />
-                    <ResultTable table=te caption=format!("Serendipity exploration · {}", partition_title(&p)) testid="table3-exploration" />
+                    <ResultTable table=tr caption=format!("Subgraph reasoning · {}", ensemble.with_value(|e| partition_title_for(&p, e))) testid="table3-reasoning" />
+                    <ResultTable table=te caption=format!("Serendipity exploration · {}", ensemble.with_value(|e| partition_title_for(&p, e))) testid="table3-exploration" />
                 }
             }}
         </section>

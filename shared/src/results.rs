@@ -109,6 +109,20 @@ pub struct Aggregate {
     /// The T1 agent (`offline` = the grammar oracle, or a model name); empty in old files.
     #[serde(default)]
     pub retrieval: String,
+    /// Who scored the benchmark's `llm` partition: `llm`, `offline proxy`, `mixed`, or empty
+    /// / `unknown` when not recorded.
+    #[serde(default)]
+    pub ensemble: String,
+}
+
+/// A partition's title for a run whose `llm` partition was scored by `ensemble`: the LLM
+/// Ensemble of an offline build says it is an offline proxy.
+pub fn partition_title_for(key: &str, ensemble: &str) -> String {
+    match (key, ensemble) {
+        ("llm", "offline proxy") => "LLM Ensemble (offline proxy)".into(),
+        ("llm", "mixed") => "LLM Ensemble (LLMs + offline proxies)".into(),
+        _ => partition_title(key).into(),
+    }
 }
 
 /// A run's settings as the leaderboard labels it (from its `manifest.json`).
@@ -130,6 +144,8 @@ pub struct RunSettings {
     pub limit: Option<usize>,
     pub split: Option<String>,
     pub questions: usize,
+    /// Who scored the benchmark's `llm` partition (see [`Aggregate::ensemble`]).
+    pub ensemble: String,
     pub created_unix: u64,
     pub status: String,
 }
@@ -144,6 +160,9 @@ impl RunSettings {
         }
         if let Some(sp) = &self.split {
             s.push_str(&format!(" · {sp} split"));
+        }
+        if self.ensemble == "offline proxy" {
+            s.push_str(" · ensemble: offline proxy");
         }
         if self.created_unix > 0 {
             s.push_str(&format!(" · {}", date_utc(self.created_unix)));

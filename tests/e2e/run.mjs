@@ -245,6 +245,9 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   const heads = await expl.locator('thead tr').last().locator('th').allTextContents();
   assert(heads.some((h) => h.startsWith('Relevance (proxy)')), `proxy judge column labelled: ${heads}`);
   assert(await expl.getByText('offline proxy (not an LLM)').isVisible(), 'proxy column group heading');
+  // The offline benchmark's "LLM Ensemble" partition was scored by graph statistics: labelled so.
+  assert(await page.getByRole('button', { name: 'LLM Ensemble (offline proxy)' }).isVisible(), 'offline ensemble chip labelled');
+  assert((await expl.locator('caption').textContent()).includes('LLM Ensemble (offline proxy)'), 'offline ensemble caption labelled');
   // The benchmark has no expert rankings: every Expert cell is "–", none 0.000.
   await page.getByRole('button', { name: 'Expert Crowdsourced' }).click();
   for (const id of ['table3-reasoning', 'table3-exploration']) {

@@ -58,8 +58,13 @@
 //!   `intersection`, `all`), `table3_reasoning` (partition → {faithfulness,
 //!   comprehensiveness, seren_cov, n}), `table3_exploration` and
 //!   `table3_exploration_wo_summary` (partition → {relevance, type_match, seren_hit, n}),
-//!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided).
-//! - `aggregate.csv` (long format) and `aggregate.md` (the printed tables).
+//!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided),
+//!   `retrieval` (the T1 agent; `offline` = the grammar oracle), `ensemble` (who scored the
+//!   benchmark's `llm` partition: `llm` or `offline proxy`); every cell has `n` and `ci`
+//!   (metric → 95% percentile-bootstrap interval over questions, [`report::Series`]).
+//! - `aggregate.csv` (long format, `value,ci_lo,ci_hi,n`; proxy judge metrics named
+//!   `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).
+//! - Two runs are compared by [`compare`] (`serenqa compare A B`, `GET /api/runs/compare`).
 //!
 //! The server exposes them as `GET /api/runs` (every run: id, manifest, aggregate),
 //! `GET /api/runs/{id}/questions` (qid, pattern, question) and

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::bench::{partition_title, GROUPS};
+use crate::bench::GROUPS;
 use crate::metrics::mean;
 use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
@@ -201,7 +201,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         for p in &a.partitions {
             for (i, c) in cols.iter().enumerate() {
                 if i == 0 {
-                    s.push_str(&format!(" {} {c} |", partition_title(p)));
+                    s.push_str(&format!(" {} {c} |", serenqa_shared::results::partition_title_for(p, &a.ensemble)));
                 } else {
                     s.push_str(&format!(" {c} |"));
                 }

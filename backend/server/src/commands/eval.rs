@@ -60,6 +60,10 @@ pub struct EvalArgs {
     /// Candidate nodes per frontier node (k).
     #[arg(long, default_value_t = 10)]
     nodes: usize,
+    /// Score edges without a confidence by the graph score (Adamic–Adar of the far end)
+    /// instead of the paper's uniform sampling of a frontier node without scores.
+    #[arg(long)]
+    graph_score: bool,
     /// Work items in flight.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
@@ -179,6 +183,7 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
     cfg.explore.nodes_per_node = args.nodes.max(1);
+    cfg.explore.graph_score = args.graph_score;
     let out = match &args.queue {
         Some(url) => rt.block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url)),
         None => rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))),
