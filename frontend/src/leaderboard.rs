@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serenqa_shared::results::{group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label, Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS};
 
 use crate::api;
-use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap};
+use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap, LogScatter};
 
 #[derive(Clone, Debug, Deserialize, Default)]
 pub struct Manifest {
@@ -113,6 +113,8 @@ struct Run {
     label: String,
     id: String,
     agg: Aggregate,
+    /// Size of the explorer model (billions of parameters), when the models file says.
+    params_b: Option<f64>,
 }
 
 fn table2(runs: &[Run]) -> Table {
@@ -185,7 +187,8 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
         }
         for (suffix, t) in [("", &r.agg.table3_exploration), (" (w.o. summary)", &r.agg.table3_exploration_wo_summary)] {
             if let Some(c) = t.as_ref().and_then(|t| t.get(partition)) {
-                let mut v = place(r, Cell::of(c.relevance, c.n, c.ci.get("relevance")));
+                // The judge averages rational samples (questions with a ground-truth path).
+                let mut v = place(r, Cell::of(c.relevance, c.n_rational.unwrap_or(c.n), c.ci.get("relevance")));
                 v.extend([Cell::of(c.type_match, c.n, c.ci.get("type_match")), Cell::of(c.seren_hit, c.n, c.ci.get("seren_hit"))]);
                 e_rows.push((format!("{}{suffix}", r.label), v));
             }
@@ -333,17 +336,17 @@ fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
 
 const METRICS: &[&str] = &["Hit", "F1", "Exe", "Faithful.", "Compre.", "SerenCov", "Relevance", "TypeMatch", "SerenHit"];
 
-/// Pearson correlation between partition strategies over every (run, T2/T3 metric) value,
-/// with the number of value pairs behind each coefficient.
-fn partition_correlation(runs: &[Run]) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
+/// The paper's Figure 3 per metric: for one T2/T3 metric (index into [`metric_vector`]),
+/// the Pearson correlation between partition strategies over the runs, with the number of
+/// runs behind each coefficient (both partitions must have a value).
+fn partition_correlation(runs: &[Run], metric: usize) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
     let keys: Vec<&str> = PARTITIONS.iter().map(|(k, _)| *k).collect();
-    let vectors: Vec<Vec<f64>> = keys.iter().map(|p| runs.iter().flat_map(|r| metric_vector(&r.agg, p)[3..].to_vec()).collect()).collect();
+    let vectors: Vec<Vec<f64>> = keys.iter().map(|p| runs.iter().map(|r| metric_vector(&r.agg, p)[metric]).collect()).collect();
     let n = keys.len();
     let mut m = vec![vec![None; n]; n];
     let mut counts = vec![vec![0; n]; n];
     for i in 0..n {
         for j in 0..n {
-            // Only positions where both partitions have a value.
             let (x, y): (Vec<f64>, Vec<f64>) = vectors[i].iter().zip(&vectors[j]).filter(|(a, b)| a.is_finite() && b.is_finite()).map(|(a, b)| (*a, *b)).unzip();
             counts[i][j] = x.len();
             m[i][j] = pearson(&x, &y);
@@ -372,7 +375,7 @@ fn labelled(r: &RunsReply) -> Vec<Run> {
             };
             let status = e.manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default();
             let label = if status == "running" { format!("{base} (running)") } else { base };
-            Some(Run { label, id: e.id.clone(), agg })
+            Some(Run { label, id: e.id.clone(), agg, params_b: e.settings.as_ref().and_then(|s| s.explorer_params_b) })
         })
         .collect();
     let labels: Vec<String> = out.iter().map(|r| r.label.clone()).collect();
@@ -439,12 +442,29 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
         })
         .collect_view();
     let groups: Vec<String> = GROUPS.iter().map(|(_, t)| t.to_string()).collect();
-    let bars: Vec<(String, Vec<f64>)> = runs.with_value(|r| {
-        r.iter()
-            .filter_map(|r| r.agg.table2.as_ref().map(|t| (r.label.clone(), GROUPS.iter().map(|(k, _)| t.get(*k).filter(|c| c.n > 0).map(|c| c.f1).unwrap_or(0.0)).collect())))
-            .collect()
-    });
-    let (corr_labels, corr, corr_n) = runs.with_value(|r| partition_correlation(r));
+    let bars = |hit: bool| -> Vec<(String, Vec<f64>)> {
+        runs.with_value(|r| {
+            r.iter()
+                .filter_map(|r| r.agg.table2.as_ref().map(|t| (r.label.clone(), GROUPS.iter().map(|(k, _)| t.get(*k).filter(|c| c.n > 0).map(|c| if hit { c.hit } else { c.f1 }).unwrap_or(0.0)).collect())))
+                .collect()
+        })
+    };
+    let (bars_f1, bars_hit) = (bars(false), bars(true));
+    let groups_hit = groups.clone();
+    // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
+    let corr: Vec<(usize, (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>))> = runs.with_value(|r| (3..METRICS.len()).map(|m| (m, partition_correlation(r, m))).collect());
+    let corr_views = corr
+        .into_iter()
+        .map(|(m, (labels, matrix, counts))| {
+            let key = METRICS[m].trim_end_matches('.').to_lowercase();
+            view! {
+                <div class="corr">
+                    <h3>{METRICS[m]}</h3>
+                    <CorrelationMatrix labels=labels matrix=matrix counts=counts lower=true testid=format!("correlation-{key}") />
+                </div>
+            }
+        })
+        .collect_view();
     let n_runs = runs.with_value(|r| r.len());
     view! {
         {proxy.then(|| view! { <div class="notice" role="note">"Judge scores of the offline pipeline (Faithful., Compre., Relevance) come from code-based proxies, not from LLM judges: they have their own columns, marked (proxy), and are never ranked against LLM judgments."</div> })}
@@ -477,9 +497,28 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
                 view! { <Compass axes=METRICS.iter().map(|s| s.to_string()).collect() series=series /> }
             }}
         </section>
-        <section class="panel">
-            <h2>"Query pattern vs retrieval"</h2>
-            <GroupedBars categories=groups series=bars max=100.0 unit="% F1" />
+        <section class="panel" data-testid="fig7">
+            <h2>"Query pattern vs retrieval (Figure 7)"</h2>
+            <h3>"F1"</h3>
+            <GroupedBars categories=groups series=bars_f1 max=100.0 unit="% F1" />
+            <h3>"Hit"</h3>
+            <GroupedBars categories=groups_hit series=bars_hit max=100.0 unit="% Hit" />
+        </section>
+        <section class="panel" data-testid="fig5">
+            <h2>"Model scale vs exploration (Figure 5)"</h2>
+            {move || {
+                let p = partition.get();
+                let points: Vec<(String, f64, f64)> = runs.with_value(|r| r.iter().filter_map(|r| {
+                    let size = r.params_b?;
+                    let hit = r.agg.table3_exploration.as_ref().and_then(|t| t.get(&p)).filter(|c| c.n > 0)?.seren_hit;
+                    Some((r.label.clone(), size, hit))
+                }).collect());
+                if points.is_empty() {
+                    view! { <p class="muted" data-testid="fig5-empty">"No run here declares the size of its explorer model: add \"params_b\" (billions of parameters) to the model in the models file."</p> }.into_any()
+                } else {
+                    view! { <p class="muted">{format!("SerenHit ({}) against the explorer model's size (log scale).", partition_title(&p))}</p><LogScatter points=points x_unit="B" y_label="SerenHit".to_string() y_max=1.0 /> }.into_any()
+                }
+            }}
         </section>
         <section class="panel">
             <h2>"Model × metric heatmap"</h2>
@@ -491,8 +530,8 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
         </section>
         <section class="panel">
             <h2>"Partition strategies (Figure 3)"</h2>
-            <p class="muted">{format!("Pearson correlation between partition strategies over the reasoning and exploration metrics of {n_runs} run(s); n = value pairs behind each coefficient (n/a: fewer than two pairs or no variation).")}</p>
-            <CorrelationMatrix labels=corr_labels matrix=corr counts=corr_n />
+            <p class="muted">{format!("Per metric, the Pearson correlation between partition strategies over the {n_runs} run(s) (lower triangles); n = runs behind each coefficient (n/a: fewer than two runs with both values, or no variation).")}</p>
+            <div class="corr-grid">{corr_views}</div>
         </section>
         <TraceViewer run_ids=run_ids />
     }

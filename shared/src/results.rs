@@ -51,7 +51,8 @@ pub struct T1Cell {
     pub ci: Cis,
 }
 
-/// T2 subgraph reasoning, one partition.
+/// T2 subgraph reasoning, one partition: averaged over rational samples (questions with a
+/// ground-truth path), whose count `n` is.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct T2Cell {
@@ -73,6 +74,10 @@ pub struct T3Cell {
     pub n: usize,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ci: Cis,
+    /// Rational samples (questions with a ground-truth path) behind `relevance`, which the
+    /// judge averages over; None in files written before it was recorded (then `n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_rational: Option<usize>,
 }
 
 /// What the offline T1 agent is on generated questions: it parses the generator's own
@@ -146,6 +151,9 @@ pub struct RunSettings {
     pub questions: usize,
     /// Who scored the benchmark's `llm` partition (see [`Aggregate::ensemble`]).
     pub ensemble: String,
+    /// Size in billions of parameters of the model choosing the explored nodes (the models
+    /// file's `params_b`), for the model-scale figure; None offline or when not declared.
+    pub explorer_params_b: Option<f64>,
     pub created_unix: u64,
     pub status: String,
 }

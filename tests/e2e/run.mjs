@@ -217,7 +217,14 @@ test('leaderboard: tables, sorting, CSV export, charts and a question trace', as
   assert(file.suggestedFilename() === 'serenqa-leaderboard.csv', 'CSV download');
   assert((await page.locator('.chart svg polygon.series').count()) >= 2, 'compass polygons per run');
   assert((await page.getByTestId('heatmap').locator('td.heat').count()) >= 9, 'heatmap cells');
-  assert((await page.getByTestId('correlation').locator('td').count()) === 9, 'partition correlation matrix');
+  // Figure 3: one lower-triangle matrix per T2/T3 metric (3 × 3, 6 cells drawn, 3 blank).
+  const mats = page.locator('[data-testid^=correlation-]');
+  assert((await mats.count()) === 6, `one correlation matrix per metric: ${await mats.count()}`);
+  assert((await page.getByTestId('correlation-serenhit').locator('td.heat').count()) === 6, 'lower triangle of SerenHit');
+  assert((await page.getByTestId('correlation-serenhit').locator('td.blank').count()) === 3, 'upper triangle blank');
+  // Figure 7 with F1 and Hit; Figure 5 says offline runs declare no model size.
+  assert((await page.getByTestId('fig7').locator('svg').count()) === 2, 'F1 and Hit by pattern');
+  assert(await page.getByTestId('fig5-empty').isVisible(), 'model-scale figure explains why it is empty');
   await page.screenshot({ path: path.join(shots, 'leaderboard.png'), fullPage: true });
   await page.getByTestId('traces').locator('.question-list button').first().click();
   await page.getByTestId('trace').waitFor({ timeout: 15000 });
@@ -257,7 +264,8 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   await page.getByTestId('table3-exploration').screenshot({ path: path.join(shots, 'leaderboard-expert-empty.png') });
   await page.getByRole('button', { name: 'LLM Ensemble' }).click();
   // Figure 3 shows the n behind each coefficient.
-  assert((await page.getByTestId('correlation').getByTestId('corr-n').count()) === 9, 'Pearson n per cell');
+  const ns = await page.getByTestId('correlation-serenhit').getByTestId('corr-n').allTextContents();
+  assert(ns.length === 6 && ns.includes('n=2') && ns.includes('n=0'), `Pearson n per cell: ${ns}`);
   // Two runs compared: Δ with a paired interval, and the questions each run wins.
   const cmp = page.getByTestId('compare');
   await cmp.getByTestId('compare-table').waitFor({ timeout: 20000 });

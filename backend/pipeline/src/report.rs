@@ -53,6 +53,12 @@ impl Series {
     }
 }
 
+/// A rational sample: an exploration whose question has a ground-truth path (T2 metrics and
+/// the T3 judge average over these only).
+pub fn rational(r: &T3Record) -> bool {
+    !r.gold_paths.is_empty()
+}
+
 /// Every metric series of a run's traces (records with an `error` are left out of T2/T3, as
 /// in the means; non-executable T1 queries count with Hit = F1 = 0).
 #[allow(clippy::too_many_arguments)]
@@ -71,7 +77,9 @@ pub fn series(t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals
     let done = |p: &str, mode: &str| t3.iter().filter(move |r| r.error.is_none() && r.partition == p && r.mode == mode).collect::<Vec<&T3Record>>();
     if want_t2 {
         for p in partitions {
-            let rs: Vec<(u32, &T2Scores)> = done(p, "with").into_iter().filter_map(|r| r.t2.as_ref().map(|s| (r.qid, s))).collect();
+            // Rational samples only: a question without a ground-truth path has nothing to
+            // cover or to judge against (the paper averages these).
+            let rs: Vec<(u32, &T2Scores)> = done(p, "with").into_iter().filter(|r| rational(r)).filter_map(|r| r.t2.as_ref().map(|s| (r.qid, s))).collect();
             let col = |f: &dyn Fn(&T2Scores) -> f64| rs.iter().map(|(q, s)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
             out.push(mk("table3_reasoning", "with", p, "faithfulness", col(&|s| s.faithfulness.score)));
             out.push(mk("table3_reasoning", "with", p, "comprehensiveness", col(&|s| s.comprehensiveness.score)));
@@ -82,9 +90,11 @@ pub fn series(t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals
         for mode in ["with", "without"] {
             for p in partitions {
                 let source = if wo_equals_with { "with" } else { mode };
-                let rs: Vec<(u32, &T3Scores)> = done(p, source).into_iter().filter_map(|r| r.t3.as_ref().map(|s| (r.qid, s))).collect();
-                let col = |f: &dyn Fn(&T3Scores) -> f64| rs.iter().map(|(q, s)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
-                out.push(mk("table3_exploration", mode, p, "relevance", col(&|s| s.relevance.score)));
+                let rs: Vec<(u32, &T3Scores, bool)> = done(p, source).into_iter().filter_map(|r| r.t3.as_ref().map(|s| (r.qid, s, rational(r)))).collect();
+                let col = |f: &dyn Fn(&T3Scores) -> f64| rs.iter().map(|(q, s, _)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
+                // The judge over rational samples; TypeMatch and SerenHit over every question.
+                let judged: BTreeMap<u32, f64> = rs.iter().filter(|r| r.2).map(|(q, s, _)| (*q, s.relevance.score)).collect();
+                out.push(mk("table3_exploration", mode, p, "relevance", judged));
                 out.push(mk("table3_exploration", mode, p, "type_match", col(&|s| s.type_match)));
                 out.push(mk("table3_exploration", mode, p, "seren_hit", col(&|s| s.seren_hit)));
             }
@@ -147,7 +157,8 @@ pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[St
                 .iter()
                 .map(|p| {
                     let (m, n, ci) = cell("table3_exploration", mode, p, &["relevance", "type_match", "seren_hit"]);
-                    (p.clone(), T3Cell { relevance: m[0], type_match: m[1], seren_hit: m[2], n, ci })
+                    let n_rational = find("table3_exploration", mode, p, "relevance").map(|s| s.values.len());
+                    (p.clone(), T3Cell { relevance: m[0], type_match: m[1], seren_hit: m[2], n, ci, n_rational })
                 })
                 .collect()
         };
@@ -231,7 +242,14 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
             s.push_str(&format!("| {name} |"));
             for p in &a.partitions {
                 match t.get(p).filter(|c| c.n > 0) {
-                    Some(c) => s.push_str(&format!(" {} | {} | {} | {} |", with_ci(c.relevance, c.ci.get("relevance"), 3), with_ci(c.type_match, c.ci.get("type_match"), 3), with_ci(c.seren_hit, c.ci.get("seren_hit"), 3), c.n)),
+                    Some(c) => {
+                        let rel = if c.n_rational == Some(0) { "–".to_string() } else { with_ci(c.relevance, c.ci.get("relevance"), 3) };
+                        let n = match c.n_rational {
+                            Some(r) => format!("{} ({r} rational)", c.n),
+                            None => c.n.to_string(),
+                        };
+                        s.push_str(&format!(" {rel} | {} | {} | {n} |", with_ci(c.type_match, c.ci.get("type_match"), 3), with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)))
+                    }
                     None => s.push_str(" – | – | – | 0 |"),
                 }
             }
@@ -240,7 +258,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push('\n');
     }
     if a.table2.is_some() || a.table3_reasoning.is_some() || a.table3_exploration.is_some() {
-        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell; –: no question.\n\n"));
+        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell; –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n"));
     }
     for n in notes {
         s.push_str(&format!("Note: {n}\n"));

@@ -166,6 +166,11 @@ impl Manifest {
             split: self.split.clone(),
             questions: self.dataset.questions,
             ensemble: self.ensemble.clone(),
+            explorer_params_b: self
+                .roles
+                .get("nodes")
+                .and_then(|name| self.models.iter().find(|m| m["name"].as_str() == Some(name.as_str())))
+                .and_then(|m| m["params_b"].as_f64()),
             created_unix: self.created_unix,
             status: self.status.clone(),
         }
@@ -831,7 +836,7 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
             .models
             .models
             .iter()
-            .map(|m| serde_json::json!({"name": m.name, "model": m.model, "base_url": m.base_url, "temperature": m.temperature, "max_tokens": m.max_tokens}))
+            .map(|m| serde_json::json!({"name": m.name, "model": m.model, "base_url": m.base_url, "temperature": m.temperature, "max_tokens": m.max_tokens, "params_b": m.params_b}))
             .collect(),
         roles: role_labels,
         prompts_hash: crate::prompts::prompts_hash(),

@@ -22,6 +22,7 @@ fn t3(qid: u32, partition: &str, hit: f64, judge: &str) -> T3Record {
         qid,
         partition: partition.into(),
         mode: "with".into(),
+        gold_paths: vec![format!("G{qid}: root -[R]-> G{qid}")],
         t2: Some(T2Scores { faithfulness: j(5.0), comprehensiveness: j(4.0), seren_cov: hit / 2.0 }),
         t3: Some(T3Scores { relevance: j(3.0), type_match: 1.0, seren_hit: hit }),
         ..Default::default()
@@ -37,6 +38,25 @@ fn empty_partition_has_no_value_and_cells_have_n_and_intervals() {
     let t1s: Vec<T1Record> = (0..40).map(|q| t1(q, if q % 2 == 0 { "one_hop" } else { "two_hop" }, if q % 4 == 0 { 0.0 } else { 1.0 }, "offline")).collect();
     let t3s: Vec<T3Record> = (0..40).map(|q| t3(q, "llm", if q % 5 == 0 { 1.0 } else { 0.0 }, "proxy")).chain((0..30).map(|q| t3(q, "sscore", 0.5, "proxy"))).collect();
     let a = aggregate("offline", &t1s, &t3s, &parts(), true, true, true, true);
+    // Questions without a ground-truth path are not rational samples: T2 and the judge leave
+    // them out (they would average SerenCov down as zeros), TypeMatch / SerenHit keep them.
+    let mut with_irrational = t3s.clone();
+    for q in 100..110 {
+        let mut r = t3(q, "llm", 0.0, "proxy");
+        r.gold_paths.clear();
+        r.t2.as_mut().unwrap().seren_cov = 0.0;
+        r.t3.as_mut().unwrap().relevance.score = 1.0;
+        with_irrational.push(r);
+    }
+    let b = aggregate("offline", &t1s, &with_irrational, &parts(), true, true, true, true);
+    let (ra, rb) = (&a.table3_reasoning.as_ref().unwrap()["llm"], &b.table3_reasoning.as_ref().unwrap()["llm"]);
+    assert_eq!((ra.n, rb.n), (40, 40), "T2 counts rational samples");
+    assert_eq!(ra.seren_cov, rb.seren_cov);
+    let (ea, eb) = (&a.table3_exploration.as_ref().unwrap()["llm"], &b.table3_exploration.as_ref().unwrap()["llm"]);
+    assert_eq!((eb.n, eb.n_rational), (50, Some(40)));
+    assert_eq!(ea.relevance, eb.relevance, "the judge averages rational samples");
+    assert!((eb.seren_hit - 8.0 / 50.0).abs() < 1e-12, "SerenHit over every question");
+    assert!(markdown(&b, &[]).contains("50 (40 rational)"));
     let e = &a.table3_exploration.as_ref().unwrap()["expert"];
     assert_eq!(e.n, 0);
     assert!(e.ci.is_empty(), "no interval without questions");
@@ -57,7 +77,7 @@ fn empty_partition_has_no_value_and_cells_have_n_and_intervals() {
     let expl = md.lines().find(|l| l.starts_with("| offline |") && l.contains("0.200")).expect("the T3 row");
     assert!(expl.contains("| – | – | – | 0 |"), "expert cell is – with n 0: {expl}");
     assert!(expl.contains("0.200 ["), "value with its interval: {expl}");
-    assert!(expl.contains("| 40 |") && expl.contains("| 30 |"), "n per partition: {expl}");
+    assert!(expl.contains("| 40 (40 rational) |") && expl.contains("| 30 (30 rational) |"), "n per partition: {expl}");
     assert!(md.contains(&format!("offline — {GRAMMAR_ORACLE}")), "the offline T1 row is a grammar oracle");
     assert!(md.contains("Relevance (proxy)") && md.contains("Faithful. (proxy)"));
     assert!(!md.contains("0.000 | 0.000 | 0.000"), "no zeros for an empty partition");
