@@ -87,6 +87,15 @@
 //! - T1 runs on Gc against the standard KGQA answers Ac; T2/T3 run per partition on
 //!   G = Gc − R with Ae as roots and As as gold.
 //! - Exploration starts from all of Ae in one beam; predicted serendipity set = leaves of Π.
+//! - SerenCov, Faithfulness, Comprehensiveness and Relevance average over *rational
+//!   samples* only (questions with a ground-truth path; the count is shown: T2's `n`, T3's
+//!   `n_rational`); TypeMatch and SerenHit over every explored question.
+//! - A continue decision of NO stops the walk before its level is summarised (Algorithm 3);
+//!   the offline agent's "no" at the last level is the depth limit and that level is summarised.
+//! - D.3: neighbour scores are min-max normalised per relation before the top k per frontier
+//!   node; a frontier node with no scored edge (Hetionet has no edge confidences) keeps a
+//!   seeded uniform sample. The Adamic–Adar graph score for unscored edges is opt-in
+//!   (`ExploreConfig::graph_score`, `serenqa eval --graph-score`).
 //! - Bad model output is recorded in the trace (`issues`, `error`) and scored as the paper
 //!   does: no Cypher / failing Cypher → non-executable, Hit = F1 = 0; hallucinated ids are
 //!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
