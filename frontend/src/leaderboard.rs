@@ -629,9 +629,11 @@ fn CompareTable(c: Comparison) -> impl IntoView {
         })
         .collect_view();
     let note = c.rows.iter().find_map(|r| r.note.clone());
+    let oracle = [&c.a, &c.b].iter().any(|r| r.roles.get("retrieval").is_some_and(|m| m == "offline"));
     view! {
         <p class="muted">{format!("A: {} · B: {} · {} resamples", c.a.summary(), c.b.summary(), c.reps)}</p>
         {note.map(|n| view! { <p class="notice" role="note">{format!("⚠ {n}.")}</p> })}
+        {oracle.then(|| view! { <p class="muted">{format!("Table 2 rows of an offline run: {}.", serenqa_shared::results::GRAMMAR_ORACLE)}</p> })}
         <div class="scroll-x">
             <table class="results compare" data-testid="compare-table">
                 <thead><tr><th>"Cell"</th><th>"Metric"</th><th class="num">"n (pairs)"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"Δ = B − A [95% CI]"</th><th>"A wins (B loses)"</th><th>"B wins (A loses)"</th><th class="num">"ties"</th></tr></thead>

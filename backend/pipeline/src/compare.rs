@@ -124,7 +124,13 @@ pub fn compare(a: &LoadedRun, b: &LoadedRun) -> Comparison {
 /// The comparison as text tables (what `serenqa compare` prints).
 pub fn markdown(c: &Comparison) -> String {
     use serenqa_shared::results::{group_title, metric_title, partition_title};
-    let mut s = format!("A: {} ({})\nB: {} ({})\n\n", c.a.id, c.a.summary(), c.b.id, c.b.summary());
+    let mut s = format!("A: {} ({})\nB: {} ({})\n", c.a.id, c.a.summary(), c.b.id, c.b.summary());
+    for (side, r) in [("A", &c.a), ("B", &c.b)] {
+        if r.roles.get("retrieval").is_some_and(|m| m == "offline") {
+            s.push_str(&format!("{side}'s Table 2 rows: offline — {}\n", serenqa_shared::results::GRAMMAR_ORACLE));
+        }
+    }
+    s.push('\n');
     s.push_str("| Table | Row | Cell | Metric | n (pairs) | A | B | Δ = B − A [95% CI] | A wins | B wins | ties |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in &c.rows {
         let cell = if r.table == "table2" { group_title(&r.column) } else { partition_title(&r.column) };

@@ -103,6 +103,7 @@ fn write_run(dir: &std::path::Path, id: &str, beam: usize, t1s: &[T1Record], t3s
     std::fs::create_dir_all(&d).unwrap();
     let mut m = Manifest { run_id: id.into(), label: "offline".into(), status: "complete".into(), created_unix: 1_796_166_000, tasks: vec!["t1".into(), "t2".into(), "t3".into()], partitions: parts(), ..Default::default() };
     m.explore.beam_width = beam;
+    m.roles.insert("retrieval".into(), "offline".into());
     write_json(&d.join("manifest.json"), &m).unwrap();
     let lines = |xs: Vec<String>| xs.join("\n") + "\n";
     std::fs::write(d.join("t1.jsonl"), lines(t1s.iter().map(|r| serde_json::to_string(r).unwrap()).collect())).unwrap();
@@ -146,6 +147,7 @@ fn two_runs_compare_question_by_question() {
     let text = compare_md(&c);
     println!("{text}");
     assert!(text.contains("+0.250 [") && text.contains("Q10, Q11"));
+    assert!(text.contains(&format!("A's Table 2 rows: offline — {GRAMMAR_ORACLE}")), "{text}");
     // The same inputs, the same intervals; unknown or hostile ids are errors.
     assert_eq!(c, compare_runs(runs.path(), "run-a", "run-b").unwrap());
     assert!(compare_runs(runs.path(), "run-a", "nope").unwrap_err().contains("no run"));
