@@ -98,7 +98,7 @@ pub fn GroupedBars(categories: Vec<String>, series: Vec<(String, Vec<f64>)>, max
         .collect_view();
     view! {
         <figure class="chart wide">
-            <svg viewBox=format!("0 0 {w} {h}") role="img" aria-label="Retrieval F1 by query pattern">{grid}{bars}</svg>
+            <svg viewBox=format!("0 0 {w} {h}") role="img" aria-label=format!("Retrieval {unit} by query pattern")>{grid}{bars}</svg>
             <ul class="legend">{legend}</ul>
         </figure>
     }
@@ -140,9 +140,10 @@ pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>) -> i
     }
 }
 
-/// A symmetric correlation matrix with values in [−1, 1].
+/// A symmetric correlation matrix with values in [−1, 1], each with the n it rests on; with
+/// `lower`, only the lower triangle (diagonal included) is drawn, as the paper's Figure 3.
 #[component]
-pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> impl IntoView {
+pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>, counts: Vec<Vec<usize>>, #[prop(optional)] lower: bool, #[prop(optional)] testid: Option<String>) -> impl IntoView {
     let head = labels.iter().map(|l| view! { <th class="num">{l.clone()}</th> }).collect_view();
     let body = labels
         .iter()
@@ -150,17 +151,63 @@ pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>) -> 
         .map(|(i, l)| {
             let cells = (0..labels.len())
                 .map(|j| {
+                    if lower && j > i {
+                        return view! { <td class="blank"></td> }.into_any();
+                    }
                     let v = matrix.get(i).and_then(|r| r.get(j)).copied().flatten();
                     let style = match v {
                         Some(x) if x >= 0.0 => format!("background: rgba(90,154,90,{:.2})", 0.15 + 0.7 * x),
                         Some(x) => format!("background: rgba(181,71,58,{:.2})", 0.15 + 0.7 * -x),
                         None => String::new(),
                     };
-                    view! { <td class="num heat" style=style>{v.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "n/a".into())}</td> }
+                    let n = counts.get(i).and_then(|r| r.get(j)).copied().unwrap_or(0);
+                    view! { <td class="num heat" style=style>{v.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "n/a".into())}<span class="n" data-testid="corr-n">{format!("n={n}")}</span></td> }.into_any()
                 })
                 .collect_view();
             view! { <tr><th scope="row">{l.clone()}</th>{cells}</tr> }
         })
         .collect_view();
-    view! { <div class="scroll-x"><table class="heatmap" data-testid="correlation"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table></div> }
+    let testid = testid.unwrap_or_else(|| "correlation".to_string());
+    view! { <div class="scroll-x"><table class="heatmap" data-testid=testid><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table></div> }
+}
+
+/// A scatter plot on a log10 x axis (e.g. model size in billions of parameters) against a
+/// y value in [0, y_max]; each point labelled.
+#[component]
+pub fn LogScatter(points: Vec<(String, f64, f64)>, x_unit: &'static str, y_label: String, y_max: f64) -> impl IntoView {
+    let (w, h, left, bottom) = (560.0f64, 240.0f64, 44.0f64, 34.0f64);
+    let plot_w = w - left - 16.0;
+    let plot_h = h - bottom - 10.0;
+    let xs: Vec<f64> = points.iter().map(|p| p.1.log10()).collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min).floor();
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil().max(lo + 1.0);
+    let y_max = if y_max > 0.0 { y_max } else { 1.0 };
+    let px = move |x: f64| left + plot_w * (x.log10() - lo) / (hi - lo);
+    let py = move |y: f64| 10.0 + plot_h * (1.0 - (y / y_max).clamp(0.0, 1.0));
+    let ticks = ((lo as i32)..=(hi as i32))
+        .map(|e| {
+            let x = left + plot_w * (f64::from(e) - lo) / (hi - lo);
+            view! { <line x1=x y1=10.0 x2=x y2=10.0 + plot_h class="grid" /><text x=x y=h - 12.0 text-anchor="middle" class="axis-label">{format!("{}{x_unit}", 10f64.powi(e))}</text> }
+        })
+        .collect_view();
+    let dots = points
+        .iter()
+        .enumerate()
+        .map(|(i, (name, x, y))| {
+            view! { <circle cx=px(*x) cy=py(*y) r=5.0 fill=series_colour(i)><title>{format!("{name}: {x}{x_unit}, {y:.3}")}</title></circle> }
+        })
+        .collect_view();
+    let legend = points.iter().enumerate().map(|(i, (name, x, y))| view! { <li><span class="swatch" style=format!("background:{}", series_colour(i))></span>{format!("{name} ({x}{x_unit}, {y:.3})")}</li> }).collect_view();
+    view! {
+        <figure class="chart wide">
+            <svg viewBox=format!("0 0 {w} {h}") role="img" aria-label=format!("{y_label} against model size")>
+                {ticks}
+                <line x1=left y1=10.0 + plot_h x2=w - 16.0 y2=10.0 + plot_h class="grid" />
+                <text x=left - 4.0 y=14.0 text-anchor="end" class="axis-label">{format!("{y_max}")}</text>
+                <text x=left - 4.0 y=10.0 + plot_h text-anchor="end" class="axis-label">"0"</text>
+                {dots}
+            </svg>
+            <ul class="legend">{legend}</ul>
+        </figure>
+    }
 }

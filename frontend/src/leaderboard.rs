@@ -1,16 +1,20 @@
 //! Leaderboard (reviewers): every stored evaluation run in the paper's Table 2 and Table 3
-//! layouts — sortable, best value bold and second underlined, a partition toggle, CSV export —
-//! plus a compass chart per model, retrieval by query pattern, a model × metric heatmap, the
-//! correlation of the three partition strategies (the paper's Figure 3), and a drill-down
-//! into one question's trace.
+//! layouts — sortable, best value bold and second underlined (equal values share a place and
+//! are marked as a tie), each value with its n and 95% bootstrap interval, "–" where a cell
+//! has no question, judge proxies of the offline pipeline in their own labelled columns, runs
+//! labelled with their settings (models, beam, nodes, depth, limit, date), a partition toggle,
+//! CSV export — plus a compass chart per model, retrieval by query pattern, a model × metric
+//! heatmap, the correlation of the three partition strategies (the paper's Figure 3) with its
+//! n, a run-vs-run comparison (Δ with a paired-bootstrap interval, the questions each run
+//! wins) and a drill-down into one question's trace.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
-use serenqa_shared::results::{best_two, partition_title, pearson, Aggregate, GROUPS, PARTITIONS};
+use serenqa_shared::results::{group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label, Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS};
 
 use crate::api;
-use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap};
+use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap, LogScatter};
 
 #[derive(Clone, Debug, Deserialize, Default)]
 pub struct Manifest {
@@ -23,6 +27,8 @@ pub struct RunEntry {
     pub id: String,
     #[serde(default)]
     pub manifest: Option<Manifest>,
+    #[serde(default)]
+    pub settings: Option<RunSettings>,
     #[serde(default)]
     pub aggregate: Option<Aggregate>,
 }
@@ -44,19 +50,55 @@ pub struct QuestionSummary {
     pub question: String,
 }
 
-/// A table: a label per row, a value per (row, column); NaN = missing.
+/// One shown value: NaN when the cell has no question (n = 0) or the run lacks the column.
+#[derive(Clone, Debug)]
+struct Cell {
+    v: f64,
+    n: usize,
+    ci: Option<Ci>,
+}
+
+impl Cell {
+    fn none() -> Cell {
+        Cell { v: f64::NAN, n: 0, ci: None }
+    }
+    fn of(v: f64, n: usize, ci: Option<&Ci>) -> Cell {
+        if n == 0 {
+            Cell::none()
+        } else {
+            Cell { v, n, ci: ci.copied() }
+        }
+    }
+}
+
+/// A table: a label per row, a cell per (row, column).
 #[derive(Clone, Debug)]
 struct Table {
     columns: Vec<(String, String)>, // (group heading, column title)
-    rows: Vec<(String, Vec<f64>)>,
+    rows: Vec<(String, Vec<Cell>)>,
     digits: usize,
 }
 
 impl Table {
     fn csv(&self, name: &str) -> String {
-        let mut s = format!("table,row,{}\n", self.columns.iter().map(|(g, c)| csv_field(&format!("{g} {c}").trim().to_string())).collect::<Vec<_>>().join(","));
+        let mut head = Vec::new();
+        for (g, c) in &self.columns {
+            let t = format!("{g} {c}").trim().to_string();
+            head.extend([csv_field(&t), csv_field(&format!("{t} CI low")), csv_field(&format!("{t} CI high")), csv_field(&format!("{t} n"))]);
+        }
+        let mut s = format!("table,row,{}\n", head.join(","));
         for (label, vals) in &self.rows {
-            let cells: Vec<String> = vals.iter().map(|v| if v.is_finite() { format!("{v:.4}") } else { String::new() }).collect();
+            let cells: Vec<String> = vals
+                .iter()
+                .map(|c| {
+                    if c.v.is_finite() {
+                        let ci = c.ci.map(|ci| format!("{:.4},{:.4}", ci.lo, ci.hi)).unwrap_or_else(|| ",".into());
+                        format!("{:.4},{ci},{}", c.v, c.n)
+                    } else {
+                        ",,,0".to_string()
+                    }
+                })
+                .collect();
             s.push_str(&format!("{},{},{}\n", csv_field(name), csv_field(label), cells.join(",")));
         }
         s
@@ -68,7 +110,17 @@ pub(crate) fn csv_field(s: &str) -> String {
     serenqa_shared::csv::cell(s)
 }
 
-fn table2(runs: &[(String, Aggregate)]) -> Table {
+/// A run as listed: its row label (settings), id and aggregate.
+#[derive(Clone, Debug)]
+struct Run {
+    label: String,
+    id: String,
+    agg: Aggregate,
+    /// Size of the explorer model (billions of parameters), when the models file says.
+    params_b: Option<f64>,
+}
+
+fn table2(runs: &[Run]) -> Table {
     let mut columns = Vec::new();
     for (_, title) in GROUPS {
         for m in ["Hit", "F1", "Exe"] {
@@ -77,52 +129,85 @@ fn table2(runs: &[(String, Aggregate)]) -> Table {
     }
     let rows = runs
         .iter()
-        .filter(|(_, a)| a.table2.is_some())
-        .map(|(label, a)| {
-            let t2 = a.table2.clone().unwrap_or_default();
+        .filter(|r| r.agg.table2.is_some())
+        .map(|r| {
+            let t2 = r.agg.table2.clone().unwrap_or_default();
             let mut vals = Vec::new();
             for (k, _) in GROUPS {
-                let c = t2.get(*k);
-                vals.push(c.map(|c| c.hit).unwrap_or(f64::NAN));
-                vals.push(c.map(|c| c.f1).unwrap_or(f64::NAN));
-                vals.push(c.map(|c| c.exe).unwrap_or(f64::NAN));
+                match t2.get(*k) {
+                    Some(c) => vals.extend([Cell::of(c.hit, c.n, c.ci.get("hit")), Cell::of(c.f1, c.n, c.ci.get("f1")), Cell::of(c.exe, c.n, c.ci.get("exe"))]),
+                    None => vals.extend([Cell::none(), Cell::none(), Cell::none()]),
+                }
             }
             // The offline retrieval agent parses the generator's own sentence shapes: say so.
-            let label = if label.starts_with("offline") { format!("{label} — grammar oracle (shares the generator's templates)") } else { label.clone() };
-            (label, vals)
+            (t1_row_label(&r.label, &r.agg.retrieval), vals)
         })
         .collect();
     Table { columns, rows, digits: 2 }
 }
 
-fn table3(runs: &[(String, Aggregate)], partition: &str) -> (Table, Table) {
-    let reasoning_cols = vec![("".to_string(), "Faithful.".to_string()), ("".into(), "Compre.".into()), ("".into(), "SerenCov".into())];
-    let explore_cols = vec![("".to_string(), "Relevance".to_string()), ("".into(), "TypeMatch".into()), ("".into(), "SerenHit".into())];
+/// Table 3 for one partition. Judge metrics get two columns each — by an LLM judge and by the
+/// offline code-based proxy — so proxy scores are never ranked against LLM judgments; a
+/// column appears only when some run fills it.
+fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
+    let any_proxy = runs.iter().any(|r| r.agg.judge == "proxy");
+    let any_llm = runs.iter().any(|r| r.agg.judge != "proxy");
+    let judged = |name: &str| {
+        let mut cols = Vec::new();
+        if any_llm {
+            cols.push(("LLM judge".to_string(), name.to_string()));
+        }
+        if any_proxy {
+            cols.push(("offline proxy (not an LLM)".to_string(), format!("{name} (proxy)")));
+        }
+        cols
+    };
+    // A judge score in its column: the LLM column for an LLM-judged run, the proxy column else.
+    let place = |r: &Run, c: Cell| {
+        let proxy = r.agg.judge == "proxy";
+        let mut out = Vec::new();
+        if any_llm {
+            out.push(if proxy { Cell::none() } else { c.clone() });
+        }
+        if any_proxy {
+            out.push(if proxy { c } else { Cell::none() });
+        }
+        out
+    };
+    let mut reasoning_cols = judged("Faithful.");
+    reasoning_cols.extend(judged("Compre."));
+    reasoning_cols.push(("".into(), "SerenCov".into()));
+    let mut explore_cols = judged("Relevance");
+    explore_cols.extend([("".to_string(), "TypeMatch".to_string()), ("".into(), "SerenHit".into())]);
     let mut r_rows = Vec::new();
     let mut e_rows = Vec::new();
-    for (label, a) in runs {
-        if let Some(c) = a.table3_reasoning.as_ref().and_then(|t| t.get(partition)) {
-            r_rows.push((label.clone(), vec![c.faithfulness, c.comprehensiveness, c.seren_cov]));
+    for r in runs {
+        if let Some(c) = r.agg.table3_reasoning.as_ref().and_then(|t| t.get(partition)) {
+            let mut v = place(r, Cell::of(c.faithfulness, c.n, c.ci.get("faithfulness")));
+            v.extend(place(r, Cell::of(c.comprehensiveness, c.n, c.ci.get("comprehensiveness"))));
+            v.push(Cell::of(c.seren_cov, c.n, c.ci.get("seren_cov")));
+            r_rows.push((r.label.clone(), v));
         }
-        if let Some(c) = a.table3_exploration.as_ref().and_then(|t| t.get(partition)) {
-            e_rows.push((label.clone(), vec![c.relevance, c.type_match, c.seren_hit]));
-        }
-        if let Some(c) = a.table3_exploration_wo_summary.as_ref().and_then(|t| t.get(partition)) {
-            e_rows.push((format!("{label} (w.o. summary)"), vec![c.relevance, c.type_match, c.seren_hit]));
+        for (suffix, t) in [("", &r.agg.table3_exploration), (" (w.o. summary)", &r.agg.table3_exploration_wo_summary)] {
+            if let Some(c) = t.as_ref().and_then(|t| t.get(partition)) {
+                // The judge averages rational samples (questions with a ground-truth path).
+                let mut v = place(r, Cell::of(c.relevance, c.n_rational.unwrap_or(c.n), c.ci.get("relevance")));
+                v.extend([Cell::of(c.type_match, c.n, c.ci.get("type_match")), Cell::of(c.seren_hit, c.n, c.ci.get("seren_hit"))]);
+                e_rows.push((format!("{}{suffix}", r.label), v));
+            }
         }
     }
     (Table { columns: reasoning_cols, rows: r_rows, digits: 3 }, Table { columns: explore_cols, rows: e_rows, digits: 3 })
 }
 
-/// A sortable table with the best value per column bold and the second underlined.
+/// A sortable table: the best value per column bold, the second underlined, ties marked;
+/// each value with its 95% interval and n; "–" where there is no value.
 #[component]
 fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl IntoView {
     let (sort, set_sort) = signal(None::<(usize, bool)>); // (column, descending)
     let table = StoredValue::new(table);
     let ncols = table.with_value(|t| t.columns.len());
-    let marks: Vec<(Option<usize>, Option<usize>)> = table.with_value(|t| {
-        (0..ncols).map(|c| best_two(&t.rows.iter().map(|r| r.1[c]).collect::<Vec<_>>())).collect()
-    });
+    let marks: Vec<Vec<serenqa_shared::results::Mark>> = table.with_value(|t| (0..ncols).map(|c| marks(&t.rows.iter().map(|r| r.1[c].v).collect::<Vec<_>>(), t.digits)).collect());
     let marks = StoredValue::new(marks);
     let groups = table.with_value(|t| {
         let mut out: Vec<(String, usize)> = Vec::new();
@@ -167,9 +252,16 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
         if let Some((c, desc)) = sort.get() {
             table.with_value(|t| {
                 idx.sort_by(|&a, &b| {
-                    let (x, y) = (t.rows[a].1[c], t.rows[b].1[c]);
-                    let o = x.total_cmp(&y);
-                    if desc { o.reverse() } else { o }
+                    let (x, y) = (t.rows[a].1[c].v, t.rows[b].1[c].v);
+                    // Missing values last in either direction.
+                    match (x.is_finite(), y.is_finite()) {
+                        (true, false) => std::cmp::Ordering::Less,
+                        (false, true) => std::cmp::Ordering::Greater,
+                        _ => {
+                            let o = x.total_cmp(&y);
+                            if desc { o.reverse() } else { o }
+                        }
+                    }
                 })
             });
         }
@@ -179,11 +271,36 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
                 let cells = vals
                     .iter()
                     .enumerate()
-                    .map(|(c, v)| {
-                        let (best, second) = marks.with_value(|m| m[c]);
-                        let text = if v.is_finite() { format!("{v:.digits$}") } else { "–".to_string() };
-                        let class = if best == Some(ri) { "num best" } else if second == Some(ri) { "num second" } else { "num" };
-                        view! { <td class=class>{text}</td> }
+                    .map(|(c, cell)| {
+                        let m = marks.with_value(|m| m[c][ri]);
+                        let mut class = match m.place {
+                            Place::Best => "num best".to_string(),
+                            Place::Second => "num second".to_string(),
+                            Place::Other => "num".to_string(),
+                        };
+                        if m.tie && m.place != Place::Other {
+                            class.push_str(" tie");
+                        }
+                        let tip = match (m.place, m.tie) {
+                            (Place::Best, true) => "best (tie)",
+                            (Place::Best, false) => "best",
+                            (Place::Second, true) => "second (tie)",
+                            (Place::Second, false) => "second",
+                            _ => "",
+                        };
+                        if !cell.v.is_finite() {
+                            return view! { <td class="num empty" title="no question in this cell (n = 0)">"–"</td> }.into_any();
+                        }
+                        let ci = cell.ci.map(|ci| format!("[{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
+                        view! {
+                            <td class=class title=tip>
+                                <span class="v">{format!("{:.digits$}", cell.v)}</span>
+                                {(m.tie && m.place != Place::Other).then(|| view! { <span class="tie-mark" aria-label="tie">"="</span> })}
+                                {ci.map(|t| view! { <span class="ci" data-testid="ci">{t}</span> })}
+                                <span class="n">{format!("n={}", cell.n)}</span>
+                            </td>
+                        }
+                        .into_any()
                     })
                     .collect_view();
                 view! { <tr><th scope="row">{label}</th>{cells}</tr> }
@@ -201,11 +318,12 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
     }
 }
 
-/// Normalised metric vector of a run (all in [0, 1]) for the compass and the heatmap.
+/// Normalised metric vector of a run (all in [0, 1]) for the compass and the heatmap; NaN
+/// where a cell has no question.
 fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
-    let t2 = a.table2.as_ref().and_then(|t| t.get("all"));
-    let r = a.table3_reasoning.as_ref().and_then(|t| t.get(partition));
-    let e = a.table3_exploration.as_ref().and_then(|t| t.get(partition));
+    let t2 = a.table2.as_ref().and_then(|t| t.get("all")).filter(|c| c.n > 0);
+    let r = a.table3_reasoning.as_ref().and_then(|t| t.get(partition)).filter(|c| c.n > 0);
+    let e = a.table3_exploration.as_ref().and_then(|t| t.get(partition)).filter(|c| c.n > 0);
     vec![
         t2.map(|c| c.hit / 100.0).unwrap_or(f64::NAN),
         t2.map(|c| c.f1 / 100.0).unwrap_or(f64::NAN),
@@ -221,23 +339,55 @@ fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
 
 const METRICS: &[&str] = &["Hit", "F1", "Exe", "Faithful.", "Compre.", "SerenCov", "Relevance", "TypeMatch", "SerenHit"];
 
-/// Pearson correlation between partition strategies over every (run, T2/T3 metric) value.
-fn partition_correlation(runs: &[(String, Aggregate)]) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
+/// The paper's Figure 3 per metric: for one T2/T3 metric (index into [`metric_vector`]),
+/// the Pearson correlation between partition strategies over the runs, with the number of
+/// runs behind each coefficient (both partitions must have a value).
+fn partition_correlation(runs: &[Run], metric: usize) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
     let keys: Vec<&str> = PARTITIONS.iter().map(|(k, _)| *k).collect();
-    let vectors: Vec<Vec<f64>> = keys
-        .iter()
-        .map(|p| runs.iter().flat_map(|(_, a)| metric_vector(a, p)[3..].to_vec()).collect())
-        .collect();
+    let vectors: Vec<Vec<f64>> = keys.iter().map(|p| runs.iter().map(|r| metric_vector(&r.agg, p)[metric]).collect()).collect();
     let n = keys.len();
     let mut m = vec![vec![None; n]; n];
+    let mut counts = vec![vec![0; n]; n];
     for i in 0..n {
         for j in 0..n {
-            // Only positions where both partitions have a value.
             let (x, y): (Vec<f64>, Vec<f64>) = vectors[i].iter().zip(&vectors[j]).filter(|(a, b)| a.is_finite() && b.is_finite()).map(|(a, b)| (*a, *b)).unzip();
+            counts[i][j] = x.len();
             m[i][j] = pearson(&x, &y);
         }
     }
-    (PARTITIONS.iter().map(|(_, t)| t.to_string()).collect(), m)
+    (PARTITIONS.iter().map(|(_, t)| t.to_string()).collect(), m, counts)
+}
+
+/// The runs with an aggregate, labelled with their settings (models, beam, nodes, depth,
+/// limit, date); two runs with the same settings also get their id.
+fn labelled(r: &RunsReply) -> Vec<Run> {
+    let mut out: Vec<Run> = r
+        .runs
+        .iter()
+        .filter_map(|e| {
+            let agg = e.aggregate.clone()?;
+            let base = match &e.settings {
+                Some(s) if !s.label.is_empty() || s.beam > 0 => {
+                    let mut s = s.clone();
+                    if s.label.is_empty() {
+                        s.label = agg.label.clone();
+                    }
+                    s.summary()
+                }
+                _ => if agg.label.is_empty() { e.id.clone() } else { agg.label.clone() },
+            };
+            let status = e.manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default();
+            let label = if status == "running" { format!("{base} (running)") } else { base };
+            Some(Run { label, id: e.id.clone(), agg, params_b: e.settings.as_ref().and_then(|s| s.explorer_params_b) })
+        })
+        .collect();
+    let labels: Vec<String> = out.iter().map(|r| r.label.clone()).collect();
+    for (i, r) in out.iter_mut().enumerate() {
+        if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
+            r.label = format!("{} · {}", r.label, r.id);
+        }
+    }
+    out
 }
 
 #[component]
@@ -259,27 +409,12 @@ pub fn Leaderboard() -> impl IntoView {
     let (partition, set_partition) = signal("llm".to_string());
     view! {
         <h1>"Leaderboard"</h1>
-        <p class="muted">"Every stored evaluation run. Click a column to sort; the best value is bold, the second underlined."</p>
+        <p class="muted">"Every stored evaluation run, labelled with its settings. Click a column to sort; the best value is bold, the second underlined, equal values are marked “=” as a tie. Brackets: 95% bootstrap interval over questions; n: questions in the cell; –: none."</p>
         {move || match runs.get() {
             None => view! { <p class="loading">"Loading runs…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
             Some(Ok(r)) => {
-                let done: Vec<(String, Aggregate)> = r.runs.iter().filter_map(|e| e.aggregate.clone().map(|a| {
-                    let label = if a.label.is_empty() { e.id.clone() } else { a.label.clone() };
-                    let status = e.manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default();
-                    (if status == "running" { format!("{label} (running)") } else { label }, a)
-                })).collect();
-                // Same label twice (e.g. two offline runs with other beam settings): add the run id.
-                let mut done = done;
-                let labels: Vec<String> = done.iter().map(|d| d.0.clone()).collect();
-                let ids: Vec<String> = r.runs.iter().filter(|e| e.aggregate.is_some()).map(|e| e.id.clone()).collect();
-                for (i, d) in done.iter_mut().enumerate() {
-                    if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
-                        if let Some(id) = ids.get(i) {
-                            d.0 = format!("{} · {}", d.0, id);
-                        }
-                    }
-                }
+                let done = labelled(&r);
                 if done.is_empty() {
                     let dir = if r.runs_dir.is_empty() { "runs".to_string() } else { r.runs_dir.clone() };
                     return view! {
@@ -289,8 +424,8 @@ pub fn Leaderboard() -> impl IntoView {
                         </div>
                     }.into_any();
                 }
-                let proxy = done.iter().any(|(_, a)| a.judge == "proxy");
-                let ids: Vec<(String, String)> = r.runs.iter().map(|e| (e.id.clone(), e.aggregate.as_ref().map(|a| a.label.clone()).unwrap_or_default())).collect();
+                let proxy = done.iter().any(|r| r.agg.judge == "proxy");
+                let ids: Vec<(String, String)> = done.iter().map(|r| (r.id.clone(), r.label.clone())).collect();
                 view! { <Boards runs=done proxy=proxy partition=partition set_partition=set_partition run_ids=ids /> }.into_any()
             }
         }}
@@ -299,8 +434,14 @@ pub fn Leaderboard() -> impl IntoView {
 }
 
 #[component]
-fn Boards(runs: Vec<(String, Aggregate)>, proxy: bool, partition: ReadSignal<String>, set_partition: WriteSignal<String>, run_ids: Vec<(String, String)>) -> impl IntoView {
+fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partition: WriteSignal<String>, run_ids: Vec<(String, String)>) -> impl IntoView {
     let runs = StoredValue::new(runs);
+    // Who scored the `llm` partition, when every run agrees (else each row label says it).
+    let ensemble = runs.with_value(|r| {
+        let first = r.first().map(|x| x.agg.ensemble.clone()).unwrap_or_default();
+        if r.iter().all(|x| x.agg.ensemble == first) { first } else { String::new() }
+    });
+    let ensemble = StoredValue::new(ensemble);
     let t2 = runs.with_value(|r| table2(r));
     let csv = move || {
         let p = partition.get();
@@ -316,18 +457,37 @@ fn Boards(runs: Vec<(String, Aggregate)>, proxy: bool, partition: ReadSignal<Str
             let k = k.to_string();
             let k2 = k.clone();
             let k3 = k.clone();
-            view! { <button class="chip" class:on=move || partition.get() == k aria-pressed=move || (partition.get() == k2).to_string() on:click=move |_| set_partition.set(k3.clone())>{*t}</button> }
+            let title = if k == "llm" { ensemble.with_value(|e| partition_title_for(&k, e)) } else { t.to_string() };
+            view! { <button class="chip" class:on=move || partition.get() == k aria-pressed=move || (partition.get() == k2).to_string() on:click=move |_| set_partition.set(k3.clone())>{title}</button> }
         })
         .collect_view();
     let groups: Vec<String> = GROUPS.iter().map(|(_, t)| t.to_string()).collect();
-    let bars: Vec<(String, Vec<f64>)> = runs.with_value(|r| {
-        r.iter()
-            .filter_map(|(l, a)| a.table2.as_ref().map(|t| (l.clone(), GROUPS.iter().map(|(k, _)| t.get(*k).map(|c| c.f1).unwrap_or(0.0)).collect())))
-            .collect()
-    });
-    let (corr_labels, corr) = runs.with_value(|r| partition_correlation(r));
+    let bars = |hit: bool| -> Vec<(String, Vec<f64>)> {
+        runs.with_value(|r| {
+            r.iter()
+                .filter_map(|r| r.agg.table2.as_ref().map(|t| (r.label.clone(), GROUPS.iter().map(|(k, _)| t.get(*k).filter(|c| c.n > 0).map(|c| if hit { c.hit } else { c.f1 }).unwrap_or(0.0)).collect())))
+                .collect()
+        })
+    };
+    let (bars_f1, bars_hit) = (bars(false), bars(true));
+    let groups_hit = groups.clone();
+    // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
+    let corr: Vec<(usize, (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>))> = runs.with_value(|r| (3..METRICS.len()).map(|m| (m, partition_correlation(r, m))).collect());
+    let corr_views = corr
+        .into_iter()
+        .map(|(m, (labels, matrix, counts))| {
+            let key = METRICS[m].trim_end_matches('.').to_lowercase();
+            view! {
+                <div class="corr">
+                    <h3>{METRICS[m]}</h3>
+                    <CorrelationMatrix labels=labels matrix=matrix counts=counts lower=true testid=format!("correlation-{key}") />
+                </div>
+            }
+        })
+        .collect_view();
+    let n_runs = runs.with_value(|r| r.len());
     view! {
-        {proxy.then(|| view! { <div class="notice" role="note">"Judge scores marked proxy (Faithful., Compre., Relevance) come from code-based proxies of the offline pipeline, not from LLM judges."</div> })}
+        {proxy.then(|| view! { <div class="notice" role="note">"Judge scores of the offline pipeline (Faithful., Compre., Relevance) come from code-based proxies, not from LLM judges: they have their own columns, marked (proxy), and are never ranked against LLM judgments."</div> })}
         <section class="panel">
             <h2>"Knowledge retrieval (Table 2)"</h2>
             <ResultTable table=t2 caption="Hit / F1 / Executability (%) per query pattern".to_string() testid="table2" />
@@ -342,38 +502,164 @@ fn Boards(runs: Vec<(String, Aggregate)>, proxy: bool, partition: ReadSignal<Str
                 let p = partition.get();
                 let (tr, te) = runs.with_value(|r| table3(r, &p));
                 view! {
-                    <ResultTable table=tr caption=format!("Subgraph reasoning · {}", partition_title(&p)) testid="table3-reasoning" />
-                    <ResultTable table=te caption=format!("Serendipity exploration · {}", partition_title(&p)) testid="table3-exploration" />
+                    <ResultTable table=tr caption=format!("Subgraph reasoning · {}", ensemble.with_value(|e| partition_title_for(&p, e))) testid="table3-reasoning" />
+                    <ResultTable table=te caption=format!("Serendipity exploration · {}", ensemble.with_value(|e| partition_title_for(&p, e))) testid="table3-exploration" />
                 }
             }}
         </section>
+        <CompareRuns run_ids=run_ids.clone() />
         <section class="panel">
             <h2>"Compass"</h2>
             <p class="muted">"Each metric scaled to 0–1 (percentages / 100, judge scores / 5) for the selected partition."</p>
             {move || {
                 let p = partition.get();
-                let series: Vec<(String, Vec<f64>)> = runs.with_value(|r| r.iter().map(|(l, a)| (l.clone(), metric_vector(a, &p).into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect())).collect());
+                let series: Vec<(String, Vec<f64>)> = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p).into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect())).collect());
                 view! { <Compass axes=METRICS.iter().map(|s| s.to_string()).collect() series=series /> }
             }}
         </section>
-        <section class="panel">
-            <h2>"Query pattern vs retrieval"</h2>
-            <GroupedBars categories=groups series=bars max=100.0 unit="% F1" />
+        <section class="panel" data-testid="fig7">
+            <h2>"Query pattern vs retrieval (Figure 7)"</h2>
+            <h3>"F1"</h3>
+            <GroupedBars categories=groups series=bars_f1 max=100.0 unit="% F1" />
+            <h3>"Hit"</h3>
+            <GroupedBars categories=groups_hit series=bars_hit max=100.0 unit="% Hit" />
+        </section>
+        <section class="panel" data-testid="fig5">
+            <h2>"Model scale vs exploration (Figure 5)"</h2>
+            {move || {
+                let p = partition.get();
+                let points: Vec<(String, f64, f64)> = runs.with_value(|r| r.iter().filter_map(|r| {
+                    let size = r.params_b?;
+                    let hit = r.agg.table3_exploration.as_ref().and_then(|t| t.get(&p)).filter(|c| c.n > 0)?.seren_hit;
+                    Some((r.label.clone(), size, hit))
+                }).collect());
+                if points.is_empty() {
+                    view! { <p class="muted" data-testid="fig5-empty">"No run here declares the size of its explorer model: add \"params_b\" (billions of parameters) to the model in the models file."</p> }.into_any()
+                } else {
+                    view! { <p class="muted">{format!("SerenHit ({}) against the explorer model's size (log scale).", partition_title(&p))}</p><LogScatter points=points x_unit="B" y_label="SerenHit".to_string() y_max=1.0 /> }.into_any()
+                }
+            }}
         </section>
         <section class="panel">
             <h2>"Model × metric heatmap"</h2>
             {move || {
                 let p = partition.get();
-                let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|(l, a)| (l.clone(), metric_vector(a, &p))).unzip());
+                let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p))).unzip());
                 view! { <Heatmap rows=rows cols=METRICS.iter().map(|s| s.to_string()).collect() values=values /> }
             }}
         </section>
         <section class="panel">
             <h2>"Partition strategies (Figure 3)"</h2>
-            <p class="muted">"Pearson correlation between partition strategies over every run's reasoning and exploration metrics."</p>
-            <CorrelationMatrix labels=corr_labels matrix=corr />
+            <p class="muted">{format!("Per metric, the Pearson correlation between partition strategies over the {n_runs} run(s) (lower triangles); n = runs behind each coefficient (n/a: fewer than two runs with both values, or no variation).")}</p>
+            <div class="corr-grid">{corr_views}</div>
         </section>
         <TraceViewer run_ids=run_ids />
+    }
+}
+
+/// Two runs compared question by question (`GET /api/runs/compare`): Δ = B − A per metric
+/// and cell, its paired-bootstrap 95% interval, and the questions where one run wins and the
+/// other loses.
+#[component]
+fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
+    let first = run_ids.first().map(|r| r.0.clone()).unwrap_or_default();
+    let second = run_ids.get(1).map(|r| r.0.clone()).unwrap_or_else(|| first.clone());
+    let (a, set_a) = signal(first.clone());
+    let (b, set_b) = signal(second.clone());
+    let (reply, set_reply) = signal(None::<Result<Comparison, String>>);
+    Effect::new(move |_| {
+        let (x, y) = (a.get(), b.get());
+        set_reply.set(None);
+        if x.is_empty() || y.is_empty() {
+            return;
+        }
+        spawn_local(async move {
+            set_reply.set(Some(api::get_json(&format!("/api/runs/compare?a={}&b={}", api::enc(&x), api::enc(&y))).await));
+        });
+    });
+    let options = move |selected: String| {
+        run_ids.iter().map(|(id, label)| view! { <option value=id.clone() selected=*id == selected>{label.clone()}</option> }).collect_view()
+    };
+    let opts_a = options.clone()(first);
+    let opts_b = options(second);
+    view! {
+        <section class="panel" data-testid="compare">
+            <h2>"Compare two runs"</h2>
+            <p class="muted">"Δ = B − A over the questions both runs answered, with a paired-bootstrap 95% interval (questions resampled together); an interval that excludes 0 is a difference the questions support. A wins / B wins: questions where one run scores higher and the other lower."</p>
+            <div class="row">
+                <label>"Run A " <select data-testid="compare-a" on:change=move |ev| set_a.set(event_target_value(&ev))>{opts_a}</select></label>
+                <label>"Run B " <select data-testid="compare-b" on:change=move |ev| set_b.set(event_target_value(&ev))>{opts_b}</select></label>
+            </div>
+            {move || match reply.get() {
+                None => view! { <p class="loading">"Comparing…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                Some(Ok(c)) => view! { <CompareTable c=c /> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn CompareTable(c: Comparison) -> impl IntoView {
+    let qlist = |v: &[u32], total: usize| {
+        if total == 0 {
+            return "none".to_string();
+        }
+        let mut t = v.iter().take(12).map(|q| format!("Q{q}")).collect::<Vec<_>>().join(", ");
+        if total > 12 {
+            t.push_str(&format!(" … ({total})"));
+        }
+        t
+    };
+    let rows = c
+        .rows
+        .iter()
+        .filter(|r| r.row != "without" || c.rows.iter().any(|w| w.row == "without" && w.n > 0))
+        .map(|r| {
+            let d = if r.table == "table2" { 2 } else { 3 };
+            let cell = if r.table == "table2" { group_title(&r.column) } else { partition_title(&r.column) };
+            let row = match r.row.as_str() {
+                "without" => " (w.o. summary)",
+                _ => "",
+            };
+            let (ma, mb) = if r.n > 0 { (format!("{:.d$}", r.mean_a), format!("{:.d$}", r.mean_b)) } else { ("–".into(), "–".into()) };
+            let delta = match (r.delta, r.ci) {
+                (Some(x), Some(ci)) => format!("{x:+.d$} [{:+.d$}, {:+.d$}]", ci.lo, ci.hi),
+                _ => "–".into(),
+            };
+            let sig = match r.ci {
+                Some(ci) if ci.lo > 0.0 => "num delta up",
+                Some(ci) if ci.hi < 0.0 => "num delta down",
+                _ => "num delta",
+            };
+            let metric = format!("{}{}", metric_title(&r.metric), if r.note.is_some() { " ⚠" } else { "" });
+            view! {
+                <tr data-metric=r.metric.clone() data-column=r.column.clone() data-row=r.row.clone()>
+                    <th scope="row">{format!("{cell}{row}")}</th>
+                    <td title=r.note.clone().unwrap_or_default()>{metric}</td>
+                    <td class="num">{r.n}</td>
+                    <td class="num">{ma}</td>
+                    <td class="num">{mb}</td>
+                    <td class=sig data-testid="delta">{delta}</td>
+                    <td class="qids">{qlist(&r.a_wins, r.a_wins_n)}</td>
+                    <td class="qids">{qlist(&r.b_wins, r.b_wins_n)}</td>
+                    <td class="num">{r.ties}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let note = c.rows.iter().find_map(|r| r.note.clone());
+    let oracle = [&c.a, &c.b].iter().any(|r| r.roles.get("retrieval").is_some_and(|m| m == "offline"));
+    view! {
+        <p class="muted">{format!("A: {} · B: {} · {} resamples", c.a.summary(), c.b.summary(), c.reps)}</p>
+        {note.map(|n| view! { <p class="notice" role="note">{format!("⚠ {n}.")}</p> })}
+        {oracle.then(|| view! { <p class="muted">{format!("Table 2 rows of an offline run: {}.", serenqa_shared::results::GRAMMAR_ORACLE)}</p> })}
+        <div class="scroll-x">
+            <table class="results compare" data-testid="compare-table">
+                <thead><tr><th>"Cell"</th><th>"Metric"</th><th class="num">"n (pairs)"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"Δ = B − A [95% CI]"</th><th>"A wins (B loses)"</th><th>"B wins (A loses)"</th><th class="num">"ties"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
     }
 }
 

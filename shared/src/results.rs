@@ -1,6 +1,13 @@
 //! Evaluation results as the leaderboard reads them: the `aggregate.json` of a run in the
 //! paper's Table 2 / Table 3 layouts. The pipeline writes these; the browser reads them; both
 //! use these types. Percentages are 0–100; judge scores are 1–5.
+//!
+//! Statistics, the same in the CLI and the browser: every cell carries its `n` and, per metric,
+//! a 95% percentile-bootstrap interval over questions ([`bootstrap_ci`], [`BOOTSTRAP_REPS`]
+//! resamples, a seed derived from the cell's name by [`seed_for`], so the interval of the same
+//! traces is always the same); a cell with n = 0 has no value (shown "–", never 0); two runs
+//! are compared question by question ([`Comparison`], Δ with a paired bootstrap interval
+//! from [`paired_delta`]); [`marks`] gives best / second with ties marked as ties.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +27,18 @@ pub fn group_title(key: &str) -> &'static str {
     GROUPS.iter().find(|(k, _)| *k == key).map(|(_, t)| *t).unwrap_or(if key == "all" { "All" } else { "?" })
 }
 
+/// A 95% confidence interval (same unit as its metric).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Ci {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// Per metric of a cell: the metric's key (`hit`, `f1`, …) → its 95% bootstrap interval.
+/// Empty in files written before intervals existed.
+pub type Cis = BTreeMap<String, Ci>;
+
 /// T1 knowledge retrieval, one pattern group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -28,9 +47,12 @@ pub struct T1Cell {
     pub f1: f64,
     pub exe: f64,
     pub n: usize,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: Cis,
 }
 
-/// T2 subgraph reasoning, one partition.
+/// T2 subgraph reasoning, one partition: averaged over rational samples (questions with a
+/// ground-truth path), whose count `n` is.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct T2Cell {
@@ -38,6 +60,8 @@ pub struct T2Cell {
     pub comprehensiveness: f64,
     pub seren_cov: f64,
     pub n: usize,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: Cis,
 }
 
 /// T3 serendipity exploration, one partition.
@@ -48,6 +72,27 @@ pub struct T3Cell {
     pub type_match: f64,
     pub seren_hit: f64,
     pub n: usize,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: Cis,
+    /// Rational samples (questions with a ground-truth path) behind `relevance`, which the
+    /// judge averages over; None in files written before it was recorded (then `n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_rational: Option<usize>,
+}
+
+/// What the offline T1 agent is on generated questions: it parses the generator's own
+/// sentence shapes, so its Table 2 row is not a retrieval result like a model's.
+pub const GRAMMAR_ORACLE: &str = "grammar oracle (shares the generator's templates)";
+
+/// The Table 2 row label of a run: the grammar-oracle note when the offline agent retrieved.
+/// `retrieval` is the T1 agent (empty in old files: then the run label decides).
+pub fn t1_row_label(label: &str, retrieval: &str) -> String {
+    let offline = if retrieval.is_empty() { label.starts_with("offline") } else { retrieval == "offline" };
+    if offline {
+        format!("{label} — {GRAMMAR_ORACLE}")
+    } else {
+        label.to_string()
+    }
 }
 
 /// `aggregate.json` of one run.
@@ -66,6 +111,223 @@ pub struct Aggregate {
     pub table3_exploration: Option<BTreeMap<String, T3Cell>>,
     pub table3_exploration_wo_summary: Option<BTreeMap<String, T3Cell>>,
     pub partitions: Vec<String>,
+    /// The T1 agent (`offline` = the grammar oracle, or a model name); empty in old files.
+    #[serde(default)]
+    pub retrieval: String,
+    /// Who scored the benchmark's `llm` partition: `llm`, `offline proxy`, `mixed`, or empty
+    /// / `unknown` when not recorded.
+    #[serde(default)]
+    pub ensemble: String,
+}
+
+/// A partition's title for a run whose `llm` partition was scored by `ensemble`: the LLM
+/// Ensemble of an offline build says it is an offline proxy.
+pub fn partition_title_for(key: &str, ensemble: &str) -> String {
+    match (key, ensemble) {
+        ("llm", "offline proxy") => "LLM Ensemble (offline proxy)".into(),
+        ("llm", "mixed") => "LLM Ensemble (LLMs + offline proxies)".into(),
+        _ => partition_title(key).into(),
+    }
+}
+
+/// A run's settings as the leaderboard labels it (from its `manifest.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(default)]
+pub struct RunSettings {
+    pub id: String,
+    /// Models of the roles joined by `+`, or `offline`.
+    pub label: String,
+    /// Role → model (or `offline`).
+    pub roles: BTreeMap<String, String>,
+    /// Beam width n, depth h, relations per node m, nodes per node k.
+    pub beam: usize,
+    pub depth: usize,
+    pub relations: usize,
+    pub nodes: usize,
+    /// `--limit` (None: every question in scope).
+    pub limit: Option<usize>,
+    pub split: Option<String>,
+    pub questions: usize,
+    /// Who scored the benchmark's `llm` partition (see [`Aggregate::ensemble`]).
+    pub ensemble: String,
+    /// Size in billions of parameters of the model choosing the explored nodes (the models
+    /// file's `params_b`), for the model-scale figure; None offline or when not declared.
+    pub explorer_params_b: Option<f64>,
+    pub created_unix: u64,
+    pub status: String,
+}
+
+impl RunSettings {
+    /// One line: `offline · beam 30 · nodes 10 · depth 3 · limit 45 · 2026-12-01 23:10 UTC`.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{} · beam {} · nodes {} · depth {}", if self.label.is_empty() { "?" } else { &self.label }, self.beam, self.nodes, self.depth);
+        match self.limit {
+            Some(l) => s.push_str(&format!(" · limit {l}")),
+            None => s.push_str(&format!(" · all {} questions", self.questions)),
+        }
+        if let Some(sp) = &self.split {
+            s.push_str(&format!(" · {sp} split"));
+        }
+        if self.ensemble == "offline proxy" {
+            s.push_str(" · ensemble: offline proxy");
+        }
+        if self.created_unix > 0 {
+            s.push_str(&format!(" · {}", date_utc(self.created_unix)));
+        }
+        s
+    }
+}
+
+/// `YYYY-MM-DD HH:MM UTC` of a Unix time (proleptic Gregorian calendar).
+pub fn date_utc(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    // Days since 1970-01-01 → civil date (H. Hinnant's algorithm, written out).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
+}
+
+/// Resamples per bootstrap interval.
+pub const BOOTSTRAP_REPS: usize = 2000;
+
+/// A fixed seed from a name (FNV-1a), so every cell's resamples are reproducible.
+pub fn seed_for(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// SplitMix64: a small deterministic generator (no I/O, same sequence everywhere).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0), by the multiply-shift reduction.
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
+}
+
+/// The 2.5th and 97.5th percentiles (linear interpolation) of `xs`.
+fn percentile_ci(mut xs: Vec<f64>) -> Ci {
+    xs.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let h = p * (xs.len() - 1) as f64;
+        let (i, f) = (h.floor() as usize, h - h.floor());
+        if i + 1 < xs.len() {
+            xs[i] + f * (xs[i + 1] - xs[i])
+        } else {
+            xs[i]
+        }
+    };
+    Ci { lo: q(0.025), hi: q(0.975) }
+}
+
+/// 95% percentile-bootstrap interval of the mean of `xs` (questions resampled with
+/// replacement, `reps` times, from `seed`); None for no values.
+pub fn bootstrap_ci(xs: &[f64], reps: usize, seed: u64) -> Option<Ci> {
+    let n = xs.len();
+    if n == 0 || reps == 0 {
+        return None;
+    }
+    let mut rng = SplitMix(seed);
+    let means: Vec<f64> = (0..reps).map(|_| (0..n).map(|_| xs[rng.below(n)]).sum::<f64>() / n as f64).collect();
+    Some(percentile_ci(means))
+}
+
+/// Paired comparison of two runs on the same questions (`a[i]`, `b[i]` are one question):
+/// Δ = mean(b) − mean(a) and its 95% bootstrap interval, resampling questions (pairs kept
+/// together). None when there is no pair or the lengths differ.
+pub fn paired_delta(a: &[f64], b: &[f64], reps: usize, seed: u64) -> Option<(f64, Ci)> {
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
+    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    bootstrap_ci(&d, reps, seed).map(|ci| (mean, ci))
+}
+
+/// One metric of one cell compared between two runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(default)]
+pub struct CompareRow {
+    /// `table2`, `table3_reasoning` or `table3_exploration`.
+    pub table: String,
+    /// `t1`, or the summary mode `with` / `without`.
+    pub row: String,
+    /// Pattern group or partition key.
+    pub column: String,
+    /// Metric key (`hit`, `f1`, `exe`, `faithfulness`, …).
+    pub metric: String,
+    /// Questions with a value in A, in B, and in both (the pairs Δ is computed on).
+    pub n_a: usize,
+    pub n_b: usize,
+    pub n: usize,
+    /// Means over the paired questions.
+    pub mean_a: f64,
+    pub mean_b: f64,
+    /// mean_b − mean_a and its paired-bootstrap 95% interval (None without pairs).
+    pub delta: Option<f64>,
+    pub ci: Option<Ci>,
+    /// Questions where A scores higher than B (A wins, B loses), and the reverse: how many,
+    /// and their ids (the first ones, by qid, when there are very many).
+    pub a_wins_n: usize,
+    pub b_wins_n: usize,
+    pub a_wins: Vec<u32>,
+    pub b_wins: Vec<u32>,
+    /// Paired questions with equal scores.
+    pub ties: usize,
+    /// Why the numbers are not comparable, when they are not (e.g. a proxy against an LLM judge).
+    pub note: Option<String>,
+}
+
+/// Two runs compared question by question (`GET /api/runs/compare?a=…&b=…`, `serenqa compare`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(default)]
+pub struct Comparison {
+    pub a: RunSettings,
+    pub b: RunSettings,
+    /// Judges of A and B (`proxy` or a model).
+    pub judge_a: String,
+    pub judge_b: String,
+    pub reps: usize,
+    pub rows: Vec<CompareRow>,
+}
+
+/// A metric key's title (`seren_hit` → `SerenHit`).
+pub fn metric_title(key: &str) -> &'static str {
+    match key {
+        "hit" => "Hit",
+        "f1" => "F1",
+        "exe" => "Exe.",
+        "faithfulness" => "Faithful.",
+        "comprehensiveness" => "Compre.",
+        "seren_cov" => "SerenCov",
+        "relevance" => "Relevance",
+        "type_match" => "TypeMatch",
+        "seren_hit" => "SerenHit",
+        _ => "?",
+    }
+}
+
+/// Whether a metric is a 1–5 judge score (a proxy offline, an LLM otherwise).
+pub fn is_judged(metric: &str) -> bool {
+    matches!(metric, "faithfulness" | "comprehensiveness" | "relevance")
 }
 
 /// Pearson correlation of two equally long series (None when undefined).
@@ -85,11 +347,46 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
 }
 
-/// Positions of the best and second-best values (higher is better), ignoring NaN.
-pub fn best_two(values: &[f64]) -> (Option<usize>, Option<usize>) {
-    let mut idx: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_finite()).collect();
-    idx.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
-    (idx.first().copied(), idx.get(1).copied())
+/// A value's place in its column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Best,
+    Second,
+    Other,
+}
+
+/// A value's mark: its place and whether another value shares it (a tie).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub place: Place,
+    pub tie: bool,
+}
+
+/// Best and second-best per position (higher is better), comparing values as shown with
+/// `digits` decimals: equal values share a place and are marked as a tie (two 100.00 are
+/// both best, and the next lower value is second). NaN (no value) is never marked.
+pub fn marks(values: &[f64], digits: usize) -> Vec<Mark> {
+    let scale = 10f64.powi(digits.min(12) as i32);
+    let shown: Vec<Option<i64>> = values.iter().map(|v| v.is_finite().then(|| (v * scale).round() as i64)).collect();
+    let mut distinct: Vec<i64> = shown.iter().flatten().copied().collect();
+    distinct.sort_unstable_by(|a, b| b.cmp(a));
+    distinct.dedup();
+    shown
+        .iter()
+        .map(|v| match v {
+            None => Mark { place: Place::Other, tie: false },
+            Some(x) => {
+                let place = if distinct.first() == Some(x) {
+                    Place::Best
+                } else if distinct.get(1) == Some(x) {
+                    Place::Second
+                } else {
+                    Place::Other
+                };
+                Mark { place, tie: shown.iter().filter(|y| **y == Some(*x)).count() > 1 }
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -106,10 +403,65 @@ mod tests {
         assert_eq!(pearson(&[1.0], &[2.0]), None);
     }
 
+    fn places(v: &[f64], digits: usize) -> Vec<(Place, bool)> {
+        marks(v, digits).into_iter().map(|m| (m.place, m.tie)).collect()
+    }
+
     #[test]
-    fn best_and_second() {
-        assert_eq!(best_two(&[0.2, 0.9, f64::NAN, 0.5]), (Some(1), Some(3)));
-        assert_eq!(best_two(&[0.3]), (Some(0), None));
-        assert_eq!(best_two(&[]), (None, None));
+    fn best_and_second_with_ties() {
+        use Place::*;
+        assert_eq!(places(&[0.2, 0.9, f64::NAN, 0.5], 3), vec![(Other, false), (Best, false), (Other, false), (Second, false)]);
+        // Two equal best values: both best, marked as a tie; the next value is second.
+        assert_eq!(places(&[100.0, 100.0, 90.0], 2), vec![(Best, true), (Best, true), (Second, false)]);
+        // Equal as shown (3 decimals) is equal.
+        assert_eq!(places(&[0.5001, 0.4999, 0.2], 3), vec![(Best, true), (Best, true), (Second, false)]);
+        assert_eq!(places(&[0.9, 0.5, 0.5], 3), vec![(Best, false), (Second, true), (Second, true)]);
+        assert_eq!(places(&[0.3], 3), vec![(Best, false)]);
+        assert!(marks(&[], 2).is_empty());
+        assert_eq!(places(&[f64::NAN, f64::NAN], 2), vec![(Other, false), (Other, false)]);
+    }
+
+    #[test]
+    fn bootstrap_interval_is_reproducible_and_covers_the_mean() {
+        let xs: Vec<f64> = (0..200).map(|i| if i % 4 == 0 { 1.0 } else { 0.0 }).collect();
+        let a = bootstrap_ci(&xs, BOOTSTRAP_REPS, seed_for("x")).unwrap();
+        let b = bootstrap_ci(&xs, BOOTSTRAP_REPS, seed_for("x")).unwrap();
+        assert_eq!(a, b, "same seed, same interval");
+        assert!(a.lo < 0.25 && 0.25 < a.hi, "{a:?}");
+        // Binomial SE = sqrt(.25·.75/200) ≈ 0.0306: the 95% half-width is ≈ 0.06.
+        assert!((a.hi - a.lo - 2.0 * 1.96 * 0.0306).abs() < 0.02, "{a:?}");
+        let c = bootstrap_ci(&xs, BOOTSTRAP_REPS, seed_for("y")).unwrap();
+        assert_ne!(a, c, "another seed resamples differently");
+        assert_eq!(bootstrap_ci(&[0.7], 100, 1), Some(Ci { lo: 0.7, hi: 0.7 }));
+        assert_eq!(bootstrap_ci(&[], 100, 1), None);
+    }
+
+    #[test]
+    fn paired_delta_uses_the_pairs() {
+        // B is A + 0.1 on every question: Δ = 0.1 with a zero-width interval, although the
+        // questions differ wildly (an unpaired interval would be wide).
+        let a: Vec<f64> = (0..50).map(|i| (i % 7) as f64 / 7.0).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 0.1).collect();
+        let (d, ci) = paired_delta(&a, &b, 500, 3).unwrap();
+        assert!((d - 0.1).abs() < 1e-12 && (ci.lo - 0.1).abs() < 1e-9 && (ci.hi - 0.1).abs() < 1e-9, "{d} {ci:?}");
+        // One win of B on 40 questions: the interval includes 0.
+        let a = vec![0.0; 40];
+        let mut b = vec![0.0; 40];
+        b[3] = 1.0;
+        let (d, ci) = paired_delta(&a, &b, BOOTSTRAP_REPS, 3).unwrap();
+        assert!((d - 0.025).abs() < 1e-12 && ci.lo <= 0.0 && ci.hi > 0.0, "{d} {ci:?}");
+        assert_eq!(paired_delta(&[1.0], &[], 10, 1), None);
+    }
+
+    #[test]
+    fn dates_and_labels() {
+        assert_eq!(date_utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(date_utc(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(date_utc(1_796_166_000), "2026-12-01 23:00 UTC");
+        let s = RunSettings { label: "offline".into(), beam: 10, nodes: 5, depth: 3, limit: Some(45), created_unix: 1_796_166_000, ..Default::default() };
+        assert_eq!(s.summary(), "offline · beam 10 · nodes 5 · depth 3 · limit 45 · 2026-12-01 23:00 UTC");
+        assert_eq!(t1_row_label("offline", "offline"), format!("offline — {GRAMMAR_ORACLE}"));
+        assert_eq!(t1_row_label("gpt-4o", "gpt-4o"), "gpt-4o");
+        assert_eq!(t1_row_label("offline", ""), format!("offline — {GRAMMAR_ORACLE}"));
     }
 }

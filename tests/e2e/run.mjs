@@ -377,12 +377,73 @@ test('leaderboard: tables, sorting, CSV export, charts and a question trace', as
   assert(file.suggestedFilename() === 'serenqa-leaderboard.csv', 'CSV download');
   assert((await page.locator('.chart svg polygon.series').count()) >= 2, 'compass polygons per run');
   assert((await page.getByTestId('heatmap').locator('td.heat').count()) >= 9, 'heatmap cells');
-  assert((await page.getByTestId('correlation').locator('td').count()) === 9, 'partition correlation matrix');
+  // Figure 3: one lower-triangle matrix per T2/T3 metric (3 × 3, 6 cells drawn, 3 blank).
+  const mats = page.locator('[data-testid^=correlation-]');
+  assert((await mats.count()) === 6, `one correlation matrix per metric: ${await mats.count()}`);
+  assert((await page.getByTestId('correlation-serenhit').locator('td.heat').count()) === 6, 'lower triangle of SerenHit');
+  assert((await page.getByTestId('correlation-serenhit').locator('td.blank').count()) === 3, 'upper triangle blank');
+  // Figure 7 with F1 and Hit; Figure 5 says offline runs declare no model size.
+  assert((await page.getByTestId('fig7').locator('svg').count()) === 2, 'F1 and Hit by pattern');
+  assert(await page.getByTestId('fig5-empty').isVisible(), 'model-scale figure explains why it is empty');
   await page.screenshot({ path: path.join(shots, 'leaderboard.png'), fullPage: true });
   await page.getByTestId('traces').locator('.question-list button').first().click();
   await page.getByTestId('trace').waitFor({ timeout: 15000 });
   assert(/MATCH/i.test(await page.getByTestId('trace-cypher').first().textContent()), 'trace shows the Cypher');
   await page.getByTestId('traces').screenshot({ path: path.join(shots, 'trace.png') });
+});
+
+test('leaderboard statistics: settings labels, n and intervals, ties, – for an empty partition, a two-run comparison', async (page) => {
+  await page.goto(base + '/leaderboard');
+  const t2 = page.getByTestId('table2');
+  await t2.waitFor({ timeout: 15000 });
+  // Runs are labelled with their settings (scripts/test.sh makes two offline runs, beam 30 / nodes 10 and beam 10 / nodes 5).
+  const labels = await t2.locator('tbody th').allTextContents();
+  assert(labels.some((l) => l.includes('beam 10') && l.includes('nodes 5') && l.includes('limit 45')), `settings labels: ${labels}`);
+  assert(labels.some((l) => l.includes('beam 30') && l.includes('nodes 10')), `settings labels: ${labels}`);
+  assert(labels.every((l) => l.includes("grammar oracle (shares the generator's templates)")), `offline T1 rows are labelled oracles: ${labels}`);
+  // Both offline runs retrieve identically: equal values are a tie for best, never best and second.
+  assert((await t2.locator('td.second').count()) === 0, 'equal values are not best / second');
+  assert((await t2.locator('td.best.tie').count()) >= 2, 'equal best values are marked as a tie');
+  // Values with their 95% interval and n.
+  const expl = page.getByTestId('table3-exploration');
+  const cell = expl.locator('tbody tr').first().locator('td').nth(2);
+  assert(/^\[\d\.\d{3}, \d\.\d{3}\]$/.test(await cell.locator('.ci').textContent()), 'SerenHit shows its interval');
+  assert(/^n=\d+$/.test(await cell.locator('.n').textContent()), 'SerenHit shows its n');
+  const heads = await expl.locator('thead tr').last().locator('th').allTextContents();
+  assert(heads.some((h) => h.startsWith('Relevance (proxy)')), `proxy judge column labelled: ${heads}`);
+  assert(await expl.getByText('offline proxy (not an LLM)').isVisible(), 'proxy column group heading');
+  // The offline benchmark's "LLM Ensemble" partition was scored by graph statistics: labelled so.
+  assert(await page.getByRole('button', { name: 'LLM Ensemble (offline proxy)' }).isVisible(), 'offline ensemble chip labelled');
+  assert((await expl.locator('caption').textContent()).includes('LLM Ensemble (offline proxy)'), 'offline ensemble caption labelled');
+  // The benchmark has no expert rankings: every Expert cell is "–", none 0.000.
+  await page.getByRole('button', { name: 'Expert Crowdsourced' }).click();
+  for (const id of ['table3-reasoning', 'table3-exploration']) {
+    const cells = await page.getByTestId(id).locator('tbody td').allTextContents();
+    assert(cells.length >= 6 && cells.every((c) => c === '–'), `${id} expert cells: ${cells}`);
+  }
+  await page.getByTestId('table3-exploration').screenshot({ path: path.join(shots, 'leaderboard-expert-empty.png') });
+  await page.getByRole('button', { name: 'LLM Ensemble' }).click();
+  // Figure 3 shows the n behind each coefficient.
+  const ns = await page.getByTestId('correlation-serenhit').getByTestId('corr-n').allTextContents();
+  assert(ns.length === 6 && ns.includes('n=2') && ns.includes('n=0'), `Pearson n per cell: ${ns}`);
+  // Two runs compared: Δ with a paired interval, and the questions each run wins.
+  const cmp = page.getByTestId('compare');
+  await cmp.getByTestId('compare-table').waitFor({ timeout: 20000 });
+  const a = await cmp.getByTestId('compare-a').inputValue();
+  const b = await cmp.getByTestId('compare-b').inputValue();
+  assert(a && b && a !== b, `two different runs preselected: ${a} ${b}`);
+  const hit = cmp.locator('tr[data-metric=seren_hit][data-column=llm][data-row=with]');
+  const delta = await hit.getByTestId('delta').textContent();
+  assert(/^[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]$/.test(delta), `SerenHit Δ with CI: ${delta}`);
+  const wins = await hit.locator('td.qids').allTextContents();
+  assert(wins.length === 2 && wins.some((w) => /Q\d+/.test(w)), `questions where one run wins: ${wins}`);
+  const expert = cmp.locator('tr[data-metric=seren_hit][data-column=expert][data-row=with]');
+  assert((await expert.getByTestId('delta').textContent()) === '–', 'no Δ for an empty partition');
+  await cmp.screenshot({ path: path.join(shots, 'leaderboard-compare.png') });
+  // A run against itself: Δ = 0 exactly.
+  await cmp.getByTestId('compare-b').selectOption(a);
+  await cmp.locator('tr[data-metric=seren_hit][data-column=llm][data-row=with] [data-testid=delta]').filter({ hasText: '+0.000 [+0.000, +0.000]' }).waitFor({ timeout: 20000 });
+  await page.screenshot({ path: path.join(shots, 'leaderboard-stats.png'), fullPage: true });
 });
 
 test('data page shows attributions and non-commercial licenses', async (page) => {

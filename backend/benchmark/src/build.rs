@@ -11,7 +11,7 @@ use serenqa_model::Model;
 use serenqa_shared::rns::{Weights, WeightsSource};
 
 use crate::generate::{generate, GenConfig, GenReport, Question};
-use crate::partition::{ensemble, rns_guided, ExpertPartition, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
+use crate::partition::{ensemble, rns_guided, DroppedScorer, EnsembleOutcome, ExpertPartition, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
 use crate::paths::{ground_truth, GtPath};
 use crate::query::View;
 use crate::records::*;
@@ -102,6 +102,17 @@ fn round4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
+/// What the "LLM Ensemble" partition of a build is: `llm` when every scorer is a language
+/// model, `offline proxy` when none is, `mixed` otherwise.
+pub fn ensemble_kind(scorers: &[Box<dyn Scorer + '_>]) -> String {
+    let llm = scorers.iter().filter(|s| s.is_llm()).count();
+    match llm {
+        0 => "offline proxy".into(),
+        n if n == scorers.len() => "llm".into(),
+        _ => "mixed".into(),
+    }
+}
+
 /// Builds the benchmark on `g`. `model` enables the RNS-guided strategy; `expert` the expert
 /// one. Deterministic in all inputs.
 pub fn build(
@@ -122,17 +133,27 @@ pub fn build(
     lap("questions", &mut timings);
 
     // Partitions.
-    let ens: Vec<(Vec<f64>, Partition)> = questions
+    let ens: Vec<EnsembleOutcome> = questions
         .par_iter()
         .map(|q| ensemble(scorers, &ScoringRequest::new(g, q.qid, &q.text, &q.answers)))
         .collect::<Result<_, _>>()?;
-    let (ensemble_scores, mut ens_parts): (Vec<Vec<f64>>, Vec<Partition>) = ens.into_iter().unzip();
+    let mut ensemble_dropped: Vec<DroppedScorer> = ens.iter().flat_map(|o| o.dropped.iter().cloned()).collect();
+    ensemble_dropped.sort_by(|a, b| (a.qid, &a.scorer).cmp(&(b.qid, &b.scorer)));
+    let unscored = ens.iter().filter(|o| o.partition.is_none()).count();
+    if unscored > 0 {
+        notes.push(format!("{unscored} questions have no ensemble partition: every ensemble model was dropped for them"));
+    }
+    if !ensemble_dropped.is_empty() {
+        notes.push(format!("{} (question, model) scorings dropped after invalid replies (see ensemble_dropped)", ensemble_dropped.len()));
+    }
+    let (ensemble_scores, mut ens_parts): (Vec<Vec<f64>>, Vec<Option<Partition>>) = ens.into_iter().map(|o| (o.mean, o.partition)).unzip();
     let cache = BlockCache::new(64);
     let rns_parts: Vec<Result<Partition, String>> = match model {
         Some(m) => questions
             .par_iter()
             .zip(ens_parts.par_iter_mut())
             .map(|(q, ep)| {
+                let ep = ep.as_mut().ok_or_else(|| "no ensemble partition to start from".to_string())?;
                 let ctx = RnsContext::new(g, m, &cache, &q.answers, cfg.weights)?;
                 rns_guided(&ctx, ep)
             })
@@ -175,7 +196,7 @@ pub fn build(
     }
     lap("partitions", &mut timings);
     let per_strategy: Vec<(Strategy, Vec<Option<Partition>>)> = vec![
-        (Strategy::Ensemble, ens_parts.into_iter().map(Some).collect()),
+        (Strategy::Ensemble, ens_parts),
         (Strategy::RnsGuided, rns_parts.into_iter().map(|r| r.ok()).collect()),
         (Strategy::Expert, expert_parts),
     ];
@@ -268,6 +289,8 @@ pub fn build(
         test_fraction: cfg.test_fraction,
         test_questions: splits.iter().filter(|s| **s == "test").count(),
         scorers: scorers.iter().map(|s| ScorerInfo { label: s.label(), llm: s.is_llm() }).collect(),
+        ensemble: ensemble_kind(scorers),
+        ensemble_dropped,
         rns_weights: [cfg.weights.alpha, cfg.weights.beta, cfg.weights.gamma],
         rns_weights_source: Some(cfg.weights_source.clone()),
         model: model.map(|m| {

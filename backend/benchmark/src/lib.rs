@@ -39,8 +39,12 @@
 //! - [`rng`] — our own SplitMix64, so outputs never change with a dependency upgrade.
 //!
 //! # Known limits
-//! - Offline, the "LLM ensemble" is two graph-statistics scorers (labelled as not LLMs in the
-//!   manifest); an OpenAI-compatible client plugs in through [`partition::Scorer`].
+//! - Offline, the "LLM ensemble" is two graph-statistics scorers, labelled "offline proxy"
+//!   (manifest `ensemble`, the stats, the evaluation tables, the leaderboard). With
+//!   `serenqa bench build --models FILE` the language models of `serenqa_pipeline::ensemble`
+//!   score instead; models dropped for a question are listed in `ensemble_dropped`.
+//! - Questions of the real questionnaire are not built into benchmarks (they are CKG
+//!   questions); their authors' LLM-ensemble ranks are used by [`agreement`].
 //! - On Hetionet about 10% (ensemble) to 15% (RNS-guided) of the questions cannot keep their
 //!   partition under any removal without breaking another question's existing answers; they
 //!   are dropped from that strategy and counted in the manifest.

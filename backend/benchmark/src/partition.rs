@@ -2,9 +2,13 @@
 //!
 //! - **Ensemble** ([`ensemble`]): every configured [`Scorer`] gives each candidate a 0–20
 //!   serendipity score; scores are averaged and the top b form As (ties: lower node id
-//!   first). Scorers are LLMs behind an OpenAI-compatible API (the pipeline's client plugs
-//!   in through [`Scorer`], [`scoring_prompt`] and [`parse_scores`]) or, offline, the
-//!   [`Obviousness`] scorers — graph statistics, **not an LLM**, and labelled as such.
+//!   first). Scorers are LLMs behind an OpenAI-compatible API (`serenqa_pipeline::ensemble`
+//!   renders the pipeline's `ensemble_score.txt` prompt and validates the reply with
+//!   [`parse_score_list`]: distinct integers 0–20, one per answer; a model whose replies
+//!   stay invalid after its retries is dropped for that question, [`DroppedScorer`], and the
+//!   mean is over the others) or, offline, the [`Obviousness`] scorers — graph statistics,
+//!   **not an LLM**, labelled "offline proxy" everywhere. ([`scoring_prompt`] /
+//!   [`parse_scores`] are a JSON variant of the same rubric for other clients.)
 //! - **Expert** ([`ExpertRankings`]): read from an expert-rankings JSON file (format below).
 //! - **RNS-guided** ([`rns_guided`]): Algorithm 1 (greedy swap, `serenqa_shared::rns`)
 //!   started from the ensemble partition, so its RNS is never below the ensemble's.
@@ -184,8 +188,8 @@ pub struct Obviousness<'a> {
 impl Scorer for Obviousness<'_> {
     fn label(&self) -> String {
         match self.signal {
-            ObviousnessSignal::Degree => "offline:degree-obviousness (not an LLM)".into(),
-            ObviousnessSignal::Marginal => "offline:marginal-obviousness (not an LLM)".into(),
+            ObviousnessSignal::Degree => "offline proxy: degree obviousness (not an LLM)".into(),
+            ObviousnessSignal::Marginal => "offline proxy: marginal obviousness (not an LLM)".into(),
         }
     }
     fn is_llm(&self) -> bool {
@@ -223,26 +227,95 @@ pub fn offline_scorers<'a>(g: &'a Graph, marginals: Option<&'a [f64]>) -> Vec<Bo
     v
 }
 
-/// Mean scores of all scorers, and the ensemble partition: the top b by mean score.
-pub fn ensemble(scorers: &[Box<dyn Scorer + '_>], req: &ScoringRequest) -> Result<(Vec<f64>, Partition), PartitionError> {
-    let n = req.candidates.len();
-    let mut mean = vec![0.0; n];
-    for s in scorers {
-        let v = s.score(req).map_err(|message| PartitionError::Scorer { scorer: s.label(), message })?;
-        if v.len() != n {
-            return Err(PartitionError::Scorer { scorer: s.label(), message: format!("returned {} scores for {n} candidates", v.len()) });
+/// Parses and validates an ensemble model's reply in the list format of the ensemble prompt
+/// (`backend/pipeline/prompts/ensemble_score.txt`): `n` comma-separated integers in answer
+/// order, each in 0..=20, all distinct. Tolerates surrounding whitespace, a code fence, square
+/// brackets and a final full stop; anything else is an error saying what is wrong (one line).
+pub fn parse_score_list(n: usize, reply: &str) -> Result<Vec<f64>, String> {
+    let mut t = reply.trim();
+    if let Some(inner) = t.strip_prefix("```") {
+        // ```[lang]\n … ```
+        let inner = inner.split_once('\n').map(|(_, r)| r).unwrap_or("");
+        t = inner.trim_end().strip_suffix("```").unwrap_or(inner).trim();
+    }
+    let t = t.trim_end_matches('.').trim();
+    let t = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(t).trim();
+    if t.is_empty() {
+        return Err("the reply is empty".into());
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut seen = [false; 21];
+    for (i, tok) in t.split(',').map(str::trim).enumerate() {
+        let shown: String = tok.chars().take(20).collect();
+        let v: u32 = tok.parse().map_err(|_| format!("item {} ({shown:?}) is not an integer", i + 1))?;
+        if v > 20 {
+            return Err(format!("score {v} is outside 0–20"));
         }
-        for (m, x) in mean.iter_mut().zip(v) {
-            *m += x / scorers.len().max(1) as f64;
+        if seen[v as usize] {
+            return Err(format!("score {v} is given twice (scores must be distinct)"));
+        }
+        seen[v as usize] = true;
+        out.push(f64::from(v));
+    }
+    if out.len() != n {
+        return Err(format!("{} scores for {n} answers", out.len()));
+    }
+    Ok(out)
+}
+
+/// A scorer left out of one question's ensemble: a language model whose replies stayed
+/// invalid after its retries (recorded in the benchmark manifest).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DroppedScorer {
+    pub qid: u32,
+    pub scorer: String,
+    pub reason: String,
+}
+
+/// One question's ensemble result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnsembleOutcome {
+    /// Mean score per candidate over the scorers that remained (0 when none did).
+    pub mean: Vec<f64>,
+    /// The top b by mean score; None when every scorer was dropped for this question.
+    pub partition: Option<Partition>,
+    pub dropped: Vec<DroppedScorer>,
+}
+
+/// Mean scores of the scorers, and the ensemble partition: the top b by mean score (ties:
+/// lower node id first). A language model that fails a question (its scorer gave up after
+/// retrying) is dropped for that question and averaged out; an offline scorer failing is a
+/// bug and an error.
+pub fn ensemble(scorers: &[Box<dyn Scorer + '_>], req: &ScoringRequest) -> Result<EnsembleOutcome, PartitionError> {
+    let n = req.candidates.len();
+    let mut sum = vec![0.0; n];
+    let mut used = 0usize;
+    let mut dropped = Vec::new();
+    for s in scorers {
+        let v = match s.score(req) {
+            Ok(v) if v.len() == n => v,
+            Ok(v) => Err(format!("returned {} scores for {n} candidates", v.len())).map_err(|message| PartitionError::Scorer { scorer: s.label(), message })?,
+            Err(reason) if s.is_llm() => {
+                dropped.push(DroppedScorer { qid: req.qid, scorer: s.label(), reason });
+                continue;
+            }
+            Err(message) => return Err(PartitionError::Scorer { scorer: s.label(), message }),
+        };
+        used += 1;
+        for (m, x) in sum.iter_mut().zip(v) {
+            *m += x;
         }
     }
+    if used == 0 {
+        return Ok(EnsembleOutcome { mean: vec![0.0; n], partition: None, dropped });
+    }
+    let mean: Vec<f64> = sum.iter().map(|x| x / used as f64).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| mean[b].total_cmp(&mean[a]).then(req.candidates[a].node.cmp(&req.candidates[b].node)));
-    let ac: Vec<NodeId> = req.candidates.iter().map(|c| c.node).collect();
-    let top: Vec<NodeId> = order.iter().take(budget(n)).map(|&i| req.candidates[i].node).collect();
-    let mut ac_sorted = ac.clone();
+    let mut ac_sorted: Vec<NodeId> = req.candidates.iter().map(|c| c.node).collect();
     ac_sorted.sort_unstable();
-    Ok((mean, Partition::from_serendipity(&ac_sorted, &top)))
+    let top: Vec<NodeId> = order.iter().take(budget(n)).map(|&i| req.candidates[i].node).collect();
+    Ok(EnsembleOutcome { mean, partition: Some(Partition::from_serendipity(&ac_sorted, &top)), dropped })
 }
 
 /// RNS scoring context for one question: the slice of Ac on Gc.

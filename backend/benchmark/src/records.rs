@@ -154,6 +154,13 @@ pub struct Manifest {
     pub test_fraction: f64,
     pub test_questions: usize,
     pub scorers: Vec<ScorerInfo>,
+    /// What the `llm` partition's scorers are: `llm`, `offline proxy` (graph statistics, not
+    /// language models) or `mixed` (absent in manifests written before it was recorded).
+    #[serde(default)]
+    pub ensemble: String,
+    /// LLM scorings left out after invalid replies: question id, model, reason.
+    #[serde(default)]
+    pub ensemble_dropped: Vec<crate::partition::DroppedScorer>,
     pub rns_weights: [f64; 3],
     /// Where `rns_weights` came from (absent in manifests written before it was recorded).
     #[serde(default)]

@@ -48,6 +48,9 @@ pub fn table1(l: &Loaded) -> String {
     let llm = m.scorers.iter().filter(|x| x.llm).count();
     row(&mut s, "LLM scorers in the ensemble", llm);
     row(&mut s, "Offline (non-LLM) scorers in the ensemble", m.scorers.len() - llm);
+    let kind = if m.ensemble.is_empty() { if llm == 0 { "offline proxy" } else if llm == m.scorers.len() { "llm" } else { "mixed" } } else { m.ensemble.as_str() };
+    row(&mut s, "The `llm` partition is scored by", if kind == "offline proxy" { "offline proxy (not LLMs)" } else { kind });
+    row(&mut s, "Ensemble scorings dropped (invalid replies)", m.ensemble_dropped.len());
     s.push_str(&format!("  graph {} ({}), hash {}, seed {}\n", m.graph.name, if m.graph.source.is_empty() { "-" } else { &m.graph.source }, m.graph.hash, m.seed));
     s.push_str("\nSerendipity partitions (G = Gc − R per strategy)\n");
     s.push_str(&format!(
@@ -71,6 +74,12 @@ pub fn table1(l: &Loaded) -> String {
     }
     for sc in &m.scorers {
         s.push_str(&format!("  scorer: {}\n", sc.label));
+    }
+    for d in m.ensemble_dropped.iter().take(20) {
+        s.push_str(&format!("  dropped: question {} · {} · {}\n", d.qid, d.scorer, d.reason));
+    }
+    if m.ensemble_dropped.len() > 20 {
+        s.push_str(&format!("  dropped: … {} more in manifest.json (ensemble_dropped)\n", m.ensemble_dropped.len() - 20));
     }
     for n in &m.notes {
         s.push_str(&format!("  note: {n}\n"));

@@ -3,7 +3,7 @@
 
 mod common;
 
-use serenqa_benchmark::partition::{parse_scores, scoring_prompt, ExpertPartition, ExpertRankings, LoadExpertRankings, Obviousness, ObviousnessSignal, Scorer, ScoringRequest};
+use serenqa_benchmark::partition::{ensemble, parse_score_list, parse_scores, scoring_prompt, ExpertPartition, ExpertRankings, LoadExpertRankings, Obviousness, ObviousnessSignal, Scorer, ScoringRequest};
 use serenqa_benchmark::query::{QEdge, QNode, Query, View};
 use serenqa_benchmark::removal::{resolve, verify, Task};
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, NodeId, RelationType};
@@ -134,6 +134,66 @@ fn llm_replies_parse_or_fail_clearly() {
     // c1 and c2 have degree 2, c3 degree 2 too (treats d1, binds g1): ties by node id, so
     // the scores are 0, 10, 20 in id order.
     assert_eq!(sc, vec![0.0, 10.0, 20.0]);
+}
+
+#[test]
+fn ensemble_score_lists_are_validated_strictly() {
+    assert_eq!(parse_score_list(3, "5, 7, 9").unwrap(), vec![5.0, 7.0, 9.0]);
+    assert_eq!(parse_score_list(3, " [0,20, 3]. ").unwrap(), vec![0.0, 20.0, 3.0]);
+    assert_eq!(parse_score_list(2, "```\n4, 2\n```").unwrap(), vec![4.0, 2.0]);
+    for (reply, needle) in [
+        ("5, 7", "2 scores for 3 answers"),
+        ("5, 7, 9, 11", "4 scores for 3 answers"),
+        ("5, 5, 9", "given twice"),
+        ("5, 21, 9", "outside 0–20"),
+        ("5, -1, 9", "not an integer"),
+        ("5, 7.5, 9", "not an integer"),
+        ("high, low, mid", "not an integer"),
+        ("", "empty"),
+        ("Scores: 5, 7, 9", "not an integer"),
+    ] {
+        let e = parse_score_list(3, reply).unwrap_err();
+        assert!(e.contains(needle) && !e.contains('\n'), "{reply:?}: {e}");
+    }
+}
+
+/// A scripted scorer: fixed scores, or a failure.
+struct Fixed(&'static str, bool, Result<Vec<f64>, String>);
+
+impl Scorer for Fixed {
+    fn label(&self) -> String {
+        self.0.into()
+    }
+    fn is_llm(&self) -> bool {
+        self.1
+    }
+    fn score(&self, _: &ScoringRequest) -> Result<Vec<f64>, String> {
+        self.2.clone()
+    }
+}
+
+#[test]
+fn a_failing_llm_is_dropped_for_the_question_and_the_rest_averaged() {
+    let (g, n) = tiny();
+    let req = ScoringRequest::new(&g, 7, "q", &[n[0], n[1], n[2]]);
+    let scorers: Vec<Box<dyn Scorer>> = vec![
+        Box::new(Fixed("llm:a", true, Ok(vec![0.0, 10.0, 20.0]))),
+        Box::new(Fixed("llm:b", true, Err("score 5 is given twice (after 3 attempts)".into()))),
+        Box::new(Fixed("llm:c", true, Ok(vec![20.0, 12.0, 0.0]))),
+    ];
+    let o = ensemble(&scorers, &req).unwrap();
+    assert_eq!(o.mean, vec![10.0, 11.0, 10.0]);
+    // b = max(1, ⌊0.2·3⌋) = 1: the highest mean.
+    assert_eq!(o.partition.unwrap().serendipity, vec![n[1]]);
+    assert_eq!(o.dropped.len(), 1);
+    assert_eq!((o.dropped[0].qid, o.dropped[0].scorer.as_str()), (7, "llm:b"));
+    // Every model dropped: no partition for this question (the build goes on).
+    let none: Vec<Box<dyn Scorer>> = vec![Box::new(Fixed("llm:b", true, Err("x".into())))];
+    let o = ensemble(&none, &req).unwrap();
+    assert!(o.partition.is_none() && o.dropped.len() == 1);
+    // An offline scorer failing is a bug, not a dropped model.
+    let offline: Vec<Box<dyn Scorer>> = vec![Box::new(Fixed("offline proxy: x (not an LLM)", false, Err("broken".into())))];
+    assert!(ensemble(&offline, &req).is_err());
 }
 
 #[test]

@@ -34,6 +34,24 @@ pub struct Benchmark {
     pub hash: String,
     /// Removed-edge lines that matched no edge of the graph (a graph/benchmark mismatch).
     pub unmatched_removed: usize,
+    /// Who scored the `llm` partition, from the benchmark's manifest: `llm`, `offline proxy`
+    /// (graph statistics, not language models), `mixed`, or `unknown` without a manifest.
+    pub ensemble: String,
+}
+
+/// The `ensemble` of a benchmark manifest's text: its field, else derived from `scorers`.
+pub fn ensemble_kind(manifest: Option<&str>) -> String {
+    let Some(v) = manifest.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) else { return "unknown".into() };
+    if let Some(e) = v["ensemble"].as_str().filter(|e| !e.is_empty()) {
+        return e.to_string();
+    }
+    let Some(sc) = v["scorers"].as_array().filter(|s| !s.is_empty()) else { return "unknown".into() };
+    let llm = sc.iter().filter(|s| s["llm"].as_bool() == Some(true)).count();
+    match llm {
+        0 => "offline proxy".into(),
+        n if n == sc.len() => "llm".into(),
+        _ => "mixed".into(),
+    }
 }
 
 impl Benchmark {
@@ -90,7 +108,9 @@ impl Benchmark {
             removed.insert(key.to_string(), mask);
         }
         let seren = seren_list.into_iter().map(|r| (r.qid, r)).collect();
-        Ok(Benchmark { dir: dir.to_path_buf(), kgqa, seren, removed, hash: format!("{:016x}", h.digest()), unmatched_removed: unmatched })
+        // Not part of the hash: the manifest only labels the partition.
+        let ensemble = ensemble_kind(read("manifest.json").ok().as_deref());
+        Ok(Benchmark { dir: dir.to_path_buf(), kgqa, seren, removed, hash: format!("{:016x}", h.digest()), unmatched_removed: unmatched, ensemble })
     }
 
     /// The entry of question `qid` under partition `key`.

@@ -3,11 +3,14 @@
 //!
 //! Per level: for each frontier node u, the relation agent picks ≤ m relation types among
 //! those at u; the edges of u over them (to unvisited nodes) are scored — edge confidence
-//! where the graph has one, else the graph score [`graph_score`] — and the best k per frontier
-//! node are kept (uniform seeded sample when no edge has a score); the node agent picks ≤ n
+//! where the graph has one (with `graph_score` on, else the graph score [`graph_score`]),
+//! min-max normalised per relation ([`normalise_per_relation`]) — and the best k per frontier
+//! node are kept (a uniform seeded sample when no edge at the node has a score, as on
+//! Hetionet, which has no edge confidences); the node agent picks ≤ n
 //! (beam width) targets; paths Π are extended; the continue agent writes the level's
 //! description (context for later prompts, "with summary" mode only) and decides whether to
-//! go on. Afterwards the summariser writes one summary per level reached (Σ).
+//! go on. Afterwards the summariser writes one summary per level reached (Σ), except a level
+//! whose continue decision was NO: the walk stops there before summarising it.
 //!
 //! Exploration starts from all of Ae at once (one beam, Π[r] = [] for every root): the
 //! paper's single root r0 generalised to an answer set. It runs on G = Gc − R of the
@@ -43,14 +46,16 @@ pub struct ExploreConfig {
     pub nodes_per_node: usize,
     /// Feed level descriptions to later prompts ("with summary").
     pub use_summaries: bool,
-    /// Score edges with the graph score when they have no confidence (else uniform sampling).
+    /// Score edges that have no confidence with the graph score ([`graph_score`]). Off by
+    /// default, as in the paper's D.3: a frontier node none of whose edges has a confidence
+    /// (all of Hetionet) keeps a uniform seeded sample of k edges.
     pub graph_score: bool,
     pub seed: u64,
 }
 
 impl Default for ExploreConfig {
     fn default() -> Self {
-        ExploreConfig { beam_width: 30, depth: 3, relations_per_node: 3, nodes_per_node: 10, use_summaries: true, graph_score: true, seed: 7 }
+        ExploreConfig { beam_width: 30, depth: 3, relations_per_node: 3, nodes_per_node: 10, use_summaries: true, graph_score: false, seed: 7 }
     }
 }
 
@@ -257,6 +262,33 @@ pub fn graph_score(far_degree: u32) -> f64 {
     1.0 / (std::f64::consts::E + f64::from(far_degree)).ln()
 }
 
+/// D.3's neighbour scores made comparable: within each relation, the scores that exist are
+/// min-max normalised to [0, 1] (all equal → 1), so one relation's raw confidences and
+/// another's graph scores rank on the same scale before the top k are kept. Edges without a
+/// score get −1 (ranked last; when no edge at a frontier node has one, the caller samples
+/// uniformly).
+pub fn normalise_per_relation(edges: Vec<(Step, Option<f64>)>) -> Vec<(Step, f64)> {
+    let mut range: BTreeMap<RelId, (f64, f64)> = BTreeMap::new();
+    for (s, sc) in &edges {
+        if let Some(x) = sc.filter(|x| x.is_finite()) {
+            let e = range.entry(s.rel).or_insert((x, x));
+            e.0 = e.0.min(x);
+            e.1 = e.1.max(x);
+        }
+    }
+    edges
+        .into_iter()
+        .map(|(s, sc)| {
+            let v = match (sc.filter(|x| x.is_finite()), range.get(&s.rel)) {
+                (Some(x), Some(&(lo, hi))) if hi > lo => (x - lo) / (hi - lo),
+                (Some(_), Some(_)) => 1.0,
+                _ => -1.0,
+            };
+            (s, v)
+        })
+        .collect()
+}
+
 /// Inputs of one exploration.
 pub struct Task<'a> {
     pub question: &'a str,
@@ -407,14 +439,12 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                 }
             };
             lt.relations.insert(g.ident(u).to_string(), chosen.iter().map(|&r| g.relation(r).name.clone()).collect());
-            let mut edges: Vec<(Step, f64)> = inc
+            let raw: Vec<(Step, Option<f64>)> = inc
                 .into_iter()
                 .filter(|h| chosen.contains(&h.step.rel))
-                .map(|h| {
-                    let sc = h.score.map(f64::from).or_else(|| cfg.graph_score.then(|| graph_score(h.far_degree))).unwrap_or(-1.0);
-                    (h.step, sc)
-                })
+                .map(|h| (h.step, h.score.map(f64::from).or_else(|| cfg.graph_score.then(|| graph_score(h.far_degree)))))
                 .collect();
+            let mut edges = normalise_per_relation(raw);
             // One candidate edge per target (the best one).
             edges.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.to.cmp(&b.0.to)));
             let mut seen = HashSet::new();
@@ -493,7 +523,6 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             ex.levels.push(lt);
             break;
         }
-        reached = level;
         // Describe the level and decide whether to go on.
         let level_paths: Vec<String> = next.iter().filter_map(|n| ex.paths.get(n)).map(|p| path_line(g, p)).collect();
         let go_on = match &agents.cont {
@@ -517,6 +546,14 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             }
         };
         lt.go_on = go_on;
+        // Algorithm 3 stops *before* summarising a level whose continue decision is NO: its
+        // paths left any plausible route. A level that ends the walk only because the depth
+        // is reached is summarised (the offline agent answers "no" there for lack of depth,
+        // which is not a decision about the paths).
+        let stopped_by_decision = !go_on && (remaining > 0 || agents.cont.is_some());
+        if !stopped_by_decision {
+            reached = level;
+        }
         if cfg.use_summaries {
             context.push(format!("Level {level}: {}", lt.description));
         }
@@ -526,7 +563,7 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             break;
         }
     }
-    // Σ: one summary per level reached (with-summary mode only).
+    // Σ: one summary per level reached and not stopped by a NO (with-summary mode only).
     if cfg.use_summaries {
         for level in 1..=reached {
             let text = match &agents.summary {
@@ -573,6 +610,31 @@ mod tests {
         assert_eq!(parse_continue("Summary\n**NO**\nwhy").1, Some(false));
         assert_eq!(parse_continue("no decision here").1, None);
         assert_eq!(parse_continue("").1, None);
+    }
+
+    fn step(rel: RelId, to: NodeId) -> Step {
+        Step { from: 0, rel, to, forward: true, edge: to }
+    }
+
+    #[test]
+    fn neighbour_scores_are_min_max_normalised_per_relation() {
+        // Relation 1 has raw confidences 0.2..0.8, relation 2 graph-score-like values
+        // 0.30..0.35: raw, relation 1's 0.5 would outrank all of relation 2.
+        let out = normalise_per_relation(vec![
+            (step(1, 10), Some(0.2)),
+            (step(1, 11), Some(0.8)),
+            (step(1, 12), Some(0.5)),
+            (step(2, 20), Some(0.30)),
+            (step(2, 21), Some(0.35)),
+            (step(3, 30), Some(7.0)),
+            (step(3, 31), None),
+        ]);
+        let v: Vec<f64> = out.iter().map(|x| x.1).collect();
+        assert!((v[0] - 0.0).abs() < 1e-12 && (v[1] - 1.0).abs() < 1e-12 && (v[2] - 0.5).abs() < 1e-12, "{v:?}");
+        assert!((v[3] - 0.0).abs() < 1e-12 && (v[4] - 1.0).abs() < 1e-12, "{v:?}");
+        assert_eq!(v[5], 1.0, "a single scored edge of its relation is its maximum");
+        assert_eq!(v[6], -1.0, "no score: ranked last");
+        assert!(normalise_per_relation(vec![(step(1, 1), None), (step(2, 2), Some(f64::NAN))]).iter().all(|x| x.1 < 0.0));
     }
 
     #[test]

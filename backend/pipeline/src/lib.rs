@@ -58,8 +58,13 @@
 //!   `intersection`, `all`), `table3_reasoning` (partition → {faithfulness,
 //!   comprehensiveness, seren_cov, n}), `table3_exploration` and
 //!   `table3_exploration_wo_summary` (partition → {relevance, type_match, seren_hit, n}),
-//!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided).
-//! - `aggregate.csv` (long format) and `aggregate.md` (the printed tables).
+//!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided),
+//!   `retrieval` (the T1 agent; `offline` = the grammar oracle), `ensemble` (who scored the
+//!   benchmark's `llm` partition: `llm` or `offline proxy`); every cell has `n` and `ci`
+//!   (metric → 95% percentile-bootstrap interval over questions, [`report::Series`]).
+//! - `aggregate.csv` (long format, `value,ci_lo,ci_hi,n`; proxy judge metrics named
+//!   `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).
+//! - Two runs are compared by [`compare`] (`serenqa compare A B`, `GET /api/runs/compare`).
 //!
 //! The server exposes them as `GET /api/runs` (every run: id, manifest, aggregate),
 //! `GET /api/runs/{id}/questions` (qid, pattern, question) and
@@ -82,6 +87,15 @@
 //! - T1 runs on Gc against the standard KGQA answers Ac; T2/T3 run per partition on
 //!   G = Gc − R with Ae as roots and As as gold.
 //! - Exploration starts from all of Ae in one beam; predicted serendipity set = leaves of Π.
+//! - SerenCov, Faithfulness, Comprehensiveness and Relevance average over *rational
+//!   samples* only (questions with a ground-truth path; the count is shown: T2's `n`, T3's
+//!   `n_rational`); TypeMatch and SerenHit over every explored question.
+//! - A continue decision of NO stops the walk before its level is summarised (Algorithm 3);
+//!   the offline agent's "no" at the last level is the depth limit and that level is summarised.
+//! - D.3: neighbour scores are min-max normalised per relation before the top k per frontier
+//!   node; a frontier node with no scored edge (Hetionet has no edge confidences) keeps a
+//!   seeded uniform sample. The Adamic–Adar graph score for unscored edges is opt-in
+//!   (`ExploreConfig::graph_score`, `serenqa eval --graph-score`).
 //! - Bad model output is recorded in the trace (`issues`, `error`) and scored as the paper
 //!   does: no Cypher / failing Cypher → non-executable, Hit = F1 = 0; hallucinated ids are
 //!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
@@ -89,6 +103,8 @@
 
 pub mod ask;
 pub mod bench;
+pub mod compare;
+pub mod ensemble;
 pub mod explore;
 pub mod llm;
 pub mod metrics;

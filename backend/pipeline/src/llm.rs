@@ -73,6 +73,9 @@ pub struct ModelSpec {
     /// Requests in flight at most.
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
+    /// Model size in billions of parameters, when known (the model-scale analysis, Fig. 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_b: Option<f64>,
 }
 
 /// The models file: `{"models": [ModelSpec…], "roles": {"retrieval": "name", …},
@@ -86,6 +89,10 @@ pub struct ModelsFile {
     /// Response cache; default `$SERENQA_CACHE/llm` (see `serenqa_graph::datadir`).
     #[serde(default)]
     pub cache_dir: Option<PathBuf>,
+    /// The benchmark builder's LLM ensemble (`serenqa bench build --models`): model names;
+    /// empty = every declared model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ensemble: Vec<String>,
 }
 
 impl ModelsFile {
@@ -113,6 +120,9 @@ impl ModelsFile {
             if !(m.base_url.starts_with("http://") || m.base_url.starts_with("https://")) {
                 return Err(format!("model {:?}: base_url must start with http:// or https://", m.name));
             }
+            if m.params_b.is_some_and(|p| !p.is_finite() || p <= 0.0) {
+                return Err(format!("model {:?}: params_b must be a positive number of billions", m.name));
+            }
             if m.concurrency == 0 {
                 return Err(format!("model {:?}: concurrency must be at least 1", m.name));
             }
@@ -126,6 +136,11 @@ impl ModelsFile {
             }
             if model != "offline" && !names.contains(model.as_str()) {
                 return Err(format!("role {role:?} names undeclared model {model:?}"));
+            }
+        }
+        for m in &self.ensemble {
+            if !names.contains(m.as_str()) {
+                return Err(format!("the ensemble names undeclared model {m:?}"));
             }
         }
         Ok(())
@@ -598,6 +613,7 @@ mod tests {
             max_retries: 0,
             backoff_ms: 1,
             concurrency: 1,
+            params_b: None,
         };
         let m = vec![Message::user("hi")];
         let k = Cache::key(&s, &m);

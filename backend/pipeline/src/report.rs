@@ -1,79 +1,179 @@
 //! Aggregate tables in the paper's layouts: Table 2 (T1 Hit/F1/Exe per pattern group, in %)
 //! and Table 3 (T2 Faithful./Compre./SerenCov and T3 Relevance/TypeMatch/SerenHit per
 //! partition, with a "w.o. summary" row), as JSON ([`Aggregate`]), CSV (long format) and
-//! Markdown. Judge columns carry the judge's name, `proxy` for the offline proxies.
+//! Markdown. Judge columns carry the judge's name, `proxy` for the offline proxies. Every cell
+//! has its n and, per metric, a 95% bootstrap interval over questions ([`Series`]); a cell
+//! with n = 0 prints "–"; the offline T1 row is labelled a grammar oracle.
 
 use std::collections::BTreeMap;
 
-use crate::bench::{partition_title, GROUPS};
+use crate::bench::GROUPS;
 use crate::metrics::mean;
-use crate::run::{T1Record, T3Record};
+use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
 // The result types are shared with the web app's leaderboard (`serenqa_shared::results`).
-pub use serenqa_shared::results::{Aggregate, T1Cell, T2Cell, T3Cell};
+pub use serenqa_shared::results::{bootstrap_ci, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell, BOOTSTRAP_REPS};
 
+/// One metric of one table cell, question by question: what a cell's mean, its bootstrap
+/// interval and a run-vs-run comparison are computed from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// `table2`, `table3_reasoning` or `table3_exploration`.
+    pub table: &'static str,
+    /// `t1`, or the summary mode `with` / `without`.
+    pub row: &'static str,
+    /// Pattern group or partition key.
+    pub column: String,
+    /// `hit`, `f1`, `exe`, `faithfulness`, `comprehensiveness`, `seren_cov`, `relevance`,
+    /// `type_match`, `seren_hit`.
+    pub metric: &'static str,
+    /// qid → the question's value (T1 in %, judges 1–5, the rest 0–1).
+    pub values: BTreeMap<u32, f64>,
+}
+
+impl Series {
+    /// `table/row/column/metric`: the series' name.
+    pub fn name(&self) -> String {
+        format!("{}/{}/{}/{}", self.table, self.row, self.column, self.metric)
+    }
+    /// The bootstrap seed: from the name without the row, so identical rows (the offline
+    /// explorer's with / w.o. summary) get identical intervals.
+    pub fn seed(&self) -> u64 {
+        seed_for(&format!("{}/{}/{}", self.table, self.column, self.metric))
+    }
+    pub fn values(&self) -> Vec<f64> {
+        self.values.values().copied().collect()
+    }
+    pub fn mean(&self) -> f64 {
+        mean(&self.values())
+    }
+    /// The cell's 95% bootstrap interval over its questions.
+    pub fn ci(&self) -> Option<Ci> {
+        bootstrap_ci(&self.values(), BOOTSTRAP_REPS, self.seed())
+    }
+}
+
+/// A rational sample: an exploration whose question has a ground-truth path (T2 metrics and
+/// the T3 judge average over these only).
+pub fn rational(r: &T3Record) -> bool {
+    !r.gold_paths.is_empty()
+}
+
+/// Every metric series of a run's traces (records with an `error` are left out of T2/T3, as
+/// in the means; non-executable T1 queries count with Hit = F1 = 0).
+#[allow(clippy::too_many_arguments)]
+pub fn series(t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals_with: bool, want_t1: bool, want_t2: bool, want_t3: bool) -> Vec<Series> {
+    let mut out = Vec::new();
+    let mk = |table, row, column: &str, metric, values| Series { table, row, column: column.to_string(), metric, values };
+    if want_t1 {
+        for gk in GROUPS.iter().map(|(k, _)| *k).chain(["all"]) {
+            let rs: Vec<&T1Record> = t1.iter().filter(|r| gk == "all" || r.group == gk).collect();
+            let col = |f: &dyn Fn(&T1Record) -> f64| rs.iter().map(|r| (r.qid, 100.0 * f(r))).collect::<BTreeMap<u32, f64>>();
+            out.push(mk("table2", "t1", gk, "hit", col(&|r| r.hit)));
+            out.push(mk("table2", "t1", gk, "f1", col(&|r| r.f1)));
+            out.push(mk("table2", "t1", gk, "exe", col(&|r| if r.retrieved.executable { 1.0 } else { 0.0 })));
+        }
+    }
+    let done = |p: &str, mode: &str| t3.iter().filter(move |r| r.error.is_none() && r.partition == p && r.mode == mode).collect::<Vec<&T3Record>>();
+    if want_t2 {
+        for p in partitions {
+            // Rational samples only: a question without a ground-truth path has nothing to
+            // cover or to judge against (the paper averages these).
+            let rs: Vec<(u32, &T2Scores)> = done(p, "with").into_iter().filter(|r| rational(r)).filter_map(|r| r.t2.as_ref().map(|s| (r.qid, s))).collect();
+            let col = |f: &dyn Fn(&T2Scores) -> f64| rs.iter().map(|(q, s)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
+            out.push(mk("table3_reasoning", "with", p, "faithfulness", col(&|s| s.faithfulness.score)));
+            out.push(mk("table3_reasoning", "with", p, "comprehensiveness", col(&|s| s.comprehensiveness.score)));
+            out.push(mk("table3_reasoning", "with", p, "seren_cov", col(&|s| s.seren_cov)));
+        }
+    }
+    if want_t3 {
+        for mode in ["with", "without"] {
+            for p in partitions {
+                let source = if wo_equals_with { "with" } else { mode };
+                let rs: Vec<(u32, &T3Scores, bool)> = done(p, source).into_iter().filter_map(|r| r.t3.as_ref().map(|s| (r.qid, s, rational(r)))).collect();
+                let col = |f: &dyn Fn(&T3Scores) -> f64| rs.iter().map(|(q, s, _)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
+                // The judge over rational samples; TypeMatch and SerenHit over every question.
+                let judged: BTreeMap<u32, f64> = rs.iter().filter(|r| r.2).map(|(q, s, _)| (*q, s.relevance.score)).collect();
+                out.push(mk("table3_exploration", mode, p, "relevance", judged));
+                out.push(mk("table3_exploration", mode, p, "type_match", col(&|s| s.type_match)));
+                out.push(mk("table3_exploration", mode, p, "seren_hit", col(&|s| s.seren_hit)));
+            }
+        }
+    }
+    out
+}
+
+/// The tables of a run from its traces: means, n and a 95% bootstrap interval per metric.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals_with: bool, want_t1: bool, want_t2: bool, want_t3: bool) -> Aggregate {
     let mut agg = Aggregate { label: label.into(), partitions: partitions.to_vec(), judge: "proxy".into(), ..Default::default() };
     // Sorted by key so the result does not depend on completion order.
-    let mut t1: Vec<&T1Record> = t1.iter().collect();
+    let mut t1: Vec<T1Record> = t1.to_vec();
     t1.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut t3: Vec<&T3Record> = t3.iter().collect();
+    let mut t3: Vec<T3Record> = t3.to_vec();
     t3.sort_by(|a, b| a.key.cmp(&b.key));
-    if want_t1 {
-        let mut cells = BTreeMap::new();
-        let groups = GROUPS.iter().map(|(k, _)| *k).chain(["all"]);
-        for gk in groups {
-            let rs: Vec<&&T1Record> = t1.iter().filter(|r| gk == "all" || r.group == gk).collect();
-            let pct = |xs: Vec<f64>| 100.0 * mean(&xs);
-            cells.insert(
-                gk.to_string(),
-                T1Cell {
-                    hit: pct(rs.iter().map(|r| r.hit).collect()),
-                    f1: pct(rs.iter().map(|r| r.f1).collect()),
-                    exe: pct(rs.iter().map(|r| if r.retrieved.executable { 1.0 } else { 0.0 }).collect()),
-                    n: rs.len(),
-                },
-            );
-        }
-        agg.table2 = Some(cells);
+    if let Some(r) = t1.first() {
+        agg.retrieval = r.agent.clone();
     }
     if let Some(j) = t3.iter().find_map(|r| r.t3.as_ref().map(|s| s.relevance.judge.clone()).or_else(|| r.t2.as_ref().map(|s| s.faithfulness.judge.clone()))) {
         agg.judge = j;
     }
-    let done = |r: &&&T3Record| r.error.is_none();
+    let all = series(&t1, &t3, partitions, wo_equals_with, want_t1, want_t2, want_t3);
+    let find = |table: &str, row: &str, column: &str, metric: &str| all.iter().find(|s| s.table == table && s.row == row && s.column == column && s.metric == metric);
+    // (mean, n, intervals) of the named metrics of one cell.
+    let cell = |table: &str, row: &str, column: &str, metrics: &[&str]| {
+        let mut means = Vec::new();
+        let mut cis = Cis::new();
+        let mut n = 0;
+        for m in metrics {
+            let s = find(table, row, column, m);
+            means.push(s.map(Series::mean).unwrap_or(0.0));
+            n = n.max(s.map(|s| s.values.len()).unwrap_or(0));
+            if let Some(ci) = s.and_then(Series::ci) {
+                cis.insert(m.to_string(), ci);
+            }
+        }
+        (means, n, cis)
+    };
+    if want_t1 {
+        let mut cells = BTreeMap::new();
+        for gk in GROUPS.iter().map(|(k, _)| *k).chain(["all"]) {
+            let (m, n, ci) = cell("table2", "t1", gk, &["hit", "f1", "exe"]);
+            cells.insert(gk.to_string(), T1Cell { hit: m[0], f1: m[1], exe: m[2], n, ci });
+        }
+        agg.table2 = Some(cells);
+    }
     if want_t2 {
         let mut cells = BTreeMap::new();
         for p in partitions {
-            let rs: Vec<&crate::run::T2Scores> = t3.iter().filter(done).filter(|r| &r.partition == p && r.mode == "with").filter_map(|r| r.t2.as_ref()).collect();
-            cells.insert(
-                p.clone(),
-                T2Cell {
-                    faithfulness: mean(&rs.iter().map(|s| s.faithfulness.score).collect::<Vec<_>>()),
-                    comprehensiveness: mean(&rs.iter().map(|s| s.comprehensiveness.score).collect::<Vec<_>>()),
-                    seren_cov: mean(&rs.iter().map(|s| s.seren_cov).collect::<Vec<_>>()),
-                    n: rs.len(),
-                },
-            );
+            let (m, n, ci) = cell("table3_reasoning", "with", p, &["faithfulness", "comprehensiveness", "seren_cov"]);
+            cells.insert(p.clone(), T2Cell { faithfulness: m[0], comprehensiveness: m[1], seren_cov: m[2], n, ci });
         }
         agg.table3_reasoning = Some(cells);
     }
     if want_t3 {
-        let cell = |p: &str, mode: &str| {
-            let rs: Vec<&crate::run::T3Scores> = t3.iter().filter(done).filter(|r| r.partition == p && r.mode == mode).filter_map(|r| r.t3.as_ref()).collect();
-            T3Cell {
-                relevance: mean(&rs.iter().map(|s| s.relevance.score).collect::<Vec<_>>()),
-                type_match: mean(&rs.iter().map(|s| s.type_match).collect::<Vec<_>>()),
-                seren_hit: mean(&rs.iter().map(|s| s.seren_hit).collect::<Vec<_>>()),
-                n: rs.len(),
-            }
+        let row = |mode: &str| -> BTreeMap<String, T3Cell> {
+            partitions
+                .iter()
+                .map(|p| {
+                    let (m, n, ci) = cell("table3_exploration", mode, p, &["relevance", "type_match", "seren_hit"]);
+                    let n_rational = find("table3_exploration", mode, p, "relevance").map(|s| s.values.len());
+                    (p.clone(), T3Cell { relevance: m[0], type_match: m[1], seren_hit: m[2], n, ci, n_rational })
+                })
+                .collect()
         };
-        let with: BTreeMap<String, T3Cell> = partitions.iter().map(|p| (p.clone(), cell(p, "with"))).collect();
-        let without: BTreeMap<String, T3Cell> = if wo_equals_with { with.clone() } else { partitions.iter().map(|p| (p.clone(), cell(p, "without"))).collect() };
-        agg.table3_exploration = Some(with);
-        agg.table3_exploration_wo_summary = Some(without);
+        agg.table3_exploration = Some(row("with"));
+        agg.table3_exploration_wo_summary = Some(row("without"));
     }
     agg
+}
+
+/// `0.319 [0.245, 0.394]`: a value with its interval, when it has one.
+fn with_ci(v: f64, ci: Option<&Ci>, digits: usize) -> String {
+    match ci {
+        Some(c) => format!("{v:.digits$} [{:.digits$}, {:.digits$}]", c.lo, c.hi),
+        None => format!("{v:.digits$}"),
+    }
 }
 
 fn judged(name: &str, judge: &str) -> String {
@@ -84,42 +184,43 @@ fn judged(name: &str, judge: &str) -> String {
     }
 }
 
-/// The Markdown tables (what `serenqa eval` prints).
+/// The Markdown tables (what `serenqa eval` prints): each value with its 95% bootstrap
+/// interval in brackets, an `n` column per group / partition, "–" for n = 0.
 pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
     let mut s = String::new();
     if let Some(t2) = &a.table2 {
         s.push_str("### Table 2 — Knowledge Retrieval (T1)\n\n| Model |");
         for (_, title) in GROUPS {
-            s.push_str(&format!(" {title} Hit(%) | F1(%) | Exe.(%) |"));
+            s.push_str(&format!(" {title} Hit(%) | F1(%) | Exe.(%) | n |"));
         }
         s.push_str("\n|---|");
-        s.push_str(&"---:|".repeat(GROUPS.len() * 3));
-        s.push_str(&format!("\n| {} |", a.label));
+        s.push_str(&"---:|".repeat(GROUPS.len() * 4));
+        s.push_str(&format!("\n| {} |", t1_row_label(&a.label, &a.retrieval)));
         for (k, _) in GROUPS {
             match t2.get(*k).filter(|c| c.n > 0) {
-                Some(c) => s.push_str(&format!(" {:.2} | {:.2} | {:.2} |", c.hit, c.f1, c.exe)),
-                None => s.push_str(" – | – | – |"),
+                Some(c) => s.push_str(&format!(" {} | {} | {} | {} |", with_ci(c.hit, c.ci.get("hit"), 2), with_ci(c.f1, c.ci.get("f1"), 2), with_ci(c.exe, c.ci.get("exe"), 2), c.n)),
+                None => s.push_str(" – | – | – | 0 |"),
             }
         }
-        s.push_str("\n\nQuestions per group: ");
-        s.push_str(&GROUPS.iter().map(|(k, t)| format!("{t} {}", t2.get(*k).map(|c| c.n).unwrap_or(0))).collect::<Vec<_>>().join(", "));
-        if let Some(all) = t2.get("all") {
-            s.push_str(&format!("; all {}: Hit {:.2}, F1 {:.2}, Exe. {:.2}.\n\n", all.n, all.hit, all.f1, all.exe));
+        if let Some(all) = t2.get("all").filter(|c| c.n > 0) {
+            s.push_str(&format!("\n\nAll {} questions: Hit {}, F1 {}, Exe. {}.", all.n, with_ci(all.hit, all.ci.get("hit"), 2), with_ci(all.f1, all.ci.get("f1"), 2), with_ci(all.exe, all.ci.get("exe"), 2)));
         }
+        s.push_str("\n\n");
     }
     let titles = |s: &mut String, cols: &[&str]| {
         s.push_str("| Models |");
         for p in &a.partitions {
             for (i, c) in cols.iter().enumerate() {
                 if i == 0 {
-                    s.push_str(&format!(" {} {c} |", partition_title(p)));
+                    s.push_str(&format!(" {} {c} |", serenqa_shared::results::partition_title_for(p, &a.ensemble)));
                 } else {
                     s.push_str(&format!(" {c} |"));
                 }
             }
+            s.push_str(" n |");
         }
         s.push_str("\n|---|");
-        s.push_str(&"---:|".repeat(a.partitions.len() * cols.len()));
+        s.push_str(&"---:|".repeat(a.partitions.len() * (cols.len() + 1)));
         s.push('\n');
     };
     if let Some(t) = &a.table3_reasoning {
@@ -128,8 +229,8 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push_str(&format!("| {} |", a.label));
         for p in &a.partitions {
             match t.get(p).filter(|c| c.n > 0) {
-                Some(c) => s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.faithfulness, c.comprehensiveness, c.seren_cov)),
-                None => s.push_str(" – | – | – |"),
+                Some(c) => s.push_str(&format!(" {} | {} | {} | {} |", with_ci(c.faithfulness, c.ci.get("faithfulness"), 3), with_ci(c.comprehensiveness, c.ci.get("comprehensiveness"), 3), with_ci(c.seren_cov, c.ci.get("seren_cov"), 3), c.n)),
+                None => s.push_str(" – | – | – | 0 |"),
             }
         }
         s.push_str("\n\n");
@@ -141,15 +242,23 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
             s.push_str(&format!("| {name} |"));
             for p in &a.partitions {
                 match t.get(p).filter(|c| c.n > 0) {
-                    Some(c) => s.push_str(&format!(" {:.3} | {:.3} | {:.3} |", c.relevance, c.type_match, c.seren_hit)),
-                    None => s.push_str(" – | – | – |"),
+                    Some(c) => {
+                        let rel = if c.n_rational == Some(0) { "–".to_string() } else { with_ci(c.relevance, c.ci.get("relevance"), 3) };
+                        let n = match c.n_rational {
+                            Some(r) => format!("{} ({r} rational)", c.n),
+                            None => c.n.to_string(),
+                        };
+                        s.push_str(&format!(" {rel} | {} | {} | {n} |", with_ci(c.type_match, c.ci.get("type_match"), 3), with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)))
+                    }
+                    None => s.push_str(" – | – | – | 0 |"),
                 }
             }
             s.push('\n');
         }
-        s.push_str("\nQuestions per partition: ");
-        s.push_str(&a.partitions.iter().map(|p| format!("{} {}", partition_title(p), w.get(p).map(|c| c.n).unwrap_or(0))).collect::<Vec<_>>().join(", "));
-        s.push_str(".\n\n");
+        s.push('\n');
+    }
+    if a.table2.is_some() || a.table3_reasoning.is_some() || a.table3_exploration.is_some() {
+        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell; –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n"));
     }
     for n in notes {
         s.push_str(&format!("Note: {n}\n"));
@@ -157,22 +266,27 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
     s
 }
 
-/// Long-format CSV: `table,model,row,column,metric,value,n`.
+/// Long-format CSV: `table,model,row,column,metric,value,ci_lo,ci_hi,n` (value and interval
+/// empty when n = 0; the offline T1 row's model names the grammar oracle).
 pub fn csv(a: &Aggregate) -> String {
-    let mut s = String::from("table,model,row,column,metric,value,n\n");
+    let mut s = String::from("table,model,row,column,metric,value,ci_lo,ci_hi,n\n");
     // Labels come from users (models files, run ids): quoted and neutralised against formulas.
     let q = serenqa_shared::csv::cell;
+    let num = |v: f64, n: usize| if n > 0 { format!("{v:.4}") } else { String::new() };
+    let ci = |c: Option<&Ci>| c.map(|c| format!("{:.4},{:.4}", c.lo, c.hi)).unwrap_or_else(|| ",".into());
     if let Some(t) = &a.table2 {
+        let model = q(&t1_row_label(&a.label, &a.retrieval));
         for (g, c) in t {
             for (m, v) in [("hit", c.hit), ("f1", c.f1), ("exe", c.exe)] {
-                s.push_str(&format!("table2,{},{},{g},{m},{v:.4},{}\n", q(&a.label), q(&a.label), c.n));
+                s.push_str(&format!("table2,{model},{},{g},{m},{},{},{}\n", q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
             }
         }
     }
     if let Some(t) = &a.table3_reasoning {
         for (p, c) in t {
             for (m, v) in [("faithfulness", c.faithfulness), ("comprehensiveness", c.comprehensiveness), ("seren_cov", c.seren_cov)] {
-                s.push_str(&format!("table3_reasoning,{},{},{p},{m},{v:.4},{}\n", q(&a.label), q(&a.label), c.n));
+                let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" { format!("{m}_proxy") } else { m.to_string() };
+                s.push_str(&format!("table3_reasoning,{},{},{p},{metric},{},{},{}\n", q(&a.label), q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
             }
         }
     }
@@ -180,7 +294,8 @@ pub fn csv(a: &Aggregate) -> String {
         if let Some(t) = t {
             for (p, c) in t {
                 for (m, v) in [("relevance", c.relevance), ("type_match", c.type_match), ("seren_hit", c.seren_hit)] {
-                    s.push_str(&format!("table3_exploration,{},{row},{p},{m},{v:.4},{}\n", q(&a.label), c.n));
+                    let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" { format!("{m}_proxy") } else { m.to_string() };
+                    s.push_str(&format!("table3_exploration,{},{row},{p},{metric},{},{},{}\n", q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
                 }
             }
         }
@@ -196,12 +311,13 @@ mod tests {
     fn csv_labels_cannot_become_formulas() {
         let a = Aggregate {
             label: "=HYPERLINK(\"http://x\",\"m\")".into(),
-            table2: Some([("all".to_string(), serenqa_shared::results::T1Cell { hit: 50.0, f1: -0.5, exe: 100.0, n: 2 })].into()),
+            table2: Some([("all".to_string(), serenqa_shared::results::T1Cell { hit: 50.0, f1: -0.5, exe: 100.0, n: 2, ..Default::default() })].into()),
+            retrieval: "m".into(),
             ..Default::default()
         };
         let text = csv(&a);
         let row = text.lines().nth(2).unwrap();
-        assert_eq!(row, "table2,\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",all,f1,-0.5000,2");
+        assert_eq!(row, "table2,\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",all,f1,-0.5000,,,2");
         assert!(text.lines().skip(1).all(|l| !l.starts_with(['=', '+', '-', '@'])));
     }
 }

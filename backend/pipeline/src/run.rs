@@ -138,6 +138,8 @@ pub struct Manifest {
     pub explore: ExploreConfig,
     /// Where T3 read edges: `memory` or the Redis edge store's URL.
     pub edge_source: String,
+    /// Who scored the benchmark's `llm` partition (`llm`, `offline proxy`, `mixed`, `unknown`).
+    pub ensemble: String,
     pub seeds: BTreeMap<String, u64>,
     pub items: BTreeMap<String, usize>,
     pub llm: StatsSnapshot,
@@ -147,6 +149,40 @@ pub struct Manifest {
     /// Set when the items ran on queue workers (`serenqa eval --queue`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueInfo>,
+}
+
+impl Manifest {
+    /// The run's settings as the leaderboard labels it.
+    pub fn settings(&self) -> serenqa_shared::results::RunSettings {
+        serenqa_shared::results::RunSettings {
+            id: self.run_id.clone(),
+            label: self.label.clone(),
+            roles: self.roles.clone(),
+            beam: self.explore.beam_width,
+            depth: self.explore.depth,
+            relations: self.explore.relations_per_node,
+            nodes: self.explore.nodes_per_node,
+            limit: self.limit,
+            split: self.split.clone(),
+            questions: self.dataset.questions,
+            ensemble: self.ensemble.clone(),
+            explorer_params_b: self
+                .roles
+                .get("nodes")
+                .and_then(|name| self.models.iter().find(|m| m["name"].as_str() == Some(name.as_str())))
+                .and_then(|m| m["params_b"].as_f64()),
+            created_unix: self.created_unix,
+            status: self.status.clone(),
+        }
+    }
+}
+
+/// A run id that names a directory inside the runs directory (no separators, no dot first).
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return Err(format!("no run {id:?}"));
+    }
+    Ok(())
 }
 
 /// How a distributed run was executed (see [`crate::queue`]).
@@ -772,6 +808,9 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     if !agents_use_context && want_t3 {
         notes.push("offline explorer: it does not read summaries, so the w.o. summary rows equal the with-summary rows".into());
     }
+    if bench.ensemble == "offline proxy" && partitions.iter().any(|p| p == "llm") && (want_t2 || want_t3) {
+        notes.push("the benchmark's LLM Ensemble partition was scored by offline proxies (degree / marginal obviousness), not by language models (`serenqa bench build --models FILE` builds a real one)".into());
+    }
     if judge_offline && (want_t2 || want_t3) {
         notes.push("judge scores (Faithfulness, Comprehensiveness, Relevance) are offline code-based PROXIES, not LLM judgments".into());
     }
@@ -797,7 +836,7 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
             .models
             .models
             .iter()
-            .map(|m| serde_json::json!({"name": m.name, "model": m.model, "base_url": m.base_url, "temperature": m.temperature, "max_tokens": m.max_tokens}))
+            .map(|m| serde_json::json!({"name": m.name, "model": m.model, "base_url": m.base_url, "temperature": m.temperature, "max_tokens": m.max_tokens, "params_b": m.params_b}))
             .collect(),
         roles: role_labels,
         prompts_hash: crate::prompts::prompts_hash(),
@@ -808,6 +847,7 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
         limit: cfg.limit,
         explore: cfg.explore.clone(),
         edge_source: cfg.edges.as_ref().map(|t| t.to_string()).unwrap_or_else(|| "memory".into()),
+        ensemble: bench.ensemble.clone(),
         seeds: BTreeMap::from([("explore".to_string(), cfg.explore.seed)]),
         items: counts,
         llm: StatsSnapshot::default(),
@@ -826,7 +866,8 @@ pub fn finalize(cfg: &EvalConfig, plan: &Plan, mut manifest: Manifest, started: 
     let t1: Vec<T1Record> = read_trace(&dir.join(T1_FILE))?;
     let t3: Vec<T3Record> = read_trace(&dir.join(T3_FILE))?;
     let (want_t1, want_t2, want_t3) = (cfg.tasks.contains(&TaskKind::T1), cfg.tasks.contains(&TaskKind::T2), cfg.tasks.contains(&TaskKind::T3));
-    let agg = report::aggregate(&manifest.label, &t1, &t3, &plan.partitions, !plan.agents_use_context, want_t1, want_t2, want_t3);
+    let mut agg = report::aggregate(&manifest.label, &t1, &t3, &plan.partitions, !plan.agents_use_context, want_t1, want_t2, want_t3);
+    agg.ensemble = manifest.ensemble.clone();
     let md = report::markdown(&agg, &plan.notes);
     write_json(&dir.join("aggregate.json"), &agg)?;
     std::fs::write(dir.join("aggregate.csv"), report::csv(&agg)).map_err(|e| format!("writing aggregate.csv: {e}"))?;

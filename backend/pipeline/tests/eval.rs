@@ -158,10 +158,11 @@ async fn llm_path_records_bad_output_and_keeps_going() {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 16,
+        params_b: None,
     };
     let mut cfg = config(runs.path());
     cfg.limit = Some(6);
-    cfg.models = ModelsFile { models: vec![spec], roles: [("default".to_string(), "scripted".to_string())].into(), cache_dir: None };
+    cfg.models = ModelsFile { models: vec![spec], roles: [("default".to_string(), "scripted".to_string())].into(), cache_dir: None, ensemble: Vec::new() };
     cfg.cache_dir = Some(cache.path().to_path_buf());
     cfg.explore.beam_width = 5;
     cfg.explore.depth = 2;

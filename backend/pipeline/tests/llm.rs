@@ -23,6 +23,7 @@ fn spec(base: &str) -> ModelSpec {
         max_retries: 3,
         backoff_ms: 10,
         concurrency: 64,
+        params_b: None,
     }
 }
 

@@ -235,12 +235,13 @@ async fn an_llm_outage_is_retried_not_recorded() {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 4,
+        params_b: None,
     };
     let runs = tempfile::tempdir().unwrap();
     let mut cfg = config(runs.path(), "outage");
     cfg.limit = Some(4);
     cfg.tasks = serenqa_pipeline::run::parse_tasks("t1").unwrap();
-    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![spec], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None };
+    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![spec], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None, ensemble: Vec::new() };
     let g = hetionet();
     let mut wc = worker_cfg("w");
     wc.models = cfg.models.clone();
@@ -361,6 +362,7 @@ fn scripted_model(base_url: &str) -> serenqa_pipeline::llm::ModelSpec {
         max_retries: 0,
         backoff_ms: 1,
         concurrency: 4,
+        params_b: None,
     }
 }
 
@@ -400,7 +402,7 @@ async fn workers_use_their_own_models_and_refuse_others() {
     let mut cfg = config(runs.path(), "models-differ");
     cfg.limit = Some(2);
     cfg.tasks = serenqa_pipeline::run::parse_tasks("t1").unwrap();
-    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![scripted_model(&srv.base_url)], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None };
+    cfg.models = serenqa_pipeline::llm::ModelsFile { models: vec![scripted_model(&srv.base_url)], roles: [("retrieval".to_string(), "scripted".to_string())].into(), cache_dir: None, ensemble: Vec::new() };
     let coord = {
         let (cfg, g, url) = (cfg.clone(), g.clone(), r.url.clone());
         tokio::spawn(async move { run_coordinator(&cfg, g, None, &url).await })

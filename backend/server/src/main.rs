@@ -64,6 +64,8 @@ enum Command {
     Cypher(commands::cypher::CypherArgs),
     /// Evaluate LLMs or the offline agents on the benchmark (T1, T2, T3); resumable.
     Eval(commands::eval::EvalArgs),
+    /// Compare two evaluation runs question by question (Δ with paired-bootstrap 95% CIs).
+    Compare(commands::eval::CompareArgs),
     /// Ask one free-text question: Cypher, existing answers, serendipitous candidates.
     Ask(commands::eval::AskArgs),
     /// The Redis edge store: export the graph's edges, check an export, measure lookups.
@@ -96,6 +98,7 @@ fn main() {
         Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
         Command::Eval(a) => commands::eval::run(a, progress),
+        Command::Compare(a) => commands::eval::run_compare(a),
         Command::Ask(a) => commands::eval::run_ask(a, progress),
         Command::Edges(a) => commands::edges::run(a, progress),
         Command::Worker(a) => commands::worker::run(a, progress),

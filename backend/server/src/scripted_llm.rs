@@ -4,7 +4,10 @@
 //! the prompt alone (so concurrent runs get identical answers in any order): retrieval gets
 //! an executable Cypher query over the label the question names, the relation agent the
 //! first offered relation types, the node agent the first candidate ids, the continue agent
-//! YES, the summariser a fixed paragraph, the judges fixed `Score: N` replies. Every answer
+//! YES, the summariser a fixed paragraph, the judges fixed `Score: N` replies, the benchmark's
+//! ensemble scorers 0–20 scores that depend on the model name ([`ensemble_reply`]: rankings
+//! by name, one model that always replies malformed, one that is malformed only at its first
+//! attempt). Every answer
 //! waits `latency` first, standing in for a real endpoint's time per call. Used by
 //! `serenqa perf queue` and by the queue tests (`tests/queue_cli.rs` includes this file);
 //! its scores say nothing about any language model.
@@ -60,7 +63,17 @@ async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
     let text = |role: &str| -> String {
         v["messages"].as_array().and_then(|m| m.iter().find(|x| x["role"] == role)).and_then(|m| m["content"].as_str()).unwrap_or("").to_string()
     };
-    let content = reply(&text("system"), &text("user"));
+    let system = text("system");
+    let content = if system.contains("serendipity score from 0 to 20") {
+        let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+        let attempt = msgs.iter().filter(|m| m["role"] == "user").count();
+        let first_user = text("user");
+        let list = first_user.lines().find_map(|l| l.strip_prefix("Answer List: ")).unwrap_or("");
+        let answers: Vec<&str> = list.split(", ").filter(|a| !a.is_empty()).collect();
+        ensemble_reply(v["model"].as_str().unwrap_or(""), &answers, attempt)
+    } else {
+        reply(&system, &text("user"))
+    };
     if !s.latency.is_zero() {
         tokio::time::sleep(s.latency).await;
     }
@@ -112,6 +125,38 @@ pub fn reply(system: &str, user: &str) -> String {
     String::new()
 }
 
+/// The scripted ensemble model's reply to a scoring prompt with `answers` (in list order), at
+/// its `attempt`-th try (1 = first). By model name: containing `bad` — always `high, medium,
+/// low` (not integers); containing `flaky` — at the first attempt every score the same (not
+/// distinct), afterwards names ranked descending; containing `-b` — names ranked by length,
+/// then name; otherwise names ranked ascending. The i-th ranked answer scores 20 − i.
+pub fn ensemble_reply(model: &str, answers: &[&str], attempt: usize) -> String {
+    if model.contains("bad") {
+        return "high, medium, low".into();
+    }
+    if model.contains("flaky") && attempt <= 1 {
+        return vec!["7"; answers.len()].join(", ");
+    }
+    ensemble_scores(model, answers).iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The valid scores [`ensemble_reply`] gives (in list order).
+pub fn ensemble_scores(model: &str, answers: &[&str]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..answers.len()).collect();
+    if model.contains("flaky") {
+        order.sort_by(|&a, &b| answers[b].cmp(answers[a]).then(a.cmp(&b)));
+    } else if model.contains("-b") {
+        order.sort_by(|&a, &b| (answers[a].len(), answers[a]).cmp(&(answers[b].len(), answers[b])).then(a.cmp(&b)));
+    } else {
+        order.sort_by(|&a, &b| answers[a].cmp(answers[b]).then(a.cmp(&b)));
+    }
+    let mut scores = vec![0u32; answers.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        scores[i] = 20u32.saturating_sub(rank as u32);
+    }
+    scores
+}
+
 /// A models file with one model, `scripted`, at `base_url`, playing every role (or only the
 /// roles given), without cache-relevant surprises: no retries beyond two, 30 s timeout.
 pub fn models_file(base_url: &str, roles: &[&str], concurrency: usize) -> serde_json::Value {
@@ -145,5 +190,10 @@ mod tests {
         assert!(reply("Before going one level deeper:", "").contains("\n\nYES\n\n"));
         assert_eq!(reply("Rate FAITHFULNESS", ""), "Score: 4\n#END");
         assert_eq!(reply("anything else", ""), "");
+        assert_eq!(ensemble_reply("ens-a", &["b", "a", "c"], 1), "19, 20, 18");
+        assert_eq!(ensemble_reply("ens-b", &["bb", "a", "c"], 1), "18, 20, 19");
+        assert_eq!(ensemble_reply("ens-flaky", &["b", "a", "c"], 1), "7, 7, 7");
+        assert_eq!(ensemble_reply("ens-flaky", &["b", "a", "c"], 2), "19, 18, 20");
+        assert_eq!(ensemble_reply("ens-bad", &["b", "a"], 3), "high, medium, low");
     }
 }

@@ -170,7 +170,8 @@ fn ask_and_runs_endpoints() {
     std::fs::create_dir_all(&run).unwrap();
     std::fs::write(run.join("manifest.json"), r#"{"format":"serenqa-run","run_id":"offline-1234","label":"offline","status":"complete"}"#).unwrap();
     std::fs::write(run.join("aggregate.json"), r#"{"label":"offline","judge":"proxy","table2":{"all":{"hit":50.0,"f1":40.0,"exe":100.0,"n":2}},"partitions":[]}"#).unwrap();
-    std::fs::write(run.join("t1.jsonl"), "{\"key\":\"t1:7\",\"qid\":7,\"f1\":1.0}\n{\"key\":\"t1:8\",\"qid\":8,\"f1\":0.0}\n").unwrap();
+    let rec = |qid: u32, f1: f64| serde_json::to_string(&serenqa_pipeline::run::T1Record { key: format!("t1:{qid}"), qid, group: "one_hop".into(), hit: f1, f1, ..Default::default() }).unwrap();
+    std::fs::write(run.join("t1.jsonl"), format!("{}\n{}\n", rec(7, 1.0), rec(8, 0.0))).unwrap();
     let exe = env!("CARGO_BIN_EXE_serenqa");
     let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
     assert!(st.success());
@@ -216,7 +217,7 @@ fn ask_and_runs_endpoints() {
     }
 
     let (_, doc, _) = get(&format!("{}/api/openapi.json", s.base));
-    for p in ["/api/ask", "/api/runs", "/api/runs/{id}/questions", "/api/runs/{id}/questions/{qid}"] {
+    for p in ["/api/ask", "/api/runs", "/api/runs/compare", "/api/runs/{id}/questions", "/api/runs/{id}/questions/{qid}"] {
         assert!(doc.contains(p), "OpenAPI lists {p}");
     }
     let (st, body, _) = get(&format!("{}/api/runs", s.base));
@@ -224,6 +225,20 @@ fn ask_and_runs_endpoints() {
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["runs"][0]["id"], "offline-1234");
     assert_eq!(v["runs"][0]["aggregate"]["table2"]["all"]["f1"], 40.0);
+    assert_eq!(v["runs"][0]["settings"]["label"], "offline");
+    assert_eq!(v["runs"][0]["settings"]["beam"], 30, "a manifest without settings has the defaults");
+    // A run compared with itself: every Δ is 0, each question a tie.
+    let (st, body, _) = get(&format!("{}/api/runs/compare?a=offline-1234&b=offline-1234", s.base));
+    assert_eq!(st, 200, "{body}");
+    let c: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let f1 = c["rows"].as_array().unwrap().iter().find(|r| r["table"] == "table2" && r["column"] == "all" && r["metric"] == "f1").expect("T1 F1 row");
+    assert_eq!((f1["n"].as_u64(), f1["delta"].as_f64(), f1["ties"].as_u64(), f1["mean_a"].as_f64()), (Some(2), Some(0.0), Some(2), Some(50.0)));
+    for (url, status, code) in [("/api/runs/compare?a=offline-1234&b=nope", 404, "no_run"), ("/api/runs/compare?a=offline-1234", 400, "bad_query"), ("/api/runs/compare?a=..&b=offline-1234", 404, "no_run")] {
+        let (st, body, _) = get(&format!("{}{url}", s.base));
+        assert_eq!(st, status, "{url}: {body}");
+        let e: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(e["code"], code, "{url}");
+    }
     let (st, body, _) = get(&format!("{}/api/runs/offline-1234/questions", s.base));
     assert_eq!(st, 200, "{body}");
     let qs: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();

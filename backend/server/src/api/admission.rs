@@ -8,7 +8,7 @@
 //! | `ask` | `POST /api/ask`, `GET /api/ask/stream` | 2 / 4 | 5 |
 //! | `discover` | `GET /api/discover/{key}` (candidates computed per request) | 8 / 16 | 1 |
 //! | `paths` | `GET /api/paths` | 8 / 16 | 1 |
-//! | `score` | `POST /api/partition`, `POST /api/rns`, `GET /api/slice` | 8 / 16 | 1 |
+//! | `score` | `POST /api/partition`, `POST /api/rns`, `GET /api/slice`, `GET /api/runs/compare` | 8 / 16 | 1 |
 //!
 //! A gated request first takes its tokens from its client's bucket (default 10 tokens per
 //! second, bursts of 60), then a slot of its class: when every slot is busy it waits in a short
@@ -82,7 +82,7 @@ impl Class {
             (&Method::POST, "/ask") | (&Method::GET, "/ask/stream") => Some(Class::Ask),
             (&Method::GET, p) if p.starts_with("/discover/") => Some(Class::Discover),
             (&Method::GET, "/paths") => Some(Class::Paths),
-            (&Method::POST, "/partition") | (&Method::POST, "/rns") | (&Method::GET, "/slice") => Some(Class::Score),
+            (&Method::POST, "/partition") | (&Method::POST, "/rns") | (&Method::GET, "/slice") | (&Method::GET, "/runs/compare") => Some(Class::Score),
             _ => None,
         }
     }

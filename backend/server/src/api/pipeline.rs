@@ -4,6 +4,8 @@
 //!   code path as `serenqa ask`. Offline agents unless a model is configured (`serve
 //!   --models FILE`); the browser never holds a model key.
 //! - `GET /api/runs` → every run in the runs directory with its manifest and aggregate tables.
+//! - `GET /api/runs/compare?a=ID&b=ID` → two runs compared question by question (Δ per metric
+//!   with a paired-bootstrap 95% interval, the questions each run wins); `serenqa compare`.
 //! - `GET /api/runs/{id}/questions` → the questions of a run (`qid`, `pattern`, `question`).
 //! - `GET /api/runs/{id}/questions/{qid}` → one question's traces in a run.
 
@@ -30,6 +32,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ask", post(post_ask))
         .route("/ask/stream", get(get_ask_stream))
         .route("/runs", get(get_runs))
+        .route("/runs/compare", get(get_compare))
         .route("/runs/{id}/questions", get(get_questions))
         .route("/runs/{id}/questions/{qid}", get(get_question))
 }
@@ -248,16 +251,44 @@ pub fn same_origin(headers: &HeaderMap, peer: Option<std::net::IpAddr>, trusted:
     }
 }
 
-/// Every evaluation run in the runs directory with its manifest and aggregate tables.
-#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, aggregate}]}`")))]
+/// Every evaluation run in the runs directory with its manifest, its settings (what the
+/// leaderboard labels it with) and aggregate tables.
+#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`")))]
 pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
     let runs: Vec<serde_json::Value> = list_runs(&s.runs_dir)
         .into_iter()
-        .map(|(id, m, a)| serde_json::json!({"id": id, "manifest": m, "aggregate": a}))
+        .map(|(id, m, a)| {
+            let mut settings = m.settings();
+            settings.id = id.clone();
+            serde_json::json!({"id": id, "manifest": m, "settings": settings, "aggregate": a})
+        })
         .collect();
     // The directory's name only: absolute server paths are not for anonymous clients.
     let dir = s.runs_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     Json(serde_json::json!({"runs_dir": dir, "runs": runs}))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CompareQuery {
+    a: String,
+    b: String,
+}
+
+/// Two runs compared question by question: for every metric of every cell both have, the
+/// questions both answered, the means, Δ = B − A with a paired-bootstrap 95% interval, and
+/// the questions where A wins and B loses (and the reverse).
+#[utoipa::path(get, path = "/api/runs/compare", tag = "pipeline", params(("a" = String, Query, description = "Run id A"), ("b" = String, Query, description = "Run id B")), responses((status = 200, description = "The comparison", body = serenqa_shared::results::Comparison), (status = 400, description = "Missing run id"), (status = 404, description = "No such run"), (status = 429, description = "Busy (Retry-After)")))]
+pub async fn get_compare(State(s): State<AppState>, Q(q): Q<CompareQuery>) -> Result<Json<serenqa_shared::results::Comparison>, HttpError> {
+    if q.a.len() > 200 || q.b.len() > 200 {
+        return Err(HttpError::bad_request("bad_run", "a run id is at most 200 characters"));
+    }
+    let dir = s.runs_dir.clone();
+    // Reads two runs' traces and resamples them: off the async threads.
+    tokio::task::spawn_blocking(move || serenqa_pipeline::compare::compare_runs(&dir, &q.a, &q.b))
+        .await
+        .map_err(|e| HttpError::internal(format!("compare task failed: {e}")))?
+        .map(Json)
+        .map_err(|e| HttpError::not_found("no_run", e))
 }
 
 /// The questions of one run: `[{qid, pattern, question}]`.

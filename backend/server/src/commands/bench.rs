@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use serenqa_benchmark::build::{build, BuildConfig};
-use serenqa_benchmark::partition::{offline_scorers, ExpertRankings, LoadExpertRankings};
+use serenqa_benchmark::partition::{offline_scorers, ExpertRankings, LoadExpertRankings, Scorer};
+use serenqa_pipeline::llm::{LlmClient, ModelsFile};
 use serenqa_benchmark::questionnaire::{overlap, Questionnaire};
 use serenqa_benchmark::stats;
 use serenqa_model::{Model, ModelConfig};
@@ -80,6 +81,14 @@ struct BuildArgs {
     /// Share of questions in the test split.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
+    /// Models file: its ensemble models (`ensemble`, else every declared model) score every
+    /// question's answers 0–20 for the LLM-ensemble partition. Without it the ensemble is the
+    /// offline proxy scorers (graph statistics, not LLMs), labelled so everywhere.
+    #[arg(long, value_name = "FILE")]
+    models: Option<PathBuf>,
+    /// Do not use the on-disk LLM response cache.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Args)]
@@ -161,8 +170,26 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
             m
         }
     };
-    let scorers = offline_scorers(&g, Some(&model.marginals));
-    eprintln!("ensemble scorers: {} — offline, not LLMs", scorers.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+    // The LLM client's calls run on this runtime; the builder's rayon threads block on it.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let scorers: Vec<Box<dyn Scorer + '_>> = match &a.models {
+        Some(p) => {
+            let file = ModelsFile::load(p).map_err(|e| anyhow!(e))?;
+            let cache = (!a.no_cache).then(|| file.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
+            let client = std::sync::Arc::new(LlmClient::new(&file, cache).map_err(|e| anyhow!(e))?);
+            let s: Vec<Box<dyn Scorer>> = serenqa_pipeline::ensemble::llm_scorers(&file, client, rt.handle().clone()).into_iter().map(|s| Box::new(s) as Box<dyn Scorer>).collect();
+            if s.is_empty() {
+                anyhow::bail!("{}: no model for the ensemble", p.display());
+            }
+            eprintln!("ensemble scorers: {} — language models", s.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+            s
+        }
+        None => {
+            let s = offline_scorers(&g, Some(&model.marginals));
+            eprintln!("ensemble scorers: {} — offline proxies, not LLMs (pass --models FILE for an LLM ensemble)", s.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+            s
+        }
+    };
     eprintln!("RNS weights α = {:.3}, β = {:.3}, γ = {:.3} ({})", weights.weights.alpha, weights.weights.beta, weights.weights.gamma, weights.source.label);
     let mut cfg = BuildConfig { weights: weights.weights, weights_source: weights.source, test_fraction: a.test_fraction, ..BuildConfig::default() };
     cfg.gen.questions = a.questions;
@@ -183,6 +210,7 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     );
     let l = stats::load_dir(&a.out).map_err(|e| anyhow!(e))?;
     println!("{}\n{}", stats::table1(&l), stats::table4(&l));
+    drop(rt);
     Ok(())
 }
 

@@ -60,6 +60,10 @@ pub struct EvalArgs {
     /// Candidate nodes per frontier node (k).
     #[arg(long, default_value_t = 10)]
     nodes: usize,
+    /// Score edges without a confidence by the graph score (Adamic–Adar of the far end)
+    /// instead of the paper's uniform sampling of a frontier node without scores.
+    #[arg(long)]
+    graph_score: bool,
     /// Work items in flight.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
@@ -179,12 +183,14 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
     cfg.explore.nodes_per_node = args.nodes.max(1);
+    cfg.explore.graph_score = args.graph_score;
     let out = match &args.queue {
         Some(url) => rt.block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url)),
         None => rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))),
     }
     .map_err(|e| anyhow!(e))?;
     println!("{}", out.markdown);
+    println!("settings: {}", out.manifest.settings().summary());
     println!("run {} in {} ({:.1}s, this invocation)", out.manifest.run_id, out.dir.display(), t.elapsed().as_secs_f64());
     if out.manifest.llm.calls > 0 {
         let s = &out.manifest.llm;
@@ -192,6 +198,33 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
             "LLM: {} calls ({} cached, {} errors, {} retries), {} prompt + {} completion tokens, mean latency {:.0} ms, max {} in flight",
             s.calls, s.cache_hits, s.errors, s.retries, s.prompt_tokens, s.completion_tokens, s.mean_latency_ms, s.max_in_flight
         );
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Run A (a directory name in the runs directory).
+    a: String,
+    /// Run B.
+    b: String,
+    /// Runs directory (default `$SERENQA_RUNS`, else `./runs`).
+    #[arg(long, value_name = "DIR")]
+    runs: Option<PathBuf>,
+    /// Print the comparison as JSON (the shape of `GET /api/runs/compare`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// `serenqa compare A B`: Δ = B − A per metric and cell over the questions both runs
+/// answered, with paired-bootstrap 95% intervals and the questions each run wins.
+pub fn run_compare(args: CompareArgs) -> Result<()> {
+    let dir = args.runs.unwrap_or_else(default_runs_dir);
+    let c = serenqa_pipeline::compare::compare_runs(&dir, &args.a, &args.b).map_err(|e| anyhow!("{e} (in {})", dir.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&c).context("serialising the comparison")?);
+    } else {
+        print!("{}", serenqa_pipeline::compare::markdown(&c));
     }
     Ok(())
 }
