@@ -80,6 +80,31 @@ pub fn Entity() -> impl IntoView {
             }
         });
     });
+    // Explanations open in a drawer over the page, where the user is (not below 200 rows),
+    // take the focus, and close with Esc or the close button.
+    let drawer = NodeRef::<leptos::html::Aside>::new();
+    let drawer_open = Memo::new(move |_| explain.with(|e| e.is_some()) || explain_pred.with(|e| e.is_some()));
+    let close_drawer = move || {
+        set_explain.set(None);
+        set_explain_pred.set(None);
+    };
+    Effect::new(move |was_open: Option<bool>| {
+        let now = drawer_open.get();
+        if now && was_open != Some(true) {
+            request_animation_frame(move || {
+                if let Some(el) = drawer.get_untracked() {
+                    let _ = el.focus();
+                }
+            });
+        }
+        now
+    });
+    let esc = window_event_listener(leptos::ev::keydown, move |e| {
+        if e.key() == "Escape" && drawer_open.get_untracked() {
+            close_drawer();
+        }
+    });
+    on_cleanup(move || esc.remove());
     let open_explain = Callback::new(move |other: NodeView| {
         let from = key();
         let to = key_of(&other);
@@ -130,6 +155,16 @@ pub fn Entity() -> impl IntoView {
             Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
             Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate /> }.into_any()),
         }}
+        <aside
+            class="drawer"
+            node_ref=drawer
+            hidden=move || !drawer_open.get()
+            tabindex="-1"
+            role="dialog"
+            aria-label="Explanation"
+            data-testid="explain-drawer"
+        >
+            <button class="drawer-close" aria-label="Close the explanation (Esc)" data-testid="explain-close" on:click=move |_| close_drawer()>"✕ Close"</button>
         {move || explain_pred.get().map(|(other, reply)| view! {
             <section class="panel" aria-live="polite" data-testid="explanation">
                 <h2>"Why " {other.name.clone()} " is plausible"</h2>
@@ -151,6 +186,7 @@ pub fn Entity() -> impl IntoView {
                 }}
             </section>
         })}
+        </aside>
         {move || match detail.get() {
             Some(Ok(d)) => Some(view! { <Neighbourhood detail=d on_explain=open_explain /> }),
             _ => None,

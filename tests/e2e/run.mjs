@@ -64,6 +64,33 @@ test('home: starting points; an example question asks itself and its URL reprodu
   await page.screenshot({ path: path.join(shots, 'home-1280.png'), fullPage: true });
 });
 
+test('discover: "why?" opens the explanation in view, takes the focus, and Esc closes it', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  const why = page.getByTestId('candidates').getByRole('button', { name: 'why?' }).nth(7);
+  await why.waitFor({ timeout: 60000 });
+  await why.scrollIntoViewIfNeeded();
+  await why.click();
+  const drawer = page.getByTestId('explain-drawer');
+  await drawer.waitFor({ state: 'visible', timeout: 5000 });
+  const box = await drawer.boundingBox();
+  const vh = page.viewportSize().height;
+  assert(box && box.y >= 0 && box.y < vh / 2 && box.height > vh / 2, `the drawer is in view: ${JSON.stringify(box)}`);
+  await page.waitForFunction(() => document.querySelector('[data-testid=explain-drawer]').contains(document.activeElement), null, { timeout: 5000 });
+  await drawer.getByTestId('explanation').waitFor({ timeout: 60000 });
+  await page.screenshot({ path: path.join(shots, 'why-drawer-1280.png') });
+  await page.keyboard.press('Escape');
+  await drawer.waitFor({ state: 'hidden', timeout: 5000 });
+  // On a phone the drawer takes the whole width, and its close button works too.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await why.scrollIntoViewIfNeeded();
+  await why.click();
+  await drawer.waitFor({ state: 'visible', timeout: 5000 });
+  await drawer.getByTestId('explanation').waitFor({ timeout: 60000 });
+  await page.screenshot({ path: path.join(shots, 'why-drawer-390.png') });
+  await page.getByTestId('explain-close').click();
+  await drawer.waitFor({ state: 'hidden', timeout: 5000 });
+});
+
 test('search: diseases and drugs first, apostrophes folded, misspellings and abbreviations forgiven', async (page) => {
   await page.goto(base + '/');
   const input = page.getByTestId('search-input');
