@@ -103,6 +103,21 @@ pub fn SubgraphSvg(
         })
         .collect_view();
 
+    // Legend: one entry per node type drawn.
+    let mut kinds: Vec<String> = Vec::new();
+    for v in &graph.nodes {
+        if !kinds.contains(&v.kind) {
+            kinds.push(v.kind.clone());
+        }
+    }
+    let legend = kinds
+        .into_iter()
+        .map(|k| view! { <li><span class="kind-dot" style=format!("background:{}", crate::kind_colour(&k))></span>{k}</li> })
+        .collect_view();
+    // Exports of what is drawn: a standalone SVG and Cytoscape.js JSON (data: links).
+    let svg_href = format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(&standalone_svg(&graph, &pos)));
+    let cyjs_href = format!("data:application/json;charset=utf-8,{}", crate::api::enc(&cytoscape_json(&graph, &pos)));
+
     let path_rows = paths
         .iter()
         .enumerate()
@@ -131,6 +146,8 @@ pub fn SubgraphSvg(
                 <button on:click=move |_| set_zoom.update(|z| *z = (*z * 1.25).min(8.0)) aria-label="Zoom in">"+"</button>
                 <button on:click=move |_| set_zoom.update(|z| *z = (*z / 1.25).max(0.25)) aria-label="Zoom out">"−"</button>
                 <button on:click=move |_| { set_zoom.set(1.0); set_pan.set((0.0, 0.0)); }>"Reset view"</button>
+                <a class="button" download="explanation.svg" href=svg_href data-testid="export-svg">"SVG"</a>
+                <a class="button" download="explanation.cyjs" href=cyjs_href data-testid="export-cyjs">"Cytoscape JSON"</a>
                 <span class="muted" data-testid="layout-time">{format!("{n} nodes, {} edges · layout {layout_ms:.1} ms in WebAssembly", graph.edges.len())}</span>
             </div>
             <svg viewBox=view_box role="img" aria-label="Explanation subgraph"
@@ -159,7 +176,59 @@ pub fn SubgraphSvg(
                 {edges_view}
                 {nodes_view}
             </svg>
+            <ul class="inline-list legend" data-testid="subgraph-legend" aria-label="Node colours">{legend}</ul>
             <ol class="paths" data-testid="paths">{path_rows}</ol>
         </div>
     }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The drawn subgraph as a standalone SVG document (inline styles, node titles, a legend).
+fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)]) -> String {
+    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\">");
+    s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
+    for (a, b, rel) in &graph.edges {
+        let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize)) else { continue };
+        s.push_str(&format!("<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#8a94a6\" stroke-width=\"1.2\"/>"));
+        s.push_str(&format!("<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#5b6475\" font-size=\"9\">{}</text>", (x1 + x2) / 2.0, (y1 + y2) / 2.0 - 3.0, xml_escape(&edge_label(rel))));
+    }
+    for (i, v) in graph.nodes.iter().enumerate() {
+        let Some(&(x, y)) = pos.get(i) else { continue };
+        s.push_str(&format!(
+            "<g><title>{}</title><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
+            xml_escape(&format!("{} ({} {})", v.name, v.kind, v.id)),
+            crate::kind_colour(&v.kind),
+            x + 11.0,
+            y + 4.0,
+            xml_escape(&v.name)
+        ));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The drawn subgraph in Cytoscape.js's JSON (`elements.nodes` / `elements.edges`, with positions).
+fn cytoscape_json(graph: &SubgraphView, pos: &[(f64, f64)]) -> String {
+    let nodes: Vec<serde_json::Value> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (x, y) = pos.get(i).copied().unwrap_or((0.0, 0.0));
+            serde_json::json!({"data": {"id": format!("{}::{}", v.kind, v.id), "label": v.name, "kind": v.kind}, "position": {"x": x, "y": y}})
+        })
+        .collect();
+    let edges: Vec<serde_json::Value> = graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (a, b, rel))| {
+            let (va, vb) = (graph.nodes.get(*a as usize)?, graph.nodes.get(*b as usize)?);
+            Some(serde_json::json!({"data": {"id": format!("e{k}"), "source": format!("{}::{}", va.kind, va.id), "target": format!("{}::{}", vb.kind, vb.id), "label": rel}}))
+        })
+        .collect();
+    serde_json::json!({"elements": {"nodes": nodes, "edges": edges}}).to_string()
 }

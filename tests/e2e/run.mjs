@@ -129,6 +129,20 @@ test('discover: search a disease by keyboard, open it, draw the explanation subg
   assert((await paths.count()) >= 2, 'several explanation paths');
   await paths.nth(1).hover();
   assert((await page.locator('.edge.lit').count()) >= 2, 'hovering a path highlights its edges');
+  // A legend of the node colours, and exports of what is drawn: a valid standalone SVG with
+  // every drawn node, and Cytoscape JSON with every node and edge.
+  const sg = page.getByTestId('subgraph');
+  assert((await sg.getByTestId('subgraph-legend').locator('li').count()) >= 2, 'a colour legend');
+  const drawn = await sg.locator('svg g.node').count();
+  const drawnEdges = await sg.locator('svg g.edge').count();
+  const exported = await page.evaluate(([svgHref, cyHref]) => {
+    const svgText = decodeURIComponent(svgHref.slice(svgHref.indexOf(',') + 1));
+    const doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
+    const cy = JSON.parse(decodeURIComponent(cyHref.slice(cyHref.indexOf(',') + 1)));
+    return { root: doc.documentElement.nodeName, errors: doc.getElementsByTagName('parsererror').length, circles: doc.getElementsByTagName('circle').length, cyNodes: cy.elements.nodes.length, cyEdges: cy.elements.edges.length };
+  }, [await sg.getByTestId('export-svg').getAttribute('href'), await sg.getByTestId('export-cyjs').getAttribute('href')]);
+  assert(exported.root === 'svg' && exported.errors === 0, `the exported SVG parses: ${JSON.stringify(exported)}`);
+  assert(exported.circles === drawn && exported.cyNodes === drawn && exported.cyEdges === drawnEdges, `exports hold every drawn node and edge: ${JSON.stringify(exported)} vs ${drawn} nodes, ${drawnEdges} edges`);
   const before = await page.locator('.subgraph svg').getAttribute('viewBox');
   await page.getByRole('button', { name: 'Zoom in' }).click();
   assert((await page.locator('.subgraph svg').getAttribute('viewBox')) !== before, 'zoom changes the view');
