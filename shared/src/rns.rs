@@ -11,8 +11,12 @@
 //! - N (re-derived, docs/RNS.md "Novelty"): the information in As that Ae does not predict.
 //!   O = Σ_{i∈Ae} πₑ(i) Σ_{j∈As} B[i][j] / (1 − B[i][i]) is the probability that a 1–3 step
 //!   walk from Ae (started in proportion to the marginals, return-to-self mass excluded)
-//!   ends in As; I = −log₂(O + δ) bits is its conditional self-information, and
-//!   N = min(1, I / [`NOVELTY_BITS`]) ∈ [0, 1] (1: a landing chance of 2⁻²⁰ or less).
+//!   ends in As. That walk is mixed with a small background draw from A's own marginals:
+//!   O′ = (1 − ε) O + ε π(As), ε = [`PRIOR_MIX`] = 2⁻²⁰, π(As) = Σ_{j∈As} π(j), so an As
+//!   that no walk from Ae reaches is still ordered by how rare it is within A instead of
+//!   tying at the cap. I = −log₂(O′ + δ) bits is the conditional self-information of As,
+//!   and N = min(1, I / [`NOVELTY_BITS`]) ∈ [0, 1] with 40 bits (an unreached As reaches
+//!   it only when π(As) < 2⁻²⁰).
 //! - S = JSD(Ps ‖ Pe) in bits, Pe = mean of T rows over Ae, Ps = mean over As.
 //! - RNS = (αR + βN + γS) / (|α| + |β| + |γ|) (0 when all weights are 0): weights are
 //!   normalised, so RNS ∈ [0, 1] for non-negative weights and (1, 1, 1) means (⅓, ⅓, ⅓).
@@ -36,9 +40,17 @@ use serde::{Deserialize, Serialize};
 /// Smoothing added to every block entry so no logarithm sees 0.
 pub const DELTA: f64 = 1e-12;
 
-/// Bits of conditional self-information at which N reaches 1: a walk from Ae that lands in
-/// As with probability 2⁻²⁰ (about one in a million) or less is "not predicted at all".
-pub const NOVELTY_BITS: f64 = 20.0;
+/// Bits of conditional self-information at which N reaches 1. With the background mix
+/// below, I ≤ 20 + log₂(1/π(As)), so N = 1 only for an As that no walk from Ae reaches and
+/// that holds less than 2⁻²⁰ of A's marginal mass: in practice N never saturates, and an As
+/// reached with probability 2⁻²⁰ (one in a million) has N = ½.
+pub const NOVELTY_BITS: f64 = 40.0;
+
+/// ε, the weight of the background draw from A's marginals mixed into the walk from Ae
+/// (docs/RNS.md "Novelty"): small enough that it changes I by less than 0.01 bit whenever a
+/// walk from Ae reaches As with probability above 2⁻¹², large enough that unreachable
+/// candidates stay ordered by rarity.
+pub const PRIOR_MIX: f64 = 1.0 / 1_048_576.0;
 
 /// Everything RNS needs about a set of entities (RNS.md "closed-world slice").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -289,12 +301,18 @@ impl std::fmt::Display for RnsError {
 
 impl std::error::Error for RnsError {}
 
-/// N from O, the probability that a walk from Ae ends in As:
-/// min(1, −log₂(O + δ) / NOVELTY_BITS), clamped to [0, 1].
+/// The conditional self-information I of As given Ae in bits, from O (the probability that a
+/// leaving walk from Ae ends in As) and π(As) (As's share of A's marginal mass):
+/// −log₂((1 − ε) O + ε π(As) + δ).
 #[inline]
-pub fn novelty(observed: f64) -> f64 {
-    let bits = -(observed.max(0.0) + DELTA).log2();
-    (bits / NOVELTY_BITS).clamp(0.0, 1.0)
+pub fn novelty_bits(observed: f64, prior: f64) -> f64 {
+    -((1.0 - PRIOR_MIX) * observed.max(0.0) + PRIOR_MIX * prior.clamp(0.0, 1.0) + DELTA).log2()
+}
+
+/// N = min(1, I / NOVELTY_BITS) ∈ [0, 1], I from [`novelty_bits`].
+#[inline]
+pub fn novelty(observed: f64, prior: f64) -> f64 {
+    (novelty_bits(observed, prior) / NOVELTY_BITS).clamp(0.0, 1.0)
 }
 
 /// 1 / (1 − B[i][i]): conditions a walk from i on not ending at i (0 for a node whose walk
@@ -445,8 +463,9 @@ impl<'a> Scorer<'a> {
                 mi_paper += we * tv * (tv / pi[s]).log2();
             }
         }
-        let info_bits = -(observed + DELTA).log2();
-        let n = novelty(observed);
+        let prior: f64 = pi[ne..].iter().sum();
+        let info_bits = novelty_bits(observed, prior);
+        let n = novelty(observed, prior);
         // Surprise.
         let mut pe = vec![0.0; m];
         let mut ps = vec![0.0; m];
@@ -515,7 +534,7 @@ impl<'a> Scorer<'a> {
             acc += jsd_term((self.b(c, c) + DELTA) / rs_c, pe[ne]);
             let s = (acc * 0.5).clamp(0.0, 1.0);
             let r = 1.0 - ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
-            let nov = novelty(observed);
+            let nov = novelty(observed, p[c] / (zp + p[c]));
             out.push(Terms { r, n: nov, s, rns: w.combine(r, nov, s) });
         }
         Ok(out)
@@ -671,7 +690,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 let ne = (m - 1) as f64;
                 let r = 1.0 - row_d[c] / ne;
                 // q's diagonal is 0: the column sum is the sum over Ac∖{c}.
-                let nov = novelty(col_q[c] / (1.0 - self.pi[c]));
+                let nov = novelty(col_q[c] / (1.0 - self.pi[c]), self.pi[c]);
                 let mut acc = 0.0;
                 for x in 0..m {
                     let tcx = self.t[c * m + x];
@@ -729,7 +748,8 @@ impl<'s, 'a> SwapState<'s, 'a> {
 
     fn terms_of(&self, pt: &Part, cross_d: f64, cross_q: f64, z_e: f64, jsd: f64) -> Terms {
         let r = 1.0 - cross_d / (pt.ne * pt.ns) as f64;
-        let n = novelty(cross_q / z_e);
+        // π sums to 1 over Ac, so As's share is 1 − z_e.
+        let n = novelty(cross_q / z_e, 1.0 - z_e);
         Terms { r, n, s: jsd, rns: self.w.combine(r, n, jsd) }
     }
 
@@ -911,14 +931,20 @@ mod tests {
     }
 
     /// N is the conditional self-information of As given Ae on a fixed scale: a landing
-    /// probability O gives N = −log₂(O + δ)/20 clamped to [0, 1], so O = 2⁻¹⁰ gives ½ and a
-    /// never-reached As gives 1.
+    /// probability O gives N ≈ −log₂ O / 40, so O = 2⁻²⁰ gives ½ and O = 1 gives 0; an As no
+    /// walk reaches (O = 0) gets −log₂(ε π(As)) / 40, larger the rarer As is within A.
     #[test]
     fn novelty_scale() {
-        assert!((novelty(2f64.powi(-10)) - 0.5).abs() < 1e-9);
-        assert_eq!(novelty(0.0), 1.0);
-        assert!(novelty(1.0).abs() < 1e-9);
-        assert!(novelty(0.3) < novelty(0.01) && novelty(0.01) < novelty(1e-5));
+        assert!((novelty(2f64.powi(-20), 0.0) - 0.5).abs() < 1e-6);
+        assert!(novelty(1.0, 1.0).abs() < 1e-9);
+        assert!(novelty(0.3, 0.5) < novelty(0.01, 0.5) && novelty(0.01, 0.5) < novelty(1e-5, 0.5));
+        // Unreachable: ordered by rarity, never tied at the cap, above any well-reached As.
+        let (common, rare) = (novelty(0.0, 0.5), novelty(0.0, 0.001));
+        assert!(common < rare && rare < 1.0, "{common} {rare}");
+        assert!((common - (21.0 / 40.0)).abs() < 1e-6, "{common}");
+        assert!(novelty(1e-4, 0.5) < common);
+        // The mix moves a well-reached As by less than 0.01 bit.
+        assert!((novelty_bits(2f64.powi(-12), 1.0) - 12.0).abs() < 0.01);
     }
 
     /// N moves the right way on a hand-made block: a candidate the walks from Ae reach often
@@ -945,7 +971,9 @@ mod tests {
         let w = Weights::default();
         let t = sc.score_candidates(&[0, 3], &[1, 2], &w).unwrap();
         assert!(t[0].n < 0.05, "reached candidate: N = {}", t[0].n);
-        assert_eq!(t[1].n, 1.0, "never reached candidate");
+        // Never reached: only the background draw, π(2) = ⅓ within A = {0, 3, 2}.
+        assert!((t[1].n - novelty(0.0, 1.0 / 3.0)).abs() < 1e-12, "never reached candidate: N = {}", t[1].n);
+        assert!(t[1].n > 0.5);
         let mut more_self = s.clone();
         // Row 0: self mass 0.5 → 0.9, the leaving mass 0.5 → 0.1 with the same proportions.
         more_self.block[0] = 0.9;

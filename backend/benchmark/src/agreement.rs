@@ -396,16 +396,52 @@ pub fn weight_grid(step: f64) -> Vec<Weights> {
 /// Fits the weights on `questions` (callers pass batches 1–10 only); returns the best
 /// weights and their objective. The greedy swap runs for each grid point.
 pub fn fit(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step: f64) -> (Weights, f64) {
+    let f = fit_with_cv(g, model, questions, step);
+    (f.weights, f.objective)
+}
+
+/// A fit with its leave-one-batch-out cross-validation on the fitting questions.
+#[derive(Clone, Debug)]
+pub struct Fit {
+    pub weights: Weights,
+    /// In-sample objective (mean top-b + mean Spearman) of `weights`.
+    pub objective: f64,
+    /// Leave-one-batch-out: each batch scored with the weights fitted on the other batches
+    /// (pooled over questions). The honest estimate of how a fit generalises to unseen
+    /// batches, computed from the fitting batches alone — the criterion for choosing between
+    /// variants of a term, never the held-out batches.
+    pub cv: Vec<QuestionScore>,
+}
+
+/// [`fit`] plus the leave-one-batch-out CV. Every grid point is evaluated once per question;
+/// each fold then picks its best point on the other batches (ties by grid order).
+pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step: f64) -> Fit {
     use rayon::prelude::*;
     let grid = weight_grid(step);
-    let values: Vec<f64> = grid.par_iter().map(|w| objective(&evaluate(g, model, questions, Method::Rns, w))).collect();
-    let mut best = (grid[0], f64::NEG_INFINITY);
-    for (w, v) in grid.iter().zip(values) {
-        if v > best.1 + 1e-12 {
-            best = (*w, v);
+    let per: Vec<Vec<QuestionScore>> = grid.par_iter().map(|w| evaluate(g, model, questions, Method::Rns, w)).collect();
+    let best_on = |keep: &dyn Fn(usize) -> bool| -> usize {
+        let mut best = (0usize, f64::NEG_INFINITY);
+        for (k, scores) in per.iter().enumerate() {
+            let kept: Vec<QuestionScore> = scores.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, s)| *s).collect();
+            let v = objective(&kept);
+            if v > best.1 + 1e-12 {
+                best = (k, v);
+            }
+        }
+        best.0
+    };
+    let all = best_on(&|_| true);
+    let mut batches: Vec<u32> = questions.iter().map(|q| q.batch).collect();
+    batches.sort_unstable();
+    batches.dedup();
+    let mut cv = Vec::new();
+    if batches.len() > 1 {
+        for &b in &batches {
+            let k = best_on(&|i| questions[i].batch != b);
+            cv.extend(per[k].iter().enumerate().filter(|(i, _)| questions[*i].batch == b).map(|(_, s)| *s));
         }
     }
-    best
+    Fit { weights: grid[all], objective: objective(&per[all]), cv }
 }
 
 /// Distribution of one term over many values.

@@ -20,7 +20,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(120))]
 
     /// **Bounds and closed world.** On any graph, for any Ae, As: 0 ≤ N ≤ 1 and N equals
-    /// min(1, −log₂(O + δ)/20) with O computed from the dense P3 of the whole graph; changing
+    /// min(1, −log₂((1 − ε)O + ε π(As) + δ)/40) with O computed from the dense P3 of the whole
+    /// graph; changing
     /// the embeddings and marginals of every entity outside A, or adding a component
     /// unreachable from A (which rescales the marginals of A by one factor, up to the
     /// marginal iteration's tolerance), leaves N unchanged (exactly, resp. to 1e-9).
@@ -50,7 +51,9 @@ proptest! {
                 o += model.marginals[i] / z / ze * p3[i][j] * leave;
             }
         }
-        let want = (-(o + 1e-12f64).log2() / 20.0).clamp(0.0, 1.0);
+        let prior: f64 = as_.iter().map(|&j| model.marginals[j] / z).sum();
+        let eps = serenqa_shared::rns::PRIOR_MIX;
+        let want = (-((1.0 - eps) * o + eps * prior + 1e-12f64).log2() / 40.0).clamp(0.0, 1.0);
         prop_assert!((n0 - want).abs() < 1e-9, "N {} vs definition {}", n0, want);
         // Outside entities' embeddings and marginals.
         let mut other = model.clone();
@@ -110,7 +113,8 @@ proptest! {
 /// **N discriminates where it must.** Two known drugs D1, D2 share a target gene G; drug C1
 /// binds G too (one step from the known drugs' neighbourhood), C2 binds another gene two steps
 /// further out, C3 is in a separate component. For Ae = {D1, D2} the candidates' N is
-/// strictly ordered C1 < C2 < C3 = 1, while the paper's clipped form (1 − clip₀₁(mi_paper /
+/// strictly ordered C1 < C2 < C3 (C3, unreachable, at the background draw's level:
+/// −log₂(ε π(C3)) / 40, not tied at a cap), while the paper's clipped form (1 − clip₀₁(mi_paper /
 /// log₂|A|)) is the same for all three candidates.
 #[test]
 fn novelty_varies_on_a_hand_made_graph() {
@@ -126,7 +130,9 @@ fn novelty_varies_on_a_hand_made_graph() {
     let (n1, n2, n3) = (t[0].n, t[1].n, t[2].n);
     eprintln!("N(C1) = {n1:.4}, N(C2) = {n2:.4}, N(C3) = {n3:.4}");
     assert!(n1 < n2 && n2 < n3, "{n1} {n2} {n3}");
-    assert_eq!(n3, 1.0);
+    let pi3 = model.marginals[6] / [0usize, 1, 6].iter().map(|&x| model.marginals[x]).sum::<f64>();
+    assert!((n3 - serenqa_shared::rns::novelty(0.0, pi3)).abs() < 1e-9, "{n3}");
+    assert!(n3 < 1.0);
     let paper: Vec<f64> = [2usize, 3, 4]
         .iter()
         .map(|&c| {

@@ -136,7 +136,10 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
             observed += pi(i) / ze * p3[i][j] * leave;
         }
     }
-    let novelty = (-(observed + delta).log2() / 20.0).clamp(0.0, 1.0);
+    // Mixed with a background draw from A's marginals (ε = 2⁻²⁰), on a 40-bit scale.
+    let eps = 1.0 / 1_048_576.0;
+    let prior: f64 = as_.iter().map(|&j| pi(j)).sum();
+    let novelty = (-((1.0 - eps) * observed + eps * prior + delta).log2() / 40.0).clamp(0.0, 1.0);
     let pe: Vec<f64> = a.iter().map(|&x| ae.iter().map(|&i| t(i, x)).sum::<f64>() / ae.len() as f64).collect();
     let ps: Vec<f64> = a.iter().map(|&x| as_.iter().map(|&j| t(j, x)).sum::<f64>() / as_.len() as f64).collect();
     let mut jsd = 0.0;

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use serenqa_benchmark::agreement::{
-    self, candidate_terms, constant_share, evaluate, fit, is_heldout, linked_questions, paired_difference, row, BatchLinks, LinkedQuestion,
+    self, candidate_terms, constant_share, evaluate, fit_with_cv, is_heldout, linked_questions, paired_difference, row, BatchLinks, LinkedQuestion,
     Method, MethodRow, QuestionScore, Spread, FIT_BATCHES, GRID_STEP,
 };
 use serenqa_benchmark::questionnaire::Questionnaire;
@@ -197,7 +197,9 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
         bail!("no linked question in batches {}–{}", FIT_BATCHES.start(), FIT_BATCHES.end());
     }
     let t0 = std::time::Instant::now();
-    let (w, objective) = fit(&l.g, &l.model, &train, GRID_STEP);
+    let fitted = fit_with_cv(&l.g, &l.model, &train, GRID_STEP);
+    let (w, objective) = (fitted.weights, fitted.objective);
+    let cv = summary(&fitted.cv);
     let fit_scores = summary(&evaluate(&l.g, &l.model, &train, Method::Rns, &w));
     // Held-out scores are computed after the fit, with the fitted weights, and only reported.
     let held = split(&l, true);
@@ -227,6 +229,7 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
             "grid": format!("|α|+|β|+|γ| = 1, signs free, step {GRID_STEP}"),
             "objective": "mean top-b agreement + mean Spearman on batches 1-10",
             "objective_value": objective,
+            "leave_one_batch_out": { "questions": cv.questions, "top_b": cv.top_b, "spearman": cv.spearman, "kendall": cv.kendall },
             "min_linked_candidates": agreement::MIN_LINKED,
             "link_rates": l.links,
             "seconds": t0.elapsed().as_secs_f64(),
@@ -243,6 +246,10 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
     println!(
         "fitted on {} questions (batches 1–10): α = {:.2}, β = {:.2}, γ = {:.2} (objective {:.4}; top-b {:.3}, Spearman {:.3}, Kendall {:.3})",
         fit_scores.questions, w.alpha, w.beta, w.gamma, objective, fit_scores.top_b, fit_scores.spearman, fit_scores.kendall
+    );
+    println!(
+        "leave-one-batch-out on batches 1–10 (each batch scored with weights fitted on the others): top-b {:.3}, Spearman {:.3}, Kendall {:.3}",
+        cv.top_b, cv.spearman, cv.kendall
     );
     println!("held-out (batches 11–14, {} questions): top-b {:.3}, Spearman {:.3}, Kendall {:.3}", held_scores.questions, held_scores.top_b, held_scores.spearman, held_scores.kendall);
     println!("wrote {}", a.out.display());
