@@ -13,7 +13,6 @@ use serenqa_benchmark::agreement::{
 };
 use serenqa_benchmark::questionnaire::Questionnaire;
 use serenqa_graph::Graph;
-use serenqa_model::discover::discover;
 use serenqa_model::slice::BlockCache;
 use serenqa_model::weights::{iso_date, parse, shipped, WeightsFile, REPO_PATH};
 use serenqa_model::Model;
@@ -382,9 +381,32 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let mut d_lists = Vec::new();
     let mut fallback = 0usize;
     let disease = (0..l.g.type_count() as u16).find(|&t| l.g.type_display(t) == "Disease");
+    // As the server does: candidates proposed by the plausibility model when `serenqa predict`
+    // has stored predictions for this graph, else by walk proximity.
+    let preds = {
+        let path = serenqa_predict::store::default_path(&l.g);
+        if path.is_file() {
+            serenqa_predict::Predictions::load(&path, &l.g).ok()
+        } else {
+            None
+        }
+    };
+    let proposed_by = if preds.is_some() { "the plausibility model (stored predictions)" } else { "walk proximity (no stored predictions; run `serenqa predict`)" };
+    let limit = serenqa_model::discover::MAX_CANDIDATES;
     if let Some(t) = disease {
         for &d in l.g.nodes_of_type(t) {
-            if let Ok(found) = discover(&l.g, &l.model, &cache, d, serenqa_model::discover::MAX_CANDIDATES, &w) {
+            let located = preds.as_ref().and_then(|p| crate::api::predictions::locate(p, d).map(|loc| (p, loc)));
+            let propose = |_q: serenqa_graph::NodeId, _t: serenqa_graph::TypeId, known: &[serenqa_graph::NodeId]| -> Vec<(serenqa_graph::NodeId, f64)> {
+                let Some((p, (is_c, local))) = &located else { return Vec::new() };
+                crate::api::predictions::ranked_pairs(p, *is_c, *local)
+                    .into_iter()
+                    .map(|(c, dd)| (if *is_c { p.diseases[dd] } else { p.compounds[c] }, p.scores[p.pair(c, dd)] as f64))
+                    .filter(|(n, _)| known.binary_search(n).is_err())
+                    .take(limit)
+                    .collect()
+            };
+            let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() { Some(&propose) } else { None };
+            if let Ok(found) = serenqa_model::discover::discover_with(&l.g, &l.model, &cache, d, limit, &w, proposal) {
                 if found.terms.is_empty() {
                     continue;
                 }
@@ -398,12 +420,12 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let qs = spread_of(&q_lists, &w);
     let ds = spread_of(&d_lists, &w);
     if a.common.json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_lists_without_known_answers": fallback }))?);
+        println!("{}", serde_json::to_string_pretty(&json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback }))?);
         return Ok(());
     }
     println!("weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\n", w.alpha, w.beta, w.gamma, wf.source.label);
     println!("{}", render_spread("Questionnaire candidate sets (RNS(Ac∖{c}, {c}), all batches)", &qs));
-    println!("{}", render_spread("Discover lists (every disease, ≤ 200 candidates, RNS(Ae, {c}))", &ds));
+    println!("{}", render_spread(&format!("Discover lists (every disease, ≤ 200 candidates proposed by {proposed_by}, RNS(Ae, {{c}}))"), &ds));
     if fallback > 0 {
         println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");
     }
