@@ -16,13 +16,15 @@
 //!
 //! The table reports, per label, per fold and pooled: AUROC, AUPRC, P@100, P@10 per disease,
 //! the fit's iterations and final gradient, the label's degree prior alone, the other head's
-//! AUROC on this label, and the Platt calibration of the pooled out-of-fold logits.
+//! AUROC on this label, and the calibration of the pooled out-of-fold logits checked on the
+//! 100 and 1,000 best pairs.
 
 use std::time::Instant;
 
 use serde::Serialize;
 use serenqa_graph::Graph;
 
+use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
 use crate::features::Space;
 use crate::model::{fit_on, unit, PredictParams};
@@ -76,10 +78,21 @@ pub struct LabelReport {
     /// AUROC on this label of the *other* head's out-of-fold scores (does a head of its own
     /// add anything over the other label's model?).
     pub other_head_auroc: Option<f64>,
-    /// Platt scaling fitted on the pooled out-of-fold logits, and a check of it: the mean
-    /// calibrated score of the 100 best pairs next to their observed precision (P@100).
-    pub platt: Option<crate::model::Platt>,
-    pub top100_mean_calibrated: f64,
+    /// The calibration ([`crate::calibrate`]) fitted on the pooled out-of-fold logits, and
+    /// Platt scaling alone for comparison.
+    pub calibration: Option<Calibration>,
+    pub platt: Option<Calibration>,
+    /// The check of both: for the 100 and the 1,000 best pairs (pooled out-of-fold), the
+    /// observed precision, the mean calibrated score, and Platt's mean score.
+    pub calibration_check: Vec<CalibrationCheck>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationCheck {
+    pub top: usize,
+    pub observed: f64,
+    pub calibrated: f64,
+    pub platt: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -296,15 +309,22 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
     let all: Vec<usize> = (0..npairs).collect();
     let labels = (0..nh)
         .map(|h| {
-            let platt = crate::model::Platt::fit(&oof[h], &positives[h]);
-            let top100_mean_calibrated = match platt {
-                Some(c) => {
-                    let order = ranked(&oof[h]);
-                    let top = &order[..order.len().min(100)];
-                    top.iter().map(|&p| c.apply(oof[h][p])).sum::<f64>() / top.len().max(1) as f64
-                }
-                None => f64::NAN,
-            };
+            let calibration = Calibration::fit(&oof[h], &positives[h]);
+            let platt = Calibration::fit_platt(&oof[h], &positives[h]);
+            let order = ranked(&oof[h]);
+            let mean_of = |top: &[usize], c: Option<Calibration>| c.map_or(f64::NAN, |c| top.iter().map(|&p| c.apply(oof[h][p])).sum::<f64>() / top.len().max(1) as f64);
+            let calibration_check = [100, 1000]
+                .iter()
+                .map(|&t| {
+                    let top = &order[..order.len().min(t)];
+                    CalibrationCheck {
+                        top: t,
+                        observed: top.iter().filter(|&&p| positives[h][p]).count() as f64 / top.len().max(1) as f64,
+                        calibrated: mean_of(top, calibration),
+                        platt: mean_of(top, platt),
+                    }
+                })
+                .collect();
             LabelReport {
                 relation: abbrev(h),
                 meaning: g.relation(rels[heads[h]]).verb.clone(),
@@ -312,8 +332,9 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
                 overall: metrics(&all, &oof[h], &positives[h], nd),
                 prior_auroc: auroc(&prior[h], &positives[h]),
                 other_head_auroc: (nh > 1).then(|| auroc(&oof[if h == 0 { 1 } else { 0 }], &positives[h])),
+                calibration,
                 platt,
-                top100_mean_calibrated,
+                calibration_check,
             }
         })
         .collect();
@@ -384,8 +405,15 @@ impl EvalReport {
             if let Some(a) = l.other_head_auroc {
                 s += &format!("the other label's model ranking {}: AUROC {:.4}\n", l.relation, a);
             }
-            if let Some(c) = l.platt {
-                s += &format!("Platt calibration on the pooled out-of-fold logits: a = {:.4}, b = {:.4}; top 100: mean calibrated score {:.3} vs observed precision {:.3}\n", c.a, c.b, l.top100_mean_calibrated, m.p_at_100);
+            if let Some(c) = l.calibration {
+                s += &format!("calibration on the pooled out-of-fold logits: c = {:.4}, slope below 0 = {:.4}, above 0 = {:.4}", c.c, c.low, c.high);
+                if let Some(p) = l.platt {
+                    s += &format!(" (Platt alone: a = {:.4}, b = {:.4})", p.high, p.c);
+                }
+                s += "\n";
+                for k in &l.calibration_check {
+                    s += &format!("  best {:>5}: observed precision {:.3}, mean calibrated score {:.3}, Platt's {:.3}\n", k.top, k.observed, k.calibrated, k.platt);
+                }
             }
             if l.folds.iter().any(|f| !f.converged) {
                 s += "* = the fit stopped at its iteration cap before the gradient tolerance\n";

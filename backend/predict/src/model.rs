@@ -7,6 +7,7 @@ use serenqa_graph::Graph;
 
 use crate::dwpc::EdgeMask;
 use crate::features::{FeatureParams, Features, Space};
+use crate::calibrate::Calibration;
 use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
 
@@ -18,8 +19,8 @@ pub struct PredictParams {
     /// Negatives sampled per positive for training (all pairs are scored).
     pub negatives_per_positive: f64,
     pub seed: u64,
-    /// Folds of the refits whose out-of-fold logits calibrate the served scores (Platt
-    /// scaling, [`calibrate`]); 0 serves the uncalibrated model probability.
+    /// Folds of the refits whose out-of-fold logits calibrate the served scores
+    /// ([`crate::calibrate`]); 0 serves the uncalibrated model probability.
     pub calibration_folds: usize,
     /// Gradient tolerance of those refits: they only feed a two-parameter calibration, so a
     /// looser one than the served fit's is enough (the figures in the crate docs).
@@ -29,74 +30,6 @@ pub struct PredictParams {
 impl Default for PredictParams {
     fn default() -> Self {
         PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0, calibration_folds: 5, calibration_tol: 1e-5 }
-    }
-}
-
-/// Platt scaling of a model's logit `z`: the served probability is `σ(a·z + b)`, with `a`, `b`
-/// fitted on out-of-fold logits against the labels (so a score says how often pairs scored
-/// like this one turned out to be held-out edges, not how sure the in-sample fit is).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Platt {
-    pub a: f64,
-    pub b: f64,
-}
-
-impl Platt {
-    pub fn apply(&self, z: f64) -> f64 {
-        sigmoid(self.a * z + self.b)
-    }
-
-    /// Fits `a`, `b` by Newton's method on the mean log-loss of `σ(a·z + b)` (pairs in index
-    /// order, sequential sums: deterministic). `None` without both classes or when the fitted
-    /// slope is not positive (a calibration must keep the ranking).
-    pub fn fit(z: &[f64], y: &[bool]) -> Option<Platt> {
-        let npos = y.iter().filter(|&&v| v).count();
-        if npos == 0 || npos == y.len() {
-            return None;
-        }
-        let n = z.len() as f64;
-        let loss = |a: f64, b: f64| z.iter().zip(y).map(|(&zi, &yi)| { let s = a * zi + b; (if s > 30.0 { s } else { s.exp().ln_1p() }) - if yi { s } else { 0.0 } }).sum::<f64>() / n;
-        let (mut a, mut b) = (1.0f64, 0.0f64);
-        let mut f = loss(a, b);
-        for _ in 0..100 {
-            let (mut ga, mut gb, mut haa, mut hab, mut hbb) = (0.0, 0.0, 0.0, 0.0, 0.0);
-            for (&zi, &yi) in z.iter().zip(y) {
-                let p = sigmoid(a * zi + b);
-                let r = p - if yi { 1.0 } else { 0.0 };
-                let w = (p * (1.0 - p)).max(1e-12);
-                ga += r * zi;
-                gb += r;
-                haa += w * zi * zi;
-                hab += w * zi;
-                hbb += w;
-            }
-            let (ga, gb) = (ga / n, gb / n);
-            let (haa, hab, hbb) = (haa / n + 1e-12, hab / n, hbb / n + 1e-12);
-            if ga.abs().max(gb.abs()) < 1e-10 {
-                break;
-            }
-            let det = haa * hbb - hab * hab;
-            if !(det > 0.0) {
-                break;
-            }
-            let (da, db) = ((hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det);
-            let mut t = 1.0;
-            let mut moved = false;
-            for _ in 0..30 {
-                let (na, nb) = (a - t * da, b - t * db);
-                let nf = loss(na, nb);
-                if nf <= f {
-                    (a, b, f) = (na, nb, nf);
-                    moved = true;
-                    break;
-                }
-                t *= 0.5;
-            }
-            if !moved {
-                break;
-            }
-        }
-        (a > 0.0 && a.is_finite() && b.is_finite()).then_some(Platt { a, b })
     }
 }
 
@@ -198,14 +131,14 @@ pub fn refit_oof_logits(f: &Features, positive: &[bool], fold: &[usize], k: usiz
     oof
 }
 
-/// The Platt calibration of one head from [`refit_oof_logits`]; `None` when switched off
+/// The calibration of one head from [`refit_oof_logits`]; `None` when switched off
 /// (`calibration_folds` = 0) or when it cannot be fitted.
-pub fn calibrate(f: &Features, positive: &[bool], fold: &[usize], params: &PredictParams, start: Option<&LogReg>) -> Option<Platt> {
+pub fn calibrate(f: &Features, positive: &[bool], fold: &[usize], params: &PredictParams, start: Option<&LogReg>) -> Option<Calibration> {
     if params.calibration_folds < 2 {
         return None;
     }
     let oof = refit_oof_logits(f, positive, fold, params.calibration_folds, params, start);
-    Platt::fit(&oof, positive)
+    Calibration::fit(&oof, positive)
 }
 
 /// How many metapath contributions each pair keeps.
@@ -251,9 +184,9 @@ pub struct PredictionInfo {
     /// Largest gradient component at the treats head's final weights.
     #[serde(default)]
     pub grad_max: f64,
-    /// The treats head's Platt calibration (`None`: scores are the model's own probability).
+    /// The treats head's calibration (`None`: scores are the model's own probability).
     #[serde(default)]
-    pub calibration: Option<Platt>,
+    pub calibration: Option<Calibration>,
     /// The second head, when the graph has a second label.
     #[serde(default)]
     pub palliates: Option<HeadInfo>,
@@ -274,7 +207,7 @@ pub struct HeadInfo {
     pub converged: bool,
     pub iterations: usize,
     pub grad_max: f64,
-    pub calibration: Option<Platt>,
+    pub calibration: Option<Calibration>,
     /// Coefficients of `PredictionInfo::metapaths`, in that order.
     pub coefficients: Vec<f64>,
     pub degree_features: Vec<(String, f64)>,
@@ -347,7 +280,7 @@ fn percentile_tables(logits: &[f64], nc: usize, nd: usize) -> (Vec<f32>, Vec<f32
 struct Head {
     fitted: Fitted,
     logits: Vec<f64>,
-    platt: Option<Platt>,
+    calibration: Option<Calibration>,
     scores: Vec<f32>,
     seconds_fit: f64,
     seconds_calibration: f64,
@@ -359,10 +292,10 @@ fn fit_head(f: &Features, positive: &[bool], fold: Option<&[usize]>, params: &Pr
     let logits = fitted.logits_all(f);
     let seconds_fit = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let platt = fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
+    let calibration = fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
     let seconds_calibration = t.elapsed().as_secs_f64();
-    let scores = logits.iter().map(|&z| platt.map_or_else(|| sigmoid(z), |c| c.apply(z)) as f32).collect();
-    Head { fitted, logits, platt, scores, seconds_fit, seconds_calibration }
+    let scores = logits.iter().map(|&z| calibration.map_or_else(|| sigmoid(z), |c| c.apply(z)) as f32).collect();
+    Head { fitted, logits, calibration, scores, seconds_fit, seconds_calibration }
 }
 
 /// The full run: features on the whole graph, one head per label (treats; palliates when the
@@ -431,7 +364,7 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
             converged: h.fitted.model.converged,
             iterations: h.fitted.model.iterations,
             grad_max: h.fitted.model.grad_max,
-            calibration: h.platt,
+            calibration: h.calibration,
             coefficients: mp.iter().map(|&j| h.fitted.model.beta[j]).collect(),
             degree_features: degree_features(&h.fitted.model),
         }),
@@ -459,7 +392,7 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         converged: m.converged,
         iterations: m.iterations,
         grad_max: m.grad_max,
-        calibration: treats.platt,
+        calibration: treats.calibration,
         palliates,
         seconds_features,
         seconds_fit: treats.seconds_fit + pall.as_ref().map_or(0.0, |h| h.seconds_fit),

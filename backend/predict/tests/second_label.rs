@@ -9,7 +9,6 @@ use serenqa_predict::dwpc::{dwpc_all, step_matrices, EdgeMask, LocalIndex};
 use serenqa_predict::eval::{assign_folds, cross_validate, fold_mask, FoldKind};
 use serenqa_predict::features::{FeatureParams, Space};
 use serenqa_predict::metagraph::Metagraph;
-use serenqa_predict::model::Platt;
 use serenqa_predict::{predict, PredictParams, Predictions};
 
 fn cpd(g: &Graph) -> u16 {
@@ -201,24 +200,22 @@ fn palliation_scores_are_served_and_byte_identical_across_thread_counts() {
 }
 
 #[test]
-fn calibration_maps_logits_to_observed_rates() {
-    // Labels drawn with P(y) = σ(2z − 1): Platt recovers a ≈ 2, b ≈ −1.
-    let mut r = common::Rng(9);
-    let n = 20_000;
-    let z: Vec<f64> = (0..n).map(|_| r.next() * 8.0 - 4.0).collect();
-    let y: Vec<bool> = z.iter().map(|&zi| r.next() < 1.0 / (1.0 + (-(2.0 * zi - 1.0)).exp())).collect();
-    let c = Platt::fit(&z, &y).unwrap();
-    assert!((c.a - 2.0).abs() < 0.15 && (c.b + 1.0).abs() < 0.15, "{c:?}");
-    // A ranking that is backwards cannot be calibrated into a ranking-preserving map.
-    let y_rev: Vec<bool> = y.iter().map(|&b| !b).collect();
-    assert!(Platt::fit(&z, &y_rev).is_none());
-    // Served scores of a calibrated run are the calibrated logits: the top is no longer ~1.
+fn served_scores_are_calibrated_and_keep_the_ranking() {
     let g = common::graph_with_palliation(60, 15, 40, 7);
     let p = predict(&g, &PredictParams::default()).unwrap();
-    assert!(p.info.calibration.is_some());
+    let c = p.info.calibration.expect("a calibrated treats head");
+    assert!(p.info.palliates.as_ref().and_then(|h| h.calibration).is_some(), "a calibrated palliates head");
     let raw = predict(&g, &PredictParams { calibration_folds: 0, ..PredictParams::default() }).unwrap();
     assert!(raw.info.calibration.is_none());
-    // Calibration is monotone: the same percentiles.
+    // Calibration is monotone: the same percentiles, other scores.
     assert_eq!(p.disease_pct, raw.disease_pct);
+    assert_eq!(p.palliates_disease_pct, raw.palliates_disease_pct);
     assert_ne!(p.scores, raw.scores);
+    // The served score is the calibration of the uncalibrated model's logit.
+    for i in (0..p.scores.len()).step_by(37) {
+        let z = { let s = raw.scores[i] as f64; (s / (1.0 - s)).ln() };
+        if z.is_finite() && z.abs() < 15.0 {
+            assert!((c.apply(z) - p.scores[i] as f64).abs() < 1e-4, "pair {i}: {} vs {}", c.apply(z), p.scores[i]);
+        }
+    }
 }

@@ -42,8 +42,8 @@ pub struct RunArgs {
     /// L-BFGS iteration cap of each fit.
     #[arg(long, default_value_t = serenqa_predict::learn::FitParams::default().max_iter)]
     max_iter: usize,
-    /// Folds of the refits that calibrate the served scores (Platt scaling on out-of-fold
-    /// logits); 0 serves the uncalibrated model probability.
+    /// Folds of the refits that calibrate the served scores (on their out-of-fold logits);
+    /// 0 serves the uncalibrated model probability.
     #[arg(long, default_value_t = PredictParams::default().calibration_folds)]
     calibration_folds: usize,
     /// Do not store the predictions in the cache for the server.
@@ -124,8 +124,8 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
 /// What a run did: sizes, each head's fit (iterations, final gradient, calibration), timings.
 fn summary(preds: &Predictions) -> String {
     let i = &preds.info;
-    let cal = |c: &Option<serenqa_predict::model::Platt>| match c {
-        Some(c) => format!("calibrated σ({:.3}·z {:+.3})", c.a, c.b),
+    let cal = |c: &Option<serenqa_predict::calibrate::Calibration>| match c {
+        Some(c) => format!("calibrated: σ({:.3} − {:.3}·softplus(−z) + {:.3}·softplus(z))", c.c, c.low, c.high),
         None => "uncalibrated".to_string(),
     };
     let mut s = format!(
