@@ -45,7 +45,7 @@
 //!   30 % of pairs scored like it turned out to be held-out edges; the in-sample fit alone put
 //!   the top pairs at 0.9999. The refits reuse the full feature table (recomputing it per fold
 //!   would cost the whole feature time five more times) and are warm-started from the full
-//!   fit (strictly convex objective: same minimiser) at a looser tolerance (1e-5): cheap, and
+//!   fit (strictly convex objective: same minimiser) at a looser tolerance (1e-4): cheap, and
 //!   slightly optimistic. The honest calibration on masked folds is the one `predict eval`
 //!   prints, for comparison; on Hetionet the two agree closely (bench/README.md).
 //!   The ranking, percentiles and metapath contributions (logit units) are unchanged by it.

@@ -29,7 +29,7 @@ pub struct PredictParams {
 
 impl Default for PredictParams {
     fn default() -> Self {
-        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0, calibration_folds: 5, calibration_tol: 1e-5 }
+        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0, calibration_folds: 5, calibration_tol: 1e-4 }
     }
 }
 
