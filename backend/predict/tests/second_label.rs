@@ -43,9 +43,9 @@ fn every_held_out_cpd_edge_is_masked_in_its_fold_and_only_there() {
         let k = 4;
         let fold = assign_folds(&pos, s.task.diseases.len(), k, kind, 11);
         // Both labels are spread over every fold.
-        for h in 0..2 {
+        for (h, lab) in pos.iter().enumerate() {
             for f in 0..k {
-                assert!((0..pos[h].len()).any(|p| pos[h][p] && fold[p] == f), "label {h} has no pair in fold {f} ({kind:?})");
+                assert!((0..lab.len()).any(|p| lab[p] && fold[p] == f), "label {h} has no pair in fold {f} ({kind:?})");
             }
         }
         for f in 0..k {
