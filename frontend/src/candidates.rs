@@ -250,7 +250,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                     {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
                     {has_plaus.then(|| view! {
                         {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
-                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression on metapath path counts, cross-validated without leakage)", SortKey::Plausibility, sort, set_sort)}
+                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
                         {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
                     })}
                     {sort_header("RNS", "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.", SortKey::Rns, sort, set_sort)}
@@ -265,6 +265,7 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                         let c2 = c.clone();
                         let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
                         let pl = plaus_of(ci);
+                        let pall = data.with_value(|d| d.candidates[ci].plausibility.as_ref().and_then(|p| p.palliates));
                         let bl = blended(ci, &t);
                         let class_line = data.with_value(|d| {
                             let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
@@ -277,7 +278,8 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                                     {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
                                 {has_plaus.then(|| view! {
                                     <td class="num" data-testid="blend">{format!("{bl:.3}")}</td>
-                                    <td class="num" data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</td>
+                                    <td class="num"><span data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</span>
+                                        {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
                                     <td class="num" data-testid="percentile">{pl.map(|p| {
                                         let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
                                         view! { {format!("{mine:.1}%")} <div class="muted">{format!("{other:.0}% {other_label}")}</div> }

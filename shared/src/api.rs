@@ -414,7 +414,8 @@ pub struct MetapathContribution {
 pub struct Prediction {
     pub compound: NodeView,
     pub disease: NodeView,
-    /// Predicted probability of a treatment relation, in [0, 1].
+    /// Predicted probability of a treatment relation, in [0, 1] (calibrated on out-of-fold
+    /// predictions when the run was).
     pub score: f64,
     /// Percentile (0–100) of the pair among all the disease's compounds.
     pub disease_percentile: f64,
@@ -424,6 +425,23 @@ pub struct Prediction {
     pub known: bool,
     /// Strongest positive metapath contributions, strongest first.
     pub top_metapaths: Vec<MetapathContribution>,
+    /// The second model's view of the pair: probability that the compound palliates (relieves
+    /// symptoms of) the disease, when the graph has that relation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub palliates: Option<Palliation>,
+}
+
+/// The palliation head's score of a pair (CpD on Hetionet).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Palliation {
+    /// Predicted probability of a palliation relation, in [0, 1].
+    pub score: f64,
+    /// Percentile (0–100) among all the disease's compounds / all the compound's diseases.
+    pub disease_percentile: f64,
+    pub compound_percentile: f64,
+    /// Whether the graph already has this palliation edge.
+    pub known: bool,
 }
 
 /// `GET /api/predictions?disease=…` or `?compound=…`: one entity's predictions, best first.

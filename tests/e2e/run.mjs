@@ -228,16 +228,20 @@ test('predictions: asthma\'s top suggestions with plausibility percentiles, scat
     name: tr.dataset.candidate,
     score: tr.querySelector('[data-testid=plausibility]')?.textContent || '',
     pct: tr.querySelector('[data-testid=percentile]')?.textContent || '',
+    pall: tr.querySelector('[data-testid=palliates]')?.textContent || '',
   })));
   assert(top.length === 10, 'ten suggestions');
   for (const t of top) {
     assert(/^0\.\d{3}$|^1\.000$/.test(t.score), `plausibility of ${t.name}: ${t.score}`);
+    // The second model (CpD) is shown next to it.
+    assert(/^palliates (0\.\d{3}|1\.000)( \(known\))?$/.test(t.pall), `palliation of ${t.name}: ${t.pall}`);
     assert(/^\d+\.\d%/.test(t.pct) && /of the drug's diseases/.test(t.pct), `percentiles of ${t.name}: ${t.pct}`);
   }
   // Proposed by plausibility: the API's candidates are the disease's best pairs.
   const api = await (await fetch(base + '/api/discover/Disease::DOID:2841?limit=10')).json();
   assert(/plausib/i.test(api.method), `method: ${api.method}`);
   assert(api.candidates.every((c) => c.plausibility && c.plausibility.disease_percentile >= 90), 'API candidates are the most plausible');
+  assert(api.candidates.every((c) => c.plausibility.palliates && c.plausibility.palliates.score >= 0 && c.plausibility.palliates.score <= 1), 'API candidates carry a palliation score');
   console.log(`     asthma top 3 by blend: ${top.slice(0, 3).map((t) => `${t.name} (${t.score}, ${t.pct.split('%')[0]}%)`).join(', ')}`);
   // The plausibility × serendipity scatter, one point per candidate shown.
   const dots = page.locator('[data-testid=scatter] circle');

@@ -1,23 +1,30 @@
-//! Cross-validation without leakage.
+//! Cross-validation without leakage, for both labels (CtD treats, CpD palliates).
 //!
-//! Every compound–disease pair gets a fold. **Edge folds**: the label pairs are shuffled
-//! (seeded) and dealt round-robin into k folds, the other pairs get a seeded hash fold.
-//! **Disease folds** (the harder, "new disease" variant): the diseases are shuffled and dealt
-//! into k folds, and a pair takes its disease's fold — every treatment of those diseases is
-//! hidden at once.
+//! Every compound–disease pair gets a fold ([`assign_folds`]). **Edge folds**: the CtD pairs
+//! are shuffled (seeded) and dealt round-robin into k folds, then the CpD-only pairs are dealt
+//! on, the other pairs get a seeded hash fold. **Disease folds** (the harder, "new disease"
+//! variant): the diseases are shuffled and dealt into k folds, and a pair takes its disease's
+//! fold — every treatment of those diseases is hidden at once.
 //!
-//! For fold k, the treatment edges (label and every other direct compound–disease relation)
-//! of its positive pairs — for disease folds, of all its diseases — go into an [`EdgeMask`];
-//! the whole feature table (DWPC, degrees, metapath selection) is recomputed on the graph
-//! without them; the model is fitted on the pairs of the other folds and scores the pairs of
-//! fold k. So no fold's features or model ever read one of its held-out edges
-//! (`tests/no_leakage.rs` checks the features against a graph rebuilt without the edges).
+//! For fold k, the treatment edges (every direct compound–disease relation, CtD and CpD) of
+//! its labelled pairs — for disease folds, of all its diseases — go into an [`EdgeMask`]
+//! ([`fold_mask`]); the whole feature table (DWPC, degrees, metapath selection) is recomputed
+//! on the graph without them; each head (treats, palliates) is fitted on the pairs of the other
+//! folds and scores the pairs of fold k. So no fold's features or models ever read one of its
+//! held-out edges of either label (`tests/no_leakage.rs` checks the features against a graph
+//! rebuilt without the edges, and that every held-out CpD edge is in its fold's mask).
+//!
+//! The table reports, per label, per fold and pooled: AUROC, AUPRC, P@100, P@10 per disease,
+//! the fit's iterations and final gradient, the label's degree prior alone, the other head's
+//! AUROC on this label, and the calibration of the pooled out-of-fold logits checked on the
+//! 100 and 1,000 best pairs.
 
 use std::time::Instant;
 
 use serde::Serialize;
 use serenqa_graph::Graph;
 
+use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
 use crate::features::Space;
 use crate::model::{fit_on, unit, PredictParams};
@@ -49,17 +56,50 @@ pub struct FoldResult {
     pub features: usize,
     pub metrics: Metrics,
     pub seconds: f64,
+    /// Iterations of the head's L-BFGS fit in this fold, its largest final gradient component
+    /// and whether it reached the tolerance.
+    pub iterations: usize,
+    pub grad_max: f64,
+    pub converged: bool,
+}
+
+/// One label's cross-validation.
+#[derive(Clone, Debug, Serialize)]
+pub struct LabelReport {
+    /// The label relation's abbreviation (`CtD`, `CpD`) and what it means.
+    pub relation: String,
+    pub meaning: String,
+    pub folds: Vec<FoldResult>,
+    /// Pooled out-of-fold scores.
+    pub overall: Metrics,
+    /// AUROC of this label's compound-degree × disease-degree prior alone, on the same
+    /// folds (degrees on each fold's masked graph, own edges left out).
+    pub prior_auroc: f64,
+    /// AUROC on this label of the *other* head's out-of-fold scores (does a head of its own
+    /// add anything over the other label's model?).
+    pub other_head_auroc: Option<f64>,
+    /// The calibration ([`crate::calibrate`]) fitted on the pooled out-of-fold logits, and
+    /// Platt scaling alone for comparison.
+    pub calibration: Option<Calibration>,
+    pub platt: Option<Calibration>,
+    /// The check of both: for the 100 and the 1,000 best pairs (pooled out-of-fold), the
+    /// observed precision, the mean calibrated score, and Platt's mean score.
+    pub calibration_check: Vec<CalibrationCheck>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationCheck {
+    pub top: usize,
+    pub observed: f64,
+    pub calibrated: f64,
+    pub platt: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct EvalReport {
     pub kind: FoldKind,
-    pub folds: Vec<FoldResult>,
-    /// Pooled out-of-fold scores.
-    pub overall: Metrics,
-    /// AUROC of the compound-treatment-degree × disease-treatment-degree prior alone, on the
-    /// same folds (degrees on each fold's masked graph).
-    pub prior_auroc: f64,
+    /// One per label: treats (CtD) first, then the second label (CpD) if the graph has one.
+    pub labels: Vec<LabelReport>,
 }
 
 /// AUROC with ties counted half (Mann–Whitney).
@@ -142,8 +182,71 @@ fn metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Metri
     }
 }
 
-/// Runs k-fold cross-validation; `progress` gets one line per fold.
-pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKind, progress: &mut dyn FnMut(&FoldResult)) -> Result<EvalReport, PredictError> {
+/// The fold of every pair.
+///
+/// **Edge folds**: the first label's pairs are shuffled (seeded) and dealt round-robin; then
+/// the pairs positive for a later label only (CpD and not CtD) are shuffled with another seed
+/// and dealt on from where the first deal stopped, so every fold holds out its share of both
+/// labels; every other pair gets a seeded hash fold. The first label's deal does not depend on
+/// the second, so a graph without a second label gets the same CtD folds.
+/// **Disease folds**: the diseases are shuffled and dealt; a pair takes its disease's fold.
+pub fn assign_folds(positives: &[Vec<bool>], nd: usize, k: usize, kind: FoldKind, seed: u64) -> Vec<usize> {
+    let npairs = positives.first().map_or(0, |p| p.len());
+    let k = k.max(1);
+    let mut fold = vec![0usize; npairs];
+    match kind {
+        FoldKind::Edges => {
+            let labelled = |p: usize| positives.iter().any(|l| l[p]);
+            let mut dealt = 0usize;
+            for (h, pos) in positives.iter().enumerate() {
+                let mut pairs: Vec<usize> = (0..npairs).filter(|&p| pos[p] && !positives[..h].iter().any(|l| l[p])).collect();
+                shuffle(&mut pairs, if h == 0 { seed } else { seed ^ (0x9a11_1a7e_u64.wrapping_mul(h as u64)) });
+                for &p in &pairs {
+                    fold[p] = dealt % k;
+                    dealt += 1;
+                }
+            }
+            for (p, f) in fold.iter_mut().enumerate() {
+                if !labelled(p) {
+                    *f = ((unit(seed ^ 0x5eed_f01d, p as u64) * k as f64) as usize).min(k - 1);
+                }
+            }
+        }
+        FoldKind::Diseases => {
+            let mut ds: Vec<usize> = (0..nd).collect();
+            shuffle(&mut ds, seed);
+            let mut dfold = vec![0usize; nd];
+            for (i, &d) in ds.iter().enumerate() {
+                dfold[d] = i % k;
+            }
+            for (p, f) in fold.iter_mut().enumerate() {
+                *f = dfold[p % nd.max(1)];
+            }
+        }
+    }
+    fold
+}
+
+/// The edges fold `f` hides: every direct compound–disease edge (all treatment relations, CtD
+/// and CpD alike) of its labelled pairs — for disease folds, of all its diseases' pairs. A
+/// held-out pair of either label thus has none of its own treatment edges in the graph its
+/// features are computed on.
+pub fn fold_mask(g: &Graph, treat_edges: &[(usize, u32)], positives: &[Vec<bool>], fold: &[usize], f: usize, kind: FoldKind) -> EdgeMask {
+    let mut mask = EdgeMask::empty(g.edge_count());
+    for &(p, e) in treat_edges {
+        let hide = match kind {
+            FoldKind::Edges => fold[p] == f && positives.iter().any(|l| l[p]),
+            FoldKind::Diseases => fold[p] == f,
+        };
+        if hide {
+            mask.insert(e);
+        }
+    }
+    mask
+}
+
+/// Runs k-fold cross-validation of every head; `progress` gets one line per fold and label.
+pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKind, progress: &mut dyn FnMut(&str, &FoldResult)) -> Result<EvalReport, PredictError> {
     if !(2..=20).contains(&k) {
         return Err(PredictError::Task(format!("folds must be between 2 and 20, not {k}")));
     }
@@ -151,82 +254,91 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
     let task = &space.task;
     let (nc, nd) = (task.compounds.len(), task.diseases.len());
     let npairs = nc * nd;
-    let label_edges = task.edges_of(g, &space.li, &[task.label]);
     let treat_edges = task.edges_of(g, &space.li, &task.treatment);
-    let mut positive = vec![false; npairs];
-    for &(p, _) in &label_edges {
-        positive[p] = true;
+    let rels = task.labels();
+    let all_positives = task.positives(g, &space.li);
+    // A label with fewer positives than folds cannot be cross-validated: it is left out.
+    let heads: Vec<usize> = (0..rels.len()).filter(|&h| h == 0 || all_positives[h].iter().filter(|&&b| b).count() >= k).collect();
+    let positives: Vec<Vec<bool>> = heads.iter().map(|&h| all_positives[h].clone()).collect();
+    let npos = positives[0].iter().filter(|&&b| b).count();
+    if npos < k {
+        return Err(PredictError::Task(format!("{npos} treatment pairs: too few for {k} folds")));
     }
-    let mut pos_pairs: Vec<usize> = (0..npairs).filter(|&p| positive[p]).collect();
-    if pos_pairs.len() < k {
-        return Err(PredictError::Task(format!("{} treatment pairs: too few for {k} folds", pos_pairs.len())));
-    }
-    let mut fold = vec![0usize; npairs];
-    match kind {
-        FoldKind::Edges => {
-            shuffle(&mut pos_pairs, params.seed);
-            for (i, &p) in pos_pairs.iter().enumerate() {
-                fold[p] = i % k;
-            }
-            for p in 0..npairs {
-                if !positive[p] {
-                    fold[p] = ((unit(params.seed ^ 0x5eed_f01d, p as u64) * k as f64) as usize).min(k - 1);
-                }
-            }
-        }
-        FoldKind::Diseases => {
-            let mut ds: Vec<usize> = (0..nd).collect();
-            shuffle(&mut ds, params.seed);
-            let mut dfold = vec![0usize; nd];
-            for (i, &d) in ds.iter().enumerate() {
-                dfold[d] = i % k;
-            }
-            for p in 0..npairs {
-                fold[p] = dfold[p % nd];
-            }
-        }
-    }
-    let mut oof = vec![0f64; npairs];
-    let mut prior = vec![0f64; npairs];
-    let mut folds = Vec::new();
+    let fold = assign_folds(&positives, nd, k, kind, params.seed);
+    let nh = heads.len();
+    let mut oof = vec![vec![0f64; npairs]; nh];
+    let mut prior = vec![vec![0f64; npairs]; nh];
+    let mut folds: Vec<Vec<FoldResult>> = vec![Vec::new(); nh];
+    let abbrev = |h: usize| g.relation(rels[heads[h]]).abbrev.clone();
     for f in 0..k {
         let t = Instant::now();
-        let mut mask = EdgeMask::empty(g.edge_count());
-        for &(p, e) in &treat_edges {
-            let hide = match kind {
-                FoldKind::Edges => fold[p] == f && positive[p],
-                FoldKind::Diseases => fold[p] == f,
-            };
-            if hide {
-                mask.insert(e);
-            }
-        }
+        let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
         let feats = space.features(&mask, &params.features);
-        let fitted = fit_on(&feats, &positive, &|p| fold[p] != f, params);
         let test: Vec<usize> = (0..npairs).filter(|&p| fold[p] == f).collect();
-        let scores: Vec<f64> = test.iter().map(|&p| fitted.logit(&feats, p)).collect();
-        let labels: Vec<bool> = test.iter().map(|&p| positive[p]).collect();
-        // The degree prior: product of the two treatment degrees on the masked graph.
-        let (ci, di) = degree_columns(&feats);
-        for (i, &p) in test.iter().enumerate() {
-            oof[p] = scores[i];
-            prior[p] = match (ci, di) {
-                (Some(a), Some(b)) => (feats.cols[a][p] as f64).sinh().ln_1p() + (feats.cols[b][p] as f64).sinh().ln_1p(),
-                _ => 0.0,
+        for h in 0..nh {
+            let th = Instant::now();
+            let fitted = fit_on(&feats, &positives[h], &|p| fold[p] != f, params);
+            let scores: Vec<f64> = test.iter().map(|&p| fitted.logit(&feats, p)).collect();
+            let labels: Vec<bool> = test.iter().map(|&p| positives[h][p]).collect();
+            // The degree prior: the two label degrees on the masked graph (own edges out).
+            let (ci, di) = feats.label_degree[heads[h]];
+            for (i, &p) in test.iter().enumerate() {
+                oof[h][p] = scores[i];
+                prior[h][p] = match (ci, di) {
+                    (Some(a), Some(b)) => (feats.cols[a][p] as f64).sinh().ln_1p() + (feats.cols[b][p] as f64).sinh().ln_1p(),
+                    _ => 0.0,
+                };
+            }
+            // The feature table is shared by the heads: its time goes to the first.
+            let seconds = if h == 0 { t.elapsed().as_secs_f64() } else { th.elapsed().as_secs_f64() };
+            let m = &fitted.model;
+            let r = FoldResult {
+                fold: f,
+                masked_edges: mask.len(),
+                features: feats.cols.len(),
+                metrics: metrics(&test, &scores, &labels, nd),
+                seconds,
+                iterations: m.iterations,
+                grad_max: m.grad_max,
+                converged: m.converged,
             };
+            progress(&abbrev(h), &r);
+            folds[h].push(r);
         }
-        let r = FoldResult { fold: f, masked_edges: mask.len(), features: feats.cols.len(), metrics: metrics(&test, &scores, &labels, nd), seconds: t.elapsed().as_secs_f64() };
-        progress(&r);
-        folds.push(r);
     }
     let all: Vec<usize> = (0..npairs).collect();
-    let labels: Vec<bool> = positive.clone();
-    Ok(EvalReport { kind, folds, overall: metrics(&all, &oof, &labels, nd), prior_auroc: auroc(&prior, &labels) })
-}
-
-/// The label-degree columns of compound and disease.
-fn degree_columns(f: &crate::features::Features) -> (Option<usize>, Option<usize>) {
-    f.label_degree
+    let labels = (0..nh)
+        .map(|h| {
+            let calibration = Calibration::fit(&oof[h], &positives[h]);
+            let platt = Calibration::fit_platt(&oof[h], &positives[h]);
+            let order = ranked(&oof[h]);
+            let mean_of = |top: &[usize], c: Option<Calibration>| c.map_or(f64::NAN, |c| top.iter().map(|&p| c.apply(oof[h][p])).sum::<f64>() / top.len().max(1) as f64);
+            let calibration_check = [100, 1000]
+                .iter()
+                .map(|&t| {
+                    let top = &order[..order.len().min(t)];
+                    CalibrationCheck {
+                        top: t,
+                        observed: top.iter().filter(|&&p| positives[h][p]).count() as f64 / top.len().max(1) as f64,
+                        calibrated: mean_of(top, calibration),
+                        platt: mean_of(top, platt),
+                    }
+                })
+                .collect();
+            LabelReport {
+                relation: abbrev(h),
+                meaning: g.relation(rels[heads[h]]).verb.clone(),
+                folds: std::mem::take(&mut folds[h]),
+                overall: metrics(&all, &oof[h], &positives[h], nd),
+                prior_auroc: auroc(&prior[h], &positives[h]),
+                other_head_auroc: (nh > 1).then(|| auroc(&oof[if h == 0 { 1 } else { 0 }], &positives[h])),
+                calibration,
+                platt,
+                calibration_check,
+            }
+        })
+        .collect();
+    Ok(EvalReport { kind, labels })
 }
 
 fn shuffle<T>(v: &mut [T], seed: u64) {
@@ -237,37 +349,77 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
 }
 
 impl EvalReport {
-    /// The table `serenqa predict eval` prints.
+    /// The label's report by relation abbreviation (`CtD`, `CpD`).
+    pub fn label(&self, abbrev: &str) -> Option<&LabelReport> {
+        self.labels.iter().find(|l| l.relation == abbrev)
+    }
+
+    /// The tables `serenqa predict eval` prints: one per label.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "{} folds ({}):\nfold  masked  features  positives  negatives   AUROC   AUPRC   P@100  P@10/disease  seconds\n",
-            self.folds.len(),
-            match self.kind {
-                FoldKind::Edges => "treatment edges held out",
-                FoldKind::Diseases => "diseases held out: all their treatments hidden",
-            }
-        );
-        for f in &self.folds {
-            let m = &f.metrics;
+        let mut s = String::new();
+        for l in &self.labels {
             s += &format!(
-                "{:>4}  {:>6}  {:>8}  {:>9}  {:>9}  {:.4}  {:.4}  {:.3}  {:>12.3}  {:>7.1}\n",
-                f.fold, f.masked_edges, f.features, m.positives, m.negatives, m.auroc, m.auprc, m.p_at_100, m.p_at_10_per_disease, f.seconds
+                "{} ({}) — {} folds, {}:\nfold  masked  features  positives  negatives   AUROC   AUPRC   P@100  P@10/disease  L-BFGS it.  max |grad|  seconds\n",
+                l.relation,
+                l.meaning,
+                l.folds.len(),
+                match self.kind {
+                    FoldKind::Edges => "treatment edges held out (CtD and CpD of the fold's pairs)",
+                    FoldKind::Diseases => "diseases held out: all their treatments hidden",
+                }
             );
+            for f in &l.folds {
+                let m = &f.metrics;
+                s += &format!(
+                    "{:>4}  {:>6}  {:>8}  {:>9}  {:>9}  {:.4}  {:.4}  {:.3}  {:>12.3}  {:>10}  {:>10.1e}  {:>7.1}\n",
+                    f.fold,
+                    f.masked_edges,
+                    f.features,
+                    m.positives,
+                    m.negatives,
+                    m.auroc,
+                    m.auprc,
+                    m.p_at_100,
+                    m.p_at_10_per_disease,
+                    format!("{}{}", f.iterations, if f.converged { "" } else { "*" }),
+                    f.grad_max,
+                    f.seconds
+                );
+            }
+            let m = &l.overall;
+            s += &format!(
+                " all  {:>6}  {:>8}  {:>9}  {:>9}  {:.4}  {:.4}  {:.3}  {:>12.3}  {:>10}  {:>10}  {:>7.1}\n",
+                "",
+                "",
+                m.positives,
+                m.negatives,
+                m.auroc,
+                m.auprc,
+                m.p_at_100,
+                m.p_at_10_per_disease,
+                "",
+                "",
+                l.folds.iter().map(|f| f.seconds).sum::<f64>()
+            );
+            s += &format!("{} degree prior alone (same folds): AUROC {:.4}\n", l.relation, l.prior_auroc);
+            if let Some(a) = l.other_head_auroc {
+                s += &format!("the other label's model ranking {}: AUROC {:.4}\n", l.relation, a);
+            }
+            if let Some(c) = l.calibration {
+                s += &format!("calibration on the pooled out-of-fold logits: c = {:.4}, slope below 0 = {:.4}, above 0 = {:.4}", c.c, c.low, c.high);
+                if let Some(p) = l.platt {
+                    s += &format!(" (Platt alone: a = {:.4}, b = {:.4})", p.high, p.c);
+                }
+                s += "\n";
+                for k in &l.calibration_check {
+                    s += &format!("  best {:>5}: observed precision {:.3}, mean calibrated score {:.3}, Platt's {:.3}\n", k.top, k.observed, k.calibrated, k.platt);
+                }
+            }
+            if l.folds.iter().any(|f| !f.converged) {
+                s += "* = the fit stopped at its iteration cap before the gradient tolerance\n";
+            }
+            s += "\n";
         }
-        let m = &self.overall;
-        s += &format!(
-            " all  {:>6}  {:>8}  {:>9}  {:>9}  {:.4}  {:.4}  {:.3}  {:>12.3}  {:>7.1}\n",
-            "",
-            "",
-            m.positives,
-            m.negatives,
-            m.auroc,
-            m.auprc,
-            m.p_at_100,
-            m.p_at_10_per_disease,
-            self.folds.iter().map(|f| f.seconds).sum::<f64>()
-        );
-        s += &format!("treatment-degree prior alone (same folds): AUROC {:.4}\n", self.prior_auroc);
         s
     }
 }

@@ -18,13 +18,16 @@ use crate::dwpc::{dwpc_all, step_matrices, EdgeMask, LocalIndex};
 use crate::metagraph::Metagraph;
 use crate::PredictError;
 
-/// Which types are compounds and diseases, which relation is the label.
+/// Which types are compounds and diseases, which relations are the labels.
 #[derive(Clone, Debug)]
 pub struct Task {
     pub compound_type: TypeId,
     pub disease_type: TypeId,
-    /// The label relation (`TREATS_CtD`).
+    /// The first label relation (`TREATS_CtD`): the served plausibility.
     pub label: RelId,
+    /// The second label (`PALLIATES_CpD`), when the graph has one: a second model on the same
+    /// features, served as the palliation score next to the plausibility.
+    pub second: Option<RelId>,
     /// Every relation joining the two types directly (`CtD`, `CpD`): never a feature on its
     /// own, crossed at most once inside a metapath.
     pub treatment: Vec<RelId>,
@@ -55,10 +58,16 @@ impl Task {
             rel.abbrev == "CtD" || rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
         };
         let label = joining.iter().copied().find(|&r| is_label(r)).ok_or_else(|| PredictError::Task("no treats relation joins compounds and diseases".into()))?;
+        let is_second = |r: RelId| {
+            let rel = g.relation(r);
+            rel.abbrev == "CpD" || rel.verb.to_lowercase().contains("palliat") || rel.name.to_uppercase().contains("PALLIAT")
+        };
+        let second = joining.iter().copied().find(|&r| r != label && is_second(r));
         Ok(Task {
             compound_type: ct,
             disease_type: dt,
             label,
+            second,
             treatment: joining,
             compounds: g.nodes_of_type(ct).to_vec(),
             diseases: g.nodes_of_type(dt).to_vec(),
@@ -72,6 +81,26 @@ impl Task {
 
     pub fn pairs(&self) -> usize {
         self.compounds.len() * self.diseases.len()
+    }
+
+    /// The label relations: the treats label, then the second label if any. Index `h` here is
+    /// the model head `h` everywhere in the crate.
+    pub fn labels(&self) -> Vec<RelId> {
+        std::iter::once(self.label).chain(self.second).collect()
+    }
+
+    /// One positive flag per pair for each label ([`Task::labels`] order).
+    pub fn positives(&self, g: &Graph, li: &LocalIndex) -> Vec<Vec<bool>> {
+        self.labels()
+            .into_iter()
+            .map(|r| {
+                let mut pos = vec![false; self.pairs()];
+                for (p, _) in self.edges_of(g, li, &[r]) {
+                    pos[p] = true;
+                }
+                pos
+            })
+            .collect()
     }
 
     /// Edges of relation `rels` between the task's compounds and diseases, as
@@ -123,8 +152,9 @@ pub struct Features {
     pub cols: Vec<Vec<f32>>,
     /// Metapaths enumerated before the support filter.
     pub metapaths_considered: usize,
-    /// Columns of the compound's and the disease's label-relation degree (the degree prior).
-    pub label_degree: (Option<usize>, Option<usize>),
+    /// For each label ([`Task::labels`] order): the columns of the compound's and the
+    /// disease's degree in that relation, own edges left out (the degree prior).
+    pub label_degree: Vec<(Option<usize>, Option<usize>)>,
 }
 
 /// Everything that does not change between folds: metagraph, metapaths, local indices.
@@ -180,7 +210,8 @@ impl<'g> Space<'g> {
             cols.push(col);
         }
         // Degree features; treatment steps leave the pair's own edges out.
-        let mut label_degree = (None, None);
+        let labels = self.task.labels();
+        let mut label_degree = vec![(None, None); labels.len()];
         let own: Vec<(usize, u32)> = self.task.edges_of(self.g, &self.li, &self.task.treatment);
         for (s, st) in self.mg.steps.iter().enumerate() {
             let side_c = st.from == self.task.compound_type;
@@ -209,11 +240,11 @@ impl<'g> Space<'g> {
             for v in col.iter_mut() {
                 *v = v.asinh();
             }
-            if st.rel == self.task.label {
+            if let Some(h) = labels.iter().position(|&r| r == st.rel) {
                 if side_c && st.to == self.task.disease_type {
-                    label_degree.0 = Some(cols.len());
+                    label_degree[h].0 = Some(cols.len());
                 } else if side_d && st.to == self.task.compound_type {
-                    label_degree.1 = Some(cols.len());
+                    label_degree[h].1 = Some(cols.len());
                 }
             }
             let who = if side_c { "degree of compound" } else { "degree of disease" };

@@ -7,7 +7,8 @@ use serenqa_graph::Graph;
 
 use crate::dwpc::EdgeMask;
 use crate::features::{FeatureParams, Features, Space};
-use crate::learn::{fit, sigmoid, FitParams, LogReg};
+use crate::calibrate::Calibration;
+use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
 
 /// Everything that decides a prediction run.
@@ -18,11 +19,17 @@ pub struct PredictParams {
     /// Negatives sampled per positive for training (all pairs are scored).
     pub negatives_per_positive: f64,
     pub seed: u64,
+    /// Folds of the refits whose out-of-fold logits calibrate the served scores
+    /// ([`crate::calibrate`]); 0 serves the uncalibrated model probability.
+    pub calibration_folds: usize,
+    /// Gradient tolerance of those refits: they only feed a two-parameter calibration, so a
+    /// looser one than the served fit's is enough (the figures in the crate docs).
+    pub calibration_tol: f64,
 }
 
 impl Default for PredictParams {
     fn default() -> Self {
-        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0 }
+        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0, calibration_folds: 5, calibration_tol: 1e-4 }
     }
 }
 
@@ -47,6 +54,11 @@ pub struct Fitted {
 
 /// Fits on the pairs `train(p)` allows: positives where `positive[p]`, negatives subsampled.
 pub fn fit_on(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, params: &PredictParams) -> Fitted {
+    fit_on_from(f, positive, train, params, None)
+}
+
+/// [`fit_on`] warm-started from `start` ([`crate::learn::fit_from`]: same minimiser).
+pub fn fit_on_from(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, params: &PredictParams, start: Option<&LogReg>) -> Fitted {
     let npairs = positive.len();
     let pos: Vec<usize> = (0..npairs).filter(|&p| positive[p] && train(p)).collect();
     let neg_all = (0..npairs).filter(|&p| !positive[p] && train(p)).count();
@@ -59,7 +71,7 @@ pub fn fit_on(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, pa
         x.extend(f.cols.iter().map(|c| c[p] as f64));
         y.push(if positive[p] { 1.0 } else { 0.0 });
     }
-    let model = fit(&x, rows.len(), nf, &y, params.fit);
+    let model = fit_from(&x, rows.len(), nf, &y, params.fit, start);
     let train_neg = rows.len() - pos.len();
     Fitted { model, offset: rate.ln(), train_pos: pos.len(), train_neg }
 }
@@ -98,6 +110,37 @@ impl Fitted {
     }
 }
 
+/// Out-of-fold logits from `k` refits on one feature table (edge folds as in
+/// [`crate::eval::assign_folds`]): every pair is scored by the model fitted without its fold.
+/// The features are not recomputed per fold, so this is cheaper than [`crate::eval`] and
+/// slightly optimistic — a pair's own treatment edges never enter its own features, but they
+/// do enter its neighbours'. Used only to calibrate, never reported as validation. Each refit
+/// is warm-started from `start` (the fit on all pairs): the objective is strictly convex, so
+/// the refit converges to the same minimiser as from zero, in fewer iterations.
+pub fn refit_oof_logits(f: &Features, positive: &[bool], fold: &[usize], k: usize, params: &PredictParams, start: Option<&LogReg>) -> Vec<f64> {
+    let mut oof = vec![0.0f64; positive.len()];
+    let refit = PredictParams { fit: FitParams { tol: params.fit.tol.max(params.calibration_tol), ..params.fit }, ..params.clone() };
+    for fo in 0..k {
+        let fitted = fit_on_from(f, positive, &|p| fold[p] != fo, &refit, start);
+        for (p, z) in oof.iter_mut().enumerate() {
+            if fold[p] == fo {
+                *z = fitted.logit(f, p);
+            }
+        }
+    }
+    oof
+}
+
+/// The calibration of one head from [`refit_oof_logits`]; `None` when switched off
+/// (`calibration_folds` = 0) or when it cannot be fitted.
+pub fn calibrate(f: &Features, positive: &[bool], fold: &[usize], params: &PredictParams, start: Option<&LogReg>) -> Option<Calibration> {
+    if params.calibration_folds < 2 {
+        return None;
+    }
+    let oof = refit_oof_logits(f, positive, fold, params.calibration_folds, params, start);
+    Calibration::fit(&oof, positive)
+}
+
 /// How many metapath contributions each pair keeps.
 pub const TOP_METAPATHS: usize = 5;
 
@@ -108,7 +151,8 @@ pub struct Predictions {
     /// Node ids (of the graph the run used), local order.
     pub compounds: Vec<u32>,
     pub diseases: Vec<u32>,
-    /// Compound-major, one per pair.
+    /// Compound-major, one per pair: the treats head's probability (calibrated when
+    /// `info.calibration` is set).
     pub scores: Vec<f32>,
     /// Percentile (0–100) of the pair among its disease's pairs / its compound's pairs.
     pub disease_pct: Vec<f32>,
@@ -116,6 +160,11 @@ pub struct Predictions {
     /// `TOP_METAPATHS` per pair: index into `info.metapaths` (`u16::MAX` = none) and contribution.
     pub top_idx: Vec<u16>,
     pub top_val: Vec<f32>,
+    /// The second label's head (palliates), one per pair, and its percentiles; empty when the
+    /// graph has no second label.
+    pub palliates: Vec<f32>,
+    pub palliates_disease_pct: Vec<f32>,
+    pub palliates_compound_pct: Vec<f32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,9 +181,36 @@ pub struct PredictionInfo {
     pub train_negatives: usize,
     pub converged: bool,
     pub iterations: usize,
+    /// Largest gradient component at the treats head's final weights.
+    #[serde(default)]
+    pub grad_max: f64,
+    /// The treats head's calibration (`None`: scores are the model's own probability).
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
+    /// The second head, when the graph has a second label.
+    #[serde(default)]
+    pub palliates: Option<HeadInfo>,
     pub seconds_features: f64,
     pub seconds_fit: f64,
+    #[serde(default)]
+    pub seconds_calibration: f64,
     pub seconds_predict: f64,
+}
+
+/// A second model head: what it learned from, how its fit ended, its coefficients.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadInfo {
+    /// The label relation's abbreviation (`CpD`).
+    pub relation: String,
+    pub positives: usize,
+    pub train_negatives: usize,
+    pub converged: bool,
+    pub iterations: usize,
+    pub grad_max: f64,
+    pub calibration: Option<Calibration>,
+    /// Coefficients of `PredictionInfo::metapaths`, in that order.
+    pub coefficients: Vec<f64>,
+    pub degree_features: Vec<(String, f64)>,
 }
 
 /// JSON-friendly copy of the parameters (floats as given).
@@ -146,6 +222,12 @@ pub struct PredictParamsView {
     pub lambda: f64,
     pub negatives_per_positive: f64,
     pub seed: u64,
+    #[serde(default)]
+    pub max_iter: usize,
+    #[serde(default)]
+    pub tol: f64,
+    #[serde(default)]
+    pub calibration_folds: usize,
 }
 
 /// Percentile of each value within its group: share of the group's other members scoring
@@ -175,29 +257,10 @@ fn percentiles(vals: &[f64]) -> Vec<f32> {
     out
 }
 
-/// The full run: features on the whole graph, fit on all treatment edges, score all pairs.
-pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, PredictError> {
-    let t0 = Instant::now();
-    let space = Space::new(g, &params.features)?;
-    let mask = EdgeMask::empty(g.edge_count());
-    let f = space.features(&mask, &params.features);
-    let seconds_features = t0.elapsed().as_secs_f64();
-    let npairs = space.task.pairs();
-    let mut positive = vec![false; npairs];
-    for (p, _) in space.task.edges_of(g, &space.li, &[space.task.label]) {
-        positive[p] = true;
-    }
-    if !positive.iter().any(|&b| b) {
-        return Err(PredictError::Task("the graph has no treatment edge to learn from".into()));
-    }
-    let t1 = Instant::now();
-    let fitted = fit_on(&f, &positive, &|_| true, params);
-    let seconds_fit = t1.elapsed().as_secs_f64();
-    let t2 = Instant::now();
-    let (nc, nd) = (space.task.compounds.len(), space.task.diseases.len());
-    let logits = fitted.logits_all(&f);
-    let scores: Vec<f32> = logits.iter().map(|&z| sigmoid(z) as f32).collect();
-    // Percentiles on the logits (monotone in the score, no f32 ties from rounding).
+/// Percentiles of every pair among its disease's and among its compound's pairs, on the
+/// logits (monotone in the score, no `f32` ties from rounding).
+fn percentile_tables(logits: &[f64], nc: usize, nd: usize) -> (Vec<f32>, Vec<f32>) {
+    let npairs = nc * nd;
     let mut disease_pct = vec![0f32; npairs];
     let mut compound_pct = vec![0f32; npairs];
     for d in 0..nd {
@@ -210,10 +273,58 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         let v = &logits[c * nd..(c + 1) * nd];
         compound_pct[c * nd..(c + 1) * nd].copy_from_slice(&percentiles(v));
     }
+    (disease_pct, compound_pct)
+}
+
+/// One head fitted on all pairs: the model, every pair's logit and served probability.
+struct Head {
+    fitted: Fitted,
+    logits: Vec<f64>,
+    calibration: Option<Calibration>,
+    scores: Vec<f32>,
+    seconds_fit: f64,
+    seconds_calibration: f64,
+}
+
+fn fit_head(f: &Features, positive: &[bool], fold: Option<&[usize]>, params: &PredictParams) -> Head {
+    let t = Instant::now();
+    let fitted = fit_on(f, positive, &|_| true, params);
+    let logits = fitted.logits_all(f);
+    let seconds_fit = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let calibration = fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
+    let seconds_calibration = t.elapsed().as_secs_f64();
+    let scores = logits.iter().map(|&z| calibration.map_or_else(|| sigmoid(z), |c| c.apply(z)) as f32).collect();
+    Head { fitted, logits, calibration, scores, seconds_fit, seconds_calibration }
+}
+
+/// The full run: features on the whole graph, one head per label (treats; palliates when the
+/// graph has it) fitted on all of that label's edges, every pair scored.
+pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, PredictError> {
+    let t0 = Instant::now();
+    let space = Space::new(g, &params.features)?;
+    let mask = EdgeMask::empty(g.edge_count());
+    let f = space.features(&mask, &params.features);
+    let seconds_features = t0.elapsed().as_secs_f64();
+    let (nc, nd) = (space.task.compounds.len(), space.task.diseases.len());
+    let npairs = space.task.pairs();
+    let positives = space.task.positives(g, &space.li);
+    if !positives[0].iter().any(|&b| b) {
+        return Err(PredictError::Task("the graph has no treatment edge to learn from".into()));
+    }
+    let fold = (params.calibration_folds >= 2).then(|| crate::eval::assign_folds(&positives, nd, params.calibration_folds, crate::eval::FoldKind::Edges, params.seed));
+    let treats = fit_head(&f, &positives[0], fold.as_deref(), params);
+    let pall = positives.get(1).filter(|p| p.iter().any(|&b| b)).map(|pos| fit_head(&f, pos, fold.as_deref(), params));
+    let t2 = Instant::now();
+    let (disease_pct, compound_pct) = percentile_tables(&treats.logits, nc, nd);
+    let (palliates_disease_pct, palliates_compound_pct) = match &pall {
+        Some(h) => percentile_tables(&h.logits, nc, nd),
+        None => (Vec::new(), Vec::new()),
+    };
     let mp: Vec<usize> = (0..f.cols.len()).filter(|&j| f.is_metapath[j]).collect();
     let mut top_idx = vec![u16::MAX; npairs * TOP_METAPATHS];
     let mut top_val = vec![0f32; npairs * TOP_METAPATHS];
-    let m = &fitted.model;
+    let m = &treats.fitted.model;
     // Column by column (cache-friendly), each pair keeping its 5 largest positive
     // contributions; a tie keeps the earlier metapath, as a stable sort would.
     for (k, &j) in mp.iter().enumerate() {
@@ -244,6 +355,21 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         }
     }
     let seconds_predict = t2.elapsed().as_secs_f64();
+    let degree_features = |m: &crate::learn::LogReg| -> Vec<(String, f64)> { (0..f.cols.len()).filter(|&j| !f.is_metapath[j]).map(|j| (f.names[j].clone(), m.beta[j])).collect() };
+    let palliates = match (&pall, space.task.second) {
+        (Some(h), Some(r)) => Some(HeadInfo {
+            relation: g.relation(r).abbrev.clone(),
+            positives: h.fitted.train_pos,
+            train_negatives: h.fitted.train_neg,
+            converged: h.fitted.model.converged,
+            iterations: h.fitted.model.iterations,
+            grad_max: h.fitted.model.grad_max,
+            calibration: h.calibration,
+            coefficients: mp.iter().map(|&j| h.fitted.model.beta[j]).collect(),
+            degree_features: degree_features(&h.fitted.model),
+        }),
+        _ => None,
+    };
     let info = PredictionInfo {
         graph_hash: g.content_hash(),
         params: PredictParamsView {
@@ -253,20 +379,40 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
             lambda: params.fit.lambda,
             negatives_per_positive: params.negatives_per_positive,
             seed: params.seed,
+            max_iter: params.fit.max_iter,
+            tol: params.fit.tol,
+            calibration_folds: params.calibration_folds,
         },
         metapaths: mp.iter().map(|&j| f.names[j].clone()).collect(),
         coefficients: mp.iter().map(|&j| m.beta[j]).collect(),
-        degree_features: (0..f.cols.len()).filter(|&j| !f.is_metapath[j]).map(|j| (f.names[j].clone(), m.beta[j])).collect(),
+        degree_features: degree_features(m),
         metapaths_considered: f.metapaths_considered,
-        positives: fitted.train_pos,
-        train_negatives: fitted.train_neg,
+        positives: treats.fitted.train_pos,
+        train_negatives: treats.fitted.train_neg,
         converged: m.converged,
         iterations: m.iterations,
+        grad_max: m.grad_max,
+        calibration: treats.calibration,
+        palliates,
         seconds_features,
-        seconds_fit,
+        seconds_fit: treats.seconds_fit + pall.as_ref().map_or(0.0, |h| h.seconds_fit),
+        seconds_calibration: treats.seconds_calibration + pall.as_ref().map_or(0.0, |h| h.seconds_calibration),
         seconds_predict,
     };
-    Ok(Predictions { info, compounds: space.task.compounds.clone(), diseases: space.task.diseases.clone(), scores, disease_pct, compound_pct, top_idx, top_val })
+    let palliates = pall.map_or_else(Vec::new, |h| h.scores);
+    Ok(Predictions {
+        info,
+        compounds: space.task.compounds.clone(),
+        diseases: space.task.diseases.clone(),
+        scores: treats.scores,
+        disease_pct,
+        compound_pct,
+        top_idx,
+        top_val,
+        palliates,
+        palliates_disease_pct,
+        palliates_compound_pct,
+    })
 }
 
 impl Predictions {
@@ -283,11 +429,18 @@ impl Predictions {
             .collect()
     }
 
+    /// The palliation score of a pair, when the run had a second head.
+    pub fn palliates(&self, p: usize) -> Option<(f32, f32, f32)> {
+        Some((*self.palliates.get(p)?, *self.palliates_disease_pct.get(p)?, *self.palliates_compound_pct.get(p)?))
+    }
+
     /// Writes the TSV of all pairs (compound-major), byte-identical for the same inputs. Scores
     /// are written as the shortest decimal that reads back as the stored `f32` (no rounding to
     /// a fixed number of places, which would tie thousands of low scores).
     pub fn write_tsv(&self, g: &Graph, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-        writeln!(w, "compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths")?;
+        // The six required columns first (an external checker reads them), then the second
+        // head's; empty when the graph has no second label.
+        writeln!(w, "compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths\tpalliates_score\tpalliates_disease_percentile")?;
         let nd = self.diseases.len();
         let dkeys: Vec<String> = self.diseases.iter().map(|&d| g.key(d)).collect();
         for (ci, &c) in self.compounds.iter().enumerate() {
@@ -295,7 +448,11 @@ impl Predictions {
             for (di, dk) in dkeys.iter().enumerate() {
                 let p = ci * nd + di;
                 let top: Vec<String> = self.top(p).iter().take(3).map(|(n, v)| format!("{n}:{v:.3}")).collect();
-                writeln!(w, "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
+                write!(w, "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
+                match (self.palliates.get(p), self.palliates_disease_pct.get(p)) {
+                    (Some(s), Some(q)) => writeln!(w, "\t{s}\t{q:.2}")?,
+                    _ => writeln!(w, "\t\t")?,
+                }
             }
         }
         Ok(())

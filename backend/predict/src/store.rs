@@ -5,7 +5,9 @@
 //!   coefficients, timings),
 //! - `predict.compounds`, `predict.diseases` (u32 node ids),
 //! - `predict.scores`, `predict.disease_pct`, `predict.compound_pct` (f32 per pair),
-//! - `predict.top_idx` (u16), `predict.top_val` (f32): the top metapaths of each pair.
+//! - `predict.top_idx` (u16), `predict.top_val` (f32): the top metapaths of each pair;
+//! - `predict.palliates`, `predict.palliates_disease_pct`, `predict.palliates_compound_pct`
+//!   (f32 per pair): the second head, present when `info.palliates` is.
 //!
 //! Reading checks every size and id against the graph, so a stale or crafted file is refused.
 
@@ -34,6 +36,11 @@ impl Predictions {
         w.add_pod("predict.compound_pct", &self.compound_pct);
         w.add_pod("predict.top_idx", &self.top_idx);
         w.add_pod("predict.top_val", &self.top_val);
+        if self.info.palliates.is_some() {
+            w.add_pod("predict.palliates", &self.palliates);
+            w.add_pod("predict.palliates_disease_pct", &self.palliates_disease_pct);
+            w.add_pod("predict.palliates_compound_pct", &self.palliates_compound_pct);
+        }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| PredictError::Invalid(format!("{}: {e}", dir.display())))?;
         }
@@ -71,6 +78,22 @@ impl Predictions {
         if top_idx.iter().any(|&i| i != u16::MAX && i as usize >= info.metapaths.len()) || info.coefficients.len() != info.metapaths.len() {
             return Err(bad("a top metapath index is out of range".into()));
         }
-        Ok(Predictions { info, compounds, diseases, scores, disease_pct, compound_pct, top_idx, top_val })
+        let (palliates, palliates_disease_pct, palliates_compound_pct): (Vec<f32>, Vec<f32>, Vec<f32>) = if info.palliates.is_some() {
+            (r.read_pod("predict.palliates")?, r.read_pod("predict.palliates_disease_pct")?, r.read_pod("predict.palliates_compound_pct")?)
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
+        if info.palliates.is_some() {
+            if palliates.len() != n || palliates_disease_pct.len() != n || palliates_compound_pct.len() != n {
+                return Err(bad("palliation section sizes do not match the number of pairs".into()));
+            }
+            if palliates.iter().any(|s| !(0.0..=1.0).contains(s)) || palliates_disease_pct.iter().chain(&palliates_compound_pct).any(|p| !(0.0..=100.0).contains(p)) {
+                return Err(bad("a palliation score or percentile is out of range".into()));
+            }
+            if info.palliates.as_ref().is_some_and(|h| h.coefficients.len() != info.metapaths.len()) {
+                return Err(bad("the palliation head's coefficients do not match the metapaths".into()));
+            }
+        }
+        Ok(Predictions { info, compounds, diseases, scores, disease_pct, compound_pct, top_idx, top_val, palliates, palliates_disease_pct, palliates_compound_pct })
     }
 }

@@ -24,10 +24,11 @@ fn predictions_are_byte_identical_across_runs_and_thread_counts() {
     assert!(a == c, "3 threads gave other bytes");
     let text = String::from_utf8(a).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths"));
+    // The six required columns in order, then the palliation head's.
+    assert_eq!(lines.next(), Some("compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths\tpalliates_score\tpalliates_disease_percentile"));
     assert_eq!(lines.clone().count(), 60 * 15);
     let first: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    assert_eq!(first.len(), 6);
+    assert_eq!(first.len(), 8);
     assert!(first[0].starts_with("Compound::DB") && first[1].starts_with("Disease::DOID:"), "{first:?}");
     // Another seed samples other negatives: different bytes.
     let other = tsv(&g, &PredictParams { seed: 8, ..params.clone() });
@@ -38,13 +39,14 @@ fn predictions_are_byte_identical_across_runs_and_thread_counts() {
 fn cross_validation_finds_the_planted_signal() {
     let g = common::graph(60, 15, 40, 4);
     let params = PredictParams::default();
-    let r = cross_validate(&g, &params, 3, FoldKind::Edges, &mut |_| {}).unwrap();
-    assert_eq!(r.folds.len(), 3);
-    assert!(r.overall.auroc > 0.75, "out-of-fold AUROC {}", r.overall.auroc);
+    let r = cross_validate(&g, &params, 3, FoldKind::Edges, &mut |_, _| {}).unwrap();
+    let ctd = r.label("CtD").expect("a CtD report");
+    assert_eq!(ctd.folds.len(), 3);
+    assert!(ctd.overall.auroc > 0.75, "out-of-fold AUROC {}", ctd.overall.auroc);
     let table = r.table();
     assert!(table.contains("AUROC") && table.lines().count() >= 6, "{table}");
-    let d = cross_validate(&g, &params, 3, FoldKind::Diseases, &mut |_| {}).unwrap();
-    assert!(d.overall.auroc.is_finite());
+    let d = cross_validate(&g, &params, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
+    assert!(d.label("CtD").expect("a CtD report").overall.auroc.is_finite());
 }
 
 #[test]

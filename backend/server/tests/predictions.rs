@@ -18,7 +18,7 @@ impl Drop for Server {
     }
 }
 
-/// 30 compounds, 8 diseases, 20 genes; treatments follow shared genes.
+/// 30 compounds, 8 diseases, 20 genes; treatments follow shared genes; some palliations.
 fn write_graph(dir: &Path) {
     let het = dir.join("het");
     std::fs::create_dir(&het).unwrap();
@@ -54,6 +54,8 @@ fn write_graph(dir: &Path) {
         for d in 0..8 {
             if binds[c].iter().any(|g| assoc[d].contains(g)) && r(3) > 0 {
                 edges += &format!("Compound::DB{c:05}\tCtD\tDisease::DOID:{d}\n");
+            } else if r(8) == 0 {
+                edges += &format!("Compound::DB{c:05}\tCpD\tDisease::DOID:{d}\n");
             }
         }
     }
@@ -111,8 +113,10 @@ fn predict_writes_a_reproducible_tsv_and_the_server_serves_it() {
     let ta = std::fs::read(d.join("a.tsv")).unwrap();
     assert!(ta == std::fs::read(d.join("b.tsv")).unwrap(), "two runs with one seed gave different bytes");
     let text = String::from_utf8(ta).unwrap();
-    assert!(text.starts_with("compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths\n"));
+    // The six required columns in order, then the palliation head's.
+    assert!(text.starts_with("compound_id\tdisease_id\tscore\tdisease_percentile\tcompound_percentile\ttop_metapaths\tpalliates_score\tpalliates_disease_percentile\n"));
     assert_eq!(text.lines().count(), 1 + 30 * 8);
+    assert!(text.lines().skip(1).all(|l| l.split('\t').count() == 8 && l.split('\t').nth(6).is_some_and(|s| s.parse::<f64>().is_ok_and(|x| (0.0..=1.0).contains(&x)))), "palliation column");
     assert!(text.lines().nth(1).unwrap().starts_with("Compound::DB00000\tDisease::DOID:0\t"));
 
     let s = serve(d);
@@ -124,6 +128,11 @@ fn predict_writes_a_reproducible_tsv_and_the_server_serves_it() {
     let scores: Vec<f64> = preds.iter().map(|p| p["score"].as_f64().unwrap()).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
     assert!(preds[0]["disease_percentile"].as_f64().unwrap() > 95.0);
+    // The second head (CpD) is served next to the plausibility.
+    let pall = &preds[0]["palliates"];
+    assert!(pall["score"].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)), "{pall}");
+    assert!(pall["disease_percentile"].as_f64().is_some_and(|x| (0.0..=100.0).contains(&x)), "{pall}");
+    assert!(pall["known"].is_boolean(), "{pall}");
     assert_eq!(preds[0]["disease"]["id"], "DOID:0");
 
     let (st, v) = get(&format!("{}/api/predictions?compound=Compound::DB00001", s.base));

@@ -20,8 +20,19 @@ fn rel(b: &mut GraphBuilder, name: &str, verb: &str, abbrev: &str, s: u16, t: u1
     b.relation(RelationType { name: name.into(), verb: verb.into(), abbrev: abbrev.into(), source_type: Some(s), target_type: Some(t), directed: false }).unwrap()
 }
 
-/// `nc` compounds, `nd` diseases, `ng` genes.
+/// `nc` compounds, `nd` diseases, `ng` genes; CpD edges are rare noise.
 pub fn graph(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
+    build(nc, nd, ng, seed, false)
+}
+
+/// As [`graph`], plus a second planted signal of its own: diseases downregulate genes
+/// (`DdG`), and a compound tends to palliate (`CpD`) a disease when it binds a gene the disease
+/// downregulates — a different metapath (`CbGdD`) from the treatment signal (`CbGaD`).
+pub fn graph_with_palliation(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
+    build(nc, nd, ng, seed, true)
+}
+
+fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph {
     let mut r = Rng(seed);
     let mut b = GraphBuilder::new(GraphMeta { name: "predict-test".into(), ..Default::default() });
     let tc = b.node_type("Compound", "Compound");
@@ -32,6 +43,7 @@ pub fn graph(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
     let cbg = rel(&mut b, "BINDS_CbG", "binds", "CbG", tc, tg);
     let dag = rel(&mut b, "ASSOCIATES_DaG", "associates", "DaG", td, tg);
     let crc = rel(&mut b, "RESEMBLES_CrC", "resembles", "CrC", tc, tc);
+    let ddg = if palliation { Some(rel(&mut b, "DOWNREGULATES_DdG", "downregulates", "DdG", td, tg)) } else { None };
     let drd = rel(&mut b, "RESEMBLES_DrD", "resembles", "DrD", td, td);
     let c: Vec<u32> = (0..nc).map(|i| b.add_node(tc, &format!("DB{i:05}"), &format!("drug {i}"))).collect();
     let d: Vec<u32> = (0..nd).map(|i| b.add_node(td, &format!("DOID:{i}"), &format!("disease {i}"))).collect();
@@ -52,13 +64,24 @@ pub fn graph(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
             b.add_edge(di, dag, g[x], None);
         }
     }
+    let mut down = vec![Vec::new(); nd];
+    if let Some(ddg) = ddg {
+        for (i, &di) in d.iter().enumerate() {
+            for _ in 0..3 {
+                let x = r.below(ng);
+                down[i].push(x);
+                b.add_edge(di, ddg, g[x], None);
+            }
+        }
+    }
     for i in 0..nc {
         for j in 0..nd {
             let shared = binds[i].iter().any(|x| assoc[j].contains(x));
             let p = if shared { 0.6 } else { 0.01 };
+            let q = if !palliation { 0.01 } else if binds[i].iter().any(|x| down[j].contains(x)) { 0.5 } else { 0.005 };
             if r.next() < p {
                 b.add_edge(c[i], ctd, d[j], None);
-            } else if r.next() < 0.01 {
+            } else if r.next() < q {
                 b.add_edge(c[i], cpd, d[j], None);
             }
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::node_view;
 use serenqa_predict::Predictions;
-use serenqa_shared::api::{ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup, Prediction, PredictionsResponse, SubgraphView};
+use serenqa_shared::api::{ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup, Palliation, Prediction, PredictionsResponse, SubgraphView};
 
 use super::error::HttpError;
 use super::extract::Q;
@@ -32,7 +32,7 @@ pub struct PredictionsQuery {
 
 pub const MAX_LIMIT: usize = 2000;
 
-pub const METHOD: &str = "Plausibility: an L2 logistic regression on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's recipe); percentiles rank the pair among the disease's compounds and among the compound's diseases.";
+pub const METHOD: &str = "Plausibility: an L2 logistic regression on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's recipe), its probability calibrated on out-of-fold predictions; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
 
 /// Where `n` sits in the predictions: (is a compound, local index).
 pub fn locate(p: &Predictions, n: NodeId) -> Option<(bool, usize)> {
@@ -42,10 +42,24 @@ pub fn locate(p: &Predictions, n: NodeId) -> Option<(bool, usize)> {
     p.diseases.iter().position(|&d| d == n).map(|i| (false, i))
 }
 
+/// Whether the graph has an edge of the relation abbreviated `abbrev` between `c` and `d`.
+fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
+    let (_, out_t, _) = g.out_csr();
+    let (_, in_s, _, _) = g.in_csr();
+    (0..g.relation_count() as u16).filter(|&r| g.relation(r).abbrev == abbrev).any(|r| g.out_range_rel(c, r).any(|i| out_t[i] == d) || g.in_range_rel(c, r).any(|i| in_s[i] == d))
+}
+
 /// One pair as the API shows it.
 pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -> Prediction {
     let i = p.pair(c, d);
+    let palliates = p.palliates(i).map(|(score, dp, cp)| Palliation {
+        score: score as f64,
+        disease_percentile: dp as f64,
+        compound_percentile: cp as f64,
+        known: p.info.palliates.as_ref().is_some_and(|h| has_edge(g, p.compounds[c], p.diseases[d], &h.relation)),
+    });
     Prediction {
+        palliates,
         compound: node_view(g, p.compounds[c]),
         disease: node_view(g, p.diseases[d]),
         score: p.scores[i] as f64,

@@ -39,6 +39,13 @@ pub struct RunArgs {
     /// L2 strength on the mean log-loss.
     #[arg(long, default_value_t = 1e-3)]
     lambda: f64,
+    /// L-BFGS iteration cap of each fit.
+    #[arg(long, default_value_t = serenqa_predict::learn::FitParams::default().max_iter)]
+    max_iter: usize,
+    /// Folds of the refits that calibrate the served scores (on their out-of-fold logits);
+    /// 0 serves the uncalibrated model probability.
+    #[arg(long, default_value_t = PredictParams::default().calibration_folds)]
+    calibration_folds: usize,
     /// Do not store the predictions in the cache for the server.
     #[arg(long)]
     no_store: bool,
@@ -74,9 +81,16 @@ impl RunArgs {
         if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
             anyhow::bail!("--lambda must be a non-negative number");
         }
-        let mut p = PredictParams { seed: self.seed, ..PredictParams::default() };
+        if !(self.max_iter >= 1 && self.max_iter <= 100_000) {
+            anyhow::bail!("--max-iter must be between 1 and 100000");
+        }
+        if self.calibration_folds == 1 || self.calibration_folds > 20 {
+            anyhow::bail!("--calibration-folds must be 0 (off) or between 2 and 20");
+        }
+        let mut p = PredictParams { seed: self.seed, calibration_folds: self.calibration_folds, ..PredictParams::default() };
         p.features.max_len = self.max_len;
         p.fit.lambda = self.lambda;
+        p.fit.max_iter = self.max_iter;
         Ok(p)
     }
 }
@@ -94,20 +108,7 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     let g = args.graph.load(progress)?;
     let t = Instant::now();
     let preds = predict(&g, &params)?;
-    let i = &preds.info;
-    eprintln!(
-        "predictions: {} compounds × {} diseases, {} metapath features (of {} enumerated) + {} degree features; features {:.1} s, fit {:.1} s ({} iterations{}), predict {:.1} s",
-        preds.compounds.len(),
-        preds.diseases.len(),
-        i.metapaths.len(),
-        i.metapaths_considered,
-        i.degree_features.len(),
-        i.seconds_features,
-        i.seconds_fit,
-        i.iterations,
-        if i.converged { "" } else { ", NOT converged" },
-        i.seconds_predict
-    );
+    eprint!("{}", summary(&preds));
     if !args.no_store {
         let path = serenqa_predict::store::default_path(&g);
         preds.save(&path).with_context(|| format!("writing {}", path.display()))?;
@@ -118,6 +119,46 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     }
     eprintln!("done in {:.1} s", t.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// What a run did: sizes, each head's fit (iterations, final gradient, calibration), timings.
+fn summary(preds: &Predictions) -> String {
+    let i = &preds.info;
+    let cal = |c: &Option<serenqa_predict::calibrate::Calibration>| match c {
+        Some(c) => format!("calibrated: σ({:.3} − {:.3}·softplus(−z) + {:.3}·softplus(z))", c.c, c.low, c.high),
+        None => "uncalibrated".to_string(),
+    };
+    let mut s = format!(
+        "predictions: {} compounds × {} diseases, {} metapath features (of {} enumerated) + {} degree features\n",
+        preds.compounds.len(),
+        preds.diseases.len(),
+        i.metapaths.len(),
+        i.metapaths_considered,
+        i.degree_features.len()
+    );
+    s += &format!(
+        "  treats (CtD): {} positives, {} sampled negatives; L-BFGS {} iterations, max |grad| {:.1e}{}; {}\n",
+        i.positives,
+        i.train_negatives,
+        i.iterations,
+        i.grad_max,
+        if i.converged { "" } else { " (NOT converged: iteration cap)" },
+        cal(&i.calibration)
+    );
+    if let Some(h) = &i.palliates {
+        s += &format!(
+            "  palliates ({}): {} positives, {} sampled negatives; L-BFGS {} iterations, max |grad| {:.1e}{}; {}\n",
+            h.relation,
+            h.positives,
+            h.train_negatives,
+            h.iterations,
+            h.grad_max,
+            if h.converged { "" } else { " (NOT converged: iteration cap)" },
+            cal(&h.calibration)
+        );
+    }
+    s += &format!("  features {:.1} s, fits {:.1} s, calibration refits {:.1} s, predict {:.1} s\n", i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict);
+    s
 }
 
 fn write_tsv(g: &serenqa_graph::Graph, preds: &Predictions, out: &PathBuf) -> Result<()> {
@@ -150,9 +191,9 @@ fn run_eval(args: RunArgs, folds: usize, kind: &str, json: Option<PathBuf>, prog
     let g = args.graph.load(progress)?;
     let mut reports = Vec::new();
     for k in kinds {
-        let report = cross_validate(&g, &params, folds, k, &mut |f| {
+        let report = cross_validate(&g, &params, folds, k, &mut |label, f| {
             if progress {
-                eprintln!("fold {} ({:?}): AUROC {:.4}, AUPRC {:.4} in {:.1} s", f.fold, k, f.metrics.auroc, f.metrics.auprc, f.seconds);
+                eprintln!("fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s", f.fold, k, f.metrics.auroc, f.metrics.auprc, f.iterations, f.seconds);
             }
         })?;
         println!("{}", report.table());
@@ -174,7 +215,8 @@ fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
     println!("graph: {} ({} nodes, {} edges), {} threads", g.meta().name, g.node_count(), g.edge_count(), rayon::current_num_threads());
     println!("pairs: {} ({} compounds × {} diseases)", preds.scores.len(), preds.compounds.len(), preds.diseases.len());
     println!("metapaths: {} enumerated, {} kept as features; {} degree features", i.metapaths_considered, i.metapaths.len(), i.degree_features.len());
-    println!("features {:.2} s, fit {:.2} s ({} iterations), predict {:.2} s; total {:.2} s", i.seconds_features, i.seconds_fit, i.iterations, i.seconds_predict, total);
+    print!("{}", summary(&preds));
+    println!("features {:.2} s, fits {:.2} s, calibration {:.2} s, predict {:.2} s; total {:.2} s", i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict, total);
     if let Some(b) = crate::rss::peak_rss_bytes() {
         println!("peak RSS: {}", crate::rss::human_bytes(b));
     }
