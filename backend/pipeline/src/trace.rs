@@ -14,7 +14,7 @@ use serenqa_shared::api::{ExplorationTrace, QuestionTrace, RetrievalTrace, Trace
 use serenqa_shared::results::{metric_title, partition_title};
 
 use crate::reasoning::Judged;
-use crate::run::{check_run_id, read_trace, Manifest, T1Record, T3Record, T1_FILE, T3_FILE};
+use crate::run::{check_run_id, Manifest, T1Record, T3Record, T1_FILE, T3_FILE};
 
 /// Why a trace cannot be shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,19 +141,20 @@ fn judged(key: &str, j: &Judged) -> TraceMetric {
     m
 }
 
-fn retrieval(names: &mut Names, r: &T1Record) -> RetrievalTrace {
-    let gold: BTreeSet<&str> = r.gold.iter().map(String::as_str).collect();
+fn retrieval(names: &mut Names, t: &T1Record) -> RetrievalTrace {
+    let r = &t.retrieved;
+    let gold: BTreeSet<&str> = t.gold.iter().map(String::as_str).collect();
     let found: BTreeSet<&str> = r.answers.iter().map(String::as_str).collect();
     RetrievalTrace {
-        agent: r.agent.clone(),
+        agent: t.agent.clone(),
         cypher: r.cypher.clone(),
         executable: r.executable,
         error: r.error.clone(),
         rows: r.rows,
         predicted: r.answers.iter().map(|a| names.entity(a, None, gold.contains(a.as_str()))).collect(),
-        gold: r.gold.iter().map(|a| names.entity(a, None, r.executable && found.contains(a.as_str()))).collect(),
-        metrics: vec![metric("hit", r.hit, 1.0, ""), metric("f1", r.f1, 1.0, ""), metric("exe", if r.executable { 1.0 } else { 0.0 }, 1.0, "")],
-        latency_ms: r.call.as_ref().map(|c| c.latency_ms).unwrap_or(0.0),
+        gold: t.gold.iter().map(|a| names.entity(a, None, r.executable && found.contains(a.as_str()))).collect(),
+        metrics: vec![metric("hit", t.hit, 1.0, ""), metric("f1", t.f1, 1.0, ""), metric("exe", if r.executable { 1.0 } else { 0.0 }, 1.0, "")],
+        latency_ms: t.call.as_ref().map(|c| c.latency_ms).unwrap_or(0.0),
     }
 }
 

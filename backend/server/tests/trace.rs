@@ -43,7 +43,10 @@ fn start() -> Server {
     std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
     let run = dir.path().join("runs").join("offline-1234");
     std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(run.join("manifest.json"), r#"{"format":"serenqa-run","run_id":"offline-1234","label":"offline","status":"complete","explore":{"beam_width":10,"depth":3,"relations_per_node":3,"nodes_per_node":5}}"#).unwrap();
+    let mut manifest = serenqa_pipeline::run::Manifest { format: "serenqa-run".into(), run_id: "offline-1234".into(), label: "offline".into(), status: "complete".into(), ..Default::default() };
+    manifest.explore.beam_width = 10;
+    manifest.explore.nodes_per_node = 5;
+    std::fs::write(run.join("manifest.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
     let t1 = |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
         serde_json::to_string(&T1Record {
             key: format!("t1:{qid}"),
