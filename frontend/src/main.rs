@@ -30,16 +30,25 @@ fn main() {
     }
     leptos::mount::mount_to_body(App);
     if let Some(d) = document.filter(|_| !typed.trim().is_empty()) {
-        carry_over(&d, &typed);
+        // The route's view may render a moment after mounting: look for the box a few times.
+        leptos::task::spawn_local(async move {
+            for _ in 0..60 {
+                if carry_over(&d, &typed) {
+                    break;
+                }
+                api::sleep_ms(50).await;
+            }
+        });
     }
 }
 
 /// Puts text typed into the loading shell's form into the app's own box — Ask's for a
 /// question, the search box for a name — as if typed there, and focuses it.
-fn carry_over(d: &web_sys::Document, typed: &str) {
+/// `false` while the page has no such box yet.
+fn carry_over(d: &web_sys::Document, typed: &str) -> bool {
     let question = typed.trim_end().ends_with('?') || typed.split_whitespace().count() > 4;
     let target = if question { "[data-testid=ask-input]" } else { "[data-testid=search-input]" };
-    let Some(input) = d.query_selector(target).ok().flatten().and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()) else { return };
+    let Some(input) = d.query_selector(target).ok().flatten().and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()) else { return false };
     input.set_value(typed);
     if let Ok(ev) = web_sys::Event::new_with_event_init_dict("input", &{
         let init = web_sys::EventInit::new();
@@ -49,6 +58,7 @@ fn carry_over(d: &web_sys::Document, typed: &str) {
         let _ = input.dispatch_event(&ev);
     }
     let _ = input.focus();
+    true
 }
 
 /// One colour per node type, the same everywhere in the app.

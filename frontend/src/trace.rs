@@ -68,7 +68,7 @@ pub fn TracePage() -> impl IntoView {
         }
     };
     view! {
-        <p class="crumbs"><a href="/leaderboard#traces">"← Leaderboard"</a></p>
+        <div class="crumbs row-between"><a href="/leaderboard#traces">"← Leaderboard"</a>{picker}</div>
         {move || {
             let (r, q, v) = (run.get(), qid.get(), vs.get());
             match q.parse::<u32>() {
@@ -76,7 +76,6 @@ pub fn TracePage() -> impl IntoView {
                 Ok(q) => view! { <TraceLoader run=r vs=v qid=q selected=selected /> }.into_any(),
             }
         }}
-        <div class="trace-tools">{picker}</div>
     }
 }
 
@@ -226,7 +225,7 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
     let levels = e
         .levels
         .iter()
-        .map(|l| view! { <tr><td class="num">{l.level}</td><td class="num">{l.frontier}</td><td class="num">{l.candidates}</td><td class="num">{l.selected}</td><td>{if l.uniform_sampled { "uniform sample" } else { "scored" }}</td><td>{if l.go_on { "yes" } else { "no" }}</td></tr> })
+        .map(|l| view! { <tr><td class="num">{l.level}</td><td class="num">{l.frontier}</td><td class="num">{l.candidates}</td><td class="num">{l.selected}</td><td>{if l.uniform_sampled { "uniform" } else { "scored" }}</td><td>{if l.go_on { "yes" } else { "no" }}</td></tr> })
         .collect_view();
     let summaries = e.summaries.iter().enumerate().map(|(i, s)| view! { <li><span class="muted">{format!("level {} · ", i + 1)}</span>{s.clone()}</li> }).collect_view();
     view! {
@@ -243,7 +242,7 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
             {if e.tree.is_empty() { view! { <p class="muted">"No path was explored."</p> }.into_any() } else { tree_view(&e.tree).into_any() }}
             {(!e.levels.is_empty()).then(|| view! {
                 <div class="scroll-x">
-                    <table class="levels"><thead><tr><th class="num">"level"</th><th class="num">"frontier"</th><th class="num">"candidates"</th><th class="num">"kept"</th><th>"edges"</th><th>"go on"</th></tr></thead><tbody>{levels}</tbody></table>
+                    <table class="levels"><thead><tr><th class="num">"level"</th><th class="num">"frontier"</th><th class="num">"candidates"</th><th class="num">"kept"</th><th title="uniform: no edge had a score, the explorer sampled uniformly">"edges"</th><th>"go on"</th></tr></thead><tbody>{levels}</tbody></table>
                 </div>
             })}
             <h4>"Summaries"</h4>

@@ -729,7 +729,12 @@ test('first load under Fast 3G: the shell paints at once with a search form that
   // entity page, a question to Ask.
   const nojs = await page.context().browser().newContext({ javaScriptEnabled: false });
   const np = await nojs.newPage();
-  await np.goto(base + '/');
+  for (const [w, h] of [[390, 844], [1280, 900]]) {
+    await np.setViewportSize({ width: w, height: h });
+    await np.goto(base + '/');
+    await np.getByTestId('boot-search').waitFor();
+    await np.screenshot({ path: path.join(shots, `boot-shell-${w}.png`) });
+  }
   await np.getByTestId('boot-search').fill('asthma');
   await np.getByTestId('boot-search').press('Enter');
   await np.waitForURL((u) => u.pathname === '/entity/Disease::DOID:2841', { timeout: 15000 });
@@ -750,9 +755,10 @@ test('first load under Fast 3G: the shell paints at once with a search form that
     const encodings = {};
     p.on('response', (r) => { if (/\.(wasm|js)$/.test(new URL(r.url()).pathname)) encodings[new URL(r.url()).pathname.split('.').pop()] = r.headers()['content-encoding'] || 'identity'; });
     await p.goto(base + '/', { waitUntil: 'commit' });
-    // Usable: the search form is on screen and takes typing.
+    // Usable: the search form is painted (first contentful paint has happened) and takes typing.
     const box = p.getByTestId('boot-search');
     await box.waitFor({ state: 'visible', timeout: 60000 });
+    await p.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0, null, { timeout: 60000, polling: 20 });
     await box.fill('asth');
     const usable = await p.evaluate(() => performance.now());
     // The app arrives and carries what was typed into its own search box (with suggestions).
