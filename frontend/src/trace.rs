@@ -98,8 +98,8 @@ fn TraceLoader(run: String, vs: String, qid: u32, selected: RwSignal<Option<(Str
     let head = move || {
         main.get().and_then(|t| t.ok()).map(|t| {
             let other = (!vs_nav.is_empty()).then_some(vs_nav.as_str());
-            let prev = t.prev_qid.map(|p| view! { <a href=trace_href(&t.run_id, p, other) data-testid="trace-prev">{format!("← Q{p}")}</a> });
-            let next = t.next_qid.map(|n| view! { <a href=trace_href(&t.run_id, n, other) data-testid="trace-next">{format!("Q{n} →")}</a> });
+            let prev = t.prev_qid.map(|p| view! { <a href=trace_href(&t.run_id, p, other) data-testid="trace-prev">{format!("← previous question (Q{p})")}</a> });
+            let next = t.next_qid.map(|n| view! { <a href=trace_href(&t.run_id, n, other) data-testid="trace-next">{format!("next question (Q{n}) →")}</a> });
             view! {
                 <header class="trace-head">
                     <h1 data-testid="trace-question">{t.question.clone()}</h1>
@@ -113,7 +113,7 @@ fn TraceLoader(run: String, vs: String, qid: u32, selected: RwSignal<Option<(Str
         move || match t.get() {
             None => view! { <p class="loading">"Loading the trace…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="error" role="alert" data-testid="trace-error">{e}</p> }.into_any(),
-            Some(Ok(t)) => view! { <TraceColumn t=t side=side selected=selected /> }.into_any(),
+            Some(Ok(t)) => view! { <TraceColumn t=t side=if pair { side } else { "" } selected=selected /> }.into_any(),
         }
     };
     view! {
@@ -231,7 +231,7 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
     view! {
         <section class="trace-part" data-testid="trace-exploration" data-key=e.key.clone()>
             <h3>{format!("Exploration (T2/T3) · {} · {}", e.partition_title, if e.with_summaries { "with summaries" } else { "without summaries" })}</h3>
-            <p class="muted">{format!("{} model calls", e.calls)}</p>
+            <p class="muted">{if e.calls == 0 { "offline agents: no model calls".to_string() } else { format!("{} model calls", e.calls) }}</p>
             {e.error.clone().map(|x| view! { <p class="error">{x}</p> })}
             {metric_chips(&e.metrics)}
             <div class="versus">
@@ -273,7 +273,7 @@ fn TraceColumn(t: QuestionTrace, side: &'static str, selected: RwSignal<Option<(
             .collect_view()
     });
     view! {
-        <div class="run-tag"><span class="side">{side}</span>{t.settings.summary()}</div>
+        <div class="run-tag">{(!side.is_empty()).then(|| view! { <span class="side">{side}</span> })}{format!("Run {} · {}", t.run_id, t.settings.summary())}</div>
         {t.other_graph.then(|| view! { <p class="notice" role="note">"Some ids of this run are not in the server's graph (the run used another graph): they show without names."</p> })}
         {t.retrieval.clone().map(retrieval_view)}
         {(!t.explorations.is_empty()).then(|| view! { <div class="chips" role="group" aria-label="Partition and summary mode">{chips}</div> })}

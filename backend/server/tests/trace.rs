@@ -186,3 +186,21 @@ fn bad_run_ids_and_keys_are_one_line_json_errors() {
         assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{url}: {body}");
     }
 }
+
+/// The loading shell's plain search form (`GET /api/find?q=`), which works before the app
+/// has loaded: a name goes to its entity page, a question or an unmatched name to Ask.
+#[test]
+fn the_shell_search_form_sends_names_to_entities_and_questions_to_ask() {
+    let s = start();
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).max_redirects_will_error(false).build().into();
+    let location = |q: &str| {
+        let resp = agent.get(&format!("{}/api/find", s.base)).query("q", q).call().unwrap();
+        assert_eq!(resp.status().as_u16(), 303, "{q}");
+        resp.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
+    };
+    assert_eq!(location("hypertension"), "/entity/Disease::DOID:10763");
+    assert_eq!(location("  acetylsalicylic  "), "/entity/Compound::DB00945");
+    assert_eq!(location("Which compounds treat hypertension?"), "/?q=Which%20compounds%20treat%20hypertension%3F");
+    assert_eq!(location("zzzz"), "/?q=zzzz", "nothing matches: Ask says what it understood");
+    assert_eq!(location(""), "/");
+}
