@@ -1,5 +1,5 @@
-//! Small SVG charts for the leaderboard: compass (radar), grouped bars, heatmap and a
-//! correlation matrix. Inputs are plain numbers; everything is drawn in the browser.
+//! Small SVG charts for the leaderboard: compass (radar), grouped bars, heatmap (one colour
+//! scale with its legend) and a correlation matrix. Inputs are plain numbers; everything is drawn in the browser.
 
 use leptos::prelude::*;
 
@@ -10,9 +10,11 @@ pub fn series_colour(i: usize) -> &'static str {
 }
 
 /// A radar chart: one polygon per series over axes whose values are already in [0, 1].
+/// Axis labels are 15 user units tall in a 400-unit-wide drawing, so they stay ≥ 12 px down
+/// to a 320 px wide chart, and sit outside the rings, anchored away from the centre.
 #[component]
 pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoView {
-    let (cx, cy, r) = (160.0f64, 150.0f64, 110.0f64);
+    let (cx, cy, r) = (200.0f64, 150.0f64, 100.0f64);
     let k = axes.len().max(3);
     let angle = move |i: usize| -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / k as f64;
     let point = move |i: usize, v: f64| (cx + r * v.clamp(0.0, 1.0) * angle(i).cos(), cy + r * v.clamp(0.0, 1.0) * angle(i).sin());
@@ -23,16 +25,23 @@ pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoV
             view! { <polygon points=pts.join(" ") class="ring" /> }
         })
         .collect_view();
+    let ring_labels = [0.5, 1.0]
+        .iter()
+        .map(|&f| view! { <text x=cx + 4.0 y=cy - r * f + 12.0 class="ring-label">{format!("{f}")}</text> })
+        .collect_view();
     let spokes = axes
         .iter()
         .enumerate()
         .map(|(i, a)| {
             let (x, y) = point(i, 1.0);
-            let (lx, ly) = point(i, 1.18);
-            let anchor = if (lx - cx).abs() < 5.0 { "middle" } else if lx > cx { "start" } else { "end" };
+            let (dx, dy) = (angle(i).cos(), angle(i).sin());
+            let (lx, ly) = (cx + (r + 10.0) * dx, cy + (r + 10.0) * dy);
+            let anchor = if dx.abs() < 0.2 { "middle" } else if dx > 0.0 { "start" } else { "end" };
+            // Baseline: below the point for lower labels, above it for upper ones.
+            let ly = if dy > 0.2 { ly + 13.0 } else if dy < -0.2 { ly - 3.0 } else { ly + 5.0 };
             view! {
                 <line x1=cx y1=cy x2=x y2=y class="spoke" />
-                <text x=lx y=ly + 3.0 text-anchor=anchor class="axis-label">{a.clone()}</text>
+                <text x=lx y=ly text-anchor=anchor class="compass-label">{a.clone()}</text>
             }
         })
         .collect_view();
@@ -51,8 +60,8 @@ pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoV
         .map(|(si, (name, _))| view! { <li><span class="swatch" style=format!("background:{}", series_colour(si))></span>{name.clone()}</li> })
         .collect_view();
     view! {
-        <figure class="chart">
-            <svg viewBox="-60 0 440 310" role="img" aria-label="Compass chart of the models across the metrics">{rings}{spokes}{polys}</svg>
+        <figure class="chart compass" data-testid="compass">
+            <svg viewBox="0 0 400 300" role="img" aria-label="Compass chart of the models across the metrics">{rings}{ring_labels}{spokes}{polys}</svg>
             <ul class="legend">{legend}</ul>
         </figure>
     }
@@ -104,17 +113,15 @@ pub fn GroupedBars(categories: Vec<String>, series: Vec<(String, Vec<f64>)>, max
     }
 }
 
-/// Rows × columns heatmap; each column is coloured by its own min–max range.
+/// The heatmap's one colour scale: share `t` in [0, 1] of the scale → background.
+fn heat_colour(t: f64) -> String {
+    format!("rgba(47,111,143,{:.2})", 0.08 + 0.82 * t.clamp(0.0, 1.0))
+}
+
+/// Rows × columns heatmap of values already scaled to [0, 1] (`unit` says how), all cells on
+/// one colour scale, shown in a legend under the table.
 #[component]
-pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>) -> impl IntoView {
-    let ranges: Vec<(f64, f64)> = (0..cols.len())
-        .map(|c| {
-            let col: Vec<f64> = values.iter().filter_map(|r| r.get(c).copied()).filter(|v| v.is_finite()).collect();
-            let lo = col.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = col.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (lo, hi)
-        })
-        .collect();
+pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>, unit: &'static str) -> impl IntoView {
     let head = cols.iter().map(|c| view! { <th class="num">{c.clone()}</th> }).collect_view();
     let body = rows
         .iter()
@@ -123,20 +130,26 @@ pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>) -> i
             let cells = (0..cols.len())
                 .map(|c| {
                     let v = values.get(ri).and_then(|row| row.get(c)).copied().unwrap_or(f64::NAN);
-                    let (lo, hi) = ranges[c];
-                    let t = if hi > lo && v.is_finite() { (v - lo) / (hi - lo) } else { 0.5 };
-                    let bg = format!("background: rgba(47,111,143,{:.2})", 0.1 + 0.75 * t);
-                    let ink = if t > 0.6 { "color:#fff" } else { "" };
-                    view! { <td class="num heat" style=format!("{bg};{ink}")>{if v.is_finite() { format!("{v:.2}") } else { "–".into() }}</td> }
+                    if !v.is_finite() {
+                        return view! { <td class="num heat empty" title="no question in this cell">"–"</td> }.into_any();
+                    }
+                    let ink = if v > 0.55 { "color:#fff" } else { "" };
+                    view! { <td class="num heat" style=format!("background:{};{ink}", heat_colour(v))>{format!("{v:.2}")}</td> }.into_any()
                 })
                 .collect_view();
             view! { <tr><th scope="row">{r.clone()}</th>{cells}</tr> }
         })
         .collect_view();
+    let stops: Vec<String> = (0..=4).map(|i| format!("{} {}%", heat_colour(f64::from(i) / 4.0), i * 25)).collect();
     view! {
         <div class="scroll-x">
             <table class="heatmap" data-testid="heatmap"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>
         </div>
+        <figure class="heat-legend" data-testid="heatmap-legend">
+            <div class="heat-ramp" style=format!("background: linear-gradient(to right, {})", stops.join(", ")) role="img" aria-label="Colour scale from 0 (light) to 1 (dark), the same for every cell"></div>
+            <div class="heat-ticks"><span>"0"</span><span>"0.25"</span><span>"0.5"</span><span>"0.75"</span><span>"1"</span></div>
+            <figcaption class="muted">{format!("One colour scale for every cell: {unit}. –: no question in the cell.")}</figcaption>
+        </figure>
     }
 }
 

@@ -6,7 +6,7 @@
 //! CSV export — plus a compass chart per model, retrieval by query pattern, a model × metric
 //! heatmap, the correlation of the three partition strategies (the paper's Figure 3) with its
 //! n, a run-vs-run comparison (Δ with a paired-bootstrap interval, the questions each run
-//! wins) and a drill-down into one question's trace.
+//! wins) and each run's questions linked to their trace pages (`crate::trace`).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -545,7 +545,7 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
             {move || {
                 let p = partition.get();
                 let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p))).unzip());
-                view! { <Heatmap rows=rows cols=METRICS.iter().map(|s| s.to_string()).collect() values=values /> }
+                view! { <Heatmap rows=rows cols=METRICS.iter().map(|s| s.to_string()).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
             }}
         </section>
         <section class="panel">
@@ -601,15 +601,20 @@ fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
 
 #[component]
 fn CompareTable(c: Comparison) -> impl IntoView {
-    let qlist = |v: &[u32], total: usize| {
+    // Each question links to the two runs' traces side by side.
+    let (run_a, run_b) = (c.a.id.clone(), c.b.id.clone());
+    let qlist = move |v: &[u32], total: usize| {
         if total == 0 {
-            return "none".to_string();
+            return view! { "none" }.into_any();
         }
-        let mut t = v.iter().take(12).map(|q| format!("Q{q}")).collect::<Vec<_>>().join(", ");
-        if total > 12 {
-            t.push_str(&format!(" … ({total})"));
-        }
-        t
+        let links = v
+            .iter()
+            .take(12)
+            .enumerate()
+            .map(|(i, &q)| view! { {(i > 0).then_some(", ")}<a href=crate::trace::trace_href(&run_a, q, Some(&run_b))>{format!("Q{q}")}</a> })
+            .collect_view();
+        let more = (total > 12).then(|| format!(" … ({total})"));
+        view! { {links}{more} }.into_any()
     };
     let rows = c
         .rows
@@ -663,16 +668,15 @@ fn CompareTable(c: Comparison) -> impl IntoView {
     }
 }
 
-/// Drill-down: pick a run and a question, see its Cypher, beam paths, summaries and scores.
+/// The questions of a run, each linked to its trace page (`/runs/<run>/trace/<qid>`).
 #[component]
 fn TraceViewer(run_ids: Vec<(String, String)>) -> impl IntoView {
     let first = run_ids.first().map(|r| r.0.clone()).unwrap_or_default();
     let (run, set_run) = signal(first);
     let (questions, set_questions) = signal(None::<Result<Vec<QuestionSummary>, String>>);
-    let (trace, set_trace) = signal(None::<Result<serde_json::Value, String>>);
     Effect::new(move |_| {
         let id = run.get();
-        set_trace.set(None);
+        set_questions.set(None);
         if id.is_empty() {
             return;
         }
@@ -680,78 +684,26 @@ fn TraceViewer(run_ids: Vec<(String, String)>) -> impl IntoView {
             set_questions.set(Some(api::get_json(&format!("/api/runs/{}/questions", api::enc(&id))).await));
         });
     });
-    let open = move |qid: u32| {
-        let id = run.get_untracked();
-        spawn_local(async move {
-            set_trace.set(Some(api::get_json(&format!("/api/runs/{}/questions/{qid}", api::enc(&id))).await));
-        });
-    };
     let options = run_ids.iter().map(|(id, label)| view! { <option value=id.clone()>{format!("{label} · {id}")}</option> }).collect_view();
     view! {
-        <section class="panel" data-testid="traces">
+        <section class="panel" id="traces" data-testid="traces">
             <h2>"Question traces"</h2>
-            <label>"Run " <select on:change=move |ev| set_run.set(event_target_value(&ev))>{options}</select></label>
+            <p class="muted">"Each question of a run on its own page: the Cypher, predicted vs gold answers, every metric, the beam's paths and the summaries, and another run beside it."</p>
+            <label>"Run " <select data-testid="traces-run" on:change=move |ev| set_run.set(event_target_value(&ev))>{options}</select></label>
             {move || match questions.get() {
                 None => view! { <p class="loading">"Loading questions…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error">{e}</p> }.into_any(),
-                Some(Ok(qs)) => view! {
-                    <ul class="question-list">
-                        {qs.into_iter().take(300).map(|q| view! {
-                            <li><button class="link-button" on:click=move |_| open(q.qid)>{format!("Q{} ", q.qid)}</button> <span class="muted">{format!("[{}] ", q.pattern)}</span>{q.question}</li>
-                        }).collect_view()}
-                    </ul>
-                }.into_any(),
+                Some(Ok(qs)) => {
+                    let id = run.get_untracked();
+                    view! {
+                        <ul class="question-list">
+                            {qs.into_iter().take(300).map(|q| view! {
+                                <li><a href=crate::trace::trace_href(&id, q.qid, None)>{format!("Q{}", q.qid)}</a>" "<span class="muted">{format!("[{}] ", q.pattern)}</span>{q.question}</li>
+                            }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }
             }}
-            {move || trace.get().map(|t| match t {
-                Err(e) => view! { <p class="error">{e}</p> }.into_any(),
-                Ok(v) => view! { <TraceView trace=v /> }.into_any(),
-            })}
         </section>
     }
 }
-
-fn text(v: &serde_json::Value, key: &str) -> String {
-    match v.get(key) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
-}
-
-#[component]
-fn TraceView(trace: serde_json::Value) -> impl IntoView {
-    let t1: Vec<serde_json::Value> = trace.get("t1").and_then(|x| x.as_array()).cloned().unwrap_or_default();
-    let t3: Vec<serde_json::Value> = trace.get("t3").and_then(|x| x.as_array()).cloned().unwrap_or_default();
-    let t1v = t1
-        .into_iter()
-        .map(|r| {
-            view! {
-                <article class="trace">
-                    <h3>{format!("Q{} · {}", text(&r, "qid"), text(&r, "question"))}</h3>
-                    <p class="muted">{format!("agent {} · executable {} · hit {} · F1 {}", text(&r, "agent"), text(&r, "executable"), text(&r, "hit"), text(&r, "f1"))}</p>
-                    <pre data-testid="trace-cypher">{text(&r, "cypher")}</pre>
-                    {(!text(&r, "error").is_empty()).then(|| view! { <p class="error">{text(&r, "error")}</p> })}
-                </article>
-            }
-        })
-        .collect_view();
-    let t3v = t3
-        .into_iter()
-        .map(|r| {
-            let paths: Vec<String> = r.get("paths").and_then(|p| p.as_array()).map(|a| a.iter().take(10).map(|p| p.as_str().map(str::to_string).unwrap_or_else(|| p.to_string())).collect()).unwrap_or_default();
-            let summaries: Vec<String> = r.get("summaries").and_then(|p| p.as_array()).map(|a| a.iter().map(|p| p.as_str().map(str::to_string).unwrap_or_else(|| p.to_string())).collect()).unwrap_or_default();
-            view! {
-                <article class="trace">
-                    <h3>{text(&r, "key")}</h3>
-                    <p class="muted">{format!("T2 {} · T3 {}", r.get("t2").map(|x| x.to_string()).unwrap_or_default(), r.get("t3").map(|x| x.to_string()).unwrap_or_default())}</p>
-                    <h4>"Beam paths"</h4>
-                    <ol class="mono">{paths.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ol>
-                    <h4>"Summaries"</h4>
-                    {summaries.into_iter().map(|s| view! { <p>{s}</p> }).collect_view()}
-                </article>
-            }
-        })
-        .collect_view();
-    view! { <div data-testid="trace">{t1v}{t3v}</div> }
-}
-

@@ -13,6 +13,7 @@ mod search_box;
 mod start;
 mod subgraph;
 mod t1_score;
+mod trace;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes, A};
@@ -20,11 +21,44 @@ use leptos_router::path;
 
 fn main() {
     console_error_panic_hook::set_once();
-    // The static loading shell of index.html has done its job.
-    if let Some(shell) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("boot-shell")) {
+    // The static loading shell of index.html has done its job; keep what was typed into its
+    // search form.
+    let document = web_sys::window().and_then(|w| w.document());
+    let typed = document.as_ref().and_then(|d| d.get_element_by_id("boot-q")).and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()).map(|i| i.value()).unwrap_or_default();
+    if let Some(shell) = document.as_ref().and_then(|d| d.get_element_by_id("boot-shell")) {
         shell.remove();
     }
     leptos::mount::mount_to_body(App);
+    if let Some(d) = document.filter(|_| !typed.trim().is_empty()) {
+        // The route's view may render a moment after mounting: look for the box a few times.
+        leptos::task::spawn_local(async move {
+            for _ in 0..60 {
+                if carry_over(&d, &typed) {
+                    break;
+                }
+                api::sleep_ms(50).await;
+            }
+        });
+    }
+}
+
+/// Puts text typed into the loading shell's form into the app's own box — Ask's for a
+/// question, the search box for a name — as if typed there, and focuses it.
+/// `false` while the page has no such box yet.
+fn carry_over(d: &web_sys::Document, typed: &str) -> bool {
+    let question = typed.trim_end().ends_with('?') || typed.split_whitespace().count() > 4;
+    let target = if question { "[data-testid=ask-input]" } else { "[data-testid=search-input]" };
+    let Some(input) = d.query_selector(target).ok().flatten().and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()) else { return false };
+    input.set_value(typed);
+    if let Ok(ev) = web_sys::Event::new_with_event_init_dict("input", &{
+        let init = web_sys::EventInit::new();
+        init.set_bubbles(true);
+        init
+    }) {
+        let _ = input.dispatch_event(&ev);
+    }
+    let _ = input.focus();
+    true
 }
 
 /// One colour per node type, the same everywhere in the app.
@@ -65,6 +99,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/") view=discover::Discover />
                     <Route path=path!("/entity/:key") view=discover::Entity />
                     <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
+                    <Route path=path!("/runs/:run/trace/:qid") view=trace::TracePage />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
                     <Route path=path!("/login") view=annotate::account::Login />

@@ -431,10 +431,14 @@ test('leaderboard: tables, sorting, CSV export, charts and a question trace', as
   assert((await page.getByTestId('fig7').locator('svg').count()) === 2, 'F1 and Hit by pattern');
   assert(await page.getByTestId('fig5-empty').isVisible(), 'model-scale figure explains why it is empty');
   await page.screenshot({ path: path.join(shots, 'leaderboard.png'), fullPage: true });
-  await page.getByTestId('traces').locator('.question-list button').first().click();
-  await page.getByTestId('trace').waitFor({ timeout: 15000 });
+  // Each question of a run links to its own trace page.
+  const link = page.getByTestId('traces').locator('.question-list a').first();
+  const traceHref = await link.getAttribute('href');
+  assert(/^\/runs\/[^/]+\/trace\/\d+$/.test(traceHref), `a question links to its trace page: ${traceHref}`);
+  await link.click();
+  await page.waitForURL((u) => u.pathname === traceHref, { timeout: 15000 });
+  await page.getByTestId('trace-cypher').first().waitFor({ timeout: 15000 });
   assert(/MATCH/i.test(await page.getByTestId('trace-cypher').first().textContent()), 'trace shows the Cypher');
-  await page.getByTestId('traces').screenshot({ path: path.join(shots, 'trace.png') });
 });
 
 test('leaderboard statistics: settings labels, n and intervals, ties, – for an empty partition, a two-run comparison', async (page) => {
@@ -569,22 +573,214 @@ test('API errors are JSON with a code', async (page) => {
   assert(iso.headers()['x-content-type-options'] === 'nosniff', 'nosniff header');
 });
 
-test('first load under Fast 3G: the shell paints at once, compressed assets, the app becomes usable', async (page) => {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-  // Chromium DevTools' "Fast 3G" preset: 1.44 Mbit/s down, 675 kbit/s up (× 0.9), 562.5 ms latency.
-  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 562.5, downloadThroughput: (1.44 * 1000 * 1000 / 8) * 0.9, uploadThroughput: (675 * 1000 / 8) * 0.9 });
-  const encodings = {};
-  page.on('response', (r) => { if (/\.(wasm|js)$/.test(new URL(r.url()).pathname)) encodings[new URL(r.url()).pathname.split('.').pop()] = r.headers()['content-encoding'] || 'identity'; });
-  await page.goto(base + '/', { waitUntil: 'commit' });
-  await page.getByTestId('search-input').waitFor({ timeout: 60000 });
-  const interactive = await page.evaluate(() => performance.now());
-  const fcp = await page.evaluate(() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN);
-  console.log(`  Fast 3G first load: first contentful paint ${fcp.toFixed(0)} ms, search usable at ${interactive.toFixed(0)} ms (goal ≤ 1500 / ≤ 4000); wasm ${encodings.wasm}, js ${encodings.js}`);
-  assert(encodings.wasm === 'br' || encodings.wasm === 'gzip', `the wasm bundle was sent ${encodings.wasm}`);
-  assert(fcp <= 1500, `first contentful paint ${fcp} ms under Fast 3G`);
-  assert(interactive <= 8000, `usable after ${interactive} ms under Fast 3G`);
+// A question of a run whose trace has both a retrieval and an exploration with a beam tree
+// (the first such question of the first run), and the trace as the API serves it.
+async function traceFixture(page) {
+  const runs = (await (await page.request.get(base + '/api/runs')).json()).runs.filter((r) => r.aggregate);
+  assert(runs.length >= 2, `two runs to trace: ${runs.length}`);
+  const run = runs[0].id;
+  const qs = await (await page.request.get(`${base}/api/runs/${encodeURIComponent(run)}/questions`)).json();
+  for (const q of qs) {
+    const t = await (await page.request.get(`${base}/api/runs/${encodeURIComponent(run)}/trace/${q.qid}`)).json();
+    if (t.retrieval && t.retrieval.cypher && t.explorations.length && t.explorations[0].tree.length >= 3) return { runs, run, qid: q.qid, t };
+  }
+  throw new Error(`no question of run ${run} has a retrieval and an explored tree`);
+}
+
+test('trace: a deep link opens that question\'s trace — question, Cypher, predicted vs gold with hits, metrics, the beam tree, summaries', async (page) => {
+  const { run, qid, t } = await traceFixture(page);
+  // A fresh page opened at the address directly (no leaderboard visit first).
+  const url = `${base}/runs/${encodeURIComponent(run)}/trace/${qid}`;
+  for (const [w, h] of [[1280, 900], [390, 844]]) {
+    const fresh = await page.context().newPage();
+    await fresh.setViewportSize({ width: w, height: h });
+    await fresh.goto(url);
+    const q = fresh.getByTestId('trace-question');
+    await q.waitFor({ timeout: 20000 });
+    assert((await q.textContent()) === t.question, `the trace's question: ${await q.textContent()}`);
+    const col = fresh.getByTestId('trace-a');
+    await col.getByTestId('trace-cypher').waitFor({ timeout: 20000 });
+    assert((await col.getByTestId('trace-cypher').textContent()) === t.retrieval.cypher, 'the Cypher as the run wrote it');
+    // Predicted vs gold, hits marked as the API marks them; names, not raw ids.
+    const ret = col.getByTestId('trace-retrieval');
+    const ticks = async (id) => ret.getByTestId(id).locator('li.hit').count();
+    const shownHits = (list) => list.filter((e) => e.hit).length;
+    assert(await ticks('trace-predicted') === shownHits(t.retrieval.predicted), `predicted hits: ${await ticks('trace-predicted')}`);
+    assert(await ticks('trace-gold') === shownHits(t.retrieval.gold), `gold hits: ${await ticks('trace-gold')}`);
+    const named = t.retrieval.gold.find((e) => e.name);
+    if (named) assert((await ret.getByTestId('trace-gold').textContent()).includes(named.name), `gold answers by name (${named.name})`);
+    // Every metric of the question, with its value.
+    const metrics = await ret.getByTestId('trace-metrics').locator('li').evaluateAll((lis) => lis.map((li) => li.dataset.metric));
+    assert(metrics.join(',') === 'hit,f1,exe', `T1 metrics: ${metrics}`);
+    const ex = col.getByTestId('trace-exploration');
+    const exMetrics = await ex.getByTestId('trace-metrics').locator('li').count();
+    assert(exMetrics === t.explorations[0].metrics.length && exMetrics >= 3, `exploration metrics: ${exMetrics}`);
+    // The beam's paths as a tree: as many rows as the API's tree, children deeper than roots.
+    const rows = ex.getByTestId('trace-tree').locator('li');
+    assert((await rows.count()) === t.explorations[0].tree.length, `tree rows: ${await rows.count()} vs ${t.explorations[0].tree.length}`);
+    const depths = await rows.evaluateAll((lis) => lis.map((li) => Number(li.dataset.depth)));
+    assert(depths[0] === 0 && Math.max(...depths) >= 1, `tree depths ${depths.slice(0, 10)}`);
+    const indent = await rows.evaluateAll((lis) => { const d = lis.find((li) => li.dataset.depth === '1'); return d ? parseFloat(getComputedStyle(d).paddingLeft) - parseFloat(getComputedStyle(lis[0]).paddingLeft) : 0; });
+    assert(indent > 8, `a child is indented under its parent (${indent}px)`);
+    assert((await ex.textContent()).includes('Summaries'), 'summaries section');
+    // The raw keys are gone from what a person reads (only the data-key attribute keeps them).
+    assert(!/t3:\d+:/.test(await col.textContent()), 'no raw trace keys in the text');
+    const o = await overflowAt(fresh);
+    assert(o.px <= 1, `the trace page overflows by ${o.px}px at ${w}px: ${o.culprits.join('; ')}`);
+    await fresh.screenshot({ path: path.join(shots, `trace-${w}.png`), fullPage: true });
+    await fresh.close();
+  }
+  // Stepping to the next question keeps the address in step.
+  if (t.next_qid != null) {
+    await page.goto(url);
+    await page.getByTestId('trace-next').click();
+    await page.waitForURL((u) => u.pathname.endsWith(`/trace/${t.next_qid}`), { timeout: 15000 });
+    await page.getByTestId('trace-question').waitFor({ timeout: 15000 });
+  }
+  // A bad run id or question: a readable error on the page, a JSON 4xx with a code from the API.
+  await page.goto(`${base}/runs/no-such-run/trace/${qid}`);
+  await page.getByTestId('trace-error').waitFor({ timeout: 15000 });
+  for (const [u, status, code] of [[`/api/runs/no-such-run/trace/${qid}`, 404, 'no_run'], [`/api/runs/${encodeURIComponent(run)}/trace/t3:${qid}:llm:with`, 400, 'bad_qid'], [`/api/runs/${encodeURIComponent(run)}/trace/999999`, 404, 'no_question']]) {
+    const r = await page.request.get(base + u);
+    const body = await r.json();
+    assert(r.status() === status && body.code === code, `${u}: ${r.status()} ${JSON.stringify(body)}`);
+  }
+});
+
+test('trace: another run beside it on the same question (side by side at 1280 px, stacked at 390 px)', async (page) => {
+  const { runs, run, qid } = await traceFixture(page);
+  const other = runs[1].id;
+  await page.goto(`${base}/runs/${encodeURIComponent(run)}/trace/${qid}`);
+  await page.getByTestId('trace-a').getByTestId('trace-cypher').waitFor({ timeout: 20000 });
+  const pick = page.getByTestId('trace-vs');
+  await pick.locator(`option[value="${other}"]`).waitFor({ state: 'attached', timeout: 15000 });
+  await pick.selectOption(other);
+  await page.waitForURL((u) => u.searchParams.get('vs') === other, { timeout: 15000 });
+  const a = page.getByTestId('trace-a');
+  const b = page.getByTestId('trace-b');
+  await b.getByTestId('trace-cypher').waitFor({ timeout: 20000 });
+  const tagA = await a.locator('.run-tag').textContent();
+  const tagB = await b.locator('.run-tag').textContent();
+  assert(tagA !== tagB && tagA.startsWith('A') && tagB.startsWith('B'), `two runs labelled: ${tagA} | ${tagB}`);
+  assert((await a.getByTestId('trace-question').count()) === 0 && (await page.getByTestId('trace-question').count()) === 1, 'one question heading for both');
+  // Choosing an exploration in one column shows the same one in the other.
+  const chipsB = b.locator('.chips .chip');
+  if ((await chipsB.count()) >= 2) {
+    await chipsB.nth(1).click();
+    const keyA = (await a.getByTestId('trace-exploration').getAttribute('data-key')).split(':').slice(2).join(':');
+    const keyB = (await b.getByTestId('trace-exploration').getAttribute('data-key')).split(':').slice(2).join(':');
+    assert(keyA === keyB, `both columns show the same partition and mode: ${keyA} vs ${keyB}`);
+  }
+  let ba = await a.boundingBox(), bb = await b.boundingBox();
+  assert(bb.x > ba.x + ba.width - 1 && Math.abs(bb.y - ba.y) < 2, `side by side at 1280: ${JSON.stringify([ba, bb])}`);
+  await page.screenshot({ path: path.join(shots, 'trace-compare-1280.png'), fullPage: true });
+  // The direct address reproduces the pair on a phone, stacked.
+  const phone = await page.context().newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(page.url());
+  await phone.getByTestId('trace-b').getByTestId('trace-cypher').waitFor({ timeout: 20000 });
+  ba = await phone.getByTestId('trace-a').boundingBox();
+  bb = await phone.getByTestId('trace-b').boundingBox();
+  assert(bb.y >= ba.y + ba.height - 1 && Math.abs(bb.x - ba.x) < 2, `stacked at 390: ${JSON.stringify([ba, bb])}`);
+  const o = await overflowAt(phone);
+  assert(o.px <= 1, `the pair overflows by ${o.px}px at 390px: ${o.culprits.join('; ')}`);
+  await phone.screenshot({ path: path.join(shots, 'trace-compare-390.png'), fullPage: true });
+  await phone.close();
+  // The comparison table's winning questions link to the pair.
+  await page.goto(base + '/leaderboard');
+  const win = page.getByTestId('compare').locator('td.qids a').first();
+  await win.waitFor({ timeout: 30000 });
+  assert(/\/runs\/[^/]+\/trace\/\d+\?vs=/.test(await win.getAttribute('href')), `compare links to a pair: ${await win.getAttribute('href')}`);
+});
+
+test('leaderboard charts: the heatmap has one colour scale with a legend; compass labels are ≥ 12 px and do not overlap', async (page) => {
+  for (const [w, h] of [[1280, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.goto(base + '/leaderboard');
+    const heat = page.getByTestId('heatmap');
+    await heat.waitFor({ timeout: 20000 });
+    const legend = page.getByTestId('heatmap-legend');
+    assert(await legend.isVisible(), 'a heatmap legend');
+    assert(/One colour scale for every cell/.test(await legend.textContent()), 'the legend says the scale is shared');
+    // One scale: every cell's colour is the same function of its value, across columns.
+    const cells = await heat.locator('td.heat:not(.empty)').evaluateAll((tds) => tds.map((td) => ({ v: parseFloat(td.textContent), a: parseFloat((getComputedStyle(td).backgroundColor.match(/rgba?\(([^)]+)\)/) || [, '0,0,0,1'])[1].split(',')[3] ?? '1') })));
+    assert(cells.length >= 9, `heatmap cells: ${cells.length}`);
+    const off = cells.filter((c) => Math.abs(c.a - (0.08 + 0.82 * Math.min(1, Math.max(0, c.v)))) > 0.02);
+    assert(off.length === 0, `cells off the shared scale: ${JSON.stringify(off.slice(0, 3))}`);
+    // Compass axis labels: rendered size and overlap.
+    const labels = await page.getByTestId('compass').evaluate((fig) => {
+      const svg = fig.querySelector('svg');
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      return [...svg.querySelectorAll('text.compass-label')].map((t) => { const r = t.getBoundingClientRect(); return { text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * scale, l: r.left, r: r.right, t: r.top, b: r.bottom }; });
+    });
+    assert(labels.length === 9, `compass labels: ${labels.length}`);
+    const small = labels.filter((l) => l.px < 12);
+    assert(small.length === 0, `labels under 12 px at ${w}: ${small.map((l) => `${l.text} ${l.px.toFixed(1)}`)}`);
+    const overlaps = [];
+    for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
+      const [x, y] = [labels[i], labels[j]];
+      if (x.l < y.r && y.l < x.r && x.t < y.b && y.t < x.b) overlaps.push(`${x.text}/${y.text}`);
+    }
+    assert(overlaps.length === 0, `overlapping compass labels at ${w}: ${overlaps}`);
+    console.log(`     ${w} px: compass labels ${Math.min(...labels.map((l) => l.px)).toFixed(1)}–${Math.max(...labels.map((l) => l.px)).toFixed(1)} px, no overlap; ${cells.length} heatmap cells on one scale`);
+    await page.getByTestId('compass').screenshot({ path: path.join(shots, `compass-${w}.png`) });
+    await heat.locator('xpath=ancestor::section[1]').screenshot({ path: path.join(shots, `heatmap-${w}.png`) });
+  }
+});
+
+test('first load under Fast 3G: the shell paints at once with a search form that works before the app, compressed assets, timings of three loads', async (page) => {
+  // The shell's form works with no WebAssembly at all (JavaScript off): a name goes to its
+  // entity page, a question to Ask.
+  const nojs = await page.context().browser().newContext({ javaScriptEnabled: false });
+  const np = await nojs.newPage();
+  for (const [w, h] of [[390, 844], [1280, 900]]) {
+    await np.setViewportSize({ width: w, height: h });
+    await np.goto(base + '/');
+    await np.getByTestId('boot-search').waitFor();
+    await np.screenshot({ path: path.join(shots, `boot-shell-${w}.png`) });
+  }
+  await np.getByTestId('boot-search').fill('asthma');
+  await np.getByTestId('boot-search').press('Enter');
+  await np.waitForURL((u) => u.pathname === '/entity/Disease::DOID:2841', { timeout: 15000 });
+  await np.goto(base + '/');
+  await np.getByTestId('boot-search').fill('Which drugs treat asthma?');
+  await np.getByTestId('boot-search').press('Enter');
+  await np.waitForURL((u) => u.pathname === '/' && u.searchParams.get('q') === 'Which drugs treat asthma?', { timeout: 15000 });
+  await nojs.close();
+
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    const p = await page.context().newPage();
+    const cdp = await p.context().newCDPSession(p);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    // Chromium DevTools' "Fast 3G" preset: 1.44 Mbit/s down, 675 kbit/s up (× 0.9), 562.5 ms latency.
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 562.5, downloadThroughput: (1.44 * 1000 * 1000 / 8) * 0.9, uploadThroughput: (675 * 1000 / 8) * 0.9 });
+    const encodings = {};
+    p.on('response', (r) => { if (/\.(wasm|js)$/.test(new URL(r.url()).pathname)) encodings[new URL(r.url()).pathname.split('.').pop()] = r.headers()['content-encoding'] || 'identity'; });
+    await p.goto(base + '/', { waitUntil: 'commit' });
+    // Usable: the search form is painted (first contentful paint has happened) and takes typing.
+    const box = p.getByTestId('boot-search');
+    await box.waitFor({ state: 'visible', timeout: 60000 });
+    await p.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0, null, { timeout: 60000, polling: 20 });
+    await box.fill('asth');
+    const usable = await p.evaluate(() => performance.now());
+    // The app arrives and carries what was typed into its own search box (with suggestions).
+    await p.getByTestId('search-input').waitFor({ timeout: 60000 });
+    const app = await p.evaluate(() => performance.now());
+    const carried = await p.getByTestId('search-input').inputValue();
+    const fcp = await p.evaluate(() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN);
+    assert(carried === 'asth', `the app keeps what was typed in the shell: "${carried}"`);
+    assert(encodings.wasm === 'br' || encodings.wasm === 'gzip', `the wasm bundle was sent ${encodings.wasm}`);
+    runs.push({ fcp, usable, app });
+    console.log(`     Fast 3G load ${i + 1}: first contentful paint ${fcp.toFixed(0)} ms, search form usable ${usable.toFixed(0)} ms, app search with suggestions ${app.toFixed(0)} ms; wasm ${encodings.wasm}, js ${encodings.js}`);
+    await p.close();
+  }
+  for (const r of runs) {
+    assert(r.fcp <= 1500, `first contentful paint ${r.fcp} ms under Fast 3G (goal ≤ 1500)`);
+    assert(r.usable <= 4000, `search usable after ${r.usable} ms under Fast 3G (goal ≤ 4000)`);
+    assert(r.app <= 8000, `the app itself after ${r.app} ms under Fast 3G`);
+  }
 });
 
 const browser = await chromium.launch({

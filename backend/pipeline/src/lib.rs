@@ -23,6 +23,9 @@
 //! - [`report`] — aggregate tables in the Table 2 / Table 3 layouts (JSON, CSV, Markdown).
 //! - [`run`] — `serenqa eval`: resumable runs, per-item JSONL traces, manifest, aggregates;
 //!   listing runs and reading one question's trace (for the web app).
+//! - [`trace`] — one question of a run as a reviewer reads it (`serenqa_shared::api::QuestionTrace`):
+//!   names from the served graph, predicted vs gold with hits marked, every metric with its
+//!   scale and meaning, the beam's paths folded into a tree.
 //! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`, and
 //!   `GET /api/ask/stream`, which sends each stage as it completes).
 //! - [`queue`] — distributed runs over Redis Streams: the coordinator (`serenqa eval
@@ -115,3 +118,4 @@ pub mod reasoning;
 pub mod report;
 pub mod retrieval;
 pub mod run;
+pub mod trace;

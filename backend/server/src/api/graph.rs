@@ -1,6 +1,8 @@
 //! Graph facts: `GET /api/graph` (counts, provenance, licenses), `GET /api/search?q=`
 //! (autocomplete by name prefix), `GET /api/node/{key}` (a node and its neighbourhood),
-//! `GET /api/paths?from=…&to=…` (explanation paths of at most three hops).
+//! `GET /api/paths?from=…&to=…` (explanation paths of at most three hops), `GET /api/find?q=`
+//! (the loading shell's search form, which works before the WebAssembly app has arrived: a
+//! redirect to the best-matching entity's page, or to Ask for a question).
 
 use axum::extract::{Path, State};
 use axum::routing::get;
@@ -22,6 +24,35 @@ pub fn routes() -> Router<AppState> {
         .route("/search", get(search))
         .route("/node/{key}", get(get_node))
         .route("/paths", get(get_paths))
+        .route("/find", get(find))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct FindQuery {
+    /// A name, or a question.
+    #[serde(default)]
+    q: String,
+}
+
+/// Where the search form of the loading shell goes (a plain HTML form, before the app has
+/// loaded): `303` to the best search hit's entity page (`/entity/Type::id`) for a name, or to
+/// Ask (`/?q=…`) for a question (it ends in `?` or has more than four words) or a name
+/// nothing matches; to `/` for an empty form.
+#[utoipa::path(get, path = "/api/find", tag = "graph", params(FindQuery), responses((status = 303, description = "Redirect to the entity page or to Ask")))]
+pub async fn find(State(s): State<AppState>, Q(q): Q<FindQuery>) -> axum::response::Redirect {
+    use axum::response::Redirect;
+    let text: String = q.q.trim().chars().take(500).collect();
+    if text.is_empty() {
+        return Redirect::to("/");
+    }
+    let enc = |x: &str| x.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect::<String>();
+    let question = text.ends_with('?') || text.split_whitespace().count() > 4;
+    if !question && text.len() <= 200 {
+        if let Some(&n) = rank_search(&s, &text, None, 1).first() {
+            return Redirect::to(&format!("/entity/{}", enc(&s.graph.key(n)).replace("%3A", ":")));
+        }
+    }
+    Redirect::to(&format!("/?q={}", enc(&text)))
 }
 
 /// A node as the UI shows it (one definition, in the model crate).

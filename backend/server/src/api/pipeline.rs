@@ -7,7 +7,10 @@
 //! - `GET /api/runs/compare?a=ID&b=ID` → two runs compared question by question (Δ per metric
 //!   with a paired-bootstrap 95% interval, the questions each run wins); `serenqa compare`.
 //! - `GET /api/runs/{id}/questions` → the questions of a run (`qid`, `pattern`, `question`).
-//! - `GET /api/runs/{id}/questions/{qid}` → one question's traces in a run.
+//! - `GET /api/runs/{id}/questions/{qid}` → one question's raw trace lines in a run.
+//! - `GET /api/runs/{id}/trace/{qid}` → one question of a run, readable
+//!   (`serenqa_shared::api::QuestionTrace`: names, predicted vs gold with hits, each metric,
+//!   the beam's tree, summaries); the web app's `/runs/{id}/trace/{qid}` page.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +38,7 @@ pub fn routes() -> Router<AppState> {
         .route("/runs/compare", get(get_compare))
         .route("/runs/{id}/questions", get(get_questions))
         .route("/runs/{id}/questions/{qid}", get(get_question))
+        .route("/runs/{id}/trace/{qid}", get(get_trace))
 }
 
 pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
@@ -304,4 +308,28 @@ pub async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(Stri
     let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
     let dir: PathBuf = s.runs_dir.clone();
     question_trace(&dir, &id, qid).map(Json).map_err(|e| HttpError::not_found("no_trace", e))
+}
+
+/// One question of a run as a reviewer reads it: the question, the Cypher, predicted vs gold
+/// answers with the hits marked, every metric of the question with its scale, and per
+/// partition and summary mode the beam's paths as a tree, the levels and the summaries. Ids
+/// are named from the served graph (`other_graph` when some are not in it).
+#[utoipa::path(get, path = "/api/runs/{id}/trace/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The question's trace", body = serenqa_shared::api::QuestionTrace), (status = 400, description = "The question id is not a number", body = ApiError), (status = 404, description = "No such run, or no such question in it", body = ApiError)))]
+pub async fn get_trace(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serenqa_shared::api::QuestionTrace>, HttpError> {
+    use serenqa_pipeline::trace::TraceError;
+    if id.len() > 200 {
+        return Err(HttpError::bad_request("bad_run", "a run id is at most 200 characters"));
+    }
+    let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
+    let (g, dir) = (s.graph.clone(), s.runs_dir.clone());
+    // Reads the run's trace files: off the async threads.
+    tokio::task::spawn_blocking(move || serenqa_pipeline::trace::question_trace(&g, &dir, &id, qid))
+        .await
+        .map_err(|e| HttpError::internal(format!("trace task failed: {e}")))?
+        .map(Json)
+        .map_err(|e| match e {
+            TraceError::NoRun(m) => HttpError::not_found("no_run", m),
+            TraceError::NoQuestion(m) => HttpError::not_found("no_question", m),
+            TraceError::Unreadable(m) => HttpError::internal(m),
+        })
 }
