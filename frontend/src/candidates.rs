@@ -360,8 +360,8 @@ pub fn Candidates(
                         let item = item_of(ci, &t);
                         view! {
                             <tr data-candidate=c.name.clone() class:selected=move || selected.get() == Some(ci)>
-                                <td class="rank">{rank + 1}</td>
-                                <td class="cand"><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
+                                <td class="col-rank">{rank + 1}</td>
+                                <td class="col-name"><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
                                     {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
                                 {has_plaus.then(|| view! {
                                     <td class="num" data-testid="blend" data-label="Blend">{format!("{bl:.3}")}</td>
@@ -375,7 +375,7 @@ pub fn Candidates(
                                 <td class="num" data-testid="r" data-label="R">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
                                 <td class="num" data-testid="n" data-label="N">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
                                 <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
-                                <td class="actions">
+                                <td class="col-actions">
                                     <button class="link-button why" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button>
                                     {item.map(|it| view! { <crate::shortlist::KeepButton item=it /> })}
                                 </td>

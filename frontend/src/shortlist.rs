@@ -261,8 +261,8 @@ pub fn ShortlistPage() -> impl IntoView {
                 let w = sc.weights;
                 view! {
                     <tr data-candidate=it.candidate.name.clone()>
-                        <td class="rank">{k + 1}</td>
-                        <td class="cand" data-label="Candidate"><a href=cand_href>{it.candidate.name.clone()}</a><div class="muted">{format!("{} · {}", it.candidate.kind, it.candidate.id)}</div></td>
+                        <td class="col-rank">{k + 1}</td>
+                        <td class="col-name"><a href=cand_href>{it.candidate.name.clone()}</a><div class="muted">{format!("{} · {}", it.candidate.kind, it.candidate.id)}</div></td>
                         <td data-label="For"><a href=from_href title="Open the page it was kept from, with its explanation">{it.query.name.clone()}</a></td>
                         <td class="num" data-label="Plausibility">{fmt_opt(sc.plausibility, 3, "")}</td>
                         <td class="num" data-label="Percentile">{fmt_opt(sc.percentile, 1, "%")}</td>
@@ -270,8 +270,8 @@ pub fn ShortlistPage() -> impl IntoView {
                         <td class="num" data-label="R">{format!("{:.3}", sc.r)}</td>
                         <td class="num" data-label="N">{format!("{:.3}", sc.n)}</td>
                         <td class="num" data-label="S">{format!("{:.3}", sc.s)}</td>
-                        <td class="num" data-label="Weights α β γ">{format!("{:.2} {:.2} {:.2}", w.alpha, w.beta, w.gamma)}</td>
-                        <td class="actions"><button data-testid="shortlist-remove" on:click=move |_| s.remove(qk.clone(), ck.clone())>"Remove"</button></td>
+                        <td class="num" data-label="Weights (α, β, γ)">{format!("{:.2} {:.2} {:.2}", w.alpha, w.beta, w.gamma)}</td>
+                        <td class="col-actions"><button class="keep" data-testid="shortlist-remove" on:click=move |_| s.remove(qk.clone(), ck.clone())>"Remove"</button></td>
                     </tr>
                 }
             })

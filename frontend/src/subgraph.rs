@@ -222,7 +222,7 @@ pub fn SubgraphSvg(
                 <button on:click=move |_| set_zoom.update(|z| *z = (*z / 1.25).max(0.25)) aria-label="Zoom out">"−"</button>
                 <button on:click=move |_| { set_zoom.set(1.0); set_pan.set((0.0, 0.0)); }>"Reset view"</button>
                 <a class="button" download="explanation.svg" href=svg_href data-testid="export-svg">"SVG"</a>
-                <button on:click=export_png data-testid="export-png" title=format!("The drawing as a PNG image, {} × {} pixels", (W * PNG_SCALE) as u32, (H * PNG_SCALE) as u32)>"PNG"</button>
+                <button class="button" on:click=export_png data-testid="export-png" title=format!("The drawing as a PNG image, {} × {} pixels", (W * PNG_SCALE) as u32, (H * PNG_SCALE) as u32)>"PNG"</button>
                 <a class="button" download="explanation.cyjs" href=cyjs_href data-testid="export-cyjs">"Cytoscape JSON"</a>
                 <span class="muted" data-testid="layout-time">{format!("{n} nodes, {} edges · layout {layout_ms:.1} ms in WebAssembly", graph.edges.len())}</span>
             </div>

@@ -177,7 +177,7 @@ test('subgraph: edge labels never overlap (the rest on hover, every edge titled)
   await sg.locator('svg g.node').first().focus();
   const lit = await page.evaluate(() => [...document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit .edge-label')].every((t) => getComputedStyle(t).display !== 'none'));
   assert(lit, 'the labels of highlighted edges are shown');
-  await sg.screenshot({ path: path.join(shots, 'subgraph-labels-1280.png') });
+  await page.screenshot({ path: path.join(shots, 'subgraph-labels-1280.png') });
   // PNG export: the drawing rasterised at twice its size.
   const { readFileSync } = await import('node:fs');
   const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 15000 }), sg.getByTestId('export-png').click()]);
@@ -695,7 +695,7 @@ test('candidates at 390 px: one card per candidate with name, plausibility, perc
       const card = tr.getBoundingClientRect();
       const who = tr.dataset.candidate;
       if (card.left < -0.5 || card.right > vw + 0.5) bad.push(`${who}: card ${card.left.toFixed(0)}–${card.right.toFixed(0)} of ${vw}`);
-      const name = tr.querySelector('td.cand a');
+      const name = tr.querySelector('td.col-name a');
       if (!name || !inside(name.getBoundingClientRect(), card) || name.getBoundingClientRect().width < 1) bad.push(`${who}: name`);
       for (const id of ['plausibility', 'percentile', 'rns', 'r', 'n', 's']) {
         const td = tr.querySelector(`[data-testid=${id}]`);
@@ -723,6 +723,15 @@ test('candidates at 390 px: one card per candidate with name, plausibility, perc
   await page.getByTestId('candidates').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'candidates-cards-390.png') });
   await page.setViewportSize({ width: 1280, height: 900 });
+  // On a wide screen it is a table again, names on one line.
+  const wide = await page.evaluate(() => {
+    const tr = document.querySelector('[data-testid=candidates] tbody tr');
+    const wrap = document.querySelector('[data-testid=candidates]').parentElement;
+    const why = tr.querySelector('button.why').getBoundingClientRect();
+    return { display: getComputedStyle(tr).display, head: getComputedStyle(document.querySelector('[data-testid=candidates] thead')).display, name: tr.querySelector('td.col-name a').getBoundingClientRect().height, sideways: wrap.scrollWidth - wrap.clientWidth, whyRight: why.right, right: wrap.getBoundingClientRect().right };
+  });
+  assert(wide.display === 'table-row' && wide.head !== 'none' && wide.name < 30, `a table at 1280 px: ${JSON.stringify(wide)}`);
+  assert(wide.sideways <= 1 && wide.whyRight <= wide.right, `the table fits at 1280 px, "why?" in view: ${JSON.stringify(wide)}`);
   await page.getByTestId('candidates').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'candidates-table-1280.png') });
 });
