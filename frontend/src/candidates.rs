@@ -24,6 +24,9 @@ use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
 
 use crate::url_state::{self, num, parse_num};
 
+/// How long the view must stay unchanged before the address is updated.
+const URL_DEBOUNCE_MS: u64 = 250;
+
 fn entity(n: &NodeView) -> ShortlistEntity {
     ShortlistEntity { kind: n.kind.clone(), id: n.id.clone(), name: n.name.clone() }
 }
@@ -116,19 +119,26 @@ pub fn Candidates(
     let (class_mode, set_class_mode) = signal(if url_state::get("cmode").as_deref() == Some("exclude") { "exclude" } else { "include" }.to_string());
     let (selected, set_selected) = signal(None::<usize>);
     // Every change of the view goes to the address (not the first run: an untouched page keeps
-    // a clean address).
+    // a clean address), once the change has settled: dragging a slider fires many input events,
+    // and browsers throttle (and refetch the page icon on) address changes.
+    let url_timer = StoredValue::new(None::<TimeoutHandle>);
     Effect::new(move |first: Option<()>| {
         let (a, b, g) = (alpha.get(), beta.get(), gamma.get());
         let (bl, pmin, cf, cm, so) = (blend.get(), min_plaus.get(), class_filter.get(), class_mode.get(), sort.get());
         if first.is_some() {
-            url_state::set(&[
+            let changes: Vec<(&'static str, Option<String>)> = vec![
                 ("w", Some(format!("{},{},{}", num(a), num(b), num(g)))),
                 ("blend", has_plaus.then(|| num(bl))),
                 ("pmin", (pmin > 0.0).then(|| num(pmin))),
                 ("class", (!cf.is_empty()).then_some(cf)),
                 ("cmode", (cm == "exclude").then(|| cm.clone())),
                 ("sort", (so != SortKey::Blend).then(|| so.name().to_string())),
-            ]);
+            ];
+            if let Some(h) = url_timer.get_value() {
+                h.clear();
+            }
+            let h = set_timeout_with_handle(move || url_state::set(&changes), std::time::Duration::from_millis(URL_DEBOUNCE_MS)).ok();
+            url_timer.set_value(h);
         }
     });
     let plaus_of = move |ci: usize| -> Option<(f64, f64, f64)> {
