@@ -4,6 +4,11 @@
 //! scatter (click a point to explain it) and as a table sortable by any column and filterable
 //! (plausibility at least x, pharmacologic class included or excluded).
 //!
+//! The view's state — weights, blend, filters, sort and the candidate whose explanation is
+//! open — is kept in the address (`crate::url_state`), so a link reproduces the view. Each
+//! candidate can be kept on the shortlist (`crate::shortlist`) with the scores shown. On
+//! phones the table becomes one card per candidate (`style/main.css`, `table.cards`).
+//!
 //! Serendipity is re-weighted in the browser: the α, β, γ
 //! sliders re-score every candidate from the slice with `serenqa_shared::rns` compiled to
 //! WebAssembly — no request to the server — and the page shows how long that took.
@@ -14,8 +19,17 @@
 //! by `rns::rank` (terms, then node index), so the order never depends on chance.
 
 use leptos::prelude::*;
-use serenqa_shared::api::{DiscoverResponse, NodeView};
+use serenqa_shared::api::{DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores};
 use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
+
+use crate::url_state::{self, num, parse_num};
+
+/// How long the view must stay unchanged before the address is updated.
+const URL_DEBOUNCE_MS: u64 = 250;
+
+fn entity(n: &NodeView) -> ShortlistEntity {
+    ShortlistEntity { kind: n.kind.clone(), id: n.id.clone(), name: n.name.clone() }
+}
 
 /// Re-scores all candidates; returns the terms (candidate order) and the elapsed milliseconds.
 fn rescore(d: &DiscoverResponse, w: &Weights) -> (Result<Vec<Terms>, String>, f64) {
@@ -40,10 +54,21 @@ fn bar(value: f64, lo: f64, hi: f64) -> impl IntoView {
 }
 
 #[component]
-pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> impl IntoView {
-    // Start where the server scored: the weights of the reply (its defaults unless the URL
-    // asked for others); "Reset" goes back to the server's defaults.
-    let start = data.weights;
+pub fn Candidates(
+    data: DiscoverResponse,
+    on_explain: Callback<NodeView>,
+    /// The selected candidate as a shortlist item with its current scores (for the drawer's
+    /// "Keep" button).
+    #[prop(optional)]
+    selected_item: Option<RwSignal<Option<ShortlistItem>>>,
+) -> impl IntoView {
+    // Start where the address says (a shared link), else where the server scored: the weights
+    // of the reply (its defaults); "Reset" goes back to the server's defaults.
+    let from_url = url_state::get("w").and_then(|s| {
+        let v: Vec<f64> = s.split(',').filter_map(|x| parse_num(x, -1.0, 1.0)).collect();
+        (v.len() == 3).then(|| Weights { alpha: v[0], beta: v[1], gamma: v[2] })
+    });
+    let start = from_url.unwrap_or(data.weights);
     let defaults = data.default_weights.clone();
     let data = StoredValue::new(data);
     let (alpha, set_alpha) = signal(start.alpha);
@@ -80,17 +105,41 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
     });
     let has_plaus = data.with_value(|d| d.candidates.iter().any(|c| c.plausibility.is_some()));
     // Blend: 1 = plausibility only, 0 = RNS only.
-    let (blend, set_blend) = signal(if has_plaus { 0.5 } else { 0.0 });
-    let (sort, set_sort) = signal(SortKey::Blend);
-    let (min_plaus, set_min_plaus) = signal(0.0f64);
-    let (class_filter, set_class_filter) = signal(String::new());
-    let (class_mode, set_class_mode) = signal("include".to_string());
-    let (selected, set_selected) = signal(None::<usize>);
     let classes: Vec<String> = data.with_value(|d| {
         let mut v: Vec<String> = d.candidates.iter().flat_map(|c| c.classes.iter().map(|k| k.name.clone())).collect();
         v.sort();
         v.dedup();
         v
+    });
+    let url_blend = url_state::get("blend").and_then(|s| parse_num(&s, 0.0, 1.0)).filter(|_| has_plaus);
+    let (blend, set_blend) = signal(url_blend.unwrap_or(if has_plaus { 0.5 } else { 0.0 }));
+    let (sort, set_sort) = signal(url_state::get("sort").and_then(|s| SortKey::parse(&s)).unwrap_or(SortKey::Blend));
+    let (min_plaus, set_min_plaus) = signal(url_state::get("pmin").and_then(|s| parse_num(&s, 0.0, 100.0)).unwrap_or(0.0));
+    let (class_filter, set_class_filter) = signal(url_state::get("class").filter(|c| classes.contains(c)).unwrap_or_default());
+    let (class_mode, set_class_mode) = signal(if url_state::get("cmode").as_deref() == Some("exclude") { "exclude" } else { "include" }.to_string());
+    let (selected, set_selected) = signal(None::<usize>);
+    // Every change of the view goes to the address (not the first run: an untouched page keeps
+    // a clean address), once the change has settled: dragging a slider fires many input events,
+    // and browsers throttle (and refetch the page icon on) address changes.
+    let url_timer = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |first: Option<()>| {
+        let (a, b, g) = (alpha.get(), beta.get(), gamma.get());
+        let (bl, pmin, cf, cm, so) = (blend.get(), min_plaus.get(), class_filter.get(), class_mode.get(), sort.get());
+        if first.is_some() {
+            let changes: Vec<(&'static str, Option<String>)> = vec![
+                ("w", Some(format!("{},{},{}", num(a), num(b), num(g)))),
+                ("blend", has_plaus.then(|| num(bl))),
+                ("pmin", (pmin > 0.0).then(|| num(pmin))),
+                ("class", (!cf.is_empty()).then_some(cf)),
+                ("cmode", (cm == "exclude").then(|| cm.clone())),
+                ("sort", (so != SortKey::Blend).then(|| so.name().to_string())),
+            ];
+            if let Some(h) = url_timer.get_value() {
+                h.clear();
+            }
+            let h = set_timeout_with_handle(move || url_state::set(&changes), std::time::Duration::from_millis(URL_DEBOUNCE_MS)).ok();
+            url_timer.set_value(h);
+        }
     });
     let plaus_of = move |ci: usize| -> Option<(f64, f64, f64)> {
         data.with_value(|d| d.candidates[ci].plausibility.as_ref().map(|p| (p.score, p.disease_percentile, p.compound_percentile)))
@@ -144,6 +193,46 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
             Err(_) => Vec::new(),
         }
     };
+    // The candidate the address names (`why=`) has its explanation opened.
+    let why = url_state::get("why");
+    Effect::new(move |_| {
+        if let Some(w) = why.clone() {
+            let hit = data.with_value(|d| d.candidates.iter().position(|c| crate::api::key_of(&c.node) == w));
+            if let Some(ci) = hit {
+                set_selected.set(Some(ci));
+                on_explain.run(data.with_value(|d| d.candidates[ci].node.clone()));
+            }
+        }
+    });
+    // A candidate as a shortlist item, with the scores and weights of the moment.
+    let item_of = move |ci: usize, t: &Terms| -> Option<ShortlistItem> {
+        let (query, cand) = data.with_value(|d| (entity(&d.query), d.candidates.get(ci).map(|c| entity(&c.node))));
+        let pl = plaus_of(ci);
+        Some(ShortlistItem {
+            query,
+            candidate: cand?,
+            scores: ShortlistScores {
+                plausibility: pl.map(|p| p.0),
+                percentile: pl.map(|_| pct_of(ci)),
+                rns: t.rns,
+                r: t.r,
+                n: t.n,
+                s: t.s,
+                weights: Weights { alpha: alpha.get_untracked(), beta: beta.get_untracked(), gamma: gamma.get_untracked() },
+                blend: has_plaus.then(|| blend.get_untracked()),
+            },
+            added_at: 0,
+        })
+    };
+    if let Some(out) = selected_item {
+        Effect::new(move |_| {
+            let item = selected.get().and_then(|ci| {
+                let _ = (alpha.get(), beta.get(), gamma.get(), blend.get());
+                scored.with(|r| r.as_ref().ok().and_then(|terms| terms.get(ci).copied())).and_then(|t| item_of(ci, &t))
+            });
+            out.set(item);
+        });
+    }
     let slider = move |label: &'static str, help: &'static str, get: ReadSignal<f64>, set: WriteSignal<f64>, id: &'static str| {
         view! {
             <label class="slider" for=id>
@@ -220,12 +309,12 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                         <span>"Pharmacologic class"</span>
                         <span class="class-filter">
                         <select id="filter-mode" data-testid="filter-mode" on:change=move |ev| set_class_mode.set(event_target_value(&ev))>
-                            <option value="include">"only"</option>
-                            <option value="exclude">"exclude"</option>
+                            <option value="include" selected=move || class_mode.get() == "include">"only"</option>
+                            <option value="exclude" selected=move || class_mode.get() == "exclude">"exclude"</option>
                         </select>
                         <select id="filter-class" data-testid="filter-class" on:change=move |ev| set_class_filter.set(event_target_value(&ev))>
                             <option value="">"any class"</option>
-                            {classes.iter().map(|k| view! { <option value=k.clone()>{k.clone()}</option> }).collect_view()}
+                            {classes.iter().map(|k| { let k2 = k.clone(); view! { <option value=k.clone() selected=move || class_filter.get() == k2>{k.clone()}</option> } }).collect_view()}
                         </select>
                         </span>
                     </label>
@@ -244,8 +333,16 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                 <span></span>
                 <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
             </div>
+            <label class="sort-select" for="sort-select">
+                "Sort by "
+                <select id="sort-select" data-testid="sort-select" on:change=move |ev| if let Some(k) = SortKey::parse(&event_target_value(&ev)) { set_sort.set(k) }>
+                    {SortKey::ALL.into_iter().filter(|k| has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)).map(|k| view! {
+                        <option value=k.name() selected=move || sort.get() == k>{k.label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
             <div class="scroll-x">
-            <table class="candidates" data-testid="candidates">
+            <table class="candidates cards" data-testid="candidates">
                 <thead><tr><th>"#"</th>
                     {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
                     {has_plaus.then(|| view! {
@@ -271,25 +368,29 @@ pub fn Candidates(data: DiscoverResponse, on_explain: Callback<NodeView>) -> imp
                             let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
                             (!k.is_empty()).then(|| k.join(", "))
                         });
+                        let item = item_of(ci, &t);
                         view! {
                             <tr data-candidate=c.name.clone() class:selected=move || selected.get() == Some(ci)>
-                                <td>{rank + 1}</td>
-                                <td><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
+                                <td class="col-rank">{rank + 1}</td>
+                                <td class="col-name"><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
                                     {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
                                 {has_plaus.then(|| view! {
-                                    <td class="num" data-testid="blend">{format!("{bl:.3}")}</td>
-                                    <td class="num"><span data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</span>
+                                    <td class="num" data-testid="blend" data-label="Blend">{format!("{bl:.3}")}</td>
+                                    <td class="num" data-label="Plausibility"><span data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</span>
                                         {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
-                                    <td class="num" data-testid="percentile">{pl.map(|p| {
+                                    <td class="num" data-testid="percentile" data-label="Percentile">{pl.map(|p| {
                                         let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
                                         view! { {format!("{mine:.1}%")} <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
                                     })}</td>
                                 })}
-                                <td class="num"><strong>{format!("{:.3}", t.rns)}</strong></td>
-                                <td class="num">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
-                                <td class="num">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
-                                <td class="num">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
-                                <td><button class="link-button" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button></td>
+                                <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
+                                <td class="num" data-testid="r" data-label="R">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
+                                <td class="num" data-testid="n" data-label="N">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
+                                <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
+                                <td class="col-actions">
+                                    <button class="link-button why" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button>
+                                    {item.map(|it| view! { <crate::shortlist::KeepButton item=it /> })}
+                                </td>
                             </tr>
                         }
                     }).collect_view()}
@@ -310,6 +411,39 @@ enum SortKey {
     N,
     S,
     Name,
+}
+
+impl SortKey {
+    const ALL: [SortKey; 8] = [SortKey::Blend, SortKey::Plausibility, SortKey::Percentile, SortKey::Rns, SortKey::R, SortKey::N, SortKey::S, SortKey::Name];
+    /// The name in the address (`sort=`).
+    fn name(self) -> &'static str {
+        match self {
+            SortKey::Blend => "blend",
+            SortKey::Plausibility => "plausibility",
+            SortKey::Percentile => "percentile",
+            SortKey::Rns => "rns",
+            SortKey::R => "r",
+            SortKey::N => "n",
+            SortKey::S => "s",
+            SortKey::Name => "name",
+        }
+    }
+    fn parse(s: &str) -> Option<SortKey> {
+        SortKey::ALL.into_iter().find(|k| k.name() == s)
+    }
+    /// What the phone's sort menu says.
+    fn label(self) -> &'static str {
+        match self {
+            SortKey::Blend => "Blend",
+            SortKey::Plausibility => "Plausibility",
+            SortKey::Percentile => "Percentile",
+            SortKey::Rns => "RNS",
+            SortKey::R => "R (relevance)",
+            SortKey::N => "N (novelty)",
+            SortKey::S => "S (surprise)",
+            SortKey::Name => "Name",
+        }
+    }
 }
 
 fn sort_header(label: &'static str, title: &'static str, key: SortKey, sort: ReadSignal<SortKey>, set_sort: WriteSignal<SortKey>) -> impl IntoView {
@@ -384,7 +518,7 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
 /// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
 /// header, then one row per candidate in the order shown.
 fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, f64, f64), from: &str) -> String {
-    use crate::leaderboard::csv_field;
+    use serenqa_shared::csv::cell as csv_field;
     let mut s = format!(
         "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2} ({}); research hypotheses, not clinical advice\n",
         d.query.name,

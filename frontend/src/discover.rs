@@ -87,7 +87,10 @@ pub fn Entity() -> impl IntoView {
     let close_drawer = move || {
         set_explain.set(None);
         set_explain_pred.set(None);
+        crate::url_state::set(&[("why", None)]);
     };
+    // The candidate selected in the table, with its current scores (the drawer's Keep button).
+    let selected_item = RwSignal::new(None::<serenqa_shared::api::ShortlistItem>);
     Effect::new(move |was_open: Option<bool>| {
         let now = drawer_open.get();
         if now && was_open != Some(true) {
@@ -106,6 +109,7 @@ pub fn Entity() -> impl IntoView {
     });
     on_cleanup(move || esc.remove());
     let open_explain = Callback::new(move |other: NodeView| {
+        crate::url_state::set(&[("why", None)]);
         let from = key();
         let to = key_of(&other);
         set_explain.set(Some((other.clone(), None)));
@@ -116,6 +120,8 @@ pub fn Entity() -> impl IntoView {
     });
     // A candidate is explained by paths from the entity and its known answers.
     let explain_candidate = Callback::new(move |cand: NodeView| {
+        // The open explanation is part of the view's address.
+        crate::url_state::set(&[("why", Some(key_of(&cand)))]);
         // With predictions: the paths that carry the prediction, grouped by metapath.
         if let Some(Ok(d)) = discovery.get_untracked() {
             if let Some(p) = d.candidates.iter().find(|c| c.node.index == cand.index).and_then(|c| c.plausibility.clone()) {
@@ -153,7 +159,7 @@ pub fn Entity() -> impl IntoView {
         {move || match discovery.get() {
             None => None,
             Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
-            Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate /> }.into_any()),
+            Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate selected_item=selected_item /> }.into_any()),
         }}
         <aside
             class="drawer"
@@ -168,6 +174,7 @@ pub fn Entity() -> impl IntoView {
         {move || explain_pred.get().map(|(other, reply)| view! {
             <section class="panel" aria-live="polite" data-testid="explanation">
                 <h2>"Why " {other.name.clone()} " is plausible"</h2>
+                <DrawerKeep candidate=other.clone() selected_item=selected_item />
                 {match reply {
                     None => view! { <p class="loading">"Finding the paths behind the prediction…"</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
@@ -178,6 +185,7 @@ pub fn Entity() -> impl IntoView {
         {move || explain.get().map(|(other, reply)| view! {
             <section class="panel" aria-live="polite">
                 <h2>"How it connects to " {other.name.clone()}</h2>
+                <DrawerKeep candidate=other.clone() selected_item=selected_item />
                 {match reply {
                     None => view! { <p class="loading">"Finding paths of up to three hops…"</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
@@ -191,6 +199,17 @@ pub fn Entity() -> impl IntoView {
             Some(Ok(d)) => Some(view! { <Neighbourhood detail=d on_explain=open_explain /> }),
             _ => None,
         }}
+    }
+}
+
+/// The drawer's "Keep" button, when the explained node is the candidate selected in the table.
+#[component]
+fn DrawerKeep(candidate: NodeView, selected_item: RwSignal<Option<serenqa_shared::api::ShortlistItem>>) -> impl IntoView {
+    move || {
+        selected_item
+            .get()
+            .filter(|it| it.candidate.kind == candidate.kind && it.candidate.id == candidate.id)
+            .map(|it| view! { <p class="drawer-keep"><crate::shortlist::KeepButton item=it /> " " <a href="/shortlist">"See the shortlist"</a></p> })
     }
 }
 

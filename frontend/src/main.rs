@@ -10,10 +10,12 @@ mod discover;
 mod leaderboard;
 mod pages;
 mod search_box;
+mod shortlist;
 mod start;
 mod subgraph;
 mod t1_score;
 mod trace;
+mod url_state;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes, A};
@@ -81,6 +83,7 @@ pub fn kind_colour(kind: &str) -> &'static str {
 
 #[component]
 fn App() -> impl IntoView {
+    shortlist::provide();
     view! {
         <Router>
             <a class="skip" href="#main">"Skip to content"</a>
@@ -91,6 +94,7 @@ fn App() -> impl IntoView {
                     <A href="/leaderboard">"Leaderboard"</A>
                     <A href="/graph">"Graph"</A>
                     <A href="/data">"Data & licenses"</A>
+                    <A href="/shortlist">"Shortlist"<shortlist::ShortlistCount /></A>
                     <A href="/annotate">"Annotate"</A>
                 </nav>
             </header>
@@ -100,6 +104,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/entity/:key") view=discover::Entity />
                     <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
                     <Route path=path!("/runs/:run/trace/:qid") view=trace::TracePage />
+                    <Route path=path!("/shortlist") view=shortlist::ShortlistPage />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />
                     <Route path=path!("/login") view=annotate::account::Login />

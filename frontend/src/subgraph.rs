@@ -1,10 +1,17 @@
 //! The explanation subgraph as SVG: force-directed layout computed in WebAssembly by
-//! `serenqa_shared::layout`, nodes coloured by type, edges labelled by relation, hover a node
-//! or a path to highlight it, drag to pan, wheel (or the buttons) to zoom.
+//! `serenqa_shared::layout`, nodes coloured by type and linking to their entity pages (click,
+//! or Enter on a focused node), edges labelled by relation where a label fits without
+//! overlapping another label or a node (`layout::place_labels`; the others appear when the
+//! edge is highlighted, and every edge has a title), hover a node or a path to highlight it,
+//! drag to pan, wheel (or the buttons) to zoom. Exports of what is drawn: a standalone SVG, a
+//! PNG (the same SVG rasterised on a canvas at twice its size) and Cytoscape.js JSON.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::hooks::use_navigate;
 use serenqa_shared::api::{PathView, SubgraphView};
-use serenqa_shared::layout::{force_layout, LayoutParams};
+use serenqa_shared::layout::{force_layout, place_labels, LayoutParams, Rect};
+use wasm_bindgen::JsCast;
 
 const W: f64 = 800.0;
 const H: f64 = 520.0;
@@ -13,6 +20,38 @@ const H: f64 = 520.0;
 /// is cryptic, so use the verb part: `treats`).
 fn edge_label(rel: &str) -> String {
     rel.split('_').next().unwrap_or(rel).to_lowercase()
+}
+
+/// Pixels per drawing unit of the PNG export.
+pub const PNG_SCALE: f64 = 2.0;
+
+/// A node's name as drawn (long GO terms are cut).
+fn short_name(name: &str) -> String {
+    if name.chars().count() > 22 {
+        format!("{}…", name.chars().take(21).collect::<String>())
+    } else {
+        name.to_string()
+    }
+}
+
+/// Where each edge's label goes (its centre), or `None` when no spot is free: labels avoid
+/// each other, the node circles and the node names (sizes estimated from the font sizes of
+/// `style/main.css`: 9 px edge labels, 11 px names).
+fn label_positions(graph: &SubgraphView, pos: &[(f64, f64)]) -> Vec<Option<(f64, f64)>> {
+    let mut obstacles = Vec::with_capacity(graph.nodes.len() * 2);
+    for (i, v) in graph.nodes.iter().enumerate() {
+        let Some(&(x, y)) = pos.get(i) else { continue };
+        obstacles.push(Rect { x: x - 10.0, y: y - 10.0, w: 20.0, h: 20.0 });
+        obstacles.push(Rect { x: x + 10.0, y: y - 8.0, w: short_name(&v.name).chars().count() as f64 * 6.3 + 2.0, h: 13.0 });
+    }
+    let mut segments = Vec::with_capacity(graph.edges.len());
+    let mut sizes = Vec::with_capacity(graph.edges.len());
+    for (a, b, rel) in &graph.edges {
+        let (pa, pb) = (pos.get(*a as usize).copied().unwrap_or_default(), pos.get(*b as usize).copied().unwrap_or_default());
+        segments.push((pa, pb));
+        sizes.push((edge_label(rel).chars().count() as f64 * 5.2 + 4.0, 11.0));
+    }
+    place_labels(&segments, &sizes, &obstacles)
 }
 
 #[component]
@@ -63,21 +102,34 @@ pub fn SubgraphSvg(
         format!("{:.1} {:.1} {:.1} {:.1}", (W - w) / 2.0 - px, (H - h) / 2.0 - py, w, h)
     };
 
+    let labels = label_positions(&graph, &pos);
     let edges_view = graph
         .edges
         .iter()
-        .map(|(a, b, rel)| {
+        .enumerate()
+        .map(|(k, (a, b, rel))| {
             let (a, b) = (*a as usize, *b as usize);
             let ((x1, y1), (x2, y2)) = (pos[a], pos[b]);
             let label = edge_label(rel);
+            let name_of = |i: usize| graph.nodes.get(i).map(|n| n.name.clone()).unwrap_or_default();
+            let title = format!("{} {} {}", name_of(a), label, name_of(b));
+            // A label without a free spot waits at the middle, shown only when lit.
+            let (spare, (lx, ly)) = match labels.get(k).copied().flatten() {
+                Some(p) => (false, p),
+                None => (true, ((x1 + x2) / 2.0, (y1 + y2) / 2.0)),
+            };
             view! {
                 <g class="edge" class:lit=move || edge_lit(a, b)>
+                    <title>{title}</title>
                     <line x1=x1 y1=y1 x2=x2 y2=y2 marker-end="url(#arrow)" />
-                    <text x=(x1 + x2) / 2.0 y=(y1 + y2) / 2.0 - 3.0 class="edge-label">{label}</text>
+                    <text x=lx y=ly + 3.0 text-anchor="middle" class="edge-label" class:spare=spare>{label}</text>
                 </g>
             }
         })
         .collect_view();
+    // Nodes link to their entity pages; a click that ends a pan does not count.
+    let navigate = use_navigate();
+    let (dragged, set_dragged) = signal(false);
     let nodes_view = graph
         .nodes
         .iter()
@@ -85,15 +137,23 @@ pub fn SubgraphSvg(
         .map(|(i, v)| {
             let (x, y) = pos[i];
             let colour = crate::kind_colour(&v.kind);
-            let title = format!("{} ({} {})", v.name, v.kind, v.id);
-            let name = if v.name.chars().count() > 22 { format!("{}…", v.name.chars().take(21).collect::<String>()) } else { v.name.clone() };
+            let title = format!("{} ({} {}) — open its page", v.name, v.kind, v.id);
+            let name = short_name(&v.name);
+            let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(v)));
+            let (nav1, nav2) = (navigate.clone(), navigate.clone());
+            let (href1, href2) = (href.clone(), href.clone());
             view! {
                 <g class="node" class:lit=move || hover_node.get() == Some(i) || on_path(i)
+                    data-href=href
+                    role="link"
+                    aria-label=format!("{} ({}): open its page", v.name, v.kind)
                     on:mouseenter=move |_| set_hover_node.set(Some(i))
                     on:mouseleave=move |_| set_hover_node.set(None)
                     tabindex="0"
                     on:focus=move |_| set_hover_node.set(Some(i))
                     on:blur=move |_| set_hover_node.set(None)
+                    on:click=move |_| if !dragged.get_untracked() { nav1(&href1, Default::default()) }
+                    on:keydown=move |ev| if ev.key() == "Enter" { nav2(&href2, Default::default()) }
                 >
                     <title>{title}</title>
                     <circle cx=x cy=y r=if Some(i) == centre { 11.0 } else { 8.0 } fill=colour />
@@ -115,7 +175,22 @@ pub fn SubgraphSvg(
         .map(|k| view! { <li><span class="kind-dot" style=format!("background:{}", crate::kind_colour(&k))></span>{k}</li> })
         .collect_view();
     // Exports of what is drawn: a standalone SVG and Cytoscape.js JSON (data: links).
-    let svg_href = format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(&standalone_svg(&graph, &pos)));
+    let svg_doc = standalone_svg(&graph, &pos, &labels);
+    let svg_href = format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(&svg_doc));
+    let svg_doc = StoredValue::new(svg_doc);
+    let (png_error, set_png_error) = signal(None::<String>);
+    let export_png = move |_| {
+        let doc = svg_doc.get_value();
+        spawn_local(async move {
+            match svg_to_png(&doc, PNG_SCALE).await {
+                Ok(url) => {
+                    set_png_error.set(None);
+                    download(&url, "explanation.png");
+                }
+                Err(e) => set_png_error.set(Some(format!("PNG export failed: {e}"))),
+            }
+        });
+    };
     let cyjs_href = format!("data:application/json;charset=utf-8,{}", crate::api::enc(&cytoscape_json(&graph, &pos)));
 
     let path_rows = paths
@@ -147,6 +222,7 @@ pub fn SubgraphSvg(
                 <button on:click=move |_| set_zoom.update(|z| *z = (*z / 1.25).max(0.25)) aria-label="Zoom out">"−"</button>
                 <button on:click=move |_| { set_zoom.set(1.0); set_pan.set((0.0, 0.0)); }>"Reset view"</button>
                 <a class="button" download="explanation.svg" href=svg_href data-testid="export-svg">"SVG"</a>
+                <button class="button" on:click=export_png data-testid="export-png" title=format!("The drawing as a PNG image, {} × {} pixels", (W * PNG_SCALE) as u32, (H * PNG_SCALE) as u32)>"PNG"</button>
                 <a class="button" download="explanation.cyjs" href=cyjs_href data-testid="export-cyjs">"Cytoscape JSON"</a>
                 <span class="muted" data-testid="layout-time">{format!("{n} nodes, {} edges · layout {layout_ms:.1} ms in WebAssembly", graph.edges.len())}</span>
             </div>
@@ -156,10 +232,16 @@ pub fn SubgraphSvg(
                     let f = if ev.delta_y() < 0.0 { 1.1 } else { 1.0 / 1.1 };
                     set_zoom.update(|z| *z = (*z * f).clamp(0.25, 8.0));
                 }
-                on:pointerdown=move |ev: leptos::ev::PointerEvent| set_drag.set(Some((ev.client_x() as f64, ev.client_y() as f64)))
+                on:pointerdown=move |ev: leptos::ev::PointerEvent| {
+                    set_dragged.set(false);
+                    set_drag.set(Some((ev.client_x() as f64, ev.client_y() as f64)));
+                }
                 on:pointermove=move |ev: leptos::ev::PointerEvent| {
                     if let Some((x0, y0)) = drag.get() {
                         let (x, y) = (ev.client_x() as f64, ev.client_y() as f64);
+                        if (x - x0).abs() + (y - y0).abs() > 3.0 {
+                            set_dragged.set(true);
+                        }
                         let z = zoom.get();
                         set_pan.update(|p| { p.0 += (x - x0) / z; p.1 += (y - y0) / z; });
                         set_drag.set(Some((x, y)));
@@ -176,6 +258,7 @@ pub fn SubgraphSvg(
                 {edges_view}
                 {nodes_view}
             </svg>
+            {move || png_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             <ul class="inline-list legend" data-testid="subgraph-legend" aria-label="Node colours">{legend}</ul>
             <ol class="paths" data-testid="paths">{path_rows}</ol>
         </div>
@@ -186,14 +269,17 @@ fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// The drawn subgraph as a standalone SVG document (inline styles, node titles, a legend).
-fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)]) -> String {
+/// The drawn subgraph as a standalone SVG document (inline styles, node titles, the edge
+/// labels that are drawn without hovering).
+fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)], labels: &[Option<(f64, f64)>]) -> String {
     let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\">");
     s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
-    for (a, b, rel) in &graph.edges {
+    for (k, (a, b, rel)) in graph.edges.iter().enumerate() {
         let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize)) else { continue };
         s.push_str(&format!("<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#8a94a6\" stroke-width=\"1.2\"/>"));
-        s.push_str(&format!("<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#5b6475\" font-size=\"9\">{}</text>", (x1 + x2) / 2.0, (y1 + y2) / 2.0 - 3.0, xml_escape(&edge_label(rel))));
+        if let Some((lx, ly)) = labels.get(k).copied().flatten() {
+            s.push_str(&format!("<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#5b6475\" font-size=\"9\">{}</text>", ly + 3.0, xml_escape(&edge_label(rel))));
+        }
     }
     for (i, v) in graph.nodes.iter().enumerate() {
         let Some(&(x, y)) = pos.get(i) else { continue };
@@ -208,6 +294,40 @@ fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)]) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+fn js_err(e: wasm_bindgen::JsValue) -> String {
+    e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "browser error".into())
+}
+
+/// Rasterises an SVG document on a canvas `scale` times its size; a `data:image/png` URL.
+async fn svg_to_png(svg: &str, scale: f64) -> Result<String, String> {
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let img = web_sys::HtmlImageElement::new().map_err(js_err)?;
+    img.set_src(&format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(svg)));
+    wasm_bindgen_futures::JsFuture::from(img.decode()).await.map_err(|_| "the drawing could not be decoded as an image".to_string())?;
+    let canvas: web_sys::HtmlCanvasElement = document.create_element("canvas").map_err(js_err)?.dyn_into().map_err(|_| "no canvas".to_string())?;
+    let (w, h) = ((W * scale).round(), (H * scale).round());
+    canvas.set_width(w as u32);
+    canvas.set_height(h as u32);
+    let ctx: web_sys::CanvasRenderingContext2d =
+        canvas.get_context("2d").map_err(js_err)?.ok_or("no 2d context")?.dyn_into().map_err(|_| "no 2d context".to_string())?;
+    ctx.draw_image_with_html_image_element_and_dw_and_dh(&img, 0.0, 0.0, w, h).map_err(js_err)?;
+    canvas.to_data_url_with_type("image/png").map_err(js_err)
+}
+
+/// Saves `href` as a file named `name` (a temporary link, clicked).
+pub fn download(href: &str, name: &str) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
+    let Ok(a) = document.create_element("a") else { return };
+    let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() else { return };
+    a.set_href(href);
+    a.set_download(name);
+    if let Some(body) = document.body() {
+        let _ = body.append_child(&a);
+        a.click();
+        a.remove();
+    }
 }
 
 /// The drawn subgraph in Cytoscape.js's JSON (`elements.nodes` / `elements.edges`, with positions).

@@ -105,6 +105,54 @@ pub fn force_layout(n: usize, edges: &[(usize, usize)], pinned: &[Option<(f64, f
     Layout { positions: pos }
 }
 
+/// An axis-aligned box: left, top, width, height.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+impl Rect {
+    pub fn overlaps(&self, o: &Rect) -> bool {
+        self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h
+    }
+}
+
+/// Places edge labels so that no two overlap and none covers an obstacle (the nodes and their
+/// names). `edges` are segments (from, to), `sizes` the labels' width and height. Each label
+/// tries points along its edge, middle first, then a little to either side of the line; the
+/// first free spot wins, in edge order (deterministic). A label with no free spot gets `None`:
+/// the caller shows it only on hover or focus. Returns each label's centre.
+pub fn place_labels(edges: &[((f64, f64), (f64, f64))], sizes: &[(f64, f64)], obstacles: &[Rect]) -> Vec<Option<(f64, f64)>> {
+    const ALONG: [f64; 7] = [0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78];
+    const ACROSS: [f64; 3] = [0.0, 1.0, -1.0];
+    let mut placed: Vec<Rect> = Vec::with_capacity(edges.len());
+    let mut out = Vec::with_capacity(edges.len());
+    for (k, &((x1, y1), (x2, y2))) in edges.iter().enumerate() {
+        let (w, h) = sizes.get(k).copied().unwrap_or((0.0, 0.0));
+        let len = ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt();
+        // Unit normal of the edge (straight up for a point-like edge).
+        let (nx, ny) = if len > 1e-9 { (-(y2 - y1) / len, (x2 - x1) / len) } else { (0.0, -1.0) };
+        let mut found = None;
+        'search: for across in ACROSS {
+            for t in ALONG {
+                let off = across * (h * 0.5 + 2.0);
+                let (cx, cy) = (x1 + (x2 - x1) * t + nx * off, y1 + (y2 - y1) * t + ny * off);
+                let r = Rect { x: cx - w / 2.0, y: cy - h / 2.0, w, h };
+                if !placed.iter().chain(obstacles).any(|o| o.overlaps(&r)) {
+                    placed.push(r);
+                    found = Some((cx, cy));
+                    break 'search;
+                }
+            }
+        }
+        out.push(found);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +198,30 @@ mod tests {
             }
         }
         assert!(min > 3.0, "closest pair {min}");
+    }
+
+    #[test]
+    fn labels_never_overlap_each_other_or_obstacles() {
+        use super::{place_labels, Rect};
+        // Eight edges through one hub: their middles crowd together.
+        let hub = (100.0, 100.0);
+        let edges: Vec<_> = (0..8).map(|i| {
+            let a = i as f64 * std::f64::consts::PI / 4.0;
+            (hub, (100.0 + 60.0 * a.cos(), 100.0 + 60.0 * a.sin()))
+        }).collect();
+        let sizes = vec![(40.0, 10.0); edges.len()];
+        let node = Rect { x: 92.0, y: 92.0, w: 16.0, h: 16.0 };
+        let got = place_labels(&edges, &sizes, &[node]);
+        let rects: Vec<Rect> = got.iter().zip(&sizes).filter_map(|(p, s)| p.map(|(x, y)| Rect { x: x - s.0 / 2.0, y: y - s.1 / 2.0, w: s.0, h: s.1 })).collect();
+        assert!(rects.len() >= 4, "most labels find a place: {got:?}");
+        for (i, a) in rects.iter().enumerate() {
+            assert!(!a.overlaps(&node));
+            for b in &rects[i + 1..] {
+                assert!(!a.overlaps(b), "{a:?} overlaps {b:?}");
+            }
+        }
+        // A lone edge gets its label at the middle; the same input gives the same answer.
+        assert_eq!(place_labels(&[((0.0, 0.0), (100.0, 0.0))], &[(20.0, 8.0)], &[]), vec![Some((50.0, 0.0))]);
+        assert_eq!(place_labels(&edges, &sizes, &[node]), got);
     }
 }

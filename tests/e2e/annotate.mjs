@@ -657,6 +657,49 @@ test('admin and review pages are gated by role: no forms for those who cannot us
   await state.admin.locator('input[name=invite-email]').waitFor();
 });
 
+test('a signed-in user\'s shortlist is kept with the account: a list kept before signing in moves there, another browser sees it', async () => {
+  const page = await newPage();
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  await rows.first().waitFor({ timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.dataset.place === 'local', null, { timeout: 10000 });
+  const first = await rows.nth(0).getAttribute('data-candidate');
+  await rows.nth(0).getByTestId('keep').click();
+  await page.waitForFunction(() => JSON.parse(localStorage.getItem('serenqa.shortlist.v1') || '[]').length === 1, null, { timeout: 5000 });
+  const signIn = async (p) => {
+    await p.goto(base + '/login?next=/shortlist');
+    await p.locator('input[name=email]').fill('ann1@example.org');
+    await p.locator('input[name=password]').fill(PW);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL((u) => u.pathname === '/shortlist', { timeout: 15000 });
+    await p.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.dataset.place === 'server', null, { timeout: 10000 });
+  };
+  await signIn(page);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 1, null, { timeout: 10000 });
+  assert(/your account/.test(await page.getByTestId('shortlist-where').textContent()), 'kept with the account');
+  assert(await page.evaluate(() => localStorage.getItem('serenqa.shortlist.v1') === null), 'the browser copy moved to the account');
+  // Another browser, same account: the same list; an item kept there is here after a reload.
+  const other = await newPage();
+  await signIn(other);
+  await other.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 1, null, { timeout: 10000 });
+  assert((await other.getByTestId('shortlist').locator('tbody tr').first().getAttribute('data-candidate')) === first, 'the same item');
+  await other.goto(base + '/entity/Disease::DOID:2841');
+  const rows2 = other.locator('[data-testid=candidates] tbody tr');
+  await rows2.first().waitFor({ timeout: 60000 });
+  await other.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.dataset.place === 'server', null, { timeout: 10000 });
+  assert((await rows2.nth(0).getByTestId('keep').getAttribute('aria-pressed')) === 'true', 'marked as kept');
+  await rows2.nth(1).getByTestId('keep').click();
+  await other.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]').textContent.trim() === '2', null, { timeout: 10000 });
+  await page.reload();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 2, null, { timeout: 10000 });
+  await page.screenshot({ path: shot('shortlist-signed-in-1280'), fullPage: true });
+  // Removing on the account.
+  await page.getByTestId('shortlist').locator('tbody tr').nth(1).getByTestId('shortlist-remove').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 1, null, { timeout: 10000 });
+  await other.reload();
+  await other.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.textContent.trim() === '1', null, { timeout: 15000 });
+});
+
 test('admin runs a calibration and sees the result or a clear reason', async () => {
   const page = state.admin;
   await page.goto(base + '/admin');

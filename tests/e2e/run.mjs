@@ -150,6 +150,60 @@ test('discover: search a disease by keyboard, open it, draw the explanation subg
   await page.screenshot({ path: path.join(shots, 'entity-breast-cancer.png'), fullPage: true });
 });
 
+test('subgraph: edge labels never overlap (the rest on hover, every edge titled), nodes open their pages, PNG export', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:1612');
+  await page.locator('article[data-relation="TREATS_CtD"] .link-button').first().click();
+  const sg = page.getByTestId('subgraph');
+  await sg.waitFor({ timeout: 20000 });
+  const labels = () => page.evaluate(() => {
+    const all = [...document.querySelectorAll('[data-testid=subgraph] svg .edge-label')];
+    const shown = all.filter((t) => getComputedStyle(t).display !== 'none');
+    const boxes = shown.map((t) => t.getBBox());
+    let overlaps = [];
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        if (a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 && a.y < b.y + b.height - 0.5 && b.y < a.y + a.height - 0.5) overlaps.push(`${shown[i].textContent}/${shown[j].textContent}`);
+      }
+    }
+    const titled = [...document.querySelectorAll('[data-testid=subgraph] svg g.edge')].filter((g) => (g.querySelector('title')?.textContent || '').length > 3).length;
+    return { total: all.length, shown: shown.length, overlaps, titled, edges: document.querySelectorAll('[data-testid=subgraph] svg g.edge').length };
+  });
+  const l = await labels();
+  console.log(`     edge labels: ${l.shown} of ${l.total} drawn without overlap, the rest on hover`);
+  assert(l.shown >= 1 && l.overlaps.length === 0, `overlapping edge labels: ${l.overlaps.slice(0, 3).join(', ')} (${JSON.stringify(l)})`);
+  assert(l.titled === l.edges, `every edge has a title: ${l.titled} of ${l.edges}`);
+  // Highlighting the centre shows its edges' labels, placed or not.
+  await sg.locator('svg g.node').first().focus();
+  const lit = await page.evaluate(() => [...document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit .edge-label')].every((t) => getComputedStyle(t).display !== 'none'));
+  assert(lit, 'the labels of highlighted edges are shown');
+  await page.screenshot({ path: path.join(shots, 'subgraph-labels-1280.png') });
+  // PNG export: the drawing rasterised at twice its size.
+  const { readFileSync } = await import('node:fs');
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 15000 }), sg.getByTestId('export-png').click()]);
+  const png = readFileSync(await dl.path());
+  const sig = png.subarray(0, 8).toString('hex');
+  const [w, h] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+  console.log(`     PNG export: ${dl.suggestedFilename()}, ${w} × ${h} px, ${png.length} bytes`);
+  assert(sig === '89504e470d0a1a0a' && dl.suggestedFilename() === 'explanation.png', `a PNG file: ${sig} ${dl.suggestedFilename()}`);
+  assert(w === 1600 && h === 1040 && png.length > 10000, `PNG ${w}×${h}, ${png.length} bytes`);
+  // A node is a link to its entity page (Enter on a focused node, or a click).
+  const node = sg.locator('svg g.node').nth(1);
+  const href = await node.getAttribute('data-href');
+  assert(/^\/entity\/\w+/.test(href) && (await node.getAttribute('role')) === 'link', `node link ${href}`);
+  await node.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL((u) => u.pathname === decodeURIComponent(href) || u.pathname === href, { timeout: 10000 });
+  await page.getByTestId('entity-name').waitFor({ timeout: 15000 });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/entity/Disease::DOID:1612');
+  await page.locator('article[data-relation="TREATS_CtD"] .link-button').first().click();
+  await sg.waitFor({ timeout: 20000 });
+  const l390 = await labels();
+  assert(l390.overlaps.length === 0, `overlapping labels at 390 px: ${l390.overlaps.slice(0, 3)}`);
+  await page.screenshot({ path: path.join(shots, 'subgraph-labels-390.png') });
+});
+
 test('candidates: sliders re-rank 200 candidates in WASM without a network request', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:1612');
   await page.getByTestId('candidates').waitFor({ timeout: 30000 });
@@ -174,7 +228,9 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   assert(source.includes(api.default_weights.source.label), `weights source shown: ${source}`);
   console.log(`     sliders start at the server's defaults α=${defaults.alpha} β=${defaults.beta} γ=${defaults.gamma} (${api.default_weights.source.kind})`);
   let requests = 0;
-  page.on('request', () => requests++);
+  // (Chromium refetches the page icon when the address changes; the view's state goes to the
+  // address, so that one is not a request of the re-scoring.)
+  page.on('request', (r) => { if (!/favicon/.test(r.url())) requests++; });
   const times = [];
   const rescoreTime = page.getByTestId('rescore-time');
   for (const [id, v] of [['w-beta', '0'], ['w-gamma', '0'], ['w-alpha', '1']]) {
@@ -278,6 +334,117 @@ test('predictions: asthma\'s top suggestions with plausibility percentiles, scat
   assert(drawn.some((t) => t.includes('asthma')), 'the disease is in the drawing');
   assert((await page.locator('[data-testid=explanation] .path-node a').count()) >= 2, 'nodes link to entity pages');
   await page.getByTestId('explanation').screenshot({ path: path.join(shots, 'asthma-explanation.png') });
+});
+
+// The candidate table's state as a person sees it: order, sliders, filters, the explanation open.
+async function discoverState(p) {
+  return p.evaluate(() => {
+    const v = (id) => document.querySelector(`[data-testid=${id}]`)?.value;
+    const open = document.querySelector('[data-testid=explain-drawer]:not([hidden]) h2')?.textContent || '';
+    return {
+      order: [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|'),
+      alpha: v('w-alpha'), beta: v('w-beta'), gamma: v('w-gamma'), blend: v('w-blend'),
+      pmin: v('filter-plaus'), cls: v('filter-class'), mode: v('filter-mode'),
+      sorted: document.querySelector('[data-testid=candidates] th[aria-sort=descending]')?.textContent.trim() || '',
+      open,
+    };
+  });
+}
+
+test('discover: the address reproduces the view — weights, blend, filters, sort and the open explanation', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  await rows.first().waitFor({ timeout: 60000 });
+  await page.getByTestId('w-alpha').fill('0.8');
+  await page.getByTestId('w-beta').fill('-0.2');
+  await page.getByTestId('w-blend').fill('0.3');
+  await page.getByTestId('filter-plaus').fill('90');
+  const cls = await page.getByTestId('filter-class').locator('option').nth(1).getAttribute('value');
+  await page.getByTestId('filter-mode').selectOption('exclude');
+  await page.getByTestId('filter-class').selectOption(cls);
+  await page.getByTestId('sort-rns').click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('sort') === 'rns', null, { timeout: 5000 });
+  const pick = rows.nth(2);
+  const picked = await pick.getAttribute('data-candidate');
+  await pick.getByRole('button', { name: 'why?' }).click();
+  await page.getByTestId('explanation').waitFor({ timeout: 30000 });
+  const here = await discoverState(page);
+  const url = page.url();
+  const q = new URL(url).searchParams;
+  assert(q.get('w') === '0.8,-0.2,' + q.get('w').split(',')[2] && q.get('blend') === '0.3' && q.get('pmin') === '90' && q.get('class') === cls && q.get('cmode') === 'exclude' && q.get('sort') === 'rns' && q.get('why'), `the address holds the view: ${url}`);
+  assert(here.open.includes(picked), `the explanation of ${picked} is open: ${here.open}`);
+  console.log(`     shared link: ${url.replace(base, '')}`);
+  // A fresh page (no shared state but the address) shows the same view.
+  const other = await page.context().newPage();
+  await other.goto(url);
+  await other.getByTestId('explanation').waitFor({ timeout: 60000 });
+  await other.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, here.order.split('|').length, { timeout: 10000 });
+  const there = await discoverState(other);
+  for (const k of Object.keys(here)) assert(here[k] === there[k], `${k}: ${JSON.stringify(here[k]).slice(0, 120)} here, ${JSON.stringify(there[k]).slice(0, 120)} in the new page`);
+  await other.screenshot({ path: path.join(shots, 'url-state-1280.png') });
+  await other.setViewportSize({ width: 390, height: 844 });
+  await other.screenshot({ path: path.join(shots, 'url-state-390.png') });
+  // Closing the explanation takes it out of the address.
+  await other.keyboard.press('Escape');
+  await other.getByTestId('explain-drawer').waitFor({ state: 'hidden', timeout: 5000 });
+  assert(!new URL(other.url()).searchParams.get('why'), `why= left after closing: ${other.url()}`);
+  await other.close();
+});
+
+test('shortlist: keep candidates from the table and the explanation, list, remove, export CSV; it survives a reload (this browser)', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  await rows.first().waitFor({ timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.dataset.place === 'local', null, { timeout: 10000 });
+  const names = await rows.evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.dataset.candidate));
+  for (const i of [0, 1]) {
+    await rows.nth(i).getByTestId('keep').click();
+    await page.waitForFunction((i) => document.querySelectorAll('[data-testid=candidates] tbody tr')[i].querySelector('[data-testid=keep]').getAttribute('aria-pressed') === 'true', i, { timeout: 5000 });
+  }
+  // From the explanation drawer.
+  await rows.nth(2).getByRole('button', { name: 'why?' }).click();
+  const drawer = page.getByTestId('explain-drawer');
+  await drawer.getByTestId('keep').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]').textContent.trim() === '3', null, { timeout: 5000 });
+  await page.keyboard.press('Escape');
+  // A reload keeps it (localStorage: nobody is signed in).
+  await page.reload();
+  await rows.first().waitFor({ timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.textContent.trim() === '3', null, { timeout: 10000 });
+  const pressed = await rows.evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.querySelector('[data-testid=keep]').getAttribute('aria-pressed')));
+  assert(pressed.every((p) => p === 'true'), `kept marks after reload: ${pressed}`);
+  await page.getByRole('link', { name: /Shortlist/ }).click();
+  const table = page.getByTestId('shortlist');
+  await table.waitFor({ timeout: 10000 });
+  assert(/this browser/.test(await page.getByTestId('shortlist-where').textContent()), 'says where it is kept');
+  const listed = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.candidate));
+  assert(JSON.stringify(listed) === JSON.stringify(names), `listed ${listed}, kept ${names}`);
+  const api = await (await fetch(base + '/api/discover/Disease::DOID:2841?limit=1')).json();
+  const csvHref = await page.getByTestId('shortlist-csv').getAttribute('href');
+  const lines = decodeURIComponent(csvHref.slice(csvHref.indexOf(',') + 1)).trim().split('\n');
+  assert(lines[0].startsWith('#') && /not clinical advice/.test(lines[0]), `caveat first: ${lines[0]}`);
+  assert(lines[1].startsWith('query_id,query_name,query_kind,candidate_id,candidate_name') && lines.length === 5, `CSV: ${lines.slice(0, 2)} (${lines.length} lines)`);
+  const head = lines[1].split(',');
+  const row = lines[2].split(',');
+  const col = (n) => row[head.indexOf(n)];
+  assert(col('query_name') === 'asthma' && col('candidate_name') === names[0] && Math.abs(Number(col('alpha')) - api.default_weights.weights.alpha) < 0.006 && Number(col('percentile')) > 0, `first row: ${lines[2]}`);
+  await page.screenshot({ path: path.join(shots, 'shortlist-1280.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const o = await overflowAt(page);
+  assert(o.px <= 1, `/shortlist overflows by ${o.px}px at 390 px: ${o.culprits.join('; ')}`);
+  await page.screenshot({ path: path.join(shots, 'shortlist-390.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Remove one; a reload shows two.
+  await table.locator('tbody tr').nth(1).getByTestId('shortlist-remove').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 2, null, { timeout: 5000 });
+  await page.reload();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=shortlist] tbody tr').length === 2, null, { timeout: 10000 });
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('serenqa.shortlist.v1') || '[]').map((i) => i.candidate.name));
+  assert(JSON.stringify(stored) === JSON.stringify([names[0], names[2]]), `stored after removal: ${stored}`);
+  // The "for" link goes back to the page it came from with the explanation open.
+  await page.getByTestId('shortlist').locator('tbody tr').first().getByRole('link', { name: 'asthma' }).click();
+  await page.getByTestId('explanation').waitFor({ timeout: 60000 });
+  assert((await page.getByTestId('explanation').locator('h2').textContent()).includes(names[0]), 'back on asthma with the explanation open');
 });
 
 test('ask: a free-text question gets Cypher, answers and serendipitous candidates', async (page) => {
@@ -525,6 +692,60 @@ async function overflowAt(page) {
     return { px: document.documentElement.scrollWidth - window.innerWidth, culprits: culprits.slice(-3) };
   });
 }
+
+test('candidates at 390 px: one card per candidate with name, plausibility, percentile, R, N, S, RNS and a whole "why?" button', async (page) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const r = await page.evaluate(() => {
+    const vw = document.documentElement.clientWidth;
+    const trs = [...document.querySelectorAll('[data-testid=candidates] tbody tr')];
+    const bad = [];
+    const inside = (b, c) => b.left >= c.left - 0.5 && b.right <= c.right + 0.5;
+    for (const tr of trs.slice(0, 40)) {
+      const card = tr.getBoundingClientRect();
+      const who = tr.dataset.candidate;
+      if (card.left < -0.5 || card.right > vw + 0.5) bad.push(`${who}: card ${card.left.toFixed(0)}–${card.right.toFixed(0)} of ${vw}`);
+      const name = tr.querySelector('td.col-name a');
+      if (!name || !inside(name.getBoundingClientRect(), card) || name.getBoundingClientRect().width < 1) bad.push(`${who}: name`);
+      for (const id of ['plausibility', 'percentile', 'rns', 'r', 'n', 's']) {
+        const td = tr.querySelector(`[data-testid=${id}]`);
+        const b = td?.getBoundingClientRect();
+        if (!td || getComputedStyle(td).display === 'none' || b.width < 1 || b.height < 1) { bad.push(`${who}: ${id} hidden`); continue; }
+        if (!inside(b, card)) bad.push(`${who}: ${id} outside its card`);
+        if (td.scrollWidth > td.clientWidth + 1) bad.push(`${who}: ${id} cut`);
+      }
+      const why = [...tr.querySelectorAll('button')].find((x) => x.textContent.trim() === 'why?');
+      if (!why) { bad.push(`${who}: no "why?"`); continue; }
+      const wb = why.getBoundingClientRect();
+      if (wb.width < 44 || wb.height < 30 || why.scrollWidth > why.clientWidth + 1 || !inside(wb, card)) bad.push(`${who}: "why?" ${wb.width.toFixed(0)}×${wb.height.toFixed(0)}`);
+    }
+    const first = trs[0].getBoundingClientRect(), second = trs[1].getBoundingClientRect();
+    return { bad, n: trs.length, display: getComputedStyle(trs[0]).display, stacked: second.top >= first.bottom - 0.5, head: getComputedStyle(document.querySelector('[data-testid=candidates] thead')).display, sortMenu: getComputedStyle(document.querySelector('[data-testid=sort-select]')).display };
+  });
+  assert(r.display === 'grid' && r.stacked && r.head === 'none', `rows are stacked cards: ${JSON.stringify(r).slice(0, 200)}`);
+  assert(r.bad.length === 0, `cards at 390 px: ${r.bad.slice(0, 5).join('; ')}`);
+  assert(r.sortMenu !== 'none', 'a sort menu replaces the column headers');
+  const o = await overflowAt(page);
+  assert(o.px <= 1, `the entity page overflows by ${o.px}px at 390 px: ${o.culprits.join('; ')}`);
+  // Sorting from the menu works on a phone.
+  await page.getByTestId('sort-select').selectOption('n');
+  await page.waitForFunction(() => document.querySelector('[data-testid=candidates] th[aria-sort=descending]')?.textContent.includes('N'), null, { timeout: 5000 });
+  await page.getByTestId('candidates').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'candidates-cards-390.png') });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // On a wide screen it is a table again, names on one line.
+  const wide = await page.evaluate(() => {
+    const tr = document.querySelector('[data-testid=candidates] tbody tr');
+    const wrap = document.querySelector('[data-testid=candidates]').parentElement;
+    const why = tr.querySelector('button.why').getBoundingClientRect();
+    return { display: getComputedStyle(tr).display, head: getComputedStyle(document.querySelector('[data-testid=candidates] thead')).display, name: tr.querySelector('td.col-name a').getBoundingClientRect().height, sideways: wrap.scrollWidth - wrap.clientWidth, whyRight: why.right, right: wrap.getBoundingClientRect().right };
+  });
+  assert(wide.display === 'table-row' && wide.head !== 'none' && wide.name < 30, `a table at 1280 px: ${JSON.stringify(wide)}`);
+  assert(wide.sideways <= 1 && wide.whyRight <= wide.right, `the table fits at 1280 px, "why?" in view: ${JSON.stringify(wide)}`);
+  await page.getByTestId('candidates').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'candidates-table-1280.png') });
+});
 
 test('narrow screen (390 px): overview, every main page and an Ask result fit without sideways scrolling', async (page) => {
   await page.setViewportSize({ width: 390, height: 844 });

@@ -17,6 +17,8 @@
 //! - batch assignment (in [`repo::Repo`]): a batch assigned to annotators is theirs only (an
 //!   unassigned one is open to all), with an overlap target k per question and coverage
 //!   (submitted rankings per question).
+//! - shortlists (in [`repo::Repo`], schema migration 5): the candidates a clinician keeps,
+//!   per user, bounded by a cap checked in the same transaction as the insert.
 //! - [`limiter`] — sign-in back-off: exponential delays per e-mail, per network (IPv6 by /64)
 //!   and per pair, instead of a lock-out; bounded memory; the clock is passed in.
 //! - [`ranking`] — validation of a submitted ranking: known candidates, each once, ranks a

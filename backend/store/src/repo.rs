@@ -21,6 +21,9 @@ pub enum StoreError {
     SubmissionReused(String),
     /// A save based on a revision that is not the stored one (HTTP 409 `stale_revision`):
     /// the stored revision (`0`: none) and response.
+    /// A bounded collection (a shortlist) is full (HTTP 409 `shortlist_full`).
+    #[error("{0}")]
+    Full(String),
     #[error("this response was changed elsewhere (stored revision {revision})")]
     Stale { revision: i64, current: Option<Box<Response>> },
 }
@@ -96,6 +99,15 @@ pub trait Repo: Send + Sync {
     /// Sets the password of the reset token's user, marks the token used and ends every session
     /// of that user, atomically; fails if the token is unknown, used or expired.
     fn use_reset(&self, token_hash: &str, password_hash: &str, now: i64) -> Result<User>;
+
+    // ----- shortlists (clinicians) -----
+    /// The user's shortlist, oldest first.
+    fn shortlist(&self, user_id: i64) -> Result<Vec<ShortlistItem>>;
+    /// Keeps an item; the same (query, candidate) again replaces its scores in place. A new item
+    /// past `cap` items is refused ([`StoreError::Full`]), atomically. True when it was new.
+    fn shortlist_put(&self, user_id: i64, item: &ShortlistItem, cap: usize) -> Result<bool>;
+    /// Removes one item by its query and candidate keys (`Type::identifier`); true if it was there.
+    fn shortlist_remove(&self, user_id: i64, query_key: &str, candidate_key: &str) -> Result<bool>;
 
     // ----- assignment -----
     /// Replaces the batch's annotators (empty: open to every annotator) and overlap target.

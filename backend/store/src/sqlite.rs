@@ -140,6 +140,17 @@ const MIGRATIONS: &[&str] = &[
         used_at INTEGER
     );
     "#,
+    // 5: clinicians' shortlists (one row per kept candidate; the item as JSON `ShortlistItem`).
+    r#"
+    CREATE TABLE shortlist (
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        query_key TEXT NOT NULL,
+        candidate_key TEXT NOT NULL,
+        item TEXT NOT NULL,
+        added_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, query_key, candidate_key)
+    );
+    "#,
 ];
 
 /// Renumbers each question's candidates so that their ids ascend in name order (name, kind,
@@ -451,6 +462,40 @@ impl Repo for SqliteRepo {
     fn delete_session(&self, token_hash: &str) -> Result<()> {
         self.c().execute("DELETE FROM sessions WHERE token_hash = ?1", [token_hash])?;
         Ok(())
+    }
+
+    fn shortlist(&self, user_id: i64) -> Result<Vec<ShortlistItem>> {
+        let c = self.c();
+        let rows: Vec<String> = c
+            .prepare_cached("SELECT item FROM shortlist WHERE user_id = ?1 ORDER BY added_at, rowid")?
+            .query_map([user_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.iter().map(|j| serde_json::from_str(j).map_err(json_err)).collect()
+    }
+
+    fn shortlist_put(&self, user_id: i64, item: &ShortlistItem, cap: usize) -> Result<bool> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        let (qk, ck) = (item.query.key(), item.candidate.key());
+        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM shortlist WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3)", params![user_id, qk, ck], |r| r.get(0))?;
+        let json = serde_json::to_string(item).map_err(json_err)?;
+        if exists {
+            // Kept again: new scores, the original place in the list.
+            tx.execute("UPDATE shortlist SET item = ?4 WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3", params![user_id, qk, ck, json])?;
+        } else {
+            let n: i64 = tx.query_row("SELECT COUNT(*) FROM shortlist WHERE user_id = ?1", [user_id], |r| r.get(0))?;
+            if n as usize >= cap {
+                return Err(StoreError::Full(format!("the shortlist already holds {n} items, the most allowed ({cap}); remove some first")));
+            }
+            tx.execute("INSERT INTO shortlist (user_id, query_key, candidate_key, item, added_at) VALUES (?1, ?2, ?3, ?4, ?5)", params![user_id, qk, ck, json, item.added_at])?;
+        }
+        tx.commit()?;
+        Ok(!exists)
+    }
+
+    fn shortlist_remove(&self, user_id: i64, query_key: &str, candidate_key: &str) -> Result<bool> {
+        let n = self.c().execute("DELETE FROM shortlist WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3", params![user_id, query_key, candidate_key])?;
+        Ok(n > 0)
     }
 
     fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()> {
@@ -869,7 +914,7 @@ mod tests {
         )
         .unwrap();
         let repo = SqliteRepo::init(conn).unwrap();
-        assert_eq!(repo.schema_version().unwrap(), 4);
+        assert_eq!(repo.schema_version().unwrap(), 5);
         let q = repo.question(1).unwrap().unwrap();
         let got: Vec<(i64, &str, i64)> = q.candidates.iter().map(|c| (c.id, c.name.as_str(), c.position)).collect();
         assert_eq!(got, [(12, "Zinc", 1), (11, "Calcium", 2), (10, "Acetone", 3)]);

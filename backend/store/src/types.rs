@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use serenqa_shared::annotate::*;
+pub use serenqa_shared::api::{ShortlistEntity, ShortlistItem, ShortlistScores};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {

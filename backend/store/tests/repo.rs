@@ -44,7 +44,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 4);
+    assert_eq!(repo.schema_version().unwrap(), 5);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -124,7 +124,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 4);
+    assert_eq!(repo.schema_version().unwrap(), 5);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {
@@ -312,4 +312,28 @@ fn assignment_overlap_coverage_and_password_reset() {
     assert!(matches!(repo.use_reset("r2", "x", now()), Err(StoreError::Conflict(_))));
     assert!(matches!(repo.use_reset("nope", "x", now()), Err(StoreError::NotFound(_))));
     assert!(matches!(repo.create_reset("r3", 9999, None, now() + 60), Err(StoreError::NotFound(_))));
+}
+
+#[test]
+fn shortlist_per_user_replaces_in_place_and_is_capped() {
+    let repo = SqliteRepo::in_memory().unwrap();
+    let ann = repo.create_user("ann@example.org", "Ann", Role::Annotator, "h").unwrap();
+    let bob = repo.create_user("bob@example.org", "Bob", Role::Reviewer, "h").unwrap();
+    let e = |kind: &str, id: &str| ShortlistEntity { kind: kind.into(), id: id.into(), name: format!("{kind} {id}") };
+    let scores = |rns: f64| ShortlistScores { plausibility: None, percentile: None, rns, r: 0.5, n: 0.5, s: 0.5, weights: serenqa_shared::rns::Weights { alpha: 0.5, beta: 0.5, gamma: 0.0 }, blend: None };
+    let item = |c: &str, rns: f64, t: i64| ShortlistItem { query: e("Disease", "DOID:1"), candidate: e("Compound", c), scores: scores(rns), added_at: t };
+    assert!(repo.shortlist_put(ann.id, &item("DB1", 0.1, 10), 3).unwrap());
+    assert!(repo.shortlist_put(ann.id, &item("DB2", 0.2, 11), 3).unwrap());
+    // The same pair again: new scores, same place, not a new item.
+    assert!(!repo.shortlist_put(ann.id, &item("DB1", 0.9, 12), 3).unwrap());
+    let got = repo.shortlist(ann.id).unwrap();
+    assert_eq!(got.iter().map(|i| (i.candidate.id.as_str(), i.scores.rns)).collect::<Vec<_>>(), [("DB1", 0.9), ("DB2", 0.2)]);
+    assert!(repo.shortlist(bob.id).unwrap().is_empty(), "another user's list is separate");
+    assert!(repo.shortlist_put(ann.id, &item("DB3", 0.3, 13), 3).unwrap());
+    assert!(matches!(repo.shortlist_put(ann.id, &item("DB4", 0.4, 14), 3), Err(StoreError::Full(_))), "a fourth item past the cap of 3");
+    assert!(!repo.shortlist_put(ann.id, &item("DB3", 0.5, 15), 3).unwrap(), "replacing an item at the cap is fine");
+    assert!(repo.shortlist_remove(ann.id, "Disease::DOID:1", "Compound::DB2").unwrap());
+    assert!(!repo.shortlist_remove(ann.id, "Disease::DOID:1", "Compound::DB2").unwrap());
+    assert!(repo.shortlist_put(ann.id, &item("DB4", 0.4, 16), 3).unwrap());
+    assert_eq!(repo.shortlist(ann.id).unwrap().iter().map(|i| i.candidate.id.as_str()).collect::<Vec<_>>(), ["DB1", "DB3", "DB4"]);
 }

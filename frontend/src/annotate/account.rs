@@ -29,6 +29,7 @@ pub fn Login() -> impl IntoView {
     let (password, set_password) = signal(String::new());
     let (error, set_error) = signal(None::<String>);
     let (busy, set_busy) = signal(false);
+    let shortlists = crate::shortlist::use_shortlist();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
@@ -42,6 +43,8 @@ pub fn Login() -> impl IntoView {
             match r {
                 Ok(me) => {
                     set_csrf(&me.csrf);
+                    // The shortlist now lives with the account.
+                    shortlists.reload();
                     navigate(next.as_deref().unwrap_or(home_of(me.user.role)), Default::default());
                 }
                 Err(f) => set_error.set(Some(f.message)),

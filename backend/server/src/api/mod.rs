@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod predictions;
 pub mod rns;
 pub mod session;
+pub mod shortlist;
 pub mod understand;
 
 use std::path::{Path, PathBuf};
@@ -127,6 +128,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(predictions::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
+        .merge(shortlist::routes())
         .merge(understand::routes())
         .fallback(error::not_found)
         .with_state(state)

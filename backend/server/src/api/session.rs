@@ -82,6 +82,7 @@ pub fn store_error(e: StoreError) -> HttpError {
         StoreError::Invalid(m) => HttpError::bad_request("invalid", m),
         StoreError::SubmissionReused(m) => HttpError { status: StatusCode::CONFLICT, code: "submission_id_reused", message: m },
         e @ StoreError::Stale { .. } => HttpError { status: StatusCode::CONFLICT, code: "stale_revision", message: e.to_string() },
+        StoreError::Full(m) => HttpError { status: StatusCode::CONFLICT, code: "shortlist_full", message: m },
         StoreError::Db(m) => HttpError::internal(m),
     }
 }
