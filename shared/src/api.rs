@@ -630,6 +630,8 @@ pub struct QuestionTrace {
     pub next_qid: Option<u32>,
     /// The run's trace graph differs from the server's: names may be missing.
     pub other_graph: bool,
+}
+
 // ----- shortlist (clinician) -----
 
 /// Most items one shortlist may hold (server-side per user, and in the browser's storage).
