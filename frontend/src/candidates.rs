@@ -278,6 +278,18 @@ pub fn Candidates(
                 {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
                 {slider("β novelty", "(not predicted by walks from the known answers)", beta, set_beta, "w-beta")}
                 {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
+                {move || {
+                    // A negative weight reverses what its term rewards; say so in words.
+                    let meaning = [
+                        (alpha.get(), "α < 0 favours candidates unlike the known answers"),
+                        (beta.get(), "β < 0 favours candidates the walks from the known answers predict"),
+                        (gamma.get(), "γ < 0 favours candidates whose walks resemble the known answers'"),
+                    ];
+                    let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
+                    (!neg.is_empty()).then(|| view! {
+                        <p class="muted" data-testid="negative-weights">{format!("A negative weight favours low values of its term: {}.", neg.join("; "))}</p>
+                    })
+                }}
                 <p class="muted" data-testid="weights-source"
                     data-alpha=default_w.alpha.to_string() data-beta=default_w.beta.to_string() data-gamma=default_w.gamma.to_string()>
                     {source_line}

@@ -20,9 +20,15 @@ use crate::features::Task;
 use crate::model::{PredictionInfo, Predictions, TOP_METAPATHS};
 use crate::PredictError;
 
-/// Where the predictions of `g` are cached.
+/// Version of what the predictions file holds (model, labels, calibration, layout). It is part
+/// of the file name, so a program never serves a file written by a different model version —
+/// two builds sharing one cache directory each keep their own file. Bump it whenever the
+/// learner, the features, the labels or the sections change.
+pub const FORMAT: u32 = 2;
+
+/// Where the predictions of `g` are cached: `predictions-v<FORMAT>-<graph hash>.snap`.
 pub fn default_path(g: &Graph) -> PathBuf {
-    serenqa_graph::datadir::cache_dir().join(format!("predictions-{}.snap", g.content_hash()))
+    serenqa_graph::datadir::cache_dir().join(format!("predictions-v{FORMAT}-{}.snap", g.content_hash()))
 }
 
 impl Predictions {
