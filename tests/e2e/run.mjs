@@ -155,7 +155,15 @@ test('subgraph: edge labels never overlap (the rest on hover, every edge titled)
   await page.locator('article[data-relation="TREATS_CtD"] .link-button').first().click();
   const sg = page.getByTestId('subgraph');
   await sg.waitFor({ timeout: 20000 });
-  const labels = () => page.evaluate(() => {
+  // Measured with nothing highlighted: the click that opened the drawing leaves the pointer
+  // where the drawing appears, and a hovered edge shows its label whether or not it has a spot.
+  const labels = async () => {
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => document.activeElement?.blur?.());
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit').length === 0, null, { timeout: 5000 });
+    return measureLabels();
+  };
+  const measureLabels = () => page.evaluate(() => {
     const all = [...document.querySelectorAll('[data-testid=subgraph] svg .edge-label')];
     const shown = all.filter((t) => getComputedStyle(t).display !== 'none');
     const boxes = shown.map((t) => t.getBBox());
