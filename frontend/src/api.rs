@@ -3,17 +3,24 @@
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serenqa_shared::api::{ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView};
+use serenqa_shared::api::{
+    ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView,
+};
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
-    let resp = Request::get(url).send().await.map_err(|e| format!("network error: {e}"))?;
+    let resp = Request::get(url)
+        .send()
+        .await
+        .map_err(|e| format!("network error: {e}"))?;
     if !resp.ok() {
         return Err(match resp.json::<ApiError>().await {
             Ok(e) => e.message,
             Err(_) => format!("HTTP {}", resp.status()),
         });
     }
-    resp.json::<T>().await.map_err(|e| format!("unexpected reply: {e}"))
+    resp.json::<T>()
+        .await
+        .map_err(|e| format!("unexpected reply: {e}"))
 }
 
 /// Percent-encodes a query-string value.
@@ -21,7 +28,9 @@ pub fn enc(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -51,7 +60,12 @@ pub struct PathsReply {
 }
 
 pub async fn paths(from: &str, to: &str) -> Result<PathsReply, String> {
-    get_json(&format!("/api/paths?limit=20&from={}&to={}", enc(from), enc(to))).await
+    get_json(&format!(
+        "/api/paths?limit=20&from={}&to={}",
+        enc(from),
+        enc(to)
+    ))
+    .await
 }
 
 /// `Type::identifier`, the key the API takes.
@@ -66,7 +80,12 @@ pub async fn discover(key: &str) -> Result<DiscoverResponse, String> {
 /// Paths from any of several nodes (keys joined by commas) to one node.
 pub async fn paths_from_set(from: &[String], to: &str) -> Result<PathsReply, String> {
     let from: Vec<String> = from.iter().map(|k| enc(k)).collect();
-    get_json(&format!("/api/paths?limit=20&from={}&to={}", from.join(","), enc(to))).await
+    get_json(&format!(
+        "/api/paths?limit=20&from={}&to={}",
+        from.join(","),
+        enc(to)
+    ))
+    .await
 }
 
 /// Waits `ms` milliseconds (a browser timer).
@@ -80,6 +99,14 @@ pub async fn sleep_ms(ms: i32) {
 }
 
 /// The paths that carry the plausibility prediction of (compound, disease), by metapath.
-pub async fn explain(compound: &str, disease: &str) -> Result<serenqa_shared::api::ExplainResponse, String> {
-    get_json(&format!("/api/predictions/explain?compound={}&disease={}", enc(compound), enc(disease))).await
+pub async fn explain(
+    compound: &str,
+    disease: &str,
+) -> Result<serenqa_shared::api::ExplainResponse, String> {
+    get_json(&format!(
+        "/api/predictions/explain?compound={}&disease={}",
+        enc(compound),
+        enc(disease)
+    ))
+    .await
 }

@@ -13,7 +13,10 @@ use crate::subgraph::SubgraphSvg;
 
 /// The stages the server runs, in order: (name in the events, what the page says).
 const STAGES: &[(&str, &str)] = &[
-    ("retrieval", "retrieval: question → Cypher → existing answers"),
+    (
+        "retrieval",
+        "retrieval: question → Cypher → existing answers",
+    ),
     ("exploration", "exploration: beam search from the answers"),
     ("scoring", "summaries and RNS scores"),
 ];
@@ -22,7 +25,10 @@ const STAGES: &[(&str, &str)] = &[
 const MAX_QUESTION: usize = 2000;
 
 fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 /// A stage as it arrived: the server's time for it and when the page heard of it (ms after
@@ -49,11 +55,16 @@ pub fn AskBox() -> impl IntoView {
             return;
         }
         if q.trim().is_empty() {
-            set_invalid.set(Some("Type a question first, e.g. \"Which drugs treat asthma?\"".into()));
+            set_invalid.set(Some(
+                "Type a question first, e.g. \"Which drugs treat asthma?\"".into(),
+            ));
             return;
         }
         if q.chars().count() > MAX_QUESTION {
-            set_invalid.set(Some(format!("The question is {} characters long; at most {MAX_QUESTION} are accepted.", q.chars().count())));
+            set_invalid.set(Some(format!(
+                "The question is {} characters long; at most {MAX_QUESTION} are accepted.",
+                q.chars().count()
+            )));
             return;
         }
         set_invalid.set(None);
@@ -66,7 +77,10 @@ pub fn AskBox() -> impl IntoView {
             Ok(es) => es,
             Err(_) => {
                 set_busy.set(false);
-                set_result.set(Some((Err("the browser refused to open the event stream".into()), 0.0)));
+                set_result.set(Some((
+                    Err("the browser refused to open the event stream".into()),
+                    0.0,
+                )));
                 return;
             }
         };
@@ -79,15 +93,23 @@ pub fn AskBox() -> impl IntoView {
             set_busy.set(false);
             set_result.set(Some((r, now_ms() - started)));
         };
-        let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-            let Some(text) = e.data().as_string() else { return };
-            match serde_json::from_str::<AskEvent>(&text) {
-                Ok(AskEvent::Stage(stage)) => set_stages.update(|v| v.push(Arrived { stage, at_ms: now_ms() - started })),
-                Ok(AskEvent::Result(a)) => finish(Ok(a)),
-                Ok(AskEvent::Error(err)) => finish(Err(err.message)),
-                Err(err) => finish(Err(format!("unexpected reply: {err}"))),
-            }
-        });
+        let on_message =
+            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+                let Some(text) = e.data().as_string() else {
+                    return;
+                };
+                match serde_json::from_str::<AskEvent>(&text) {
+                    Ok(AskEvent::Stage(stage)) => set_stages.update(|v| {
+                        v.push(Arrived {
+                            stage,
+                            at_ms: now_ms() - started,
+                        })
+                    }),
+                    Ok(AskEvent::Result(a)) => finish(Ok(a)),
+                    Ok(AskEvent::Error(err)) => finish(Err(err.message)),
+                    Err(err) => finish(Err(format!("unexpected reply: {err}"))),
+                }
+            });
         // A failed request or a dropped connection: report it instead of letting the browser
         // reconnect and ask again.
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_e: web_sys::Event| {
@@ -123,7 +145,11 @@ pub fn AskBox() -> impl IntoView {
         if !q.trim().is_empty() && q.chars().count() <= MAX_QUESTION && !busy.get_untracked() {
             asked.set_value(q.clone());
             if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
-                let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?q={}", api::enc(&q))));
+                let _ = h.replace_state_with_url(
+                    &wasm_bindgen::JsValue::NULL,
+                    "",
+                    Some(&format!("?q={}", api::enc(&q))),
+                );
             }
         }
         submit();
@@ -184,10 +210,21 @@ pub fn AskBox() -> impl IntoView {
 
 #[component]
 fn AskResult(answer: AskResponse) -> impl IntoView {
-    let stages = answer.stages.iter().map(|s| format!("{} {:.0} ms", s.name, s.ms)).collect::<Vec<_>>().join(" · ");
-    let agents = answer.agents.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
+    let stages = answer
+        .stages
+        .iter()
+        .map(|s| format!("{} {:.0} ms", s.name, s.ms))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let agents = answer
+        .agents
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     // Only worth a word when exploration read a Redis edge store rather than the server's memory.
-    let edges = (!answer.edge_source.is_empty() && answer.edge_source != "memory").then(|| format!(" · edges: {}", answer.edge_source));
+    let edges = (!answer.edge_source.is_empty() && answer.edge_source != "memory")
+        .then(|| format!(" · edges: {}", answer.edge_source));
     let w = &answer.weights;
     let weights_line = format!(
         "Candidates ranked with RNS weights α = {:.2}, β = {:.2}, γ = {:.2}: {}.",
@@ -260,7 +297,10 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
 /// What the server understood: the interpretation line, the linked names as chips, "did you
 /// mean" alternatives and, when nothing was understood, why and example questions (each
 /// re-asks on click).
-fn understood_view(u: &Understood, reask: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+fn understood_view(
+    u: &Understood,
+    reask: impl Fn(String) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     let chips = u
         .entities
         .iter()

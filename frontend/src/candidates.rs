@@ -19,7 +19,9 @@
 //! by `rns::rank` (terms, then node index), so the order never depends on chance.
 
 use leptos::prelude::*;
-use serenqa_shared::api::{DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores};
+use serenqa_shared::api::{
+    DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores,
+};
 use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
 
 use crate::url_state::{self, num, parse_num};
@@ -28,28 +30,39 @@ use crate::url_state::{self, num, parse_num};
 const URL_DEBOUNCE_MS: u64 = 250;
 
 fn entity(n: &NodeView) -> ShortlistEntity {
-    ShortlistEntity { kind: n.kind.clone(), id: n.id.clone(), name: n.name.clone() }
+    ShortlistEntity {
+        kind: n.kind.clone(),
+        id: n.id.clone(),
+        name: n.name.clone(),
+    }
 }
 
 /// Re-scores all candidates; returns the terms (candidate order) and the elapsed milliseconds.
 fn rescore(d: &DiscoverResponse, w: &Weights) -> (Result<Vec<Terms>, String>, f64) {
     let perf = web_sys::window().and_then(|w| w.performance());
     let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
-    let result = Scorer::new(&d.slice).map_err(|e| e.to_string()).and_then(|s| {
-        let ne = d.existing.len();
-        let ae: Vec<usize> = (0..ne).collect();
-        let cands: Vec<usize> = (ne..ne + d.candidates.len()).collect();
-        if cands.is_empty() {
-            return Ok(Vec::new());
-        }
-        s.score_candidates(&ae, &cands, w).map_err(|e| e.to_string())
-    });
+    let result = Scorer::new(&d.slice)
+        .map_err(|e| e.to_string())
+        .and_then(|s| {
+            let ne = d.existing.len();
+            let ae: Vec<usize> = (0..ne).collect();
+            let cands: Vec<usize> = (ne..ne + d.candidates.len()).collect();
+            if cands.is_empty() {
+                return Ok(Vec::new());
+            }
+            s.score_candidates(&ae, &cands, w)
+                .map_err(|e| e.to_string())
+        });
     let ms = perf.as_ref().map(|p| p.now() - t0).unwrap_or(0.0);
     (result, ms)
 }
 
 fn bar(value: f64, lo: f64, hi: f64) -> impl IntoView {
-    let pct = if hi > lo { ((value - lo) / (hi - lo)).clamp(0.0, 1.0) * 100.0 } else { 0.0 };
+    let pct = if hi > lo {
+        ((value - lo) / (hi - lo)).clamp(0.0, 1.0) * 100.0
+    } else {
+        0.0
+    };
     view! { <span class="bar" aria-hidden="true"><span style=format!("width:{pct:.0}%")></span></span> }
 }
 
@@ -65,8 +78,15 @@ pub fn Candidates(
     // Start where the address says (a shared link), else where the server scored: the weights
     // of the reply (its defaults); "Reset" goes back to the server's defaults.
     let from_url = url_state::get("w").and_then(|s| {
-        let v: Vec<f64> = s.split(',').filter_map(|x| parse_num(x, -1.0, 1.0)).collect();
-        (v.len() == 3).then(|| Weights { alpha: v[0], beta: v[1], gamma: v[2] })
+        let v: Vec<f64> = s
+            .split(',')
+            .filter_map(|x| parse_num(x, -1.0, 1.0))
+            .collect();
+        (v.len() == 3).then(|| Weights {
+            alpha: v[0],
+            beta: v[1],
+            gamma: v[2],
+        })
     });
     let start = from_url.unwrap_or(data.weights);
     let defaults = data.default_weights.clone();
@@ -76,11 +96,17 @@ pub fn Candidates(
     let (gamma, set_gamma) = signal(start.gamma);
     let moved = move || {
         let d = defaults.weights;
-        (alpha.get() - d.alpha).abs() > 1e-9 || (beta.get() - d.beta).abs() > 1e-9 || (gamma.get() - d.gamma).abs() > 1e-9
+        (alpha.get() - d.alpha).abs() > 1e-9
+            || (beta.get() - d.beta).abs() > 1e-9
+            || (gamma.get() - d.gamma).abs() > 1e-9
     };
     let source_line = {
         let d = data.with_value(|x| x.default_weights.clone());
-        let date = if d.source.date.is_empty() { String::new() } else { format!(", {}", d.source.date) };
+        let date = if d.source.date.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", d.source.date)
+        };
         format!(
             "Default weights α = {:.2}, β = {:.2}, γ = {:.2}: {}{date}.",
             d.weights.alpha, d.weights.beta, d.weights.gamma, d.source.label
@@ -97,7 +123,11 @@ pub fn Candidates(
     let (rescores, set_rescores) = signal(0u64);
     // (terms per candidate, error)
     let scored = Memo::new(move |_| {
-        let w = Weights { alpha: alpha.get(), beta: beta.get(), gamma: gamma.get() };
+        let w = Weights {
+            alpha: alpha.get(),
+            beta: beta.get(),
+            gamma: gamma.get(),
+        };
         let (r, ms) = data.with_value(|d| rescore(d, &w));
         set_last_ms.set(Some(ms));
         set_rescores.update(|n| *n += 1);
@@ -106,17 +136,42 @@ pub fn Candidates(
     let has_plaus = data.with_value(|d| d.candidates.iter().any(|c| c.plausibility.is_some()));
     // Blend: 1 = plausibility only, 0 = RNS only.
     let classes: Vec<String> = data.with_value(|d| {
-        let mut v: Vec<String> = d.candidates.iter().flat_map(|c| c.classes.iter().map(|k| k.name.clone())).collect();
+        let mut v: Vec<String> = d
+            .candidates
+            .iter()
+            .flat_map(|c| c.classes.iter().map(|k| k.name.clone()))
+            .collect();
         v.sort();
         v.dedup();
         v
     });
-    let url_blend = url_state::get("blend").and_then(|s| parse_num(&s, 0.0, 1.0)).filter(|_| has_plaus);
+    let url_blend = url_state::get("blend")
+        .and_then(|s| parse_num(&s, 0.0, 1.0))
+        .filter(|_| has_plaus);
     let (blend, set_blend) = signal(url_blend.unwrap_or(if has_plaus { 0.5 } else { 0.0 }));
-    let (sort, set_sort) = signal(url_state::get("sort").and_then(|s| SortKey::parse(&s)).unwrap_or(SortKey::Blend));
-    let (min_plaus, set_min_plaus) = signal(url_state::get("pmin").and_then(|s| parse_num(&s, 0.0, 100.0)).unwrap_or(0.0));
-    let (class_filter, set_class_filter) = signal(url_state::get("class").filter(|c| classes.contains(c)).unwrap_or_default());
-    let (class_mode, set_class_mode) = signal(if url_state::get("cmode").as_deref() == Some("exclude") { "exclude" } else { "include" }.to_string());
+    let (sort, set_sort) = signal(
+        url_state::get("sort")
+            .and_then(|s| SortKey::parse(&s))
+            .unwrap_or(SortKey::Blend),
+    );
+    let (min_plaus, set_min_plaus) = signal(
+        url_state::get("pmin")
+            .and_then(|s| parse_num(&s, 0.0, 100.0))
+            .unwrap_or(0.0),
+    );
+    let (class_filter, set_class_filter) = signal(
+        url_state::get("class")
+            .filter(|c| classes.contains(c))
+            .unwrap_or_default(),
+    );
+    let (class_mode, set_class_mode) = signal(
+        if url_state::get("cmode").as_deref() == Some("exclude") {
+            "exclude"
+        } else {
+            "include"
+        }
+        .to_string(),
+    );
     let (selected, set_selected) = signal(None::<usize>);
     // Every change of the view goes to the address (not the first run: an untouched page keeps
     // a clean address), once the change has settled: dragging a slider fires many input events,
@@ -124,7 +179,13 @@ pub fn Candidates(
     let url_timer = StoredValue::new(None::<TimeoutHandle>);
     Effect::new(move |first: Option<()>| {
         let (a, b, g) = (alpha.get(), beta.get(), gamma.get());
-        let (bl, pmin, cf, cm, so) = (blend.get(), min_plaus.get(), class_filter.get(), class_mode.get(), sort.get());
+        let (bl, pmin, cf, cm, so) = (
+            blend.get(),
+            min_plaus.get(),
+            class_filter.get(),
+            class_mode.get(),
+            sort.get(),
+        );
         if first.is_some() {
             let changes: Vec<(&'static str, Option<String>)> = vec![
                 ("w", Some(format!("{},{},{}", num(a), num(b), num(g)))),
@@ -132,22 +193,36 @@ pub fn Candidates(
                 ("pmin", (pmin > 0.0).then(|| num(pmin))),
                 ("class", (!cf.is_empty()).then_some(cf)),
                 ("cmode", (cm == "exclude").then(|| cm.clone())),
-                ("sort", (so != SortKey::Blend).then(|| so.name().to_string())),
+                (
+                    "sort",
+                    (so != SortKey::Blend).then(|| so.name().to_string()),
+                ),
             ];
             if let Some(h) = url_timer.get_value() {
                 h.clear();
             }
-            let h = set_timeout_with_handle(move || url_state::set(&changes), std::time::Duration::from_millis(URL_DEBOUNCE_MS)).ok();
+            let h = set_timeout_with_handle(
+                move || url_state::set(&changes),
+                std::time::Duration::from_millis(URL_DEBOUNCE_MS),
+            )
+            .ok();
             url_timer.set_value(h);
         }
     });
     let plaus_of = move |ci: usize| -> Option<(f64, f64, f64)> {
-        data.with_value(|d| d.candidates[ci].plausibility.as_ref().map(|p| (p.score, p.disease_percentile, p.compound_percentile)))
+        data.with_value(|d| {
+            d.candidates[ci]
+                .plausibility
+                .as_ref()
+                .map(|p| (p.score, p.disease_percentile, p.compound_percentile))
+        })
     };
     // Percentile of the pair among the query's own predictions (the query's side).
     let query_is_disease = data.with_value(|d| d.query.kind == "Disease");
     let pct_of = move |ci: usize| -> f64 {
-        plaus_of(ci).map(|(_, dp, cp)| if query_is_disease { dp } else { cp }).unwrap_or(0.0)
+        plaus_of(ci)
+            .map(|(_, dp, cp)| if query_is_disease { dp } else { cp })
+            .unwrap_or(0.0)
     };
     let blended = move |ci: usize, t: &Terms| -> f64 {
         let b = blend.get();
@@ -156,15 +231,20 @@ pub fn Candidates(
     let order = move || -> Vec<(usize, Terms)> {
         match scored.get() {
             Ok(terms) => {
-                let ids: Vec<u32> = data.with_value(|d| d.candidates.iter().map(|c| c.node.index).collect());
-                let mut v: Vec<(usize, Terms)> = rank(&terms, &ids).into_iter().map(|k| (k, terms[k])).collect();
+                let ids: Vec<u32> =
+                    data.with_value(|d| d.candidates.iter().map(|c| c.node.index).collect());
+                let mut v: Vec<(usize, Terms)> = rank(&terms, &ids)
+                    .into_iter()
+                    .map(|k| (k, terms[k]))
+                    .collect();
                 let min = min_plaus.get();
                 let cf = class_filter.get();
                 let include = class_mode.get() == "include";
                 v.retain(|(ci, _)| {
                     let ok_plaus = !has_plaus || pct_of(*ci) >= min;
                     let ok_class = cf.is_empty() || {
-                        let has = data.with_value(|d| d.candidates[*ci].classes.iter().any(|k| k.name == cf));
+                        let has = data
+                            .with_value(|d| d.candidates[*ci].classes.iter().any(|k| k.name == cf));
                         has == include
                     };
                     ok_plaus && ok_class
@@ -184,7 +264,9 @@ pub fn Candidates(
                     }
                 };
                 if key == SortKey::Name {
-                    v.sort_by_cached_key(|(ci, _)| data.with_value(|d| d.candidates[*ci].node.name.to_lowercase()));
+                    v.sort_by_cached_key(|(ci, _)| {
+                        data.with_value(|d| d.candidates[*ci].node.name.to_lowercase())
+                    });
                 } else {
                     v.sort_by(|a, b| val(b.0, &b.1).total_cmp(&val(a.0, &a.1)));
                 }
@@ -197,7 +279,11 @@ pub fn Candidates(
     let why = url_state::get("why");
     Effect::new(move |_| {
         if let Some(w) = why.clone() {
-            let hit = data.with_value(|d| d.candidates.iter().position(|c| crate::api::key_of(&c.node) == w));
+            let hit = data.with_value(|d| {
+                d.candidates
+                    .iter()
+                    .position(|c| crate::api::key_of(&c.node) == w)
+            });
             if let Some(ci) = hit {
                 set_selected.set(Some(ci));
                 on_explain.run(data.with_value(|d| d.candidates[ci].node.clone()));
@@ -206,7 +292,12 @@ pub fn Candidates(
     });
     // A candidate as a shortlist item, with the scores and weights of the moment.
     let item_of = move |ci: usize, t: &Terms| -> Option<ShortlistItem> {
-        let (query, cand) = data.with_value(|d| (entity(&d.query), d.candidates.get(ci).map(|c| entity(&c.node))));
+        let (query, cand) = data.with_value(|d| {
+            (
+                entity(&d.query),
+                d.candidates.get(ci).map(|c| entity(&c.node)),
+            )
+        });
         let pl = plaus_of(ci);
         Some(ShortlistItem {
             query,
@@ -218,7 +309,11 @@ pub fn Candidates(
                 r: t.r,
                 n: t.n,
                 s: t.s,
-                weights: Weights { alpha: alpha.get_untracked(), beta: beta.get_untracked(), gamma: gamma.get_untracked() },
+                weights: Weights {
+                    alpha: alpha.get_untracked(),
+                    beta: beta.get_untracked(),
+                    gamma: gamma.get_untracked(),
+                },
                 blend: has_plaus.then(|| blend.get_untracked()),
             },
             added_at: 0,
@@ -228,12 +323,18 @@ pub fn Candidates(
         Effect::new(move |_| {
             let item = selected.get().and_then(|ci| {
                 let _ = (alpha.get(), beta.get(), gamma.get(), blend.get());
-                scored.with(|r| r.as_ref().ok().and_then(|terms| terms.get(ci).copied())).and_then(|t| item_of(ci, &t))
+                scored
+                    .with(|r| r.as_ref().ok().and_then(|terms| terms.get(ci).copied()))
+                    .and_then(|t| item_of(ci, &t))
             });
             out.set(item);
         });
     }
-    let slider = move |label: &'static str, help: &'static str, get: ReadSignal<f64>, set: WriteSignal<f64>, id: &'static str| {
+    let slider = move |label: &'static str,
+                       help: &'static str,
+                       get: ReadSignal<f64>,
+                       set: WriteSignal<f64>,
+                       id: &'static str| {
         view! {
             <label class="slider" for=id>
                 <span>{label} " " <span class="muted">{help}</span></span>
@@ -249,14 +350,36 @@ pub fn Candidates(
         }
     };
     let (existing, answer_kind, known, method, query_kind) = data.with_value(|d| {
-        (d.existing.clone(), d.answer_kind.clone(), d.existing_known, d.method.clone(), d.query.kind.clone())
+        (
+            d.existing.clone(),
+            d.answer_kind.clone(),
+            d.existing_known,
+            d.method.clone(),
+            d.query.kind.clone(),
+        )
     });
-    let known_title = if query_kind == "Disease" { "Known treatments" } else { "Known indications" };
+    let known_title = if query_kind == "Disease" {
+        "Known treatments"
+    } else {
+        "Known indications"
+    };
     // The ranking as shown (current weights), for a clinician to take away.
-    let csv_name = data.with_value(|d| format!("serenqa-{}-candidates.csv", d.query.name.to_lowercase().replace(|c: char| !c.is_alphanumeric(), "-")));
+    let csv_name = data.with_value(|d| {
+        format!(
+            "serenqa-{}-candidates.csv",
+            d.query
+                .name
+                .to_lowercase()
+                .replace(|c: char| !c.is_alphanumeric(), "-")
+        )
+    });
     let csv_href = move || {
         let w = (alpha.get(), beta.get(), gamma.get());
-        let from = if moved() { "set on the page".to_string() } else { data.with_value(|d| d.default_weights.source.label.clone()) };
+        let from = if moved() {
+            "set on the page".to_string()
+        } else {
+            data.with_value(|d| d.default_weights.source.label.clone())
+        };
         let csv = data.with_value(|d| ranking_csv(d, &order(), w, &from));
         format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
     };
@@ -426,7 +549,16 @@ enum SortKey {
 }
 
 impl SortKey {
-    const ALL: [SortKey; 8] = [SortKey::Blend, SortKey::Plausibility, SortKey::Percentile, SortKey::Rns, SortKey::R, SortKey::N, SortKey::S, SortKey::Name];
+    const ALL: [SortKey; 8] = [
+        SortKey::Blend,
+        SortKey::Plausibility,
+        SortKey::Percentile,
+        SortKey::Rns,
+        SortKey::R,
+        SortKey::N,
+        SortKey::S,
+        SortKey::Name,
+    ];
     /// The name in the address (`sort=`).
     fn name(self) -> &'static str {
         match self {
@@ -458,7 +590,13 @@ impl SortKey {
     }
 }
 
-fn sort_header(label: &'static str, title: &'static str, key: SortKey, sort: ReadSignal<SortKey>, set_sort: WriteSignal<SortKey>) -> impl IntoView {
+fn sort_header(
+    label: &'static str,
+    title: &'static str,
+    key: SortKey,
+    sort: ReadSignal<SortKey>,
+    set_sort: WriteSignal<SortKey>,
+) -> impl IntoView {
     let testid = format!("sort-{}", label.to_lowercase());
     view! {
         <th class="num" title=title aria-sort=move || if sort.get() == key { "descending" } else { "none" }>
@@ -471,15 +609,31 @@ fn sort_header(label: &'static str, title: &'static str, key: SortKey, sort: Rea
 
 /// The plausibility × serendipity scatter: x = plausibility percentile, y = RNS; the
 /// "plausible but unexpected" corner is top right. Clicking a point explains the candidate.
-fn scatter(pts: Vec<(usize, f64, f64, String)>, selected: ReadSignal<Option<usize>>, on_pick: impl Fn(usize) + Copy + Send + Sync + 'static) -> impl IntoView {
+fn scatter(
+    pts: Vec<(usize, f64, f64, String)>,
+    selected: ReadSignal<Option<usize>>,
+    on_pick: impl Fn(usize) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     const W: f64 = 520.0;
     const H: f64 = 300.0;
     const PAD: f64 = 36.0;
-    let (ylo, yhi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.2), hi.max(p.2)));
-    let (ylo, yhi) = if ylo.is_finite() && yhi > ylo { (ylo, yhi) } else { (0.0, 1.0) };
+    let (ylo, yhi) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.2), hi.max(p.2))
+        });
+    let (ylo, yhi) = if ylo.is_finite() && yhi > ylo {
+        (ylo, yhi)
+    } else {
+        (0.0, 1.0)
+    };
     // x spans the candidates' own percentiles (all are high when proposed by plausibility).
     let xlo = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let xlo = if xlo.is_finite() && xlo < 100.0 { xlo.floor() } else { 0.0 };
+    let xlo = if xlo.is_finite() && xlo < 100.0 {
+        xlo.floor()
+    } else {
+        0.0
+    };
     let x = move |v: f64| PAD + (v - xlo) / (100.0 - xlo) * (W - 2.0 * PAD);
     let y = move |v: f64| H - PAD - (v - ylo) / (yhi - ylo) * (H - 2.0 * PAD);
     let dots = pts
@@ -520,16 +674,29 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
     if known_for.is_empty() {
         return None;
     }
-    let verb = if node.kind == "Disease" { "treated by" } else { "treats" };
+    let verb = if node.kind == "Disease" {
+        "treated by"
+    } else {
+        "treats"
+    };
     let names: Vec<&str> = known_for.iter().map(|n| n.name.as_str()).collect();
     let more = total.saturating_sub(names.len());
-    let tail = if more > 0 { format!(" (+{more})") } else { String::new() };
+    let tail = if more > 0 {
+        format!(" (+{more})")
+    } else {
+        String::new()
+    };
     Some(format!("{verb}: {}{tail}", names.join(", ")))
 }
 
 /// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
 /// header, then one row per candidate in the order shown.
-fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, f64, f64), from: &str) -> String {
+fn ranking_csv(
+    d: &DiscoverResponse,
+    order: &[(usize, Terms)],
+    (a, b, g): (f64, f64, f64),
+    from: &str,
+) -> String {
     use serenqa_shared::csv::cell as csv_field;
     let mut s = format!(
         "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2} ({}); research hypotheses, not clinical advice\n",
@@ -539,7 +706,9 @@ fn ranking_csv(d: &DiscoverResponse, order: &[(usize, Terms)], (a, b, g): (f64, 
     );
     s.push_str("rank,id,name,kind,rns,r,n,s,known_for\n");
     for (rank, (ci, t)) in order.iter().enumerate() {
-        let Some(c) = d.candidates.get(*ci) else { continue };
+        let Some(c) = d.candidates.get(*ci) else {
+            continue;
+        };
         let known: Vec<&str> = c.known_for.iter().map(|k| k.name.as_str()).collect();
         s.push_str(&format!(
             "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{}\n",

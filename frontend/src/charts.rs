@@ -3,7 +3,9 @@
 
 use leptos::prelude::*;
 
-const PALETTE: &[&str] = &["#2f6f8f", "#c9853a", "#5a9a5a", "#b5473a", "#7a5aa6", "#4f8f86", "#d46a9a", "#8d6e63"];
+const PALETTE: &[&str] = &[
+    "#2f6f8f", "#c9853a", "#5a9a5a", "#b5473a", "#7a5aa6", "#4f8f86", "#d46a9a", "#8d6e63",
+];
 
 pub fn series_colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
@@ -16,12 +18,23 @@ pub fn series_colour(i: usize) -> &'static str {
 pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoView {
     let (cx, cy, r) = (200.0f64, 150.0f64, 100.0f64);
     let k = axes.len().max(3);
-    let angle = move |i: usize| -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / k as f64;
-    let point = move |i: usize, v: f64| (cx + r * v.clamp(0.0, 1.0) * angle(i).cos(), cy + r * v.clamp(0.0, 1.0) * angle(i).sin());
+    let angle =
+        move |i: usize| -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / k as f64;
+    let point = move |i: usize, v: f64| {
+        (
+            cx + r * v.clamp(0.0, 1.0) * angle(i).cos(),
+            cy + r * v.clamp(0.0, 1.0) * angle(i).sin(),
+        )
+    };
     let rings = [0.25, 0.5, 0.75, 1.0]
         .iter()
         .map(|&f| {
-            let pts: Vec<String> = (0..k).map(|i| { let (x, y) = point(i, f); format!("{x:.1},{y:.1}") }).collect();
+            let pts: Vec<String> = (0..k)
+                .map(|i| {
+                    let (x, y) = point(i, f);
+                    format!("{x:.1},{y:.1}")
+                })
+                .collect();
             view! { <polygon points=pts.join(" ") class="ring" /> }
         })
         .collect_view();
@@ -36,9 +49,21 @@ pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoV
             let (x, y) = point(i, 1.0);
             let (dx, dy) = (angle(i).cos(), angle(i).sin());
             let (lx, ly) = (cx + (r + 10.0) * dx, cy + (r + 10.0) * dy);
-            let anchor = if dx.abs() < 0.2 { "middle" } else if dx > 0.0 { "start" } else { "end" };
+            let anchor = if dx.abs() < 0.2 {
+                "middle"
+            } else if dx > 0.0 {
+                "start"
+            } else {
+                "end"
+            };
             // Baseline: below the point for lower labels, above it for upper ones.
-            let ly = if dy > 0.2 { ly + 13.0 } else if dy < -0.2 { ly - 3.0 } else { ly + 5.0 };
+            let ly = if dy > 0.2 {
+                ly + 13.0
+            } else if dy < -0.2 {
+                ly - 3.0
+            } else {
+                ly + 5.0
+            };
             view! {
                 <line x1=cx y1=cy x2=x y2=y class="spoke" />
                 <text x=lx y=ly text-anchor=anchor class="compass-label">{a.clone()}</text>
@@ -69,7 +94,12 @@ pub fn Compass(axes: Vec<String>, series: Vec<(String, Vec<f64>)>) -> impl IntoV
 
 /// Grouped vertical bars: one group per category, one bar per series; values in [0, max].
 #[component]
-pub fn GroupedBars(categories: Vec<String>, series: Vec<(String, Vec<f64>)>, max: f64, unit: &'static str) -> impl IntoView {
+pub fn GroupedBars(
+    categories: Vec<String>,
+    series: Vec<(String, Vec<f64>)>,
+    max: f64,
+    unit: &'static str,
+) -> impl IntoView {
     let (w, h, left, bottom) = (560.0f64, 240.0f64, 36.0f64, 34.0f64);
     let plot_h = h - bottom - 10.0;
     let group_w = (w - left) / categories.len().max(1) as f64;
@@ -121,8 +151,16 @@ fn heat_colour(t: f64) -> String {
 /// Rows × columns heatmap of values already scaled to [0, 1] (`unit` says how), all cells on
 /// one colour scale, shown in a legend under the table.
 #[component]
-pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>, unit: &'static str) -> impl IntoView {
-    let head = cols.iter().map(|c| view! { <th class="num">{c.clone()}</th> }).collect_view();
+pub fn Heatmap(
+    rows: Vec<String>,
+    cols: Vec<String>,
+    values: Vec<Vec<f64>>,
+    unit: &'static str,
+) -> impl IntoView {
+    let head = cols
+        .iter()
+        .map(|c| view! { <th class="num">{c.clone()}</th> })
+        .collect_view();
     let body = rows
         .iter()
         .enumerate()
@@ -140,7 +178,9 @@ pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>, unit
             view! { <tr><th scope="row">{r.clone()}</th>{cells}</tr> }
         })
         .collect_view();
-    let stops: Vec<String> = (0..=4).map(|i| format!("{} {}%", heat_colour(f64::from(i) / 4.0), i * 25)).collect();
+    let stops: Vec<String> = (0..=4)
+        .map(|i| format!("{} {}%", heat_colour(f64::from(i) / 4.0), i * 25))
+        .collect();
     view! {
         <div class="scroll-x">
             <table class="heatmap" data-testid="heatmap"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>
@@ -156,8 +196,17 @@ pub fn Heatmap(rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<f64>>, unit
 /// A symmetric correlation matrix with values in [−1, 1], each with the n it rests on; with
 /// `lower`, only the lower triangle (diagonal included) is drawn, as the paper's Figure 3.
 #[component]
-pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>, counts: Vec<Vec<usize>>, #[prop(optional)] lower: bool, #[prop(optional)] testid: Option<String>) -> impl IntoView {
-    let head = labels.iter().map(|l| view! { <th class="num">{l.clone()}</th> }).collect_view();
+pub fn CorrelationMatrix(
+    labels: Vec<String>,
+    matrix: Vec<Vec<Option<f64>>>,
+    counts: Vec<Vec<usize>>,
+    #[prop(optional)] lower: bool,
+    #[prop(optional)] testid: Option<String>,
+) -> impl IntoView {
+    let head = labels
+        .iter()
+        .map(|l| view! { <th class="num">{l.clone()}</th> })
+        .collect_view();
     let body = labels
         .iter()
         .enumerate()
@@ -187,13 +236,23 @@ pub fn CorrelationMatrix(labels: Vec<String>, matrix: Vec<Vec<Option<f64>>>, cou
 /// A scatter plot on a log10 x axis (e.g. model size in billions of parameters) against a
 /// y value in [0, y_max]; each point labelled.
 #[component]
-pub fn LogScatter(points: Vec<(String, f64, f64)>, x_unit: &'static str, y_label: String, y_max: f64) -> impl IntoView {
+pub fn LogScatter(
+    points: Vec<(String, f64, f64)>,
+    x_unit: &'static str,
+    y_label: String,
+    y_max: f64,
+) -> impl IntoView {
     let (w, h, left, bottom) = (560.0f64, 240.0f64, 44.0f64, 34.0f64);
     let plot_w = w - left - 16.0;
     let plot_h = h - bottom - 10.0;
     let xs: Vec<f64> = points.iter().map(|p| p.1.log10()).collect();
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min).floor();
-    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil().max(lo + 1.0);
+    let hi = xs
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .ceil()
+        .max(lo + 1.0);
     let y_max = if y_max > 0.0 { y_max } else { 1.0 };
     let px = move |x: f64| left + plot_w * (x.log10() - lo) / (hi - lo);
     let py = move |y: f64| 10.0 + plot_h * (1.0 - (y / y_max).clamp(0.0, 1.0));

@@ -14,7 +14,10 @@ pub fn Discover() -> impl IntoView {
     let navigate = use_navigate();
     let (kind, set_kind) = signal(None::<String>);
     let on_pick = Callback::new(move |n: NodeView| {
-        navigate(&format!("/entity/{}", api::enc(&key_of(&n))), Default::default());
+        navigate(
+            &format!("/entity/{}", api::enc(&key_of(&n))),
+            Default::default(),
+        );
     });
     let kind_button = move |label: &'static str, value: Option<&'static str>| {
         view! {
@@ -61,7 +64,8 @@ pub fn Entity() -> impl IntoView {
     let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, String>>);
     let (discovering, set_discovering) = signal(false);
     // The plausibility explanation of a candidate: (candidate, reply).
-    let (explain_pred, set_explain_pred) = signal(None::<(NodeView, Option<Result<ExplainResponse, String>>)>);
+    let (explain_pred, set_explain_pred) =
+        signal(None::<(NodeView, Option<Result<ExplainResponse, String>>)>);
     Effect::new(move |_| {
         let k = key();
         set_detail.set(None);
@@ -83,7 +87,8 @@ pub fn Entity() -> impl IntoView {
     // Explanations open in a drawer over the page, where the user is (not below 200 rows),
     // take the focus, and close with Esc or the close button.
     let drawer = NodeRef::<leptos::html::Aside>::new();
-    let drawer_open = Memo::new(move |_| explain.with(|e| e.is_some()) || explain_pred.with(|e| e.is_some()));
+    let drawer_open =
+        Memo::new(move |_| explain.with(|e| e.is_some()) || explain_pred.with(|e| e.is_some()));
     let close_drawer = move || {
         set_explain.set(None);
         set_explain_pred.set(None);
@@ -124,7 +129,12 @@ pub fn Entity() -> impl IntoView {
         crate::url_state::set(&[("why", Some(key_of(&cand)))]);
         // With predictions: the paths that carry the prediction, grouped by metapath.
         if let Some(Ok(d)) = discovery.get_untracked() {
-            if let Some(p) = d.candidates.iter().find(|c| c.node.index == cand.index).and_then(|c| c.plausibility.clone()) {
+            if let Some(p) = d
+                .candidates
+                .iter()
+                .find(|c| c.node.index == cand.index)
+                .and_then(|c| c.plausibility.clone())
+            {
                 set_explain.set(None);
                 set_explain_pred.set(Some((cand.clone(), None)));
                 let (ck, dk) = (key_of(&p.compound), key_of(&p.disease));
@@ -204,7 +214,10 @@ pub fn Entity() -> impl IntoView {
 
 /// The drawer's "Keep" button, when the explained node is the candidate selected in the table.
 #[component]
-fn DrawerKeep(candidate: NodeView, selected_item: RwSignal<Option<serenqa_shared::api::ShortlistItem>>) -> impl IntoView {
+fn DrawerKeep(
+    candidate: NodeView,
+    selected_item: RwSignal<Option<serenqa_shared::api::ShortlistItem>>,
+) -> impl IntoView {
     move || {
         selected_item
             .get()

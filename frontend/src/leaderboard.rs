@@ -11,10 +11,13 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
-use serenqa_shared::results::{group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label, Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS};
+use serenqa_shared::results::{
+    group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label,
+    Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS,
+};
 
 use crate::api;
-use crate::charts::{CorrelationMatrix, Compass, GroupedBars, Heatmap, LogScatter};
+use crate::charts::{Compass, CorrelationMatrix, GroupedBars, Heatmap, LogScatter};
 
 #[derive(Clone, Debug, Deserialize, Default)]
 pub struct Manifest {
@@ -60,13 +63,21 @@ struct Cell {
 
 impl Cell {
     fn none() -> Cell {
-        Cell { v: f64::NAN, n: 0, ci: None }
+        Cell {
+            v: f64::NAN,
+            n: 0,
+            ci: None,
+        }
     }
     fn of(v: f64, n: usize, ci: Option<&Ci>) -> Cell {
         if n == 0 {
             Cell::none()
         } else {
-            Cell { v, n, ci: ci.copied() }
+            Cell {
+                v,
+                n,
+                ci: ci.copied(),
+            }
         }
     }
 }
@@ -84,7 +95,12 @@ impl Table {
         let mut head = Vec::new();
         for (g, c) in &self.columns {
             let t = format!("{g} {c}").trim().to_string();
-            head.extend([csv_field(&t), csv_field(&format!("{t} CI low")), csv_field(&format!("{t} CI high")), csv_field(&format!("{t} n"))]);
+            head.extend([
+                csv_field(&t),
+                csv_field(&format!("{t} CI low")),
+                csv_field(&format!("{t} CI high")),
+                csv_field(&format!("{t} n")),
+            ]);
         }
         let mut s = format!("table,row,{}\n", head.join(","));
         for (label, vals) in &self.rows {
@@ -92,14 +108,21 @@ impl Table {
                 .iter()
                 .map(|c| {
                     if c.v.is_finite() {
-                        let ci = c.ci.map(|ci| format!("{:.4},{:.4}", ci.lo, ci.hi)).unwrap_or_else(|| ",".into());
+                        let ci =
+                            c.ci.map(|ci| format!("{:.4},{:.4}", ci.lo, ci.hi))
+                                .unwrap_or_else(|| ",".into());
                         format!("{:.4},{ci},{}", c.v, c.n)
                     } else {
                         ",,,0".to_string()
                     }
                 })
                 .collect();
-            s.push_str(&format!("{},{},{}\n", csv_field(name), csv_field(label), cells.join(",")));
+            s.push_str(&format!(
+                "{},{},{}\n",
+                csv_field(name),
+                csv_field(label),
+                cells.join(",")
+            ));
         }
         s
     }
@@ -135,7 +158,11 @@ fn table2(runs: &[Run]) -> Table {
             let mut vals = Vec::new();
             for (k, _) in GROUPS {
                 match t2.get(*k) {
-                    Some(c) => vals.extend([Cell::of(c.hit, c.n, c.ci.get("hit")), Cell::of(c.f1, c.n, c.ci.get("f1")), Cell::of(c.exe, c.n, c.ci.get("exe"))]),
+                    Some(c) => vals.extend([
+                        Cell::of(c.hit, c.n, c.ci.get("hit")),
+                        Cell::of(c.f1, c.n, c.ci.get("f1")),
+                        Cell::of(c.exe, c.n, c.ci.get("exe")),
+                    ]),
                     None => vals.extend([Cell::none(), Cell::none(), Cell::none()]),
                 }
             }
@@ -143,7 +170,11 @@ fn table2(runs: &[Run]) -> Table {
             (t1_row_label(&r.label, &r.agg.retrieval), vals)
         })
         .collect();
-    Table { columns, rows, digits: 2 }
+    Table {
+        columns,
+        rows,
+        digits: 2,
+    }
 }
 
 /// Table 3 for one partition. Judge metrics get two columns each — by an LLM judge and by the
@@ -158,7 +189,10 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
             cols.push(("LLM judge".to_string(), name.to_string()));
         }
         if any_proxy {
-            cols.push(("offline proxy (not an LLM)".to_string(), format!("{name} (proxy)")));
+            cols.push((
+                "offline proxy (not an LLM)".to_string(),
+                format!("{name} (proxy)"),
+            ));
         }
         cols
     };
@@ -178,26 +212,61 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
     reasoning_cols.extend(judged("Compre."));
     reasoning_cols.push(("".into(), "SerenCov".into()));
     let mut explore_cols = judged("Relevance");
-    explore_cols.extend([("".to_string(), "TypeMatch".to_string()), ("".into(), "SerenHit".into())]);
+    explore_cols.extend([
+        ("".to_string(), "TypeMatch".to_string()),
+        ("".into(), "SerenHit".into()),
+    ]);
     let mut r_rows = Vec::new();
     let mut e_rows = Vec::new();
     for r in runs {
-        if let Some(c) = r.agg.table3_reasoning.as_ref().and_then(|t| t.get(partition)) {
+        if let Some(c) = r
+            .agg
+            .table3_reasoning
+            .as_ref()
+            .and_then(|t| t.get(partition))
+        {
             let mut v = place(r, Cell::of(c.faithfulness, c.n, c.ci.get("faithfulness")));
-            v.extend(place(r, Cell::of(c.comprehensiveness, c.n, c.ci.get("comprehensiveness"))));
+            v.extend(place(
+                r,
+                Cell::of(c.comprehensiveness, c.n, c.ci.get("comprehensiveness")),
+            ));
             v.push(Cell::of(c.seren_cov, c.n, c.ci.get("seren_cov")));
             r_rows.push((r.label.clone(), v));
         }
-        for (suffix, t) in [("", &r.agg.table3_exploration), (" (w.o. summary)", &r.agg.table3_exploration_wo_summary)] {
+        for (suffix, t) in [
+            ("", &r.agg.table3_exploration),
+            (" (w.o. summary)", &r.agg.table3_exploration_wo_summary),
+        ] {
             if let Some(c) = t.as_ref().and_then(|t| t.get(partition)) {
                 // The judge averages rational samples (questions with a ground-truth path).
-                let mut v = place(r, Cell::of(c.relevance, c.n_rational.unwrap_or(c.n), c.ci.get("relevance")));
-                v.extend([Cell::of(c.type_match, c.n, c.ci.get("type_match")), Cell::of(c.seren_hit, c.n, c.ci.get("seren_hit"))]);
+                let mut v = place(
+                    r,
+                    Cell::of(
+                        c.relevance,
+                        c.n_rational.unwrap_or(c.n),
+                        c.ci.get("relevance"),
+                    ),
+                );
+                v.extend([
+                    Cell::of(c.type_match, c.n, c.ci.get("type_match")),
+                    Cell::of(c.seren_hit, c.n, c.ci.get("seren_hit")),
+                ]);
                 e_rows.push((format!("{}{suffix}", r.label), v));
             }
         }
     }
-    (Table { columns: reasoning_cols, rows: r_rows, digits: 3 }, Table { columns: explore_cols, rows: e_rows, digits: 3 })
+    (
+        Table {
+            columns: reasoning_cols,
+            rows: r_rows,
+            digits: 3,
+        },
+        Table {
+            columns: explore_cols,
+            rows: e_rows,
+            digits: 3,
+        },
+    )
 }
 
 /// A sortable table: the best value per column bold, the second underlined, ties marked;
@@ -207,7 +276,16 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
     let (sort, set_sort) = signal(None::<(usize, bool)>); // (column, descending)
     let table = StoredValue::new(table);
     let ncols = table.with_value(|t| t.columns.len());
-    let marks: Vec<Vec<serenqa_shared::results::Mark>> = table.with_value(|t| (0..ncols).map(|c| marks(&t.rows.iter().map(|r| r.1[c].v).collect::<Vec<_>>(), t.digits)).collect());
+    let marks: Vec<Vec<serenqa_shared::results::Mark>> = table.with_value(|t| {
+        (0..ncols)
+            .map(|c| {
+                marks(
+                    &t.rows.iter().map(|r| r.1[c].v).collect::<Vec<_>>(),
+                    t.digits,
+                )
+            })
+            .collect()
+    });
     let marks = StoredValue::new(marks);
     let groups = table.with_value(|t| {
         let mut out: Vec<(String, usize)> = Vec::new();
@@ -221,7 +299,10 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
     });
     let has_groups = groups.iter().any(|(g, _)| !g.is_empty());
     let group_head = has_groups.then(|| {
-        let cells = groups.iter().map(|(g, n)| view! { <th class="group-head" colspan=*n>{g.clone()}</th> }).collect_view();
+        let cells = groups
+            .iter()
+            .map(|(g, n)| view! { <th class="group-head" colspan=*n>{g.clone()}</th> })
+            .collect_view();
         view! { <tr><th></th>{cells}</tr> }
     });
     let head = (0..ncols)
@@ -259,7 +340,11 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
                         (false, true) => std::cmp::Ordering::Greater,
                         _ => {
                             let o = x.total_cmp(&y);
-                            if desc { o.reverse() } else { o }
+                            if desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
                         }
                     }
                 })
@@ -321,9 +406,21 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
 /// Normalised metric vector of a run (all in [0, 1]) for the compass and the heatmap; NaN
 /// where a cell has no question.
 fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
-    let t2 = a.table2.as_ref().and_then(|t| t.get("all")).filter(|c| c.n > 0);
-    let r = a.table3_reasoning.as_ref().and_then(|t| t.get(partition)).filter(|c| c.n > 0);
-    let e = a.table3_exploration.as_ref().and_then(|t| t.get(partition)).filter(|c| c.n > 0);
+    let t2 = a
+        .table2
+        .as_ref()
+        .and_then(|t| t.get("all"))
+        .filter(|c| c.n > 0);
+    let r = a
+        .table3_reasoning
+        .as_ref()
+        .and_then(|t| t.get(partition))
+        .filter(|c| c.n > 0);
+    let e = a
+        .table3_exploration
+        .as_ref()
+        .and_then(|t| t.get(partition))
+        .filter(|c| c.n > 0);
     vec![
         t2.map(|c| c.hit / 100.0).unwrap_or(f64::NAN),
         t2.map(|c| c.f1 / 100.0).unwrap_or(f64::NAN),
@@ -337,25 +434,54 @@ fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
     ]
 }
 
-const METRICS: &[&str] = &["Hit", "F1", "Exe", "Faithful.", "Compre.", "SerenCov", "Relevance", "TypeMatch", "SerenHit"];
+const METRICS: &[&str] = &[
+    "Hit",
+    "F1",
+    "Exe",
+    "Faithful.",
+    "Compre.",
+    "SerenCov",
+    "Relevance",
+    "TypeMatch",
+    "SerenHit",
+];
 
 /// The paper's Figure 3 per metric: for one T2/T3 metric (index into [`metric_vector`]),
 /// the Pearson correlation between partition strategies over the runs, with the number of
 /// runs behind each coefficient (both partitions must have a value).
-fn partition_correlation(runs: &[Run], metric: usize) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
+fn partition_correlation(
+    runs: &[Run],
+    metric: usize,
+) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
     let keys: Vec<&str> = PARTITIONS.iter().map(|(k, _)| *k).collect();
-    let vectors: Vec<Vec<f64>> = keys.iter().map(|p| runs.iter().map(|r| metric_vector(&r.agg, p)[metric]).collect()).collect();
+    let vectors: Vec<Vec<f64>> = keys
+        .iter()
+        .map(|p| {
+            runs.iter()
+                .map(|r| metric_vector(&r.agg, p)[metric])
+                .collect()
+        })
+        .collect();
     let n = keys.len();
     let mut m = vec![vec![None; n]; n];
     let mut counts = vec![vec![0; n]; n];
     for i in 0..n {
         for j in 0..n {
-            let (x, y): (Vec<f64>, Vec<f64>) = vectors[i].iter().zip(&vectors[j]).filter(|(a, b)| a.is_finite() && b.is_finite()).map(|(a, b)| (*a, *b)).unzip();
+            let (x, y): (Vec<f64>, Vec<f64>) = vectors[i]
+                .iter()
+                .zip(&vectors[j])
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .map(|(a, b)| (*a, *b))
+                .unzip();
             counts[i][j] = x.len();
             m[i][j] = pearson(&x, &y);
         }
     }
-    (PARTITIONS.iter().map(|(_, t)| t.to_string()).collect(), m, counts)
+    (
+        PARTITIONS.iter().map(|(_, t)| t.to_string()).collect(),
+        m,
+        counts,
+    )
 }
 
 /// The runs with an aggregate, labelled with their settings (models, beam, nodes, depth,
@@ -374,11 +500,30 @@ fn labelled(r: &RunsReply) -> Vec<Run> {
                     }
                     s.summary()
                 }
-                _ => if agg.label.is_empty() { e.id.clone() } else { agg.label.clone() },
+                _ => {
+                    if agg.label.is_empty() {
+                        e.id.clone()
+                    } else {
+                        agg.label.clone()
+                    }
+                }
             };
-            let status = e.manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default();
-            let label = if status == "running" { format!("{base} (running)") } else { base };
-            Some(Run { label, id: e.id.clone(), agg, params_b: e.settings.as_ref().and_then(|s| s.explorer_params_b) })
+            let status = e
+                .manifest
+                .as_ref()
+                .map(|m| m.status.clone())
+                .unwrap_or_default();
+            let label = if status == "running" {
+                format!("{base} (running)")
+            } else {
+                base
+            };
+            Some(Run {
+                label,
+                id: e.id.clone(),
+                agg,
+                params_b: e.settings.as_ref().and_then(|s| s.explorer_params_b),
+            })
         })
         .collect();
     let labels: Vec<String> = out.iter().map(|r| r.label.clone()).collect();
@@ -434,12 +579,25 @@ pub fn Leaderboard() -> impl IntoView {
 }
 
 #[component]
-fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partition: WriteSignal<String>, run_ids: Vec<(String, String)>) -> impl IntoView {
+fn Boards(
+    runs: Vec<Run>,
+    proxy: bool,
+    partition: ReadSignal<String>,
+    set_partition: WriteSignal<String>,
+    run_ids: Vec<(String, String)>,
+) -> impl IntoView {
     let runs = StoredValue::new(runs);
     // Who scored the `llm` partition, when every run agrees (else each row label says it).
     let ensemble = runs.with_value(|r| {
-        let first = r.first().map(|x| x.agg.ensemble.clone()).unwrap_or_default();
-        if r.iter().all(|x| x.agg.ensemble == first) { first } else { String::new() }
+        let first = r
+            .first()
+            .map(|x| x.agg.ensemble.clone())
+            .unwrap_or_default();
+        if r.iter().all(|x| x.agg.ensemble == first) {
+            first
+        } else {
+            String::new()
+        }
     });
     let ensemble = StoredValue::new(ensemble);
     let t2 = runs.with_value(|r| table2(r));
@@ -447,7 +605,12 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
         let p = partition.get();
         runs.with_value(|r| {
             let (tr, te) = table3(r, &p);
-            format!("{}{}{}", table2(r).csv("table2"), tr.csv(&format!("table3_reasoning_{p}")), te.csv(&format!("table3_exploration_{p}")))
+            format!(
+                "{}{}{}",
+                table2(r).csv("table2"),
+                tr.csv(&format!("table3_reasoning_{p}")),
+                te.csv(&format!("table3_exploration_{p}"))
+            )
         })
     };
     let href = move || format!("data:text/csv;charset=utf-8,{}", api::enc(&csv()));
@@ -465,14 +628,34 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
     let bars = |hit: bool| -> Vec<(String, Vec<f64>)> {
         runs.with_value(|r| {
             r.iter()
-                .filter_map(|r| r.agg.table2.as_ref().map(|t| (r.label.clone(), GROUPS.iter().map(|(k, _)| t.get(*k).filter(|c| c.n > 0).map(|c| if hit { c.hit } else { c.f1 }).unwrap_or(0.0)).collect())))
+                .filter_map(|r| {
+                    r.agg.table2.as_ref().map(|t| {
+                        (
+                            r.label.clone(),
+                            GROUPS
+                                .iter()
+                                .map(|(k, _)| {
+                                    t.get(*k)
+                                        .filter(|c| c.n > 0)
+                                        .map(|c| if hit { c.hit } else { c.f1 })
+                                        .unwrap_or(0.0)
+                                })
+                                .collect(),
+                        )
+                    })
+                })
                 .collect()
         })
     };
     let (bars_f1, bars_hit) = (bars(false), bars(true));
     let groups_hit = groups.clone();
     // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
-    let corr: Vec<(usize, (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>))> = runs.with_value(|r| (3..METRICS.len()).map(|m| (m, partition_correlation(r, m))).collect());
+    let corr: Vec<(usize, (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>))> = runs
+        .with_value(|r| {
+            (3..METRICS.len())
+                .map(|m| (m, partition_correlation(r, m)))
+                .collect()
+        });
     let corr_views = corr
         .into_iter()
         .map(|(m, (labels, matrix, counts))| {
@@ -563,7 +746,10 @@ fn Boards(runs: Vec<Run>, proxy: bool, partition: ReadSignal<String>, set_partit
 #[component]
 fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
     let first = run_ids.first().map(|r| r.0.clone()).unwrap_or_default();
-    let second = run_ids.get(1).map(|r| r.0.clone()).unwrap_or_else(|| first.clone());
+    let second = run_ids
+        .get(1)
+        .map(|r| r.0.clone())
+        .unwrap_or_else(|| first.clone());
     let (a, set_a) = signal(first.clone());
     let (b, set_b) = signal(second.clone());
     let (reply, set_reply) = signal(None::<Result<Comparison, String>>);
@@ -574,7 +760,14 @@ fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
             return;
         }
         spawn_local(async move {
-            set_reply.set(Some(api::get_json(&format!("/api/runs/compare?a={}&b={}", api::enc(&x), api::enc(&y))).await));
+            set_reply.set(Some(
+                api::get_json(&format!(
+                    "/api/runs/compare?a={}&b={}",
+                    api::enc(&x),
+                    api::enc(&y)
+                ))
+                .await,
+            ));
         });
     });
     let options = move |selected: String| {
@@ -654,7 +847,9 @@ fn CompareTable(c: Comparison) -> impl IntoView {
         })
         .collect_view();
     let note = c.rows.iter().find_map(|r| r.note.clone());
-    let oracle = [&c.a, &c.b].iter().any(|r| r.roles.get("retrieval").is_some_and(|m| m == "offline"));
+    let oracle = [&c.a, &c.b]
+        .iter()
+        .any(|r| r.roles.get("retrieval").is_some_and(|m| m == "offline"));
     view! {
         <p class="muted">{format!("A: {} · B: {} · {} resamples", c.a.summary(), c.b.summary(), c.reps)}</p>
         {note.map(|n| view! { <p class="notice" role="note">{format!("⚠ {n}.")}</p> })}
@@ -681,10 +876,15 @@ fn TraceViewer(run_ids: Vec<(String, String)>) -> impl IntoView {
             return;
         }
         spawn_local(async move {
-            set_questions.set(Some(api::get_json(&format!("/api/runs/{}/questions", api::enc(&id))).await));
+            set_questions.set(Some(
+                api::get_json(&format!("/api/runs/{}/questions", api::enc(&id))).await,
+            ));
         });
     });
-    let options = run_ids.iter().map(|(id, label)| view! { <option value=id.clone()>{format!("{label} · {id}")}</option> }).collect_view();
+    let options = run_ids
+        .iter()
+        .map(|(id, label)| view! { <option value=id.clone()>{format!("{label} · {id}")}</option> })
+        .collect_view();
     view! {
         <section class="panel" id="traces" data-testid="traces">
             <h2>"Question traces"</h2>

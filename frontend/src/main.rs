@@ -26,8 +26,16 @@ fn main() {
     // The static loading shell of index.html has done its job; keep what was typed into its
     // search form.
     let document = web_sys::window().and_then(|w| w.document());
-    let typed = document.as_ref().and_then(|d| d.get_element_by_id("boot-q")).and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()).map(|i| i.value()).unwrap_or_default();
-    if let Some(shell) = document.as_ref().and_then(|d| d.get_element_by_id("boot-shell")) {
+    let typed = document
+        .as_ref()
+        .and_then(|d| d.get_element_by_id("boot-q"))
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok())
+        .map(|i| i.value())
+        .unwrap_or_default();
+    if let Some(shell) = document
+        .as_ref()
+        .and_then(|d| d.get_element_by_id("boot-shell"))
+    {
         shell.remove();
     }
     leptos::mount::mount_to_body(App);
@@ -49,8 +57,19 @@ fn main() {
 /// `false` while the page has no such box yet.
 fn carry_over(d: &web_sys::Document, typed: &str) -> bool {
     let question = typed.trim_end().ends_with('?') || typed.split_whitespace().count() > 4;
-    let target = if question { "[data-testid=ask-input]" } else { "[data-testid=search-input]" };
-    let Some(input) = d.query_selector(target).ok().flatten().and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok()) else { return false };
+    let target = if question {
+        "[data-testid=ask-input]"
+    } else {
+        "[data-testid=search-input]"
+    };
+    let Some(input) = d
+        .query_selector(target)
+        .ok()
+        .flatten()
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(e).ok())
+    else {
+        return false;
+    };
     input.set_value(typed);
     if let Ok(ev) = web_sys::Event::new_with_event_init_dict("input", &{
         let init = web_sys::EventInit::new();

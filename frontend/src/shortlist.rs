@@ -39,7 +39,10 @@ fn storage() -> Option<web_sys::Storage> {
 }
 
 fn load_local() -> Vec<ShortlistItem> {
-    storage().and_then(|s| s.get_item(LOCAL_KEY).ok().flatten()).and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default()
+    storage()
+        .and_then(|s| s.get_item(LOCAL_KEY).ok().flatten())
+        .and_then(|j| serde_json::from_str(&j).ok())
+        .unwrap_or_default()
 }
 
 fn save_local(items: &[ShortlistItem]) -> Result<(), String> {
@@ -50,7 +53,9 @@ fn save_local(items: &[ShortlistItem]) -> Result<(), String> {
         let j = serde_json::to_string(items).map_err(|e| e.to_string())?;
         s.set_item(LOCAL_KEY, &j)
     };
-    res.map_err(|_| "the browser refused to store the shortlist (storage full or disabled)".to_string())
+    res.map_err(|_| {
+        "the browser refused to store the shortlist (storage full or disabled)".to_string()
+    })
 }
 
 fn now_secs() -> i64 {
@@ -58,13 +63,28 @@ fn now_secs() -> i64 {
 }
 
 fn add_request(item: &ShortlistItem) -> ShortlistAdd {
-    ShortlistAdd { query: item.query.key(), candidate: item.candidate.key(), scores: item.scores.clone() }
+    ShortlistAdd {
+        query: item.query.key(),
+        candidate: item.candidate.key(),
+        scores: item.scores.clone(),
+    }
 }
 
 async fn delete(query: &str, candidate: &str) -> Result<Shortlist, Failure> {
-    let url = format!("/api/shortlist?query={}&candidate={}", crate::api::enc(query), crate::api::enc(candidate));
-    let resp = Request::delete(&url).header("X-Requested-With", "serenqa").header("X-CSRF-Token", &annotate::csrf()).send().await;
-    let resp = resp.map_err(|_| Failure { status: 0, message: annotate::offline_message() })?;
+    let url = format!(
+        "/api/shortlist?query={}&candidate={}",
+        crate::api::enc(query),
+        crate::api::enc(candidate)
+    );
+    let resp = Request::delete(&url)
+        .header("X-Requested-With", "serenqa")
+        .header("X-CSRF-Token", &annotate::csrf())
+        .send()
+        .await;
+    let resp = resp.map_err(|_| Failure {
+        status: 0,
+        message: annotate::offline_message(),
+    })?;
     let status = resp.status();
     if !resp.ok() {
         let message = match resp.json::<serenqa_shared::api::ApiError>().await {
@@ -73,12 +93,19 @@ async fn delete(query: &str, candidate: &str) -> Result<Shortlist, Failure> {
         };
         return Err(Failure { status, message });
     }
-    resp.json::<Shortlist>().await.map_err(|e| Failure { status, message: format!("unexpected reply: {e}") })
+    resp.json::<Shortlist>().await.map_err(|e| Failure {
+        status,
+        message: format!("unexpected reply: {e}"),
+    })
 }
 
 /// Creates the shortlist and finds where it lives (signed in: the server).
 pub fn provide() -> Shortlists {
-    let s = Shortlists { items: RwSignal::new(Vec::new()), place: RwSignal::new(Where::Loading), error: RwSignal::new(None) };
+    let s = Shortlists {
+        items: RwSignal::new(Vec::new()),
+        place: RwSignal::new(Where::Loading),
+        error: RwSignal::new(None),
+    };
     provide_context(s);
     s.reload();
     s
@@ -102,11 +129,16 @@ async fn detect(s: Shortlists) {
             if !local.is_empty() {
                 let mut moved_all = true;
                 for it in &local {
-                    match annotate::send::<_, Shortlist>("POST", "/api/shortlist", &add_request(it)).await {
+                    match annotate::send::<_, Shortlist>("POST", "/api/shortlist", &add_request(it))
+                        .await
+                    {
                         Ok(list) => s.items.set(list.items),
                         Err(e) => {
                             moved_all = false;
-                            s.error.set(Some(format!("Could not move {} to your account: {e}", it.candidate.name)));
+                            s.error.set(Some(format!(
+                                "Could not move {} to your account: {e}",
+                                it.candidate.name
+                            )));
                         }
                     }
                 }
@@ -118,7 +150,9 @@ async fn detect(s: Shortlists) {
         Err(e) => {
             s.items.set(load_local());
             s.place.set(Where::Local);
-            s.error.set(Some(format!("Your account's shortlist could not be read ({e}); this browser's list is shown.")));
+            s.error.set(Some(format!(
+                "Your account's shortlist could not be read ({e}); this browser's list is shown."
+            )));
         }
     }
 }
@@ -136,7 +170,10 @@ impl Shortlists {
 
     /// True when (query, candidate) is kept (tracked).
     pub fn has(&self, query: &str, candidate: &str) -> bool {
-        self.items.with(|v| v.iter().any(|i| i.query.key() == query && i.candidate.key() == candidate))
+        self.items.with(|v| {
+            v.iter()
+                .any(|i| i.query.key() == query && i.candidate.key() == candidate)
+        })
     }
 
     /// Keeps an item (again: replaces its scores in place).
@@ -145,7 +182,9 @@ impl Shortlists {
         s.error.set(None);
         if s.place.get_untracked() == Where::Server {
             spawn_local(async move {
-                match annotate::send::<_, Shortlist>("POST", "/api/shortlist", &add_request(&item)).await {
+                match annotate::send::<_, Shortlist>("POST", "/api/shortlist", &add_request(&item))
+                    .await
+                {
                     Ok(list) => s.items.set(list.items),
                     Err(e) => s.error.set(Some(format!("Not kept: {e}"))),
                 }
@@ -154,10 +193,16 @@ impl Shortlists {
         }
         item.added_at = now_secs();
         let mut items = s.items.get_untracked();
-        if let Some(old) = items.iter_mut().find(|i| i.query == item.query && i.candidate == item.candidate) {
+        if let Some(old) = items
+            .iter_mut()
+            .find(|i| i.query == item.query && i.candidate == item.candidate)
+        {
             old.scores = item.scores;
         } else if items.len() >= SHORTLIST_MAX_ITEMS {
-            s.error.set(Some(format!("The shortlist already holds {} items, the most allowed; remove some first.", items.len())));
+            s.error.set(Some(format!(
+                "The shortlist already holds {} items, the most allowed; remove some first.",
+                items.len()
+            )));
             return;
         } else {
             items.push(item);
@@ -199,7 +244,8 @@ pub fn KeepButton(item: ShortlistItem) -> impl IntoView {
         let (qk, ck) = (qk.clone(), ck.clone());
         move || s.has(&qk, &ck)
     };
-    let (k_class, k_aria, k_title, k_label) = (kept.clone(), kept.clone(), kept.clone(), kept.clone());
+    let (k_class, k_aria, k_title, k_label) =
+        (kept.clone(), kept.clone(), kept.clone(), kept.clone());
     let name = item.candidate.name.clone();
     let item = StoredValue::new(item);
     let click = move |_| {
@@ -232,7 +278,8 @@ pub fn ShortlistCount() -> impl IntoView {
 }
 
 fn fmt_opt(v: Option<f64>, d: usize, suffix: &str) -> String {
-    v.map(|x| format!("{x:.d$}{suffix}")).unwrap_or_else(|| "–".into())
+    v.map(|x| format!("{x:.d$}{suffix}"))
+        .unwrap_or_else(|| "–".into())
 }
 
 /// `/shortlist`: the kept candidates, removable, with a CSV export.
@@ -241,11 +288,18 @@ pub fn ShortlistPage() -> impl IntoView {
     let s = use_shortlist();
     // The session may have started or ended since the app loaded.
     s.reload();
-    let csv_href = move || format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&s.items.with(|v| serenqa_shared::api::shortlist_csv(v))));
-    let place = move || match s.place.get() {
+    let csv_href = move || {
+        format!(
+            "data:text/csv;charset=utf-8,{}",
+            crate::api::enc(&s.items.with(|v| serenqa_shared::api::shortlist_csv(v)))
+        )
+    };
+    let place = move || {
+        match s.place.get() {
         Where::Loading => "Loading…".to_string(),
         Where::Local => format!("Kept in this browser only (at most {SHORTLIST_MAX_ITEMS}); sign in to keep it with your account."),
         Where::Server => format!("Kept with your account (at most {SHORTLIST_MAX_ITEMS})."),
+    }
     };
     let rows = move || {
         s.items

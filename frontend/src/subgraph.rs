@@ -41,13 +41,26 @@ fn label_positions(graph: &SubgraphView, pos: &[(f64, f64)]) -> Vec<Option<(f64,
     let mut obstacles = Vec::with_capacity(graph.nodes.len() * 2);
     for (i, v) in graph.nodes.iter().enumerate() {
         let Some(&(x, y)) = pos.get(i) else { continue };
-        obstacles.push(Rect { x: x - 10.0, y: y - 10.0, w: 20.0, h: 20.0 });
-        obstacles.push(Rect { x: x + 10.0, y: y - 8.0, w: short_name(&v.name).chars().count() as f64 * 6.3 + 2.0, h: 13.0 });
+        obstacles.push(Rect {
+            x: x - 10.0,
+            y: y - 10.0,
+            w: 20.0,
+            h: 20.0,
+        });
+        obstacles.push(Rect {
+            x: x + 10.0,
+            y: y - 8.0,
+            w: short_name(&v.name).chars().count() as f64 * 6.3 + 2.0,
+            h: 13.0,
+        });
     }
     let mut segments = Vec::with_capacity(graph.edges.len());
     let mut sizes = Vec::with_capacity(graph.edges.len());
     for (a, b, rel) in &graph.edges {
-        let (pa, pb) = (pos.get(*a as usize).copied().unwrap_or_default(), pos.get(*b as usize).copied().unwrap_or_default());
+        let (pa, pb) = (
+            pos.get(*a as usize).copied().unwrap_or_default(),
+            pos.get(*b as usize).copied().unwrap_or_default(),
+        );
         segments.push((pa, pb));
         sizes.push((edge_label(rel).chars().count() as f64 * 5.2 + 4.0, 11.0));
     }
@@ -63,32 +76,51 @@ pub fn SubgraphSvg(
     paths: Vec<PathView>,
 ) -> impl IntoView {
     let n = graph.nodes.len();
-    let edges: Vec<(usize, usize)> = graph.edges.iter().map(|(a, b, _)| (*a as usize, *b as usize)).collect();
+    let edges: Vec<(usize, usize)> = graph
+        .edges
+        .iter()
+        .map(|(a, b, _)| (*a as usize, *b as usize))
+        .collect();
     let mut pins = vec![None; n];
     if let Some(c) = centre.filter(|&c| c < n) {
         pins[c] = Some((W / 2.0, H / 2.0));
     }
     let perf = web_sys::window().and_then(|w| w.performance());
     let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
-    let layout = force_layout(n, &edges, &pins, LayoutParams { width: W, height: H, iterations: if n > 200 { 80 } else { 150 } });
+    let layout = force_layout(
+        n,
+        &edges,
+        &pins,
+        LayoutParams {
+            width: W,
+            height: H,
+            iterations: if n > 200 { 80 } else { 150 },
+        },
+    );
     let layout_ms = perf.as_ref().map(|p| p.now() - t0).unwrap_or(0.0);
     let pos = layout.positions;
 
     // Highlight: a node (its edges) or a path (its nodes and edges).
     let (hover_node, set_hover_node) = signal(None::<usize>);
     let (hover_path, set_hover_path) = signal(None::<usize>);
-    let path_nodes: Vec<Vec<u32>> = paths.iter().map(|p| p.nodes.iter().map(|v| v.index).collect()).collect();
+    let path_nodes: Vec<Vec<u32>> = paths
+        .iter()
+        .map(|p| p.nodes.iter().map(|v| v.index).collect())
+        .collect();
     let node_index: Vec<u32> = graph.nodes.iter().map(|v| v.index).collect();
     let path_nodes = StoredValue::new(path_nodes);
     let node_index = StoredValue::new(node_index);
     let on_path = move |node_i: usize| -> bool {
         match hover_path.get() {
-            Some(p) => path_nodes.with_value(|pn| node_index.with_value(|ni| pn.get(p).is_some_and(|v| v.contains(&ni[node_i])))),
+            Some(p) => path_nodes.with_value(|pn| {
+                node_index.with_value(|ni| pn.get(p).is_some_and(|v| v.contains(&ni[node_i])))
+            }),
             None => false,
         }
     };
     let edge_lit = move |a: usize, b: usize| -> bool {
-        hover_node.get().is_some_and(|h| h == a || h == b) || (hover_path.get().is_some() && on_path(a) && on_path(b))
+        hover_node.get().is_some_and(|h| h == a || h == b)
+            || (hover_path.get().is_some() && on_path(a) && on_path(b))
     };
 
     // Pan and zoom through the viewBox.
@@ -99,7 +131,13 @@ pub fn SubgraphSvg(
         let z = zoom.get();
         let (px, py) = pan.get();
         let (w, h) = (W / z, H / z);
-        format!("{:.1} {:.1} {:.1} {:.1}", (W - w) / 2.0 - px, (H - h) / 2.0 - py, w, h)
+        format!(
+            "{:.1} {:.1} {:.1} {:.1}",
+            (W - w) / 2.0 - px,
+            (H - h) / 2.0 - py,
+            w,
+            h
+        )
     };
 
     let labels = label_positions(&graph, &pos);
@@ -176,7 +214,10 @@ pub fn SubgraphSvg(
         .collect_view();
     // Exports of what is drawn: a standalone SVG and Cytoscape.js JSON (data: links).
     let svg_doc = standalone_svg(&graph, &pos, &labels);
-    let svg_href = format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(&svg_doc));
+    let svg_href = format!(
+        "data:image/svg+xml;charset=utf-8,{}",
+        crate::api::enc(&svg_doc)
+    );
     let svg_doc = StoredValue::new(svg_doc);
     let (png_error, set_png_error) = signal(None::<String>);
     let export_png = move |_| {
@@ -191,7 +232,10 @@ pub fn SubgraphSvg(
             }
         });
     };
-    let cyjs_href = format!("data:application/json;charset=utf-8,{}", crate::api::enc(&cytoscape_json(&graph, &pos)));
+    let cyjs_href = format!(
+        "data:application/json;charset=utf-8,{}",
+        crate::api::enc(&cytoscape_json(&graph, &pos))
+    );
 
     let path_rows = paths
         .iter()
@@ -201,7 +245,9 @@ pub fn SubgraphSvg(
             for (i, node) in p.nodes.iter().enumerate() {
                 parts.push(view! { <strong>{node.name.clone()}</strong> }.into_any());
                 if let Some(s) = p.steps.get(i) {
-                    parts.push(view! { <span class="verb">{format!(" {} ", s.verb)}</span> }.into_any());
+                    parts.push(
+                        view! { <span class="verb">{format!(" {} ", s.verb)}</span> }.into_any(),
+                    );
                 }
             }
             view! {
@@ -266,16 +312,26 @@ pub fn SubgraphSvg(
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The drawn subgraph as a standalone SVG document (inline styles, node titles, the edge
 /// labels that are drawn without hovering).
-fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)], labels: &[Option<(f64, f64)>]) -> String {
+fn standalone_svg(
+    graph: &SubgraphView,
+    pos: &[(f64, f64)],
+    labels: &[Option<(f64, f64)>],
+) -> String {
     let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\">");
     s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
     for (k, (a, b, rel)) in graph.edges.iter().enumerate() {
-        let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize)) else { continue };
+        let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize))
+        else {
+            continue;
+        };
         s.push_str(&format!("<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#8a94a6\" stroke-width=\"1.2\"/>"));
         if let Some((lx, ly)) = labels.get(k).copied().flatten() {
             s.push_str(&format!("<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#5b6475\" font-size=\"9\">{}</text>", ly + 3.0, xml_escape(&edge_label(rel))));
@@ -297,30 +353,54 @@ fn standalone_svg(graph: &SubgraphView, pos: &[(f64, f64)], labels: &[Option<(f6
 }
 
 fn js_err(e: wasm_bindgen::JsValue) -> String {
-    e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "browser error".into())
+    e.as_string()
+        .or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string()))
+        .unwrap_or_else(|| "browser error".into())
 }
 
 /// Rasterises an SVG document on a canvas `scale` times its size; a `data:image/png` URL.
 async fn svg_to_png(svg: &str, scale: f64) -> Result<String, String> {
-    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
     let img = web_sys::HtmlImageElement::new().map_err(js_err)?;
-    img.set_src(&format!("data:image/svg+xml;charset=utf-8,{}", crate::api::enc(svg)));
-    wasm_bindgen_futures::JsFuture::from(img.decode()).await.map_err(|_| "the drawing could not be decoded as an image".to_string())?;
-    let canvas: web_sys::HtmlCanvasElement = document.create_element("canvas").map_err(js_err)?.dyn_into().map_err(|_| "no canvas".to_string())?;
+    img.set_src(&format!(
+        "data:image/svg+xml;charset=utf-8,{}",
+        crate::api::enc(svg)
+    ));
+    wasm_bindgen_futures::JsFuture::from(img.decode())
+        .await
+        .map_err(|_| "the drawing could not be decoded as an image".to_string())?;
+    let canvas: web_sys::HtmlCanvasElement = document
+        .create_element("canvas")
+        .map_err(js_err)?
+        .dyn_into()
+        .map_err(|_| "no canvas".to_string())?;
     let (w, h) = ((W * scale).round(), (H * scale).round());
     canvas.set_width(w as u32);
     canvas.set_height(h as u32);
-    let ctx: web_sys::CanvasRenderingContext2d =
-        canvas.get_context("2d").map_err(js_err)?.ok_or("no 2d context")?.dyn_into().map_err(|_| "no 2d context".to_string())?;
-    ctx.draw_image_with_html_image_element_and_dw_and_dh(&img, 0.0, 0.0, w, h).map_err(js_err)?;
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .map_err(js_err)?
+        .ok_or("no 2d context")?
+        .dyn_into()
+        .map_err(|_| "no 2d context".to_string())?;
+    ctx.draw_image_with_html_image_element_and_dw_and_dh(&img, 0.0, 0.0, w, h)
+        .map_err(js_err)?;
     canvas.to_data_url_with_type("image/png").map_err(js_err)
 }
 
 /// Saves `href` as a file named `name` (a temporary link, clicked).
 pub fn download(href: &str, name: &str) {
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
-    let Ok(a) = document.create_element("a") else { return };
-    let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() else { return };
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(a) = document.create_element("a") else {
+        return;
+    };
+    let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() else {
+        return;
+    };
     a.set_href(href);
     a.set_download(name);
     if let Some(body) = document.body() {

@@ -12,7 +12,9 @@ use crate::api;
 pub fn IndependentT1() -> impl IntoView {
     let (score, set_score) = signal(None::<Result<UnderstandScore, String>>);
     spawn_local(async move {
-        set_score.set(Some(api::get_json::<UnderstandScore>("/api/understand/score").await));
+        set_score.set(Some(
+            api::get_json::<UnderstandScore>("/api/understand/score").await,
+        ));
     });
     view! {
         <section data-testid="t1-independent">

@@ -7,7 +7,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
-use serenqa_shared::api::{ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceMetric, TraceTreeNode};
+use serenqa_shared::api::{
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceMetric, TraceTreeNode,
+};
 
 use crate::api;
 use crate::leaderboard::RunsReply;
@@ -35,7 +37,18 @@ pub fn TracePage() -> impl IntoView {
     let (runs, set_runs) = signal(Vec::<(String, String)>::new());
     spawn_local(async move {
         if let Ok(r) = api::get_json::<RunsReply>("/api/runs").await {
-            set_runs.set(r.runs.into_iter().filter(|e| e.aggregate.is_some()).map(|e| (e.id.clone(), e.settings.map(|s| s.summary()).unwrap_or_default())).collect());
+            set_runs.set(
+                r.runs
+                    .into_iter()
+                    .filter(|e| e.aggregate.is_some())
+                    .map(|e| {
+                        (
+                            e.id.clone(),
+                            e.settings.map(|s| s.summary()).unwrap_or_default(),
+                        )
+                    })
+                    .collect(),
+            );
         }
     });
     // Which exploration (partition and summary mode) both columns show.
@@ -44,7 +57,10 @@ pub fn TracePage() -> impl IntoView {
     let pick_vs = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
         let q: u32 = qid.get_untracked().parse().unwrap_or(0);
-        navigate(&trace_href(&run.get_untracked(), q, Some(&v)), Default::default());
+        navigate(
+            &trace_href(&run.get_untracked(), q, Some(&v)),
+            Default::default(),
+        );
     };
     let picker = move || {
         let here = run.get();
@@ -82,17 +98,30 @@ pub fn TracePage() -> impl IntoView {
 /// Fetches one or two runs' trace of a question and lays them out (side by side, stacked on
 /// a phone).
 #[component]
-fn TraceLoader(run: String, vs: String, qid: u32, selected: RwSignal<Option<(String, bool)>>) -> impl IntoView {
+fn TraceLoader(
+    run: String,
+    vs: String,
+    qid: u32,
+    selected: RwSignal<Option<(String, bool)>>,
+) -> impl IntoView {
     let (main, set_main) = signal(None::<Result<QuestionTrace, String>>);
     let (other, set_other) = signal(None::<Result<QuestionTrace, String>>);
     let pair = !vs.is_empty();
     {
         let run = run.clone();
-        spawn_local(async move { set_main.set(Some(api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&run))).await)) });
+        spawn_local(async move {
+            set_main.set(Some(
+                api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&run))).await,
+            ))
+        });
     }
     if pair {
         let vs = vs.clone();
-        spawn_local(async move { set_other.set(Some(api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&vs))).await)) });
+        spawn_local(async move {
+            set_other.set(Some(
+                api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&vs))).await,
+            ))
+        });
     }
     let vs_nav = vs.clone();
     let head = move || {
@@ -112,8 +141,13 @@ fn TraceLoader(run: String, vs: String, qid: u32, selected: RwSignal<Option<(Str
     let column = move |t: ReadSignal<Option<Result<QuestionTrace, String>>>, side: &'static str| {
         move || match t.get() {
             None => view! { <p class="loading">"Loading the trace…"</p> }.into_any(),
-            Some(Err(e)) => view! { <p class="error" role="alert" data-testid="trace-error">{e}</p> }.into_any(),
-            Some(Ok(t)) => view! { <TraceColumn t=t side=if pair { side } else { "" } selected=selected /> }.into_any(),
+            Some(Err(e)) => {
+                view! { <p class="error" role="alert" data-testid="trace-error">{e}</p> }.into_any()
+            }
+            Some(Ok(t)) => {
+                view! { <TraceColumn t=t side=if pair { side } else { "" } selected=selected /> }
+                    .into_any()
+            }
         }
     };
     view! {
@@ -149,17 +183,27 @@ fn metric_chips(ms: &[TraceMetric]) -> impl IntoView {
 }
 
 fn entity_label(e: &TraceEntity) -> AnyView {
-    let text = if e.name.is_empty() { e.id.clone() } else { e.name.clone() };
+    let text = if e.name.is_empty() {
+        e.id.clone()
+    } else {
+        e.name.clone()
+    };
     let dot = view! { <span class="kind-dot" style=format!("background:{}", crate::kind_colour(&e.kind)) title=e.kind.clone()></span> };
     if e.name.is_empty() || e.kind.is_empty() {
-        view! { {dot}<span title=format!("{} (not in this server's graph)", e.id)>{text}</span> }.into_any()
+        view! { {dot}<span title=format!("{} (not in this server's graph)", e.id)>{text}</span> }
+            .into_any()
     } else {
         view! { {dot}<a href=format!("/entity/{}", api::enc(&format!("{}::{}", e.kind, e.id))) title=format!("{} · {}", e.kind, e.id)>{text}</a> }.into_any()
     }
 }
 
 /// A list of entities with the hits marked (`mark`: what a hit means here).
-fn entity_list(title: &str, items: &[TraceEntity], mark: &'static str, testid: &'static str) -> impl IntoView {
+fn entity_list(
+    title: &str,
+    items: &[TraceEntity],
+    mark: &'static str,
+    testid: &'static str,
+) -> impl IntoView {
     let hits = items.iter().filter(|e| e.hit).count();
     // Hits first, then the rest, each in the recorded order.
     let mut ordered: Vec<&TraceEntity> = items.iter().filter(|e| e.hit).collect();
@@ -185,7 +229,11 @@ fn entity_list(title: &str, items: &[TraceEntity], mark: &'static str, testid: &
 }
 
 fn retrieval_view(r: RetrievalTrace) -> impl IntoView {
-    let status = if r.executable { format!("ran · {} rows", r.rows) } else { "did not run".to_string() };
+    let status = if r.executable {
+        format!("ran · {} rows", r.rows)
+    } else {
+        "did not run".to_string()
+    };
     view! {
         <section class="trace-part" data-testid="trace-retrieval">
             <h3>"Knowledge retrieval (T1)"</h3>
@@ -252,13 +300,22 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
 }
 
 #[component]
-fn TraceColumn(t: QuestionTrace, side: &'static str, selected: RwSignal<Option<(String, bool)>>) -> impl IntoView {
+fn TraceColumn(
+    t: QuestionTrace,
+    side: &'static str,
+    selected: RwSignal<Option<(String, bool)>>,
+) -> impl IntoView {
     let explorations = StoredValue::new(t.explorations.clone());
     // The first exploration unless one is chosen (and this run has it).
     let current = move || {
         explorations.with_value(|ex| {
             let want = selected.get();
-            want.and_then(|(p, w)| ex.iter().find(|e| e.partition == p && e.with_summaries == w).cloned()).or_else(|| ex.first().cloned())
+            want.and_then(|(p, w)| {
+                ex.iter()
+                    .find(|e| e.partition == p && e.with_summaries == w)
+                    .cloned()
+            })
+            .or_else(|| ex.first().cloned())
         })
     };
     let chips = explorations.with_value(|ex| {

@@ -9,15 +9,21 @@
 /// The current value of query parameter `name`.
 pub fn get(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()?
+        .get(name)
 }
 
 /// Sets (`Some`) or removes (`None`) query parameters, keeping the others and the path.
 pub fn set(changes: &[(&str, Option<String>)]) {
     let Some(w) = web_sys::window() else { return };
     let loc = w.location();
-    let (Ok(path), Ok(search)) = (loc.pathname(), loc.search()) else { return };
-    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else { return };
+    let (Ok(path), Ok(search)) = (loc.pathname(), loc.search()) else {
+        return;
+    };
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return;
+    };
     for (k, v) in changes {
         match v {
             Some(v) => params.set(k, v),
@@ -25,20 +31,36 @@ pub fn set(changes: &[(&str, Option<String>)]) {
         }
     }
     let q = String::from(params.to_string());
-    let url = if q.is_empty() { path } else { format!("{path}?{q}") };
+    let url = if q.is_empty() {
+        path
+    } else {
+        format!("{path}?{q}")
+    };
     let hash = loc.hash().unwrap_or_default();
     if let Ok(h) = w.history() {
-        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{url}{hash}")));
+        let _ = h.replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("{url}{hash}")),
+        );
     }
 }
 
 /// A number for the address: the shortest text that reads back as the same `f64` (`0.35`,
 /// `-1`, `0.32170000000000004`), so a link reproduces the view exactly.
 pub fn num(x: f64) -> String {
-    if x == 0.0 { "0".to_string() } else { x.to_string() }
+    if x == 0.0 {
+        "0".to_string()
+    } else {
+        x.to_string()
+    }
 }
 
 /// A finite number from the address, clamped to `[lo, hi]`.
 pub fn parse_num(s: &str, lo: f64, hi: f64) -> Option<f64> {
-    s.trim().parse::<f64>().ok().filter(|x| x.is_finite()).map(|x| x.clamp(lo, hi))
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .map(|x| x.clamp(lo, hi))
 }

@@ -349,7 +349,6 @@ pub struct CalibrationReport {
     pub surface: Vec<[f64; 4]>,
 }
 
-
 // ----- API requests and replies -----
 
 /// `GET /api/auth/me`, and the reply to a login: who is signed in and the CSRF token every
@@ -463,7 +462,14 @@ pub struct BlindCandidate {
 
 impl From<&Candidate> for BlindCandidate {
     fn from(c: &Candidate) -> Self {
-        BlindCandidate { id: c.id, name: c.name.clone(), kind: c.kind.clone(), ident: c.ident.clone(), key: c.key.clone(), link: c.link.clone() }
+        BlindCandidate {
+            id: c.id,
+            name: c.name.clone(),
+            kind: c.kind.clone(),
+            ident: c.ident.clone(),
+            key: c.key.clone(),
+            link: c.link.clone(),
+        }
     }
 }
 
@@ -576,7 +582,10 @@ impl ExpertRankings {
     /// Checks the format tag, the version and that no question is ranked twice.
     pub fn validate(&self) -> Result<(), String> {
         if self.format != EXPERT_FORMAT || self.version != 1 {
-            return Err(format!("expected format \"{EXPERT_FORMAT}\" version 1, found \"{}\" version {}", self.format, self.version));
+            return Err(format!(
+                "expected format \"{EXPERT_FORMAT}\" version 1, found \"{}\" version {}",
+                self.format, self.version
+            ));
         }
         let mut seen = std::collections::BTreeSet::new();
         if let Some(dup) = self.questions.iter().find(|q| !seen.insert(q.qid)) {

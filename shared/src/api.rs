@@ -108,7 +108,11 @@ impl SubgraphView {
                 })
                 .collect();
             for (i, s) in p.steps.iter().enumerate() {
-                let (a, b) = if s.forward { (idx[i], idx[i + 1]) } else { (idx[i + 1], idx[i]) };
+                let (a, b) = if s.forward {
+                    (idx[i], idx[i + 1])
+                } else {
+                    (idx[i + 1], idx[i])
+                };
                 if seen_edges.insert((a, b, s.relation.clone())) {
                     sg.edges.push((a, b, s.relation.clone()));
                 }
@@ -681,7 +685,9 @@ impl ShortlistScores {
             if v.is_finite() && (lo..=hi).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("{name} must be a number from {lo} to {hi} (got {v})"))
+                Err(format!(
+                    "{name} must be a number from {lo} to {hi} (got {v})"
+                ))
             }
         };
         if let Some(p) = self.plausibility {
@@ -777,19 +783,51 @@ mod shortlist_tests {
     use crate::rns::Weights;
 
     fn scores() -> ShortlistScores {
-        ShortlistScores { plausibility: Some(0.5), percentile: Some(99.5), rns: 0.4, r: 0.5, n: 0.2, s: 0.3, weights: Weights { alpha: 0.5, beta: 0.25, gamma: -0.25 }, blend: Some(0.5) }
+        ShortlistScores {
+            plausibility: Some(0.5),
+            percentile: Some(99.5),
+            rns: 0.4,
+            r: 0.5,
+            n: 0.2,
+            s: 0.3,
+            weights: Weights {
+                alpha: 0.5,
+                beta: 0.25,
+                gamma: -0.25,
+            },
+            blend: Some(0.5),
+        }
     }
 
     #[test]
     fn scores_out_of_range_are_refused() {
         assert!(scores().check().is_ok());
         let bad = [
-            ShortlistScores { plausibility: Some(1.5), ..scores() },
-            ShortlistScores { percentile: Some(-1.0), ..scores() },
-            ShortlistScores { rns: f64::NAN, ..scores() },
+            ShortlistScores {
+                plausibility: Some(1.5),
+                ..scores()
+            },
+            ShortlistScores {
+                percentile: Some(-1.0),
+                ..scores()
+            },
+            ShortlistScores {
+                rns: f64::NAN,
+                ..scores()
+            },
             ShortlistScores { s: 2.0, ..scores() },
-            ShortlistScores { weights: Weights { alpha: f64::INFINITY, beta: 0.0, gamma: 0.0 }, ..scores() },
-            ShortlistScores { blend: Some(3.0), ..scores() },
+            ShortlistScores {
+                weights: Weights {
+                    alpha: f64::INFINITY,
+                    beta: 0.0,
+                    gamma: 0.0,
+                },
+                ..scores()
+            },
+            ShortlistScores {
+                blend: Some(3.0),
+                ..scores()
+            },
         ];
         for b in bad {
             assert!(b.check().is_err(), "{b:?}");
@@ -798,14 +836,31 @@ mod shortlist_tests {
 
     #[test]
     fn csv_has_the_caveat_first_and_neutralised_cells() {
-        let e = |kind: &str, id: &str, name: &str| ShortlistEntity { kind: kind.into(), id: id.into(), name: name.into() };
-        let items = vec![ShortlistItem { query: e("Disease", "DOID:2841", "asthma"), candidate: e("Compound", "DB1", "=HYPERLINK(\"x\"), evil"), scores: scores(), added_at: 7 }];
+        let e = |kind: &str, id: &str, name: &str| ShortlistEntity {
+            kind: kind.into(),
+            id: id.into(),
+            name: name.into(),
+        };
+        let items = vec![ShortlistItem {
+            query: e("Disease", "DOID:2841", "asthma"),
+            candidate: e("Compound", "DB1", "=HYPERLINK(\"x\"), evil"),
+            scores: scores(),
+            added_at: 7,
+        }];
         let csv = shortlist_csv(&items);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with('#') && lines[0].contains("not clinical advice"));
         assert!(lines[1].starts_with("query_id,query_name"));
         assert_eq!(lines.len(), 3);
-        assert!(lines[2].contains("\"'=HYPERLINK(\"\"x\"\"), evil\""), "{}", lines[2]);
-        assert!(lines[2].contains(",0.5000,99.50,0.4000,0.5000,0.2000,0.3000,0.50,0.25,-0.25,0.50,7"), "{}", lines[2]);
+        assert!(
+            lines[2].contains("\"'=HYPERLINK(\"\"x\"\"), evil\""),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[2].contains(",0.5000,99.50,0.4000,0.5000,0.2000,0.3000,0.50,0.25,-0.25,0.50,7"),
+            "{}",
+            lines[2]
+        );
     }
 }

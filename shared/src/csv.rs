@@ -10,7 +10,8 @@
 /// writers that quote by themselves (the `csv` crate).
 pub fn neutralise(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
-    let number = s.trim().parse::<f64>().is_ok_and(|x| x.is_finite()) && !s.starts_with(['\t', '\r']);
+    let number =
+        s.trim().parse::<f64>().is_ok_and(|x| x.is_finite()) && !s.starts_with(['\t', '\r']);
     if risky && !number {
         format!("'{s}")
     } else {
@@ -34,7 +35,10 @@ mod tests {
 
     #[test]
     fn formulas_are_neutralised_numbers_kept() {
-        assert_eq!(cell("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
+        assert_eq!(
+            cell("=HYPERLINK(\"http://x\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\")\""
+        );
         assert_eq!(cell("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
         assert_eq!(cell("-2+3"), "'-2+3");
         assert_eq!(cell("@SUM(A1)"), "'@SUM(A1)");

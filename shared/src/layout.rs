@@ -21,7 +21,11 @@ pub struct LayoutParams {
 
 impl Default for LayoutParams {
     fn default() -> Self {
-        LayoutParams { width: 800.0, height: 600.0, iterations: 150 }
+        LayoutParams {
+            width: 800.0,
+            height: 600.0,
+            iterations: 150,
+        }
     }
 }
 
@@ -36,9 +40,16 @@ fn jitter(i: usize) -> f64 {
 /// Lays out `n` nodes joined by `edges` (pairs of node indexes; out-of-range pairs and
 /// self-loops are ignored). `pinned[i] = Some((x, y))` keeps node i fixed (e.g. the query
 /// disease in the centre).
-pub fn force_layout(n: usize, edges: &[(usize, usize)], pinned: &[Option<(f64, f64)>], p: LayoutParams) -> Layout {
+pub fn force_layout(
+    n: usize,
+    edges: &[(usize, usize)],
+    pinned: &[Option<(f64, f64)>],
+    p: LayoutParams,
+) -> Layout {
     if n == 0 {
-        return Layout { positions: Vec::new() };
+        return Layout {
+            positions: Vec::new(),
+        };
     }
     let (w, h) = (p.width.max(1.0), p.height.max(1.0));
     let (cx, cy) = (w / 2.0, h / 2.0);
@@ -60,7 +71,11 @@ pub fn force_layout(n: usize, edges: &[(usize, usize)], pinned: &[Option<(f64, f
     }
     let k = (w * h / n as f64).sqrt() * 0.8;
     let k2 = k * k;
-    let edges: Vec<(usize, usize)> = edges.iter().copied().filter(|&(a, b)| a < n && b < n && a != b).collect();
+    let edges: Vec<(usize, usize)> = edges
+        .iter()
+        .copied()
+        .filter(|&(a, b)| a < n && b < n && a != b)
+        .collect();
     let mut disp = vec![(0.0f64, 0.0f64); n];
     let t0 = w.min(h) / 8.0;
     for it in 0..p.iterations {
@@ -125,7 +140,11 @@ impl Rect {
 /// tries points along its edge, middle first, then a little to either side of the line; the
 /// first free spot wins, in edge order (deterministic). A label with no free spot gets `None`:
 /// the caller shows it only on hover or focus. Returns each label's centre.
-pub fn place_labels(edges: &[((f64, f64), (f64, f64))], sizes: &[(f64, f64)], obstacles: &[Rect]) -> Vec<Option<(f64, f64)>> {
+pub fn place_labels(
+    edges: &[((f64, f64), (f64, f64))],
+    sizes: &[(f64, f64)],
+    obstacles: &[Rect],
+) -> Vec<Option<(f64, f64)>> {
     const ALONG: [f64; 7] = [0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78];
     const ACROSS: [f64; 3] = [0.0, 1.0, -1.0];
     let mut placed: Vec<Rect> = Vec::with_capacity(edges.len());
@@ -134,13 +153,22 @@ pub fn place_labels(edges: &[((f64, f64), (f64, f64))], sizes: &[(f64, f64)], ob
         let (w, h) = sizes.get(k).copied().unwrap_or((0.0, 0.0));
         let len = ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt();
         // Unit normal of the edge (straight up for a point-like edge).
-        let (nx, ny) = if len > 1e-9 { (-(y2 - y1) / len, (x2 - x1) / len) } else { (0.0, -1.0) };
+        let (nx, ny) = if len > 1e-9 {
+            (-(y2 - y1) / len, (x2 - x1) / len)
+        } else {
+            (0.0, -1.0)
+        };
         let mut found = None;
         'search: for across in ACROSS {
             for t in ALONG {
                 let off = across * (h * 0.5 + 2.0);
                 let (cx, cy) = (x1 + (x2 - x1) * t + nx * off, y1 + (y2 - y1) * t + ny * off);
-                let r = Rect { x: cx - w / 2.0, y: cy - h / 2.0, w, h };
+                let r = Rect {
+                    x: cx - w / 2.0,
+                    y: cy - h / 2.0,
+                    w,
+                    h,
+                };
                 if !placed.iter().chain(obstacles).any(|o| o.overlaps(&r)) {
                     placed.push(r);
                     found = Some((cx, cy));
@@ -165,25 +193,46 @@ mod tests {
     fn deterministic_in_bounds_and_neighbours_closer() {
         // Two triangles joined by one edge.
         let edges = [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3)];
-        let p = LayoutParams { width: 400.0, height: 300.0, iterations: 200 };
+        let p = LayoutParams {
+            width: 400.0,
+            height: 300.0,
+            iterations: 200,
+        };
         let a = force_layout(6, &edges, &[], p);
         let b = force_layout(6, &edges, &[], p);
         assert_eq!(a, b);
         for &(x, y) in &a.positions {
             assert!((0.0..=400.0).contains(&x) && (0.0..=300.0).contains(&y));
         }
-        let within = (dist(a.positions[0], a.positions[1]) + dist(a.positions[3], a.positions[4])) / 2.0;
-        let across = (dist(a.positions[0], a.positions[4]) + dist(a.positions[1], a.positions[5])) / 2.0;
+        let within =
+            (dist(a.positions[0], a.positions[1]) + dist(a.positions[3], a.positions[4])) / 2.0;
+        let across =
+            (dist(a.positions[0], a.positions[4]) + dist(a.positions[1], a.positions[5])) / 2.0;
         assert!(within < across, "within {within} across {across}");
     }
 
     #[test]
     fn pinned_nodes_stay_and_bad_edges_are_ignored() {
         let pins = [Some((50.0, 60.0)), None, None];
-        let l = force_layout(3, &[(0, 1), (1, 2), (2, 9), (1, 1)], &pins, LayoutParams::default());
+        let l = force_layout(
+            3,
+            &[(0, 1), (1, 2), (2, 9), (1, 1)],
+            &pins,
+            LayoutParams::default(),
+        );
         assert_eq!(l.positions[0], (50.0, 60.0));
-        assert_eq!(force_layout(0, &[], &[], LayoutParams::default()).positions.len(), 0);
-        assert_eq!(force_layout(1, &[], &[], LayoutParams::default()).positions.len(), 1);
+        assert_eq!(
+            force_layout(0, &[], &[], LayoutParams::default())
+                .positions
+                .len(),
+            0
+        );
+        assert_eq!(
+            force_layout(1, &[], &[], LayoutParams::default())
+                .positions
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -205,14 +254,32 @@ mod tests {
         use super::{place_labels, Rect};
         // Eight edges through one hub: their middles crowd together.
         let hub = (100.0, 100.0);
-        let edges: Vec<_> = (0..8).map(|i| {
-            let a = i as f64 * std::f64::consts::PI / 4.0;
-            (hub, (100.0 + 60.0 * a.cos(), 100.0 + 60.0 * a.sin()))
-        }).collect();
+        let edges: Vec<_> = (0..8)
+            .map(|i| {
+                let a = i as f64 * std::f64::consts::PI / 4.0;
+                (hub, (100.0 + 60.0 * a.cos(), 100.0 + 60.0 * a.sin()))
+            })
+            .collect();
         let sizes = vec![(40.0, 10.0); edges.len()];
-        let node = Rect { x: 92.0, y: 92.0, w: 16.0, h: 16.0 };
+        let node = Rect {
+            x: 92.0,
+            y: 92.0,
+            w: 16.0,
+            h: 16.0,
+        };
         let got = place_labels(&edges, &sizes, &[node]);
-        let rects: Vec<Rect> = got.iter().zip(&sizes).filter_map(|(p, s)| p.map(|(x, y)| Rect { x: x - s.0 / 2.0, y: y - s.1 / 2.0, w: s.0, h: s.1 })).collect();
+        let rects: Vec<Rect> = got
+            .iter()
+            .zip(&sizes)
+            .filter_map(|(p, s)| {
+                p.map(|(x, y)| Rect {
+                    x: x - s.0 / 2.0,
+                    y: y - s.1 / 2.0,
+                    w: s.0,
+                    h: s.1,
+                })
+            })
+            .collect();
         assert!(rects.len() >= 4, "most labels find a place: {got:?}");
         for (i, a) in rects.iter().enumerate() {
             assert!(!a.overlaps(&node));
@@ -221,7 +288,10 @@ mod tests {
             }
         }
         // A lone edge gets its label at the middle; the same input gives the same answer.
-        assert_eq!(place_labels(&[((0.0, 0.0), (100.0, 0.0))], &[(20.0, 8.0)], &[]), vec![Some((50.0, 0.0))]);
+        assert_eq!(
+            place_labels(&[((0.0, 0.0), (100.0, 0.0))], &[(20.0, 8.0)], &[]),
+            vec![Some((50.0, 0.0))]
+        );
         assert_eq!(place_labels(&edges, &sizes, &[node]), got);
     }
 }

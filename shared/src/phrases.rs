@@ -29,10 +29,17 @@ pub fn passive(verb: &str) -> String {
     let rest: Vec<&str> = words.collect();
     let participle = if let Some(stem) = first.strip_suffix("ies") {
         format!("{stem}ied")
-    } else if let Some(stem) = first.strip_suffix("es").filter(|s| s.ends_with('s') || s.ends_with("sh") || s.ends_with("ch") || s.ends_with('x')) {
+    } else if let Some(stem) = first
+        .strip_suffix("es")
+        .filter(|s| s.ends_with('s') || s.ends_with("sh") || s.ends_with("ch") || s.ends_with('x'))
+    {
         format!("{stem}ed")
     } else if let Some(stem) = first.strip_suffix('s') {
-        if stem.ends_with('e') { format!("{stem}d") } else { format!("{stem}ed") }
+        if stem.ends_with('e') {
+            format!("{stem}d")
+        } else {
+            format!("{stem}ed")
+        }
     } else {
         return format!("is {v} of");
     };
@@ -55,6 +62,9 @@ mod tests {
         assert_eq!(passive("resembles"), "resembles");
         assert_eq!(passive("acts on"), "is acted on by");
         assert_eq!(passive("targets"), "is targeted by");
-        assert_eq!(passive("annotated in pathway"), "is annotated in pathway of");
+        assert_eq!(
+            passive("annotated in pathway"),
+            "is annotated in pathway of"
+        );
     }
 }

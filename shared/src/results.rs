@@ -14,17 +14,34 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// Table 2 pattern groups: (key, title).
-pub const GROUPS: &[(&str, &str)] = &[("one_hop", "One-Hop"), ("two_hop", "Two-Hop"), ("multi_hop", "Multiple(3+)-Hop"), ("intersection", "Intersection")];
+pub const GROUPS: &[(&str, &str)] = &[
+    ("one_hop", "One-Hop"),
+    ("two_hop", "Two-Hop"),
+    ("multi_hop", "Multiple(3+)-Hop"),
+    ("intersection", "Intersection"),
+];
 
 /// Partition strategies: (key, title).
-pub const PARTITIONS: &[(&str, &str)] = &[("llm", "LLM Ensemble"), ("expert", "Expert Crowdsourced"), ("sscore", "RNS Guided")];
+pub const PARTITIONS: &[(&str, &str)] = &[
+    ("llm", "LLM Ensemble"),
+    ("expert", "Expert Crowdsourced"),
+    ("sscore", "RNS Guided"),
+];
 
 pub fn partition_title(key: &str) -> &'static str {
-    PARTITIONS.iter().find(|(k, _)| *k == key).map(|(_, t)| *t).unwrap_or("?")
+    PARTITIONS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, t)| *t)
+        .unwrap_or("?")
 }
 
 pub fn group_title(key: &str) -> &'static str {
-    GROUPS.iter().find(|(k, _)| *k == key).map(|(_, t)| *t).unwrap_or(if key == "all" { "All" } else { "?" })
+    GROUPS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, t)| *t)
+        .unwrap_or(if key == "all" { "All" } else { "?" })
 }
 
 /// A 95% confidence interval (same unit as its metric).
@@ -87,7 +104,11 @@ pub const GRAMMAR_ORACLE: &str = "grammar oracle (shares the generator's templat
 /// The Table 2 row label of a run: the grammar-oracle note when the offline agent retrieved.
 /// `retrieval` is the T1 agent (empty in old files: then the run label decides).
 pub fn t1_row_label(label: &str, retrieval: &str) -> String {
-    let offline = if retrieval.is_empty() { label.starts_with("offline") } else { retrieval == "offline" };
+    let offline = if retrieval.is_empty() {
+        label.starts_with("offline")
+    } else {
+        retrieval == "offline"
+    };
     if offline {
         format!("{label} — {GRAMMAR_ORACLE}")
     } else {
@@ -161,7 +182,17 @@ pub struct RunSettings {
 impl RunSettings {
     /// One line: `offline · beam 30 · nodes 10 · depth 3 · limit 45 · 2026-12-01 23:10 UTC`.
     pub fn summary(&self) -> String {
-        let mut s = format!("{} · beam {} · nodes {} · depth {}", if self.label.is_empty() { "?" } else { &self.label }, self.beam, self.nodes, self.depth);
+        let mut s = format!(
+            "{} · beam {} · nodes {} · depth {}",
+            if self.label.is_empty() {
+                "?"
+            } else {
+                &self.label
+            },
+            self.beam,
+            self.nodes,
+            self.depth
+        );
         match self.limit {
             Some(l) => s.push_str(&format!(" · limit {l}")),
             None => s.push_str(&format!(" · all {} questions", self.questions)),
@@ -193,7 +224,11 @@ pub fn date_utc(unix: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
 }
 
 /// Resamples per bootstrap interval.
@@ -201,7 +236,9 @@ pub const BOOTSTRAP_REPS: usize = 2000;
 
 /// A fixed seed from a name (FNV-1a), so every cell's resamples are reproducible.
 pub fn seed_for(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// SplitMix64: a small deterministic generator (no I/O, same sequence everywhere).
@@ -233,7 +270,10 @@ fn percentile_ci(mut xs: Vec<f64>) -> Ci {
             xs[i]
         }
     };
-    Ci { lo: q(0.025), hi: q(0.975) }
+    Ci {
+        lo: q(0.025),
+        hi: q(0.975),
+    }
 }
 
 /// 95% percentile-bootstrap interval of the mean of `xs` (questions resampled with
@@ -244,7 +284,9 @@ pub fn bootstrap_ci(xs: &[f64], reps: usize, seed: u64) -> Option<Ci> {
         return None;
     }
     let mut rng = SplitMix(seed);
-    let means: Vec<f64> = (0..reps).map(|_| (0..n).map(|_| xs[rng.below(n)]).sum::<f64>() / n as f64).collect();
+    let means: Vec<f64> = (0..reps)
+        .map(|_| (0..n).map(|_| xs[rng.below(n)]).sum::<f64>() / n as f64)
+        .collect();
     Some(percentile_ci(means))
 }
 
@@ -367,14 +409,20 @@ pub struct Mark {
 /// both best, and the next lower value is second). NaN (no value) is never marked.
 pub fn marks(values: &[f64], digits: usize) -> Vec<Mark> {
     let scale = 10f64.powi(digits.min(12) as i32);
-    let shown: Vec<Option<i64>> = values.iter().map(|v| v.is_finite().then(|| (v * scale).round() as i64)).collect();
+    let shown: Vec<Option<i64>> = values
+        .iter()
+        .map(|v| v.is_finite().then(|| (v * scale).round() as i64))
+        .collect();
     let mut distinct: Vec<i64> = shown.iter().flatten().copied().collect();
     distinct.sort_unstable_by(|a, b| b.cmp(a));
     distinct.dedup();
     shown
         .iter()
         .map(|v| match v {
-            None => Mark { place: Place::Other, tie: false },
+            None => Mark {
+                place: Place::Other,
+                tie: false,
+            },
             Some(x) => {
                 let place = if distinct.first() == Some(x) {
                     Place::Best
@@ -383,7 +431,10 @@ pub fn marks(values: &[f64], digits: usize) -> Vec<Mark> {
                 } else {
                     Place::Other
                 };
-                Mark { place, tie: shown.iter().filter(|y| **y == Some(*x)).count() > 1 }
+                Mark {
+                    place,
+                    tie: shown.iter().filter(|y| **y == Some(*x)).count() > 1,
+                }
             }
         })
         .collect()
@@ -398,32 +449,59 @@ mod tests {
         assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).unwrap() - 1.0).abs() < 1e-12);
         assert!((pearson(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
         // x = 1,2,3,4; y = 1,3,2,4: cov = 4/4, var = 5/4 each -> 0.8
-        assert!((pearson(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]).unwrap() - 0.8).abs() < 1e-12);
+        assert!(
+            (pearson(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]).unwrap() - 0.8).abs() < 1e-12
+        );
         assert_eq!(pearson(&[1.0, 1.0], &[2.0, 3.0]), None);
         assert_eq!(pearson(&[1.0], &[2.0]), None);
     }
 
     fn places(v: &[f64], digits: usize) -> Vec<(Place, bool)> {
-        marks(v, digits).into_iter().map(|m| (m.place, m.tie)).collect()
+        marks(v, digits)
+            .into_iter()
+            .map(|m| (m.place, m.tie))
+            .collect()
     }
 
     #[test]
     fn best_and_second_with_ties() {
         use Place::*;
-        assert_eq!(places(&[0.2, 0.9, f64::NAN, 0.5], 3), vec![(Other, false), (Best, false), (Other, false), (Second, false)]);
+        assert_eq!(
+            places(&[0.2, 0.9, f64::NAN, 0.5], 3),
+            vec![
+                (Other, false),
+                (Best, false),
+                (Other, false),
+                (Second, false)
+            ]
+        );
         // Two equal best values: both best, marked as a tie; the next value is second.
-        assert_eq!(places(&[100.0, 100.0, 90.0], 2), vec![(Best, true), (Best, true), (Second, false)]);
+        assert_eq!(
+            places(&[100.0, 100.0, 90.0], 2),
+            vec![(Best, true), (Best, true), (Second, false)]
+        );
         // Equal as shown (3 decimals) is equal.
-        assert_eq!(places(&[0.5001, 0.4999, 0.2], 3), vec![(Best, true), (Best, true), (Second, false)]);
-        assert_eq!(places(&[0.9, 0.5, 0.5], 3), vec![(Best, false), (Second, true), (Second, true)]);
+        assert_eq!(
+            places(&[0.5001, 0.4999, 0.2], 3),
+            vec![(Best, true), (Best, true), (Second, false)]
+        );
+        assert_eq!(
+            places(&[0.9, 0.5, 0.5], 3),
+            vec![(Best, false), (Second, true), (Second, true)]
+        );
         assert_eq!(places(&[0.3], 3), vec![(Best, false)]);
         assert!(marks(&[], 2).is_empty());
-        assert_eq!(places(&[f64::NAN, f64::NAN], 2), vec![(Other, false), (Other, false)]);
+        assert_eq!(
+            places(&[f64::NAN, f64::NAN], 2),
+            vec![(Other, false), (Other, false)]
+        );
     }
 
     #[test]
     fn bootstrap_interval_is_reproducible_and_covers_the_mean() {
-        let xs: Vec<f64> = (0..200).map(|i| if i % 4 == 0 { 1.0 } else { 0.0 }).collect();
+        let xs: Vec<f64> = (0..200)
+            .map(|i| if i % 4 == 0 { 1.0 } else { 0.0 })
+            .collect();
         let a = bootstrap_ci(&xs, BOOTSTRAP_REPS, seed_for("x")).unwrap();
         let b = bootstrap_ci(&xs, BOOTSTRAP_REPS, seed_for("x")).unwrap();
         assert_eq!(a, b, "same seed, same interval");
@@ -443,13 +521,19 @@ mod tests {
         let a: Vec<f64> = (0..50).map(|i| (i % 7) as f64 / 7.0).collect();
         let b: Vec<f64> = a.iter().map(|x| x + 0.1).collect();
         let (d, ci) = paired_delta(&a, &b, 500, 3).unwrap();
-        assert!((d - 0.1).abs() < 1e-12 && (ci.lo - 0.1).abs() < 1e-9 && (ci.hi - 0.1).abs() < 1e-9, "{d} {ci:?}");
+        assert!(
+            (d - 0.1).abs() < 1e-12 && (ci.lo - 0.1).abs() < 1e-9 && (ci.hi - 0.1).abs() < 1e-9,
+            "{d} {ci:?}"
+        );
         // One win of B on 40 questions: the interval includes 0.
         let a = vec![0.0; 40];
         let mut b = vec![0.0; 40];
         b[3] = 1.0;
         let (d, ci) = paired_delta(&a, &b, BOOTSTRAP_REPS, 3).unwrap();
-        assert!((d - 0.025).abs() < 1e-12 && ci.lo <= 0.0 && ci.hi > 0.0, "{d} {ci:?}");
+        assert!(
+            (d - 0.025).abs() < 1e-12 && ci.lo <= 0.0 && ci.hi > 0.0,
+            "{d} {ci:?}"
+        );
         assert_eq!(paired_delta(&[1.0], &[], 10, 1), None);
     }
 
@@ -458,10 +542,27 @@ mod tests {
         assert_eq!(date_utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(date_utc(951_782_400), "2000-02-29 00:00 UTC");
         assert_eq!(date_utc(1_796_166_000), "2026-12-01 23:00 UTC");
-        let s = RunSettings { label: "offline".into(), beam: 10, nodes: 5, depth: 3, limit: Some(45), created_unix: 1_796_166_000, ..Default::default() };
-        assert_eq!(s.summary(), "offline · beam 10 · nodes 5 · depth 3 · limit 45 · 2026-12-01 23:00 UTC");
-        assert_eq!(t1_row_label("offline", "offline"), format!("offline — {GRAMMAR_ORACLE}"));
+        let s = RunSettings {
+            label: "offline".into(),
+            beam: 10,
+            nodes: 5,
+            depth: 3,
+            limit: Some(45),
+            created_unix: 1_796_166_000,
+            ..Default::default()
+        };
+        assert_eq!(
+            s.summary(),
+            "offline · beam 10 · nodes 5 · depth 3 · limit 45 · 2026-12-01 23:00 UTC"
+        );
+        assert_eq!(
+            t1_row_label("offline", "offline"),
+            format!("offline — {GRAMMAR_ORACLE}")
+        );
         assert_eq!(t1_row_label("gpt-4o", "gpt-4o"), "gpt-4o");
-        assert_eq!(t1_row_label("offline", ""), format!("offline — {GRAMMAR_ORACLE}"));
+        assert_eq!(
+            t1_row_label("offline", ""),
+            format!("offline — {GRAMMAR_ORACLE}")
+        );
     }
 }

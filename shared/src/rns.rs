@@ -91,16 +91,30 @@ impl Slice {
             return bad(format!("{} keys for {n} ids", self.keys.len()));
         }
         if self.embeddings.len() != n.saturating_mul(self.dim) {
-            return bad(format!("embeddings hold {} values, expected {n} × {}", self.embeddings.len(), self.dim));
+            return bad(format!(
+                "embeddings hold {} values, expected {n} × {}",
+                self.embeddings.len(),
+                self.dim
+            ));
         }
         if self.marginals.len() != n {
             return bad(format!("{} marginals for {n} ids", self.marginals.len()));
         }
         if self.block.len() != n.saturating_mul(n) {
-            return bad(format!("block holds {} values, expected {n} × {n}", self.block.len()));
+            return bad(format!(
+                "block holds {} values, expected {n} × {n}",
+                self.block.len()
+            ));
         }
-        if let Some(i) = self.marginals.iter().position(|p| !(p.is_finite() && *p > 0.0)) {
-            return bad(format!("marginal of entity {} is not a positive number", self.ids[i]));
+        if let Some(i) = self
+            .marginals
+            .iter()
+            .position(|p| !(p.is_finite() && *p > 0.0))
+        {
+            return bad(format!(
+                "marginal of entity {} is not a positive number",
+                self.ids[i]
+            ));
         }
         if self.block.iter().any(|b| !(b.is_finite() && *b >= 0.0)) {
             return bad("block has a negative or non-finite entry".into());
@@ -131,7 +145,11 @@ impl Default for Weights {
     /// fitted weights shipped with the project (`serenqa_model::weights::shipped`) or an
     /// expert calibration on a server (docs/RNS.md "Which weights are in force").
     fn default() -> Self {
-        Weights { alpha: 1.0 / 3.0, beta: 1.0 / 3.0, gamma: 1.0 / 3.0 }
+        Weights {
+            alpha: 1.0 / 3.0,
+            beta: 1.0 / 3.0,
+            gamma: 1.0 / 3.0,
+        }
     }
 }
 
@@ -142,7 +160,10 @@ impl Weights {
         Ok(w)
     }
     pub fn validate(&self) -> Result<(), RnsError> {
-        if [self.alpha, self.beta, self.gamma].iter().all(|x| x.is_finite()) {
+        if [self.alpha, self.beta, self.gamma]
+            .iter()
+            .all(|x| x.is_finite())
+        {
             Ok(())
         } else {
             Err(RnsError::BadWeights)
@@ -178,7 +199,11 @@ impl Weights {
     pub fn normalised(&self) -> Weights {
         let z = self.scale();
         if z > 0.0 {
-            Weights { alpha: self.alpha / z, beta: self.beta / z, gamma: self.gamma / z }
+            Weights {
+                alpha: self.alpha / z,
+                beta: self.beta / z,
+                gamma: self.gamma / z,
+            }
         } else {
             Weights::default()
         }
@@ -221,10 +246,22 @@ pub struct WeightsSource {
 
 impl WeightsSource {
     pub fn equal() -> Self {
-        WeightsSource { kind: "equal".into(), label: "equal weights (⅓ each): no fitted weights available".into(), date: String::new(), fit: None, heldout: None }
+        WeightsSource {
+            kind: "equal".into(),
+            label: "equal weights (⅓ each): no fitted weights available".into(),
+            date: String::new(),
+            fit: None,
+            heldout: None,
+        }
     }
     pub fn request() -> Self {
-        WeightsSource { kind: "request".into(), label: "weights given with the request".into(), date: String::new(), fit: None, heldout: None }
+        WeightsSource {
+            kind: "request".into(),
+            label: "weights given with the request".into(),
+            date: String::new(),
+            fit: None,
+            heldout: None,
+        }
     }
 }
 
@@ -291,7 +328,10 @@ impl std::fmt::Display for RnsError {
             RnsError::BadSlice(m) => write!(f, "invalid slice: {m}"),
             RnsError::EmptyExisting => write!(f, "the existing answer set is empty"),
             RnsError::EmptySerendipity => write!(f, "the serendipity answer set is empty"),
-            RnsError::Overlap(id) => write!(f, "entity {id} appears more than once across the existing and serendipity sets"),
+            RnsError::Overlap(id) => write!(
+                f,
+                "entity {id} appears more than once across the existing and serendipity sets"
+            ),
             RnsError::OutOfRange(p) => write!(f, "position {p} is outside the slice"),
             RnsError::TooFewCandidates => write!(f, "partitioning needs at least 2 candidates"),
             RnsError::BadWeights => write!(f, "weights must be three finite numbers a,b,c"),
@@ -470,20 +510,45 @@ impl<'a> Scorer<'a> {
         let mut pe = vec![0.0; m];
         let mut ps = vec![0.0; m];
         for row in 0..m {
-            let (target, k) = if row < ne { (&mut pe, ne) } else { (&mut ps, ns) };
+            let (target, k) = if row < ne {
+                (&mut pe, ne)
+            } else {
+                (&mut ps, ns)
+            };
             for c in 0..m {
                 target[c] += t[row * m + c] / k as f64;
             }
         }
         let jsd = jsd_bits(&ps, &pe);
-        let terms = Terms { r, n, s: jsd, rns: w.combine(r, n, jsd) };
-        Ok(Details { order, pi, t, observed, info_bits, mi_paper, pe, ps, jsd, terms })
+        let terms = Terms {
+            r,
+            n,
+            s: jsd,
+            rns: w.combine(r, n, jsd),
+        };
+        Ok(Details {
+            order,
+            pi,
+            t,
+            observed,
+            info_bits,
+            mi_paper,
+            pe,
+            ps,
+            jsd,
+            terms,
+        })
     }
 
     /// RNS(Ae, {c}) for every candidate c (A = Ae ∪ {c} for each), in candidate order.
     /// This is the fast path the UI re-runs on every weight change: the Ae-only sums are
     /// computed once, each candidate then costs O(|Ae|² + |Ae|·d).
-    pub fn score_candidates(&self, ae: &[usize], candidates: &[usize], w: &Weights) -> Result<Vec<Terms>, RnsError> {
+    pub fn score_candidates(
+        &self,
+        ae: &[usize],
+        candidates: &[usize],
+        w: &Weights,
+    ) -> Result<Vec<Terms>, RnsError> {
         self.check_existing(ae, &[])?;
         w.validate()?;
         let n = self.slice.len();
@@ -504,9 +569,15 @@ impl<'a> Scorer<'a> {
         let p = &self.slice.marginals;
         let zp: f64 = ae.iter().map(|&e| p[e]).sum();
         // Σ_{y∈Ae} B[e][y] for each e ∈ Ae.
-        let sb: Vec<f64> = ae.iter().map(|&e| ae.iter().map(|&y| self.b(e, y)).sum()).collect();
+        let sb: Vec<f64> = ae
+            .iter()
+            .map(|&e| ae.iter().map(|&y| self.b(e, y)).sum())
+            .collect();
         // πₑ(e) / (1 − B[e][e]) for each e ∈ Ae (πₑ's normaliser does not depend on c).
-        let lead: Vec<f64> = ae.iter().map(|&e| p[e] / zp * leave_factor(self.b(e, e))).collect();
+        let lead: Vec<f64> = ae
+            .iter()
+            .map(|&e| p[e] / zp * leave_factor(self.b(e, e)))
+            .collect();
         let mut pe = vec![0.0; m];
         let mut inv_rs = vec![0.0; ne];
         let mut out = Vec::with_capacity(candidates.len());
@@ -526,7 +597,8 @@ impl<'a> Scorer<'a> {
                 observed += lead[k] * self.b(e, c);
             }
             pe.iter_mut().for_each(|v| *v /= ne as f64);
-            let rs_c: f64 = ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + self.b(c, c) + m as f64 * DELTA;
+            let rs_c: f64 =
+                ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + self.b(c, c) + m as f64 * DELTA;
             let mut acc = 0.0;
             for (x, &y) in ae.iter().enumerate() {
                 acc += jsd_term((self.b(c, y) + DELTA) / rs_c, pe[x]);
@@ -535,20 +607,32 @@ impl<'a> Scorer<'a> {
             let s = (acc * 0.5).clamp(0.0, 1.0);
             let r = 1.0 - ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
             let nov = novelty(observed, p[c] / (zp + p[c]));
-            out.push(Terms { r, n: nov, s, rns: w.combine(r, nov, s) });
+            out.push(Terms {
+                r,
+                n: nov,
+                s,
+                rns: w.combine(r, nov, s),
+            });
         }
         Ok(out)
     }
 
     /// Algorithm 1 (greedy swap) over the candidate positions `ac`, keeping
     /// |As| = b = max(1, ⌊0.2|Ac|⌋). `initial_as` defaults to [`Scorer::initial_partition`].
-    pub fn greedy_swap(&self, ac: &[usize], initial_as: Option<&[usize]>, w: &Weights) -> Result<SwapResult, RnsError> {
+    pub fn greedy_swap(
+        &self,
+        ac: &[usize],
+        initial_as: Option<&[usize]>,
+        w: &Weights,
+    ) -> Result<SwapResult, RnsError> {
         let st = SwapState::new(self, ac, w)?;
         let init: Vec<usize> = match initial_as {
             Some(s) => {
                 let b = budget(ac.len());
                 if s.len() != b {
-                    return Err(RnsError::BadSlice(format!("the initial serendipity set must hold b = {b} of the candidates")));
+                    return Err(RnsError::BadSlice(format!(
+                        "the initial serendipity set must hold b = {b} of the candidates"
+                    )));
                 }
                 s.to_vec()
             }
@@ -573,7 +657,11 @@ pub fn rank(terms: &[Terms], ids: &[u32]) -> Vec<usize> {
     let mean = |t: &Terms| t.r + t.n + t.s;
     order.sort_by(|&a, &b| {
         let (x, y) = (&terms[a], &terms[b]);
-        y.rns.total_cmp(&x.rns).then(mean(y).total_cmp(&mean(x))).then(id(a).cmp(&id(b))).then(a.cmp(&b))
+        y.rns
+            .total_cmp(&x.rns)
+            .then(mean(y).total_cmp(&mean(x)))
+            .then(id(a).cmp(&id(b)))
+            .then(a.cmp(&b))
     });
     order
 }
@@ -668,7 +756,16 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 }
             }
         }
-        Ok(SwapState { sc, ac, m, w: *w, pi, t, d, q })
+        Ok(SwapState {
+            sc,
+            ac,
+            m,
+            w: *w,
+            pi,
+            t,
+            d,
+            q,
+        })
     }
 
     #[allow(clippy::needless_range_loop)] // index arithmetic over m × m matrices
@@ -736,7 +833,11 @@ impl<'s, 'a> SwapState<'s, 'a> {
             if !pt.in_s[x] {
                 pt.z_e += self.pi[x];
             }
-            let target = if pt.in_s[x] { &mut pt.sum_s } else { &mut pt.sum_e };
+            let target = if pt.in_s[x] {
+                &mut pt.sum_s
+            } else {
+                &mut pt.sum_e
+            };
             for (acc, &tv) in target.iter_mut().zip(&self.t[x * m..(x + 1) * m]) {
                 *acc += tv;
             }
@@ -750,7 +851,12 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let r = 1.0 - cross_d / (pt.ne * pt.ns) as f64;
         // π sums to 1 over Ac, so As's share is 1 − z_e.
         let n = novelty(cross_q / z_e, 1.0 - z_e);
-        Terms { r, n, s: jsd, rns: self.w.combine(r, n, jsd) }
+        Terms {
+            r,
+            n,
+            s: jsd,
+            rns: self.w.combine(r, n, jsd),
+        }
     }
 
     fn exact(&self, pt: &Part) -> Terms {
@@ -759,7 +865,13 @@ impl<'s, 'a> SwapState<'s, 'a> {
         for x in 0..self.m {
             acc += jsd_term(pt.sum_s[x] / ns, pt.sum_e[x] / ne);
         }
-        self.terms_of(pt, pt.cross_d, pt.cross_q, pt.z_e, (acc * 0.5).clamp(0.0, 1.0))
+        self.terms_of(
+            pt,
+            pt.cross_d,
+            pt.cross_q,
+            pt.z_e,
+            (acc * 0.5).clamp(0.0, 1.0),
+        )
     }
 
     /// Terms after swapping i ∈ As with j ∈ Ae (local indices), without changing `pt`.
@@ -767,11 +879,13 @@ impl<'s, 'a> SwapState<'s, 'a> {
     fn swapped(&self, pt: &Part, i: usize, j: usize) -> Terms {
         let m = self.m;
         let (d, q) = (&self.d, &self.q);
-        let cross_d = pt.cross_d - pt.d_to_e[i] - pt.d_to_s[j] + d[i * m + j] + pt.d_to_s[i] - d[i * m + i]
+        let cross_d = pt.cross_d - pt.d_to_e[i] - pt.d_to_s[j] + d[i * m + j] + pt.d_to_s[i]
+            - d[i * m + i]
             + pt.d_to_e[j]
             - d[j * m + j]
             + d[j * m + i];
-        let cross_q = pt.cross_q - pt.q_row_s[j] - pt.q_col_e[i] + q[j * m + i] + pt.q_col_e[j] - q[j * m + j]
+        let cross_q = pt.cross_q - pt.q_row_s[j] - pt.q_col_e[i] + q[j * m + i] + pt.q_col_e[j]
+            - q[j * m + j]
             + pt.q_row_s[i]
             - q[i * m + i]
             + q[i * m + j];
@@ -792,7 +906,11 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let m = self.m;
         let mut in_s = vec![false; m];
         for &p in initial_as {
-            let local = self.ac.iter().position(|&x| x == p).ok_or(RnsError::OutOfRange(p))?;
+            let local = self
+                .ac
+                .iter()
+                .position(|&x| x == p)
+                .ok_or(RnsError::OutOfRange(p))?;
             if in_s[local] {
                 return Err(RnsError::Overlap(self.sc.slice.ids[p]));
             }
@@ -854,12 +972,23 @@ impl<'s, 'a> SwapState<'s, 'a> {
             tau = exact;
             swaps += 1;
         }
-        let mut existing: Vec<usize> = (0..m).filter(|&x| !pt.in_s[x]).map(|x| self.ac[x]).collect();
-        let mut serendipity: Vec<usize> = (0..m).filter(|&x| pt.in_s[x]).map(|x| self.ac[x]).collect();
+        let mut existing: Vec<usize> = (0..m)
+            .filter(|&x| !pt.in_s[x])
+            .map(|x| self.ac[x])
+            .collect();
+        let mut serendipity: Vec<usize> =
+            (0..m).filter(|&x| pt.in_s[x]).map(|x| self.ac[x]).collect();
         let ids = &self.sc.slice.ids;
         existing.sort_by_key(|&p| ids[p]);
         serendipity.sort_by_key(|&p| ids[p]);
-        Ok(SwapResult { existing, serendipity, initial, terms: tau, swaps, evaluations })
+        Ok(SwapResult {
+            existing,
+            serendipity,
+            initial,
+            terms: tau,
+            swaps,
+            evaluations,
+        })
     }
 }
 
@@ -879,12 +1008,21 @@ mod tests {
         let dim = 4;
         let embeddings = (0..n * dim).map(|_| (next() - 0.5) as f32).collect();
         let marginals = (0..n).map(|_| 0.01 + next()).collect();
-        let mut block: Vec<f64> = (0..n * n).map(|_| if next() < 0.3 { 0.0 } else { next() }).collect();
+        let mut block: Vec<f64> = (0..n * n)
+            .map(|_| if next() < 0.3 { 0.0 } else { next() })
+            .collect();
         for r in 0..n {
             let s: f64 = block[r * n..(r + 1) * n].iter().sum::<f64>() + 1.0;
             block[r * n..(r + 1) * n].iter_mut().for_each(|v| *v /= s);
         }
-        Slice { ids: (0..n as u32).map(|i| i * 3 + 1).collect(), keys: vec![], dim, embeddings, marginals, block }
+        Slice {
+            ids: (0..n as u32).map(|i| i * 3 + 1).collect(),
+            keys: vec![],
+            dim,
+            embeddings,
+            marginals,
+            block,
+        }
     }
 
     #[test]
@@ -925,7 +1063,11 @@ mod tests {
                 let as_: Vec<usize> = (0..15).filter(|&x| s2[x]).collect();
                 let g = sc.score(&ae, &as_, &w).unwrap();
                 assert!((inc.rns - g.rns).abs() < 1e-12, "{} vs {}", inc.rns, g.rns);
-                assert!((inc.r - g.r).abs() < 1e-12 && (inc.n - g.n).abs() < 1e-12 && (inc.s - g.s).abs() < 1e-12);
+                assert!(
+                    (inc.r - g.r).abs() < 1e-12
+                        && (inc.n - g.n).abs() < 1e-12
+                        && (inc.s - g.s).abs() < 1e-12
+                );
             }
         }
     }
@@ -972,14 +1114,21 @@ mod tests {
         let t = sc.score_candidates(&[0, 3], &[1, 2], &w).unwrap();
         assert!(t[0].n < 0.05, "reached candidate: N = {}", t[0].n);
         // Never reached: only the background draw, π(2) = ⅓ within A = {0, 3, 2}.
-        assert!((t[1].n - novelty(0.0, 1.0 / 3.0)).abs() < 1e-12, "never reached candidate: N = {}", t[1].n);
+        assert!(
+            (t[1].n - novelty(0.0, 1.0 / 3.0)).abs() < 1e-12,
+            "never reached candidate: N = {}",
+            t[1].n
+        );
         assert!(t[1].n > 0.5);
         let mut more_self = s.clone();
         // Row 0: self mass 0.5 → 0.9, the leaving mass 0.5 → 0.1 with the same proportions.
         more_self.block[0] = 0.9;
         more_self.block[1] = 0.06;
         more_self.block[3] = 0.004;
-        let t2 = Scorer::new(&more_self).unwrap().score_candidates(&[0, 3], &[1, 2], &w).unwrap();
+        let t2 = Scorer::new(&more_self)
+            .unwrap()
+            .score_candidates(&[0, 3], &[1, 2], &w)
+            .unwrap();
         assert!((t2[0].n - t[0].n).abs() < 1e-12 && (t2[1].n - t[1].n).abs() < 1e-12);
         // With one existing answer N still informs (no closed-world normalisation).
         assert!(sc.score(&[0], &[1], &w).unwrap().n < sc.score(&[0], &[2], &w).unwrap().n);
@@ -987,12 +1136,24 @@ mod tests {
 
     #[test]
     fn rank_breaks_ties_deterministically() {
-        let t = |rns: f64, r: f64| Terms { r, n: 0.5, s: 0.1, rns };
+        let t = |rns: f64, r: f64| Terms {
+            r,
+            n: 0.5,
+            s: 0.1,
+            rns,
+        };
         let terms = [t(0.2, 0.1), t(0.3, 0.1), t(0.2, 0.4), t(0.2, 0.1)];
         assert_eq!(rank(&terms, &[9, 5, 7, 3]), vec![1, 2, 3, 0]);
         let w = Weights::new(0.0, 0.0, 0.0).unwrap();
         assert_eq!(w.combine(0.3, 0.2, 0.1), 0.0);
-        assert_eq!(Weights::new(1.0, 1.0, 2.0).unwrap().normalised(), Weights { alpha: 0.25, beta: 0.25, gamma: 0.5 });
+        assert_eq!(
+            Weights::new(1.0, 1.0, 2.0).unwrap().normalised(),
+            Weights {
+                alpha: 0.25,
+                beta: 0.25,
+                gamma: 0.5
+            }
+        );
         assert!((Weights::new(1.0, 1.0, 1.0).unwrap().combine(1.0, 1.0, 1.0) - 1.0).abs() < 1e-15);
     }
 
@@ -1003,13 +1164,23 @@ mod tests {
         let w = Weights::default();
         assert_eq!(sc.score(&[], &[1], &w), Err(RnsError::EmptyExisting));
         assert_eq!(sc.score(&[0], &[], &w), Err(RnsError::EmptySerendipity));
-        assert_eq!(sc.score(&[0, 1], &[1], &w), Err(RnsError::Overlap(s.ids[1])));
+        assert_eq!(
+            sc.score(&[0, 1], &[1], &w),
+            Err(RnsError::Overlap(s.ids[1]))
+        );
         assert_eq!(sc.score(&[0], &[9], &w), Err(RnsError::OutOfRange(9)));
         let mut bad = s.clone();
         bad.marginals[2] = 0.0;
         assert!(matches!(Scorer::new(&bad), Err(RnsError::BadSlice(_))));
         assert!(Weights::parse("1,2").is_err());
-        assert_eq!(Weights::parse("1, 2,3").unwrap(), Weights { alpha: 1.0, beta: 2.0, gamma: 3.0 });
+        assert_eq!(
+            Weights::parse("1, 2,3").unwrap(),
+            Weights {
+                alpha: 1.0,
+                beta: 2.0,
+                gamma: 3.0
+            }
+        );
     }
 
     #[test]

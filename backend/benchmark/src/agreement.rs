@@ -83,11 +83,19 @@ impl BatchLinks {
 
 /// Links every question and computes its candidates' terms. Errors only for slices that
 /// cannot be built (which a linked node set cannot cause short of > 500 candidates).
-pub fn linked_questions(g: &Graph, model: &Model, cache: &BlockCache, q: &Questionnaire) -> (Vec<LinkedQuestion>, Vec<BatchLinks>) {
+pub fn linked_questions(
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    q: &Questionnaire,
+) -> (Vec<LinkedQuestion>, Vec<BatchLinks>) {
     let mut out = Vec::new();
     let mut links = Vec::new();
     for b in &q.batches {
-        let mut bl = BatchLinks { batch: b.info.batch_id, ..Default::default() };
+        let mut bl = BatchLinks {
+            batch: b.info.batch_id,
+            ..Default::default()
+        };
         for it in &b.items {
             bl.questions += 1;
             let mut ranked: Vec<(u32, NodeId)> = Vec::new();
@@ -117,10 +125,20 @@ pub fn linked_questions(g: &Graph, model: &Model, cache: &BlockCache, q: &Questi
             if nodes.len() < MIN_LINKED {
                 continue;
             }
-            let Ok(slice) = build_slice(g, model, cache, &nodes) else { continue };
-            let Some(terms) = candidate_terms(&slice) else { continue };
+            let Ok(slice) = build_slice(g, model, cache, &nodes) else {
+                continue;
+            };
+            let Some(terms) = candidate_terms(&slice) else {
+                continue;
+            };
             bl.questions_used += 1;
-            out.push(LinkedQuestion { batch: b.info.batch_id, qid: it.qid, nodes, terms, slice });
+            out.push(LinkedQuestion {
+                batch: b.info.batch_id,
+                qid: it.qid,
+                nodes,
+                terms,
+                slice,
+            });
         }
         links.push(bl);
     }
@@ -223,13 +241,21 @@ pub fn question_score(scores: &[f64], chosen: &[usize]) -> QuestionScore {
     // Ensemble order: candidate k has ensemble score m − k (rank 1 = highest).
     let ens: Vec<f64> = (0..m).map(|k| (m - k) as f64).collect();
     let hits = chosen.iter().filter(|&&k| k < b).count();
-    QuestionScore { top_b: hits as f64 / b as f64, spearman: spearman(scores, &ens), kendall: kendall(scores, &ens) }
+    QuestionScore {
+        top_b: hits as f64 / b as f64,
+        spearman: spearman(scores, &ens),
+        kendall: kendall(scores, &ens),
+    }
 }
 
 /// The top b of `scores` (ties by node index).
 pub fn top_b(scores: &[f64], nodes: &[NodeId]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..scores.len()).collect();
-    idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(nodes[a].cmp(&nodes[b])));
+    idx.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then(nodes[a].cmp(&nodes[b]))
+    });
     idx.truncate(budget(scores.len()));
     idx
 }
@@ -246,7 +272,13 @@ pub enum Method {
 }
 
 impl Method {
-    pub const BASELINES: [Method; 5] = [Method::Random, Method::LeastConnected, Method::MostConnected, Method::LowestMarginal, Method::HighestMarginal];
+    pub const BASELINES: [Method; 5] = [
+        Method::Random,
+        Method::LeastConnected,
+        Method::MostConnected,
+        Method::LowestMarginal,
+        Method::HighestMarginal,
+    ];
     pub fn name(&self) -> &'static str {
         match self {
             Method::Rns => "RNS",
@@ -260,14 +292,21 @@ impl Method {
 }
 
 /// Per-question scores of `method` over `questions` (RNS with weights `w`).
-pub fn evaluate(g: &Graph, model: &Model, questions: &[&LinkedQuestion], method: Method, w: &Weights) -> Vec<QuestionScore> {
+pub fn evaluate(
+    g: &Graph,
+    model: &Model,
+    questions: &[&LinkedQuestion],
+    method: Method,
+    w: &Weights,
+) -> Vec<QuestionScore> {
     questions
         .iter()
         .map(|q| {
             let m = q.nodes.len();
             match method {
                 Method::Rns => {
-                    let scores: Vec<f64> = q.terms.iter().map(|t| w.combine(t.r, t.n, t.s)).collect();
+                    let scores: Vec<f64> =
+                        q.terms.iter().map(|t| w.combine(t.r, t.n, t.s)).collect();
                     let chosen = rns_partition(q, w).unwrap_or_else(|| top_b(&scores, &q.nodes));
                     question_score(&scores, &chosen)
                 }
@@ -282,7 +321,11 @@ pub fn evaluate(g: &Graph, model: &Model, questions: &[&LinkedQuestion], method:
                         acc.kendall += s.kendall;
                     }
                     let k = RANDOM_DRAWS as f64;
-                    QuestionScore { top_b: acc.top_b / k, spearman: acc.spearman / k, kendall: acc.kendall / k }
+                    QuestionScore {
+                        top_b: acc.top_b / k,
+                        spearman: acc.spearman / k,
+                        kendall: acc.kendall / k,
+                    }
                 }
                 _ => {
                     let scores: Vec<f64> = q
@@ -343,7 +386,11 @@ pub fn bootstrap(x: &[f64], seed: u64) -> Estimate {
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * (BOOTSTRAP - 1) as f64).round() as usize).min(BOOTSTRAP - 1)];
-    Estimate { mean: mean(x), lo: at(0.025), hi: at(0.975) }
+    Estimate {
+        mean: mean(x),
+        lo: at(0.025),
+        hi: at(0.975),
+    }
 }
 
 /// One method's row of the table.
@@ -373,7 +420,8 @@ pub fn paired_difference(a: &[f64], b: &[f64], seed: u64) -> Estimate {
 
 /// The fit objective: mean top-b + mean Spearman.
 pub fn objective(s: &[QuestionScore]) -> f64 {
-    mean(&s.iter().map(|q| q.top_b).collect::<Vec<_>>()) + mean(&s.iter().map(|q| q.spearman).collect::<Vec<_>>())
+    mean(&s.iter().map(|q| q.top_b).collect::<Vec<_>>())
+        + mean(&s.iter().map(|q| q.spearman).collect::<Vec<_>>())
 }
 
 /// The grid |α| + |β| + |γ| = 1 with step `step` (signs free: a negative weight prefers low
@@ -386,7 +434,11 @@ pub fn weight_grid(step: f64) -> Vec<Weights> {
             let c = k - a.abs() - b.abs();
             let signs: &[i64] = if c == 0 { &[1] } else { &[-1, 1] };
             for &sg in signs {
-                out.push(Weights { alpha: a as f64 / k as f64, beta: b as f64 / k as f64, gamma: (sg * c) as f64 / k as f64 });
+                out.push(Weights {
+                    alpha: a as f64 / k as f64,
+                    beta: b as f64 / k as f64,
+                    gamma: (sg * c) as f64 / k as f64,
+                });
             }
         }
     }
@@ -418,11 +470,19 @@ pub struct Fit {
 pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step: f64) -> Fit {
     use rayon::prelude::*;
     let grid = weight_grid(step);
-    let per: Vec<Vec<QuestionScore>> = grid.par_iter().map(|w| evaluate(g, model, questions, Method::Rns, w)).collect();
+    let per: Vec<Vec<QuestionScore>> = grid
+        .par_iter()
+        .map(|w| evaluate(g, model, questions, Method::Rns, w))
+        .collect();
     let best_on = |keep: &dyn Fn(usize) -> bool| -> usize {
         let mut best = (0usize, f64::NEG_INFINITY);
         for (k, scores) in per.iter().enumerate() {
-            let kept: Vec<QuestionScore> = scores.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, s)| *s).collect();
+            let kept: Vec<QuestionScore> = scores
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| keep(*i))
+                .map(|(_, s)| *s)
+                .collect();
             let v = objective(&kept);
             if v > best.1 + 1e-12 {
                 best = (k, v);
@@ -438,10 +498,20 @@ pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step
     if batches.len() > 1 {
         for &b in &batches {
             let k = best_on(&|i| questions[i].batch != b);
-            cv.extend(per[k].iter().enumerate().filter(|(i, _)| questions[*i].batch == b).map(|(_, s)| *s));
+            cv.extend(
+                per[k]
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| questions[*i].batch == b)
+                    .map(|(_, s)| *s),
+            );
         }
     }
-    Fit { weights: grid[all], objective: objective(&per[all]), cv }
+    Fit {
+        weights: grid[all],
+        objective: objective(&per[all]),
+        cv,
+    }
 }
 
 /// Distribution of one term over many values.
@@ -469,7 +539,14 @@ impl Spread {
         };
         let m = mean(&v);
         let var = v.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / v.len() as f64;
-        Spread { min: v[0], q1: q(0.25), median: q(0.5), q3: q(0.75), max: v[v.len() - 1], std: var.sqrt() }
+        Spread {
+            min: v[0],
+            q1: q(0.25),
+            median: q(0.5),
+            q3: q(0.75),
+            max: v[v.len() - 1],
+            std: var.sqrt(),
+        }
     }
     pub fn iqr(&self) -> f64 {
         self.q3 - self.q1
@@ -521,9 +598,14 @@ mod tests {
         assert_eq!(s.top_b, 1.0);
         assert_eq!(top_b(&[0.5, 0.5, 0.1], &[7, 3, 1]), vec![1]);
         assert_eq!(weight_grid(0.5).len(), 18);
-        assert!(weight_grid(0.05).iter().all(|w| (w.alpha.abs() + w.beta.abs() + w.gamma.abs() - 1.0).abs() < 1e-12));
+        assert!(weight_grid(0.05)
+            .iter()
+            .all(|w| (w.alpha.abs() + w.beta.abs() + w.gamma.abs() - 1.0).abs() < 1e-12));
         let sp = Spread::of(&[0.0, 1.0, 2.0, 3.0, 4.0]);
-        assert_eq!((sp.min, sp.q1, sp.median, sp.q3, sp.max), (0.0, 1.0, 2.0, 3.0, 4.0));
+        assert_eq!(
+            (sp.min, sp.q1, sp.median, sp.q3, sp.max),
+            (0.0, 1.0, 2.0, 3.0, 4.0)
+        );
         assert_eq!(constant_share(&[1.0, 1.0, 2.0, 3.0]), 0.5);
         assert_eq!(constant_share(&[1.0, 2.0, 3.0]), 0.0);
     }

@@ -11,7 +11,10 @@ use serenqa_model::Model;
 use serenqa_shared::rns::{Weights, WeightsSource};
 
 use crate::generate::{generate, GenConfig, GenReport, Question};
-use crate::partition::{ensemble, rns_guided, DroppedScorer, EnsembleOutcome, ExpertPartition, ExpertRankings, Partition, RnsContext, Scorer, ScoringRequest};
+use crate::partition::{
+    ensemble, rns_guided, DroppedScorer, EnsembleOutcome, ExpertPartition, ExpertRankings,
+    Partition, RnsContext, Scorer, ScoringRequest,
+};
 use crate::paths::{ground_truth, GtPath};
 use crate::query::View;
 use crate::records::*;
@@ -52,7 +55,12 @@ pub struct BuildConfig {
 impl Default for BuildConfig {
     fn default() -> Self {
         let w = serenqa_model::weights::shipped();
-        BuildConfig { gen: GenConfig::default(), weights: w.weights, weights_source: w.source, test_fraction: 0.2 }
+        BuildConfig {
+            gen: GenConfig::default(),
+            weights: w.weights,
+            weights_source: w.source,
+            test_fraction: 0.2,
+        }
     }
 }
 
@@ -84,7 +92,10 @@ pub enum BuildError {
     #[error(transparent)]
     Partition(#[from] crate::partition::PartitionError),
     #[error("writing {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("serialising records: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -137,36 +148,55 @@ pub fn build(
         .par_iter()
         .map(|q| ensemble(scorers, &ScoringRequest::new(g, q.qid, &q.text, &q.answers)))
         .collect::<Result<_, _>>()?;
-    let mut ensemble_dropped: Vec<DroppedScorer> = ens.iter().flat_map(|o| o.dropped.iter().cloned()).collect();
+    let mut ensemble_dropped: Vec<DroppedScorer> =
+        ens.iter().flat_map(|o| o.dropped.iter().cloned()).collect();
     ensemble_dropped.sort_by(|a, b| (a.qid, &a.scorer).cmp(&(b.qid, &b.scorer)));
     let unscored = ens.iter().filter(|o| o.partition.is_none()).count();
     if unscored > 0 {
         notes.push(format!("{unscored} questions have no ensemble partition: every ensemble model was dropped for them"));
     }
     if !ensemble_dropped.is_empty() {
-        notes.push(format!("{} (question, model) scorings dropped after invalid replies (see ensemble_dropped)", ensemble_dropped.len()));
+        notes.push(format!(
+            "{} (question, model) scorings dropped after invalid replies (see ensemble_dropped)",
+            ensemble_dropped.len()
+        ));
     }
-    let (ensemble_scores, mut ens_parts): (Vec<Vec<f64>>, Vec<Option<Partition>>) = ens.into_iter().map(|o| (o.mean, o.partition)).unzip();
+    let (ensemble_scores, mut ens_parts): (Vec<Vec<f64>>, Vec<Option<Partition>>) =
+        ens.into_iter().map(|o| (o.mean, o.partition)).unzip();
     let cache = BlockCache::new(64);
     let rns_parts: Vec<Result<Partition, String>> = match model {
         Some(m) => questions
             .par_iter()
             .zip(ens_parts.par_iter_mut())
             .map(|(q, ep)| {
-                let ep = ep.as_mut().ok_or_else(|| "no ensemble partition to start from".to_string())?;
+                let ep = ep
+                    .as_mut()
+                    .ok_or_else(|| "no ensemble partition to start from".to_string())?;
                 let ctx = RnsContext::new(g, m, &cache, &q.answers, cfg.weights)?;
                 rns_guided(&ctx, ep)
             })
             .collect(),
         None => {
-            notes.push("no model (marginals + embeddings): the RNS-guided strategy was skipped".to_string());
-            questions.iter().map(|_| Err("no model".to_string())).collect()
+            notes.push(
+                "no model (marginals + embeddings): the RNS-guided strategy was skipped"
+                    .to_string(),
+            );
+            questions
+                .iter()
+                .map(|_| Err("no model".to_string()))
+                .collect()
         }
     };
     let rns_failures = rns_parts.iter().filter(|r| r.is_err()).count();
     if model.is_some() && rns_failures > 0 {
-        let first = rns_parts.iter().find_map(|r| r.as_ref().err()).cloned().unwrap_or_default();
-        notes.push(format!("RNS-guided partition failed for {rns_failures} questions (first: {first})"));
+        let first = rns_parts
+            .iter()
+            .find_map(|r| r.as_ref().err())
+            .cloned()
+            .unwrap_or_default();
+        notes.push(format!(
+            "RNS-guided partition failed for {rns_failures} questions (first: {first})"
+        ));
     }
     let mut expert_parts: Vec<Option<Partition>> = vec![None; questions.len()];
     if let Some(rk) = expert {
@@ -197,19 +227,29 @@ pub fn build(
     lap("partitions", &mut timings);
     let per_strategy: Vec<(Strategy, Vec<Option<Partition>>)> = vec![
         (Strategy::Ensemble, ens_parts),
-        (Strategy::RnsGuided, rns_parts.into_iter().map(|r| r.ok()).collect()),
+        (
+            Strategy::RnsGuided,
+            rns_parts.into_iter().map(|r| r.ok()).collect(),
+        ),
         (Strategy::Expert, expert_parts),
     ];
 
     // Removal and paths per strategy.
     let mut strategies = Vec::new();
     for (strategy, partitions) in per_strategy {
-        let idx: Vec<usize> = (0..questions.len()).filter(|&i| partitions[i].is_some()).collect();
+        let idx: Vec<usize> = (0..questions.len())
+            .filter(|&i| partitions[i].is_some())
+            .collect();
         let tasks: Vec<Task<'_>> = idx
             .iter()
             .filter_map(|&i| {
                 let p = partitions[i].as_ref()?;
-                Some(Task { query: &questions[i].query, candidates: &questions[i].answers, existing: &p.existing, serendipity: &p.serendipity })
+                Some(Task {
+                    query: &questions[i].query,
+                    candidates: &questions[i].answers,
+                    existing: &p.existing,
+                    serendipity: &p.serendipity,
+                })
             })
             .collect();
         let removal = resolve(g, &tasks);
@@ -227,7 +267,13 @@ pub fn build(
             })
             .collect();
         lap(&format!("paths {}", strategy.key()), &mut timings);
-        strategies.push(StrategyResult { strategy, partitions, removal, kept, paths });
+        strategies.push(StrategyResult {
+            strategy,
+            partitions,
+            removal,
+            kept,
+            paths,
+        });
     }
 
     // Train/test split, the same for every strategy.
@@ -250,8 +296,13 @@ pub fn build(
     let mut sm = BTreeMap::new();
     for s in &strategies {
         let st = s.removal.stats();
-        let kept_parts: Vec<&Partition> =
-            s.partitions.iter().zip(&s.kept).filter(|(_, &k)| k).filter_map(|(p, _)| p.as_ref()).collect();
+        let kept_parts: Vec<&Partition> = s
+            .partitions
+            .iter()
+            .zip(&s.kept)
+            .filter(|(_, &k)| k)
+            .filter_map(|(p, _)| p.as_ref())
+            .collect();
         let rns: Vec<f64> = kept_parts.iter().filter_map(|p| p.rns).collect();
         sm.insert(
             s.strategy.key().to_string(),
@@ -263,10 +314,17 @@ pub fn build(
                 removed_file: format!("removed-{}.tsv", s.strategy.key()),
                 rounds: st.rounds,
                 mean_existing: round4(mean(kept_parts.iter().map(|p| p.existing.len() as f64))),
-                mean_serendipity: round4(mean(kept_parts.iter().map(|p| p.serendipity.len() as f64))),
+                mean_serendipity: round4(mean(
+                    kept_parts.iter().map(|p| p.serendipity.len() as f64),
+                )),
                 mean_rns: (!rns.is_empty()).then(|| round4(mean(rns.iter().copied()))),
                 paths: s.paths.iter().map(|p| p.len()).sum(),
-                questions_without_path: s.paths.iter().zip(&s.kept).filter(|(p, &k)| k && p.is_empty()).count(),
+                questions_without_path: s
+                    .paths
+                    .iter()
+                    .zip(&s.kept)
+                    .filter(|(p, &k)| k && p.is_empty())
+                    .count(),
             },
         );
     }
@@ -288,7 +346,13 @@ pub fn build(
         mean_answers: round4(mean(questions.iter().map(|q| q.answers.len() as f64))),
         test_fraction: cfg.test_fraction,
         test_questions: splits.iter().filter(|s| **s == "test").count(),
-        scorers: scorers.iter().map(|s| ScorerInfo { label: s.label(), llm: s.is_llm() }).collect(),
+        scorers: scorers
+            .iter()
+            .map(|s| ScorerInfo {
+                label: s.label(),
+                llm: s.is_llm(),
+            })
+            .collect(),
         ensemble: ensemble_kind(scorers),
         ensemble_dropped,
         rns_weights: [cfg.weights.alpha, cfg.weights.beta, cfg.weights.gamma],
@@ -296,14 +360,25 @@ pub fn build(
         model: model.map(|m| {
             format!(
                 "marginals ({} iterations, converged {}) + {}-d embeddings, directed {}",
-                m.params.marginal_stats.iterations, m.params.marginal_stats.converged, m.embeddings.dim(), m.params.directed
+                m.params.marginal_stats.iterations,
+                m.params.marginal_stats.converged,
+                m.embeddings.dim(),
+                m.params.directed
             )
         }),
         strategies: sm,
         generation: reports.clone(),
         notes,
     };
-    Ok(Benchmark { questions, reports, ensemble_scores, strategies, splits, manifest, timings })
+    Ok(Benchmark {
+        questions,
+        reports,
+        ensemble_scores,
+        strategies,
+        splits,
+        manifest,
+        timings,
+    })
 }
 
 impl Benchmark {
@@ -312,12 +387,24 @@ impl Benchmark {
         if !s.kept[i] {
             return None;
         }
-        let ids = |xs: &[NodeId]| xs.iter().map(|&x| g.ident(x).to_string()).collect::<Vec<_>>();
+        let ids = |xs: &[NodeId]| {
+            xs.iter()
+                .map(|&x| g.ident(x).to_string())
+                .collect::<Vec<_>>()
+        };
         Some(StrategyEntry {
-            serendipity_set: DescribedList { list: ids(&p.serendipity), description: None },
-            explore_queries: ExploreQueries { paths: s.paths[i].iter().map(|(_, t)| t.clone()).collect(), questions: Vec::new() },
+            serendipity_set: DescribedList {
+                list: ids(&p.serendipity),
+                description: None,
+            },
+            explore_queries: ExploreQueries {
+                paths: s.paths[i].iter().map(|(_, t)| t.clone()).collect(),
+                questions: Vec::new(),
+            },
             partition: self.splits[i].to_string(),
-            exact_matches: PlainList { list: ids(&p.existing) },
+            exact_matches: PlainList {
+                list: ids(&p.existing),
+            },
             rns: p.rns.map(|x| (x * 1e9).round() / 1e9),
         })
     }
@@ -357,7 +444,12 @@ impl Benchmark {
             .iter()
             .map(|e| {
                 let r = g.edge(e);
-                format!("{}\t{}\t{}", g.key(r.source), g.relation(r.rel).name, g.key(r.target))
+                format!(
+                    "{}\t{}\t{}",
+                    g.key(r.source),
+                    g.relation(r.rel).name,
+                    g.key(r.target)
+                )
             })
             .collect();
         lines.sort();
@@ -378,12 +470,21 @@ impl Benchmark {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let mut files: Vec<(String, String)> = vec![
             ("kgqa.jsonl".into(), to_jsonl(&self.kgqa_records(g))?),
-            ("serendipity.jsonl".into(), to_jsonl(&self.serendipity_records(g))?),
+            (
+                "serendipity.jsonl".into(),
+                to_jsonl(&self.serendipity_records(g))?,
+            ),
         ];
         for s in &self.strategies {
-            files.push((format!("removed-{}.tsv", s.strategy.key()), self.removed_tsv(g, s)));
+            files.push((
+                format!("removed-{}.tsv", s.strategy.key()),
+                self.removed_tsv(g, s),
+            ));
         }
-        files.push(("manifest.json".into(), serde_json::to_string_pretty(&self.manifest)? + "\n"));
+        files.push((
+            "manifest.json".into(),
+            serde_json::to_string_pretty(&self.manifest)? + "\n",
+        ));
         for (name, text) in files {
             let p = dir.join(&name);
             let tmp = dir.join(format!(".{name}.tmp"));

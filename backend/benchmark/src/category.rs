@@ -51,8 +51,13 @@ pub fn category(g: &Graph, q: &Query, answers: &[NodeId]) -> String {
         focus = answers.first().copied();
     }
     if focus.is_none() {
-        if let (Some(d), Some(c)) = (disease, entities.iter().copied().find(|&e| is_type(g, e, compound))) {
-            focus = neighbours_of_type(g, c, d, &["TREATS_CtD", "PALLIATES_CpD"]).first().copied();
+        if let (Some(d), Some(c)) = (
+            disease,
+            entities.iter().copied().find(|&e| is_type(g, e, compound)),
+        ) {
+            focus = neighbours_of_type(g, c, d, &["TREATS_CtD", "PALLIATES_CpD"])
+                .first()
+                .copied();
         }
     }
     if let Some(d) = focus {
@@ -61,8 +66,15 @@ pub fn category(g: &Graph, q: &Query, answers: &[NodeId]) -> String {
             None => Vec::new(),
         };
         let dla = g.relation_id("LOCALIZES_DlA");
-        let share = |a: NodeId| dla.map_or(0, |r| g.in_range_rel(a, r).len() + g.out_range_rel(a, r).len());
-        let broad = sites.iter().copied().max_by_key(|&a| (share(a), std::cmp::Reverse(a)));
+        let share = |a: NodeId| {
+            dla.map_or(0, |r| {
+                g.in_range_rel(a, r).len() + g.out_range_rel(a, r).len()
+            })
+        };
+        let broad = sites
+            .iter()
+            .copied()
+            .max_by_key(|&a| (share(a), std::cmp::Reverse(a)));
         let specific = sites.iter().copied().min_by_key(|&a| (share(a), a));
         return match (broad, specific) {
             (Some(b), Some(s)) => format!("{}:{}", g.name(b), g.name(s)),
@@ -77,7 +89,12 @@ pub fn category(g: &Graph, q: &Query, answers: &[NodeId]) -> String {
         Some(QNode::Class(t)) if Some(*t) == compound => answers.first().copied(),
         _ => None,
     };
-    if let Some(c) = entities.iter().copied().find(|&e| is_type(g, e, compound)).or(answer_drug) {
+    if let Some(c) = entities
+        .iter()
+        .copied()
+        .find(|&e| is_type(g, e, compound))
+        .or(answer_drug)
+    {
         if let Some(pc) = pharm {
             let classes = neighbours_of_type(g, c, pc, &[]);
             if let Some(best) = classes.iter().copied().min_by_key(|&k| (g.degree(k), k)) {

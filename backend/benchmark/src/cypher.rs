@@ -28,7 +28,10 @@ pub fn string_literal(s: &str) -> String {
 
 /// An identifier, back-quoted unless it is a plain word.
 pub fn ident(s: &str) -> String {
-    let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if plain {
         s.to_string()
@@ -48,7 +51,11 @@ pub fn render(g: &Graph, q: &Query) -> String {
         match q.nodes[i] {
             QNode::Class(t) => format!("(n{i}:{})", ident(g.type_label(t))),
             QNode::Entity(e) => {
-                format!("(n{i}:{} {{id: {}}})", ident(g.type_label(g.node_type(e))), string_literal(g.ident(e)))
+                format!(
+                    "(n{i}:{} {{id: {}}})",
+                    ident(g.type_label(g.node_type(e))),
+                    string_literal(g.ident(e))
+                )
             }
         }
     };

@@ -18,7 +18,10 @@ pub struct MaskedGraph<'a> {
 
 impl<'a> MaskedGraph<'a> {
     pub fn new(view: View<'a>) -> Self {
-        MaskedGraph { graph: view.graph, removed: view.removed }
+        MaskedGraph {
+            graph: view.graph,
+            removed: view.removed,
+        }
     }
 }
 
@@ -83,9 +86,14 @@ impl Store for MaskedGraph<'_> {
 
 /// Runs a question's Cypher on `view` and maps the returned `{id, name}` maps back to node
 /// ids of the question node's type. Sorted, distinct.
-pub fn run_question_cypher(view: View<'_>, query: &Query, cypher: &str) -> Result<Vec<NodeId>, String> {
+pub fn run_question_cypher(
+    view: View<'_>,
+    query: &Query,
+    cypher: &str,
+) -> Result<Vec<NodeId>, String> {
     let store = MaskedGraph::new(view);
-    let res = serenqa_cypher::execute(&store, cypher, &Options::default()).map_err(|e| e.to_string())?;
+    let res =
+        serenqa_cypher::execute(&store, cypher, &Options::default()).map_err(|e| e.to_string())?;
     let t0 = match query.nodes.first() {
         Some(QNode::Class(t)) => *t,
         _ => return Err("the question node is not a class".into()),
@@ -96,8 +104,12 @@ pub fn run_question_cypher(view: View<'_>, query: &Query, cypher: &str) -> Resul
             return Err("the query did not return a list of answers".into());
         };
         for it in items {
-            let Out::Map(m) = it else { return Err("an answer is not a map".into()) };
-            let Some(Out::Str(id)) = m.get("id") else { return Err("an answer has no string id".into()) };
+            let Out::Map(m) = it else {
+                return Err("an answer is not a map".into());
+            };
+            let Some(Out::Str(id)) = m.get("id") else {
+                return Err("an answer has no string id".into());
+            };
             let n = view
                 .graph
                 .find_by_ident(id)

@@ -38,7 +38,13 @@ pub struct GenConfig {
 
 impl Default for GenConfig {
     fn default() -> Self {
-        GenConfig { questions: 1529, seed: 42, shape_k: 3.0, shape_gamma: 1.5, attempts_per_question: 3000 }
+        GenConfig {
+            questions: 1529,
+            seed: 42,
+            shape_k: 3.0,
+            shape_gamma: 1.5,
+            attempts_per_question: 3000,
+        }
     }
 }
 
@@ -80,9 +86,19 @@ pub struct GenReport {
 }
 
 /// Samples `wanted` questions of one type. Deterministic in (graph, seed, type).
-pub fn generate_type(g: &Graph, schema: &Schema, p: PatternType, wanted: usize, cfg: &GenConfig) -> (Vec<Question>, GenReport) {
+pub fn generate_type(
+    g: &Graph,
+    schema: &Schema,
+    p: PatternType,
+    wanted: usize,
+    cfg: &GenConfig,
+) -> (Vec<Question>, GenReport) {
     let mut rng = Rng::derive(cfg.seed, &format!("questions/{p}"));
-    let mut rep = GenReport { pattern: p.code().into(), wanted, ..Default::default() };
+    let mut rep = GenReport {
+        pattern: p.code().into(),
+        wanted,
+        ..Default::default()
+    };
     let mut out = Vec::new();
     let mut seen: BTreeSet<(Vec<NodeId>, Vec<u16>, Vec<NodeId>)> = BTreeSet::new();
     let max_attempts = wanted.saturating_mul(cfg.attempts_per_question).max(1000);
@@ -134,7 +150,15 @@ pub fn generate_type(g: &Graph, schema: &Schema, p: PatternType, wanted: usize, 
                 continue;
             }
         };
-        out.push(Question { qid: 0, pattern: p, query: q, text, variant, answers, category: String::new() });
+        out.push(Question {
+            qid: 0,
+            pattern: p,
+            query: q,
+            text,
+            variant,
+            answers,
+            category: String::new(),
+        });
     }
     rep.kept = out.len();
     (out, rep)
@@ -146,8 +170,10 @@ pub fn generate_type(g: &Graph, schema: &Schema, p: PatternType, wanted: usize, 
 pub fn generate(g: &Graph, cfg: &GenConfig) -> (Vec<Question>, Vec<GenReport>) {
     let schema = Schema::new(g);
     let quotas = PatternType::quotas(cfg.questions);
-    let parts: Vec<(Vec<Question>, GenReport)> =
-        quotas.par_iter().map(|&(p, n)| generate_type(g, &schema, p, n, cfg)).collect();
+    let parts: Vec<(Vec<Question>, GenReport)> = quotas
+        .par_iter()
+        .map(|&(p, n)| generate_type(g, &schema, p, n, cfg))
+        .collect();
     let mut questions = Vec::new();
     let mut reports = Vec::new();
     for (qs, mut rep) in parts {
@@ -159,7 +185,12 @@ pub fn generate(g: &Graph, cfg: &GenConfig) -> (Vec<Question>, Vec<GenReport>) {
                 let text = crate::cypher::render(g, &q.query);
                 match crate::exec::run_question_cypher(View::full(g), &q.query, &text) {
                     Ok(a) if a == q.answers => Ok(()),
-                    Ok(a) => Err(format!("{}: executor returned {} answers, direct evaluation {}", text.replace('\n', " "), a.len(), q.answers.len())),
+                    Ok(a) => Err(format!(
+                        "{}: executor returned {} answers, direct evaluation {}",
+                        text.replace('\n', " "),
+                        a.len(),
+                        q.answers.len()
+                    )),
                     Err(e) => Err(format!("{}: {e}", text.replace('\n', " "))),
                 }
             })

@@ -50,8 +50,16 @@ impl Partition {
     pub fn from_serendipity(ac: &[NodeId], serendipity: &[NodeId]) -> Partition {
         let mut s = serendipity.to_vec();
         s.sort_unstable();
-        let existing = ac.iter().copied().filter(|x| s.binary_search(x).is_err()).collect();
-        Partition { existing, serendipity: s, rns: None }
+        let existing = ac
+            .iter()
+            .copied()
+            .filter(|x| s.binary_search(x).is_err())
+            .collect();
+        Partition {
+            existing,
+            serendipity: s,
+            rns: None,
+        }
     }
 }
 
@@ -83,7 +91,11 @@ impl ScoringRequest {
                 kind: g.type_display(g.node_type(n)).to_string(),
             })
             .collect();
-        ScoringRequest { qid, question: question.to_string(), candidates }
+        ScoringRequest {
+            qid,
+            question: question.to_string(),
+            candidates,
+        }
     }
 }
 
@@ -126,7 +138,10 @@ pub fn scoring_prompt(req: &ScoringRequest) -> (String, String) {
         .to_string();
     let mut user = format!("Question: {}\nCandidates:\n", req.question);
     for c in &req.candidates {
-        user.push_str(&format!("- id: {} | name: {} | type: {}\n", c.id, c.name, c.kind));
+        user.push_str(&format!(
+            "- id: {} | name: {} | type: {}\n",
+            c.id, c.name, c.kind
+        ));
     }
     (system, user)
 }
@@ -148,7 +163,8 @@ pub fn parse_scores(req: &ScoringRequest, reply: &str) -> Result<Vec<f64>, Strin
     struct Reply {
         scores: Vec<Item>,
     }
-    let r: Reply = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the reply is not the expected JSON: {e}"))?;
+    let r: Reply = serde_json::from_str(&reply[start..=end])
+        .map_err(|e| format!("the reply is not the expected JSON: {e}"))?;
     let mut by_id: BTreeMap<String, f64> = BTreeMap::new();
     for it in r.scores {
         let id = match it.id {
@@ -162,7 +178,12 @@ pub fn parse_scores(req: &ScoringRequest, reply: &str) -> Result<Vec<f64>, Strin
     }
     req.candidates
         .iter()
-        .map(|c| by_id.get(&c.id).copied().ok_or_else(|| format!("the reply gives no score for candidate {}", c.id)))
+        .map(|c| {
+            by_id
+                .get(&c.id)
+                .copied()
+                .ok_or_else(|| format!("the reply gives no score for candidate {}", c.id))
+        })
         .collect()
 }
 
@@ -189,7 +210,9 @@ impl Scorer for Obviousness<'_> {
     fn label(&self) -> String {
         match self.signal {
             ObviousnessSignal::Degree => "offline proxy: degree obviousness (not an LLM)".into(),
-            ObviousnessSignal::Marginal => "offline proxy: marginal obviousness (not an LLM)".into(),
+            ObviousnessSignal::Marginal => {
+                "offline proxy: marginal obviousness (not an LLM)".into()
+            }
         }
     }
     fn is_llm(&self) -> bool {
@@ -206,7 +229,9 @@ impl Scorer for Obviousness<'_> {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| {
             let (ca, cb) = (&req.candidates[a], &req.candidates[b]);
-            value(cb.node).total_cmp(&value(ca.node)).then(ca.node.cmp(&cb.node))
+            value(cb.node)
+                .total_cmp(&value(ca.node))
+                .then(ca.node.cmp(&cb.node))
         });
         let mut scores = vec![10.0; n];
         if n > 1 {
@@ -219,10 +244,21 @@ impl Scorer for Obviousness<'_> {
 }
 
 /// The default offline ensemble: degree and (with a model) marginal obviousness.
-pub fn offline_scorers<'a>(g: &'a Graph, marginals: Option<&'a [f64]>) -> Vec<Box<dyn Scorer + 'a>> {
-    let mut v: Vec<Box<dyn Scorer + 'a>> = vec![Box::new(Obviousness { graph: g, signal: ObviousnessSignal::Degree, marginals: None })];
+pub fn offline_scorers<'a>(
+    g: &'a Graph,
+    marginals: Option<&'a [f64]>,
+) -> Vec<Box<dyn Scorer + 'a>> {
+    let mut v: Vec<Box<dyn Scorer + 'a>> = vec![Box::new(Obviousness {
+        graph: g,
+        signal: ObviousnessSignal::Degree,
+        marginals: None,
+    })];
     if marginals.is_some() {
-        v.push(Box::new(Obviousness { graph: g, signal: ObviousnessSignal::Marginal, marginals }));
+        v.push(Box::new(Obviousness {
+            graph: g,
+            signal: ObviousnessSignal::Marginal,
+            marginals,
+        }));
     }
     v
 }
@@ -239,7 +275,11 @@ pub fn parse_score_list(n: usize, reply: &str) -> Result<Vec<f64>, String> {
         t = inner.trim_end().strip_suffix("```").unwrap_or(inner).trim();
     }
     let t = t.trim_end_matches('.').trim();
-    let t = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(t).trim();
+    let t = t
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(t)
+        .trim();
     if t.is_empty() {
         return Err("the reply is empty".into());
     }
@@ -247,12 +287,16 @@ pub fn parse_score_list(n: usize, reply: &str) -> Result<Vec<f64>, String> {
     let mut seen = [false; 21];
     for (i, tok) in t.split(',').map(str::trim).enumerate() {
         let shown: String = tok.chars().take(20).collect();
-        let v: u32 = tok.parse().map_err(|_| format!("item {} ({shown:?}) is not an integer", i + 1))?;
+        let v: u32 = tok
+            .parse()
+            .map_err(|_| format!("item {} ({shown:?}) is not an integer", i + 1))?;
         if v > 20 {
             return Err(format!("score {v} is outside 0–20"));
         }
         if seen[v as usize] {
-            return Err(format!("score {v} is given twice (scores must be distinct)"));
+            return Err(format!(
+                "score {v} is given twice (scores must be distinct)"
+            ));
         }
         seen[v as usize] = true;
         out.push(f64::from(v));
@@ -286,7 +330,10 @@ pub struct EnsembleOutcome {
 /// lower node id first). A language model that fails a question (its scorer gave up after
 /// retrying) is dropped for that question and averaged out; an offline scorer failing is a
 /// bug and an error.
-pub fn ensemble(scorers: &[Box<dyn Scorer + '_>], req: &ScoringRequest) -> Result<EnsembleOutcome, PartitionError> {
+pub fn ensemble(
+    scorers: &[Box<dyn Scorer + '_>],
+    req: &ScoringRequest,
+) -> Result<EnsembleOutcome, PartitionError> {
     let n = req.candidates.len();
     let mut sum = vec![0.0; n];
     let mut used = 0usize;
@@ -294,12 +341,26 @@ pub fn ensemble(scorers: &[Box<dyn Scorer + '_>], req: &ScoringRequest) -> Resul
     for s in scorers {
         let v = match s.score(req) {
             Ok(v) if v.len() == n => v,
-            Ok(v) => Err(format!("returned {} scores for {n} candidates", v.len())).map_err(|message| PartitionError::Scorer { scorer: s.label(), message })?,
+            Ok(v) => Err(format!("returned {} scores for {n} candidates", v.len())).map_err(
+                |message| PartitionError::Scorer {
+                    scorer: s.label(),
+                    message,
+                },
+            )?,
             Err(reason) if s.is_llm() => {
-                dropped.push(DroppedScorer { qid: req.qid, scorer: s.label(), reason });
+                dropped.push(DroppedScorer {
+                    qid: req.qid,
+                    scorer: s.label(),
+                    reason,
+                });
                 continue;
             }
-            Err(message) => return Err(PartitionError::Scorer { scorer: s.label(), message }),
+            Err(message) => {
+                return Err(PartitionError::Scorer {
+                    scorer: s.label(),
+                    message,
+                })
+            }
         };
         used += 1;
         for (m, x) in sum.iter_mut().zip(v) {
@@ -307,15 +368,31 @@ pub fn ensemble(scorers: &[Box<dyn Scorer + '_>], req: &ScoringRequest) -> Resul
         }
     }
     if used == 0 {
-        return Ok(EnsembleOutcome { mean: vec![0.0; n], partition: None, dropped });
+        return Ok(EnsembleOutcome {
+            mean: vec![0.0; n],
+            partition: None,
+            dropped,
+        });
     }
     let mean: Vec<f64> = sum.iter().map(|x| x / used as f64).collect();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| mean[b].total_cmp(&mean[a]).then(req.candidates[a].node.cmp(&req.candidates[b].node)));
+    order.sort_by(|&a, &b| {
+        mean[b]
+            .total_cmp(&mean[a])
+            .then(req.candidates[a].node.cmp(&req.candidates[b].node))
+    });
     let mut ac_sorted: Vec<NodeId> = req.candidates.iter().map(|c| c.node).collect();
     ac_sorted.sort_unstable();
-    let top: Vec<NodeId> = order.iter().take(budget(n)).map(|&i| req.candidates[i].node).collect();
-    Ok(EnsembleOutcome { mean, partition: Some(Partition::from_serendipity(&ac_sorted, &top)), dropped })
+    let top: Vec<NodeId> = order
+        .iter()
+        .take(budget(n))
+        .map(|&i| req.candidates[i].node)
+        .collect();
+    Ok(EnsembleOutcome {
+        mean,
+        partition: Some(Partition::from_serendipity(&ac_sorted, &top)),
+        dropped,
+    })
 }
 
 /// RNS scoring context for one question: the slice of Ac on Gc.
@@ -325,30 +402,55 @@ pub struct RnsContext {
 }
 
 impl RnsContext {
-    pub fn new(g: &Graph, model: &Model, cache: &BlockCache, ac: &[NodeId], weights: Weights) -> Result<Self, String> {
+    pub fn new(
+        g: &Graph,
+        model: &Model,
+        cache: &BlockCache,
+        ac: &[NodeId],
+        weights: Weights,
+    ) -> Result<Self, String> {
         let slice = build_slice(g, model, cache, ac).map_err(|e| e.to_string())?;
         Ok(RnsContext { slice, weights })
     }
 
     fn positions(&self, xs: &[NodeId]) -> Result<Vec<usize>, String> {
-        xs.iter().map(|&x| self.slice.position(x).ok_or_else(|| format!("node {x} is not in the slice"))).collect()
+        xs.iter()
+            .map(|&x| {
+                self.slice
+                    .position(x)
+                    .ok_or_else(|| format!("node {x} is not in the slice"))
+            })
+            .collect()
     }
 
     /// RNS(Ae, As).
     pub fn score(&self, p: &Partition) -> Result<f64, String> {
         let sc = rns::Scorer::new(&self.slice).map_err(|e| e.to_string())?;
-        let t = sc.score(&self.positions(&p.existing)?, &self.positions(&p.serendipity)?, &self.weights).map_err(|e| e.to_string())?;
+        let t = sc
+            .score(
+                &self.positions(&p.existing)?,
+                &self.positions(&p.serendipity)?,
+                &self.weights,
+            )
+            .map_err(|e| e.to_string())?;
         Ok(t.rns)
     }
 
     /// Algorithm 1 from `start`; the result's RNS is ≥ `start`'s.
     pub fn greedy_swap(&self, start: &Partition) -> Result<Partition, String> {
         let sc = rns::Scorer::new(&self.slice).map_err(|e| e.to_string())?;
-        let mut all: Vec<NodeId> = start.existing.iter().chain(&start.serendipity).copied().collect();
+        let mut all: Vec<NodeId> = start
+            .existing
+            .iter()
+            .chain(&start.serendipity)
+            .copied()
+            .collect();
         all.sort_unstable();
         let ac = self.positions(&all)?;
         let init = self.positions(&start.serendipity)?;
-        let r = sc.greedy_swap(&ac, Some(&init), &self.weights).map_err(|e| e.to_string())?;
+        let r = sc
+            .greedy_swap(&ac, Some(&init), &self.weights)
+            .map_err(|e| e.to_string())?;
         let ser: Vec<NodeId> = r.serendipity.iter().map(|&i| self.slice.ids[i]).collect();
         let mut p = Partition::from_serendipity(&all, &ser);
         p.rns = Some(r.terms.rns);
@@ -372,9 +474,13 @@ pub trait LoadExpertRankings: Sized {
 
 impl LoadExpertRankings for ExpertRankings {
     fn load(path: &Path) -> Result<Self, PartitionError> {
-        let err = |message: String| PartitionError::Expert { path: path.display().to_string(), message };
+        let err = |message: String| PartitionError::Expert {
+            path: path.display().to_string(),
+            message,
+        };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let r: ExpertRankings = serde_json::from_str(&text).map_err(|e| err(format!("not an expert-rankings file: {e}")))?;
+        let r: ExpertRankings = serde_json::from_str(&text)
+            .map_err(|e| err(format!("not an expert-rankings file: {e}")))?;
         r.validate().map_err(err)?;
         Ok(r)
     }
@@ -384,14 +490,23 @@ impl LoadExpertRankings for ExpertRankings {
 pub trait ExpertPartition {
     /// The expert partition of `ac`: the first b ranked keys that are candidates. Returns the
     /// partition and how many ranked keys were not candidates.
-    fn partition(&self, g: &Graph, text: &str, ac: &[NodeId]) -> Result<(Partition, usize), String>;
+    fn partition(&self, g: &Graph, text: &str, ac: &[NodeId])
+        -> Result<(Partition, usize), String>;
 }
 
 impl ExpertPartition for ExpertRanking {
-    fn partition(&self, g: &Graph, text: &str, ac: &[NodeId]) -> Result<(Partition, usize), String> {
+    fn partition(
+        &self,
+        g: &Graph,
+        text: &str,
+        ac: &[NodeId],
+    ) -> Result<(Partition, usize), String> {
         if let Some(t) = &self.question {
             if t.trim() != text.trim() {
-                return Err(format!("the ranking for question {} was made for a different question text", self.qid));
+                return Err(format!(
+                    "the ranking for question {} was made for a different question text",
+                    self.qid
+                ));
             }
         }
         let b = budget(ac.len());
@@ -409,7 +524,11 @@ impl ExpertPartition for ExpertRanking {
             }
         }
         if chosen.len() < b {
-            return Err(format!("the ranking for question {} names {} of its candidates; {b} are needed", self.qid, chosen.len()));
+            return Err(format!(
+                "the ranking for question {} names {} of its candidates; {b} are needed",
+                self.qid,
+                chosen.len()
+            ));
         }
         Ok((Partition::from_serendipity(ac, &chosen), ignored))
     }

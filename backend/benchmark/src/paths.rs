@@ -65,7 +65,10 @@ pub fn shortest_between(view: View<'_>, a: NodeId, b: NodeId, cap: usize) -> Vec
     let mut out = Vec::new();
     for &(o, e) in &na {
         if o == b {
-            out.push(GtPath { nodes: vec![a, b], edges: vec![e] });
+            out.push(GtPath {
+                nodes: vec![a, b],
+                edges: vec![e],
+            });
             if out.len() >= cap {
                 return out;
             }
@@ -83,7 +86,10 @@ pub fn shortest_between(view: View<'_>, a: NodeId, b: NodeId, cap: usize) -> Vec
     for &(u, e1) in &na {
         if let Some(es) = at_b.get(&u) {
             for &e2 in es {
-                out.push(GtPath { nodes: vec![a, u, b], edges: vec![e1, e2] });
+                out.push(GtPath {
+                    nodes: vec![a, u, b],
+                    edges: vec![e1, e2],
+                });
                 if out.len() >= cap {
                     return out;
                 }
@@ -94,7 +100,11 @@ pub fn shortest_between(view: View<'_>, a: NodeId, b: NodeId, cap: usize) -> Vec
         return out;
     }
     // Three hops a–u–w–b, expanding from the endpoint with the smaller neighbourhood.
-    let (from, to, nf, flip) = if na.len() <= nb.len() { (a, b, &na, false) } else { (b, a, &nb, true) };
+    let (from, to, nf, flip) = if na.len() <= nb.len() {
+        (a, b, &na, false)
+    } else {
+        (b, a, &nb, true)
+    };
     let mut at_to: HashMap<NodeId, Vec<EdgeId>> = HashMap::new();
     for &(o, e) in if flip { &na } else { &nb } {
         if o != from {
@@ -122,9 +132,15 @@ pub fn shortest_between(view: View<'_>, a: NodeId, b: NodeId, cap: usize) -> Vec
             if let Some(es) = at_to.get(&w) {
                 for &e3 in es {
                     let p = if flip {
-                        GtPath { nodes: vec![to, w, u, from], edges: vec![e3, er.id, e1] }
+                        GtPath {
+                            nodes: vec![to, w, u, from],
+                            edges: vec![e3, er.id, e1],
+                        }
                     } else {
-                        GtPath { nodes: vec![from, u, w, to], edges: vec![e1, er.id, e3] }
+                        GtPath {
+                            nodes: vec![from, u, w, to],
+                            edges: vec![e1, er.id, e3],
+                        }
                     };
                     out.push(p);
                     if out.len() >= cap {
@@ -138,7 +154,11 @@ pub fn shortest_between(view: View<'_>, a: NodeId, b: NodeId, cap: usize) -> Vec
 }
 
 /// Up to [`MAX_PATHS`] shortest paths from Ae to As on `view`, rendered.
-pub fn ground_truth(view: View<'_>, existing: &[NodeId], serendipity: &[NodeId]) -> Vec<(GtPath, String)> {
+pub fn ground_truth(
+    view: View<'_>,
+    existing: &[NodeId],
+    serendipity: &[NodeId],
+) -> Vec<(GtPath, String)> {
     let mut all: Vec<(GtPath, String)> = Vec::new();
     for &e in existing {
         for &s in serendipity {

@@ -139,7 +139,9 @@ impl PatternType {
         }
         while assigned > total {
             // Only when the minimum of one per type overshoots: take from the largest.
-            let Some(big) = (0..q.len()).max_by_key(|&k| (q[k].1, std::cmp::Reverse(k))) else { break };
+            let Some(big) = (0..q.len()).max_by_key(|&k| (q[k].1, std::cmp::Reverse(k))) else {
+                break;
+            };
             q[big].1 -= 1;
             assigned -= 1;
         }
@@ -181,7 +183,12 @@ pub struct Schema {
 impl Schema {
     pub fn new(g: &Graph) -> Schema {
         let focus: Vec<TypeId> = (0..g.type_count() as TypeId)
-            .filter(|&t| matches!(g.type_display(t).to_lowercase().as_str(), "compound" | "drug" | "disease"))
+            .filter(|&t| {
+                matches!(
+                    g.type_display(t).to_lowercase().as_str(),
+                    "compound" | "drug" | "disease"
+                )
+            })
             .collect();
         let seed_types = (0..g.type_count() as TypeId)
             .filter(|&t| !g.nodes_of_type(t).is_empty())
@@ -244,16 +251,32 @@ fn step(g: &Graph, u: NodeId, side: Side, rng: &mut Rng) -> Option<Step> {
     }
     let (rel, out, range) = rng.pick(&groups)?.clone();
     let i = range.start + rng.below(range.len().max(1));
-    let to = if out { g.out_csr().1[i] } else { g.in_csr().1[i] };
-    Some(Step { rel, to, from_is_start: out })
+    let to = if out {
+        g.out_csr().1[i]
+    } else {
+        g.in_csr().1[i]
+    };
+    Some(Step {
+        rel,
+        to,
+        from_is_start: out,
+    })
 }
 
 /// Query edge between query nodes `a` (where the walk stood) and `b` for a step.
 fn edge(a: usize, b: usize, s: Step) -> QEdge {
     if s.from_is_start {
-        QEdge { start: a, end: b, rel: s.rel }
+        QEdge {
+            start: a,
+            end: b,
+            rel: s.rel,
+        }
     } else {
-        QEdge { start: b, end: a, rel: s.rel }
+        QEdge {
+            start: b,
+            end: a,
+            rel: s.rel,
+        }
     }
 }
 
@@ -270,13 +293,20 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
     let x = schema.seed(g, rng)?;
     let q = match p {
         PatternType::P1_1 | PatternType::P1_2 => {
-            let side = if p == PatternType::P1_1 { Side::Target } else { Side::Source };
+            let side = if p == PatternType::P1_1 {
+                Side::Target
+            } else {
+                Side::Source
+            };
             let s = step(g, x, side, rng)?;
             if s.to == x || (crate::query::symmetric(g, s.rel) && p == PatternType::P1_1) {
                 // Symmetric relations have no "source" reading; they count as type 1.2.
                 return None;
             }
-            Query { nodes: vec![class(g, x), QNode::Entity(s.to)], edges: vec![edge(0, 1, s)] }
+            Query {
+                nodes: vec![class(g, x), QNode::Entity(s.to)],
+                edges: vec![edge(0, 1, s)],
+            }
         }
         PatternType::P2_1 => {
             let s1 = step(g, x, Side::Any, rng)?;
@@ -284,7 +314,10 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
             if !distinct(&[x, s1.to, s2.to]) {
                 return None;
             }
-            Query { nodes: vec![class(g, x), class(g, s1.to), QNode::Entity(s2.to)], edges: vec![edge(0, 1, s1), edge(1, 2, s2)] }
+            Query {
+                nodes: vec![class(g, x), class(g, s1.to), QNode::Entity(s2.to)],
+                edges: vec![edge(0, 1, s1), edge(1, 2, s2)],
+            }
         }
         PatternType::P3_1 => {
             let s1 = step(g, x, Side::Any, rng)?;
@@ -294,7 +327,12 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
                 return None;
             }
             Query {
-                nodes: vec![class(g, x), class(g, s1.to), class(g, s2.to), QNode::Entity(s3.to)],
+                nodes: vec![
+                    class(g, x),
+                    class(g, s1.to),
+                    class(g, s2.to),
+                    QNode::Entity(s3.to),
+                ],
                 edges: vec![edge(0, 1, s1), edge(1, 2, s2), edge(2, 3, s3)],
             }
         }
@@ -306,7 +344,12 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
                 return None;
             }
             Query {
-                nodes: vec![class(g, x), class(g, s1.to), QNode::Entity(s2.to), QNode::Entity(s3.to)],
+                nodes: vec![
+                    class(g, x),
+                    class(g, s1.to),
+                    QNode::Entity(s2.to),
+                    QNode::Entity(s3.to),
+                ],
                 edges: vec![edge(0, 1, s1), edge(1, 2, s2), edge(1, 3, s3)],
             }
         }
@@ -318,7 +361,12 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
                 return None;
             }
             Query {
-                nodes: vec![class(g, x), QNode::Entity(s1.to), class(g, s2.to), QNode::Entity(s3.to)],
+                nodes: vec![
+                    class(g, x),
+                    QNode::Entity(s1.to),
+                    class(g, s2.to),
+                    QNode::Entity(s3.to),
+                ],
                 edges: vec![edge(0, 1, s1), edge(0, 2, s2), edge(2, 3, s3)],
             }
         }
@@ -344,17 +392,36 @@ pub fn sample(g: &Graph, schema: &Schema, p: PatternType, rng: &mut Rng) -> Opti
             // Nodes adjacent to both x and e, with the steps that reach them.
             let mut from_x: BTreeMap<NodeId, Vec<Step>> = BTreeMap::new();
             for er in g.edges(x, serenqa_graph::Direction::Both) {
-                let (to, out) = if er.source == x { (er.target, true) } else { (er.source, false) };
+                let (to, out) = if er.source == x {
+                    (er.target, true)
+                } else {
+                    (er.source, false)
+                };
                 if to != e && to != x {
-                    from_x.entry(to).or_default().push(Step { rel: er.rel, to, from_is_start: out });
+                    from_x.entry(to).or_default().push(Step {
+                        rel: er.rel,
+                        to,
+                        from_is_start: out,
+                    });
                 }
             }
             let mut common: Vec<(Step, Step)> = Vec::new();
             for er in g.edges(e, serenqa_graph::Direction::Both) {
-                let (m, m_is_start) = if er.target == e { (er.source, true) } else { (er.target, false) };
+                let (m, m_is_start) = if er.target == e {
+                    (er.source, true)
+                } else {
+                    (er.target, false)
+                };
                 if let Some(steps) = from_x.get(&m) {
                     for s in steps {
-                        common.push((*s, Step { rel: er.rel, to: e, from_is_start: m_is_start }));
+                        common.push((
+                            *s,
+                            Step {
+                                rel: er.rel,
+                                to: e,
+                                from_is_start: m_is_start,
+                            },
+                        ));
                     }
                 }
             }

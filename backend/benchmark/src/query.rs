@@ -45,7 +45,10 @@ pub struct EdgeMask {
 
 impl EdgeMask {
     pub fn new(edge_count: usize) -> Self {
-        EdgeMask { bits: vec![0; edge_count.div_ceil(64)], count: 0 }
+        EdgeMask {
+            bits: vec![0; edge_count.div_ceil(64)],
+            count: 0,
+        }
     }
     pub fn insert(&mut self, e: EdgeId) -> bool {
         let (w, b) = (e as usize / 64, e % 64);
@@ -63,7 +66,9 @@ impl EdgeMask {
     }
     #[inline]
     pub fn contains(&self, e: EdgeId) -> bool {
-        self.bits.get(e as usize / 64).is_some_and(|w| w & (1 << (e % 64)) != 0)
+        self.bits
+            .get(e as usize / 64)
+            .is_some_and(|w| w & (1 << (e % 64)) != 0)
     }
     pub fn len(&self) -> usize {
         self.count
@@ -74,7 +79,9 @@ impl EdgeMask {
     /// Removed edge ids in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = EdgeId> + '_ {
         self.bits.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64).filter(move |b| bits & (1u64 << b) != 0).map(move |b| (w * 64 + b) as EdgeId)
+            (0..64)
+                .filter(move |b| bits & (1u64 << b) != 0)
+                .map(move |b| (w * 64 + b) as EdgeId)
         })
     }
 }
@@ -88,10 +95,16 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn full(graph: &'a Graph) -> Self {
-        View { graph, removed: None }
+        View {
+            graph,
+            removed: None,
+        }
     }
     pub fn without(graph: &'a Graph, removed: &'a EdgeMask) -> Self {
-        View { graph, removed: Some(removed) }
+        View {
+            graph,
+            removed: Some(removed),
+        }
     }
     #[inline]
     fn hidden(&self, e: EdgeId) -> bool {
@@ -100,7 +113,13 @@ impl<'a> View<'a> {
 
     /// Edges of relation `rel` at `u` with `u` on the given side, as (edge id, other end).
     /// A symmetric relation (see [`symmetric`]) is matched in both stored orientations.
-    pub fn incident(&self, u: NodeId, rel: RelId, u_is_start: bool, out: &mut Vec<(EdgeId, NodeId)>) {
+    pub fn incident(
+        &self,
+        u: NodeId,
+        rel: RelId,
+        u_is_start: bool,
+        out: &mut Vec<(EdgeId, NodeId)>,
+    ) {
         out.clear();
         let g = self.graph;
         let sym = symmetric(g, rel);
@@ -174,7 +193,10 @@ impl<'q, 'a> Evaluator<'q, 'a> {
         let mut order = Vec::with_capacity(q.edges.len());
         let mut left: Vec<usize> = (0..q.edges.len()).collect();
         while !left.is_empty() {
-            let Some(pos) = left.iter().position(|&k| bound[q.edges[k].start] || bound[q.edges[k].end]) else {
+            let Some(pos) = left
+                .iter()
+                .position(|&k| bound[q.edges[k].start] || bound[q.edges[k].end])
+            else {
                 break; // a disconnected part; `valid` rejects such queries
             };
             let k = left.remove(pos);
@@ -183,7 +205,14 @@ impl<'q, 'a> Evaluator<'q, 'a> {
             order.push(k);
         }
         let depth = order.len();
-        Evaluator { view, q, order, budget, work: 0, buf: vec![Vec::new(); depth] }
+        Evaluator {
+            view,
+            q,
+            order,
+            budget,
+            work: 0,
+            buf: vec![Vec::new(); depth],
+        }
     }
 
     fn charge(&mut self, n: usize) -> Result<(), OverBudget> {
@@ -209,8 +238,17 @@ impl<'q, 'a> Evaluator<'q, 'a> {
     /// for hub entities.
     fn domains(&mut self) -> Result<Vec<Option<Vec<NodeId>>>, OverBudget> {
         let q = self.q;
-        let mut dom: Vec<Option<Vec<NodeId>>> =
-            q.nodes.iter().map(|n| if let QNode::Entity(e) = n { Some(vec![*e]) } else { None }).collect();
+        let mut dom: Vec<Option<Vec<NodeId>>> = q
+            .nodes
+            .iter()
+            .map(|n| {
+                if let QNode::Entity(e) = n {
+                    Some(vec![*e])
+                } else {
+                    None
+                }
+            })
+            .collect();
         // Hop distance from node 0.
         let mut depth = vec![usize::MAX; q.nodes.len()];
         if !depth.is_empty() {
@@ -250,7 +288,9 @@ impl<'q, 'a> Evaluator<'q, 'a> {
                 }
                 used[si] = version[from];
                 let rel = q.edges[k].rel;
-                let Some(src) = dom[from].clone() else { continue };
+                let Some(src) = dom[from].clone() else {
+                    continue;
+                };
                 let mut next = Vec::new();
                 for &u in &src {
                     self.view.incident(u, rel, from_is_start, &mut buf);
@@ -261,7 +301,11 @@ impl<'q, 'a> Evaluator<'q, 'a> {
                 next.dedup();
                 let new = match &dom[to] {
                     None => next,
-                    Some(old) => old.iter().copied().filter(|x| next.binary_search(x).is_ok()).collect(),
+                    Some(old) => old
+                        .iter()
+                        .copied()
+                        .filter(|x| next.binary_search(x).is_ok())
+                        .collect(),
                 };
                 if dom[to].as_ref() != Some(&new) {
                     dom[to] = Some(new);
@@ -303,10 +347,14 @@ impl<'q, 'a> Evaluator<'q, 'a> {
         }
         let k = self.order[depth];
         let qe = self.q.edges[k];
-        let (from, to, from_is_start) =
-            if nodes[qe.start] != NodeId::MAX { (qe.start, qe.end, true) } else { (qe.end, qe.start, false) };
+        let (from, to, from_is_start) = if nodes[qe.start] != NodeId::MAX {
+            (qe.start, qe.end, true)
+        } else {
+            (qe.end, qe.start, false)
+        };
         let mut buf = std::mem::take(&mut self.buf[depth]);
-        self.view.incident(nodes[from], qe.rel, from_is_start, &mut buf);
+        self.view
+            .incident(nodes[from], qe.rel, from_is_start, &mut buf);
         let charged = self.charge(buf.len());
         let mut go_on = true;
         if charged.is_ok() {
@@ -320,7 +368,8 @@ impl<'q, 'a> Evaluator<'q, 'a> {
                         continue;
                     }
                 } else {
-                    let ok = self.fits(to, o) && dom[to].as_ref().is_none_or(|d| d.binary_search(&o).is_ok());
+                    let ok = self.fits(to, o)
+                        && dom[to].as_ref().is_none_or(|d| d.binary_search(&o).is_ok());
                     if !ok {
                         continue;
                     }
@@ -353,7 +402,13 @@ impl<'q, 'a> Evaluator<'q, 'a> {
 impl Query {
     /// Entities named by the query.
     pub fn entities(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.nodes.iter().filter_map(|n| if let QNode::Entity(e) = n { Some(*e) } else { None })
+        self.nodes.iter().filter_map(|n| {
+            if let QNode::Entity(e) = n {
+                Some(*e)
+            } else {
+                None
+            }
+        })
     }
 
     /// Structural validity: node 0 is a class, every edge joins existing distinct nodes, the
@@ -367,7 +422,10 @@ impl Query {
         }
         for e in &self.edges {
             if e.start >= self.nodes.len() || e.end >= self.nodes.len() || e.start == e.end {
-                return Err(format!("edge {}→{} does not join two query nodes", e.start, e.end));
+                return Err(format!(
+                    "edge {}→{} does not join two query nodes",
+                    e.start, e.end
+                ));
             }
             if e.rel as usize >= g.relation_count() {
                 return Err(format!("unknown relation id {}", e.rel));
@@ -388,7 +446,12 @@ impl Query {
 
     /// Like [`Query::answers`], but stops early once more than `limit` answers are certain
     /// (then returns at least `limit + 1` of them); used to reject broad samples cheaply.
-    pub fn answers_upto(&self, view: View<'_>, budget: u64, limit: usize) -> Result<Vec<NodeId>, OverBudget> {
+    pub fn answers_upto(
+        &self,
+        view: View<'_>,
+        budget: u64,
+        limit: usize,
+    ) -> Result<Vec<NodeId>, OverBudget> {
         let mut ev = Evaluator::new(view, self, budget);
         let dom = ev.domains()?;
         let named: Vec<NodeId> = self.entities().collect();
@@ -435,10 +498,19 @@ impl Query {
 
     /// Every witness of answer `x` on `view` (up to `max_witnesses`, else `None`): the graph
     /// edges each query edge used. Removing all edges of any one query edge's set kills `x`.
-    pub fn witnesses(&self, view: View<'_>, x: NodeId, max_witnesses: usize, budget: u64) -> Result<Option<Witnesses>, OverBudget> {
+    pub fn witnesses(
+        &self,
+        view: View<'_>,
+        x: NodeId,
+        max_witnesses: usize,
+        budget: u64,
+    ) -> Result<Option<Witnesses>, OverBudget> {
         let mut ev = Evaluator::new(view, self, budget);
         let dom = ev.domains()?;
-        let mut w = Witnesses { count: 0, edges: vec![Vec::new(); self.edges.len()] };
+        let mut w = Witnesses {
+            count: 0,
+            edges: vec![Vec::new(); self.edges.len()],
+        };
         let mut overflow = false;
         ev.search(&dom, x, &mut |_, es| {
             w.count += 1;
@@ -463,6 +535,8 @@ impl Query {
 
     /// Query edges incident to the question node (the places where an answer can be cut).
     pub fn question_edges(&self) -> Vec<usize> {
-        (0..self.edges.len()).filter(|&k| self.edges[k].start == 0 || self.edges[k].end == 0).collect()
+        (0..self.edges.len())
+            .filter(|&k| self.edges[k].start == 0 || self.edges[k].end == 0)
+            .collect()
     }
 }

@@ -72,15 +72,20 @@ impl Questionnaire {
             let p = dir.join(name);
             std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
         };
-        let infos: Vec<BatchInfo> =
-            serde_json::from_str(&read("categories.json")?).map_err(|e| format!("{}: {e}", dir.join("categories.json").display()))?;
+        let infos: Vec<BatchInfo> = serde_json::from_str(&read("categories.json")?)
+            .map_err(|e| format!("{}: {e}", dir.join("categories.json").display()))?;
         let mut batches = Vec::new();
         let mut warnings = Vec::new();
         for info in infos {
             let name = format!("batch{}.json", info.batch_id);
-            let items: Vec<Item> = serde_json::from_str(&read(&name)?).map_err(|e| format!("{}: {e}", dir.join(&name).display()))?;
+            let items: Vec<Item> = serde_json::from_str(&read(&name)?)
+                .map_err(|e| format!("{}: {e}", dir.join(&name).display()))?;
             if items.len() != info.total {
-                warnings.push(format!("{name}: {} questions, categories.json says {}", items.len(), info.total));
+                warnings.push(format!(
+                    "{name}: {} questions, categories.json says {}",
+                    items.len(),
+                    info.total
+                ));
             }
             batches.push(Batch { info, items });
         }
@@ -88,7 +93,9 @@ impl Questionnaire {
     }
 
     pub fn items(&self) -> impl Iterator<Item = (&BatchInfo, &Item)> {
-        self.batches.iter().flat_map(|b| b.items.iter().map(move |i| (&b.info, i)))
+        self.batches
+            .iter()
+            .flat_map(|b| b.items.iter().map(move |i| (&b.info, i)))
     }
 }
 
@@ -102,13 +109,22 @@ pub enum Link {
 
 /// The link's source, named by host ("drugbank", "uniprot", …).
 pub fn source_of(link: &str) -> String {
-    let host = link.split("://").nth(1).unwrap_or(link).split('/').next().unwrap_or("");
+    let host = link
+        .split("://")
+        .nth(1)
+        .unwrap_or(link)
+        .split('/')
+        .next()
+        .unwrap_or("");
     let host = host.trim_start_matches("www.").trim_start_matches("go.");
     host.split('.').next().unwrap_or("").to_string()
 }
 
 fn node_of_type(g: &Graph, nodes: &[NodeId], ty: &str) -> Option<NodeId> {
-    nodes.iter().copied().find(|&n| g.type_display(g.node_type(n)) == ty)
+    nodes
+        .iter()
+        .copied()
+        .find(|&n| g.type_display(g.node_type(n)) == ty)
 }
 
 pub fn link(g: &Graph, name: &str, url: Option<&str>) -> Link {
@@ -162,7 +178,10 @@ pub struct Overlap {
 }
 
 pub fn overlap(g: &Graph, q: &Questionnaire) -> Overlap {
-    let mut o = Overlap { batches: q.batches.len(), ..Default::default() };
+    let mut o = Overlap {
+        batches: q.batches.len(),
+        ..Default::default()
+    };
     let mut distinct: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
     let mut all = BTreeSet::new();
     let mut tally = |o: &mut Overlap, name: &str, url: Option<&str>| -> bool {
@@ -199,8 +218,10 @@ pub fn overlap(g: &Graph, q: &Questionnaire) -> Overlap {
             res_linked += tally(&mut o, &r.entity_name, r.entity_link.as_deref()) as usize;
         }
         o.questions_any_candidate_linked += (linked > 0) as usize;
-        o.questions_all_candidates_linked += (linked == it.llm_ranking.len() && linked > 0) as usize;
-        o.questions_all_resources_linked += (res_linked == it.resource.len() && res_linked > 0) as usize;
+        o.questions_all_candidates_linked +=
+            (linked == it.llm_ranking.len() && linked > 0) as usize;
+        o.questions_all_resources_linked +=
+            (res_linked == it.resource.len() && res_linked > 0) as usize;
     }
     for (src, set) in distinct {
         if let Some(e) = o.by_source.get_mut(&src) {

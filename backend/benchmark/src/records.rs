@@ -185,7 +185,13 @@ fn commonness(g: &Graph, answers: &[NodeId]) -> f64 {
     let mut sum = 0.0;
     for &a in answers {
         let t = g.node_type(a);
-        let max = g.nodes_of_type(t).iter().map(|&n| g.degree(n)).max().unwrap_or(1).max(1);
+        let max = g
+            .nodes_of_type(t)
+            .iter()
+            .map(|&n| g.degree(n))
+            .max()
+            .unwrap_or(1)
+            .max(1);
         sum += ((1 + g.degree(a)) as f64).ln() / ((1 + max) as f64).ln();
     }
     // Rounded so the text form is short and stable.
@@ -196,7 +202,11 @@ pub fn kgqa_record(g: &Graph, q: &Question, cypher: String, split: &str) -> Kgqa
     let answer = q
         .answers
         .iter()
-        .map(|&a| AnswerEntry { answer_type: "Entity".into(), answer_argument: g.ident(a).to_string(), entity_name: g.name(a).to_string() })
+        .map(|&a| AnswerEntry {
+            answer_type: "Entity".into(),
+            answer_argument: g.ident(a).to_string(),
+            entity_name: g.name(a).to_string(),
+        })
         .collect();
     let nodes = q
         .query
@@ -266,7 +276,10 @@ pub fn to_jsonl<T: Serialize>(items: &[T]) -> Result<String, serde_json::Error> 
 }
 
 /// Parses JSONL, naming the line of the first bad record.
-pub fn from_jsonl<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<Vec<T>, String> {
+pub fn from_jsonl<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &str,
+) -> Result<Vec<T>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

@@ -105,23 +105,52 @@ fn prepare(g: &Graph, t: &Task<'_>) -> Prepared {
     let cuts = t
         .serendipity
         .iter()
-        .map(|&a| match t.query.witnesses(full, a, MAX_WITNESSES, REMOVAL_BUDGET) {
-            Ok(Some(w)) if w.count > 0 => Ok(w.edges),
-            Ok(Some(_)) => Err(format!("serendipity answer {} has no witness on Gc", g.key(a))),
-            Ok(None) => Err(format!("serendipity answer {} has more than {MAX_WITNESSES} witnesses", g.key(a))),
-            Err(e) => Err(e.to_string()),
-        })
+        .map(
+            |&a| match t.query.witnesses(full, a, MAX_WITNESSES, REMOVAL_BUDGET) {
+                Ok(Some(w)) if w.count > 0 => Ok(w.edges),
+                Ok(Some(_)) => Err(format!(
+                    "serendipity answer {} has no witness on Gc",
+                    g.key(a)
+                )),
+                Ok(None) => Err(format!(
+                    "serendipity answer {} has more than {MAX_WITNESSES} witnesses",
+                    g.key(a)
+                )),
+                Err(e) => Err(e.to_string()),
+            },
+        )
         .collect();
-    Prepared { cuts, critical, used_by_existing: used }
+    Prepared {
+        cuts,
+        critical,
+        used_by_existing: used,
+    }
 }
 
 /// Whether the question holds on `view`: the answers are exactly Ae.
 pub fn verify(view: View<'_>, t: &Task<'_>) -> Result<(), String> {
-    let got = t.query.answers(view, REMOVAL_BUDGET).map_err(|e| e.to_string())?;
-    let lost: Vec<NodeId> = t.existing.iter().copied().filter(|x| got.binary_search(x).is_err()).collect();
-    let leaked: Vec<NodeId> = t.serendipity.iter().copied().filter(|x| got.binary_search(x).is_ok()).collect();
+    let got = t
+        .query
+        .answers(view, REMOVAL_BUDGET)
+        .map_err(|e| e.to_string())?;
+    let lost: Vec<NodeId> = t
+        .existing
+        .iter()
+        .copied()
+        .filter(|x| got.binary_search(x).is_err())
+        .collect();
+    let leaked: Vec<NodeId> = t
+        .serendipity
+        .iter()
+        .copied()
+        .filter(|x| got.binary_search(x).is_ok())
+        .collect();
     if !lost.is_empty() || !leaked.is_empty() {
-        return Err(format!("lost {} existing and kept {} serendipity answers", lost.len(), leaked.len()));
+        return Err(format!(
+            "lost {} existing and kept {} serendipity answers",
+            lost.len(),
+            leaked.len()
+        ));
     }
     if got.len() != t.existing.len() {
         return Err("answers outside Ac appeared".into());
@@ -132,10 +161,23 @@ pub fn verify(view: View<'_>, t: &Task<'_>) -> Result<(), String> {
 /// The cut to take: none of its edges protected; fewest edges that are critical for other
 /// questions (so later questions are not needlessly lost), then fewest edges, then the
 /// earliest query edge.
-fn choose(cuts: &Cuts, protected: &BTreeSet<EdgeId>, critical_for: &HashMap<EdgeId, u32>) -> Option<usize> {
+fn choose(
+    cuts: &Cuts,
+    protected: &BTreeSet<EdgeId>,
+    critical_for: &HashMap<EdgeId, u32>,
+) -> Option<usize> {
     (0..cuts.len())
         .filter(|&k| !cuts[k].is_empty() && cuts[k].iter().all(|e| !protected.contains(e)))
-        .min_by_key(|&k| (cuts[k].iter().map(|e| critical_for.get(e).copied().unwrap_or(0)).sum::<u32>(), cuts[k].len(), k))
+        .min_by_key(|&k| {
+            (
+                cuts[k]
+                    .iter()
+                    .map(|e| critical_for.get(e).copied().unwrap_or(0))
+                    .sum::<u32>(),
+                cuts[k].len(),
+                k,
+            )
+        })
 }
 
 /// Finds R for one strategy (see the module docs). The greedy admission is run in three
@@ -162,10 +204,24 @@ pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
     let harm = |p: &Prepared| -> u64 {
         let Ok(cuts) = &p.cuts else { return u64::MAX };
         cuts.iter()
-            .map(|c| c.iter().map(|opt| opt.iter().map(|e| u64::from(critical_for.get(e).copied().unwrap_or(0))).sum::<u64>()).min().unwrap_or(0))
+            .map(|c| {
+                c.iter()
+                    .map(|opt| {
+                        opt.iter()
+                            .map(|e| u64::from(critical_for.get(e).copied().unwrap_or(0)))
+                            .sum::<u64>()
+                    })
+                    .min()
+                    .unwrap_or(0)
+            })
             .sum()
     };
-    let exposure = |p: &Prepared| -> u64 { p.critical.iter().map(|e| u64::from(in_cuts.get(e).copied().unwrap_or(0))).sum() };
+    let exposure = |p: &Prepared| -> u64 {
+        p.critical
+            .iter()
+            .map(|e| u64::from(in_cuts.get(e).copied().unwrap_or(0)))
+            .sum()
+    };
     let n = prepared.len();
     let by_qid: Vec<usize> = (0..n).collect();
     let mut by_harm = by_qid.clone();
@@ -180,12 +236,25 @@ pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
             best = Some(r);
         }
     }
-    best.unwrap_or(Removal { removed: EdgeMask::new(g.edge_count()), dropped: Vec::new(), rounds: 0 })
+    best.unwrap_or(Removal {
+        removed: EdgeMask::new(g.edge_count()),
+        dropped: Vec::new(),
+        rounds: 0,
+    })
 }
 
 /// Greedy admission in `order`, verified, with learnt protections (module docs, steps 3–4).
-fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &HashMap<EdgeId, u32>, order: &[usize]) -> Removal {
-    let mut forced: Vec<Option<String>> = prepared.iter().map(|p| p.cuts.as_ref().err().cloned()).collect();
+fn run(
+    g: &Graph,
+    tasks: &[Task<'_>],
+    prepared: &[Prepared],
+    critical_for: &HashMap<EdgeId, u32>,
+    order: &[usize],
+) -> Removal {
+    let mut forced: Vec<Option<String>> = prepared
+        .iter()
+        .map(|p| p.cuts.as_ref().err().cloned())
+        .collect();
     // Edges protected from the start (learnt from failed verifications).
     let mut learnt: BTreeSet<EdgeId> = BTreeSet::new();
     let mut rounds = 0;
@@ -201,12 +270,15 @@ fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &Hash
             }
             let Ok(cuts) = &p.cuts else { continue };
             if p.critical.iter().any(|&e| removed.contains(e)) {
-                dropped[i] = Some("an edge its existing answers need was removed for an earlier question".into());
+                dropped[i] = Some(
+                    "an edge its existing answers need was removed for an earlier question".into(),
+                );
                 continue;
             }
             let mut own = protected.clone();
             own.extend(p.critical.iter().copied());
-            let chosen: Option<Vec<usize>> = cuts.iter().map(|c| choose(c, &own, critical_for)).collect();
+            let chosen: Option<Vec<usize>> =
+                cuts.iter().map(|c| choose(c, &own, critical_for)).collect();
             match chosen {
                 Some(ks) => {
                     for (c, &k) in cuts.iter().zip(&ks) {
@@ -216,7 +288,10 @@ fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &Hash
                     }
                     protected = own;
                 }
-                None => dropped[i] = Some("every cut of a serendipity answer removes an edge an existing answer needs".into()),
+                None => dropped[i] = Some(
+                    "every cut of a serendipity answer removes an edge an existing answer needs"
+                        .into(),
+                ),
             }
         }
         let view = View::without(g, &removed);
@@ -227,7 +302,11 @@ fn run(g: &Graph, tasks: &[Task<'_>], prepared: &[Prepared], critical_for: &Hash
             .filter_map(|(i, t)| verify(view, t).err().map(|e| (i, e)))
             .collect();
         if failures.is_empty() {
-            return Removal { removed, dropped, rounds };
+            return Removal {
+                removed,
+                dropped,
+                rounds,
+            };
         }
         let mut grew = false;
         if rounds < ROUNDS {

@@ -29,19 +29,34 @@ pub struct CypherError {
 
 impl CypherError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        CypherError { kind, code: None, message: one_line(message.into()) }
+        CypherError {
+            kind,
+            code: None,
+            message: one_line(message.into()),
+        }
     }
     pub fn semantic(code: &'static str, message: impl Into<String>) -> Self {
-        CypherError { kind: ErrorKind::Semantic, code: Some(code), message: one_line(message.into()) }
+        CypherError {
+            kind: ErrorKind::Semantic,
+            code: Some(code),
+            message: one_line(message.into()),
+        }
     }
     pub fn runtime(code: &'static str, message: impl Into<String>) -> Self {
-        CypherError { kind: ErrorKind::Runtime, code: Some(code), message: one_line(message.into()) }
+        CypherError {
+            kind: ErrorKind::Runtime,
+            code: Some(code),
+            message: one_line(message.into()),
+        }
     }
     pub fn unsupported(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unsupported, message)
     }
     pub fn read_only(clause: &str) -> Self {
-        Self::new(ErrorKind::ReadOnly, format!("read-only: {clause} is not supported"))
+        Self::new(
+            ErrorKind::ReadOnly,
+            format!("read-only: {clause} is not supported"),
+        )
     }
 }
 
@@ -56,7 +71,9 @@ fn one_line(s: String) -> String {
 impl fmt::Display for CypherError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ErrorKind::Syntax { line, col } => write!(f, "syntax error at {line}:{col}: {}", self.message),
+            ErrorKind::Syntax { line, col } => {
+                write!(f, "syntax error at {line}:{col}: {}", self.message)
+            }
             ErrorKind::Semantic => write!(f, "semantic error: {}", self.message),
             ErrorKind::ReadOnly => f.write_str(&self.message),
             ErrorKind::Budget => write!(f, "budget exceeded: {}", self.message),

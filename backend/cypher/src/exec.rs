@@ -41,11 +41,21 @@ pub const CLOCK_EVERY: u32 = 64;
 impl Budget {
     /// The default limits: 10 s, 2,000,000 rows, 64 MiB held, 16 MiB per value, depth 32 for
     /// an unbounded `*`.
-    pub const STANDARD: Budget = Budget { time: Duration::from_secs(10), rows: 2_000_000, bytes: 64 << 20, value_bytes: 16 << 20, max_depth: 32 };
+    pub const STANDARD: Budget = Budget {
+        time: Duration::from_secs(10),
+        rows: 2_000_000,
+        bytes: 64 << 20,
+        value_bytes: 16 << 20,
+        max_depth: 32,
+    };
 
     /// The standard limits with another time and row budget.
     pub const fn with_time_rows(time: Duration, rows: u64) -> Budget {
-        Budget { time, rows, ..Budget::STANDARD }
+        Budget {
+            time,
+            rows,
+            ..Budget::STANDARD
+        }
     }
 }
 
@@ -114,7 +124,10 @@ impl<'a> Ctx<'a> {
 
     fn check_clock(&self) -> Result<()> {
         if Instant::now() > self.deadline {
-            return Err(budget_err(format!("time: the query ran longer than {} ms", self.budget.time.as_millis())));
+            return Err(budget_err(format!(
+                "time: the query ran longer than {} ms",
+                self.budget.time.as_millis()
+            )));
         }
         Ok(())
     }
@@ -127,7 +140,10 @@ impl<'a> Ctx<'a> {
         let r = self.rows.get() + n;
         self.rows.set(r);
         if r > self.budget.rows {
-            return Err(budget_err(format!("rows: the query produced more than {} rows", self.budget.rows)));
+            return Err(budget_err(format!(
+                "rows: the query produced more than {} rows",
+                self.budget.rows
+            )));
         }
         self.tick()
     }
@@ -154,7 +170,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn value_err(&self) -> CypherError {
-        budget_err(format!("value size: a string, list or map would be larger than {}", mib(self.budget.value_bytes)))
+        budget_err(format!(
+            "value size: a string, list or map would be larger than {}",
+            mib(self.budget.value_bytes)
+        ))
     }
 
     /// Checks, before allocating, that a value of `bytes` may be built: it must fit the
@@ -175,7 +194,10 @@ impl<'a> Ctx<'a> {
     /// Checks a value an expression built (see [`Ctx::precheck`]).
     fn check_value(&self, v: &Value) -> Result<()> {
         if matches!(v, Value::Str(_) | Value::List(_) | Value::Map(_)) {
-            let cap = self.budget.value_bytes.min(self.budget.bytes.saturating_sub(self.held.get()));
+            let cap = self
+                .budget
+                .value_bytes
+                .min(self.budget.bytes.saturating_sub(self.held.get()));
             self.precheck(v.approx_bytes(cap))?;
         }
         Ok(())
@@ -191,7 +213,11 @@ impl<'a> Ctx<'a> {
 
     pub fn run(&self, plan: &QueryPlan) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
         let mut all: Vec<Vec<Value>> = Vec::new();
-        let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
+        let columns = plan
+            .branches
+            .first()
+            .map(|b| b.columns.clone())
+            .unwrap_or_default();
         for b in &plan.branches {
             let mut rows = vec![Vec::new()];
             // Bytes charged for `rows`, released once the next operator has consumed them.
@@ -279,9 +305,18 @@ impl<'a> Ctx<'a> {
 
     /// Runs a MATCH or UNWIND over `rows`, handing each row it produces to `sink` (which
     /// returns `false` to stop early).
-    fn feed(&self, op: &Op, rows: Vec<Vec<Value>>, sink: &mut dyn FnMut(Vec<Value>) -> Result<bool>) -> Result<()> {
+    fn feed(
+        &self,
+        op: &Op,
+        rows: Vec<Vec<Value>>,
+        sink: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
         match op {
-            Op::Match { pattern, optional, filter } => {
+            Op::Match {
+                pattern,
+                optional,
+                filter,
+            } => {
                 let mut input = rows.into_iter();
                 let res = self.match_rows(pattern, *optional, filter.as_ref(), &mut input, sink);
                 if res.is_err() {
@@ -294,7 +329,10 @@ impl<'a> Ctx<'a> {
                     // `UNWIND range(a, b)` streams its integers instead of building the list.
                     if let Expr::Call(name, args) = expr {
                         if name == "range" {
-                            let vals = args.iter().map(|a| self.eval(a, &row)).collect::<Result<Vec<_>>>()?;
+                            let vals = args
+                                .iter()
+                                .map(|a| self.eval(a, &row))
+                                .collect::<Result<Vec<_>>>()?;
                             if vals.iter().all(|v| matches!(v, Value::Int(_))) {
                                 let (start, step, count) = crate::func::range_spec(&vals)?;
                                 let mut x = start;
@@ -329,7 +367,10 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(())
             }
-            Op::Project(_) => Err(CypherError::new(ErrorKind::Runtime, "internal error: a projection cannot feed rows")),
+            Op::Project(_) => Err(CypherError::new(
+                ErrorKind::Runtime,
+                "internal error: a projection cannot feed rows",
+            )),
         }
     }
 
@@ -375,15 +416,26 @@ impl<'a> Ctx<'a> {
         let Some(e) = e else { return Ok(None) };
         match self.eval(e, &[])? {
             Value::Int(i) if i >= 0 => Ok(Some(i as usize)),
-            Value::Int(_) => Err(CypherError::semantic("NegativeIntegerArgument", format!("{what} must not be negative"))),
+            Value::Int(_) => Err(CypherError::semantic(
+                "NegativeIntegerArgument",
+                format!("{what} must not be negative"),
+            )),
             Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
-            other => Err(CypherError::semantic("InvalidArgumentType", format!("{what} must be an integer, got {}", other.type_name()))),
+            other => Err(CypherError::semantic(
+                "InvalidArgumentType",
+                format!("{what} must be an integer, got {}", other.type_name()),
+            )),
         }
     }
 
     // ----------------------------------------------------------------- pattern matching
 
-    pub fn match_pattern(&self, pat: &PatternPlan, row: &[Value], emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<()> {
+    pub fn match_pattern(
+        &self,
+        pat: &PatternPlan,
+        row: &[Value],
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<()> {
         let mut st = State {
             row: row.to_vec(),
             bound: Vec::new(),
@@ -393,12 +445,15 @@ impl<'a> Ctx<'a> {
             done: vec![false; pat.parts.len()],
         };
         st.row.resize(pat.out_width.max(row.len()), Value::Null);
-        st.bound = (0..st.row.len()).map(|i| i < pat.in_width.min(row.len())).collect();
+        st.bound = (0..st.row.len())
+            .map(|i| i < pat.in_width.min(row.len()))
+            .collect();
         for part in &pat.parts {
             let mut ls = Vec::new();
             for n in &part.nodes {
                 // None: a label the store has never seen, so nothing can match.
-                let ids: Option<Vec<u32>> = n.labels.iter().map(|l| self.store.label_id(l)).collect();
+                let ids: Option<Vec<u32>> =
+                    n.labels.iter().map(|l| self.store.label_id(l)).collect();
                 ls.push(ids);
             }
             st.labels.push(ls);
@@ -407,7 +462,12 @@ impl<'a> Ctx<'a> {
                 ts.push(if r.types.is_empty() {
                     None
                 } else {
-                    Some(r.types.iter().filter_map(|t| self.store.rel_type_id(t)).collect::<Vec<u32>>())
+                    Some(
+                        r.types
+                            .iter()
+                            .filter_map(|t| self.store.rel_type_id(t))
+                            .collect::<Vec<u32>>(),
+                    )
                 });
             }
             st.types.push(ts);
@@ -416,12 +476,23 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    fn match_part(&self, pat: &PatternPlan, _pi: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+    fn match_part(
+        &self,
+        pat: &PatternPlan,
+        _pi: usize,
+        st: &mut State,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
         // Pick the remaining part with the cheapest anchor among those whose property maps
         // can be evaluated now (the first remaining part in written order always can).
         let mut best: Option<(usize, usize, usize)> = None; // (part, position, cost)
         for (pi, part) in pat.parts.iter().enumerate() {
-            if st.done[pi] || !part.deps.iter().all(|&s| st.bound.get(s).copied().unwrap_or(false)) {
+            if st.done[pi]
+                || !part
+                    .deps
+                    .iter()
+                    .all(|&s| st.bound.get(s).copied().unwrap_or(false))
+            {
                 continue;
             }
             match self.anchor_cost(pi, part, st)? {
@@ -484,7 +555,12 @@ impl<'a> Ctx<'a> {
     /// The cheapest node position to start part `pi` from, with its estimated candidate
     /// count; `None` when the part cannot match at all (unknown label, bound variable that is
     /// not a node). Bound nodes cost 0, index lookups their hit count, labels their size.
-    fn anchor_cost(&self, pi: usize, part: &PartPlan, st: &State) -> Result<Option<(usize, usize)>> {
+    fn anchor_cost(
+        &self,
+        pi: usize,
+        part: &PartPlan,
+        st: &State,
+    ) -> Result<Option<(usize, usize)>> {
         let mut best: Option<(usize, usize)> = None;
         for (i, n) in part.nodes.iter().enumerate() {
             if part.self_dep && i > 0 {
@@ -496,8 +572,14 @@ impl<'a> Ctx<'a> {
                     _ => None,
                 });
             }
-            let Some(label_ids) = &st.labels[pi][i] else { return Ok(None) };
-            let mut cost = label_ids.iter().map(|&l| self.store.label_count(l)).min().unwrap_or(self.store.node_count());
+            let Some(label_ids) = &st.labels[pi][i] else {
+                return Ok(None);
+            };
+            let mut cost = label_ids
+                .iter()
+                .map(|&l| self.store.label_count(l))
+                .min()
+                .unwrap_or(self.store.node_count());
             for (k, e) in n.props.iter().chain(&n.hints) {
                 if !self.evaluable(e, st) {
                     continue;
@@ -514,7 +596,13 @@ impl<'a> Ctx<'a> {
         Ok(best)
     }
 
-    fn anchor_candidates(&self, pi: usize, part: &PartPlan, pos: usize, st: &State) -> Result<Vec<NodeId>> {
+    fn anchor_candidates(
+        &self,
+        pi: usize,
+        part: &PartPlan,
+        pos: usize,
+        st: &State,
+    ) -> Result<Vec<NodeId>> {
         let n = &part.nodes[pos];
         if st.bound[n.slot] {
             return Ok(match &st.row[n.slot] {
@@ -535,9 +623,14 @@ impl<'a> Ctx<'a> {
             }
         }
         let ids = st.labels[pi][pos].as_deref().unwrap_or(&[]);
-        let label_best = ids.iter().copied().min_by_key(|&l| self.store.label_count(l));
+        let label_best = ids
+            .iter()
+            .copied()
+            .min_by_key(|&l| self.store.label_count(l));
         Ok(match (best, label_best) {
-            (Some(c), Some(l)) if self.store.label_count(l) < c.len() => self.store.nodes_with_label(l),
+            (Some(c), Some(l)) if self.store.label_count(l) < c.len() => {
+                self.store.nodes_with_label(l)
+            }
             (Some(c), _) => c,
             (None, Some(l)) => self.store.nodes_with_label(l),
             (None, None) => (0..self.store.node_count() as NodeId).collect(),
@@ -552,14 +645,23 @@ impl<'a> Ctx<'a> {
 
     /// Checks node `n` against a node pattern and binds it. `Some(true)`: newly bound,
     /// `Some(false)`: was already bound to `n`, `None`: no match.
-    fn bind_node(&self, pi: usize, pos: usize, np: &NodePat, n: NodeId, st: &mut State) -> Result<Option<bool>> {
+    fn bind_node(
+        &self,
+        pi: usize,
+        pos: usize,
+        np: &NodePat,
+        n: NodeId,
+        st: &mut State,
+    ) -> Result<Option<bool>> {
         // A variable bound earlier must be the same node, and still satisfy this occurrence's
         // labels and properties (`MATCH (a)-->(x), (a:L {p: 1})`).
         let was_bound = st.bound[np.slot];
         if was_bound && !matches!(&st.row[np.slot], Value::Node(m) if *m == n) {
             return Ok(None);
         }
-        let Some(labels) = &st.labels[pi][pos] else { return Ok(None) };
+        let Some(labels) = &st.labels[pi][pos] else {
+            return Ok(None);
+        };
         if !labels.iter().all(|&l| self.store.has_label(n, l)) {
             return Ok(None);
         }
@@ -586,7 +688,10 @@ impl<'a> Ctx<'a> {
         match want {
             Value::Map(m) => Ok(m.iter().all(|(k, v)| get(k).cypher_eq(v) == Some(true))),
             Value::Null => Ok(false),
-            other => Err(type_err(format!("property pattern must be a map, got {}", other.type_name()))),
+            other => Err(type_err(format!(
+                "property pattern must be a map, got {}",
+                other.type_name()
+            ))),
         }
     }
 
@@ -603,7 +708,15 @@ impl<'a> Ctx<'a> {
         Ok(true)
     }
 
-    fn run_steps(&self, pat: &PatternPlan, pi: usize, steps: &[(usize, bool)], si: usize, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+    fn run_steps(
+        &self,
+        pat: &PatternPlan,
+        pi: usize,
+        steps: &[(usize, bool)],
+        si: usize,
+        st: &mut State,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
         let part = &pat.parts[pi];
         let Some(&(ri, forward)) = steps.get(si) else {
             if let Some(ps) = part.path_slot {
@@ -612,7 +725,9 @@ impl<'a> Ctx<'a> {
             return self.match_part(pat, pi + 1, st, emit);
         };
         let (from_pos, to_pos) = if forward { (ri, ri + 1) } else { (ri + 1, ri) };
-        let Value::Node(from) = st.row[part.nodes[from_pos].slot] else { return Ok(true) };
+        let Value::Node(from) = st.row[part.nodes[from_pos].slot] else {
+            return Ok(true);
+        };
         let rp = &part.rels[ri];
         let dir = match (rp.dir, forward) {
             (Dir::Both, _) => Dir::Both,
@@ -623,7 +738,21 @@ impl<'a> Ctx<'a> {
         let types = st.types[pi][ri].clone();
         if let Some(range) = rp.range {
             let mut path = Vec::new();
-            return self.varlen(pat, pi, steps, si, st, emit, from, dir, types.as_deref(), range, &mut path, to_pos, forward);
+            return self.varlen(
+                pat,
+                pi,
+                steps,
+                si,
+                st,
+                emit,
+                from,
+                dir,
+                types.as_deref(),
+                range,
+                &mut path,
+                to_pos,
+                forward,
+            );
         }
         let mut edges = Vec::new();
         self.store.expand(from, dir, types.as_deref(), &mut edges);
@@ -669,9 +798,20 @@ impl<'a> Ctx<'a> {
     /// Breadth-first search for the shortest path(s) from the anchored end of a
     /// `shortestPath` part to every node the other end accepts.
     #[allow(clippy::too_many_arguments)]
-    fn shortest(&self, pat: &PatternPlan, pi: usize, anchor: usize, src: NodeId, all: bool, st: &mut State, emit: &mut dyn FnMut(&[Value]) -> Result<bool>) -> Result<bool> {
+    fn shortest(
+        &self,
+        pat: &PatternPlan,
+        pi: usize,
+        anchor: usize,
+        src: NodeId,
+        all: bool,
+        st: &mut State,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
         let part = &pat.parts[pi];
-        let (Some(rp), Some(to)) = (part.rels.first(), part.nodes.get(1 - anchor)) else { return Ok(true) };
+        let (Some(rp), Some(to)) = (part.rels.first(), part.nodes.get(1 - anchor)) else {
+            return Ok(true);
+        };
         let (min, max) = rp.range.unwrap_or((1, Some(1)));
         let dir = match (rp.dir, anchor) {
             (Dir::Both, _) => Dir::Both,
@@ -727,7 +867,9 @@ impl<'a> Ctx<'a> {
             if target.is_some_and(|t| t != v) {
                 continue;
             }
-            let Some(newly) = self.bind_node(pi, 1 - anchor, to, v, st)? else { continue };
+            let Some(newly) = self.bind_node(pi, 1 - anchor, to, v, st)? else {
+                continue;
+            };
             // Every shortest path from src to v (one unless `all`), as relationship lists.
             let mut paths: Vec<Vec<RelRef>> = Vec::new();
             let mut path_bytes = 0u64;
@@ -854,7 +996,9 @@ impl<'a> Ctx<'a> {
             }
             path.push(r);
             st.used.push((r.id, part.group));
-            let go = self.varlen(pat, pi, steps, si, st, emit, other, dir, types, range, path, to_pos, forward);
+            let go = self.varlen(
+                pat, pi, steps, si, st, emit, other, dir, types, range, path, to_pos, forward,
+            );
             st.used.pop();
             path.pop();
             if !go? {
@@ -873,7 +1017,14 @@ impl<'a> Ctx<'a> {
         let v = self.eval_inner(e, row)?;
         if matches!(
             e,
-            Expr::Bin(..) | Expr::List(_) | Expr::Map(_) | Expr::MapProj(..) | Expr::Call(..) | Expr::ListComp { .. } | Expr::Reduce { .. } | Expr::PatternComp { .. }
+            Expr::Bin(..)
+                | Expr::List(_)
+                | Expr::Map(_)
+                | Expr::MapProj(..)
+                | Expr::Call(..)
+                | Expr::ListComp { .. }
+                | Expr::Reduce { .. }
+                | Expr::PatternComp { .. }
         ) {
             self.check_value(&v)?;
         }
@@ -885,7 +1036,12 @@ impl<'a> Ctx<'a> {
             Expr::Lit(v) => v.clone(),
             Expr::Param(p) => match self.params.get(p) {
                 Some(v) => v.clone(),
-                None => return Err(CypherError::semantic("ParameterMissing", format!("expected parameter `${p}`"))),
+                None => {
+                    return Err(CypherError::semantic(
+                        "ParameterMissing",
+                        format!("expected parameter `${p}`"),
+                    ))
+                }
             },
             Expr::Var(s) => row.get(*s).cloned().unwrap_or(Value::Null),
             Expr::Prop(base, key) => {
@@ -906,12 +1062,27 @@ impl<'a> Ctx<'a> {
                             xs[j as usize].clone()
                         }
                     }
-                    (Value::List(_), _) => return Err(CypherError::runtime("ListElementAccessByNonInteger", "list index must be an integer")),
-                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), Value::Str(k)) => self.property(&b, k)?,
-                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), _) => {
-                        return Err(CypherError::runtime("MapElementAccessByNonString", "map key must be a string"))
+                    (Value::List(_), _) => {
+                        return Err(CypherError::runtime(
+                            "ListElementAccessByNonInteger",
+                            "list index must be an integer",
+                        ))
                     }
-                    _ => return Err(CypherError::runtime("InvalidArgumentType", format!("cannot index a {}", b.type_name()))),
+                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), Value::Str(k)) => {
+                        self.property(&b, k)?
+                    }
+                    (Value::Map(_) | Value::Node(_) | Value::Rel(_), _) => {
+                        return Err(CypherError::runtime(
+                            "MapElementAccessByNonString",
+                            "map key must be a string",
+                        ))
+                    }
+                    _ => {
+                        return Err(CypherError::runtime(
+                            "InvalidArgumentType",
+                            format!("cannot index a {}", b.type_name()),
+                        ))
+                    }
                 }
             }
             Expr::Slice(base, lo, hi) => {
@@ -934,7 +1105,9 @@ impl<'a> Ctx<'a> {
                         let norm = |v: Option<Value>, d: i64| -> Result<i64> {
                             match v {
                                 None => Ok(d),
-                                Some(Value::Int(i)) => Ok((if i < 0 { n + i } else { i }).clamp(0, n)),
+                                Some(Value::Int(i)) => {
+                                    Ok((if i < 0 { n + i } else { i }).clamp(0, n))
+                                }
                                 Some(_) => Err(type_err("slice bounds must be integers")),
                             }
                         };
@@ -949,7 +1122,11 @@ impl<'a> Ctx<'a> {
                     other => return Err(type_err(format!("cannot slice a {}", other.type_name()))),
                 }
             }
-            Expr::List(xs) => Value::List(xs.iter().map(|x| self.eval(x, row)).collect::<Result<_>>()?),
+            Expr::List(xs) => Value::List(
+                xs.iter()
+                    .map(|x| self.eval(x, row))
+                    .collect::<Result<_>>()?,
+            ),
             Expr::Map(entries) => {
                 let mut m = BTreeMap::new();
                 for (k, x) in entries {
@@ -986,10 +1163,19 @@ impl<'a> Ctx<'a> {
             Expr::Not(x) => match self.eval(x, row)? {
                 Value::Bool(b) => Value::Bool(!b),
                 Value::Null => Value::Null,
-                other => return Err(type_err(format!("NOT needs a boolean, got {}", other.type_name()))),
+                other => {
+                    return Err(type_err(format!(
+                        "NOT needs a boolean, got {}",
+                        other.type_name()
+                    )))
+                }
             },
             Expr::Neg(x) => match self.eval(x, row)? {
-                Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| CypherError::runtime("IntegerOverflow", "integer overflow"))?),
+                Value::Int(i) => {
+                    Value::Int(i.checked_neg().ok_or_else(|| {
+                        CypherError::runtime("IntegerOverflow", "integer overflow")
+                    })?)
+                }
                 Value::Float(f) => Value::Float(-f),
                 Value::Null => Value::Null,
                 other => return Err(type_err(format!("cannot negate a {}", other.type_name()))),
@@ -997,10 +1183,21 @@ impl<'a> Ctx<'a> {
             Expr::Bin(op, a, b) => self.binary(*op, a, b, row)?,
             Expr::IsNull(x, negated) => Value::Bool(self.eval(x, row)?.is_null() != *negated),
             Expr::HasLabels(x, labels) => match self.eval(x, row)? {
-                Value::Node(n) => Value::Bool(labels.iter().all(|l| self.store.label_id(l).is_some_and(|id| self.store.has_label(n, id)))),
-                Value::Rel(r) => Value::Bool(labels.iter().all(|l| self.store.rel_type_name(r.ty) == l)),
+                Value::Node(n) => Value::Bool(labels.iter().all(|l| {
+                    self.store
+                        .label_id(l)
+                        .is_some_and(|id| self.store.has_label(n, id))
+                })),
+                Value::Rel(r) => {
+                    Value::Bool(labels.iter().all(|l| self.store.rel_type_name(r.ty) == l))
+                }
                 Value::Null => Value::Null,
-                other => return Err(type_err(format!("cannot test labels of a {}", other.type_name()))),
+                other => {
+                    return Err(type_err(format!(
+                        "cannot test labels of a {}",
+                        other.type_name()
+                    )))
+                }
             },
             Expr::Call(name, args) => {
                 let mut vals = Vec::with_capacity(args.len());
@@ -1015,7 +1212,11 @@ impl<'a> Ctx<'a> {
                     e
                 })?
             }
-            Expr::Case { operand, whens, els } => {
+            Expr::Case {
+                operand,
+                whens,
+                els,
+            } => {
                 let op = match operand {
                     Some(o) => Some(self.eval(o, row)?),
                     None => None,
@@ -1035,11 +1236,21 @@ impl<'a> Ctx<'a> {
                     None => Value::Null,
                 }
             }
-            Expr::ListComp { slot, list, pred, proj } => {
+            Expr::ListComp {
+                slot,
+                list,
+                pred,
+                proj,
+            } => {
                 let items = match self.eval(list, row)? {
                     Value::List(xs) => xs,
                     Value::Null => return Ok(Value::Null),
-                    other => return Err(type_err(format!("list comprehension over a {}", other.type_name()))),
+                    other => {
+                        return Err(type_err(format!(
+                            "list comprehension over a {}",
+                            other.type_name()
+                        )))
+                    }
                 };
                 let mut env = row.to_vec();
                 env.resize(*slot + 1, Value::Null);
@@ -1063,11 +1274,18 @@ impl<'a> Ctx<'a> {
                 }
                 Value::List(out)
             }
-            Expr::Quant { kind, slot, list, pred } => {
+            Expr::Quant {
+                kind,
+                slot,
+                list,
+                pred,
+            } => {
                 let items = match self.eval(list, row)? {
                     Value::List(xs) => xs,
                     Value::Null => return Ok(Value::Null),
-                    other => return Err(type_err(format!("quantifier over a {}", other.type_name()))),
+                    other => {
+                        return Err(type_err(format!("quantifier over a {}", other.type_name())))
+                    }
                 };
                 let mut env = row.to_vec();
                 env.resize(*slot + 1, Value::Null);
@@ -1121,7 +1339,13 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
-            Expr::Reduce { acc, init, slot, list, expr } => {
+            Expr::Reduce {
+                acc,
+                init,
+                slot,
+                list,
+                expr,
+            } => {
                 let mut a = self.eval(init, row)?;
                 let items = match self.eval(list, row)? {
                     Value::List(xs) => xs,
@@ -1146,7 +1370,11 @@ impl<'a> Ctx<'a> {
                 })?;
                 Value::Bool(found)
             }
-            Expr::Subquery { count, pattern, filter } => {
+            Expr::Subquery {
+                count,
+                pattern,
+                filter,
+            } => {
                 let mut n = 0i64;
                 self.match_pattern(pattern, row, &mut |r| {
                     if let Some(f) = filter {
@@ -1164,7 +1392,11 @@ impl<'a> Ctx<'a> {
                     Value::Bool(n > 0)
                 }
             }
-            Expr::PatternComp { pattern, pred, proj } => {
+            Expr::PatternComp {
+                pattern,
+                pred,
+                proj,
+            } => {
                 let mut out = Vec::new();
                 let mut bytes = 0u64;
                 self.match_pattern(pattern, row, &mut |r| {
@@ -1191,7 +1423,12 @@ impl<'a> Ctx<'a> {
             Value::Node(n) => self.store.node_prop(*n, key),
             Value::Rel(r) => self.store.rel_prop(r, key),
             Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
-            other => return Err(type_err(format!("cannot read property `{key}` of a {}", other.type_name()))),
+            other => {
+                return Err(type_err(format!(
+                    "cannot read property `{key}` of a {}",
+                    other.type_name()
+                )))
+            }
         })
     }
 
@@ -1201,7 +1438,12 @@ impl<'a> Ctx<'a> {
             Value::Rel(r) => self.store.rel_props(r),
             Value::Map(m) => m.clone(),
             Value::Null => BTreeMap::new(),
-            other => return Err(type_err(format!("a {} has no properties", other.type_name()))),
+            other => {
+                return Err(type_err(format!(
+                    "a {} has no properties",
+                    other.type_name()
+                )))
+            }
         })
     }
 
@@ -1241,7 +1483,15 @@ impl<'a> Ctx<'a> {
         let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
             .size_limit(1 << 20)
             .build()
-            .map_err(|e| CypherError::runtime("InvalidArgumentValue", format!("invalid regular expression: {}", e.to_string().lines().last().unwrap_or(""))))?;
+            .map_err(|e| {
+                CypherError::runtime(
+                    "InvalidArgumentValue",
+                    format!(
+                        "invalid regular expression: {}",
+                        e.to_string().lines().last().unwrap_or("")
+                    ),
+                )
+            })?;
         let mut cache = self.regexes.borrow_mut();
         if cache.len() >= REGEX_CACHE {
             cache.clear();
@@ -1269,7 +1519,10 @@ fn build_path(part: &PartPlan, row: &[Value]) -> Result<Path> {
     let node = |i: usize| -> Result<NodeId> {
         match row.get(part.nodes[i].slot) {
             Some(Value::Node(n)) => Ok(*n),
-            _ => Err(CypherError::runtime("InvalidArgumentType", "path node is not bound")),
+            _ => Err(CypherError::runtime(
+                "InvalidArgumentType",
+                "path node is not bound",
+            )),
         }
     };
     let mut nodes = vec![node(0)?];
@@ -1290,7 +1543,12 @@ fn build_path(part: &PartPlan, row: &[Value]) -> Result<Path> {
                     }
                 }
             }
-            _ => return Err(CypherError::runtime("InvalidArgumentType", "path relationship is not bound")),
+            _ => {
+                return Err(CypherError::runtime(
+                    "InvalidArgumentType",
+                    "path relationship is not bound",
+                ))
+            }
         }
     }
     Ok(Path { nodes, rels })
@@ -1304,7 +1562,10 @@ fn to_bool3(v: Value) -> Result<Option<bool>> {
     match v {
         Value::Bool(b) => Ok(Some(b)),
         Value::Null => Ok(None),
-        other => Err(type_err(format!("expected a boolean, got {}", other.type_name()))),
+        other => Err(type_err(format!(
+            "expected a boolean, got {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -1350,7 +1611,15 @@ struct Projector<'c, 'a, 'p> {
 impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
     fn new(ctx: &'c Ctx<'a>, p: &'p Projection) -> Result<Self> {
         let cap = ctx.plain_cap(p)?;
-        Ok(Projector { ctx, p, outs: Vec::new(), index: HashMap::new(), groups: Vec::new(), held: 0, cap })
+        Ok(Projector {
+            ctx,
+            p,
+            outs: Vec::new(),
+            index: HashMap::new(),
+            groups: Vec::new(),
+            held: 0,
+            cap,
+        })
     }
 
     fn charge(&mut self, n: u64) -> Result<()> {
@@ -1360,7 +1629,13 @@ impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
 
     fn new_group(&self, rep: Vec<Value>) -> Group {
         let n = self.p.aggs.len();
-        Group { rep, vals: vec![Vec::new(); n], seen: vec![Default::default(); n], counts: vec![0; n], arg2: vec![Value::Null; n] }
+        Group {
+            rep,
+            vals: vec![Vec::new(); n],
+            seen: vec![Default::default(); n],
+            counts: vec![0; n],
+            arg2: vec![Value::Null; n],
+        }
     }
 
     fn needs_env(&self) -> bool {
@@ -1377,7 +1652,11 @@ impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
             for e in &p.items {
                 out.push(ctx.eval(e, &row)?);
             }
-            let env = if self.needs_env() { out.iter().cloned().chain(row).collect() } else { Vec::new() };
+            let env = if self.needs_env() {
+                out.iter().cloned().chain(row).collect()
+            } else {
+                Vec::new()
+            };
             let n = ctx.charge_row(&out)? + ctx.charge_row(&env)?;
             self.held += n;
             self.outs.push((out, env));
@@ -1461,7 +1740,11 @@ impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
                 for e in &p.items {
                     out.push(ctx.eval(e, &env)?);
                 }
-                let order_env = if needs_env { out.iter().cloned().chain(env).collect() } else { Vec::new() };
+                let order_env = if needs_env {
+                    out.iter().cloned().chain(env).collect()
+                } else {
+                    Vec::new()
+                };
                 let n = ctx.charge_row(&out)? + ctx.charge_row(&order_env)?;
                 self.held += n;
                 self.outs.push((out, order_env));
@@ -1524,14 +1807,21 @@ impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
             });
             if late {
                 discard(keyed.into_iter());
-                return Err(budget_err(format!("time: the query ran longer than {} ms (while sorting)", ctx.budget.time.as_millis())));
+                return Err(budget_err(format!(
+                    "time: the query ran longer than {} ms (while sorting)",
+                    ctx.budget.time.as_millis()
+                )));
             }
             outs = keyed.into_iter().map(|(_, o)| o).collect();
         }
         let skip = ctx.count_arg(&p.skip, "SKIP")?.unwrap_or(0);
         let limit = ctx.count_arg(&p.limit, "LIMIT")?;
         let mut result = Vec::new();
-        for (o, env) in outs.into_iter().skip(skip).take(limit.unwrap_or(usize::MAX)) {
+        for (o, env) in outs
+            .into_iter()
+            .skip(skip)
+            .take(limit.unwrap_or(usize::MAX))
+        {
             if let Some(f) = &p.filter {
                 if !truthy(&ctx.eval(f, &env)?) {
                     continue;
@@ -1581,7 +1871,12 @@ fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Valu
             }
             match (any_float, int) {
                 (false, Some(i)) => Value::Int(i),
-                (false, None) => return Err(CypherError::runtime("IntegerOverflow", "integer overflow in sum()")),
+                (false, None) => {
+                    return Err(CypherError::runtime(
+                        "IntegerOverflow",
+                        "integer overflow in sum()",
+                    ))
+                }
                 _ => Value::Float(float),
             }
         }
@@ -1605,7 +1900,11 @@ fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Valu
                     None => v,
                     Some(b) => {
                         let o = v.order_cmp(b);
-                        let better = if f == AggFn::Min { o.is_lt() } else { o.is_gt() };
+                        let better = if f == AggFn::Min {
+                            o.is_lt()
+                        } else {
+                            o.is_gt()
+                        };
                         if better {
                             v
                         } else {
@@ -1632,12 +1931,17 @@ fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Valu
             }
             let p = as_f64(arg2);
             if !(0.0..=1.0).contains(&p) {
-                return Err(CypherError::runtime("NumberOutOfRange", "percentile must be between 0.0 and 1.0"));
+                return Err(CypherError::runtime(
+                    "NumberOutOfRange",
+                    "percentile must be between 0.0 and 1.0",
+                ));
             }
             let mut xs: Vec<&Value> = vals.iter().collect();
             xs.sort_by(|a, b| a.order_cmp(b));
             if f == AggFn::PercentileDisc {
-                let idx = ((p * xs.len() as f64).ceil() as usize).saturating_sub(1).min(xs.len() - 1);
+                let idx = ((p * xs.len() as f64).ceil() as usize)
+                    .saturating_sub(1)
+                    .min(xs.len() - 1);
                 xs[idx].clone()
             } else {
                 let pos = p * (xs.len() - 1) as f64;
@@ -1662,6 +1966,8 @@ pub(crate) fn float_str(f: f64) -> String {
 /// Drops a large collection on a background thread (small ones right here).
 fn discard<I: ExactSizeIterator + Send + 'static>(x: I) {
     if x.len() > 10_000 {
-        let _ = std::thread::Builder::new().name("cypher-free".into()).spawn(move || drop(x));
+        let _ = std::thread::Builder::new()
+            .name("cypher-free".into())
+            .spawn(move || drop(x));
     }
 }

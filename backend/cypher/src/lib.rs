@@ -90,8 +90,17 @@ pub const QUERY_STACK_BYTES: usize = 512 << 20;
 /// input can overflow the caller's stack).
 pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
     std::thread::scope(|s| {
-        match std::thread::Builder::new().name("cypher".into()).stack_size(QUERY_STACK_BYTES).spawn_scoped(s, || execute_here(store, query, opts)) {
-            Ok(h) => h.join().unwrap_or_else(|_| Err(CypherError::new(ErrorKind::Runtime, "internal error while running the query"))),
+        match std::thread::Builder::new()
+            .name("cypher".into())
+            .stack_size(QUERY_STACK_BYTES)
+            .spawn_scoped(s, || execute_here(store, query, opts))
+        {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(CypherError::new(
+                    ErrorKind::Runtime,
+                    "internal error while running the query",
+                ))
+            }),
             // No thread (resource limits): run here rather than fail.
             Err(_) => execute_here(store, query, opts),
         }
@@ -99,7 +108,11 @@ pub fn execute(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryRe
 }
 
 /// Runs a read-only query on the calling thread.
-pub fn execute_here(store: &dyn Store, query: &str, opts: &Options) -> Result<QueryResult, CypherError> {
+pub fn execute_here(
+    store: &dyn Store,
+    query: &str,
+    opts: &Options,
+) -> Result<QueryResult, CypherError> {
     let plan = prepare(query)?;
     let ctx = exec::Ctx::new(store, &opts.params, opts.budget);
     let (columns, mut rows) = ctx.run(&plan)?;
@@ -107,8 +120,15 @@ pub fn execute_here(store: &dyn Store, query: &str, opts: &Options) -> Result<Qu
     if let Some(m) = opts.max_rows {
         rows.truncate(m);
     }
-    let rows = rows.iter().map(|r| r.iter().map(|v| result::detach(store, v)).collect()).collect();
-    Ok(QueryResult { columns, rows, truncated })
+    let rows = rows
+        .iter()
+        .map(|r| r.iter().map(|v| result::detach(store, v)).collect())
+        .collect();
+    Ok(QueryResult {
+        columns,
+        rows,
+        truncated,
+    })
 }
 
 /// A store bound to default options, for callers that run many queries.
@@ -119,7 +139,10 @@ pub struct Engine<'g> {
 
 impl<'g> Engine<'g> {
     pub fn new(store: &'g dyn Store) -> Self {
-        Engine { store, options: Options::default() }
+        Engine {
+            store,
+            options: Options::default(),
+        }
     }
     pub fn execute(&self, query: &str) -> Result<QueryResult, CypherError> {
         execute(self.store, query, &self.options)

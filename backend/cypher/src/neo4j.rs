@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use neo4rs::{query, BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType, Graph as Neo4j};
+use neo4rs::{
+    query, BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType,
+    Graph as Neo4j,
+};
 
 use crate::error::{CypherError, ErrorKind, Result};
 use crate::result::{NodeOut, Out, QueryResult, RelOut};
@@ -23,7 +26,10 @@ fn neo(e: impl std::fmt::Display) -> CypherError {
 
 impl Neo4jClient {
     pub fn connect(uri: &str, user: &str, password: &str) -> Result<Self> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(neo)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(neo)?;
         let db = rt.block_on(Neo4j::new(uri, user, password)).map_err(neo)?;
         Ok(Neo4jClient { db, rt })
     }
@@ -41,7 +47,11 @@ impl Neo4jClient {
     /// semantic checks (which also yields the column order).
     pub fn execute(&self, q: &str, opts: &Options) -> Result<QueryResult> {
         let plan = crate::prepare(q)?;
-        let columns = plan.branches.first().map(|b| b.columns.clone()).unwrap_or_default();
+        let columns = plan
+            .branches
+            .first()
+            .map(|b| b.columns.clone())
+            .unwrap_or_default();
         let mut qq = query(q);
         for (k, v) in &opts.params {
             qq = qq.param(k, to_bolt(v));
@@ -53,7 +63,10 @@ impl Neo4jClient {
                 let mut rows = Vec::new();
                 while let Some(row) = stream.next().await.map_err(neo)? {
                     if rows.len() as u64 >= budget.rows {
-                        return Err(CypherError::new(ErrorKind::Budget, format!("query produced more than {} rows", budget.rows)));
+                        return Err(CypherError::new(
+                            ErrorKind::Budget,
+                            format!("query produced more than {} rows", budget.rows),
+                        ));
                     }
                     let mut out = Vec::with_capacity(columns.len());
                     for c in &columns {
@@ -65,8 +78,15 @@ impl Neo4jClient {
                 Ok(rows)
             };
             match tokio::time::timeout(budget.time, run).await {
-                Ok(r) => r.map(|rows| QueryResult { columns: columns.clone(), rows, truncated: false }),
-                Err(_) => Err(CypherError::new(ErrorKind::Budget, format!("query ran longer than {} ms", budget.time.as_millis()))),
+                Ok(r) => r.map(|rows| QueryResult {
+                    columns: columns.clone(),
+                    rows,
+                    truncated: false,
+                }),
+                Err(_) => Err(CypherError::new(
+                    ErrorKind::Budget,
+                    format!("query ran longer than {} ms", budget.time.as_millis()),
+                )),
             }
         })
     }
@@ -79,13 +99,23 @@ fn to_bolt(v: &Value) -> BoltType {
         Value::Int(i) => BoltType::Integer(BoltInteger { value: *i }),
         Value::Float(f) => BoltType::Float(BoltFloat { value: *f }),
         Value::Str(s) => BoltType::String(BoltString { value: s.clone() }),
-        Value::List(xs) => BoltType::List(BoltList { value: xs.iter().map(to_bolt).collect() }),
-        Value::Map(m) => BoltType::Map(BoltMap { value: m.iter().map(|(k, v)| (BoltString { value: k.clone() }, to_bolt(v))).collect::<HashMap<_, _>>() }),
+        Value::List(xs) => BoltType::List(BoltList {
+            value: xs.iter().map(to_bolt).collect(),
+        }),
+        Value::Map(m) => BoltType::Map(BoltMap {
+            value: m
+                .iter()
+                .map(|(k, v)| (BoltString { value: k.clone() }, to_bolt(v)))
+                .collect::<HashMap<_, _>>(),
+        }),
     }
 }
 
 fn props(m: &BoltMap) -> BTreeMap<String, Out> {
-    m.value.iter().map(|(k, v)| (k.value.clone(), from_bolt(v))).collect()
+    m.value
+        .iter()
+        .map(|(k, v)| (k.value.clone(), from_bolt(v)))
+        .collect()
 }
 
 fn from_bolt(v: &BoltType) -> Out {
@@ -99,7 +129,18 @@ fn from_bolt(v: &BoltType) -> Out {
         BoltType::Map(m) => Out::Map(props(m)),
         BoltType::Node(n) => Out::Node(NodeOut {
             id: n.id.value as u64,
-            labels: n.labels.value.iter().filter_map(|l| if let BoltType::String(s) = l { Some(s.value.clone()) } else { None }).collect(),
+            labels: n
+                .labels
+                .value
+                .iter()
+                .filter_map(|l| {
+                    if let BoltType::String(s) = l {
+                        Some(s.value.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
             props: props(&n.properties),
         }),
         BoltType::Relation(r) => Out::Rel(RelOut {

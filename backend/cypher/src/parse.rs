@@ -10,21 +10,37 @@ pub const MAX_QUERY_BYTES: usize = 1 << 20;
 
 pub fn parse(query: &str) -> Result<Program> {
     if query.len() > MAX_QUERY_BYTES {
-        return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, format!("query longer than {MAX_QUERY_BYTES} bytes")));
+        return Err(CypherError::new(
+            ErrorKind::Syntax { line: 1, col: 1 },
+            format!("query longer than {MAX_QUERY_BYTES} bytes"),
+        ));
     }
     check_nesting(query)?;
-    let tokens = open_cypher::lex(query).tokens.iter().filter(|t| !t.kind.is_trivia()).count();
+    let tokens = open_cypher::lex(query)
+        .tokens
+        .iter()
+        .filter(|t| !t.kind.is_trivia())
+        .count();
     if tokens > MAX_TOKENS {
-        return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, format!("query has {tokens} tokens, more than {MAX_TOKENS}")));
+        return Err(CypherError::new(
+            ErrorKind::Syntax { line: 1, col: 1 },
+            format!("query has {tokens} tokens, more than {MAX_TOKENS}"),
+        ));
     }
     match open_cypher::parse(query) {
         Ok(parsed) => Ok(parsed.program),
         Err(errors) => {
             let Some(d) = errors.diagnostics().first() else {
-                return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "cannot parse the query"));
+                return Err(CypherError::new(
+                    ErrorKind::Syntax { line: 1, col: 1 },
+                    "cannot parse the query",
+                ));
             };
             let (line, col) = line_col(query, d.primary_span.start);
-            Err(CypherError::new(ErrorKind::Syntax { line, col }, format!("{} [{}]", d.message, d.code)))
+            Err(CypherError::new(
+                ErrorKind::Syntax { line, col },
+                format!("{} [{}]", d.message, d.code),
+            ))
         }
     }
 }
@@ -70,7 +86,10 @@ fn check_nesting(query: &str) -> Result<()> {
                 depth += 1;
                 if depth > MAX_NESTING {
                     let (line, col) = line_col(query, i);
-                    return Err(CypherError::new(ErrorKind::Syntax { line, col }, format!("brackets nested deeper than {MAX_NESTING}")));
+                    return Err(CypherError::new(
+                        ErrorKind::Syntax { line, col },
+                        format!("brackets nested deeper than {MAX_NESTING}"),
+                    ));
                 }
             }
             ')' | ']' | '}' => depth = depth.saturating_sub(1),

@@ -13,7 +13,9 @@ use serenqa_graph::{Graph, NodeId, RelId};
 use crate::{execute, Options};
 
 /// The pattern types, in the paper's order.
-pub const PATTERNS: [&str; 9] = ["1.1", "1.2", "2.1", "3.1", "3.2", "3.3", "4.1", "4.2", "4.3"];
+pub const PATTERNS: [&str; 9] = [
+    "1.1", "1.2", "2.1", "3.1", "3.2", "3.3", "4.1", "4.2", "4.3",
+];
 
 /// One query of one pattern type.
 #[derive(Clone, Debug)]
@@ -54,9 +56,13 @@ struct Rels {
 fn unique_name(g: &Graph, n: NodeId) -> bool {
     let t = g.node_type(n);
     let name = g.name(n);
-    !name.is_empty() && g.find_by_name(name).iter().filter(|&&m| g.node_type(m) == t && g.name(m) == name).count() == 1
+    !name.is_empty()
+        && g.find_by_name(name)
+            .iter()
+            .filter(|&&m| g.node_type(m) == t && g.name(m) == name)
+            .count()
+            == 1
 }
-
 
 fn name(g: &Graph, n: NodeId) -> String {
     quote(g.name(n))
@@ -66,23 +72,50 @@ fn name(g: &Graph, n: NodeId) -> String {
 /// relation types.
 pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
     let r = |n: &str| g.relation_id(n);
-    let (Some(ctd), Some(cbg), Some(dag), Some(gppw), Some(gpbp), Some(gig), Some(ccse)) =
-        (r("TREATS_CtD"), r("BINDS_CbG"), r("ASSOCIATES_DaG"), r("PARTICIPATES_GpPW"), r("PARTICIPATES_GpBP"), r("INTERACTS_GiG"), r("CAUSES_CcSE"))
+    let (Some(ctd), Some(cbg), Some(dag), Some(gppw), Some(gpbp), Some(gig), Some(ccse)) = (
+        r("TREATS_CtD"),
+        r("BINDS_CbG"),
+        r("ASSOCIATES_DaG"),
+        r("PARTICIPATES_GpPW"),
+        r("PARTICIPATES_GpBP"),
+        r("INTERACTS_GiG"),
+        r("CAUSES_CcSE"),
+    ) else {
+        return Vec::new();
+    };
+    let rels = Rels {
+        ctd,
+        cbg,
+        dag,
+        gppw,
+        gpbp,
+        gig,
+        ccse,
+    };
+    let ty = |l: &str| g.type_id(l);
+    let (Some(compound), Some(disease), Some(gene)) = (ty("Compound"), ty("Disease"), ty("Gene"))
     else {
         return Vec::new();
     };
-    let rels = Rels { ctd, cbg, dag, gppw, gpbp, gig, ccse };
-    let ty = |l: &str| g.type_id(l);
-    let (Some(compound), Some(disease), Some(gene)) = (ty("Compound"), ty("Disease"), ty("Gene")) else { return Vec::new() };
     let compounds = g.nodes_of_type(compound);
     let diseases = g.nodes_of_type(disease);
     let genes = g.nodes_of_type(gene);
     let mut cases = Vec::new();
-    let push = |cases: &mut Vec<Case>, pattern: &'static str, query: String, anchors: Vec<NodeId>| {
-        if cases.iter().filter(|c: &&Case| c.pattern == pattern).count() < per_pattern {
-            cases.push(Case { pattern, query, anchors });
-        }
-    };
+    let push =
+        |cases: &mut Vec<Case>, pattern: &'static str, query: String, anchors: Vec<NodeId>| {
+            if cases
+                .iter()
+                .filter(|c: &&Case| c.pattern == pattern)
+                .count()
+                < per_pattern
+            {
+                cases.push(Case {
+                    pattern,
+                    query,
+                    anchors,
+                });
+            }
+        };
     let first_unique = |ns: &[NodeId]| ns.iter().copied().find(|&n| unique_name(g, n));
     let rels = &rels;
 
@@ -96,7 +129,11 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
             push(&mut cases, "1.1", q, vec![c]);
         }
         // 2.1: source → named mid → final type.
-        if let Some(m) = out_n(g, c, rels.cbg).iter().copied().find(|&m| unique_name(g, m) && !out_n(g, m, rels.gppw).is_empty()) {
+        if let Some(m) = out_n(g, c, rels.cbg)
+            .iter()
+            .copied()
+            .find(|&m| unique_name(g, m) && !out_n(g, m, rels.gppw).is_empty())
+        {
             let q = format!(
                 "MATCH (s:Compound {{name: {}}})-[:BINDS_CbG]->(m:Gene {{name: {}}})-[:PARTICIPATES_GpPW]->(f:Pathway)\nRETURN COLLECT(DISTINCT {{id: f.id, name: f.name}}) AS finals",
                 name(g, c),
@@ -104,7 +141,12 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
             );
             push(&mut cases, "2.1", q, vec![c, m]);
             // 3.1: sequential chain source → gene → interacting gene → biological process.
-            if let Some(x) = out_n(g, m, rels.gig).iter().chain(in_n(g, m, rels.gig)).copied().find(|&x| x != m && unique_name(g, x) && !out_n(g, x, rels.gpbp).is_empty()) {
+            if let Some(x) = out_n(g, m, rels.gig)
+                .iter()
+                .chain(in_n(g, m, rels.gig))
+                .copied()
+                .find(|&x| x != m && unique_name(g, x) && !out_n(g, x, rels.gpbp).is_empty())
+            {
                 let q = format!(
                     "MATCH (a:Compound {{name: {}}})-[:BINDS_CbG]->(b:Gene {{name: {}}})-[:INTERACTS_GiG]-(c:Gene {{name: {}}})-[:PARTICIPATES_GpBP]->(d:BiologicalProcess)\nRETURN COLLECT(DISTINCT {{id: d.id, name: d.name}}) AS answers",
                     name(g, c),
@@ -148,7 +190,11 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
         if in_n(g, d, rels.ctd).is_empty() {
             continue;
         }
-        if let Some((gn, p)) = out_n(g, d, rels.dag).iter().filter(|&&x| unique_name(g, x)).find_map(|&x| first_unique(out_n(g, x, rels.gppw)).map(|p| (x, p))) {
+        if let Some((gn, p)) = out_n(g, d, rels.dag)
+            .iter()
+            .filter(|&&x| unique_name(g, x))
+            .find_map(|&x| first_unique(out_n(g, x, rels.gppw)).map(|p| (x, p)))
+        {
             let q = format!(
                 "MATCH (x:Compound)-[:TREATS_CtD]->(d:Disease {{name: {}}})-[:ASSOCIATES_DaG]->(g:Gene {{name: {}}})-[:PARTICIPATES_GpPW]->(p:Pathway {{name: {}}})\nRETURN COLLECT(DISTINCT {{id: x.id, name: x.name}}) AS answers",
                 name(g, d),
@@ -158,9 +204,15 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
             push(&mut cases, "3.2", q, vec![d, gn, p]);
         }
     }
-    for &gn in genes.iter().filter(|&&x| unique_name(g, x) && !in_n(g, x, rels.cbg).is_empty()) {
+    for &gn in genes
+        .iter()
+        .filter(|&&x| unique_name(g, x) && !in_n(g, x, rels.cbg).is_empty())
+    {
         // 3.3: branching: which compound binds G, which is in pathway P and process B.
-        if let (Some(p), Some(b)) = (first_unique(out_n(g, gn, rels.gppw)), first_unique(out_n(g, gn, rels.gpbp))) {
+        if let (Some(p), Some(b)) = (
+            first_unique(out_n(g, gn, rels.gppw)),
+            first_unique(out_n(g, gn, rels.gpbp)),
+        ) {
             let q = format!(
                 "MATCH (n0:Compound)\nMATCH (n1:Gene {{name: {}}})\nMATCH (n2:Pathway {{name: {}}})\nMATCH (n3:BiologicalProcess {{name: {}}})\nMATCH (n0)-[:BINDS_CbG]->(n1)\nMATCH (n1)-[:PARTICIPATES_GpPW]->(n2)\nMATCH (n1)-[:PARTICIPATES_GpBP]->(n3)\nRETURN COLLECT(DISTINCT {{id: n0.id, name: n0.name}}) AS n0_targets",
                 name(g, gn),
@@ -175,13 +227,22 @@ pub fn pattern_cases(g: &Graph, per_pattern: usize) -> Vec<Case> {
     }
     // 4.3: compounds binding both of two genes and diseases associated with both.
     'outer: for &c in compounds {
-        let bound: Vec<NodeId> = out_n(g, c, rels.cbg).iter().copied().filter(|&x| unique_name(g, x)).collect();
+        let bound: Vec<NodeId> = out_n(g, c, rels.cbg)
+            .iter()
+            .copied()
+            .filter(|&x| unique_name(g, x))
+            .collect();
         if bound.len() < 2 {
             continue;
         }
         for &d in diseases {
             let assoc = out_n(g, d, rels.dag);
-            let shared: Vec<NodeId> = bound.iter().copied().filter(|x| assoc.contains(x)).take(2).collect();
+            let shared: Vec<NodeId> = bound
+                .iter()
+                .copied()
+                .filter(|x| assoc.contains(x))
+                .take(2)
+                .collect();
             if let [g2, g3] = shared[..] {
                 let q = format!(
                     "MATCH (e2:Gene {{name: {}}}), (e3:Gene {{name: {}}})\nMATCH (e1:Compound)-[:BINDS_CbG]->(e2), (e1)-[:BINDS_CbG]->(e3)\nMATCH (e4:Disease)-[:ASSOCIATES_DaG]->(e2), (e4)-[:ASSOCIATES_DaG]->(e3)\nRETURN COLLECT(DISTINCT e1.id) AS e1_ids, COLLECT(DISTINCT e4.id) AS e4_ids",
@@ -212,10 +273,16 @@ pub fn anchored_cases(g: &Graph, n: usize) -> Vec<Case> {
         let node = i as NodeId;
         let label = g.type_label(g.node_type(node));
         let id = quote(g.ident(node));
-        cases.push(Case { pattern: "id-1hop", query: format!("MATCH (n:{label} {{id: {id}}})-->(m) RETURN count(m) AS c"), anchors: vec![node] });
+        cases.push(Case {
+            pattern: "id-1hop",
+            query: format!("MATCH (n:{label} {{id: {id}}})-->(m) RETURN count(m) AS c"),
+            anchors: vec![node],
+        });
         cases.push(Case {
             pattern: "id-2hop",
-            query: format!("MATCH (n:{label} {{id: {id}}})-->()-->(m) RETURN count(DISTINCT m) AS c"),
+            query: format!(
+                "MATCH (n:{label} {{id: {id}}})-->()-->(m) RETURN count(DISTINCT m) AS c"
+            ),
             anchors: vec![node],
         });
     }
@@ -238,7 +305,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
-    let i = ((p * sorted.len() as f64).ceil() as usize).saturating_sub(1).min(sorted.len() - 1);
+    let i = ((p * sorted.len() as f64).ceil() as usize)
+        .saturating_sub(1)
+        .min(sorted.len() - 1);
     sorted[i]
 }
 
@@ -282,7 +351,10 @@ pub fn measure(g: &Graph, cases: &[Case], reps: usize, opts: &Options) -> Vec<Pa
 
 /// A text table of [`measure`]'s output.
 pub fn report(rows: &[PatternLatency]) -> String {
-    let mut s = format!("{:<8} {:>8} {:>6} {:>7} {:>10} {:>10} {:>10}\n", "pattern", "queries", "runs", "errors", "p50 ms", "p99 ms", "max ms");
+    let mut s = format!(
+        "{:<8} {:>8} {:>6} {:>7} {:>10} {:>10} {:>10}\n",
+        "pattern", "queries", "runs", "errors", "p50 ms", "p99 ms", "max ms"
+    );
     for r in rows {
         s.push_str(&format!(
             "{:<8} {:>8} {:>6} {:>7} {:>10.3} {:>10.3} {:>10.3}\n",

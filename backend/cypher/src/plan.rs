@@ -59,16 +59,44 @@ pub enum Expr {
     HasLabels(Box<Expr>, Vec<String>),
     /// A scalar function, name lower-cased.
     Call(String, Vec<Expr>),
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, els: Option<Box<Expr>> },
-    ListComp { slot: usize, list: Box<Expr>, pred: Option<Box<Expr>>, proj: Option<Box<Expr>> },
-    Quant { kind: QuantKind, slot: usize, list: Box<Expr>, pred: Box<Expr> },
-    Reduce { acc: usize, init: Box<Expr>, slot: usize, list: Box<Expr>, expr: Box<Expr> },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        els: Option<Box<Expr>>,
+    },
+    ListComp {
+        slot: usize,
+        list: Box<Expr>,
+        pred: Option<Box<Expr>>,
+        proj: Option<Box<Expr>>,
+    },
+    Quant {
+        kind: QuantKind,
+        slot: usize,
+        list: Box<Expr>,
+        pred: Box<Expr>,
+    },
+    Reduce {
+        acc: usize,
+        init: Box<Expr>,
+        slot: usize,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
     /// A pattern used as a predicate: true when it has at least one match.
     Exists(Box<PatternPlan>),
     /// `EXISTS { MATCH pattern WHERE filter }` (`count: false`) or `COUNT { … }` (`true`).
-    Subquery { count: bool, pattern: Box<PatternPlan>, filter: Option<Box<Expr>> },
+    Subquery {
+        count: bool,
+        pattern: Box<PatternPlan>,
+        filter: Option<Box<Expr>>,
+    },
     /// `[pattern WHERE pred | proj]`.
-    PatternComp { pattern: Box<PatternPlan>, pred: Option<Box<Expr>>, proj: Box<Expr> },
+    PatternComp {
+        pattern: Box<PatternPlan>,
+        pred: Option<Box<Expr>>,
+        proj: Box<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -85,7 +113,11 @@ impl Expr {
         match self {
             Expr::Lit(_) | Expr::Param(_) => {}
             Expr::Var(s) => f(*s),
-            Expr::Prop(e, _) | Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::HasLabels(e, _) => e.visit_slots(f),
+            Expr::Prop(e, _)
+            | Expr::Not(e)
+            | Expr::Neg(e)
+            | Expr::IsNull(e, _)
+            | Expr::HasLabels(e, _) => e.visit_slots(f),
             Expr::Index(a, b) | Expr::Bin(_, a, b) => {
                 a.visit_slots(f);
                 b.visit_slots(f);
@@ -111,7 +143,11 @@ impl Expr {
                     }
                 }
             }
-            Expr::Case { operand, whens, els } => {
+            Expr::Case {
+                operand,
+                whens,
+                els,
+            } => {
                 if let Some(o) = operand {
                     o.visit_slots(f);
                 }
@@ -123,7 +159,9 @@ impl Expr {
                     e.visit_slots(f);
                 }
             }
-            Expr::ListComp { list, pred, proj, .. } => {
+            Expr::ListComp {
+                list, pred, proj, ..
+            } => {
                 list.visit_slots(f);
                 if let Some(p) = pred {
                     p.visit_slots(f);
@@ -136,19 +174,27 @@ impl Expr {
                 list.visit_slots(f);
                 pred.visit_slots(f);
             }
-            Expr::Reduce { init, list, expr, .. } => {
+            Expr::Reduce {
+                init, list, expr, ..
+            } => {
                 init.visit_slots(f);
                 list.visit_slots(f);
                 expr.visit_slots(f);
             }
             Expr::Exists(p) => p.visit_slots(f),
-            Expr::Subquery { pattern, filter, .. } => {
+            Expr::Subquery {
+                pattern, filter, ..
+            } => {
                 pattern.visit_slots(f);
                 if let Some(x) = filter {
                     x.visit_slots(f);
                 }
             }
-            Expr::PatternComp { pattern, pred, proj } => {
+            Expr::PatternComp {
+                pattern,
+                pred,
+                proj,
+            } => {
                 pattern.visit_slots(f);
                 if let Some(p) = pred {
                     p.visit_slots(f);
@@ -213,7 +259,12 @@ pub struct PartPlan {
 
 impl PartPlan {
     pub fn own_slots(&self) -> Vec<usize> {
-        let mut v: Vec<usize> = self.nodes.iter().map(|n| n.slot).chain(self.rels.iter().map(|r| r.slot)).collect();
+        let mut v: Vec<usize> = self
+            .nodes
+            .iter()
+            .map(|n| n.slot)
+            .chain(self.rels.iter().map(|r| r.slot))
+            .collect();
         v.extend(self.path_slot);
         v
     }
@@ -325,8 +376,15 @@ pub struct Projection {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
-    Match { pattern: PatternPlan, optional: bool, filter: Option<Expr> },
-    Unwind { expr: Expr, slot: usize },
+    Match {
+        pattern: PatternPlan,
+        optional: bool,
+        filter: Option<Expr>,
+    },
+    Unwind {
+        expr: Expr,
+        slot: usize,
+    },
     Project(Box<Projection>),
 }
 

@@ -50,15 +50,37 @@ pub struct QueryResult {
 }
 
 pub(crate) fn node_out(store: &dyn Store, n: u32) -> NodeOut {
-    let mut labels: Vec<String> = store.node_labels(n).into_iter().map(|l| store.label_name(l).to_string()).collect();
+    let mut labels: Vec<String> = store
+        .node_labels(n)
+        .into_iter()
+        .map(|l| store.label_name(l).to_string())
+        .collect();
     labels.sort();
-    let props = store.node_props(n).into_iter().map(|(k, v)| (k, detach(store, &v))).collect();
-    NodeOut { id: u64::from(n), labels, props }
+    let props = store
+        .node_props(n)
+        .into_iter()
+        .map(|(k, v)| (k, detach(store, &v)))
+        .collect();
+    NodeOut {
+        id: u64::from(n),
+        labels,
+        props,
+    }
 }
 
 pub(crate) fn rel_out(store: &dyn Store, r: &crate::store::RelRef) -> RelOut {
-    let props = store.rel_props(r).into_iter().map(|(k, v)| (k, detach(store, &v))).collect();
-    RelOut { id: r.id, rel_type: store.rel_type_name(r.ty).to_string(), start: u64::from(r.src), end: u64::from(r.dst), props }
+    let props = store
+        .rel_props(r)
+        .into_iter()
+        .map(|(k, v)| (k, detach(store, &v)))
+        .collect();
+    RelOut {
+        id: r.id,
+        rel_type: store.rel_type_name(r.ty).to_string(),
+        start: u64::from(r.src),
+        end: u64::from(r.dst),
+        props,
+    }
 }
 
 /// Converts an execution value into a result value, reading what it needs from the store.
@@ -70,10 +92,17 @@ pub fn detach(store: &dyn Store, v: &Value) -> Out {
         Value::Float(f) => Out::Float(*f),
         Value::Str(s) => Out::Str(s.clone()),
         Value::List(xs) => Out::List(xs.iter().map(|x| detach(store, x)).collect()),
-        Value::Map(m) => Out::Map(m.iter().map(|(k, x)| (k.clone(), detach(store, x))).collect()),
+        Value::Map(m) => Out::Map(
+            m.iter()
+                .map(|(k, x)| (k.clone(), detach(store, x)))
+                .collect(),
+        ),
         Value::Node(n) => Out::Node(node_out(store, *n)),
         Value::Rel(r) => Out::Rel(rel_out(store, r)),
-        Value::Path(p) => Out::Path(p.nodes.iter().map(|&n| node_out(store, n)).collect(), p.rels.iter().map(|r| rel_out(store, r)).collect()),
+        Value::Path(p) => Out::Path(
+            p.nodes.iter().map(|&n| node_out(store, n)).collect(),
+            p.rels.iter().map(|r| rel_out(store, r)).collect(),
+        ),
     }
 }
 
@@ -114,7 +143,11 @@ impl NodeOut {
         }
         let mut p = String::new();
         props_text(&self.props, &mut p);
-        s.push_str(if self.labels.is_empty() { p.trim_start() } else { &p });
+        s.push_str(if self.labels.is_empty() {
+            p.trim_start()
+        } else {
+            &p
+        });
         s.push(')');
         s
     }
@@ -139,8 +172,17 @@ impl Out {
             Out::Int(i) => i.to_string(),
             Out::Float(f) => format_float(*f),
             Out::Str(s) => quote(s),
-            Out::List(xs) => format!("[{}]", xs.iter().map(Out::to_cypher).collect::<Vec<_>>().join(", ")),
-            Out::Map(m) => format!("{{{}}}", m.iter().map(|(k, v)| format!("{k}: {}", v.to_cypher())).collect::<Vec<_>>().join(", ")),
+            Out::List(xs) => format!(
+                "[{}]",
+                xs.iter().map(Out::to_cypher).collect::<Vec<_>>().join(", ")
+            ),
+            Out::Map(m) => format!(
+                "{{{}}}",
+                m.iter()
+                    .map(|(k, v)| format!("{k}: {}", v.to_cypher()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Out::Node(n) => n.to_cypher(),
             Out::Rel(r) => r.to_cypher(),
             Out::Path(nodes, rels) => {
@@ -151,7 +193,13 @@ impl Out {
                 for (i, r) in rels.iter().enumerate() {
                     let (prev, next) = (nodes.get(i), nodes.get(i + 1));
                     let forward = prev.is_some_and(|p| p.id == r.start);
-                    let _ = write!(s, "{}{}{}", if forward { "-" } else { "<-" }, r.to_cypher(), if forward { "->" } else { "-" });
+                    let _ = write!(
+                        s,
+                        "{}{}{}",
+                        if forward { "-" } else { "<-" },
+                        r.to_cypher(),
+                        if forward { "->" } else { "-" }
+                    );
                     if let Some(n) = next {
                         s.push_str(&n.to_cypher());
                     }
@@ -175,7 +223,9 @@ impl Out {
             Out::Null => Json::Null,
             Out::Bool(b) => json!(b),
             Out::Int(i) => json!(i),
-            Out::Float(f) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or_else(|| json!(format_float(*f))),
+            Out::Float(f) => serde_json::Number::from_f64(*f)
+                .map(Json::Number)
+                .unwrap_or_else(|| json!(format_float(*f))),
             Out::Str(s) => json!(s),
             Out::List(xs) => Json::Array(xs.iter().map(Out::to_json).collect()),
             Out::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
@@ -190,12 +240,20 @@ impl Out {
 }
 
 fn node_json(n: &NodeOut) -> Json {
-    let props: JsonMap<String, Json> = n.props.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+    let props: JsonMap<String, Json> = n
+        .props
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
     json!({ "identity": n.id, "labels": n.labels, "properties": props })
 }
 
 fn rel_json(r: &RelOut) -> Json {
-    let props: JsonMap<String, Json> = r.props.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+    let props: JsonMap<String, Json> = r
+        .props
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
     json!({ "identity": r.id, "type": r.rel_type, "start": r.start, "end": r.end, "properties": props })
 }
 
@@ -219,7 +277,11 @@ impl QueryResult {
                 s
             }
         };
-        let cells: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|v| cut(v.to_text())).collect()).collect();
+        let cells: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|v| cut(v.to_text())).collect())
+            .collect();
         let mut w: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
         for r in &cells {
             for (i, c) in r.iter().enumerate() {
@@ -258,7 +320,12 @@ impl QueryResult {
             out.push_str(&row(r));
         }
         out.push_str(&line('└', '┴', '┘'));
-        let _ = writeln!(out, "{} row{}", self.rows.len(), if self.rows.len() == 1 { "" } else { "s" });
+        let _ = writeln!(
+            out,
+            "{} row{}",
+            self.rows.len(),
+            if self.rows.len() == 1 { "" } else { "s" }
+        );
         out
     }
 }

@@ -41,7 +41,10 @@ impl Scope {
         self.vars.iter().rposition(|v| v.name == name)
     }
     fn push(&mut self, name: &str, kind: Kind) -> usize {
-        self.vars.push(Var { name: name.to_string(), kind });
+        self.vars.push(Var {
+            name: name.to_string(),
+            kind,
+        });
         self.vars.len() - 1
     }
     fn len(&self) -> usize {
@@ -98,26 +101,45 @@ pub fn is_aggregate(name: &str) -> Option<AggFn> {
 }
 
 fn fn_name(q: &A::QualifiedName) -> String {
-    q.parts.iter().map(|p| p.kind.text.to_lowercase()).collect::<Vec<_>>().join(".")
+    q.parts
+        .iter()
+        .map(|p| p.kind.text.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Lowers a parsed program to a plan.
 pub fn lower(src: &str, program: &A::Program) -> Result<QueryPlan> {
     let stmt = match program.statements.as_slice() {
         [s] => s,
-        [] => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "empty query")),
+        [] => {
+            return Err(CypherError::new(
+                ErrorKind::Syntax { line: 1, col: 1 },
+                "empty query",
+            ))
+        }
         _ => return Err(CypherError::unsupported("more than one statement")),
     };
     let q = match &stmt.kind {
         A::StatementKind::Query(q) => q,
-        _ => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "not a query")),
+        _ => {
+            return Err(CypherError::new(
+                ErrorKind::Syntax { line: 1, col: 1 },
+                "not a query",
+            ))
+        }
     };
     if q.mode.is_some() {
         return Err(CypherError::unsupported("EXPLAIN / PROFILE"));
     }
     let reg = match &q.query.kind {
         A::QueryKind::Regular(r) => r,
-        _ => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "not a query")),
+        _ => {
+            return Err(CypherError::new(
+                ErrorKind::Syntax { line: 1, col: 1 },
+                "not a query",
+            ))
+        }
     };
     let mut l = Lowerer { src, anon: 0 };
     // Read-only check over every branch first, so a write is reported as such even when
@@ -132,16 +154,25 @@ pub fn lower(src: &str, program: &A::Program) -> Result<QueryPlan> {
     for u in &reg.unions {
         let all = matches!(u.operator.kind, A::UnionOperator::All);
         if !union_all.is_empty() && union_all[0] != all {
-            return Err(sem("InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
+            return Err(sem(
+                "InvalidClauseComposition",
+                "cannot mix UNION and UNION ALL",
+            ));
         }
         union_all.push(all);
         let b = l.single(&u.query)?;
         if b.columns != branches[0].columns {
-            return Err(sem("DifferentColumnsInUnion", "all sub queries in a UNION must have the same return column names"));
+            return Err(sem(
+                "DifferentColumnsInUnion",
+                "all sub queries in a UNION must have the same return column names",
+            ));
         }
         branches.push(b);
     }
-    Ok(QueryPlan { branches, union_all })
+    Ok(QueryPlan {
+        branches,
+        union_all,
+    })
 }
 
 fn check_read_only(c: &A::Clause) -> Result<()> {
@@ -183,8 +214,16 @@ impl<'q> Lowerer<'q> {
                     // and-ed: lets the executor start from the most selective part of either.
                     match (ops.last_mut(), op) {
                         (
-                            Some(Op::Match { pattern: prev, optional: false, filter: prev_filter }),
-                            Op::Match { pattern, optional: false, filter },
+                            Some(Op::Match {
+                                pattern: prev,
+                                optional: false,
+                                filter: prev_filter,
+                            }),
+                            Op::Match {
+                                pattern,
+                                optional: false,
+                                filter,
+                            },
                         ) => {
                             let group = prev.parts.iter().map(|p| p.group).max().unwrap_or(0) + 1;
                             for mut part in pattern.parts {
@@ -193,7 +232,9 @@ impl<'q> Lowerer<'q> {
                             }
                             prev.out_width = pattern.out_width;
                             *prev_filter = match (prev_filter.take(), filter) {
-                                (Some(a), Some(b)) => Some(Expr::Bin(BinOp::And, Box::new(a), Box::new(b))),
+                                (Some(a), Some(b)) => {
+                                    Some(Expr::Bin(BinOp::And, Box::new(a), Box::new(b)))
+                                }
                                 (a, b) => a.or(b),
                             };
                             let f = prev_filter.clone();
@@ -213,33 +254,51 @@ impl<'q> Lowerer<'q> {
                     let expr = self.expr(&u.expression, &scope, None)?;
                     let name = &u.variable.kind.text;
                     if scope.visible().iter().any(|(n, _)| n == name) {
-                        return Err(sem("VariableAlreadyBound", format!("variable `{name}` already declared")));
+                        return Err(sem(
+                            "VariableAlreadyBound",
+                            format!("variable `{name}` already declared"),
+                        ));
                     }
                     let slot = scope.push(name, Kind::Any);
                     ops.push(Op::Unwind { expr, slot });
                 }
                 A::ClauseKind::With(w) => {
-                    let (p, new_scope) = self.projection(&w.projection, &scope, w.where_clause.as_ref(), false)?;
+                    let (p, new_scope) =
+                        self.projection(&w.projection, &scope, w.where_clause.as_ref(), false)?;
                     ops.push(Op::Project(Box::new(p)));
                     scope = new_scope;
                 }
                 A::ClauseKind::Return(r) => {
                     if !last {
-                        return Err(sem("InvalidClauseComposition", "RETURN must be the last clause"));
+                        return Err(sem(
+                            "InvalidClauseComposition",
+                            "RETURN must be the last clause",
+                        ));
                     }
                     let (p, _) = self.projection(&r.projection, &scope, None, true)?;
                     columns = Some(p.columns.clone());
                     ops.push(Op::Project(Box::new(p)));
                 }
-                A::ClauseKind::Call(_) => return Err(CypherError::unsupported("CALL (procedures and subqueries)")),
-                A::ClauseKind::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid clause")),
+                A::ClauseKind::Call(_) => {
+                    return Err(CypherError::unsupported("CALL (procedures and subqueries)"))
+                }
+                A::ClauseKind::Error(_) => {
+                    return Err(CypherError::new(
+                        ErrorKind::Syntax { line: 1, col: 1 },
+                        "invalid clause",
+                    ))
+                }
                 _ => {
                     check_read_only(c)?;
-                    return Err(CypherError::unsupported(format!("clause `{}`", first_word(self.text(c.span)))));
+                    return Err(CypherError::unsupported(format!(
+                        "clause `{}`",
+                        first_word(self.text(c.span))
+                    )));
                 }
             }
         }
-        let columns = columns.ok_or_else(|| sem("InvalidClauseComposition", "query must end with RETURN"))?;
+        let columns =
+            columns.ok_or_else(|| sem("InvalidClauseComposition", "query must end with RETURN"))?;
         Ok(Branch { ops, columns })
     }
 
@@ -263,12 +322,22 @@ impl<'q> Lowerer<'q> {
         if let Some(f) = &filter {
             add_hints(f, &mut pattern);
         }
-        Ok(Op::Match { pattern, optional: m.optional, filter })
+        Ok(Op::Match {
+            pattern,
+            optional: m.optional,
+            filter,
+        })
     }
 
     /// Lowers a pattern, adding its new variables to `scope`. Inline WHERE clauses of nodes
     /// and relationships go to `filters`.
-    fn pattern(&mut self, p: &A::Pattern, scope: &mut Scope, filters: &mut Vec<Expr>, in_match: bool) -> Result<PatternPlan> {
+    fn pattern(
+        &mut self,
+        p: &A::Pattern,
+        scope: &mut Scope,
+        filters: &mut Vec<Expr>,
+        in_match: bool,
+    ) -> Result<PatternPlan> {
         let in_width = scope.len();
         let mut parts = Vec::new();
         // Relationship variables bound in this pattern (a relationship cannot appear twice).
@@ -292,30 +361,54 @@ impl<'q> Lowerer<'q> {
             for (i, f) in factors.iter().enumerate() {
                 let want_node = i % 2 == 0;
                 match (&f.kind, want_node) {
-                    (A::PathFactorKind::Node(n), true) => nodes.push(self.node_pat(n, scope, filters, in_width, in_match)?),
+                    (A::PathFactorKind::Node(n), true) => {
+                        nodes.push(self.node_pat(n, scope, filters, in_width, in_match)?)
+                    }
                     (A::PathFactorKind::Relationship(r), false) => {
                         if let Some(v) = &r.variable {
                             if rels_here.contains(&v.kind.text) {
-                                return Err(sem("RelationshipUniquenessViolation", format!("relationship `{}` used twice in one pattern", v.kind.text)));
+                                return Err(sem(
+                                    "RelationshipUniquenessViolation",
+                                    format!(
+                                        "relationship `{}` used twice in one pattern",
+                                        v.kind.text
+                                    ),
+                                ));
                             }
                             rels_here.push(v.kind.text.clone());
                         }
                         rels.push(self.rel_pat(r, scope, filters, in_width, in_match)?)
                     }
-                    (A::PathFactorKind::LegacyShortest { .. }, _) => return Err(CypherError::unsupported("shortestPath inside a longer pattern")),
-                    _ => return Err(CypherError::unsupported(format!("pattern form `{}`", self.text(f.span)))),
+                    (A::PathFactorKind::LegacyShortest { .. }, _) => {
+                        return Err(CypherError::unsupported(
+                            "shortestPath inside a longer pattern",
+                        ))
+                    }
+                    _ => {
+                        return Err(CypherError::unsupported(format!(
+                            "pattern form `{}`",
+                            self.text(f.span)
+                        )))
+                    }
                 }
             }
             if nodes.len() != rels.len() + 1 {
-                return Err(CypherError::unsupported(format!("pattern `{}`", self.text(part.span))));
+                return Err(CypherError::unsupported(format!(
+                    "pattern `{}`",
+                    self.text(part.span)
+                )));
             }
             if shortest.is_some() {
                 let [rel] = rels.as_mut_slice() else {
-                    return Err(CypherError::unsupported("shortestPath over more than one relationship"));
+                    return Err(CypherError::unsupported(
+                        "shortestPath over more than one relationship",
+                    ));
                 };
                 let range = rel.range.unwrap_or((1, Some(1)));
                 if range.0 > 1 {
-                    return Err(CypherError::unsupported("shortestPath with a minimum length above 1"));
+                    return Err(CypherError::unsupported(
+                        "shortestPath with a minimum length above 1",
+                    ));
                 }
                 rel.range = Some(range);
                 if let Some(v) = scope.vars.get_mut(rel.slot) {
@@ -328,20 +421,42 @@ impl<'q> Lowerer<'q> {
                 Some(b) => {
                     let name = &b.kind.text;
                     if scope.find(name).is_some() && !name.starts_with(' ') {
-                        return Err(sem("VariableAlreadyBound", format!("variable `{name}` already declared")));
+                        return Err(sem(
+                            "VariableAlreadyBound",
+                            format!("variable `{name}` already declared"),
+                        ));
                     }
                     Some(scope.push(name, Kind::Path))
                 }
                 None => None,
             };
-            let mut pp = PartPlan { path_slot, nodes, rels, group: 0, deps: Vec::new(), self_dep: false, shortest };
+            let mut pp = PartPlan {
+                path_slot,
+                nodes,
+                rels,
+                group: 0,
+                deps: Vec::new(),
+                self_dep: false,
+                shortest,
+            };
             pp.compute_deps();
             parts.push(pp);
         }
-        Ok(PatternPlan { parts, in_width, out_width: scope.len() })
+        Ok(PatternPlan {
+            parts,
+            in_width,
+            out_width: scope.len(),
+        })
     }
 
-    fn bind_var(&mut self, v: Option<&A::Name>, kind: Kind, scope: &mut Scope, in_width: usize, in_match: bool) -> Result<usize> {
+    fn bind_var(
+        &mut self,
+        v: Option<&A::Name>,
+        kind: Kind,
+        scope: &mut Scope,
+        in_width: usize,
+        in_match: bool,
+    ) -> Result<usize> {
         let Some(v) = v else {
             let h = self.hidden("anon");
             return Ok(scope.push(&h, kind));
@@ -351,23 +466,34 @@ impl<'q> Lowerer<'q> {
             let have = scope.vars[s].kind;
             let compatible = have == kind || (have == Kind::Any && kind != Kind::Path);
             if !compatible {
-                return Err(sem("VariableTypeConflict", format!("variable `{name}` is a {have:?}, used as a {kind:?}")));
+                return Err(sem(
+                    "VariableTypeConflict",
+                    format!("variable `{name}` is a {have:?}, used as a {kind:?}"),
+                ));
             }
             if kind == Kind::RelList && s < in_width {
-                return Err(sem("VariableAlreadyBound", format!("variable `{name}` already declared")));
+                return Err(sem(
+                    "VariableAlreadyBound",
+                    format!("variable `{name}` already declared"),
+                ));
             }
             return Ok(s);
         }
         if !in_match {
             // Pattern predicates and comprehensions may only introduce variables in
             // comprehensions; a predicate like `(a)-->(b)` with unknown `b` is an error.
-            return Err(sem("UndefinedVariable", format!("variable `{name}` not defined")));
+            return Err(sem(
+                "UndefinedVariable",
+                format!("variable `{name}` not defined"),
+            ));
         }
         Ok(scope.push(name, kind))
     }
 
     fn props(&mut self, p: Option<&A::Expr>, scope: &Scope) -> Result<PropSpec> {
-        let Some(p) = p else { return Ok((Vec::new(), None)) };
+        let Some(p) = p else {
+            return Ok((Vec::new(), None));
+        };
         match &p.kind {
             E::Map(entries) => {
                 let mut v = Vec::new();
@@ -376,26 +502,58 @@ impl<'q> Lowerer<'q> {
                 }
                 Ok((v, None))
             }
-            E::Parameter(_) => Err(sem("InvalidParameterUse", format!("a parameter cannot be used as a property map in a pattern: `{}`", self.text(p.span)))),
+            E::Parameter(_) => Err(sem(
+                "InvalidParameterUse",
+                format!(
+                    "a parameter cannot be used as a property map in a pattern: `{}`",
+                    self.text(p.span)
+                ),
+            )),
             _ => Ok((Vec::new(), Some(self.expr(p, scope, None)?))),
         }
     }
 
-    fn node_pat(&mut self, n: &A::NodePattern, scope: &mut Scope, filters: &mut Vec<Expr>, in_width: usize, in_match: bool) -> Result<NodePat> {
+    fn node_pat(
+        &mut self,
+        n: &A::NodePattern,
+        scope: &mut Scope,
+        filters: &mut Vec<Expr>,
+        in_width: usize,
+        in_match: bool,
+    ) -> Result<NodePat> {
         let labels = match &n.labels {
             Some(l) => label_conj(l)?,
             None => Vec::new(),
         };
         // Property maps are evaluated against the scope before this node is bound.
         let (props, props_expr) = self.props(n.properties.as_deref(), scope)?;
-        let slot = self.bind_var(n.variable.as_ref(), Kind::Node, scope, in_width, in_match || n.variable.is_none())?;
+        let slot = self.bind_var(
+            n.variable.as_ref(),
+            Kind::Node,
+            scope,
+            in_width,
+            in_match || n.variable.is_none(),
+        )?;
         if let Some(w) = &n.where_clause {
             filters.push(self.expr(w, scope, None)?);
         }
-        Ok(NodePat { slot, labels, props, props_expr, hints: Vec::new() })
+        Ok(NodePat {
+            slot,
+            labels,
+            props,
+            props_expr,
+            hints: Vec::new(),
+        })
     }
 
-    fn rel_pat(&mut self, r: &A::RelationshipPattern, scope: &mut Scope, filters: &mut Vec<Expr>, in_width: usize, in_match: bool) -> Result<RelPat> {
+    fn rel_pat(
+        &mut self,
+        r: &A::RelationshipPattern,
+        scope: &mut Scope,
+        filters: &mut Vec<Expr>,
+        in_width: usize,
+        in_match: bool,
+    ) -> Result<RelPat> {
         let types = match &r.labels {
             Some(l) => label_disj(l)?,
             None => Vec::new(),
@@ -432,16 +590,40 @@ impl<'q> Lowerer<'q> {
             }),
         };
         let (props, props_expr) = self.props(r.properties.as_deref(), scope)?;
-        let kind = if range.is_some() { Kind::RelList } else { Kind::Rel };
-        let slot = self.bind_var(r.variable.as_ref(), kind, scope, in_width, in_match || r.variable.is_none())?;
+        let kind = if range.is_some() {
+            Kind::RelList
+        } else {
+            Kind::Rel
+        };
+        let slot = self.bind_var(
+            r.variable.as_ref(),
+            kind,
+            scope,
+            in_width,
+            in_match || r.variable.is_none(),
+        )?;
         if let Some(w) = &r.where_clause {
             filters.push(self.expr(w, scope, None)?);
         }
-        Ok(RelPat { slot, types, dir, props, props_expr, range, named: r.variable.is_some() })
+        Ok(RelPat {
+            slot,
+            types,
+            dir,
+            props,
+            props_expr,
+            range,
+            named: r.variable.is_some(),
+        })
     }
 
     /// WITH / RETURN. Returns the projection and the scope after it.
-    fn projection(&mut self, p: &A::ProjectionClause, scope: &Scope, where_: Option<&A::Expr>, is_return: bool) -> Result<(Projection, Scope)> {
+    fn projection(
+        &mut self,
+        p: &A::ProjectionClause,
+        scope: &Scope,
+        where_: Option<&A::Expr>,
+        is_return: bool,
+    ) -> Result<(Projection, Scope)> {
         if p.offset.is_some() {
             return Err(CypherError::unsupported("OFFSET"));
         }
@@ -456,7 +638,10 @@ impl<'q> Lowerer<'q> {
                 A::ProjectionItemKind::Wildcard => {
                     let mut vis = scope.visible();
                     if vis.is_empty() {
-                        return Err(sem("NoVariablesInScope", "RETURN * has no variables in scope"));
+                        return Err(sem(
+                            "NoVariablesInScope",
+                            "RETURN * has no variables in scope",
+                        ));
                     }
                     vis.sort();
                     for (name, slot) in vis {
@@ -468,13 +653,26 @@ impl<'q> Lowerer<'q> {
                 }
                 A::ProjectionItemKind::Expression { expression, alias } => {
                     let before = aggs.len();
-                    let e = self.expr(expression, scope, Some(&mut AggCtx { aggs: &mut aggs, base: in_width }))?;
+                    let e = self.expr(
+                        expression,
+                        scope,
+                        Some(&mut AggCtx {
+                            aggs: &mut aggs,
+                            base: in_width,
+                        }),
+                    )?;
                     let has_agg = aggs.len() > before;
                     let name = match alias {
                         Some(a) => a.kind.text.clone(),
                         None => {
                             if !is_return && !matches!(expression.kind, E::Variable(_)) {
-                                return Err(sem("NoExpressionAlias", format!("expression `{}` in WITH must be aliased", self.text(expression.span))));
+                                return Err(sem(
+                                    "NoExpressionAlias",
+                                    format!(
+                                        "expression `{}` in WITH must be aliased",
+                                        self.text(expression.span)
+                                    ),
+                                ));
                             }
                             self.text(expression.span).to_string()
                         }
@@ -482,8 +680,18 @@ impl<'q> Lowerer<'q> {
                     kinds.push(match &e {
                         Expr::Var(s) if *s < in_width => scope.vars[*s].kind,
                         Expr::Lit(Value::Null) => Kind::Any,
-                        Expr::Lit(_) | Expr::List(_) | Expr::Map(_) | Expr::MapProj(..) | Expr::Bin(..) | Expr::Not(_) | Expr::Neg(_) | Expr::IsNull(..) => Kind::Value,
-                        Expr::ListComp { .. } | Expr::PatternComp { .. } | Expr::Exists(_) | Expr::Quant { .. } => Kind::Value,
+                        Expr::Lit(_)
+                        | Expr::List(_)
+                        | Expr::Map(_)
+                        | Expr::MapProj(..)
+                        | Expr::Bin(..)
+                        | Expr::Not(_)
+                        | Expr::Neg(_)
+                        | Expr::IsNull(..) => Kind::Value,
+                        Expr::ListComp { .. }
+                        | Expr::PatternComp { .. }
+                        | Expr::Exists(_)
+                        | Expr::Quant { .. } => Kind::Value,
                         _ => Kind::Any,
                     });
                     columns.push(name);
@@ -495,12 +703,20 @@ impl<'q> Lowerer<'q> {
         }
         for (i, c) in columns.iter().enumerate() {
             if columns[..i].contains(c) {
-                return Err(sem("ColumnNameConflict", format!("multiple result columns with the same name `{c}`")));
+                return Err(sem(
+                    "ColumnNameConflict",
+                    format!("multiple result columns with the same name `{c}`"),
+                ));
             }
         }
         let aggregating = !aggs.is_empty();
         if aggregating {
-            let keys: Vec<Expr> = items.iter().zip(&is_key).filter(|(_, k)| **k).map(|(e, _)| e.clone()).collect();
+            let keys: Vec<Expr> = items
+                .iter()
+                .zip(&is_key)
+                .filter(|(_, k)| **k)
+                .map(|(e, _)| e.clone())
+                .collect();
             for ((e, k), it) in items.iter().zip(&is_key).zip(&p.items) {
                 if !*k {
                     check_ambiguous(e, &keys, 0, in_width, self.text(it.span))?;
@@ -521,26 +737,63 @@ impl<'q> Lowerer<'q> {
         let mut order = Vec::new();
         if let Some(ob) = &p.order_by {
             for si in &ob.items {
-                let descending = si.direction.as_ref().is_some_and(|d| matches!(d.kind, A::SortDirection::Descending));
+                let descending = si
+                    .direction
+                    .as_ref()
+                    .is_some_and(|d| matches!(d.kind, A::SortDirection::Descending));
                 // An ORDER BY expression equal to a projected one reads that column, so
                 // `RETURN n.x, count(*) ORDER BY count(*)` works.
                 let ex = self.text(si.expression.span);
-                let expr = if let Some(i) = columns.iter().zip(&p.items).position(|(_, it)| match &it.kind {
-                    A::ProjectionItemKind::Expression { expression, .. } => self.text(expression.span) == ex,
-                    _ => false,
-                }) {
+                let expr = if let Some(i) =
+                    columns
+                        .iter()
+                        .zip(&p.items)
+                        .position(|(_, it)| match &it.kind {
+                            A::ProjectionItemKind::Expression { expression, .. } => {
+                                self.text(expression.span) == ex
+                            }
+                            _ => false,
+                        }) {
                     Expr::Var(i)
                 } else if aggregating {
                     let base = columns.len() + in_width;
-                    let e = self.expr(&si.expression, &order_scope, Some(&mut AggCtx { aggs: &mut aggs, base }))?;
-                    let keys: Vec<Expr> = items.iter().zip(&is_key).filter(|(_, k)| **k).map(|(e, _)| shift(e, columns.len())).collect();
-                    check_ambiguous(&e, &keys, columns.len(), base, self.text(si.expression.span))?;
+                    let e = self.expr(
+                        &si.expression,
+                        &order_scope,
+                        Some(&mut AggCtx {
+                            aggs: &mut aggs,
+                            base,
+                        }),
+                    )?;
+                    let keys: Vec<Expr> = items
+                        .iter()
+                        .zip(&is_key)
+                        .filter(|(_, k)| **k)
+                        .map(|(e, _)| shift(e, columns.len()))
+                        .collect();
+                    check_ambiguous(
+                        &e,
+                        &keys,
+                        columns.len(),
+                        base,
+                        self.text(si.expression.span),
+                    )?;
                     e
                 } else {
                     let before = aggs.len();
-                    let e = self.expr(&si.expression, &order_scope, Some(&mut AggCtx { aggs: &mut aggs, base: 0 }))?;
+                    let e = self.expr(
+                        &si.expression,
+                        &order_scope,
+                        Some(&mut AggCtx {
+                            aggs: &mut aggs,
+                            base: 0,
+                        }),
+                    )?;
                     if aggs.len() > before {
-                        return Err(sem("InvalidAggregation", "aggregate in ORDER BY of a projection without aggregation"));
+                        return Err(sem(
+                            "InvalidAggregation",
+                            "aggregate in ORDER BY of a projection without aggregation",
+                        ));
                     }
                     e
                 };
@@ -570,15 +823,38 @@ impl<'q> Lowerer<'q> {
             }
             None => None,
         };
-        let distinct = p.quantifier.as_ref().is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
-        Ok((Projection { columns, items, aggs, is_key, distinct, order, skip, limit, filter, in_width }, new_scope))
+        let distinct = p
+            .quantifier
+            .as_ref()
+            .is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
+        Ok((
+            Projection {
+                columns,
+                items,
+                aggs,
+                is_key,
+                distinct,
+                order,
+                skip,
+                limit,
+                filter,
+                in_width,
+            },
+            new_scope,
+        ))
     }
 
     /// SKIP / LIMIT: no variables allowed.
     fn const_expr(&mut self, e: &A::Expr, empty: &Scope, what: &str) -> Result<Expr> {
         self.expr(e, empty, None).map_err(|err| {
             if err.code == Some("UndefinedVariable") {
-                sem("NonConstantExpression", format!("{what} must be a constant expression: `{}`", self.text(e.span)))
+                sem(
+                    "NonConstantExpression",
+                    format!(
+                        "{what} must be a constant expression: `{}`",
+                        self.text(e.span)
+                    ),
+                )
             } else {
                 err
             }
@@ -595,19 +871,38 @@ impl<'q> Lowerer<'q> {
                 let name = &v.kind.text;
                 match scope.find(name) {
                     Some(s) => Expr::Var(s),
-                    None => return Err(sem("UndefinedVariable", format!("variable `{name}` not defined"))),
+                    None => {
+                        return Err(sem(
+                            "UndefinedVariable",
+                            format!("variable `{name}` not defined"),
+                        ))
+                    }
                 }
             }
             E::Parameter(p) => match &p.name {
-                A::ParameterName::Named(n) | A::ParameterName::Positional(n) => Expr::Param(n.clone()),
+                A::ParameterName::Named(n) | A::ParameterName::Positional(n) => {
+                    Expr::Param(n.clone())
+                }
                 _ => return Err(CypherError::unsupported("parameter form")),
             },
-            E::Wildcard => return Err(sem("InvalidArgumentType", "`*` is only allowed in count(*)")),
-            E::List(xs) => Expr::List(xs.iter().map(|x| self.expr(x, scope, agg.as_deref_mut())).collect::<Result<_>>()?),
+            E::Wildcard => {
+                return Err(sem(
+                    "InvalidArgumentType",
+                    "`*` is only allowed in count(*)",
+                ))
+            }
+            E::List(xs) => Expr::List(
+                xs.iter()
+                    .map(|x| self.expr(x, scope, agg.as_deref_mut()))
+                    .collect::<Result<_>>()?,
+            ),
             E::Map(entries) => {
                 let mut v = Vec::new();
                 for en in entries {
-                    v.push((en.key.kind.text.clone(), self.expr(&en.value, scope, agg.as_deref_mut())?));
+                    v.push((
+                        en.key.kind.text.clone(),
+                        self.expr(&en.value, scope, agg.as_deref_mut())?,
+                    ));
                 }
                 Expr::Map(v)
             }
@@ -620,9 +915,17 @@ impl<'q> Lowerer<'q> {
                         A::MapProjectionItemKind::AllProperties => MapItem::All,
                         A::MapProjectionItemKind::Variable(n) => match scope.find(&n.kind.text) {
                             Some(s) => MapItem::Var(n.kind.text.clone(), s),
-                            None => return Err(sem("UndefinedVariable", format!("variable `{}` not defined", n.kind.text))),
+                            None => {
+                                return Err(sem(
+                                    "UndefinedVariable",
+                                    format!("variable `{}` not defined", n.kind.text),
+                                ))
+                            }
                         },
-                        A::MapProjectionItemKind::Entry(en) => MapItem::Entry(en.key.kind.text.clone(), self.expr(&en.value, scope, agg.as_deref_mut())?),
+                        A::MapProjectionItemKind::Entry(en) => MapItem::Entry(
+                            en.key.kind.text.clone(),
+                            self.expr(&en.value, scope, agg.as_deref_mut())?,
+                        ),
                         _ => return Err(CypherError::unsupported("map projection item")),
                     });
                 }
@@ -631,7 +934,10 @@ impl<'q> Lowerer<'q> {
             E::Unary { operator, operand } => match operator.kind {
                 A::UnaryOperator::Minus => {
                     if let E::Literal(lit) = &operand.kind {
-                        if matches!(lit.kind, A::LiteralKind::Integer(_) | A::LiteralKind::Float(_)) {
+                        if matches!(
+                            lit.kind,
+                            A::LiteralKind::Integer(_) | A::LiteralKind::Float(_)
+                        ) {
                             return Ok(Expr::Lit(literal(lit, true)?));
                         }
                     }
@@ -641,7 +947,11 @@ impl<'q> Lowerer<'q> {
                 A::UnaryOperator::Not => Expr::Not(sub(self, operand, &mut agg)?),
                 _ => return Err(CypherError::unsupported("unary operator")),
             },
-            E::Binary { left, operator, right } => {
+            E::Binary {
+                left,
+                operator,
+                right,
+            } => {
                 use A::BinaryOperator as B;
                 let op = match operator.kind {
                     B::Or => BinOp::Or,
@@ -668,7 +978,11 @@ impl<'q> Lowerer<'q> {
                 };
                 Expr::Bin(op, sub(self, left, &mut agg)?, sub(self, right, &mut agg)?)
             }
-            E::Is { expression, negated, predicate } => {
+            E::Is {
+                expression,
+                negated,
+                predicate,
+            } => {
                 let x = sub(self, expression, &mut agg)?;
                 match predicate {
                     A::IsPredicate::Null => Expr::IsNull(x, *negated),
@@ -683,11 +997,19 @@ impl<'q> Lowerer<'q> {
                     _ => return Err(CypherError::unsupported("IS predicate")),
                 }
             }
-            E::Property { expression, key } => Expr::Prop(sub(self, expression, &mut agg)?, key.kind.text.clone()),
-            E::DynamicProperty { expression, key } | E::Index { expression, index: key } => {
-                Expr::Index(sub(self, expression, &mut agg)?, sub(self, key, &mut agg)?)
+            E::Property { expression, key } => {
+                Expr::Prop(sub(self, expression, &mut agg)?, key.kind.text.clone())
             }
-            E::Slice { expression, lower, upper } => {
+            E::DynamicProperty { expression, key }
+            | E::Index {
+                expression,
+                index: key,
+            } => Expr::Index(sub(self, expression, &mut agg)?, sub(self, key, &mut agg)?),
+            E::Slice {
+                expression,
+                lower,
+                upper,
+            } => {
                 let x = sub(self, expression, &mut agg)?;
                 let lo = match lower {
                     Some(l) => Some(sub(self, l, &mut agg)?),
@@ -716,7 +1038,11 @@ impl<'q> Lowerer<'q> {
                     Some(x) => Some(sub(self, x, &mut agg)?),
                     None => None,
                 };
-                Expr::Case { operand, whens, els }
+                Expr::Case {
+                    operand,
+                    whens,
+                    els,
+                }
             }
             E::ListComprehension(lc) => {
                 let list = sub(self, &lc.list, &mut agg)?;
@@ -730,7 +1056,12 @@ impl<'q> Lowerer<'q> {
                     Some(p) => Some(Box::new(self.expr(p, &inner, None)?)),
                     None => None,
                 };
-                Expr::ListComp { slot, list, pred, proj }
+                Expr::ListComp {
+                    slot,
+                    list,
+                    pred,
+                    proj,
+                }
             }
             E::QuantifiedPredicate(qp) => {
                 let list = sub(self, &qp.list, &mut agg)?;
@@ -744,7 +1075,12 @@ impl<'q> Lowerer<'q> {
                     A::QuantifiedPredicateKind::Single => QuantKind::Single,
                     _ => return Err(CypherError::unsupported("quantifier")),
                 };
-                Expr::Quant { kind, slot, list, pred }
+                Expr::Quant {
+                    kind,
+                    slot,
+                    list,
+                    pred,
+                }
             }
             E::Reduce(r) => {
                 let init = sub(self, &r.initial, &mut agg)?;
@@ -753,7 +1089,13 @@ impl<'q> Lowerer<'q> {
                 let acc = inner.push(&r.accumulator.kind.text, Kind::Any);
                 let slot = inner.push(&r.variable.kind.text, Kind::Any);
                 let expr = Box::new(self.expr(&r.expression, &inner, None)?);
-                Expr::Reduce { acc, init, slot, list, expr }
+                Expr::Reduce {
+                    acc,
+                    init,
+                    slot,
+                    list,
+                    expr,
+                }
             }
             E::Pattern(p) => {
                 let mut inner = scope.clone();
@@ -768,7 +1110,10 @@ impl<'q> Lowerer<'q> {
                 let mut inner = scope.clone();
                 let mut filters = Vec::new();
                 let plan = self.pattern(&pc.pattern, &mut inner, &mut filters, true)?;
-                let path_slot = pc.binding.as_ref().map(|b| inner.push(&b.kind.text, Kind::Path));
+                let path_slot = pc
+                    .binding
+                    .as_ref()
+                    .map(|b| inner.push(&b.kind.text, Kind::Path));
                 let mut plan = plan;
                 if let Some(ps) = path_slot {
                     if let Some(first) = plan.parts.first_mut() {
@@ -787,12 +1132,26 @@ impl<'q> Lowerer<'q> {
                     }));
                 }
                 let proj = Box::new(self.expr(&pc.projection, &inner, None)?);
-                Expr::PatternComp { pattern: Box::new(plan), pred, proj }
+                Expr::PatternComp {
+                    pattern: Box::new(plan),
+                    pred,
+                    proj,
+                }
             }
             E::Parenthesized(x) => *sub(self, x, &mut agg)?,
             E::Subquery(sq) => return self.subquery(sq, scope),
-            E::Error(_) => return Err(CypherError::new(ErrorKind::Syntax { line: 1, col: 1 }, "invalid expression")),
-            _ => return Err(CypherError::unsupported(format!("expression `{}`", self.text(e.span)))),
+            E::Error(_) => {
+                return Err(CypherError::new(
+                    ErrorKind::Syntax { line: 1, col: 1 },
+                    "invalid expression",
+                ))
+            }
+            _ => {
+                return Err(CypherError::unsupported(format!(
+                    "expression `{}`",
+                    self.text(e.span)
+                )))
+            }
         })
     }
 
@@ -804,7 +1163,9 @@ impl<'q> Lowerer<'q> {
             A::SubqueryExpressionKind::Count => true,
             _ => return Err(CypherError::unsupported("COLLECT { … } subqueries")),
         };
-        let A::QueryKind::Regular(reg) = &sq.query.kind else { return Err(CypherError::unsupported("subquery form")) };
+        let A::QueryKind::Regular(reg) = &sq.query.kind else {
+            return Err(CypherError::unsupported("subquery form"));
+        };
         let m = match reg.head.kind.clauses.as_slice() {
             [c] | [c, _] if reg.unions.is_empty() => match &c.kind {
                 A::ClauseKind::Match(m) if !m.optional => m,
@@ -814,7 +1175,9 @@ impl<'q> Lowerer<'q> {
         };
         if let [_, last] = reg.head.kind.clauses.as_slice() {
             if !matches!(last.kind, A::ClauseKind::Return(_)) {
-                return Err(CypherError::unsupported("subqueries other than MATCH … RETURN"));
+                return Err(CypherError::unsupported(
+                    "subqueries other than MATCH … RETURN",
+                ));
             }
         }
         let mut inner = scope.clone();
@@ -833,15 +1196,31 @@ impl<'q> Lowerer<'q> {
         if let Some(f) = &filter {
             add_hints(f, &mut pattern);
         }
-        Ok(Expr::Subquery { count, pattern: Box::new(pattern), filter: filter.map(Box::new) })
+        Ok(Expr::Subquery {
+            count,
+            pattern: Box::new(pattern),
+            filter: filter.map(Box::new),
+        })
     }
 
-    fn function(&mut self, f: &A::FunctionInvocation, e: &A::Expr, scope: &Scope, agg: Option<&mut AggCtx>) -> Result<Expr> {
+    fn function(
+        &mut self,
+        f: &A::FunctionInvocation,
+        e: &A::Expr,
+        scope: &Scope,
+        agg: Option<&mut AggCtx>,
+    ) -> Result<Expr> {
         let name = fn_name(&f.name);
-        let distinct = f.quantifier.as_ref().is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
+        let distinct = f
+            .quantifier
+            .as_ref()
+            .is_some_and(|q| matches!(q.kind, A::SetQuantifier::Distinct));
         if let Some(func) = is_aggregate(&name) {
             let Some(ctx) = agg else {
-                return Err(sem("InvalidAggregation", format!("aggregate `{}` is not allowed here", self.text(e.span))));
+                return Err(sem(
+                    "InvalidAggregation",
+                    format!("aggregate `{}` is not allowed here", self.text(e.span)),
+                ));
             };
             let star = matches!(f.arguments.as_slice(), [a] if matches!(a.kind, E::Wildcard));
             let (func, arg, arg2) = if star {
@@ -850,14 +1229,24 @@ impl<'q> Lowerer<'q> {
                 }
                 (AggFn::CountStar, None, None)
             } else {
-                let want = if matches!(func, AggFn::PercentileCont | AggFn::PercentileDisc) { 2 } else { 1 };
+                let want = if matches!(func, AggFn::PercentileCont | AggFn::PercentileDisc) {
+                    2
+                } else {
+                    1
+                };
                 if f.arguments.len() != want {
-                    return Err(sem("InvalidNumberOfArguments", format!("`{name}` takes {want} argument(s)")));
+                    return Err(sem(
+                        "InvalidNumberOfArguments",
+                        format!("`{name}` takes {want} argument(s)"),
+                    ));
                 }
                 // Aggregates inside aggregate arguments are not allowed: lower with no context.
                 let a = self.expr(&f.arguments[0], scope, None).map_err(|err| {
                     if err.code == Some("InvalidAggregation") {
-                        sem("NestedAggregation", format!("nested aggregate in `{}`", self.text(e.span)))
+                        sem(
+                            "NestedAggregation",
+                            format!("nested aggregate in `{}`", self.text(e.span)),
+                        )
                     } else {
                         err
                     }
@@ -868,11 +1257,22 @@ impl<'q> Lowerer<'q> {
                 };
                 (func, Some(a), a2)
             };
-            ctx.aggs.push(AggSpec { func, distinct, arg, arg2 });
+            ctx.aggs.push(AggSpec {
+                func,
+                distinct,
+                arg,
+                arg2,
+            });
             return Ok(Expr::Var(ctx.base + ctx.aggs.len() - 1));
         }
         if distinct {
-            return Err(sem("InvalidAggregation", format!("DISTINCT is only allowed in aggregates: `{}`", self.text(e.span))));
+            return Err(sem(
+                "InvalidAggregation",
+                format!(
+                    "DISTINCT is only allowed in aggregates: `{}`",
+                    self.text(e.span)
+                ),
+            ));
         }
         let mut agg = agg;
         // exists(pattern) and exists(n.prop).
@@ -901,7 +1301,10 @@ impl<'q> Lowerer<'q> {
                     | ("startnode" | "endnode", Some(Kind::Node | Kind::Path))
             );
             if bad {
-                return Err(sem("InvalidArgumentType", format!("wrong argument type in `{}`", self.text(e.span))));
+                return Err(sem(
+                    "InvalidArgumentType",
+                    format!("wrong argument type in `{}`", self.text(e.span)),
+                ));
             }
         }
         if !crate::exec::known_function(&name, args.len())? {
@@ -916,7 +1319,9 @@ fn first_word(s: &str) -> &str {
 }
 
 fn parse_bound(t: &str) -> Result<u32> {
-    t.trim().parse::<u32>().map_err(|_| sem("InvalidArgumentType", format!("bad path length `{t}`")))
+    t.trim()
+        .parse::<u32>()
+        .map_err(|_| sem("InvalidArgumentType", format!("bad path length `{t}`")))
 }
 
 /// Node labels: `:A:B` (all of them).
@@ -931,7 +1336,9 @@ fn label_conj(l: &A::LabelExpression) -> Result<Vec<String>> {
             Ok(v)
         }
         A::LabelExpressionKind::Parenthesized(x) => label_conj(x),
-        _ => Err(CypherError::unsupported("label expressions other than :A:B")),
+        _ => Err(CypherError::unsupported(
+            "label expressions other than :A:B",
+        )),
     }
 }
 
@@ -947,8 +1354,13 @@ fn label_disj(l: &A::LabelExpression) -> Result<Vec<String>> {
             Ok(v)
         }
         A::LabelExpressionKind::Parenthesized(x) => label_disj(x),
-        A::LabelExpressionKind::And(_) => Err(sem("InvalidRelationshipPattern", "a relationship has exactly one type")),
-        _ => Err(CypherError::unsupported("relationship type expressions other than :T|U")),
+        A::LabelExpressionKind::And(_) => Err(sem(
+            "InvalidRelationshipPattern",
+            "a relationship has exactly one type",
+        )),
+        _ => Err(CypherError::unsupported(
+            "relationship type expressions other than :T|U",
+        )),
     }
 }
 
@@ -959,21 +1371,37 @@ fn literal(lit: &A::Literal, negate: bool) -> Result<Value> {
         A::LiteralKind::String(s) => Value::Str(s.value.clone()),
         A::LiteralKind::Integer(i) => {
             let (digits, radix) = match i.radix {
-                A::IntegerRadix::Hexadecimal => (i.text.trim_start_matches("0x").trim_start_matches("0X"), 16),
-                A::IntegerRadix::Octal => (i.text.trim_start_matches("0o").trim_start_matches("0O"), 8),
+                A::IntegerRadix::Hexadecimal => {
+                    (i.text.trim_start_matches("0x").trim_start_matches("0X"), 16)
+                }
+                A::IntegerRadix::Octal => {
+                    (i.text.trim_start_matches("0o").trim_start_matches("0O"), 8)
+                }
                 _ => (i.text.as_str(), 10),
             };
             let digits = digits.replace('_', "");
             let text = if negate { format!("-{digits}") } else { digits };
             match i64::from_str_radix(&text, radix) {
                 Ok(v) => Value::Int(v),
-                Err(_) => return Err(sem("IntegerOverflow", format!("integer literal `{}` is too large", i.text))),
+                Err(_) => {
+                    return Err(sem(
+                        "IntegerOverflow",
+                        format!("integer literal `{}` is too large", i.text),
+                    ))
+                }
             }
         }
         A::LiteralKind::Float(f) => {
-            let v: f64 = f.text.replace('_', "").parse().map_err(|_| sem("InvalidNumberLiteral", format!("bad number `{}`", f.text)))?;
+            let v: f64 = f
+                .text
+                .replace('_', "")
+                .parse()
+                .map_err(|_| sem("InvalidNumberLiteral", format!("bad number `{}`", f.text)))?;
             if v.is_infinite() {
-                return Err(sem("FloatingPointOverflow", format!("float literal `{}` is too large", f.text)));
+                return Err(sem(
+                    "FloatingPointOverflow",
+                    format!("float literal `{}` is too large", f.text),
+                ));
             }
             Value::Float(if negate { -v } else { v })
         }
@@ -997,15 +1425,24 @@ fn add_hints(filter: &Expr, pattern: &mut PatternPlan) {
     }
     split(filter, &mut conj);
     for c in conj {
-        let Expr::Bin(BinOp::Eq, a, b) = c else { continue };
+        let Expr::Bin(BinOp::Eq, a, b) = c else {
+            continue;
+        };
         for (l, r) in [(a, b), (b, a)] {
             // `toLower(n.name) = 'x'`: the store's name index is case-insensitive, so it
             // still yields a superset of the matches ("name~").
             if let Expr::Call(f, args) = &**l {
-                if let ([Expr::Prop(base, key)], "tolower" | "toupper") = (args.as_slice(), f.as_str()) {
+                if let ([Expr::Prop(base, key)], "tolower" | "toupper") =
+                    (args.as_slice(), f.as_str())
+                {
                     if let (Expr::Var(s), "name") = (&**base, key.as_str()) {
                         if *s >= in_width && r.only_uses_below(in_width) {
-                            for n in pattern.parts.iter_mut().flat_map(|p| p.nodes.iter_mut()).filter(|n| n.slot == *s) {
+                            for n in pattern
+                                .parts
+                                .iter_mut()
+                                .flat_map(|p| p.nodes.iter_mut())
+                                .filter(|n| n.slot == *s)
+                            {
                                 n.hints.push(("name~".into(), (**r).clone()));
                             }
                         }
@@ -1035,7 +1472,11 @@ fn shift(e: &Expr, by: usize) -> Expr {
     fn go(e: &mut Expr, by: usize) {
         match e {
             Expr::Var(s) => *s += by,
-            Expr::Prop(x, _) | Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => go(x, by),
+            Expr::Prop(x, _)
+            | Expr::Not(x)
+            | Expr::Neg(x)
+            | Expr::IsNull(x, _)
+            | Expr::HasLabels(x, _) => go(x, by),
             Expr::Index(a, b) | Expr::Bin(_, a, b) => {
                 go(a, by);
                 go(b, by);
@@ -1056,7 +1497,12 @@ fn check_ambiguous(e: &Expr, keys: &[Expr], lo: usize, agg_base: usize, text: &s
     if keys.iter().any(|k| k == e) {
         return Ok(());
     }
-    let bad = || sem("AmbiguousAggregationExpression", format!("`{text}` mixes aggregates with values that are not grouping keys"));
+    let bad = || {
+        sem(
+            "AmbiguousAggregationExpression",
+            format!("`{text}` mixes aggregates with values that are not grouping keys"),
+        )
+    };
     match e {
         Expr::Var(s) => {
             if *s >= agg_base || *s < lo {
@@ -1066,13 +1512,21 @@ fn check_ambiguous(e: &Expr, keys: &[Expr], lo: usize, agg_base: usize, text: &s
             }
         }
         Expr::Lit(_) | Expr::Param(_) => Ok(()),
-        Expr::Prop(x, _) | Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::HasLabels(x, _) => check_ambiguous(x, keys, lo, agg_base, text),
+        Expr::Prop(x, _)
+        | Expr::Not(x)
+        | Expr::Neg(x)
+        | Expr::IsNull(x, _)
+        | Expr::HasLabels(x, _) => check_ambiguous(x, keys, lo, agg_base, text),
         Expr::Index(a, b) | Expr::Bin(_, a, b) => {
             check_ambiguous(a, keys, lo, agg_base, text)?;
             check_ambiguous(b, keys, lo, agg_base, text)
         }
-        Expr::List(xs) | Expr::Call(_, xs) => xs.iter().try_for_each(|x| check_ambiguous(x, keys, lo, agg_base, text)),
-        Expr::Map(xs) => xs.iter().try_for_each(|(_, x)| check_ambiguous(x, keys, lo, agg_base, text)),
+        Expr::List(xs) | Expr::Call(_, xs) => xs
+            .iter()
+            .try_for_each(|x| check_ambiguous(x, keys, lo, agg_base, text)),
+        Expr::Map(xs) => xs
+            .iter()
+            .try_for_each(|(_, x)| check_ambiguous(x, keys, lo, agg_base, text)),
         _ => {
             let mut ok = true;
             e.visit_slots(&mut |s| ok &= s >= agg_base || s < lo || keys.contains(&Expr::Var(s)));

@@ -81,7 +81,9 @@ impl Store for Graph {
     }
     fn rel_type_id(&self, name: &str) -> Option<u32> {
         // Only full names: Neo4j knows `TREATS_CtD`, not the abbreviation `CtD`.
-        self.relation_id(name).filter(|&r| self.relation(r).name == name).map(u32::from)
+        self.relation_id(name)
+            .filter(|&r| self.relation(r).name == name)
+            .map(u32::from)
     }
     fn rel_type_name(&self, id: u32) -> &str {
         if (id as usize) < self.relation_count() {
@@ -114,12 +116,18 @@ impl Store for Graph {
         match key {
             "id" => Value::Str(self.ident(n).to_string()),
             "name" => Value::Str(self.name(n).to_string()),
-            _ => self.node_props().get(n, key).map(prop_to_value).unwrap_or(Value::Null),
+            _ => self
+                .node_props()
+                .get(n, key)
+                .map(prop_to_value)
+                .unwrap_or(Value::Null),
         }
     }
     fn node_props(&self, n: NodeId) -> BTreeMap<String, Value> {
-        let mut m: BTreeMap<String, Value> =
-            Graph::node_props(self).of(n).map(|(k, v)| (k.to_string(), prop_to_value(v))).collect();
+        let mut m: BTreeMap<String, Value> = Graph::node_props(self)
+            .of(n)
+            .map(|(k, v)| (k.to_string(), prop_to_value(v)))
+            .collect();
         m.insert("id".into(), Value::Str(self.ident(n).to_string()));
         m.insert("name".into(), Value::Str(self.name(n).to_string()));
         m
@@ -131,11 +139,18 @@ impl Store for Graph {
                 return Value::Float(f64::from(s));
             }
         }
-        self.edge_props().get(e, key).map(prop_to_value).unwrap_or(Value::Null)
+        self.edge_props()
+            .get(e, key)
+            .map(prop_to_value)
+            .unwrap_or(Value::Null)
     }
     fn rel_props(&self, r: &RelRef) -> BTreeMap<String, Value> {
         let e = r.id as u32;
-        let mut m: BTreeMap<String, Value> = self.edge_props().of(e).map(|(k, v)| (k.to_string(), prop_to_value(v))).collect();
+        let mut m: BTreeMap<String, Value> = self
+            .edge_props()
+            .of(e)
+            .map(|(k, v)| (k.to_string(), prop_to_value(v)))
+            .collect();
         if let Some(s) = self.edge_score(e) {
             m.insert("score".into(), Value::Float(f64::from(s)));
         }
@@ -147,18 +162,35 @@ impl Store for Graph {
         let push_out = |range: std::ops::Range<usize>, out: &mut Vec<(RelRef, NodeId)>| {
             for i in range {
                 let t = out_t[i];
-                out.push((RelRef { id: i as u64, src: n, dst: t, ty: u32::from(out_r[i]) }, t));
+                out.push((
+                    RelRef {
+                        id: i as u64,
+                        src: n,
+                        dst: t,
+                        ty: u32::from(out_r[i]),
+                    },
+                    t,
+                ));
             }
         };
-        let push_in = |range: std::ops::Range<usize>, out: &mut Vec<(RelRef, NodeId)>, skip_loops: bool| {
-            for i in range {
-                let s = in_s[i];
-                if skip_loops && s == n {
-                    continue;
+        let push_in =
+            |range: std::ops::Range<usize>, out: &mut Vec<(RelRef, NodeId)>, skip_loops: bool| {
+                for i in range {
+                    let s = in_s[i];
+                    if skip_loops && s == n {
+                        continue;
+                    }
+                    out.push((
+                        RelRef {
+                            id: u64::from(in_e[i]),
+                            src: s,
+                            dst: n,
+                            ty: u32::from(in_r[i]),
+                        },
+                        s,
+                    ));
                 }
-                out.push((RelRef { id: u64::from(in_e[i]), src: s, dst: n, ty: u32::from(in_r[i]) }, s));
-            }
-        };
+            };
         let both = dir == Dir::Both;
         match types {
             None => {
@@ -224,24 +256,39 @@ impl MemGraph {
 
     /// Adds a node; null-valued properties are not stored (as in Neo4j).
     pub fn add_node(&mut self, labels: &[&str], props: BTreeMap<String, Value>) -> NodeId {
-        let mut ls: Vec<u32> = labels.iter().map(|l| Self::intern(&mut self.labels, &mut self.label_index, l)).collect();
+        let mut ls: Vec<u32> = labels
+            .iter()
+            .map(|l| Self::intern(&mut self.labels, &mut self.label_index, l))
+            .collect();
         ls.sort_unstable();
         ls.dedup();
         self.node_labels.push(ls);
-        self.node_props.push(props.into_iter().filter(|(_, v)| !v.is_null()).collect());
+        self.node_props
+            .push(props.into_iter().filter(|(_, v)| !v.is_null()).collect());
         self.out.push(Vec::new());
         self.inc.push(Vec::new());
         (self.node_labels.len() - 1) as NodeId
     }
 
     /// Adds a relationship `src -[:ty]-> dst`; `None` when an endpoint does not exist.
-    pub fn add_rel(&mut self, src: NodeId, ty: &str, dst: NodeId, props: BTreeMap<String, Value>) -> Option<u64> {
+    pub fn add_rel(
+        &mut self,
+        src: NodeId,
+        ty: &str,
+        dst: NodeId,
+        props: BTreeMap<String, Value>,
+    ) -> Option<u64> {
         if src as usize >= self.node_labels.len() || dst as usize >= self.node_labels.len() {
             return None;
         }
         let t = Self::intern(&mut self.types, &mut self.type_index, ty);
         let id = self.rels.len() as u64;
-        self.rels.push((src, dst, t, props.into_iter().filter(|(_, v)| !v.is_null()).collect()));
+        self.rels.push((
+            src,
+            dst,
+            t,
+            props.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        ));
         self.out[src as usize].push(id);
         self.inc[dst as usize].push(id);
         Some(id)
@@ -253,11 +300,24 @@ impl MemGraph {
 
     /// The relationship with id `id`.
     pub fn rel(&self, id: u64) -> Option<RelRef> {
-        self.rels.get(id as usize).map(|(s, d, t, _)| RelRef { id, src: *s, dst: *d, ty: *t })
+        self.rels.get(id as usize).map(|(s, d, t, _)| RelRef {
+            id,
+            src: *s,
+            dst: *d,
+            ty: *t,
+        })
     }
 
     pub fn all_rels(&self) -> impl Iterator<Item = RelRef> + '_ {
-        self.rels.iter().enumerate().map(|(i, (s, d, t, _))| RelRef { id: i as u64, src: *s, dst: *d, ty: *t })
+        self.rels
+            .iter()
+            .enumerate()
+            .map(|(i, (s, d, t, _))| RelRef {
+                id: i as u64,
+                src: *s,
+                dst: *d,
+                ty: *t,
+            })
     }
 
     /// Labels in use (have at least one node).
@@ -265,7 +325,9 @@ impl MemGraph {
         let mut used: Vec<u32> = self.node_labels.iter().flatten().copied().collect();
         used.sort_unstable();
         used.dedup();
-        used.into_iter().map(|l| self.labels[l as usize].as_str()).collect()
+        used.into_iter()
+            .map(|l| self.labels[l as usize].as_str())
+            .collect()
     }
 }
 
@@ -277,37 +339,64 @@ impl Store for MemGraph {
         self.label_index.get(name).copied()
     }
     fn label_name(&self, id: u32) -> &str {
-        self.labels.get(id as usize).map(String::as_str).unwrap_or("")
+        self.labels
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
     }
     fn rel_type_id(&self, name: &str) -> Option<u32> {
         self.type_index.get(name).copied()
     }
     fn rel_type_name(&self, id: u32) -> &str {
-        self.types.get(id as usize).map(String::as_str).unwrap_or("")
+        self.types
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
     }
     fn node_labels(&self, n: NodeId) -> Vec<u32> {
-        self.node_labels.get(n as usize).cloned().unwrap_or_default()
+        self.node_labels
+            .get(n as usize)
+            .cloned()
+            .unwrap_or_default()
     }
     fn has_label(&self, n: NodeId, label: u32) -> bool {
-        self.node_labels.get(n as usize).is_some_and(|ls| ls.contains(&label))
+        self.node_labels
+            .get(n as usize)
+            .is_some_and(|ls| ls.contains(&label))
     }
     fn nodes_with_label(&self, label: u32) -> Vec<NodeId> {
-        (0..self.node_labels.len() as NodeId).filter(|&n| self.has_label(n, label)).collect()
+        (0..self.node_labels.len() as NodeId)
+            .filter(|&n| self.has_label(n, label))
+            .collect()
     }
     fn label_count(&self, label: u32) -> usize {
-        self.node_labels.iter().filter(|ls| ls.contains(&label)).count()
+        self.node_labels
+            .iter()
+            .filter(|ls| ls.contains(&label))
+            .count()
     }
     fn node_prop(&self, n: NodeId, key: &str) -> Value {
-        self.node_props.get(n as usize).and_then(|p| p.get(key)).cloned().unwrap_or(Value::Null)
+        self.node_props
+            .get(n as usize)
+            .and_then(|p| p.get(key))
+            .cloned()
+            .unwrap_or(Value::Null)
     }
     fn node_props(&self, n: NodeId) -> BTreeMap<String, Value> {
         self.node_props.get(n as usize).cloned().unwrap_or_default()
     }
     fn rel_prop(&self, r: &RelRef, key: &str) -> Value {
-        self.rels.get(r.id as usize).and_then(|x| x.3.get(key)).cloned().unwrap_or(Value::Null)
+        self.rels
+            .get(r.id as usize)
+            .and_then(|x| x.3.get(key))
+            .cloned()
+            .unwrap_or(Value::Null)
     }
     fn rel_props(&self, r: &RelRef) -> BTreeMap<String, Value> {
-        self.rels.get(r.id as usize).map(|x| x.3.clone()).unwrap_or_default()
+        self.rels
+            .get(r.id as usize)
+            .map(|x| x.3.clone())
+            .unwrap_or_default()
     }
     fn expand(&self, n: NodeId, dir: Dir, types: Option<&[u32]>, out: &mut Vec<(RelRef, NodeId)>) {
         let ok = |t: u32| types.is_none_or(|ts| ts.contains(&t));
@@ -315,7 +404,15 @@ impl Store for MemGraph {
             for &id in self.out.get(n as usize).map(Vec::as_slice).unwrap_or(&[]) {
                 let (s, d, t, _) = &self.rels[id as usize];
                 if ok(*t) {
-                    out.push((RelRef { id, src: *s, dst: *d, ty: *t }, *d));
+                    out.push((
+                        RelRef {
+                            id,
+                            src: *s,
+                            dst: *d,
+                            ty: *t,
+                        },
+                        *d,
+                    ));
                 }
             }
         }
@@ -326,7 +423,15 @@ impl Store for MemGraph {
                     continue;
                 }
                 if ok(*t) {
-                    out.push((RelRef { id, src: *s, dst: *d, ty: *t }, *s));
+                    out.push((
+                        RelRef {
+                            id,
+                            src: *s,
+                            dst: *d,
+                            ty: *t,
+                        },
+                        *s,
+                    ));
                 }
             }
         }

@@ -60,7 +60,10 @@ impl Value {
                 total
             }
             Value::Path(p) => {
-                INLINE + 48 + (p.nodes.len() * std::mem::size_of::<NodeId>() + p.rels.len() * std::mem::size_of::<RelRef>()) as u64
+                INLINE
+                    + 48
+                    + (p.nodes.len() * std::mem::size_of::<NodeId>()
+                        + p.rels.len() * std::mem::size_of::<RelRef>()) as u64
             }
             _ => INLINE,
         }
@@ -98,7 +101,9 @@ impl Value {
             (Str(a), Str(b)) => Some(a == b),
             (Node(a), Node(b)) => Some(a == b),
             (Rel(a), Rel(b)) => Some(a.id == b.id),
-            (Path(a), Path(b)) => Some(a.nodes == b.nodes && a.rels.iter().map(|r| r.id).eq(b.rels.iter().map(|r| r.id))),
+            (Path(a), Path(b)) => Some(
+                a.nodes == b.nodes && a.rels.iter().map(|r| r.id).eq(b.rels.iter().map(|r| r.id)),
+            ),
             (List(a), List(b)) => {
                 if a.len() != b.len() {
                     return Some(false);
@@ -195,10 +200,13 @@ impl Value {
                     (true, true) => Ordering::Equal,
                     (true, false) => Ordering::Greater,
                     (false, true) => Ordering::Less,
-                    _ => fa.partial_cmp(&fb).unwrap_or(Ordering::Equal).then_with(|| {
-                        // 1 and 1.0 are equal in value; keep a stable order between them.
-                        matches!(self, Float(_)).cmp(&matches!(other, Float(_)))
-                    }),
+                    _ => fa
+                        .partial_cmp(&fb)
+                        .unwrap_or(Ordering::Equal)
+                        .then_with(|| {
+                            // 1 and 1.0 are equal in value; keep a stable order between them.
+                            matches!(self, Float(_)).cmp(&matches!(other, Float(_)))
+                        }),
                 }
             }
             (Str(a), Str(b)) => a.cmp(b),
@@ -214,7 +222,10 @@ impl Value {
                 }
                 a.len().cmp(&b.len())
             }
-            (Path(a), Path(b)) => a.nodes.cmp(&b.nodes).then_with(|| a.rels.iter().map(|r| r.id).cmp(b.rels.iter().map(|r| r.id))),
+            (Path(a), Path(b)) => a
+                .nodes
+                .cmp(&b.nodes)
+                .then_with(|| a.rels.iter().map(|r| r.id).cmp(b.rels.iter().map(|r| r.id))),
             (Map(a), Map(b)) => {
                 for ((ka, va), (kb, vb)) in a.iter().zip(b) {
                     let o = ka.cmp(kb).then_with(|| va.order_cmp(vb));
@@ -238,7 +249,12 @@ impl Value {
                 (a.is_nan() && b.is_nan()) || self.cypher_eq(other) == Some(true)
             }
             (List(a), List(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.group_eq(y)),
-            (Map(a), Map(b)) => a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && va.group_eq(vb)),
+            (Map(a), Map(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|((ka, va), (kb, vb))| ka == kb && va.group_eq(vb))
+            }
             _ => self.cypher_eq(other) == Some(true),
         }
     }
@@ -313,7 +329,11 @@ pub fn format_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let s = format!("{f:?}");
     if s.contains('e') {

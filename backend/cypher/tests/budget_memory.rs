@@ -13,8 +13,15 @@ mod common;
 /// Peak resident set of this process (Linux `VmHWM`), in bytes.
 fn peak_rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM line");
-    let kb: u64 = line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmHWM value");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM line");
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("VmHWM value");
     kb * 1024
 }
 
@@ -22,7 +29,11 @@ fn peak_rss() -> u64 {
 fn hostile_queries_stay_within_the_byte_budget() {
     let g = common::graph();
     let before = peak_rss();
-    let budget = Budget { time: Duration::from_secs(3), rows: u64::MAX, ..Budget::STANDARD };
+    let budget = Budget {
+        time: Duration::from_secs(3),
+        rows: u64::MAX,
+        ..Budget::STANDARD
+    };
     for q in [
         r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#,
         "MATCH (a:Disease)-[*]->(b) RETURN count(*)",

@@ -12,7 +12,10 @@ mod common;
 use common::graph;
 
 fn opts(budget: Budget) -> Options {
-    Options { budget, ..Default::default() }
+    Options {
+        budget,
+        ..Default::default()
+    }
 }
 
 /// Runs `q` and returns its budget error message (panics on success or another error).
@@ -36,13 +39,30 @@ fn count(g: &Graph, q: &str) -> i64 {
 #[test]
 fn doubling_a_string_hits_the_value_cap() {
     let g = graph();
-    let msg = budget_error(&g, r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#, Budget::STANDARD);
-    assert!(msg.contains("value size") && msg.contains("16 MiB"), "{msg}");
+    let msg = budget_error(
+        &g,
+        r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#,
+        Budget::STANDARD,
+    );
+    assert!(
+        msg.contains("value size") && msg.contains("16 MiB"),
+        "{msg}"
+    );
     // Lists double the same way.
-    let msg = budget_error(&g, "RETURN size(reduce(l = [1, 2], i IN range(1, 40) | l + l)) AS n", Budget::STANDARD);
+    let msg = budget_error(
+        &g,
+        "RETURN size(reduce(l = [1, 2], i IN range(1, 40) | l + l)) AS n",
+        Budget::STANDARD,
+    );
     assert!(msg.contains("value size"), "{msg}");
     // Just under the cap is fine.
-    assert_eq!(count(&g, r#"RETURN size(reduce(s = "xx", i IN range(1, 20) | s + s)) AS n"#), 2 << 20);
+    assert_eq!(
+        count(
+            &g,
+            r#"RETURN size(reduce(s = "xx", i IN range(1, 20) | s + s)) AS n"#
+        ),
+        2 << 20
+    );
 }
 
 #[test]
@@ -62,36 +82,86 @@ fn builders_are_checked_before_they_allocate() {
 #[test]
 fn unbounded_star_stops_at_the_stated_depth() {
     let g = graph();
-    let msg = budget_error(&g, "MATCH (a:Disease)-[*]->(b) RETURN count(*)", Budget::STANDARD);
-    assert!(msg.contains("depth") && msg.contains("32") && msg.contains("*1..32"), "{msg}");
-    let shallow = Budget { max_depth: 3, ..Budget::STANDARD };
+    let msg = budget_error(
+        &g,
+        "MATCH (a:Disease)-[*]->(b) RETURN count(*)",
+        Budget::STANDARD,
+    );
+    assert!(
+        msg.contains("depth") && msg.contains("32") && msg.contains("*1..32"),
+        "{msg}"
+    );
+    let shallow = Budget {
+        max_depth: 3,
+        ..Budget::STANDARD
+    };
     let msg = budget_error(&g, "MATCH (a:Disease)-[*2..]->(b) RETURN count(*)", shallow);
     assert!(msg.contains("deeper than 3 hops"), "{msg}");
     // A bounded walk is not limited by max_depth and counts what the fixed-length patterns count.
     let one = count(&g, "MATCH (a:Disease)-->(b) RETURN count(*)");
     let two = count(&g, "MATCH (a:Disease)-->()-->(b) RETURN count(*)");
     assert!(one >= 40 && two > one, "{one} {two}");
-    assert_eq!(count(&g, "MATCH (a:Disease)-[*1..2]->(b) RETURN count(*)"), one + two);
+    assert_eq!(
+        count(&g, "MATCH (a:Disease)-[*1..2]->(b) RETURN count(*)"),
+        one + two
+    );
     // Unbounded `*` on a graph with no deep walk still answers.
-    assert_eq!(count(&g, "MATCH (c:Compound)-[:TREATS_CtD*]->(d) RETURN count(*)"), 60);
+    assert_eq!(
+        count(&g, "MATCH (c:Compound)-[:TREATS_CtD*]->(d) RETURN count(*)"),
+        60
+    );
 }
 
 #[test]
 fn materialised_rows_are_charged() {
     let g = graph();
-    let small = Budget { bytes: 1 << 20, ..Budget::STANDARD };
+    let small = Budget {
+        bytes: 1 << 20,
+        ..Budget::STANDARD
+    };
     // ~270k rows of two node ids would need ~25 MB held: over a 1 MiB budget.
-    let msg = budget_error(&g, "MATCH (a:Gene), (b:Gene) WITH a, b ORDER BY b.name RETURN a.name LIMIT 1", small);
+    let msg = budget_error(
+        &g,
+        "MATCH (a:Gene), (b:Gene) WITH a, b ORDER BY b.name RETURN a.name LIMIT 1",
+        small,
+    );
     assert!(msg.contains("memory") && msg.contains("1 MiB"), "{msg}");
-    let msg = budget_error(&g, "MATCH (a:Gene), (b:Gene) RETURN collect(a.name + b.name) AS xs", small);
-    assert!(msg.contains("memory") || msg.contains("value size"), "{msg}");
-    let msg = budget_error(&g, "MATCH (a:Gene), (b:Gene) RETURN DISTINCT a.name + '/' + b.name AS k", small);
+    let msg = budget_error(
+        &g,
+        "MATCH (a:Gene), (b:Gene) RETURN collect(a.name + b.name) AS xs",
+        small,
+    );
+    assert!(
+        msg.contains("memory") || msg.contains("value size"),
+        "{msg}"
+    );
+    let msg = budget_error(
+        &g,
+        "MATCH (a:Gene), (b:Gene) RETURN DISTINCT a.name + '/' + b.name AS k",
+        small,
+    );
     assert!(msg.contains("memory"), "{msg}");
     // Streaming aggregation: counting the same rows holds almost nothing.
-    let r = execute(&g, "MATCH (a:Gene), (b:Gene) RETURN count(*) AS n", &opts(small)).expect("count streams");
+    let r = execute(
+        &g,
+        "MATCH (a:Gene), (b:Gene) RETURN count(*) AS n",
+        &opts(small),
+    )
+    .expect("count streams");
     assert_eq!(r.rows, vec![vec![Out::Int(300 * 300)]]);
-    let r = execute(&g, "MATCH (a:Gene), (b:Gene) RETURN a.name AS x, count(*) AS n ORDER BY x LIMIT 2", &opts(small)).expect("grouped count");
-    assert_eq!(r.rows, vec![vec![Out::Str("GENE0".into()), Out::Int(300)], vec![Out::Str("GENE1".into()), Out::Int(300)]]);
+    let r = execute(
+        &g,
+        "MATCH (a:Gene), (b:Gene) RETURN a.name AS x, count(*) AS n ORDER BY x LIMIT 2",
+        &opts(small),
+    )
+    .expect("grouped count");
+    assert_eq!(
+        r.rows,
+        vec![
+            vec![Out::Str("GENE0".into()), Out::Int(300)],
+            vec![Out::Str("GENE1".into()), Out::Int(300)]
+        ]
+    );
 }
 
 #[test]
@@ -105,7 +175,11 @@ fn cartesian_products_hit_the_row_budget() {
 #[test]
 fn time_budget_names_itself() {
     let g = graph();
-    let b = Budget { time: Duration::from_millis(50), rows: u64::MAX, ..Budget::STANDARD };
+    let b = Budget {
+        time: Duration::from_millis(50),
+        rows: u64::MAX,
+        ..Budget::STANDARD
+    };
     let msg = budget_error(&g, "MATCH (a)-[*1..12]-(b) RETURN count(*) AS n", b);
     assert!(msg.contains("time") && msg.contains("50 ms"), "{msg}");
 }
@@ -113,7 +187,10 @@ fn time_budget_names_itself() {
 #[test]
 fn results_are_cut_before_detaching() {
     let g = graph();
-    let o = Options { max_rows: Some(5), ..Default::default() };
+    let o = Options {
+        max_rows: Some(5),
+        ..Default::default()
+    };
     let r = execute(&g, "MATCH (n:Gene) RETURN n", &o).expect("query");
     assert_eq!(r.rows.len(), 5);
     assert!(r.truncated);
@@ -134,7 +211,10 @@ fn writing_clauses_are_refused() {
     ] {
         let e = execute(&g, q, &Options::default()).expect_err(q);
         assert_eq!(e.kind, ErrorKind::ReadOnly);
-        assert_eq!(e.to_string(), format!("read-only: {clause} is not supported"));
+        assert_eq!(
+            e.to_string(),
+            format!("read-only: {clause} is not supported")
+        );
     }
 }
 

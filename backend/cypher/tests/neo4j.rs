@@ -11,9 +11,13 @@ fn passthrough_returns_rows_and_stays_read_only() {
         panic!("NEO4J_URI is not set: this ignored test needs a live Neo4j");
     };
     let client = client.expect("connect to NEO4J_URI");
-    let r = client.execute("RETURN 1 AS one, 'x' AS s", &Options::default()).expect("query");
+    let r = client
+        .execute("RETURN 1 AS one, 'x' AS s", &Options::default())
+        .expect("query");
     assert_eq!(r.columns, vec!["one", "s"]);
     assert_eq!(r.rows, vec![vec![Out::Int(1), Out::Str("x".into())]]);
-    let e = client.execute("CREATE (n:ShouldNotExist)", &Options::default()).unwrap_err();
+    let e = client
+        .execute("CREATE (n:ShouldNotExist)", &Options::default())
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::ReadOnly);
 }

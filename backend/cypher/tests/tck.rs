@@ -118,7 +118,9 @@ impl<'a> P<'a> {
             return t;
         }
         let st = self.i;
-        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+        {
             self.i += 1;
         }
         String::from_utf8_lossy(&self.s[st..self.i]).to_string()
@@ -227,7 +229,10 @@ impl<'a> P<'a> {
             }
             Some(_) => {
                 let st = self.i;
-                while self.i < self.s.len() && !matches!(self.s[self.i], b',' | b']' | b'}' | b')') && !(self.s[self.i] as char).is_whitespace() {
+                while self.i < self.s.len()
+                    && !matches!(self.s[self.i], b',' | b']' | b'}' | b')')
+                    && !(self.s[self.i] as char).is_whitespace()
+                {
                     self.i += 1;
                 }
                 let t = std::str::from_utf8(&self.s[st..self.i]).map_err(|e| e.to_string())?;
@@ -254,7 +259,10 @@ impl<'a> P<'a> {
 }
 
 fn parse_tval(s: &str) -> Result<TVal, String> {
-    let mut p = P { s: s.as_bytes(), i: 0 };
+    let mut p = P {
+        s: s.as_bytes(),
+        i: 0,
+    };
     let v = p.value()?;
     p.ws();
     if p.i != p.s.len() {
@@ -289,11 +297,19 @@ fn from_out(o: &Out) -> TVal {
         Out::Node(n) => node_t(n),
         Out::Rel(r) => rel_t(r),
         Out::Path(nodes, rels) => {
-            let Some(first) = nodes.first() else { return TVal::Null };
+            let Some(first) = nodes.first() else {
+                return TVal::Null;
+            };
             let steps = rels
                 .iter()
                 .enumerate()
-                .map(|(i, r)| (rel_t(r), nodes.get(i).is_some_and(|n| n.id == r.start), nodes.get(i + 1).map(node_t).unwrap_or(TVal::Null)))
+                .map(|(i, r)| {
+                    (
+                        rel_t(r),
+                        nodes.get(i).is_some_and(|n| n.id == r.start),
+                        nodes.get(i + 1).map(node_t).unwrap_or(TVal::Null),
+                    )
+                })
                 .collect();
             TVal::Path(Box::new(node_t(first)), steps)
         }
@@ -302,7 +318,12 @@ fn from_out(o: &Out) -> TVal {
 
 /// Canonical text: equal values give equal text; `unordered` sorts list elements.
 fn canon(v: &TVal, unordered: bool) -> String {
-    let props = |m: &BTreeMap<String, TVal>| -> String { m.iter().map(|(k, v)| format!("{k}:{}", canon(v, unordered))).collect::<Vec<_>>().join(",") };
+    let props = |m: &BTreeMap<String, TVal>| -> String {
+        m.iter()
+            .map(|(k, v)| format!("{k}:{}", canon(v, unordered)))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     match v {
         TVal::Null => "null".into(),
         TVal::Bool(b) => b.to_string(),
@@ -325,12 +346,22 @@ fn canon(v: &TVal, unordered: bool) -> String {
             format!("[{}]", items.join(","))
         }
         TVal::Map(m) => format!("{{{}}}", props(m)),
-        TVal::Node(l, p) => format!("({}{{{}}})", l.iter().map(|x| format!(":{x}")).collect::<String>(), props(p)),
+        TVal::Node(l, p) => format!(
+            "({}{{{}}})",
+            l.iter().map(|x| format!(":{x}")).collect::<String>(),
+            props(p)
+        ),
         TVal::Rel(t, p) => format!("[:{t}{{{}}}]", props(p)),
         TVal::Path(s, steps) => {
             let mut o = format!("<{}", canon(s, unordered));
             for (r, fwd, n) in steps {
-                o.push_str(&format!("{}{}{}{}", if *fwd { "-" } else { "<-" }, canon(r, unordered), if *fwd { "->" } else { "-" }, canon(n, unordered)));
+                o.push_str(&format!(
+                    "{}{}{}{}",
+                    if *fwd { "-" } else { "<-" },
+                    canon(r, unordered),
+                    if *fwd { "->" } else { "-" },
+                    canon(n, unordered)
+                ));
             }
             o + ">"
         }
@@ -355,7 +386,11 @@ fn out_to_value(g: &MemGraph, o: &Out) -> Value {
         Out::Float(f) => Value::Float(*f),
         Out::Str(s) => Value::Str(s.clone()),
         Out::List(xs) => Value::List(xs.iter().map(|x| out_to_value(g, x)).collect()),
-        Out::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), out_to_value(g, v))).collect()),
+        Out::Map(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), out_to_value(g, v)))
+                .collect(),
+        ),
         Out::Node(n) => Value::Node(n.id as u32),
         Out::Rel(r) => g.rel(r.id).map(Value::Rel).unwrap_or(Value::Null),
         Out::Path(..) => Value::Null,
@@ -366,8 +401,16 @@ fn with_prefix(b: &Bindings) -> (String, HashMap<String, Value>) {
     if b.is_empty() {
         return (String::new(), HashMap::new());
     }
-    let items: Vec<String> = b.iter().enumerate().map(|(i, (k, _))| format!("$p{i} AS `{k}`")).collect();
-    let params = b.iter().enumerate().map(|(i, (_, v))| (format!("p{i}"), v.clone())).collect();
+    let items: Vec<String> = b
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| format!("$p{i} AS `{k}`"))
+        .collect();
+    let params = b
+        .iter()
+        .enumerate()
+        .map(|(i, (_, v))| (format!("p{i}"), v.clone()))
+        .collect();
     (format!("WITH {} ", items.join(", ")), params)
 }
 
@@ -375,13 +418,33 @@ impl Fixture<'_> {
     fn eval(&self, b: &Bindings, expr: &str) -> Result<Value, String> {
         let (prefix, params) = with_prefix(b);
         let q = format!("{prefix}RETURN {expr} AS v");
-        let r = execute(&*self.g, &q, &Options { params, ..Default::default() }).map_err(|e| format!("{q}: {e}"))?;
-        let o = r.rows.first().and_then(|row| row.first()).cloned().unwrap_or(Out::Null);
+        let r = execute(
+            &*self.g,
+            &q,
+            &Options {
+                params,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("{q}: {e}"))?;
+        let o = r
+            .rows
+            .first()
+            .and_then(|row| row.first())
+            .cloned()
+            .unwrap_or(Out::Null);
         Ok(out_to_value(self.g, &o))
     }
 
-    fn props(&self, b: &Bindings, src: &str, e: Option<&A::Expr>) -> Result<BTreeMap<String, Value>, String> {
-        let Some(e) = e else { return Ok(BTreeMap::new()) };
+    fn props(
+        &self,
+        b: &Bindings,
+        src: &str,
+        e: Option<&A::Expr>,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let Some(e) = e else {
+            return Ok(BTreeMap::new());
+        };
         let text = e.span.text(src).ok_or("bad span")?;
         match self.eval(b, text)? {
             Value::Map(m) => Ok(m),
@@ -392,8 +455,12 @@ impl Fixture<'_> {
     fn run(&mut self, src: &str) -> Result<(), String> {
         let parsed = open_cypher::parse(src).map_err(|e| e.render(src))?;
         let stmt = parsed.program.statements.first().ok_or("empty setup")?;
-        let A::StatementKind::Query(q) = &stmt.kind else { return Err("not a query".into()) };
-        let A::QueryKind::Regular(reg) = &q.query.kind else { return Err("not a query".into()) };
+        let A::StatementKind::Query(q) = &stmt.kind else {
+            return Err("not a query".into());
+        };
+        let A::QueryKind::Regular(reg) = &q.query.kind else {
+            return Err("not a query".into());
+        };
         if !reg.unions.is_empty() {
             return Err("UNION in setup".into());
         }
@@ -414,34 +481,88 @@ impl Fixture<'_> {
                     // Run the read clauses up to the next CREATE through the executor.
                     let start = clauses[i].span.start;
                     let mut j = i;
-                    while j < clauses.len() && matches!(clauses[j].kind, A::ClauseKind::Match(_) | A::ClauseKind::Unwind(_) | A::ClauseKind::With(_)) {
+                    while j < clauses.len()
+                        && matches!(
+                            clauses[j].kind,
+                            A::ClauseKind::Match(_)
+                                | A::ClauseKind::Unwind(_)
+                                | A::ClauseKind::With(_)
+                        )
+                    {
                         j += 1;
                     }
                     let end = clauses[j - 1].span.end;
                     let read = &src[start..end];
                     // All current rows go in as one list parameter: the read clauses may
                     // aggregate across them.
-                    let keys: Vec<String> = rows.first().map(|b| b.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+                    let keys: Vec<String> = rows
+                        .first()
+                        .map(|b| b.iter().map(|(k, _)| k.clone()).collect())
+                        .unwrap_or_default();
                     let (prefix, params) = if keys.is_empty() {
                         (String::new(), HashMap::new())
                     } else {
-                        let list = Value::List(rows.iter().map(|b| Value::Map(b.iter().cloned().collect())).collect());
-                        let items: Vec<String> = keys.iter().map(|k| format!("__row.`{k}` AS `{k}`")).collect();
-                        (format!("UNWIND $__rows AS __row WITH {} ", items.join(", ")), [("__rows".to_string(), list)].into_iter().collect())
+                        let list = Value::List(
+                            rows.iter()
+                                .map(|b| Value::Map(b.iter().cloned().collect()))
+                                .collect(),
+                        );
+                        let items: Vec<String> = keys
+                            .iter()
+                            .map(|k| format!("__row.`{k}` AS `{k}`"))
+                            .collect();
+                        (
+                            format!("UNWIND $__rows AS __row WITH {} ", items.join(", ")),
+                            [("__rows".to_string(), list)].into_iter().collect(),
+                        )
                     };
                     let q = format!("{prefix}{read} RETURN *");
-                    let r = execute(&*self.g, &q, &Options { params, ..Default::default() }).map_err(|e| format!("{q}: {e}"))?;
-                    rows = r.rows.iter().map(|row| r.columns.iter().cloned().zip(row.iter().map(|o| out_to_value(self.g, o))).collect()).collect();
+                    let r = execute(
+                        &*self.g,
+                        &q,
+                        &Options {
+                            params,
+                            ..Default::default()
+                        },
+                    )
+                    .map_err(|e| format!("{q}: {e}"))?;
+                    rows = r
+                        .rows
+                        .iter()
+                        .map(|row| {
+                            r.columns
+                                .iter()
+                                .cloned()
+                                .zip(row.iter().map(|o| out_to_value(self.g, o)))
+                                .collect()
+                        })
+                        .collect();
                     i = j;
                 }
-                _ => return Err(format!("setup clause not supported: {}", clauses[i].span.text(src).unwrap_or("").lines().next().unwrap_or(""))),
+                _ => {
+                    return Err(format!(
+                        "setup clause not supported: {}",
+                        clauses[i]
+                            .span
+                            .text(src)
+                            .unwrap_or("")
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                    ))
+                }
             }
         }
         Ok(())
     }
 
     fn create(&mut self, src: &str, p: &A::Pattern, mut b: Bindings) -> Result<Bindings, String> {
-        let lookup = |b: &Bindings, name: &str| b.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let lookup = |b: &Bindings, name: &str| {
+            b.iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
         for part in &p.parts {
             let mut prev: Option<u32> = None;
             let mut pending: Option<(&A::RelationshipPattern, u32)> = None;
@@ -468,7 +589,12 @@ impl Fixture<'_> {
                             }
                         };
                         if let Some((r, from)) = pending.take() {
-                            let ty = r.labels.as_ref().map(label_names).and_then(|v| v.into_iter().next()).ok_or("relationship without type")?;
+                            let ty = r
+                                .labels
+                                .as_ref()
+                                .map(label_names)
+                                .and_then(|v| v.into_iter().next())
+                                .ok_or("relationship without type")?;
                             let props = self.props(&b, src, r.properties.as_deref())?;
                             let (s, d) = match r.direction.kind {
                                 A::RelationshipDirection::Left => (id, from),
@@ -501,7 +627,9 @@ impl Fixture<'_> {
 fn label_names(l: &A::LabelExpression) -> Vec<String> {
     match &l.kind {
         A::LabelExpressionKind::Name(n) => vec![n.kind.text.clone()],
-        A::LabelExpressionKind::And(xs) | A::LabelExpressionKind::Or(xs) => xs.iter().flat_map(label_names).collect(),
+        A::LabelExpressionKind::And(xs) | A::LabelExpressionKind::Or(xs) => {
+            xs.iter().flat_map(label_names).collect()
+        }
         A::LabelExpressionKind::Parenthesized(x) => label_names(x),
         _ => Vec::new(),
     }
@@ -520,27 +648,31 @@ fn is_write_query(q: &str) -> bool {
     match open_cypher::parse(q) {
         Ok(p) => p.program.statements.iter().any(|s| match &s.kind {
             A::StatementKind::Query(q) => match &q.query.kind {
-                A::QueryKind::Regular(r) => std::iter::once(&r.head).chain(r.unions.iter().map(|u| &u.query)).any(|sq| {
-                    sq.kind.clauses.iter().any(|c| {
-                        matches!(
-                            c.kind,
-                            A::ClauseKind::Create(_)
-                                | A::ClauseKind::Merge(_)
-                                | A::ClauseKind::Set(_)
-                                | A::ClauseKind::Delete(_)
-                                | A::ClauseKind::Remove(_)
-                                | A::ClauseKind::Foreach(_)
-                                | A::ClauseKind::Insert(_)
-                        )
-                    })
-                }),
+                A::QueryKind::Regular(r) => std::iter::once(&r.head)
+                    .chain(r.unions.iter().map(|u| &u.query))
+                    .any(|sq| {
+                        sq.kind.clauses.iter().any(|c| {
+                            matches!(
+                                c.kind,
+                                A::ClauseKind::Create(_)
+                                    | A::ClauseKind::Merge(_)
+                                    | A::ClauseKind::Set(_)
+                                    | A::ClauseKind::Delete(_)
+                                    | A::ClauseKind::Remove(_)
+                                    | A::ClauseKind::Foreach(_)
+                                    | A::ClauseKind::Insert(_)
+                            )
+                        })
+                    }),
                 _ => false,
             },
             _ => false,
         }),
         Err(_) => {
             let up = q.to_uppercase();
-            ["CREATE ", "MERGE ", "SET ", "DELETE ", "REMOVE ", "FOREACH"].iter().any(|k| up.contains(k))
+            ["CREATE ", "MERGE ", "SET ", "DELETE ", "REMOVE ", "FOREACH"]
+                .iter()
+                .any(|k| up.contains(k))
         }
     }
 }
@@ -561,18 +693,37 @@ fn subst(s: &str, vars: &[(String, String)]) -> String {
 
 fn expand(area: &str, feature: &gherkin::Feature) -> Vec<Scenario> {
     let mut out = Vec::new();
-    let background: Vec<gherkin::Step> = feature.background.as_ref().map(|b| b.steps.clone()).unwrap_or_default();
+    let background: Vec<gherkin::Step> = feature
+        .background
+        .as_ref()
+        .map(|b| b.steps.clone())
+        .unwrap_or_default();
     for sc in &feature.scenarios {
-        let base: Vec<gherkin::Step> = background.iter().cloned().chain(sc.steps.iter().cloned()).collect();
-        let tables: Vec<&gherkin::Table> = sc.examples.iter().filter_map(|e| e.table.as_ref()).collect();
+        let base: Vec<gherkin::Step> = background
+            .iter()
+            .cloned()
+            .chain(sc.steps.iter().cloned())
+            .collect();
+        let tables: Vec<&gherkin::Table> = sc
+            .examples
+            .iter()
+            .filter_map(|e| e.table.as_ref())
+            .collect();
         if tables.is_empty() {
-            out.push(Scenario { area: area.to_string(), name: sc.name.clone(), steps: base });
+            out.push(Scenario {
+                area: area.to_string(),
+                name: sc.name.clone(),
+                steps: base,
+            });
             continue;
         }
         for t in tables {
-            let Some((head, rows)) = t.rows.split_first() else { continue };
+            let Some((head, rows)) = t.rows.split_first() else {
+                continue;
+            };
             for (ri, row) in rows.iter().enumerate() {
-                let vars: Vec<(String, String)> = head.iter().cloned().zip(row.iter().cloned()).collect();
+                let vars: Vec<(String, String)> =
+                    head.iter().cloned().zip(row.iter().cloned()).collect();
                 let steps = base
                     .iter()
                     .map(|s| {
@@ -589,7 +740,11 @@ fn expand(area: &str, feature: &gherkin::Feature) -> Vec<Scenario> {
                         s
                     })
                     .collect();
-                out.push(Scenario { area: area.to_string(), name: format!("{} #{}", sc.name, ri + 1), steps });
+                out.push(Scenario {
+                    area: area.to_string(),
+                    name: format!("{} #{}", sc.name, ri + 1),
+                    steps,
+                });
             }
         }
     }
@@ -604,11 +759,22 @@ fn doc(s: &gherkin::Step) -> String {
     s.docstring.as_deref().unwrap_or("").trim().to_string()
 }
 
-fn compare(res: &serenqa_cypher::QueryResult, table: Option<&gherkin::Table>, ordered: bool, unordered_lists: bool) -> Result<(), String> {
+fn compare(
+    res: &serenqa_cypher::QueryResult,
+    table: Option<&gherkin::Table>,
+    ordered: bool,
+    unordered_lists: bool,
+) -> Result<(), String> {
     let Some(t) = table else {
-        return if res.rows.is_empty() { Ok(()) } else { Err(format!("expected no rows, got {}", res.rows.len())) };
+        return if res.rows.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("expected no rows, got {}", res.rows.len()))
+        };
     };
-    let Some((head, rows)) = t.rows.split_first() else { return Err("empty expected table".into()) };
+    let Some((head, rows)) = t.rows.split_first() else {
+        return Err("empty expected table".into());
+    };
     if head != &res.columns {
         let mut a = head.clone();
         let mut b = res.columns.clone();
@@ -618,7 +784,10 @@ fn compare(res: &serenqa_cypher::QueryResult, table: Option<&gherkin::Table>, or
             return Err(format!("columns {:?}, expected {:?}", res.columns, head));
         }
     }
-    let idx: Vec<usize> = head.iter().map(|h| res.columns.iter().position(|c| c == h).unwrap_or(0)).collect();
+    let idx: Vec<usize> = head
+        .iter()
+        .map(|h| res.columns.iter().position(|c| c == h).unwrap_or(0))
+        .collect();
     let mut exp = Vec::new();
     for r in rows {
         let mut cells = Vec::new();
@@ -627,7 +796,16 @@ fn compare(res: &serenqa_cypher::QueryResult, table: Option<&gherkin::Table>, or
         }
         exp.push(cells.join(" | "));
     }
-    let mut got: Vec<String> = res.rows.iter().map(|r| idx.iter().map(|&i| canon(&from_out(&r[i]), unordered_lists)).collect::<Vec<_>>().join(" | ")).collect();
+    let mut got: Vec<String> = res
+        .rows
+        .iter()
+        .map(|r| {
+            idx.iter()
+                .map(|&i| canon(&from_out(&r[i]), unordered_lists))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect();
     if !ordered {
         exp.sort();
         got.sort();
@@ -635,7 +813,9 @@ fn compare(res: &serenqa_cypher::QueryResult, table: Option<&gherkin::Table>, or
     if exp == got {
         Ok(())
     } else {
-        Err(format!("rows differ:\n      expected {exp:?}\n      got      {got:?}"))
+        Err(format!(
+            "rows differ:\n      expected {exp:?}\n      got      {got:?}"
+        ))
     }
 }
 
@@ -660,9 +840,14 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
         let v = s.value.trim();
         if v.starts_with("an empty graph") || v.starts_with("any graph") {
             g = MemGraph::new();
-        } else if let Some(name) = v.strip_prefix("the ").and_then(|x| x.strip_suffix(" graph")) {
+        } else if let Some(name) = v
+            .strip_prefix("the ")
+            .and_then(|x| x.strip_suffix(" graph"))
+        {
             let path = tck.join("graphs").join(name).join(format!("{name}.cypher"));
-            let Ok(text) = std::fs::read_to_string(&path) else { return (Outcome::Skip, format!("no graph {name}")) };
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return (Outcome::Skip, format!("no graph {name}"));
+            };
             if let Err(e) = (Fixture { g: &mut g }).run(&text) {
                 return (Outcome::Skip, format!("fixture: {e}"));
             }
@@ -687,7 +872,11 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
             if is_write_query(&query) {
                 return (Outcome::Skip, "writes".into());
             }
-            let opts = Options { budget: budget(), params: params.clone(), max_rows: None };
+            let opts = Options {
+                budget: budget(),
+                params: params.clone(),
+                max_rows: None,
+            };
             last = Some(execute(&g, &query, &opts));
         } else if v.starts_with("the result should be") {
             let ordered = v.contains("in order");
@@ -695,7 +884,12 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
             let empty = v.contains("empty");
             match &last {
                 Some(Ok(r)) => {
-                    if let Err(e) = compare(r, if empty { None } else { s.table.as_ref() }, ordered, unordered_lists) {
+                    if let Err(e) = compare(
+                        r,
+                        if empty { None } else { s.table.as_ref() },
+                        ordered,
+                        unordered_lists,
+                    ) {
                         return (Outcome::Fail, format!("{query}\n    {e}"));
                     }
                 }
@@ -705,8 +899,18 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
         } else if v.contains("should be raised") {
             match &last {
                 Some(Err(e)) if error_matches(e, v) => {}
-                Some(Err(e)) => return (Outcome::Fail, format!("{query}\n    expected {v}, got {e} ({:?})", e.code)),
-                Some(Ok(_)) => return (Outcome::Fail, format!("{query}\n    expected {v}, got a result")),
+                Some(Err(e)) => {
+                    return (
+                        Outcome::Fail,
+                        format!("{query}\n    expected {v}, got {e} ({:?})", e.code),
+                    )
+                }
+                Some(Ok(_)) => {
+                    return (
+                        Outcome::Fail,
+                        format!("{query}\n    expected {v}, got a result"),
+                    )
+                }
                 None => return (Outcome::Fail, "no query".into()),
             }
         }
@@ -717,7 +921,9 @@ fn run_scenario(sc: &Scenario, tck: &Path) -> (Outcome, String) {
 
 fn main() {
     let Some(tck) = tck_dir() else {
-        serenqa_graph::datadir::missing_resource("tck: no TCK found (../shared/tck or $SERENQA_TCK)");
+        serenqa_graph::datadir::missing_resource(
+            "tck: no TCK found (../shared/tck or $SERENQA_TCK)",
+        );
         return;
     };
     let started = Instant::now();
@@ -727,7 +933,9 @@ fn main() {
     let mut files = Vec::new();
     let mut stack = vec![features_dir.clone()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -745,12 +953,23 @@ fn main() {
     let mut parse_failures = 0;
     for f in &files {
         let rel = f.strip_prefix(&features_dir).unwrap_or(f);
-        let area = rel.parent().map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
-        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        let area = rel
+            .parent()
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
         // gherkin's table grammar knows only \n, \| and \\ escapes: protect `\'`.
         let text: String = text
             .lines()
-            .map(|l| if l.trim_start().starts_with('|') { l.replace("\\'", "\\\\'") } else { l.to_string() })
+            .map(|l| {
+                if l.trim_start().starts_with('|') {
+                    l.replace("\\'", "\\\\'")
+                } else {
+                    l.to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n");
         let feature = match gherkin::Feature::parse(&text, gherkin::GherkinEnv::default()) {
@@ -789,12 +1008,23 @@ fn main() {
     let _ = std::panic::take_hook();
 
     println!("\nopenCypher TCK — pass / fail / skipped per area (skipped: writes, procedures, unsupported setup)");
-    println!("{:<42} {:>6} {:>6} {:>6} {:>8}", "area", "pass", "fail", "skip", "pass %");
+    println!(
+        "{:<42} {:>6} {:>6} {:>6} {:>8}",
+        "area", "pass", "fail", "skip", "pass %"
+    );
     let mut tot = [0usize; 3];
     for (area, [p, f, s]) in &table {
         let run = p + f;
-        let pct = if run > 0 { 100.0 * *p as f64 / run as f64 } else { 0.0 };
-        let mark = if REQUIRED.contains(&area.as_str()) { "*" } else { " " };
+        let pct = if run > 0 {
+            100.0 * *p as f64 / run as f64
+        } else {
+            0.0
+        };
+        let mark = if REQUIRED.contains(&area.as_str()) {
+            "*"
+        } else {
+            " "
+        };
         println!("{mark}{area:<41} {p:>6} {f:>6} {s:>6} {pct:>7.1}%");
         tot[0] += p;
         tot[1] += f;
@@ -807,9 +1037,17 @@ fn main() {
         tot[0],
         tot[1],
         tot[2],
-        if run > 0 { 100.0 * tot[0] as f64 / run as f64 } else { 0.0 }
+        if run > 0 {
+            100.0 * tot[0] as f64 / run as f64
+        } else {
+            0.0
+        }
     );
-    println!("panics: {}   feature files not parsed: {parse_failures}   time: {:.1}s", panics.len(), started.elapsed().as_secs_f64());
+    println!(
+        "panics: {}   feature files not parsed: {parse_failures}   time: {:.1}s",
+        panics.len(),
+        started.elapsed().as_secs_f64()
+    );
     for p in &panics {
         println!("  PANIC in {p}");
     }
@@ -818,7 +1056,15 @@ fn main() {
     }
 
     let baseline_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/tck-baseline.json");
-    let current: BTreeMap<String, serde_json::Value> = table.iter().map(|(a, [p, f, s])| (a.clone(), serde_json::json!({"pass": p, "fail": f, "skip": s}))).collect();
+    let current: BTreeMap<String, serde_json::Value> = table
+        .iter()
+        .map(|(a, [p, f, s])| {
+            (
+                a.clone(),
+                serde_json::json!({"pass": p, "fail": f, "skip": s}),
+            )
+        })
+        .collect();
     if std::env::var_os("TCK_UPDATE_BASELINE").is_some() {
         let text = serde_json::to_string_pretty(&current).unwrap_or_default();
         if let Err(e) = std::fs::write(&baseline_path, text + "\n") {
@@ -832,7 +1078,10 @@ fn main() {
         println!("FAIL: the executor panicked");
         failed = true;
     }
-    match std::fs::read_to_string(&baseline_path).ok().and_then(|t| serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&t).ok()) {
+    match std::fs::read_to_string(&baseline_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&t).ok())
+    {
         Some(base) => {
             for (area, b) in &base {
                 let want = b["pass"].as_u64().unwrap_or(0) as usize;
@@ -844,7 +1093,10 @@ fn main() {
             }
         }
         None => {
-            println!("FAIL: no baseline at {} (run with TCK_UPDATE_BASELINE=1)", baseline_path.display());
+            println!(
+                "FAIL: no baseline at {} (run with TCK_UPDATE_BASELINE=1)",
+                baseline_path.display()
+            );
             failed = true;
         }
     }

@@ -24,7 +24,9 @@ pub struct Figure {
 
 /// `n` nodes with at least one edge, sampled with a fixed seed (SplitMix64).
 pub fn sample_nodes(g: &Graph, n: usize, seed: u64) -> Vec<NodeId> {
-    let with_edges: Vec<NodeId> = (0..g.node_count() as NodeId).filter(|&u| g.degree(u) > 0).collect();
+    let with_edges: Vec<NodeId> = (0..g.node_count() as NodeId)
+        .filter(|&u| g.degree(u) > 0)
+        .collect();
     if with_edges.is_empty() {
         return Vec::new();
     }
@@ -55,7 +57,11 @@ fn figure(label: String, lookups: usize, runs: Vec<(f64, usize)>) -> Figure {
     Figure {
         label,
         lookups,
-        lookups_per_sec: median(runs.iter().map(|(s, _)| lookups as f64 / s.max(1e-9)).collect()),
+        lookups_per_sec: median(
+            runs.iter()
+                .map(|(s, _)| lookups as f64 / s.max(1e-9))
+                .collect(),
+        ),
         edges_per_sec: median(runs.iter().map(|(s, e)| *e as f64 / s.max(1e-9)).collect()),
         reps,
     }
@@ -82,7 +88,11 @@ pub fn memory(g: &Graph, nodes: &[NodeId], reps: usize) -> Figure {
 }
 
 /// Redis, one `GET` per lookup, waiting for each reply (no pipelining).
-pub async fn redis_sequential(edges: &RedisEdges, nodes: &[NodeId], reps: usize) -> EdgeResult<Figure> {
+pub async fn redis_sequential(
+    edges: &RedisEdges,
+    nodes: &[NodeId],
+    reps: usize,
+) -> EdgeResult<Figure> {
     let mut runs = Vec::new();
     for _ in 0..reps.max(1) {
         let t = Instant::now();
@@ -92,11 +102,21 @@ pub async fn redis_sequential(edges: &RedisEdges, nodes: &[NodeId], reps: usize)
         }
         runs.push((t.elapsed().as_secs_f64(), n));
     }
-    Ok(figure(format!("{} GET, one at a time", edges.target()), nodes.len(), runs))
+    Ok(figure(
+        format!("{} GET, one at a time", edges.target()),
+        nodes.len(),
+        runs,
+    ))
 }
 
 /// Redis, `MGET` batches of `batch` nodes, `in_flight` batches outstanding on the connection.
-pub async fn redis_batched(edges: &RedisEdges, nodes: &[NodeId], batch: usize, in_flight: usize, reps: usize) -> EdgeResult<Figure> {
+pub async fn redis_batched(
+    edges: &RedisEdges,
+    nodes: &[NodeId],
+    batch: usize,
+    in_flight: usize,
+    reps: usize,
+) -> EdgeResult<Figure> {
     let mut runs = Vec::new();
     for _ in 0..reps.max(1) {
         let t = Instant::now();
@@ -109,11 +129,20 @@ pub async fn redis_batched(edges: &RedisEdges, nodes: &[NodeId], batch: usize, i
         }
         runs.push((t.elapsed().as_secs_f64(), n));
     }
-    Ok(figure(format!("{} MGET ×{batch}, {in_flight} in flight", edges.target()), nodes.len(), runs))
+    Ok(figure(
+        format!("{} MGET ×{batch}, {in_flight} in flight", edges.target()),
+        nodes.len(),
+        runs,
+    ))
 }
 
 /// Redis, explicit pipelines of `batch` `GET`s (single instance only).
-pub async fn redis_pipelined(edges: &RedisEdges, nodes: &[NodeId], batch: usize, reps: usize) -> EdgeResult<Figure> {
+pub async fn redis_pipelined(
+    edges: &RedisEdges,
+    nodes: &[NodeId],
+    batch: usize,
+    reps: usize,
+) -> EdgeResult<Figure> {
     let mut runs = Vec::new();
     for _ in 0..reps.max(1) {
         let t = Instant::now();
@@ -123,5 +152,9 @@ pub async fn redis_pipelined(edges: &RedisEdges, nodes: &[NodeId], batch: usize,
         }
         runs.push((t.elapsed().as_secs_f64(), n));
     }
-    Ok(figure(format!("{} pipeline of {batch} GETs", edges.target()), nodes.len(), runs))
+    Ok(figure(
+        format!("{} pipeline of {batch} GETs", edges.target()),
+        nodes.len(),
+        runs,
+    ))
 }

@@ -61,7 +61,10 @@ pub fn hash_slot(key: &str) -> u16 {
     let b = key.as_bytes();
     let tagged = b.iter().position(|&c| c == b'{').and_then(|open| {
         let rest = &b[open + 1..];
-        rest.iter().position(|&c| c == b'}').filter(|&close| close > 0).map(|close| &rest[..close])
+        rest.iter()
+            .position(|&c| c == b'}')
+            .filter(|&close| close > 0)
+            .map(|close| &rest[..close])
     });
     crc16_xmodem(tagged.unwrap_or(b)) % 16384
 }
@@ -71,7 +74,11 @@ fn crc16_xmodem(data: &[u8]) -> u16 {
     for &byte in data {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
         }
     }
     crc
@@ -94,7 +101,9 @@ pub fn encode_adjacency(items: &[Incident]) -> Vec<u8> {
 
 /// Unpacks an adjacency value; a clear error for anything that is not one.
 pub fn decode_adjacency(bytes: &[u8]) -> Result<Vec<Incident>, String> {
-    let body = bytes.strip_prefix(ADJ_MAGIC.as_slice()).ok_or_else(|| "not a serenqa adjacency value (bad magic)".to_string())?;
+    let body = bytes
+        .strip_prefix(ADJ_MAGIC.as_slice())
+        .ok_or_else(|| "not a serenqa adjacency value (bad magic)".to_string())?;
     if body.len() % RECORD_BYTES != 0 {
         return Err(format!("truncated adjacency value ({} bytes after the magic, not a multiple of {RECORD_BYTES})", body.len()));
     }
@@ -123,19 +132,43 @@ mod tests {
     #[test]
     fn adjacency_round_trips() {
         let items = vec![
-            Incident { edge: 7, rel: 3, other: 42, forward: true, score: Some(0.25), other_degree: 9 },
-            Incident { edge: u32::MAX, rel: u16::MAX, other: 0, forward: false, score: None, other_degree: 0 },
+            Incident {
+                edge: 7,
+                rel: 3,
+                other: 42,
+                forward: true,
+                score: Some(0.25),
+                other_degree: 9,
+            },
+            Incident {
+                edge: u32::MAX,
+                rel: u16::MAX,
+                other: 0,
+                forward: false,
+                score: None,
+                other_degree: 0,
+            },
         ];
         let bytes = encode_adjacency(&items);
         assert_eq!(bytes.len(), 4 + 2 * RECORD_BYTES);
         assert_eq!(decode_adjacency(&bytes).expect("decodes"), items);
-        assert_eq!(decode_adjacency(&encode_adjacency(&[])).expect("empty decodes"), vec![]);
+        assert_eq!(
+            decode_adjacency(&encode_adjacency(&[])).expect("empty decodes"),
+            vec![]
+        );
     }
 
     #[test]
     fn corrupt_values_are_errors() {
         assert!(decode_adjacency(b"nope").unwrap_err().contains("magic"));
-        let mut bytes = encode_adjacency(&[Incident { edge: 1, rel: 1, other: 1, forward: true, score: None, other_degree: 1 }]);
+        let mut bytes = encode_adjacency(&[Incident {
+            edge: 1,
+            rel: 1,
+            other: 1,
+            forward: true,
+            score: None,
+            other_degree: 1,
+        }]);
         bytes.pop();
         assert!(decode_adjacency(&bytes).unwrap_err().contains("truncated"));
     }
@@ -149,7 +182,10 @@ mod tests {
         assert_eq!(hash_slot(&a), hash_slot(&r));
         // Known values from the Redis Cluster specification.
         assert_eq!(crc16_xmodem(b"123456789"), 0x31C3);
-        assert_eq!(hash_slot("{user1000}.following"), hash_slot("{user1000}.followers"));
+        assert_eq!(
+            hash_slot("{user1000}.following"),
+            hash_slot("{user1000}.followers")
+        );
         assert_eq!(hash_slot("foo{}{bar}"), crc16_xmodem(b"foo{}{bar}") % 16384);
     }
 }

@@ -67,7 +67,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait EdgeSource: Send + Sync {
     /// Incident edges of each node (same order as `nodes`), each list in CSR order. One
     /// round trip per call for remote stores: callers batch a whole frontier.
-    fn incident_many<'a>(&'a self, nodes: &'a [NodeId]) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>>;
+    fn incident_many<'a>(
+        &'a self,
+        nodes: &'a [NodeId],
+    ) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>>;
 
     /// Where the edges come from, for traces and logs (`memory`, `redis://127.0.0.1:6379`).
     fn describe(&self) -> String;

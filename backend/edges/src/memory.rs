@@ -21,14 +21,24 @@ impl<'g> MemoryEdges<'g> {
             .map(|e| {
                 let forward = e.source == u;
                 let other = if forward { e.target } else { e.source };
-                Incident { edge: e.id, rel: e.rel, other, forward, score: g.edge_score(e.id), other_degree: g.degree(other) as u32 }
+                Incident {
+                    edge: e.id,
+                    rel: e.rel,
+                    other,
+                    forward,
+                    score: g.edge_score(e.id),
+                    other_degree: g.degree(other) as u32,
+                }
             })
             .collect()
     }
 }
 
 impl EdgeSource for MemoryEdges<'_> {
-    fn incident_many<'a>(&'a self, nodes: &'a [NodeId]) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>> {
+    fn incident_many<'a>(
+        &'a self,
+        nodes: &'a [NodeId],
+    ) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>> {
         let out = nodes.iter().map(|&u| self.incident(u)).collect();
         Box::pin(std::future::ready(Ok(out)))
     }

@@ -32,9 +32,16 @@ impl RedisTarget {
     pub fn parse(s: &str) -> Result<RedisTarget, String> {
         let s = s.trim();
         if let Some(rest) = s.strip_prefix("redis+cluster://") {
-            let nodes: Vec<String> = rest.split(',').map(str::trim).filter(|n| !n.is_empty()).map(|n| format!("redis://{}", n.trim_end_matches('/'))).collect();
+            let nodes: Vec<String> = rest
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(|n| format!("redis://{}", n.trim_end_matches('/')))
+                .collect();
             if nodes.is_empty() {
-                return Err(format!("{s:?}: no cluster nodes (expected redis+cluster://host:port,host:port,…)"));
+                return Err(format!(
+                    "{s:?}: no cluster nodes (expected redis+cluster://host:port,host:port,…)"
+                ));
             }
             for n in &nodes {
                 redis::Client::open(n.as_str()).map_err(|e| format!("{n}: {e}"))?;
@@ -66,7 +73,10 @@ impl std::fmt::Display for RedisTarget {
         match self {
             RedisTarget::Single(u) => f.write_str(&redact(u)),
             RedisTarget::Cluster(nodes) => {
-                let hosts: Vec<String> = nodes.iter().map(|n| redact(n).trim_start_matches("redis://").to_string()).collect();
+                let hosts: Vec<String> = nodes
+                    .iter()
+                    .map(|n| redact(n).trim_start_matches("redis://").to_string())
+                    .collect();
                 write!(f, "redis+cluster://{}", hosts.join(","))
             }
         }
@@ -87,8 +97,13 @@ impl RedisConn {
         match target {
             RedisTarget::Single(url) => {
                 let client = redis::Client::open(url.as_str()).map_err(fail)?;
-                let cfg = redis::AsyncConnectionConfig::new().set_connection_timeout(Some(CONNECT_TIMEOUT)).set_response_timeout(Some(RESPONSE_TIMEOUT));
-                let conn = client.get_multiplexed_async_connection_with_config(&cfg).await.map_err(fail)?;
+                let cfg = redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let conn = client
+                    .get_multiplexed_async_connection_with_config(&cfg)
+                    .await
+                    .map_err(fail)?;
                 Ok(RedisConn::Single(conn))
             }
             RedisTarget::Cluster(nodes) => {
@@ -103,7 +118,10 @@ impl RedisConn {
         }
     }
 
-    pub async fn query<T: redis::FromRedisValue>(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+    pub async fn query<T: redis::FromRedisValue>(
+        &mut self,
+        cmd: &redis::Cmd,
+    ) -> redis::RedisResult<T> {
         match self {
             RedisConn::Single(c) => cmd.query_async(c).await,
             RedisConn::Cluster(c) => cmd.query_async(c).await,
@@ -112,7 +130,10 @@ impl RedisConn {
 
     /// A Lua script (`EVALSHA`, loaded on `NOSCRIPT`); on a cluster it runs on the shard of
     /// its keys, which must share a hash slot.
-    pub async fn invoke<T: redis::FromRedisValue>(&mut self, inv: &redis::ScriptInvocation<'_>) -> redis::RedisResult<T> {
+    pub async fn invoke<T: redis::FromRedisValue>(
+        &mut self,
+        inv: &redis::ScriptInvocation<'_>,
+    ) -> redis::RedisResult<T> {
         match self {
             RedisConn::Single(c) => inv.invoke_async(c).await,
             RedisConn::Cluster(c) => inv.invoke_async(c).await,
@@ -120,7 +141,10 @@ impl RedisConn {
     }
 
     /// An explicit pipeline (single instance only: a cluster pipeline must stay in one slot).
-    pub async fn pipeline<T: redis::FromRedisValue>(&mut self, pipe: &redis::Pipeline) -> redis::RedisResult<T> {
+    pub async fn pipeline<T: redis::FromRedisValue>(
+        &mut self,
+        pipe: &redis::Pipeline,
+    ) -> redis::RedisResult<T> {
         match self {
             RedisConn::Single(c) => pipe.query_async(c).await,
             RedisConn::Cluster(c) => pipe.query_async(c).await,
@@ -129,7 +153,11 @@ impl RedisConn {
 }
 
 fn connect_message(target: &RedisTarget, e: &redis::RedisError) -> String {
-    let hint = if e.is_connection_refusal() || e.is_timeout() { " — is redis-server running there?" } else { "" };
+    let hint = if e.is_connection_refusal() || e.is_timeout() {
+        " — is redis-server running there?"
+    } else {
+        ""
+    };
     format!("{target}: {e}{hint}")
 }
 
@@ -139,12 +167,21 @@ fn redis_err(target: &RedisTarget, what: &str, e: redis::RedisError) -> EdgeErro
 
 /// Reads the meta key (None when no finished export is there).
 pub async fn read_meta(conn: &mut RedisConn, target: &RedisTarget) -> EdgeResult<Option<Meta>> {
-    let raw: Option<String> = conn.query(redis::cmd("GET").arg(keys::META_KEY)).await.map_err(|e| redis_err(target, "reading the meta key", e))?;
+    let raw: Option<String> = conn
+        .query(redis::cmd("GET").arg(keys::META_KEY))
+        .await
+        .map_err(|e| redis_err(target, "reading the meta key", e))?;
     match raw {
         None => Ok(None),
         Some(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| EdgeError::Store { store: target.to_string(), message: format!("{} is not a serenqa edge-store meta record: {e}", keys::META_KEY) }),
+            .map_err(|e| EdgeError::Store {
+                store: target.to_string(),
+                message: format!(
+                    "{} is not a serenqa edge-store meta record: {e}",
+                    keys::META_KEY
+                ),
+            }),
     }
 }
 
@@ -156,9 +193,14 @@ pub fn meta_for(g: &Graph, edge_keys: bool) -> Meta {
         nodes: g.node_count() as u64,
         edges: g.edge_count() as u64,
         relations: g.relations().iter().map(|r| r.name.clone()).collect(),
-        types: (0..g.type_count()).map(|t| g.type_label(t as u16).to_string()).collect(),
+        types: (0..g.type_count())
+            .map(|t| g.type_label(t as u16).to_string())
+            .collect(),
         edge_keys,
-        exported_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        exported_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
     }
 }
 
@@ -174,15 +216,27 @@ impl RedisEdges {
     pub async fn open(target: RedisTarget, g: Arc<Graph>) -> EdgeResult<RedisEdges> {
         let mut conn = RedisConn::connect(&target).await?;
         let store = target.to_string();
-        let meta = read_meta(&mut conn, &target).await?.ok_or_else(|| EdgeError::Store {
-            store: store.clone(),
-            message: "no finished export here (run `serenqa edges export --to …` first)".into(),
-        })?;
+        let meta = read_meta(&mut conn, &target)
+            .await?
+            .ok_or_else(|| EdgeError::Store {
+                store: store.clone(),
+                message: "no finished export here (run `serenqa edges export --to …` first)".into(),
+            })?;
         if meta.format != keys::META_FORMAT {
-            return Err(EdgeError::Store { store, message: format!("format {:?}, this build reads {:?}", meta.format, keys::META_FORMAT) });
+            return Err(EdgeError::Store {
+                store,
+                message: format!(
+                    "format {:?}, this build reads {:?}",
+                    meta.format,
+                    keys::META_FORMAT
+                ),
+            });
         }
         let want = meta_for(&g, meta.edge_keys);
-        if meta.graph_hash != want.graph_hash || meta.relations != want.relations || meta.types != want.types {
+        if meta.graph_hash != want.graph_hash
+            || meta.relations != want.relations
+            || meta.types != want.types
+        {
             return Err(EdgeError::Store {
                 store,
                 message: format!(
@@ -204,15 +258,27 @@ impl RedisEdges {
 
     fn decode(&self, u: NodeId, raw: Option<Vec<u8>>) -> EdgeResult<Vec<Incident>> {
         match raw {
-            None => Err(EdgeError::Store { store: self.target.to_string(), message: format!("{} is missing: the export is incomplete or was partly deleted (re-export)", self.adj_key(u)) }),
-            Some(bytes) => keys::decode_adjacency(&bytes).map_err(|m| EdgeError::Store { store: self.target.to_string(), message: format!("{}: {m}", self.adj_key(u)) }),
+            None => Err(EdgeError::Store {
+                store: self.target.to_string(),
+                message: format!(
+                    "{} is missing: the export is incomplete or was partly deleted (re-export)",
+                    self.adj_key(u)
+                ),
+            }),
+            Some(bytes) => keys::decode_adjacency(&bytes).map_err(|m| EdgeError::Store {
+                store: self.target.to_string(),
+                message: format!("{}: {m}", self.adj_key(u)),
+            }),
         }
     }
 
     /// One node, one `GET` (the unbatched path the benchmark measures).
     pub async fn incident(&self, u: NodeId) -> EdgeResult<Vec<Incident>> {
         let mut conn = self.conn.clone();
-        let raw: Option<Vec<u8>> = conn.query(redis::cmd("GET").arg(self.adj_key(u))).await.map_err(|e| redis_err(&self.target, "GET", e))?;
+        let raw: Option<Vec<u8>> = conn
+            .query(redis::cmd("GET").arg(self.adj_key(u)))
+            .await
+            .map_err(|e| redis_err(&self.target, "GET", e))?;
         self.decode(u, raw)
     }
 
@@ -220,15 +286,25 @@ impl RedisEdges {
     /// it with `MGET`).
     pub async fn incident_pipelined(&self, nodes: &[NodeId]) -> EdgeResult<Vec<Vec<Incident>>> {
         if self.target.is_cluster() {
-            return Err(EdgeError::Store { store: self.target.to_string(), message: "explicit pipelines span slots; use MGET batches on a cluster".into() });
+            return Err(EdgeError::Store {
+                store: self.target.to_string(),
+                message: "explicit pipelines span slots; use MGET batches on a cluster".into(),
+            });
         }
         let mut pipe = redis::pipe();
         for &u in nodes {
             pipe.cmd("GET").arg(self.adj_key(u));
         }
         let mut conn = self.conn.clone();
-        let raws: Vec<Option<Vec<u8>>> = conn.pipeline(&pipe).await.map_err(|e| redis_err(&self.target, "pipelined GET", e))?;
-        nodes.iter().zip(raws).map(|(&u, r)| self.decode(u, r)).collect()
+        let raws: Vec<Option<Vec<u8>>> = conn
+            .pipeline(&pipe)
+            .await
+            .map_err(|e| redis_err(&self.target, "pipelined GET", e))?;
+        nodes
+            .iter()
+            .zip(raws)
+            .map(|(&u, r)| self.decode(u, r))
+            .collect()
     }
 
     async fn mget(&self, nodes: &[NodeId]) -> EdgeResult<Vec<Vec<Incident>>> {
@@ -243,16 +319,33 @@ impl RedisEdges {
             cmd.arg(self.adj_key(u));
         }
         let mut conn = self.conn.clone();
-        let raws: Vec<Option<Vec<u8>>> = conn.query(&cmd).await.map_err(|e| redis_err(&self.target, "MGET", e))?;
+        let raws: Vec<Option<Vec<u8>>> = conn
+            .query(&cmd)
+            .await
+            .map_err(|e| redis_err(&self.target, "MGET", e))?;
         if raws.len() != nodes.len() {
-            return Err(EdgeError::Store { store: self.target.to_string(), message: format!("MGET of {} keys returned {} values", nodes.len(), raws.len()) });
+            return Err(EdgeError::Store {
+                store: self.target.to_string(),
+                message: format!(
+                    "MGET of {} keys returned {} values",
+                    nodes.len(),
+                    raws.len()
+                ),
+            });
         }
-        nodes.iter().zip(raws).map(|(&u, r)| self.decode(u, r)).collect()
+        nodes
+            .iter()
+            .zip(raws)
+            .map(|(&u, r)| self.decode(u, r))
+            .collect()
     }
 }
 
 impl EdgeSource for RedisEdges {
-    fn incident_many<'a>(&'a self, nodes: &'a [NodeId]) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>> {
+    fn incident_many<'a>(
+        &'a self,
+        nodes: &'a [NodeId],
+    ) -> BoxFuture<'a, EdgeResult<Vec<Vec<Incident>>>> {
         Box::pin(self.mget(nodes))
     }
 
@@ -287,24 +380,52 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        ExportOptions { edge_keys: true, flush: false, batch: 2000, in_flight: 8, progress: false }
+        ExportOptions {
+            edge_keys: true,
+            flush: false,
+            batch: 2000,
+            in_flight: 8,
+            progress: false,
+        }
     }
 }
 
 /// Writes `g`'s edges into Redis. The meta key is deleted first and written last, so a reader
 /// never trusts a half-finished export.
-pub async fn export(g: &Graph, target: &RedisTarget, opts: &ExportOptions) -> EdgeResult<ExportReport> {
+pub async fn export(
+    g: &Graph,
+    target: &RedisTarget,
+    opts: &ExportOptions,
+) -> EdgeResult<ExportReport> {
     let started = std::time::Instant::now();
     let mut conn = RedisConn::connect(target).await?;
     if opts.flush {
-        let _: () = conn.query(&redis::cmd("FLUSHDB")).await.map_err(|e| redis_err(target, "FLUSHDB", e))?;
+        let _: () = conn
+            .query(&redis::cmd("FLUSHDB"))
+            .await
+            .map_err(|e| redis_err(target, "FLUSHDB", e))?;
     }
-    let _: i64 = conn.query(redis::cmd("DEL").arg(keys::META_KEY)).await.map_err(|e| redis_err(target, "DEL meta", e))?;
+    let _: i64 = conn
+        .query(redis::cmd("DEL").arg(keys::META_KEY))
+        .await
+        .map_err(|e| redis_err(target, "DEL meta", e))?;
 
-    let bar = if opts.progress { ProgressBar::new(g.node_count() as u64) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("export {bar:40} {pos}/{len} nodes {per_sec} eta {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let bar = if opts.progress {
+        ProgressBar::new(g.node_count() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("export {bar:40} {pos}/{len} nodes {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     let mem = MemoryEdges::new(g);
-    let mut report = ExportReport { adjacency_keys: 0, edge_keys: 0, bytes: 0, seconds: 0.0 };
+    let mut report = ExportReport {
+        adjacency_keys: 0,
+        edge_keys: 0,
+        bytes: 0,
+        seconds: 0.0,
+    };
     let mut batch: Vec<(String, Vec<u8>)> = Vec::with_capacity(opts.batch);
     let mut inflight = tokio::task::JoinSet::new();
     let batch_size = opts.batch.max(1);
@@ -326,23 +447,47 @@ pub async fn export(g: &Graph, target: &RedisTarget, opts: &ExportOptions) -> Ed
                     if let Some(s) = e.score {
                         a["score"] = serde_json::json!(s);
                     }
-                    let props: serde_json::Map<String, serde_json::Value> =
-                        g.edge_props().of(e.edge).map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null))).collect();
+                    let props: serde_json::Map<String, serde_json::Value> = g
+                        .edge_props()
+                        .of(e.edge)
+                        .map(|(k, v)| {
+                            (
+                                k.to_string(),
+                                serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+                            )
+                        })
+                        .collect();
                     if !props.is_empty() {
                         a["props"] = serde_json::Value::Object(props);
                     }
                     attrs.push(a);
                     i += 1;
                 }
-                let key = keys::rel_key(uid, utype, &g.relation(rel).name, g.ident(tgt), g.type_label(g.node_type(tgt)));
-                batch.push((key, serde_json::Value::Array(attrs).to_string().into_bytes()));
+                let key = keys::rel_key(
+                    uid,
+                    utype,
+                    &g.relation(rel).name,
+                    g.ident(tgt),
+                    g.type_label(g.node_type(tgt)),
+                );
+                batch.push((
+                    key,
+                    serde_json::Value::Array(attrs).to_string().into_bytes(),
+                ));
                 report.edge_keys += 1;
             }
         }
         batch.push((keys::adj_key(uid, utype), keys::encode_adjacency(&inc)));
         report.adjacency_keys += 1;
         if batch.len() >= batch_size {
-            report.bytes += send_batch(&mut inflight, &conn, target, std::mem::take(&mut batch), opts.in_flight).await?;
+            report.bytes += send_batch(
+                &mut inflight,
+                &conn,
+                target,
+                std::mem::take(&mut batch),
+                opts.in_flight,
+            )
+            .await?;
         }
         bar.inc(1);
     }
@@ -352,8 +497,12 @@ pub async fn export(g: &Graph, target: &RedisTarget, opts: &ExportOptions) -> Ed
     while let Some(r) = inflight.join_next().await {
         r.map_err(|e| EdgeError::Redis(format!("export task: {e}")))??;
     }
-    let meta = serde_json::to_string(&meta_for(g, opts.edge_keys)).map_err(|e| EdgeError::Redis(e.to_string()))?;
-    let _: () = conn.query(redis::cmd("SET").arg(keys::META_KEY).arg(meta)).await.map_err(|e| redis_err(target, "SET meta", e))?;
+    let meta = serde_json::to_string(&meta_for(g, opts.edge_keys))
+        .map_err(|e| EdgeError::Redis(e.to_string()))?;
+    let _: () = conn
+        .query(redis::cmd("SET").arg(keys::META_KEY).arg(meta))
+        .await
+        .map_err(|e| redis_err(target, "SET meta", e))?;
     bar.finish_and_clear();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -379,7 +528,10 @@ async fn send_batch(
         for (k, v) in &batch {
             cmd.arg(k).arg(v);
         }
-        let _: () = conn.query(&cmd).await.map_err(|e| redis_err(&target, "MSET", e))?;
+        let _: () = conn
+            .query(&cmd)
+            .await
+            .map_err(|e| redis_err(&target, "MSET", e))?;
         Ok(())
     });
     Ok(bytes)
@@ -395,7 +547,13 @@ pub async fn check(g: &Graph, edges: &RedisEdges, batch: usize) -> EdgeResult<Ve
         let got = edges.incident_many(chunk).await?;
         for (&u, inc) in chunk.iter().zip(got) {
             if inc != mem.incident(u) {
-                bad.push(format!("{}::{}: {} edges in Redis, {} in the graph (or different records)", g.type_label(g.node_type(u)), g.ident(u), inc.len(), g.degree(u)));
+                bad.push(format!(
+                    "{}::{}: {} edges in Redis, {} in the graph (or different records)",
+                    g.type_label(g.node_type(u)),
+                    g.ident(u),
+                    inc.len(),
+                    g.degree(u)
+                ));
                 if bad.len() >= 10 {
                     return Ok(bad);
                 }
@@ -414,9 +572,14 @@ mod tests {
         let t = RedisTarget::parse("redis://:s3cret@db.example:6379/2").expect("single");
         assert_eq!(t.to_string(), "redis://***@db.example:6379/2");
         let c = RedisTarget::parse("redis+cluster://a:7000, b:7001,").expect("cluster");
-        assert_eq!(c, RedisTarget::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()]));
+        assert_eq!(
+            c,
+            RedisTarget::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()])
+        );
         assert_eq!(c.to_string(), "redis+cluster://a:7000,b:7001");
-        let e = RedisTarget::parse("http://u:pw@host").err().expect("not redis");
+        let e = RedisTarget::parse("http://u:pw@host")
+            .err()
+            .expect("not redis");
         assert!(!e.contains("pw") && e.contains("not a Redis URL"), "{e}");
     }
 }

@@ -40,7 +40,10 @@ pub fn find_data_dir() -> Option<PathBuf> {
 
 /// The first `<data>/<sub>` directory that exists, e.g. `hetionet`.
 pub fn find_dataset(sub: &str) -> Option<PathBuf> {
-    candidates().into_iter().map(|d| d.join(sub)).find(|d| d.is_dir())
+    candidates()
+        .into_iter()
+        .map(|d| d.join(sub))
+        .find(|d| d.is_dir())
 }
 
 /// The data directory as tests see it: `$SERENQA_DATA`, else the nearest `../shared/data`
@@ -64,7 +67,10 @@ pub fn data_dir_above(start: &Path) -> Option<PathBuf> {
 
 /// A one-paragraph explanation of where data is looked for, for "not found" errors.
 pub fn where_to_put(sub: &str) -> String {
-    let tried: Vec<String> = candidates().iter().map(|d| d.join(sub).display().to_string()).collect();
+    let tried: Vec<String> = candidates()
+        .iter()
+        .map(|d| d.join(sub).display().to_string())
+        .collect();
     format!(
         "no {sub} data found (looked in {}). Put the files there or set SERENQA_DATA to a directory containing {sub}/; `serenqa data fetch` downloads them when this machine is online",
         tried.join(", ")
@@ -90,7 +96,16 @@ pub fn fingerprint(files: &[&Path]) -> u64 {
     for f in files {
         let abs = std::fs::canonicalize(f).unwrap_or_else(|_| f.to_path_buf());
         let (len, mtime) = std::fs::metadata(f)
-            .map(|m| (m.len(), m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_secs()).unwrap_or(0)))
+            .map(|m| {
+                (
+                    m.len(),
+                    m.modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_secs())
+                        .unwrap_or(0),
+                )
+            })
             .unwrap_or((0, 0));
         s.push_str(&format!("{}|{len}|{mtime};", abs.display()));
     }

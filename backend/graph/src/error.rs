@@ -9,7 +9,11 @@ pub type Result<T, E = GraphError> = std::result::Result<T, E>;
 pub enum GraphError {
     /// A problem at a known line of an input file (1-based line number).
     #[error("{}:{line}: {msg}", path.display())]
-    Line { path: PathBuf, line: u64, msg: String },
+    Line {
+        path: PathBuf,
+        line: u64,
+        msg: String,
+    },
     /// A problem with a whole file (cannot open, truncated, bad header, checksum…).
     #[error("{}: {msg}", path.display())]
     File { path: PathBuf, msg: String },
@@ -20,10 +24,17 @@ pub enum GraphError {
 
 impl GraphError {
     pub fn line(path: impl Into<PathBuf>, line: u64, msg: impl Into<String>) -> Self {
-        GraphError::Line { path: path.into(), line, msg: msg.into() }
+        GraphError::Line {
+            path: path.into(),
+            line,
+            msg: msg.into(),
+        }
     }
     pub fn file(path: impl Into<PathBuf>, msg: impl Into<String>) -> Self {
-        GraphError::File { path: path.into(), msg: msg.into() }
+        GraphError::File {
+            path: path.into(),
+            msg: msg.into(),
+        }
     }
     pub fn invalid(msg: impl Into<String>) -> Self {
         GraphError::Invalid(msg.into())

@@ -14,24 +14,40 @@ pub struct FilterSpec {
 }
 
 /// The paper's list (Appendix A.1).
-pub const PAPER_DROPPED: &[&str] = &["user", "unit", "experiment", "project", "transcript", "publication"];
+pub const PAPER_DROPPED: &[&str] = &[
+    "user",
+    "unit",
+    "experiment",
+    "project",
+    "transcript",
+    "publication",
+];
 
 impl Default for FilterSpec {
     fn default() -> Self {
         let list: Vec<String> = PAPER_DROPPED.iter().map(|s| s.to_string()).collect();
-        FilterSpec { drop_node_types: list.clone(), drop_relations: list }
+        FilterSpec {
+            drop_node_types: list.clone(),
+            drop_relations: list,
+        }
     }
 }
 
 impl FilterSpec {
     pub fn none() -> Self {
-        FilterSpec { drop_node_types: Vec::new(), drop_relations: Vec::new() }
+        FilterSpec {
+            drop_node_types: Vec::new(),
+            drop_relations: Vec::new(),
+        }
     }
     fn matches(patterns: &[String], name: &str) -> bool {
         let words = words(name);
         patterns.iter().any(|p| {
             let p = p.to_lowercase();
-            !p.is_empty() && words.iter().any(|w| *w == p || w.strip_suffix('s') == Some(p.as_str()))
+            !p.is_empty()
+                && words
+                    .iter()
+                    .any(|w| *w == p || w.strip_suffix('s') == Some(p.as_str()))
         })
     }
 }
@@ -77,15 +93,24 @@ impl FilterReport {
 
 /// Returns the filtered graph (unchanged if nothing matches) and the report.
 pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
-    let drop_type: Vec<bool> = (0..g.type_count()).map(|t| FilterSpec::matches(&spec.drop_node_types, g.type_label(t as u16))).collect();
-    let drop_rel: Vec<bool> = g.relations().iter().map(|r| FilterSpec::matches(&spec.drop_relations, &r.name)).collect();
+    let drop_type: Vec<bool> = (0..g.type_count())
+        .map(|t| FilterSpec::matches(&spec.drop_node_types, g.type_label(t as u16)))
+        .collect();
+    let drop_rel: Vec<bool> = g
+        .relations()
+        .iter()
+        .map(|r| FilterSpec::matches(&spec.drop_relations, &r.name))
+        .collect();
     if !drop_type.iter().any(|&d| d) && !drop_rel.iter().any(|&d| d) {
         return (g, FilterReport::default());
     }
     let mut report = FilterReport::default();
     for (t, &d) in drop_type.iter().enumerate() {
         if d {
-            report.node_types.push((g.type_label(t as u16).to_string(), g.nodes_of_type(t as u16).len() as u64));
+            report.node_types.push((
+                g.type_label(t as u16).to_string(),
+                g.nodes_of_type(t as u16).len() as u64,
+            ));
         }
     }
 
@@ -108,7 +133,11 @@ pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
         if src_dropped || dst_dropped {
             continue; // every edge of it would dangle
         }
-        let new = RelationType { source_type: remap(rel.source_type), target_type: remap(rel.target_type), ..rel.clone() };
+        let new = RelationType {
+            source_type: remap(rel.source_type),
+            target_type: remap(rel.target_type),
+            ..rel.clone()
+        };
         rel_map[r] = b.relation(new).ok();
     }
     let mut node_map: Vec<Option<NodeId>> = vec![None; g.node_count()];
@@ -125,7 +154,11 @@ pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
                 rel_dropped[e.rel as usize] += 1;
                 continue;
             }
-            match (node_map[e.source as usize], node_map[e.target as usize], rel_map[e.rel as usize]) {
+            match (
+                node_map[e.source as usize],
+                node_map[e.target as usize],
+                rel_map[e.rel as usize],
+            ) {
                 (Some(s), Some(t), Some(r)) => {
                     let i = b.add_edge(s, r, t, g.edge_score(e.id));
                     for (k, val) in g.edge_props().of(e.id) {
@@ -138,7 +171,9 @@ pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
     }
     for (r, &c) in rel_dropped.iter().enumerate() {
         if drop_rel[r] {
-            report.relations.push((g.relation(r as u16).name.clone(), c));
+            report
+                .relations
+                .push((g.relation(r as u16).name.clone(), c));
         }
     }
     for v in 0..g.node_count() as NodeId {
@@ -153,7 +188,8 @@ pub fn apply(g: Graph, spec: &FilterSpec) -> (Graph, FilterReport) {
         meta.dropped.push((name.clone(), *c));
     }
     if report.dangling_edges > 0 {
-        meta.dropped.push(("(edges to dropped nodes)".into(), report.dangling_edges));
+        meta.dropped
+            .push(("(edges to dropped nodes)".into(), report.dangling_edges));
     }
     (b.build(), report)
 }

@@ -21,4 +21,6 @@ pub mod vocab;
 
 pub use error::{GraphError, Result};
 pub use props::{PropValue, PropertyTable};
-pub use store::{Direction, EdgeId, EdgeRef, Graph, GraphBuilder, GraphMeta, NodeId, RelId, RelationType, TypeId};
+pub use store::{
+    Direction, EdgeId, EdgeRef, Graph, GraphBuilder, GraphMeta, NodeId, RelId, RelationType, TypeId,
+};

@@ -67,21 +67,49 @@ pub struct PathQuery {
 
 impl Default for PathQuery {
     fn default() -> Self {
-        PathQuery { max_hops: 3, limit: 20, max_degree: 0 }
+        PathQuery {
+            max_hops: 3,
+            limit: 20,
+            max_degree: 0,
+        }
     }
 }
 
 /// All neighbours of `v` in both directions: (neighbour, step).
 fn neighbours(g: &Graph, v: NodeId) -> impl Iterator<Item = (NodeId, Step)> + '_ {
-    let out = g.edges(v, crate::Direction::Out).map(|e| (e.target, Step { edge: e.id, rel: e.rel, forward: true }));
-    let inc = g.edges(v, crate::Direction::In).map(|e| (e.source, Step { edge: e.id, rel: e.rel, forward: false }));
+    let out = g.edges(v, crate::Direction::Out).map(|e| {
+        (
+            e.target,
+            Step {
+                edge: e.id,
+                rel: e.rel,
+                forward: true,
+            },
+        )
+    });
+    let inc = g.edges(v, crate::Direction::In).map(|e| {
+        (
+            e.source,
+            Step {
+                edge: e.id,
+                rel: e.rel,
+                forward: false,
+            },
+        )
+    });
     out.chain(inc)
 }
 
 /// Up to `q.limit` shortest simple paths of at most `q.max_hops` hops from any node of
 /// `sources` to any node of `targets`, over the edges `keep` accepts (e.g. a benchmark graph
 /// with edges removed).
-pub fn find_paths(g: &Graph, sources: &[NodeId], targets: &[NodeId], q: PathQuery, keep: &dyn Fn(EdgeId) -> bool) -> Vec<Path> {
+pub fn find_paths(
+    g: &Graph,
+    sources: &[NodeId],
+    targets: &[NodeId],
+    q: PathQuery,
+    keep: &dyn Fn(EdgeId) -> bool,
+) -> Vec<Path> {
     if q.max_hops == 0 || q.limit == 0 || sources.is_empty() || targets.is_empty() {
         return Vec::new();
     }
@@ -112,7 +140,9 @@ pub fn find_paths(g: &Graph, sources: &[NodeId], targets: &[NodeId], q: PathQuer
             }
             let mut nodes = vec![s];
             let mut steps = Vec::new();
-            walk(g, &dist, &is_target, len, &mut nodes, &mut steps, &mut out, q, keep);
+            walk(
+                g, &dist, &is_target, len, &mut nodes, &mut steps, &mut out, q, keep,
+            );
         }
     }
     out
@@ -137,7 +167,10 @@ fn walk(
     let left = len - steps.len();
     if left == 0 {
         if is_target.contains(&v) {
-            out.push(Path { nodes: nodes.clone(), steps: steps.clone() });
+            out.push(Path {
+                nodes: nodes.clone(),
+                steps: steps.clone(),
+            });
         }
         return;
     }
@@ -175,8 +208,19 @@ mod tests {
     fn graph() -> (Graph, Vec<NodeId>) {
         let mut b = GraphBuilder::new(GraphMeta::default());
         let t = b.node_type("T", "T");
-        let r = b.relation(RelationType { name: "R".into(), verb: "r".into(), abbrev: "R".into(), source_type: None, target_type: None, directed: false }).unwrap();
-        let n: Vec<NodeId> = (0..6).map(|i| b.add_node(t, &format!("n{i}"), &format!("N{i}"))).collect();
+        let r = b
+            .relation(RelationType {
+                name: "R".into(),
+                verb: "r".into(),
+                abbrev: "R".into(),
+                source_type: None,
+                target_type: None,
+                directed: false,
+            })
+            .unwrap();
+        let n: Vec<NodeId> = (0..6)
+            .map(|i| b.add_node(t, &format!("n{i}"), &format!("N{i}")))
+            .collect();
         // 0-1-2-3, 0-4-3, 5 isolated, 3->0 stored backwards.
         for (a, c) in [(0, 1), (1, 2), (2, 3), (0, 4), (4, 3)] {
             b.add_edge(n[a], r, n[c], None);
@@ -191,7 +235,10 @@ mod tests {
         let paths = find_paths(&g, &[n[0]], &[n[3]], PathQuery::default(), &|_| true);
         let hops: Vec<usize> = paths.iter().map(Path::hops).collect();
         assert_eq!(hops, vec![1, 2, 3]);
-        assert!(!paths[0].steps[0].forward, "3->0 is walked against its direction");
+        assert!(
+            !paths[0].steps[0].forward,
+            "3->0 is walked against its direction"
+        );
         assert_eq!(paths[1].nodes, vec![n[0], n[4], n[3]]);
         assert_eq!(paths[2].to_record_string(&g), "n0--R--N1:T--R--N2:T--R--n3");
         for p in &paths {
@@ -206,10 +253,38 @@ mod tests {
     fn removed_edges_and_limits() {
         let (g, n) = graph();
         let direct: Vec<EdgeId> = g.edges(n[0], crate::Direction::In).map(|e| e.id).collect();
-        let paths = find_paths(&g, &[n[0]], &[n[3]], PathQuery::default(), &|e| !direct.contains(&e));
+        let paths = find_paths(&g, &[n[0]], &[n[3]], PathQuery::default(), &|e| {
+            !direct.contains(&e)
+        });
         assert_eq!(paths.iter().map(Path::hops).collect::<Vec<_>>(), vec![2, 3]);
-        assert_eq!(find_paths(&g, &[n[0]], &[n[3]], PathQuery { limit: 1, ..Default::default() }, &|_| true).len(), 1);
+        assert_eq!(
+            find_paths(
+                &g,
+                &[n[0]],
+                &[n[3]],
+                PathQuery {
+                    limit: 1,
+                    ..Default::default()
+                },
+                &|_| true
+            )
+            .len(),
+            1
+        );
         assert!(find_paths(&g, &[n[0]], &[n[5]], PathQuery::default(), &|_| true).is_empty());
-        assert_eq!(find_paths(&g, &[n[0]], &[n[3]], PathQuery { max_hops: 2, ..Default::default() }, &|_| true).len(), 2);
+        assert_eq!(
+            find_paths(
+                &g,
+                &[n[0]],
+                &[n[3]],
+                PathQuery {
+                    max_hops: 2,
+                    ..Default::default()
+                },
+                &|_| true
+            )
+            .len(),
+            2
+        );
     }
 }

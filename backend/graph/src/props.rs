@@ -48,7 +48,10 @@ impl PropertyTable {
     }
 
     pub fn insert(&mut self, owner: u32, key: &str, value: PropValue) {
-        self.columns.entry(key.to_string()).or_default().push((owner, value));
+        self.columns
+            .entry(key.to_string())
+            .or_default()
+            .push((owner, value));
     }
 
     /// Sorts every column by owner; call once after all inserts (builders do).
@@ -61,7 +64,9 @@ impl PropertyTable {
 
     pub fn get(&self, owner: u32, key: &str) -> Option<&PropValue> {
         let col = self.columns.get(key)?;
-        col.binary_search_by_key(&owner, |(o, _)| *o).ok().map(|i| &col[i].1)
+        col.binary_search_by_key(&owner, |(o, _)| *o)
+            .ok()
+            .map(|i| &col[i].1)
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &str> {
@@ -71,7 +76,9 @@ impl PropertyTable {
     /// All properties of one owner, in key order.
     pub fn of(&self, owner: u32) -> impl Iterator<Item = (&str, &PropValue)> {
         self.columns.iter().filter_map(move |(k, col)| {
-            col.binary_search_by_key(&owner, |(o, _)| *o).ok().map(|i| (k.as_str(), &col[i].1))
+            col.binary_search_by_key(&owner, |(o, _)| *o)
+                .ok()
+                .map(|i| (k.as_str(), &col[i].1))
         })
     }
 
@@ -81,7 +88,12 @@ impl PropertyTable {
         for (k, col) in &self.columns {
             let kept: Vec<_> = col
                 .iter()
-                .filter_map(|(o, v)| map.get(*o as usize).copied().flatten().map(|n| (n, v.clone())))
+                .filter_map(|(o, v)| {
+                    map.get(*o as usize)
+                        .copied()
+                        .flatten()
+                        .map(|n| (n, v.clone()))
+                })
                 .collect();
             if !kept.is_empty() {
                 out.columns.insert(k.clone(), kept);

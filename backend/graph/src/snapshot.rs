@@ -40,7 +40,8 @@ impl<'a> SnapshotWriter<'a> {
     }
 
     pub fn add_pod<T: Pod>(&mut self, name: &str, data: &'a [T]) {
-        self.sections.push((name.to_string(), Cow::Borrowed(bytemuck::cast_slice(data))));
+        self.sections
+            .push((name.to_string(), Cow::Borrowed(bytemuck::cast_slice(data))));
     }
 
     pub fn add_bytes(&mut self, name: &str, data: &'a [u8]) {
@@ -48,7 +49,8 @@ impl<'a> SnapshotWriter<'a> {
     }
 
     pub fn add_json<T: Serialize>(&mut self, name: &str, value: &T) -> Result<()> {
-        let bytes = serde_json::to_vec(value).map_err(|e| GraphError::invalid(format!("snapshot section {name}: {e}")))?;
+        let bytes = serde_json::to_vec(value)
+            .map_err(|e| GraphError::invalid(format!("snapshot section {name}: {e}")))?;
         self.sections.push((name.to_string(), Cow::Owned(bytes)));
         Ok(())
     }
@@ -63,19 +65,31 @@ impl<'a> SnapshotWriter<'a> {
             let file = File::create(&tmp).map_err(|e| GraphError::file(&tmp, e.to_string()))?;
             let mut w = BufWriter::with_capacity(1 << 22, file);
             // Header size: magic + version + count + per entry (u32 name len + name + 3×u64).
-            let header: u64 = 16 + self.sections.iter().map(|(n, _)| 4 + n.len() as u64 + 24).sum::<u64>();
+            let header: u64 = 16
+                + self
+                    .sections
+                    .iter()
+                    .map(|(n, _)| 4 + n.len() as u64 + 24)
+                    .sum::<u64>();
             let mut offset = align8(header);
             let mut entries = Vec::with_capacity(self.sections.len());
             for (name, data) in &self.sections {
                 let hash = xxhash_rust::xxh3::xxh3_64(data);
-                entries.push(Entry { name: name.clone(), offset, len: data.len() as u64, hash });
+                entries.push(Entry {
+                    name: name.clone(),
+                    offset,
+                    len: data.len() as u64,
+                    hash,
+                });
                 offset = align8(offset + data.len() as u64);
             }
             w.write_all(MAGIC).map_err(io)?;
             w.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
-            w.write_all(&(entries.len() as u32).to_le_bytes()).map_err(io)?;
+            w.write_all(&(entries.len() as u32).to_le_bytes())
+                .map_err(io)?;
             for e in &entries {
-                w.write_all(&(e.name.len() as u32).to_le_bytes()).map_err(io)?;
+                w.write_all(&(e.name.len() as u32).to_le_bytes())
+                    .map_err(io)?;
                 w.write_all(e.name.as_bytes()).map_err(io)?;
                 for v in [e.offset, e.len, e.hash] {
                     w.write_all(&v.to_le_bytes()).map_err(io)?;
@@ -83,7 +97,8 @@ impl<'a> SnapshotWriter<'a> {
             }
             let mut pos = header;
             for (e, (_, data)) in entries.iter().zip(&self.sections) {
-                w.write_all(&vec![0u8; (e.offset - pos) as usize]).map_err(io)?;
+                w.write_all(&vec![0u8; (e.offset - pos) as usize])
+                    .map_err(io)?;
                 w.write_all(data).map_err(io)?;
                 pos = e.offset + e.len;
             }
@@ -95,7 +110,10 @@ impl<'a> SnapshotWriter<'a> {
 }
 
 fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".tmp{}", std::process::id()));
     path.with_file_name(name)
 }
@@ -113,12 +131,17 @@ pub struct SnapshotReader {
 
 impl SnapshotReader {
     pub fn open(path: &Path) -> Result<Self> {
-        let bad = |msg: &str| GraphError::file(path, format!("not a valid serenqa snapshot: {msg}"));
+        let bad =
+            |msg: &str| GraphError::file(path, format!("not a valid serenqa snapshot: {msg}"));
         let file = File::open(path).map_err(|e| GraphError::file(path, e.to_string()))?;
-        let file_len = file.metadata().map_err(|e| GraphError::file(path, e.to_string()))?.len();
+        let file_len = file
+            .metadata()
+            .map_err(|e| GraphError::file(path, e.to_string()))?
+            .len();
         let mut file = BufReader::with_capacity(1 << 22, file);
         let mut magic = [0u8; 8];
-        file.read_exact(&mut magic).map_err(|_| bad("file too short"))?;
+        file.read_exact(&mut magic)
+            .map_err(|_| bad("file too short"))?;
         if &magic != MAGIC {
             return Err(bad("wrong magic bytes"));
         }
@@ -140,17 +163,30 @@ impl SnapshotReader {
                 return Err(bad("implausible section name"));
             }
             let mut name = vec![0u8; name_len as usize];
-            file.read_exact(&mut name).map_err(|_| bad("truncated header"))?;
+            file.read_exact(&mut name)
+                .map_err(|_| bad("truncated header"))?;
             let name = String::from_utf8(name).map_err(|_| bad("section name is not UTF-8"))?;
             let offset = read_u64(&mut file).map_err(|_| bad("truncated header"))?;
             let len = read_u64(&mut file).map_err(|_| bad("truncated header"))?;
             let hash = read_u64(&mut file).map_err(|_| bad("truncated header"))?;
             if offset.checked_add(len).is_none_or(|end| end > file_len) {
-                return Err(GraphError::file(path, format!("snapshot is truncated (section {name} runs past the end)")));
+                return Err(GraphError::file(
+                    path,
+                    format!("snapshot is truncated (section {name} runs past the end)"),
+                ));
             }
-            entries.push(Entry { name, offset, len, hash });
+            entries.push(Entry {
+                name,
+                offset,
+                len,
+                hash,
+            });
         }
-        Ok(SnapshotReader { path: path.to_path_buf(), file, entries })
+        Ok(SnapshotReader {
+            path: path.to_path_buf(),
+            file,
+            entries,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -178,7 +214,10 @@ impl SnapshotReader {
         let (offset, len, hash) = self.entry(name)?;
         let size = std::mem::size_of::<T>() as u64;
         if len % size != 0 {
-            return Err(GraphError::file(&self.path, format!("section {name} has a length that is not a multiple of {size}")));
+            return Err(GraphError::file(
+                &self.path,
+                format!("section {name} has a length that is not a multiple of {size}"),
+            ));
         }
         let mut v: Vec<T> = vec![T::zeroed(); (len / size) as usize];
         self.read_into(name, offset, hash, bytemuck::cast_slice_mut(&mut v))?;
@@ -194,15 +233,21 @@ impl SnapshotReader {
 
     pub fn read_json<T: DeserializeOwned>(&mut self, name: &str) -> Result<T> {
         let bytes = self.read_bytes(name)?;
-        serde_json::from_slice(&bytes).map_err(|e| GraphError::file(&self.path, format!("section {name}: {e}")))
+        serde_json::from_slice(&bytes)
+            .map_err(|e| GraphError::file(&self.path, format!("section {name}: {e}")))
     }
 
     fn read_into(&mut self, name: &str, offset: u64, hash: u64, buf: &mut [u8]) -> Result<()> {
-        let io = |e: std::io::Error| GraphError::file(&self.path, format!("reading section {name}: {e}"));
+        let io = |e: std::io::Error| {
+            GraphError::file(&self.path, format!("reading section {name}: {e}"))
+        };
         self.file.seek(SeekFrom::Start(offset)).map_err(io)?;
         self.file.read_exact(buf).map_err(io)?;
         if xxhash_rust::xxh3::xxh3_64(buf) != hash {
-            return Err(GraphError::file(&self.path, format!("section {name} is corrupted (checksum mismatch)")));
+            return Err(GraphError::file(
+                &self.path,
+                format!("section {name} is corrupted (checksum mismatch)"),
+            ));
         }
         Ok(())
     }
@@ -291,8 +336,10 @@ impl crate::Graph {
         let ident_offsets = r.read_pod("graph.ident.offsets")?;
         let name_bytes = r.read_bytes("graph.name.bytes")?;
         let name_offsets = r.read_pod("graph.name.offsets")?;
-        let ident = crate::strings::StringArena::from_parts(ident_bytes, ident_offsets).map_err(|m| bad(m))?;
-        let name = crate::strings::StringArena::from_parts(name_bytes, name_offsets).map_err(|m| bad(m))?;
+        let ident = crate::strings::StringArena::from_parts(ident_bytes, ident_offsets)
+            .map_err(|m| bad(m))?;
+        let name = crate::strings::StringArena::from_parts(name_bytes, name_offsets)
+            .map_err(|m| bad(m))?;
         let mut types = crate::vocab::Vocab::new();
         for t in &h.types {
             types.intern(t);
@@ -336,17 +383,27 @@ impl crate::Graph {
         let n = self.node_type.len();
         let m = self.out_targets.len();
         if n as u64 != nodes || m as u64 != edges {
-            return Err(format!("header says {nodes} nodes / {edges} edges, arrays hold {n} / {m}"));
+            return Err(format!(
+                "header says {nodes} nodes / {edges} edges, arrays hold {n} / {m}"
+            ));
         }
         if self.ident.len() != n || self.name.len() != n {
             return Err("string columns do not match the node count".into());
         }
         for (what, off) in [("out", &self.out_offsets), ("in", &self.in_offsets)] {
-            if off.len() != n + 1 || off[0] != 0 || off[n] != m as u64 || off.windows(2).any(|w| w[0] > w[1]) {
+            if off.len() != n + 1
+                || off[0] != 0
+                || off[n] != m as u64
+                || off.windows(2).any(|w| w[0] > w[1])
+            {
                 return Err(format!("{what}-offsets are malformed"));
             }
         }
-        if self.out_rel.len() != m || self.in_sources.len() != m || self.in_rel.len() != m || self.in_edge.len() != m {
+        if self.out_rel.len() != m
+            || self.in_sources.len() != m
+            || self.in_rel.len() != m
+            || self.in_edge.len() != m
+        {
             return Err("edge arrays differ in length".into());
         }
         if !self.scores.is_empty() && self.scores.len() != m {
@@ -354,7 +411,11 @@ impl crate::Graph {
         }
         let nr = self.relations.len() as u16;
         let nt = self.types.len() as u16;
-        if self.out_targets.iter().chain(&self.in_sources).any(|&v| v as usize >= n)
+        if self
+            .out_targets
+            .iter()
+            .chain(&self.in_sources)
+            .any(|&v| v as usize >= n)
             || self.out_rel.iter().chain(&self.in_rel).any(|&r| r >= nr)
             || self.in_edge.iter().any(|&e| e as usize >= m)
             || self.node_type.iter().any(|&t| t >= nt)
@@ -364,11 +425,20 @@ impl crate::Graph {
         if self.by_ident.len() != n || self.by_name.len() != n || self.by_type.len() != n {
             return Err("index permutations have the wrong length".into());
         }
-        if self.by_ident.iter().chain(&self.by_name).chain(&self.by_type).any(|&v| v as usize >= n) {
+        if self
+            .by_ident
+            .iter()
+            .chain(&self.by_name)
+            .chain(&self.by_type)
+            .any(|&v| v as usize >= n)
+        {
             return Err("an index refers to a missing node".into());
         }
         let t = self.types.len();
-        if self.type_offsets.len() != t + 1 || self.type_offsets[t] != n as u64 || self.type_offsets.windows(2).any(|w| w[0] > w[1]) {
+        if self.type_offsets.len() != t + 1
+            || self.type_offsets[t] != n as u64
+            || self.type_offsets.windows(2).any(|w| w[0] > w[1])
+        {
             return Err("type offsets are malformed".into());
         }
         if self.type_display.len() != t {

@@ -104,7 +104,9 @@ pub struct Graph {
 
 /// Case-insensitive order used by the name index (Unicode lowercase, no allocation).
 pub fn cmp_folded(a: &str, b: &str) -> Ordering {
-    a.chars().flat_map(char::to_lowercase).cmp(b.chars().flat_map(char::to_lowercase))
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .cmp(b.chars().flat_map(char::to_lowercase))
 }
 
 fn folded_starts_with(s: &str, prefix_lower: &str) -> bool {
@@ -137,10 +139,12 @@ impl Graph {
     }
     /// Finds a type by label or display name (exact, as Neo4j labels are case-sensitive).
     pub fn type_id(&self, label: &str) -> Option<TypeId> {
-        self.types
-            .get(label)
-            .map(|t| t as TypeId)
-            .or_else(|| self.type_display.iter().position(|d| d == label).map(|t| t as TypeId))
+        self.types.get(label).map(|t| t as TypeId).or_else(|| {
+            self.type_display
+                .iter()
+                .position(|d| d == label)
+                .map(|t| t as TypeId)
+        })
     }
     pub fn nodes_of_type(&self, t: TypeId) -> &[NodeId] {
         let r = self.type_offsets[t as usize] as usize..self.type_offsets[t as usize + 1] as usize;
@@ -175,7 +179,11 @@ impl Graph {
     }
     /// Hetionet-style key `Type::identifier` (`Compound::DB00188`), unique per node.
     pub fn key(&self, n: NodeId) -> String {
-        format!("{}::{}", self.type_display(self.node_type(n)), self.ident(n))
+        format!(
+            "{}::{}",
+            self.type_display(self.node_type(n)),
+            self.ident(n)
+        )
     }
     pub fn node_props(&self) -> &PropertyTable {
         &self.node_props
@@ -218,7 +226,11 @@ impl Graph {
     pub fn find_by_key(&self, key: &str) -> Option<NodeId> {
         if let Some((ty, ident)) = key.split_once("::") {
             let t = self.type_id(ty)?;
-            return self.find_by_ident(ident).iter().copied().find(|&n| self.node_type(n) == t);
+            return self
+                .find_by_ident(ident)
+                .iter()
+                .copied()
+                .find(|&n| self.node_type(n) == t);
         }
         match self.find_by_ident(key) {
             [n] => Some(*n),
@@ -228,8 +240,12 @@ impl Graph {
 
     /// Nodes whose name equals `name` ignoring case.
     pub fn find_by_name(&self, name: &str) -> &[NodeId] {
-        let lo = self.by_name.partition_point(|&n| cmp_folded(self.name(n), name) == Ordering::Less);
-        let hi = lo + self.by_name[lo..].partition_point(|&n| cmp_folded(self.name(n), name) == Ordering::Equal);
+        let lo = self
+            .by_name
+            .partition_point(|&n| cmp_folded(self.name(n), name) == Ordering::Less);
+        let hi = lo
+            + self.by_name[lo..]
+                .partition_point(|&n| cmp_folded(self.name(n), name) == Ordering::Equal);
         &self.by_name[lo..hi]
     }
 
@@ -237,7 +253,9 @@ impl Graph {
     /// (autocomplete).
     pub fn search_prefix(&self, prefix: &str, limit: usize) -> Vec<NodeId> {
         let lower: String = prefix.chars().flat_map(char::to_lowercase).collect();
-        let lo = self.by_name.partition_point(|&n| cmp_folded(self.name(n), &lower) == Ordering::Less);
+        let lo = self
+            .by_name
+            .partition_point(|&n| cmp_folded(self.name(n), &lower) == Ordering::Less);
         self.by_name[lo..]
             .iter()
             .copied()
@@ -291,7 +309,12 @@ impl Graph {
         (&self.out_offsets, &self.out_targets, &self.out_rel)
     }
     pub fn in_csr(&self) -> (&[u64], &[NodeId], &[RelId], &[EdgeId]) {
-        (&self.in_offsets, &self.in_sources, &self.in_rel, &self.in_edge)
+        (
+            &self.in_offsets,
+            &self.in_sources,
+            &self.in_rel,
+            &self.in_edge,
+        )
     }
 
     /// Edges at `n` in the given direction. For `In`, `source`/`target` keep the stored
@@ -317,7 +340,12 @@ impl Graph {
     /// The edge with id `e` (O(log V): finds its source by binary search on offsets).
     pub fn edge(&self, e: EdgeId) -> EdgeRef {
         let source = self.out_offsets.partition_point(|&o| o <= e as u64) - 1;
-        EdgeRef { id: e, source: source as NodeId, target: self.out_targets[e as usize], rel: self.out_rel[e as usize] }
+        EdgeRef {
+            id: e,
+            source: source as NodeId,
+            target: self.out_targets[e as usize],
+            rel: self.out_rel[e as usize],
+        }
     }
 
     pub fn edge_score(&self, e: EdgeId) -> Option<f32> {
@@ -329,7 +357,9 @@ impl Graph {
 
     /// Node count per type, in type order.
     pub fn type_counts(&self) -> Vec<(TypeId, u64)> {
-        (0..self.type_count()).map(|t| (t as TypeId, self.nodes_of_type(t as TypeId).len() as u64)).collect()
+        (0..self.type_count())
+            .map(|t| (t as TypeId, self.nodes_of_type(t as TypeId).len() as u64))
+            .collect()
     }
     /// Edge count per relation type, in relation order.
     pub fn relation_counts(&self) -> Vec<(RelId, u64)> {
@@ -337,7 +367,11 @@ impl Graph {
         for &r in &self.out_rel {
             counts[r as usize] += 1;
         }
-        counts.into_iter().enumerate().map(|(r, c)| (r as RelId, c)).collect()
+        counts
+            .into_iter()
+            .enumerate()
+            .map(|(r, c)| (r as RelId, c))
+            .collect()
     }
 
     /// Bytes held by the graph's arrays (approximate heap size).
@@ -376,7 +410,12 @@ pub struct GraphBuilder {
 
 impl GraphBuilder {
     pub fn new(meta: GraphMeta) -> Self {
-        GraphBuilder { meta, ident: StringArena::new(), name: StringArena::new(), ..Default::default() }
+        GraphBuilder {
+            meta,
+            ident: StringArena::new(),
+            name: StringArena::new(),
+            ..Default::default()
+        }
     }
 
     pub fn reserve(&mut self, nodes: usize, edges: usize) {
@@ -401,10 +440,12 @@ impl GraphBuilder {
     }
 
     pub fn type_id(&self, label: &str) -> Option<TypeId> {
-        self.types
-            .get(label)
-            .map(|t| t as TypeId)
-            .or_else(|| self.type_display.iter().position(|d| d == label).map(|t| t as TypeId))
+        self.types.get(label).map(|t| t as TypeId).or_else(|| {
+            self.type_display
+                .iter()
+                .position(|d| d == label)
+                .map(|t| t as TypeId)
+        })
     }
 
     pub fn type_label(&self, t: TypeId) -> &str {
@@ -454,7 +495,13 @@ impl GraphBuilder {
     }
 
     /// Adds an edge; returns its insertion index (the key for `set_edge_prop`).
-    pub fn add_edge(&mut self, source: NodeId, rel: RelId, target: NodeId, score: Option<f32>) -> usize {
+    pub fn add_edge(
+        &mut self,
+        source: NodeId,
+        rel: RelId,
+        target: NodeId,
+        score: Option<f32>,
+    ) -> usize {
         let i = self.src.len();
         self.src.push(source);
         self.dst.push(target);
@@ -494,11 +541,16 @@ impl GraphBuilder {
             }
         }
         let (rel, dst) = (&self.rel, &self.dst);
-        sort_segments(&out_offsets, &mut order, |&i| (rel[i as usize], dst[i as usize]));
+        sort_segments(&out_offsets, &mut order, |&i| {
+            (rel[i as usize], dst[i as usize])
+        });
         let out_targets: Vec<NodeId> = order.par_iter().map(|&i| dst[i as usize]).collect();
         let out_rel: Vec<RelId> = order.par_iter().map(|&i| rel[i as usize]).collect();
-        let scores: Vec<f32> =
-            if self.scores.is_empty() { Vec::new() } else { order.par_iter().map(|&i| self.scores[i as usize]).collect() };
+        let scores: Vec<f32> = if self.scores.is_empty() {
+            Vec::new()
+        } else {
+            order.par_iter().map(|&i| self.scores[i as usize]).collect()
+        };
         let edge_props = if self.edge_props.is_empty() {
             PropertyTable::default()
         } else {
@@ -530,8 +582,13 @@ impl GraphBuilder {
                 next[t as usize] += 1;
             }
         }
-        sort_segments(&in_offsets, &mut in_order, |&p| (out_rel[p as usize], src_sorted[p as usize]));
-        let in_sources: Vec<NodeId> = in_order.par_iter().map(|&p| src_sorted[p as usize]).collect();
+        sort_segments(&in_offsets, &mut in_order, |&p| {
+            (out_rel[p as usize], src_sorted[p as usize])
+        });
+        let in_sources: Vec<NodeId> = in_order
+            .par_iter()
+            .map(|&p| src_sorted[p as usize])
+            .collect();
         let in_rel: Vec<RelId> = in_order.par_iter().map(|&p| out_rel[p as usize]).collect();
         drop(src_sorted);
 
@@ -572,11 +629,16 @@ impl Graph {
         let n = self.node_count();
         let mut by_ident: Vec<NodeId> = (0..n as NodeId).collect();
         by_ident.par_sort_unstable_by(|&a, &b| {
-            self.ident(a).cmp(self.ident(b)).then(self.node_type(a).cmp(&self.node_type(b))).then(a.cmp(&b))
+            self.ident(a)
+                .cmp(self.ident(b))
+                .then(self.node_type(a).cmp(&self.node_type(b)))
+                .then(a.cmp(&b))
         });
         let mut by_name: Vec<NodeId> = (0..n as NodeId).collect();
-        by_name.par_sort_unstable_by(|&a, &b| cmp_folded(self.name(a), self.name(b)).then(a.cmp(&b)));
-        let type_offsets = offsets_from_counts(self.types.len(), self.node_type.iter().map(|&t| t as u32));
+        by_name
+            .par_sort_unstable_by(|&a, &b| cmp_folded(self.name(a), self.name(b)).then(a.cmp(&b)));
+        let type_offsets =
+            offsets_from_counts(self.types.len(), self.node_type.iter().map(|&t| t as u32));
         let mut by_type = vec![0u32; n];
         let mut next: Vec<u64> = type_offsets[..self.types.len()].to_vec();
         for (v, &t) in self.node_type.iter().enumerate() {

@@ -13,13 +13,19 @@ pub struct StringArena {
 
 impl StringArena {
     pub fn new() -> Self {
-        StringArena { bytes: Vec::new(), offsets: vec![0] }
+        StringArena {
+            bytes: Vec::new(),
+            offsets: vec![0],
+        }
     }
 
     pub fn with_capacity(strings: usize, bytes: usize) -> Self {
         let mut offsets = Vec::with_capacity(strings + 1);
         offsets.push(0);
-        StringArena { bytes: Vec::with_capacity(bytes), offsets }
+        StringArena {
+            bytes: Vec::with_capacity(bytes),
+            offsets,
+        }
     }
 
     pub fn push(&mut self, s: &str) -> usize {
@@ -66,7 +72,8 @@ impl StringArena {
         if offsets.windows(2).any(|w| w[0] > w[1]) {
             return Err("string offsets are not monotone".into());
         }
-        let text = std::str::from_utf8(&bytes).map_err(|e| format!("strings are not UTF-8: {e}"))?;
+        let text =
+            std::str::from_utf8(&bytes).map_err(|e| format!("strings are not UTF-8: {e}"))?;
         if offsets.iter().any(|&o| !text.is_char_boundary(o as usize)) {
             return Err("a string offset splits a UTF-8 character".into());
         }

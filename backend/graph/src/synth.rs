@@ -15,23 +15,66 @@ use crate::{Graph, GraphBuilder, GraphMeta, RelationType};
 
 /// CKG node types and their relative sizes (loosely after the CKG's own counts).
 pub const NODE_TYPES: &[(&str, f64)] = &[
-    ("Known_variant", 30.0), ("Clinically_relevant_variant", 4.0), ("Publication", 12.0), ("Protein", 3.0),
-    ("Gene", 3.0), ("Transcript", 6.0), ("Peptide", 6.0), ("Modified_protein", 2.0), ("Metabolite", 4.0),
-    ("Disease", 1.0), ("Drug", 1.0), ("Pathway", 0.5), ("Biological_process", 0.8), ("Molecular_function", 0.5),
-    ("Cellular_component", 0.3), ("Tissue", 0.2), ("Phenotype", 0.5), ("Clinical_variable", 1.0),
-    ("Experimental_factor", 0.2), ("Food", 0.2), ("Complex", 0.2), ("Chromosome", 0.01), ("Functional_region", 0.4),
-    ("Protein_structure", 1.5), ("Amino_acid_sequence", 3.0), ("GWAS_study", 0.2), ("Modification", 0.05),
-    ("Units", 0.01), ("User", 0.01), ("Project", 0.01), ("Subject", 0.1), ("Biological_sample", 0.1),
-    ("Analytical_sample", 0.1), ("Timepoint", 0.01), ("Experiment", 0.01), ("Side_effect", 0.5),
+    ("Known_variant", 30.0),
+    ("Clinically_relevant_variant", 4.0),
+    ("Publication", 12.0),
+    ("Protein", 3.0),
+    ("Gene", 3.0),
+    ("Transcript", 6.0),
+    ("Peptide", 6.0),
+    ("Modified_protein", 2.0),
+    ("Metabolite", 4.0),
+    ("Disease", 1.0),
+    ("Drug", 1.0),
+    ("Pathway", 0.5),
+    ("Biological_process", 0.8),
+    ("Molecular_function", 0.5),
+    ("Cellular_component", 0.3),
+    ("Tissue", 0.2),
+    ("Phenotype", 0.5),
+    ("Clinical_variable", 1.0),
+    ("Experimental_factor", 0.2),
+    ("Food", 0.2),
+    ("Complex", 0.2),
+    ("Chromosome", 0.01),
+    ("Functional_region", 0.4),
+    ("Protein_structure", 1.5),
+    ("Amino_acid_sequence", 3.0),
+    ("GWAS_study", 0.2),
+    ("Modification", 0.05),
+    ("Units", 0.01),
+    ("User", 0.01),
+    ("Project", 0.01),
+    ("Subject", 0.1),
+    ("Biological_sample", 0.1),
+    ("Analytical_sample", 0.1),
+    ("Timepoint", 0.01),
+    ("Experiment", 0.01),
+    ("Side_effect", 0.5),
 ];
 
 /// CKG relation types: (name, source type, target type, relative size).
 pub const RELATIONS: &[(&str, &str, &str, f64)] = &[
     ("VARIANT_FOUND_IN_GENE", "Known_variant", "Gene", 12.0),
     ("VARIANT_FOUND_IN_PROTEIN", "Known_variant", "Protein", 10.0),
-    ("VARIANT_FOUND_IN_CHROMOSOME", "Known_variant", "Chromosome", 10.0),
-    ("VARIANT_IS_CLINICALLY_RELEVANT", "Clinically_relevant_variant", "Known_variant", 1.0),
-    ("ASSOCIATED_WITH", "Clinically_relevant_variant", "Disease", 2.0),
+    (
+        "VARIANT_FOUND_IN_CHROMOSOME",
+        "Known_variant",
+        "Chromosome",
+        10.0,
+    ),
+    (
+        "VARIANT_IS_CLINICALLY_RELEVANT",
+        "Clinically_relevant_variant",
+        "Known_variant",
+        1.0,
+    ),
+    (
+        "ASSOCIATED_WITH",
+        "Clinically_relevant_variant",
+        "Disease",
+        2.0,
+    ),
     ("MENTIONED_IN_PUBLICATION", "Protein", "Publication", 12.0),
     ("TRANSCRIBED_INTO", "Gene", "Transcript", 2.0),
     ("TRANSLATED_INTO", "Transcript", "Protein", 2.0),
@@ -71,7 +114,12 @@ pub const RELATIONS: &[(&str, &str, &str, f64)] = &[
     ("FOUND_IN_PROTEIN", "Functional_region", "Protein", 0.6),
     ("HAS_STRUCTURE", "Protein", "Protein_structure", 1.0),
     ("MAPS_TO", "Clinical_variable", "Disease", 0.2),
-    ("HAS_QUANTIFIED_PROTEIN", "Analytical_sample", "Protein", 1.0),
+    (
+        "HAS_QUANTIFIED_PROTEIN",
+        "Analytical_sample",
+        "Protein",
+        1.0,
+    ),
     ("BELONGS_TO_SUBJECT", "Biological_sample", "Subject", 0.05),
     ("HAS_UNITS", "Clinical_variable", "Units", 0.05),
 ];
@@ -101,7 +149,11 @@ impl Rng {
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Heavy-tailed position in `0..n`, scattered by an affine bijection.
@@ -125,13 +177,19 @@ fn coprime_multiplier(n: u64, salt: u64) -> u64 {
 pub fn generate(spec: &SynthSpec) -> Graph {
     let total_w: f64 = NODE_TYPES.iter().map(|t| t.1).sum();
     let nodes = spec.nodes.max(NODE_TYPES.len() as u64 * 2);
-    let mut counts: Vec<u64> = NODE_TYPES.iter().map(|t| ((t.1 / total_w) * nodes as f64).floor().max(2.0) as u64).collect();
+    let mut counts: Vec<u64> = NODE_TYPES
+        .iter()
+        .map(|t| ((t.1 / total_w) * nodes as f64).floor().max(2.0) as u64)
+        .collect();
     let assigned: u64 = counts.iter().sum();
     counts[0] += nodes.saturating_sub(assigned);
 
     let meta = GraphMeta {
         name: "synthetic-ckg".into(),
-        source: format!("serenqa synth: {} nodes, {} edges, seed {} (CKG-shaped, not real data)", nodes, spec.edges, spec.seed),
+        source: format!(
+            "serenqa synth: {} nodes, {} edges, seed {} (CKG-shaped, not real data)",
+            nodes, spec.edges, spec.seed
+        ),
         synthetic: true,
         dropped: Vec::new(),
     };
@@ -141,10 +199,18 @@ pub fn generate(spec: &SynthSpec) -> Graph {
     let bar = crate::progress::count_bar(nodes, "synth nodes", spec.progress);
     for (ti, (label, _)) in NODE_TYPES.iter().enumerate() {
         let t = b.node_type(label, &label.replace('_', " "));
-        let prefix: String = label.split('_').map(|w| w.chars().next().unwrap_or('X')).collect::<String>().to_uppercase();
+        let prefix: String = label
+            .split('_')
+            .map(|w| w.chars().next().unwrap_or('X'))
+            .collect::<String>()
+            .to_uppercase();
         starts.push(b.node_count() as u64);
         for i in 0..counts[ti] {
-            b.add_node(t, &format!("{prefix}{i:08}"), &format!("{} {i}", label.replace('_', " ").to_lowercase()));
+            b.add_node(
+                t,
+                &format!("{prefix}{i:08}"),
+                &format!("{} {i}", label.replace('_', " ").to_lowercase()),
+            );
         }
         bar.inc(counts[ti]);
     }
@@ -155,7 +221,11 @@ pub fn generate(spec: &SynthSpec) -> Graph {
     let bar = crate::progress::count_bar(spec.edges, "synth edges", spec.progress);
     let mut assigned = 0u64;
     for (ri, (name, s, t, w)) in RELATIONS.iter().enumerate() {
-        let m = if ri + 1 == RELATIONS.len() { spec.edges - assigned } else { ((w / rel_w) * spec.edges as f64) as u64 };
+        let m = if ri + 1 == RELATIONS.len() {
+            spec.edges - assigned
+        } else {
+            ((w / rel_w) * spec.edges as f64) as u64
+        };
         assigned += m;
         let (si, ti) = (type_index(s), type_index(t));
         let st = b.type_id(s).unwrap_or(0);
@@ -172,14 +242,18 @@ pub fn generate(spec: &SynthSpec) -> Graph {
             .unwrap_or(0);
         let (ns, nt) = (counts[si], counts[ti]);
         let (s0, t0) = (starts[si], starts[ti]);
-        let (sm, tm) = (coprime_multiplier(ns, ri as u64 * 2 + 1), coprime_multiplier(nt, ri as u64 * 2 + 2));
+        let (sm, tm) = (
+            coprime_multiplier(ns, ri as u64 * 2 + 1),
+            coprime_multiplier(nt, ri as u64 * 2 + 2),
+        );
         // Chunks with their own seeds: the result does not depend on the thread count.
         const CHUNK: u64 = 1 << 20;
         let chunks = m.div_ceil(CHUNK);
         let pairs: Vec<Vec<(u32, u32)>> = (0..chunks)
             .into_par_iter()
             .map(|c| {
-                let mut rng = Rng(spec.seed ^ ((ri as u64) << 40) ^ c.wrapping_mul(0xA24B_AED4_963E_E407));
+                let mut rng =
+                    Rng(spec.seed ^ ((ri as u64) << 40) ^ c.wrapping_mul(0xA24B_AED4_963E_E407));
                 let len = CHUNK.min(m - c * CHUNK);
                 (0..len)
                     .map(|_| {

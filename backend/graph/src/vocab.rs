@@ -48,6 +48,11 @@ impl Vocab {
 
     /// Restores the lookup index after deserialisation.
     pub fn rebuild_index(&mut self) {
-        self.index = self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        self.index = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
     }
 }

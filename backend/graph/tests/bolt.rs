@@ -9,8 +9,12 @@ fn loads_from_live_neo4j() {
     };
     let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
     let password = std::env::var("NEO4J_PASSWORD").unwrap_or_default();
-    let g = serenqa_graph::load::bolt::load(&uri, &user, &password, &Default::default()).expect("load from neo4j");
-    assert!(g.node_count() > 0, "the database should hold at least one node");
+    let g = serenqa_graph::load::bolt::load(&uri, &user, &password, &Default::default())
+        .expect("load from neo4j");
+    assert!(
+        g.node_count() > 0,
+        "the database should hold at least one node"
+    );
 }
 
 #[cfg(not(feature = "neo4j"))]

@@ -12,7 +12,11 @@ use serenqa_graph::{Direction, Graph, GraphBuilder, GraphMeta, RelationType};
 
 fn fixture() -> Graph {
     let dir = tempfile::tempdir().unwrap();
-    let f = HetionetFiles { nodes: write(dir.path(), "n.tsv", NODES), edges: write(dir.path(), "e.sif", EDGES), metagraph: None };
+    let f = HetionetFiles {
+        nodes: write(dir.path(), "n.tsv", NODES),
+        edges: write(dir.path(), "e.sif", EDGES),
+        metagraph: None,
+    };
     load(&f, &LoadOptions::default()).unwrap()
 }
 
@@ -24,7 +28,10 @@ fn same(a: &Graph, b: &Graph) {
     for v in 0..a.node_count() as u32 {
         assert_eq!(a.key(v), b.key(v));
         assert_eq!(a.name(v), b.name(v));
-        assert_eq!(a.edges(v, Direction::Both).collect::<Vec<_>>(), b.edges(v, Direction::Both).collect::<Vec<_>>());
+        assert_eq!(
+            a.edges(v, Direction::Both).collect::<Vec<_>>(),
+            b.edges(v, Direction::Both).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -68,9 +75,18 @@ fn corrupted_and_truncated_snapshots_are_rejected() {
 fn builder_orders_adjacency_by_relation_then_neighbour() {
     let mut b = GraphBuilder::new(GraphMeta::default());
     let t = b.node_type("Thing", "Thing");
-    let r = |name: &str| RelationType { name: name.into(), verb: name.into(), abbrev: name.into(), source_type: None, target_type: None, directed: true };
+    let r = |name: &str| RelationType {
+        name: name.into(),
+        verb: name.into(),
+        abbrev: name.into(),
+        source_type: None,
+        target_type: None,
+        directed: true,
+    };
     let (ra, rb) = (b.relation(r("A")).unwrap(), b.relation(r("B")).unwrap());
-    let n: Vec<u32> = (0..5).map(|i| b.add_node(t, &format!("n{i}"), &format!("N{i}"))).collect();
+    let n: Vec<u32> = (0..5)
+        .map(|i| b.add_node(t, &format!("n{i}"), &format!("N{i}")))
+        .collect();
     b.add_edge(n[0], rb, n[3], None);
     b.add_edge(n[0], ra, n[4], Some(0.5));
     b.add_edge(n[0], ra, n[1], None);
@@ -82,7 +98,10 @@ fn builder_orders_adjacency_by_relation_then_neighbour() {
     assert_eq!(rels, &[ra, ra, rb, rb]);
     assert_eq!(g.out_range_rel(n[0], rb).len(), 2);
     assert_eq!(g.in_range_rel(n[0], ra).len(), 1);
-    let scored: Vec<_> = g.edges(n[0], Direction::Out).filter_map(|e| g.edge_score(e.id)).collect();
+    let scored: Vec<_> = g
+        .edges(n[0], Direction::Out)
+        .filter_map(|e| g.edge_score(e.id))
+        .collect();
     assert_eq!(scored, vec![0.5]);
 }
 
@@ -92,8 +111,17 @@ fn filter_drops_types_and_reports_them() {
     let gene = b.node_type("Gene", "Gene");
     let publication = b.node_type("Publication", "Publication");
     let immunity = b.node_type("Immunity", "Immunity");
-    let rel = |name: &str, s, t| RelationType { name: name.into(), verb: name.into(), abbrev: name.into(), source_type: Some(s), target_type: Some(t), directed: true };
-    let mentioned = b.relation(rel("MENTIONED_IN_PUBLICATION", gene, publication)).unwrap();
+    let rel = |name: &str, s, t| RelationType {
+        name: name.into(),
+        verb: name.into(),
+        abbrev: name.into(),
+        source_type: Some(s),
+        target_type: Some(t),
+        directed: true,
+    };
+    let mentioned = b
+        .relation(rel("MENTIONED_IN_PUBLICATION", gene, publication))
+        .unwrap();
     let interacts = b.relation(rel("INTERACTS_WITH", gene, gene)).unwrap();
     let has = b.relation(rel("HAS_IMMUNITY", gene, immunity)).unwrap();
     let (g1, g2) = (b.add_node(gene, "g1", "G1"), b.add_node(gene, "g2", "G2"));
@@ -104,10 +132,17 @@ fn filter_drops_types_and_reports_them() {
     b.add_edge(g1, interacts, g2, None);
     b.add_edge(g1, has, i, None);
     let (g, report) = apply(b.build(), &FilterSpec::default());
-    assert_eq!(g.node_count(), 3, "Immunity must survive: `unit` is a word, not a substring");
+    assert_eq!(
+        g.node_count(),
+        3,
+        "Immunity must survive: `unit` is a word, not a substring"
+    );
     assert_eq!(g.edge_count(), 2);
     assert_eq!(report.node_types, vec![("Publication".to_string(), 1)]);
-    assert_eq!(report.relations, vec![("MENTIONED_IN_PUBLICATION".to_string(), 2)]);
+    assert_eq!(
+        report.relations,
+        vec![("MENTIONED_IN_PUBLICATION".to_string(), 2)]
+    );
     assert!(g.relation_id("MENTIONED_IN_PUBLICATION").is_none());
     assert_eq!(g.meta().dropped.len(), 2);
     let (same_graph, empty) = apply(g, &FilterSpec::none());
@@ -117,7 +152,12 @@ fn filter_drops_types_and_reports_them() {
 
 #[test]
 fn synth_is_ckg_shaped_and_deterministic() {
-    let spec = SynthSpec { nodes: 10_000, edges: 50_000, seed: 3, progress: false };
+    let spec = SynthSpec {
+        nodes: 10_000,
+        edges: 50_000,
+        seed: 3,
+        progress: false,
+    };
     let a = generate(&spec);
     let b = generate(&spec);
     assert!(a.meta().synthetic);
@@ -127,9 +167,15 @@ fn synth_is_ckg_shaped_and_deterministic() {
     assert_eq!(a.edge_count(), 50_000);
     same(&a, &b);
     let c = generate(&SynthSpec { seed: 4, ..spec });
-    assert!((0..a.node_count() as u32).any(|v| a.out_neighbors(v) != c.out_neighbors(v)), "another seed gives another graph");
+    assert!(
+        (0..a.node_count() as u32).any(|v| a.out_neighbors(v) != c.out_neighbors(v)),
+        "another seed gives another graph"
+    );
     // Heavy tail: the busiest node has far more edges than the average.
-    let max = (0..a.node_count() as u32).map(|v| a.degree(v)).max().unwrap();
+    let max = (0..a.node_count() as u32)
+        .map(|v| a.degree(v))
+        .max()
+        .unwrap();
     let mean = 2.0 * a.edge_count() as f64 / a.node_count() as f64;
     assert!(max as f64 > 20.0 * mean, "max degree {max}, mean {mean}");
     // Every edge respects its relation's schema.

@@ -42,7 +42,12 @@ pub struct MarginalBench {
 }
 
 /// Algorithm 2 timed, then the bandwidth floor with the same number of passes.
-pub fn marginals(g: &Graph, params: &MarginalParams, directed: bool, progress: bool) -> (Vec<f64>, MarginalBench) {
+pub fn marginals(
+    g: &Graph,
+    params: &MarginalParams,
+    directed: bool,
+    progress: bool,
+) -> (Vec<f64>, MarginalBench) {
     let t = Transition::new(g, directed);
     let start = Instant::now();
     let w = WalkCsr::build(&t, Lists::Pull);
@@ -103,7 +108,14 @@ fn timing(mut ms: Vec<f64>) -> Timing {
 }
 
 /// Exact P3 blocks for `runs` random sets of `size` nodes (cold: no cache).
-pub fn blocks(g: &Graph, directed: bool, size: usize, runs: usize, seed: u64, kind: Option<&str>) -> Timing {
+pub fn blocks(
+    g: &Graph,
+    directed: bool,
+    size: usize,
+    runs: usize,
+    seed: u64,
+    kind: Option<&str>,
+) -> Timing {
     let t = Transition::new(g, directed);
     let ms = (0..runs)
         .map(|r| {
@@ -129,7 +141,14 @@ pub struct SwapBench {
 }
 
 /// Slice + greedy swap for `runs` random candidate sets of `size`.
-pub fn swap(g: &Graph, model: &Model, size: usize, runs: usize, seed: u64, kind: Option<&str>) -> Result<SwapBench, ModelError> {
+pub fn swap(
+    g: &Graph,
+    model: &Model,
+    size: usize,
+    runs: usize,
+    seed: u64,
+    kind: Option<&str>,
+) -> Result<SwapBench, ModelError> {
     let mut slice_ms = Vec::new();
     let mut greedy_ms = Vec::new();
     let mut swaps = Vec::new();
@@ -148,7 +167,13 @@ pub fn swap(g: &Graph, model: &Model, size: usize, runs: usize, seed: u64, kind:
         swaps.push(res.swaps);
         evaluations.push(res.evaluations);
     }
-    Ok(SwapBench { candidates: size, slice: timing(slice_ms), greedy: timing(greedy_ms), swaps, evaluations })
+    Ok(SwapBench {
+        candidates: size,
+        slice: timing(slice_ms),
+        greedy: timing(greedy_ms),
+        swaps,
+        evaluations,
+    })
 }
 
 /// FastRP at scale, timed (seconds are in the returned info).
@@ -158,7 +183,13 @@ pub fn embeddings(g: &Graph, cfg: &FastRp, progress: bool) -> Embeddings {
 
 /// Writes the CSR arrays (raw little-endian) and a JSON header for `bench/marginals_scipy.py`:
 /// `out_offsets.u64`, `out_targets.u32`, `marginals.f64` (ours), `header.json`.
-pub fn export_for_scipy(g: &Graph, dir: &Path, ours: &[f64], bench: &MarginalBench, params: &MarginalParams) -> Result<(), ModelError> {
+pub fn export_for_scipy(
+    g: &Graph,
+    dir: &Path,
+    ours: &[f64],
+    bench: &MarginalBench,
+    params: &MarginalParams,
+) -> Result<(), ModelError> {
     let io = |e: std::io::Error| ModelError::Invalid(format!("{}: {e}", dir.display()));
     std::fs::create_dir_all(dir).map_err(io)?;
     let (oo, ot, _) = g.out_csr();
@@ -167,9 +198,21 @@ pub fn export_for_scipy(g: &Graph, dir: &Path, ours: &[f64], bench: &MarginalBen
         f.write_all(bytes).map_err(io)?;
         f.flush().map_err(io)
     };
-    write("out_offsets.u64", &oo.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
-    write("out_targets.u32", &ot.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
-    write("marginals.f64", &ours.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
+    write(
+        "out_offsets.u64",
+        &oo.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+    )?;
+    write(
+        "out_targets.u32",
+        &ot.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+    )?;
+    write(
+        "marginals.f64",
+        &ours
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )?;
     let header = serde_json::json!({
         "nodes": g.node_count(),
         "edges": g.edge_count(),
@@ -216,5 +259,10 @@ pub fn candidates(
         std::hint::black_box(&t);
         ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    Ok(CandidateBench { existing: ae.len(), candidates: cs.len(), score: timing(ms), slice: timing(vec![slice_ms]) })
+    Ok(CandidateBench {
+        existing: ae.len(),
+        candidates: cs.len(),
+        score: timing(ms),
+        slice: timing(vec![slice_ms]),
+    })
 }

@@ -55,8 +55,11 @@ fn is_treatment(g: &Graph, r: u16) -> bool {
 /// The other ends of `q`'s treatment edges: for a drug the diseases it treats (its current
 /// indications), for a disease the drugs that treat it. Sorted, distinct.
 pub fn treatment_links(g: &Graph, q: NodeId) -> Vec<NodeId> {
-    let mut out: Vec<NodeId> =
-        g.edges(q, Direction::Both).filter(|e| is_treatment(g, e.rel)).map(|e| if e.source == q { e.target } else { e.source }).collect();
+    let mut out: Vec<NodeId> = g
+        .edges(q, Direction::Both)
+        .filter(|e| is_treatment(g, e.rel))
+        .map(|e| if e.source == q { e.target } else { e.source })
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
@@ -94,7 +97,8 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
         // relation whose schema includes the query's type.
         let t = g.node_type(q);
         for rel in g.relations() {
-            let is_t = rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED");
+            let is_t = rel.verb.to_lowercase().contains("treat")
+                || rel.name.to_uppercase().contains("INDICATED");
             if !is_t {
                 continue;
             }
@@ -113,7 +117,14 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
     answer_type.map(|t| (t, known))
 }
 
-pub fn discover(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: usize, weights: &Weights) -> Result<Discovery, ModelError> {
+pub fn discover(
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    q: NodeId,
+    limit: usize,
+    weights: &Weights,
+) -> Result<Discovery, ModelError> {
     discover_with(g, model, cache, q, limit, weights, None)
 }
 
@@ -123,7 +134,15 @@ pub fn discover(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: 
 pub type Proposal<'a> = &'a dyn Fn(NodeId, TypeId, &[NodeId]) -> Vec<(NodeId, f64)>;
 
 /// [`discover`] with an optional proposal step replacing P3 proximity.
-pub fn discover_with(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, limit: usize, weights: &Weights, propose: Option<Proposal>) -> Result<Discovery, ModelError> {
+pub fn discover_with(
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    q: NodeId,
+    limit: usize,
+    weights: &Weights,
+    propose: Option<Proposal>,
+) -> Result<Discovery, ModelError> {
     if q as usize >= g.node_count() {
         return Err(ModelError::UnknownNode(format!("#{q}")));
     }
@@ -145,7 +164,12 @@ pub fn discover_with(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, li
     let ranked = if let Some(propose) = propose {
         let mut r: Vec<(NodeId, f64)> = propose(q, answer_type, &known)
             .into_iter()
-            .filter(|&(c, _)| c != q && (c as usize) < g.node_count() && g.node_type(c) == answer_type && known.binary_search(&c).is_err())
+            .filter(|&(c, _)| {
+                c != q
+                    && (c as usize) < g.node_count()
+                    && g.node_type(c) == answer_type
+                    && known.binary_search(&c).is_err()
+            })
             .collect();
         r.truncate(limit);
         r
@@ -182,6 +206,19 @@ pub fn discover_with(g: &Graph, model: &Model, cache: &BlockCache, q: NodeId, li
     let scorer = Scorer::new(&slice)?;
     let ae: Vec<usize> = (0..existing.len()).collect();
     let cands: Vec<usize> = (existing.len()..nodes.len()).collect();
-    let terms = if cands.is_empty() { Vec::new() } else { scorer.score_candidates(&ae, &cands, weights)? };
-    Ok(Discovery { query: q, answer_type, existing, existing_known, candidates: ranked, slice, weights: *weights, terms })
+    let terms = if cands.is_empty() {
+        Vec::new()
+    } else {
+        scorer.score_candidates(&ae, &cands, weights)?
+    };
+    Ok(Discovery {
+        query: q,
+        answer_type,
+        existing,
+        existing_known,
+        candidates: ranked,
+        slice,
+        weights: *weights,
+        terms,
+    })
 }

@@ -75,7 +75,12 @@ pub struct FastRp {
 
 impl Default for FastRp {
     fn default() -> Self {
-        FastRp { dim: 64, seed: 42, hop_weights: vec![0.0, 1.0, 1.0, 1.0], directed: false }
+        FastRp {
+            dim: 64,
+            seed: 42,
+            hop_weights: vec![0.0, 1.0, 1.0, 1.0],
+            directed: false,
+        }
     }
 }
 
@@ -93,7 +98,12 @@ pub fn splitmix64(x: u64) -> u64 {
 fn key_hash(g: &Graph, n: NodeId) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let ty = g.type_display(g.node_type(n));
-    for &b in ty.as_bytes().iter().chain(b"::").chain(g.ident(n).as_bytes()) {
+    for &b in ty
+        .as_bytes()
+        .iter()
+        .chain(b"::")
+        .chain(g.ident(n).as_bytes())
+    {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01B3);
     }
@@ -115,7 +125,8 @@ impl Embedder for FastRp {
     fn embed(&self, g: &Graph, progress: bool) -> Embeddings {
         let start = Instant::now();
         let t = Transition::new(g, self.directed);
-        let sp = serenqa_graph::progress::spinner("embeddings: reordering the walk graph", progress);
+        let sp =
+            serenqa_graph::progress::spinner("embeddings: reordering the walk graph", progress);
         let w = WalkCsr::build(&t, Lists::Rows);
         sp.finish_and_clear();
         let mut e = self.embed_on(g, &w, progress);
@@ -140,7 +151,11 @@ impl FastRp {
         let mut out = vec![0.0f32; n * d];
         let hops = self.hop_weights.len().saturating_sub(1);
         let blocks = d.div_ceil(BLOCK);
-        let bar = serenqa_graph::progress::count_bar((blocks * hops.max(1)) as u64, "embeddings (passes)", progress);
+        let bar = serenqa_graph::progress::count_bar(
+            (blocks * hops.max(1)) as u64,
+            "embeddings (passes)",
+            progress,
+        );
         let mut cur = vec![0.0f32; n * BLOCK];
         let mut next = vec![0.0f32; n * BLOCK];
         for blk in 0..blocks {
@@ -148,10 +163,22 @@ impl FastRp {
             let width = BLOCK.min(d - c0);
             cur.par_chunks_mut(BLOCK).enumerate().for_each(|(j, row)| {
                 for (k, x) in row.iter_mut().enumerate() {
-                    *x = if k < width { projection_entry(self.seed, hashes[j], c0 + k) } else { 0.0 };
+                    *x = if k < width {
+                        projection_entry(self.seed, hashes[j], c0 + k)
+                    } else {
+                        0.0
+                    };
                 }
             });
-            accumulate(&mut out, &cur, &inv, d, c0, width, self.hop_weights.first().copied().unwrap_or(0.0));
+            accumulate(
+                &mut out,
+                &cur,
+                &inv,
+                d,
+                c0,
+                width,
+                self.hop_weights.first().copied().unwrap_or(0.0),
+            );
             for h in 1..=hops {
                 let cur_ref: &[f32] = &cur;
                 next.par_chunks_mut(BLOCK).enumerate().for_each(|(j, row)| {
@@ -176,7 +203,11 @@ impl FastRp {
         }
         bar.finish_and_clear();
         out.par_chunks_mut(d.max(1)).for_each(|row| {
-            let norm = row.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>().sqrt();
+            let norm = row
+                .iter()
+                .map(|&x| (x as f64) * (x as f64))
+                .sum::<f64>()
+                .sqrt();
             if norm > 0.0 {
                 row.iter_mut().for_each(|x| *x = (*x as f64 / norm) as f32);
             }
@@ -197,7 +228,15 @@ impl FastRp {
 
 /// out[v, c0..c0+width] += w · block[inv[v], ..width] (rows of `out` by node id, rows of
 /// `block` by new index).
-fn accumulate(out: &mut [f32], block: &[f32], inv: &[u32], d: usize, c0: usize, width: usize, w: f64) {
+fn accumulate(
+    out: &mut [f32],
+    block: &[f32],
+    inv: &[u32],
+    d: usize,
+    c0: usize,
+    width: usize,
+    w: f64,
+) {
     if w == 0.0 || d == 0 {
         return;
     }

@@ -85,7 +85,7 @@ use serde::{Deserialize, Serialize};
 use serenqa_graph::{Graph, GraphError};
 use serenqa_shared::rns::RnsError;
 
-use embeddings::{EmbeddingInfo, Embedder, Embeddings, FastRp};
+use embeddings::{Embedder, EmbeddingInfo, Embeddings, FastRp};
 use marginals::{MarginalParams, MarginalStats};
 use transition::Transition;
 
@@ -116,7 +116,12 @@ impl ModelParams {
         ModelConfig {
             directed: self.directed,
             marginals: self.marginal_params,
-            embedding: FastRp { dim: self.embedding.dim, seed: self.embedding.seed, hop_weights: self.embedding.hop_weights.clone(), directed: self.embedding.directed },
+            embedding: FastRp {
+                dim: self.embedding.dim,
+                seed: self.embedding.seed,
+                hop_weights: self.embedding.hop_weights.clone(),
+                directed: self.embedding.directed,
+            },
         }
     }
 }
@@ -133,7 +138,10 @@ impl Model {
     /// Computes marginals and embeddings (the embedding config's `directed` follows `cfg`).
     pub fn compute(g: &Graph, cfg: &ModelConfig, progress: bool) -> Model {
         let t = Transition::new(g, cfg.directed);
-        let fastrp = FastRp { directed: cfg.directed, ..cfg.embedding.clone() };
+        let fastrp = FastRp {
+            directed: cfg.directed,
+            ..cfg.embedding.clone()
+        };
         let (marginals, stats, emb) = if cfg.directed {
             let (m, s) = marginals::compute(&t, &cfg.marginals, progress);
             (m, s, fastrp.embed(g, progress))

@@ -29,7 +29,11 @@ pub struct MarginalParams {
 
 impl Default for MarginalParams {
     fn default() -> Self {
-        MarginalParams { lambda: 0.85, epsilon: 1e-10, max_iterations: 1000 }
+        MarginalParams {
+            lambda: 0.85,
+            epsilon: 1e-10,
+            max_iterations: 1000,
+        }
     }
 }
 
@@ -43,7 +47,11 @@ pub struct MarginalStats {
 }
 
 /// Runs Algorithm 2. Returns P (sums to 1, indexed by node id) and how it went.
-pub fn compute(t: &Transition, params: &MarginalParams, progress: bool) -> (Vec<f64>, MarginalStats) {
+pub fn compute(
+    t: &Transition,
+    params: &MarginalParams,
+    progress: bool,
+) -> (Vec<f64>, MarginalStats) {
     let start = Instant::now();
     let sp = serenqa_graph::progress::spinner("marginals: reordering the walk graph", progress);
     let w = WalkCsr::build(t, Lists::Pull);
@@ -105,8 +113,16 @@ impl Segments {
     #[inline(always)]
     fn range(&self, j: usize, s: usize, len: usize) -> (usize, usize) {
         let k = self.count - 1;
-        let a = if s == 0 { 0 } else { self.bounds[j * k + s - 1] as usize };
-        let b = if s == k { len } else { self.bounds[j * k + s] as usize };
+        let a = if s == 0 {
+            0
+        } else {
+            self.bounds[j * k + s - 1] as usize
+        };
+        let b = if s == k {
+            len
+        } else {
+            self.bounds[j * k + s] as usize
+        };
         (a, b)
     }
 }
@@ -158,17 +174,34 @@ fn pull(w: &WalkCsr, z: &[f64], j: usize) -> (f64, f64) {
 
 /// Algorithm 2 on a prebuilt pull-list graph ([`Lists::Pull`]), one fused sweep per hop.
 /// `seconds` in the stats covers the iterations only.
-pub fn compute_on(w: &WalkCsr, params: &MarginalParams, progress: bool) -> (Vec<f64>, MarginalStats) {
+pub fn compute_on(
+    w: &WalkCsr,
+    params: &MarginalParams,
+    progress: bool,
+) -> (Vec<f64>, MarginalStats) {
     compute_blocked(w, params, progress, usize::MAX)
 }
 
 /// [`compute_on`] with cache-blocked passes: the sources are cut into segments of `seg_nodes`
 /// and each hop sweeps once per segment (`seg_nodes ≥ |V|`: one fused sweep per hop).
-pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg_nodes: usize) -> (Vec<f64>, MarginalStats) {
+pub fn compute_blocked(
+    w: &WalkCsr,
+    params: &MarginalParams,
+    progress: bool,
+    seg_nodes: usize,
+) -> (Vec<f64>, MarginalStats) {
     let n = w.len();
     let start = Instant::now();
     if n == 0 {
-        return (Vec::new(), MarginalStats { iterations: 0, residual: 0.0, converged: true, seconds: 0.0 });
+        return (
+            Vec::new(),
+            MarginalStats {
+                iterations: 0,
+                residual: 0.0,
+                converged: true,
+                seconds: 0.0,
+            },
+        );
     }
     let segs = (n > seg_nodes.max(1)).then(|| Segments::build(w, seg_nodes.max(1)));
     let lam = params.lambda;
@@ -179,7 +212,11 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
     let mut z1 = vec![0.0; n];
     let mut z2 = vec![0.0; n];
     let mut acc = vec![0.0; n];
-    let mut y = if segs.is_some() { vec![0.0; n] } else { Vec::new() };
+    let mut y = if segs.is_some() {
+        vec![0.0; n]
+    } else {
+        Vec::new()
+    };
     // λᵗ ≈ ε: the expected iteration count (the bar grows if more are needed).
     let expected = (params.epsilon.ln() / lam.ln()).ceil().max(1.0) as u64;
     let bar = serenqa_graph::progress::count_bar(expected, "marginals (iterations)", progress);
@@ -188,23 +225,27 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
     while iterations < params.max_iterations {
         if let Some(segs) = &segs {
             blocked_pass(w, segs, &z, &mut y);
-            z1.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).zip(y.par_chunks(CHUNK)).enumerate().for_each(
-                |(c, ((z1c, ac), yc))| {
+            z1.par_chunks_mut(CHUNK)
+                .zip(acc.par_chunks_mut(CHUNK))
+                .zip(y.par_chunks(CHUNK))
+                .enumerate()
+                .for_each(|(c, ((z1c, ac), yc))| {
                     for k in 0..z1c.len() {
                         ac[k] = ALPHA[0] * yc[k];
                         z1c[k] = yc[k] * inv_degree(w, c * CHUNK + k);
                     }
-                },
-            );
+                });
             blocked_pass(w, segs, &z1, &mut y);
-            z2.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).zip(y.par_chunks(CHUNK)).enumerate().for_each(
-                |(c, ((z2c, ac), yc))| {
+            z2.par_chunks_mut(CHUNK)
+                .zip(acc.par_chunks_mut(CHUNK))
+                .zip(y.par_chunks(CHUNK))
+                .enumerate()
+                .for_each(|(c, ((z2c, ac), yc))| {
                     for k in 0..z2c.len() {
                         ac[k] += ALPHA[1] * yc[k];
                         z2c[k] = yc[k] * inv_degree(w, c * CHUNK + k);
                     }
-                },
-            );
+                });
             blocked_pass(w, segs, &z2, &mut y);
             residual = p
                 .par_chunks_mut(CHUNK)
@@ -226,23 +267,29 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
                 .sum(); // in chunk order: the stopping iteration never depends on scheduling
         } else {
             // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg.
-            z1.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (z1c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z1c.len() {
-                    let (y, inv) = pull(w, &z, base + k);
-                    ac[k] = ALPHA[0] * y;
-                    z1c[k] = y * inv;
-                }
-            });
+            z1.par_chunks_mut(CHUNK)
+                .zip(acc.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (z1c, ac))| {
+                    let base = c * CHUNK;
+                    for k in 0..z1c.len() {
+                        let (y, inv) = pull(w, &z, base + k);
+                        ac[k] = ALPHA[0] * y;
+                        z1c[k] = y * inv;
+                    }
+                });
             // Hop 2.
-            z2.par_chunks_mut(CHUNK).zip(acc.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (z2c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z2c.len() {
-                    let (y, inv) = pull(w, &z1, base + k);
-                    ac[k] += ALPHA[1] * y;
-                    z2c[k] = y * inv;
-                }
-            });
+            z2.par_chunks_mut(CHUNK)
+                .zip(acc.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (z2c, ac))| {
+                    let base = c * CHUNK;
+                    for k in 0..z2c.len() {
+                        let (y, inv) = pull(w, &z1, base + k);
+                        ac[k] += ALPHA[1] * y;
+                        z2c[k] = y * inv;
+                    }
+                });
             // Hop 3 + update + residual + next z.
             residual = p
                 .par_chunks_mut(CHUNK)
@@ -277,7 +324,15 @@ pub fn compute_blocked(w: &WalkCsr, params: &MarginalParams, progress: bool, seg
     }
     bar.finish_and_clear();
     let converged = residual < params.epsilon;
-    (w.to_original(&p), MarginalStats { iterations, residual, converged, seconds: start.elapsed().as_secs_f64() })
+    (
+        w.to_original(&p),
+        MarginalStats {
+            iterations,
+            residual,
+            converged,
+            seconds: start.elapsed().as_secs_f64(),
+        },
+    )
 }
 
 /// The bandwidth floor of [`compute_on`]: the time of `passes` plain parallel sequential

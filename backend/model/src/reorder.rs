@@ -39,9 +39,16 @@ impl WalkCsr {
         let g = t.graph();
         let n = g.node_count();
         let directed = t.directed();
-        let deg_old: Vec<u32> = (0..n as NodeId).into_par_iter().map(|v| t.degree(v).min(u32::MAX as u64) as u32).collect();
+        let deg_old: Vec<u32> = (0..n as NodeId)
+            .into_par_iter()
+            .map(|v| t.degree(v).min(u32::MAX as u64) as u32)
+            .collect();
         let mut perm: Vec<NodeId> = (0..n as NodeId).collect();
-        perm.par_sort_unstable_by(|&a, &b| deg_old[b as usize].cmp(&deg_old[a as usize]).then(a.cmp(&b)));
+        perm.par_sort_unstable_by(|&a, &b| {
+            deg_old[b as usize]
+                .cmp(&deg_old[a as usize])
+                .then(a.cmp(&b))
+        });
         let mut inv = vec![0u32; n];
         for (j, &v) in perm.iter().enumerate() {
             inv[v as usize] = j as u32;
@@ -92,7 +99,12 @@ impl WalkCsr {
                 seg.sort_unstable();
             }
         });
-        WalkCsr { perm, offsets, nbrs, degree }
+        WalkCsr {
+            perm,
+            offsets,
+            nbrs,
+            degree,
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -28,7 +28,10 @@ impl Default for BlockCache {
 
 impl BlockCache {
     pub fn new(capacity: usize) -> Self {
-        BlockCache { inner: Mutex::new(FastMap::default()), capacity }
+        BlockCache {
+            inner: Mutex::new(FastMap::default()),
+            capacity,
+        }
     }
 
     /// P3[nodes][nodes] in the order of `nodes` (distinct).
@@ -51,7 +54,10 @@ impl BlockCache {
             }
         };
         let n = nodes.len();
-        let at: Vec<usize> = nodes.iter().map(|x| sorted.partition_point(|y| y < x)).collect();
+        let at: Vec<usize> = nodes
+            .iter()
+            .map(|x| sorted.partition_point(|y| y < x))
+            .collect();
         let mut out = vec![0.0; n * n];
         for r in 0..n {
             for c in 0..n {
@@ -77,12 +83,17 @@ pub fn resolve(g: &Graph, id: &str) -> Result<NodeId, ModelError> {
         return Err(ModelError::UnknownNode(String::new()));
     }
     if id.contains("::") {
-        return g.find_by_key(id).ok_or_else(|| ModelError::UnknownNode(id.to_string()));
+        return g
+            .find_by_key(id)
+            .ok_or_else(|| ModelError::UnknownNode(id.to_string()));
     }
     match g.find_by_ident(id) {
         [] => Err(ModelError::UnknownNode(id.to_string())),
         [n] => Ok(*n),
-        many => Err(ModelError::AmbiguousNode(id.to_string(), many.iter().map(|&n| g.key(n)).collect())),
+        many => Err(ModelError::AmbiguousNode(
+            id.to_string(),
+            many.iter().map(|&n| g.key(n)).collect(),
+        )),
     }
 }
 
@@ -109,9 +120,17 @@ pub fn node_view(g: &Graph, n: NodeId) -> NodeView {
 }
 
 /// The slice of distinct `nodes` (in that order).
-pub fn build_slice(g: &Graph, model: &Model, cache: &BlockCache, nodes: &[NodeId]) -> Result<Slice, ModelError> {
+pub fn build_slice(
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    nodes: &[NodeId],
+) -> Result<Slice, ModelError> {
     if nodes.len() > MAX_ENTITIES {
-        return Err(ModelError::TooLarge { got: nodes.len(), max: MAX_ENTITIES });
+        return Err(ModelError::TooLarge {
+            got: nodes.len(),
+            max: MAX_ENTITIES,
+        });
     }
     let n = g.node_count();
     if let Some(&bad) = nodes.iter().find(|&&x| x as usize >= n) {
@@ -140,16 +159,27 @@ pub fn build_slice(g: &Graph, model: &Model, cache: &BlockCache, nodes: &[NodeId
 }
 
 /// `GET /api/slice?ids=…`.
-pub fn slice_for(g: &Graph, model: &Model, cache: &BlockCache, ids: &[String]) -> Result<SliceResponse, ModelError> {
+pub fn slice_for(
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    ids: &[String],
+) -> Result<SliceResponse, ModelError> {
     if ids.is_empty() {
         return Err(ModelError::EmptySet("ids"));
     }
     if ids.len() > MAX_ENTITIES {
-        return Err(ModelError::TooLarge { got: ids.len(), max: MAX_ENTITIES });
+        return Err(ModelError::TooLarge {
+            got: ids.len(),
+            max: MAX_ENTITIES,
+        });
     }
     let nodes = resolve_all(g, ids)?;
     let slice = build_slice(g, model, cache, &nodes)?;
-    Ok(SliceResponse { nodes: nodes.iter().map(|&x| node_view(g, x)).collect(), slice })
+    Ok(SliceResponse {
+        nodes: nodes.iter().map(|&x| node_view(g, x)).collect(),
+        slice,
+    })
 }
 
 /// Scores (Ae, As) given as ids.
@@ -170,7 +200,10 @@ pub fn score(
         return Err(ModelError::EmptySet("serendipity"));
     }
     if existing.len() + serendipity.len() > MAX_ENTITIES {
-        return Err(ModelError::TooLarge { got: existing.len() + serendipity.len(), max: MAX_ENTITIES });
+        return Err(ModelError::TooLarge {
+            got: existing.len() + serendipity.len(),
+            max: MAX_ENTITIES,
+        });
     }
     let ae = resolve_all(g, existing)?;
     let as_ = resolve_all(g, serendipity)?;
@@ -203,10 +236,15 @@ pub fn partition(
     let weights = w.weights;
     weights.validate()?;
     if candidates.len() < 2 {
-        return Err(ModelError::Invalid("partitioning needs at least 2 distinct candidates".into()));
+        return Err(ModelError::Invalid(
+            "partitioning needs at least 2 distinct candidates".into(),
+        ));
     }
     if candidates.len() > MAX_ENTITIES {
-        return Err(ModelError::TooLarge { got: candidates.len(), max: MAX_ENTITIES });
+        return Err(ModelError::TooLarge {
+            got: candidates.len(),
+            max: MAX_ENTITIES,
+        });
     }
     let nodes = resolve_all(g, candidates)?;
     let slice = build_slice(g, model, cache, &nodes)?;
@@ -214,8 +252,16 @@ pub fn partition(
     let ac: Vec<usize> = (0..nodes.len()).collect();
     let res = sc.greedy_swap(&ac, None, &weights)?;
     Ok(PartitionResponse {
-        existing: res.existing.iter().map(|&p| node_view(g, nodes[p])).collect(),
-        serendipity: res.serendipity.iter().map(|&p| node_view(g, nodes[p])).collect(),
+        existing: res
+            .existing
+            .iter()
+            .map(|&p| node_view(g, nodes[p]))
+            .collect(),
+        serendipity: res
+            .serendipity
+            .iter()
+            .map(|&p| node_view(g, nodes[p]))
+            .collect(),
         weights,
         weights_source: w.source.clone(),
         initial: res.initial,

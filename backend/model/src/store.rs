@@ -33,7 +33,12 @@ impl Model {
     pub fn read_sections(r: &mut SnapshotReader, g: &Graph) -> Result<Model, ModelError> {
         let params: ModelParams = r.read_json("model.params")?;
         let path = r.path().to_path_buf();
-        let bad = |m: String| ModelError::Invalid(format!("{}: model does not fit the graph: {m}", path.display()));
+        let bad = |m: String| {
+            ModelError::Invalid(format!(
+                "{}: model does not fit the graph: {m}",
+                path.display()
+            ))
+        };
         if params.nodes != g.node_count() as u64 || params.edges != g.edge_count() as u64 {
             return Err(bad(format!(
                 "model was computed for {} nodes / {} edges, graph has {} / {}",
@@ -45,19 +50,36 @@ impl Model {
         }
         let marginals: Vec<f64> = r.read_pod("model.marginals")?;
         if marginals.len() != g.node_count() {
-            return Err(bad(format!("{} marginals for {} nodes", marginals.len(), g.node_count())));
+            return Err(bad(format!(
+                "{} marginals for {} nodes",
+                marginals.len(),
+                g.node_count()
+            )));
         }
         let sum: f64 = marginals.iter().sum();
         if marginals.iter().any(|p| !(p.is_finite() && *p > 0.0)) || (sum - 1.0).abs() > 1e-6 {
-            return Err(bad(format!("marginals are not a positive distribution (sum {sum})")));
+            return Err(bad(format!(
+                "marginals are not a positive distribution (sum {sum})"
+            )));
         }
         let data: Vec<f32> = r.read_pod("model.embeddings")?;
         let d = params.embedding.dim;
         if d == 0 || data.len() != g.node_count() * d {
-            return Err(bad(format!("{} embedding values for {} nodes × {d}", data.len(), g.node_count())));
+            return Err(bad(format!(
+                "{} embedding values for {} nodes × {d}",
+                data.len(),
+                g.node_count()
+            )));
         }
-        let embeddings = Embeddings { info: params.embedding.clone(), data };
-        Ok(Model { params, marginals, embeddings })
+        let embeddings = Embeddings {
+            info: params.embedding.clone(),
+            data,
+        };
+        Ok(Model {
+            params,
+            marginals,
+            embeddings,
+        })
     }
 
     /// Writes graph and model into one snapshot (atomically, via the graph crate's writer).
@@ -73,7 +95,11 @@ impl Model {
     pub fn load_with_graph(path: &Path) -> Result<(Graph, Option<Model>), ModelError> {
         let mut r = SnapshotReader::open(path)?;
         let g = Graph::read_sections(&mut r)?;
-        let m = if Model::present(&r) { Some(Model::read_sections(&mut r, &g)?) } else { None };
+        let m = if Model::present(&r) {
+            Some(Model::read_sections(&mut r, &g)?)
+        } else {
+            None
+        };
         Ok((g, m))
     }
 }

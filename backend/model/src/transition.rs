@@ -139,12 +139,14 @@ impl<'g> Transition<'g> {
     pub fn inv_degrees(&self) -> Vec<f64> {
         let n = self.g.node_count();
         let mut inv = vec![0.0; n];
-        inv.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            for (k, v) in chunk.iter_mut().enumerate() {
-                let d = self.degree((c * CHUNK + k) as NodeId);
-                *v = 1.0 / d.max(1) as f64;
-            }
-        });
+        inv.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (k, v) in chunk.iter_mut().enumerate() {
+                    let d = self.degree((c * CHUNK + k) as NodeId);
+                    *v = 1.0 / d.max(1) as f64;
+                }
+            });
         inv
     }
 
@@ -182,7 +184,10 @@ impl<'g> Transition<'g> {
 
     /// y = P1ᵀ x (parallel). `scratch` receives z = x ∘ inv_deg.
     pub fn p1t(&self, x: &[f64], inv_deg: &[f64], scratch: &mut [f64], y: &mut [f64]) {
-        scratch.par_iter_mut().zip(x.par_iter().zip(inv_deg)).for_each(|(z, (x, d))| *z = x * d);
+        scratch
+            .par_iter_mut()
+            .zip(x.par_iter().zip(inv_deg))
+            .for_each(|(z, (x, d))| *z = x * d);
         let z: &[f64] = scratch;
         y.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
             let base = c * CHUNK;

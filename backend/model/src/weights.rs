@@ -25,8 +25,11 @@ pub struct WeightsFile {
 
 /// Parses and checks a weights file: finite, not all zero; returned normalised to sum 1.
 pub fn parse(text: &str) -> Result<WeightsFile, String> {
-    let mut f: WeightsFile = serde_json::from_str(text).map_err(|e| format!("RNS weights file: {e}"))?;
-    f.weights.validate().map_err(|e| format!("RNS weights file: {e}"))?;
+    let mut f: WeightsFile =
+        serde_json::from_str(text).map_err(|e| format!("RNS weights file: {e}"))?;
+    f.weights
+        .validate()
+        .map_err(|e| format!("RNS weights file: {e}"))?;
     let w = f.weights;
     if w.alpha.abs() + w.beta.abs() + w.gamma.abs() == 0.0 {
         return Err("RNS weights file: all three weights are 0".into());
@@ -39,10 +42,16 @@ pub fn parse(text: &str) -> Result<WeightsFile, String> {
 /// which `tests` rule out).
 pub fn shipped() -> WeightsInForce {
     match parse(SHIPPED_JSON) {
-        Ok(f) => WeightsInForce { weights: f.weights, source: f.source },
+        Ok(f) => WeightsInForce {
+            weights: f.weights,
+            source: f.source,
+        },
         Err(e) => WeightsInForce {
             weights: Weights::default(),
-            source: WeightsSource { label: format!("equal weights (⅓ each): {e}"), ..WeightsSource::equal() },
+            source: WeightsSource {
+                label: format!("equal weights (⅓ each): {e}"),
+                ..WeightsSource::equal()
+            },
         },
     }
 }
@@ -79,10 +88,19 @@ mod tests {
     #[test]
     fn bad_files_are_rejected() {
         assert!(parse("{").is_err());
-        let zero = r#"{"weights":{"alpha":0,"beta":0,"gamma":0},"source":{"kind":"fitted","label":"x"}}"#;
+        let zero =
+            r#"{"weights":{"alpha":0,"beta":0,"gamma":0},"source":{"kind":"fitted","label":"x"}}"#;
         assert!(parse(zero).unwrap_err().contains("all three"));
-        let two = r#"{"weights":{"alpha":1,"beta":1,"gamma":2},"source":{"kind":"fitted","label":"x"}}"#;
-        assert_eq!(parse(two).unwrap().weights, Weights { alpha: 0.25, beta: 0.25, gamma: 0.5 });
+        let two =
+            r#"{"weights":{"alpha":1,"beta":1,"gamma":2},"source":{"kind":"fitted","label":"x"}}"#;
+        assert_eq!(
+            parse(two).unwrap().weights,
+            Weights {
+                alpha: 0.25,
+                beta: 0.25,
+                gamma: 0.5
+            }
+        );
     }
 
     #[test]

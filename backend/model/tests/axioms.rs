@@ -13,20 +13,32 @@ use serenqa_model::{Model, ModelConfig};
 use serenqa_shared::rns::{budget, Scorer, Slice, Terms, Weights};
 
 fn cfg() -> ModelConfig {
-    ModelConfig { embedding: FastRp { dim: 8, ..FastRp::default() }, ..ModelConfig::default() }
+    ModelConfig {
+        embedding: FastRp {
+            dim: 8,
+            ..FastRp::default()
+        },
+        ..ModelConfig::default()
+    }
 }
 
 fn random_slice(n: usize, seed: u64) -> Slice {
     let mut s = seed | 1;
     let mut next = move || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
     let dim = 5;
-    let mut block: Vec<f64> = (0..n * n).map(|_| if next() < 0.4 { 0.0 } else { next() }).collect();
+    let mut block: Vec<f64> = (0..n * n)
+        .map(|_| if next() < 0.4 { 0.0 } else { next() })
+        .collect();
     for r in 0..n {
         let tot: f64 = block[r * n..(r + 1) * n].iter().sum::<f64>() + next();
-        block[r * n..(r + 1) * n].iter_mut().for_each(|v| *v /= tot.max(1e-9));
+        block[r * n..(r + 1) * n]
+            .iter_mut()
+            .for_each(|v| *v /= tot.max(1e-9));
     }
     Slice {
         ids: (0..n as u32).map(|i| 100 - i).collect(),
@@ -218,12 +230,18 @@ fn candidate_terms(g: &Graph, ae: &[u32], cands: &[u32]) -> Vec<Terms> {
     let slice = build_slice(g, &model, &BlockCache::default(), &all).unwrap();
     let pe: Vec<usize> = (0..ae.len()).collect();
     let pc: Vec<usize> = (ae.len()..all.len()).collect();
-    Scorer::new(&slice).unwrap().score_candidates(&pe, &pc, &Weights::default()).unwrap()
+    Scorer::new(&slice)
+        .unwrap()
+        .score_candidates(&pe, &pc, &Weights::default())
+        .unwrap()
 }
 
 fn same_terms_and_order(a: &[Terms], b: &[Terms]) -> Result<(), TestCaseError> {
     for (x, y) in a.iter().zip(b) {
-        prop_assert!((x.r - y.r).abs() < 1e-7 && (x.n - y.n).abs() < 1e-7 && (x.s - y.s).abs() < 1e-7, "{x:?} vs {y:?}");
+        prop_assert!(
+            (x.r - y.r).abs() < 1e-7 && (x.n - y.n).abs() < 1e-7 && (x.s - y.s).abs() < 1e-7,
+            "{x:?} vs {y:?}"
+        );
     }
     for i in 0..a.len() {
         for j in 0..a.len() {
@@ -237,7 +255,19 @@ fn same_terms_and_order(a: &[Terms], b: &[Terms]) -> Result<(), TestCaseError> {
 
 /// A fixed 8-node graph: two compounds sharing targets, a disease cluster and a far gene.
 fn small_graph() -> (Graph, Model) {
-    let edges = [(0, 2), (1, 2), (0, 3), (1, 3), (2, 4), (3, 4), (4, 5), (5, 6), (6, 7), (1, 5), (7, 4)];
+    let edges = [
+        (0, 2),
+        (1, 2),
+        (0, 3),
+        (1, 3),
+        (2, 4),
+        (3, 4),
+        (4, 5),
+        (5, 6),
+        (6, 7),
+        (1, 5),
+        (7, 4),
+    ];
     let g = graph(8, &edges);
     let m = Model::compute(&g, &cfg(), false);
     (g, m)
@@ -289,7 +319,10 @@ fn counterexample_scaling_one_term_changes_the_optimum() {
         let sc = Scorer::new(&slice).unwrap();
         brute_force(&sc, 8, &w) != brute_force(&sc, 8, &scaled)
     });
-    assert!(found.is_some(), "no slice where scaling R alone changes the optimum");
+    assert!(
+        found.is_some(),
+        "no slice where scaling R alone changes the optimum"
+    );
 }
 
 /// Counterexample to the paper's wording "no information from entities not seen in A can

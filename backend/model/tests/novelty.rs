@@ -13,7 +13,13 @@ use serenqa_model::{Model, ModelConfig};
 use serenqa_shared::rns::{Scorer, Weights};
 
 fn cfg() -> ModelConfig {
-    ModelConfig { embedding: FastRp { dim: 8, ..FastRp::default() }, ..ModelConfig::default() }
+    ModelConfig {
+        embedding: FastRp {
+            dim: 8,
+            ..FastRp::default()
+        },
+        ..ModelConfig::default()
+    }
 }
 
 proptest! {
@@ -130,8 +136,15 @@ fn novelty_varies_on_a_hand_made_graph() {
     let (n1, n2, n3) = (t[0].n, t[1].n, t[2].n);
     eprintln!("N(C1) = {n1:.4}, N(C2) = {n2:.4}, N(C3) = {n3:.4}");
     assert!(n1 < n2 && n2 < n3, "{n1} {n2} {n3}");
-    let pi3 = model.marginals[6] / [0usize, 1, 6].iter().map(|&x| model.marginals[x]).sum::<f64>();
-    assert!((n3 - serenqa_shared::rns::novelty(0.0, pi3)).abs() < 1e-9, "{n3}");
+    let pi3 = model.marginals[6]
+        / [0usize, 1, 6]
+            .iter()
+            .map(|&x| model.marginals[x])
+            .sum::<f64>();
+    assert!(
+        (n3 - serenqa_shared::rns::novelty(0.0, pi3)).abs() < 1e-9,
+        "{n3}"
+    );
     assert!(n3 < 1.0);
     let paper: Vec<f64> = [2usize, 3, 4]
         .iter()
@@ -141,5 +154,8 @@ fn novelty_varies_on_a_hand_made_graph() {
         })
         .collect();
     eprintln!("paper's N: {paper:?}");
-    assert!(paper.windows(2).all(|p| p[0] == p[1]), "the paper's clipped N is constant here: {paper:?}");
+    assert!(
+        paper.windows(2).all(|p| p[0] == p[1]),
+        "the paper's clipped N is constant here: {paper:?}"
+    );
 }

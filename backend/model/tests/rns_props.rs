@@ -10,11 +10,23 @@ use serenqa_model::{Model, ModelConfig};
 use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
 
 fn cfg(directed: bool) -> ModelConfig {
-    ModelConfig { directed, embedding: FastRp { dim: 8, ..FastRp::default() }, ..ModelConfig::default() }
+    ModelConfig {
+        directed,
+        embedding: FastRp {
+            dim: 8,
+            ..FastRp::default()
+        },
+        ..ModelConfig::default()
+    }
 }
 
 fn graph_strategy() -> impl Strategy<Value = (usize, Vec<(u32, u32)>)> {
-    (3usize..12).prop_flat_map(|n| (Just(n), prop::collection::vec((0..n as u32, 0..n as u32), 0..40)))
+    (3usize..12).prop_flat_map(|n| {
+        (
+            Just(n),
+            prop::collection::vec((0..n as u32, 0..n as u32), 0..40),
+        )
+    })
 }
 
 /// Splits a shuffled list of distinct nodes into (Ae, As), both non-empty.
@@ -38,14 +50,20 @@ fn split(n: usize, order: &[prop::sample::Index], k: usize) -> (Vec<usize>, Vec<
 fn random_slice(n: usize, seed: u64) -> Slice {
     let mut s = seed | 1;
     let mut next = move || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
     let dim = 6;
-    let mut block: Vec<f64> = (0..n * n).map(|_| if next() < 0.5 { 0.0 } else { next() * next() }).collect();
+    let mut block: Vec<f64> = (0..n * n)
+        .map(|_| if next() < 0.5 { 0.0 } else { next() * next() })
+        .collect();
     for r in 0..n {
         let tot: f64 = block[r * n..(r + 1) * n].iter().sum::<f64>() + next();
-        block[r * n..(r + 1) * n].iter_mut().for_each(|v| *v /= tot.max(1e-9));
+        block[r * n..(r + 1) * n]
+            .iter_mut()
+            .for_each(|v| *v /= tot.max(1e-9));
     }
     Slice {
         ids: (0..n as u32).rev().collect(),

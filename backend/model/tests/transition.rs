@@ -9,7 +9,12 @@ use serenqa_model::reorder::{Lists, WalkCsr};
 use serenqa_model::transition::Transition;
 
 fn edges_strategy() -> impl Strategy<Value = (usize, Vec<(u32, u32)>)> {
-    (1usize..12).prop_flat_map(|n| (Just(n), prop::collection::vec((0..n as u32, 0..n as u32), 0..40)))
+    (1usize..12).prop_flat_map(|n| {
+        (
+            Just(n),
+            prop::collection::vec((0..n as u32, 0..n as u32), 0..40),
+        )
+    })
 }
 
 proptest! {
@@ -106,18 +111,36 @@ proptest! {
 fn hub_lookup_path_matches_dense() {
     let n = 300;
     let mut edges: Vec<(u32, u32)> = (1..250).map(|i| (0, i)).collect();
-    edges.extend([(1, 2), (2, 3), (3, 1), (5, 0), (250, 251), (251, 0), (7, 7), (1, 2)]);
+    edges.extend([
+        (1, 2),
+        (2, 3),
+        (3, 1),
+        (5, 0),
+        (250, 251),
+        (251, 0),
+        (7, 7),
+        (1, 2),
+    ]);
     for directed in [false, true] {
         let g = graph(n, &edges);
         let t = Transition::new(&g, directed);
         let dense = dense_p3(&dense_p1(n, &edges, directed));
-        for a in [vec![1u32, 2], vec![0, 3, 250], vec![7, 251, 299, 5], vec![4, 1]] {
+        for a in [
+            vec![1u32, 2],
+            vec![0, 3, 250],
+            vec![7, 251, 299, 5],
+            vec![4, 1],
+        ] {
             let b = t.block(&a);
             let k = a.len();
             for r in 0..k {
                 for c in 0..k {
                     let want = dense[a[r] as usize][a[c] as usize];
-                    assert!((b[r * k + c] - want).abs() < 1e-12, "directed {directed} A {a:?} [{r}][{c}]: {} vs {want}", b[r * k + c]);
+                    assert!(
+                        (b[r * k + c] - want).abs() < 1e-12,
+                        "directed {directed} A {a:?} [{r}][{c}]: {} vs {want}",
+                        b[r * k + c]
+                    );
                 }
             }
         }
@@ -143,7 +166,14 @@ fn multiplicity_counts_parallel_edges() {
 fn iteration_cap_is_reported() {
     let g = graph(4, &[(0, 1), (1, 2)]);
     let t = Transition::new(&g, true);
-    let (_, stats) = marginals::compute(&t, &MarginalParams { max_iterations: 1, ..Default::default() }, false);
+    let (_, stats) = marginals::compute(
+        &t,
+        &MarginalParams {
+            max_iterations: 1,
+            ..Default::default()
+        },
+        false,
+    );
     assert_eq!(stats.iterations, 1);
     assert!(!stats.converged);
 }
@@ -153,11 +183,19 @@ fn iteration_cap_is_reported() {
 #[test]
 fn block_is_bit_identical_on_any_thread_count() {
     use serenqa_graph::synth::{generate, SynthSpec};
-    let g = generate(&SynthSpec { nodes: 20_000, edges: 200_000, seed: 3, progress: false });
+    let g = generate(&SynthSpec {
+        nodes: 20_000,
+        edges: 200_000,
+        seed: 3,
+        progress: false,
+    });
     let t = Transition::new(&g, false);
     let a: Vec<u32> = (0..60u32).map(|i| i * 311 % 20_000).collect();
     let on = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
         pool.install(|| t.block(&a))
     };
     let one = on(1);
@@ -165,7 +203,12 @@ fn block_is_bit_identical_on_any_thread_count() {
     for threads in [2, 3, 8] {
         for _ in 0..3 {
             let other = on(threads);
-            assert!(one.iter().zip(&other).all(|(x, y)| x.to_bits() == y.to_bits()), "block differs on {threads} threads");
+            assert!(
+                one.iter()
+                    .zip(&other)
+                    .all(|(x, y)| x.to_bits() == y.to_bits()),
+                "block differs on {threads} threads"
+            );
         }
     }
 }

@@ -14,12 +14,19 @@ use serenqa_shared::rns::{Scorer, Weights};
 const TOL: f64 = 1e-9;
 
 fn fixture() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/worked_example.json");
-    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture exists")).expect("fixture is JSON")
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/worked_example.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture exists"))
+        .expect("fixture is JSON")
 }
 
 fn build(fx: &Value) -> Graph {
-    let mut b = GraphBuilder::new(GraphMeta { name: "worked-example".into(), ..Default::default() });
+    let mut b = GraphBuilder::new(GraphMeta {
+        name: "worked-example".into(),
+        ..Default::default()
+    });
     let mut ids = Vec::new();
     for key in fx["nodes"].as_array().unwrap() {
         let (ty, ident) = key.as_str().unwrap().split_once("::").unwrap();
@@ -28,7 +35,11 @@ fn build(fx: &Value) -> Graph {
     }
     let find = |s: &str| ids.iter().find(|(i, _)| i == s).unwrap().1;
     for e in fx["edges"].as_array().unwrap() {
-        let (s, r, d) = (e[0].as_str().unwrap(), e[1].as_str().unwrap(), e[2].as_str().unwrap());
+        let (s, r, d) = (
+            e[0].as_str().unwrap(),
+            e[1].as_str().unwrap(),
+            e[2].as_str().unwrap(),
+        );
         let rel = b
             .relation(RelationType {
                 name: r.into(),
@@ -45,7 +56,17 @@ fn build(fx: &Value) -> Graph {
 }
 
 fn nums(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().flat_map(|x| if x.is_array() { nums(x) } else { vec![x.as_f64().unwrap()] }).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|x| {
+            if x.is_array() {
+                nums(x)
+            } else {
+                vec![x.as_f64().unwrap()]
+            }
+        })
+        .collect()
 }
 
 fn close(what: &str, got: &[f64], want: &[f64]) {
@@ -72,18 +93,30 @@ fn check(directed: bool) {
 
     let cfg = ModelConfig {
         directed,
-        embedding: FastRp { dim: fx["dim"].as_u64().unwrap() as usize, seed: fx["seed"].as_u64().unwrap(), ..FastRp::default() },
+        embedding: FastRp {
+            dim: fx["dim"].as_u64().unwrap() as usize,
+            seed: fx["seed"].as_u64().unwrap(),
+            ..FastRp::default()
+        },
         ..ModelConfig::default()
     };
     let model = Model::compute(&g, &cfg, false);
-    assert_eq!(model.params.marginal_stats.iterations as u64, want["iterations"].as_u64().unwrap());
+    assert_eq!(
+        model.params.marginal_stats.iterations as u64,
+        want["iterations"].as_u64().unwrap()
+    );
     close("marginals", &model.marginals, &nums(&want["marginals"]));
 
     let names = |k: &str| -> Vec<u32> {
-        fx[k].as_array().unwrap().iter().map(|v| {
-            let id = v.as_str().unwrap();
-            g.find_by_ident(id)[0]
-        }).collect()
+        fx[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                let id = v.as_str().unwrap();
+                g.find_by_ident(id)[0]
+            })
+            .collect()
     };
     let (ae, as_) = (names("existing"), names("serendipity"));
     let a: Vec<u32> = ae.iter().chain(&as_).copied().collect();
@@ -93,16 +126,33 @@ fn check(directed: bool) {
     close("embeddings of A", &emb, &nums(&want["embeddings_of_a"]));
 
     let w = fx["weights"].as_array().unwrap();
-    let w = Weights::new(w[0].as_f64().unwrap(), w[1].as_f64().unwrap(), w[2].as_f64().unwrap()).unwrap();
+    let w = Weights::new(
+        w[0].as_f64().unwrap(),
+        w[1].as_f64().unwrap(),
+        w[2].as_f64().unwrap(),
+    )
+    .unwrap();
     let sc = Scorer::new(&slice).unwrap();
     let pe: Vec<usize> = (0..ae.len()).collect();
     let ps: Vec<usize> = (ae.len()..a.len()).collect();
     let d = sc.details(&pe, &ps, &w).unwrap();
     close("pi", &d.pi, &nums(&want["pi"]));
     close("T", &d.t, &nums(&want["t"]));
-    close("O (observed)", &[d.observed], &[want["observed"].as_f64().unwrap()]);
-    close("I (bits)", &[d.info_bits], &[want["info_bits"].as_f64().unwrap()]);
-    close("MI (paper's form)", &[d.mi_paper], &[want["mi_paper"].as_f64().unwrap()]);
+    close(
+        "O (observed)",
+        &[d.observed],
+        &[want["observed"].as_f64().unwrap()],
+    );
+    close(
+        "I (bits)",
+        &[d.info_bits],
+        &[want["info_bits"].as_f64().unwrap()],
+    );
+    close(
+        "MI (paper's form)",
+        &[d.mi_paper],
+        &[want["mi_paper"].as_f64().unwrap()],
+    );
     close("Pe", &d.pe, &nums(&want["pe"]));
     close("Ps", &d.ps, &nums(&want["ps"]));
     close("JSD", &[d.jsd], &[want["jsd"].as_f64().unwrap()]);

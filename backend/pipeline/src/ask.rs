@@ -48,9 +48,28 @@ pub struct AskContext {
 }
 
 impl AskContext {
-    pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, models: ModelsFile, cache: Option<PathBuf>) -> Result<AskContext, String> {
-        let client = if models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&models, cache)?)) };
-        Ok(AskContext { lex: Arc::new(OfflineRetriever::new(&g)), stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(64)), g, model, models, client, edges: None, weights: serenqa_model::weights::shipped() })
+    pub fn new(
+        g: Arc<Graph>,
+        model: Option<Arc<Model>>,
+        models: ModelsFile,
+        cache: Option<PathBuf>,
+    ) -> Result<AskContext, String> {
+        let client = if models.models.is_empty() {
+            None
+        } else {
+            Some(Arc::new(LlmClient::new(&models, cache)?))
+        };
+        Ok(AskContext {
+            lex: Arc::new(OfflineRetriever::new(&g)),
+            stats: Arc::new(TypeStats::new(&g)),
+            blocks: Arc::new(BlockCache::new(64)),
+            g,
+            model,
+            models,
+            client,
+            edges: None,
+            weights: serenqa_model::weights::shipped(),
+        })
     }
 
     /// Rank candidates with these weights (e.g. an expert calibration in force).
@@ -75,20 +94,39 @@ fn path_view(g: &Graph, p: &[Step]) -> PathView {
     if let Some(f) = p.first() {
         nodes.push(node_view(g, f.from));
     }
-    let mut record = p.first().map(|f| g.ident(f.from).to_string()).unwrap_or_default();
+    let mut record = p
+        .first()
+        .map(|f| g.ident(f.from).to_string())
+        .unwrap_or_default();
     for (i, s) in p.iter().enumerate() {
         let r = g.relation(s.rel);
-        let verb = if r.verb.is_empty() { r.name.to_lowercase().replace('_', " ") } else { r.verb.clone() };
-        steps.push(PathStep { relation: r.name.clone(), verb: if s.forward { verb } else { passive(&verb) }, forward: s.forward });
+        let verb = if r.verb.is_empty() {
+            r.name.to_lowercase().replace('_', " ")
+        } else {
+            r.verb.clone()
+        };
+        steps.push(PathStep {
+            relation: r.name.clone(),
+            verb: if s.forward { verb } else { passive(&verb) },
+            forward: s.forward,
+        });
         nodes.push(node_view(g, s.to));
         record.push_str(&format!("--{}--", r.name));
         if i + 1 == p.len() {
             record.push_str(g.ident(s.to));
         } else {
-            record.push_str(&format!("{}:{}", g.name(s.to), g.type_label(g.node_type(s.to))));
+            record.push_str(&format!(
+                "{}:{}",
+                g.name(s.to),
+                g.type_label(g.node_type(s.to))
+            ));
         }
     }
-    PathView { nodes, steps, record }
+    PathView {
+        nodes,
+        steps,
+        record,
+    }
 }
 
 /// Why [`ask`] gave no result.
@@ -125,13 +163,19 @@ pub async fn ask(ctx: &AskContext, req: &AskRequest) -> Result<AskResponse, AskE
 }
 
 /// [`ask`], calling `on_stage` as each stage completes (the web app streams these).
-pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage: impl FnMut(&Stage) + Send) -> Result<AskResponse, AskError> {
+pub async fn ask_with_progress(
+    ctx: &AskContext,
+    req: &AskRequest,
+    mut on_stage: impl FnMut(&Stage) + Send,
+) -> Result<AskResponse, AskError> {
     let question = req.question.trim();
     if question.is_empty() {
         return Err(AskError::BadQuestion("empty question".into()));
     }
     if question.chars().count() > 2000 {
-        return Err(AskError::BadQuestion("question longer than 2000 characters".into()));
+        return Err(AskError::BadQuestion(
+            "question longer than 2000 characters".into(),
+        ));
     }
     let models = match &req.model {
         Some(m) => ctx.models.all_roles(m).map_err(AskError::BadQuestion)?,
@@ -140,16 +184,25 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     let roles = Roles::from_file(&models, ctx.client.clone());
     let g = &*ctx.g;
     // The weights in force, on every reply (also one that stops before ranking anything).
-    let mut out = AskResponse { question: question.to_string(), agents: roles.labels(), weights: ctx.weights.clone(), ..Default::default() };
+    let mut out = AskResponse {
+        question: question.to_string(),
+        agents: roles.labels(),
+        weights: ctx.weights.clone(),
+        ..Default::default()
+    };
     let mut clock = Instant::now();
     let mut lap = |name: &str, stages: &mut Vec<Stage>| {
-        let stage = Stage { name: name.into(), ms: clock.elapsed().as_secs_f64() * 1000.0 };
+        let stage = Stage {
+            name: name.into(),
+            ms: clock.elapsed().as_secs_f64() * 1000.0,
+        };
         on_stage(&stage);
         stages.push(stage);
         clock = Instant::now();
     };
 
-    let (r, call, understood) = retrieval::retrieve(g, ctx.lex.as_ref(), roles.retrieval.as_ref(), question, "").await;
+    let (r, call, understood) =
+        retrieval::retrieve(g, ctx.lex.as_ref(), roles.retrieval.as_ref(), question, "").await;
     out.understood = understood;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
@@ -159,14 +212,19 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     out.cypher = r.cypher.clone();
     out.executable = r.executable;
     out.error = r.error.clone();
-    let answers: Vec<NodeId> = r.answers.iter().filter_map(|id| g.find_by_ident(id).first().copied()).collect();
+    let answers: Vec<NodeId> = r
+        .answers
+        .iter()
+        .filter_map(|id| g.find_by_ident(id).first().copied())
+        .collect();
     out.answers = answers.iter().map(|&n| node_view(g, n)).collect();
     lap("retrieval", &mut out.stages);
     if answers.is_empty() {
         if let Some(m) = &out.understood.not_understood {
             out.notes.push(m.clone());
         }
-        out.notes.push("no existing answers, so nothing to explore from".into());
+        out.notes
+            .push("no existing answers, so nothing to explore from".into());
         return Ok(out);
     }
     // Large answer sets: explore from the best-connected ones (the slice limit bounds RNS).
@@ -174,7 +232,11 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     roots.sort_by_key(|&n| std::cmp::Reverse(g.degree(n)));
     roots.truncate(50);
     if answers.len() > roots.len() {
-        out.notes.push(format!("exploring from {} of {} answers", roots.len(), answers.len()));
+        out.notes.push(format!(
+            "exploring from {} of {} answers",
+            roots.len(),
+            answers.len()
+        ));
     }
 
     let memory = MemoryEdges::new(g);
@@ -183,11 +245,31 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
         None => &memory,
     };
     out.edge_source = edges.describe();
-    let env = Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights: ctx.weights.weights };
-    let agents = Agents { relations: roles.relations.clone(), nodes: roles.nodes.clone(), cont: roles.cont.clone(), summary: roles.summary.clone() };
+    let env = Env {
+        g,
+        edges,
+        removed: None,
+        walk: g,
+        model: ctx.model.as_deref(),
+        blocks: &ctx.blocks,
+        stats: &ctx.stats,
+        weights: ctx.weights.weights,
+    };
+    let agents = Agents {
+        relations: roles.relations.clone(),
+        nodes: roles.nodes.clone(),
+        cont: roles.cont.clone(),
+        summary: roles.summary.clone(),
+    };
     let cfg = ExploreConfig::default();
-    let task = explore::Task { question, roots: roots.clone(), example: String::new() };
-    let ex = explore::explore(&env, &agents, &cfg, &task).await.map_err(AskError::Unavailable)?;
+    let task = explore::Task {
+        question,
+        roots: roots.clone(),
+        example: String::new(),
+    };
+    let ex = explore::explore(&env, &agents, &cfg, &task)
+        .await
+        .map_err(AskError::Unavailable)?;
     for c in &ex.calls {
         if let Some(e) = &c.error {
             out.notes.push(format!("{}{MODEL_NOTE}{e}", c.role));
@@ -196,11 +278,19 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
     lap("exploration", &mut out.stages);
     out.summaries = ex.summaries.clone();
 
-    let answer_types: std::collections::BTreeSet<_> = answers.iter().map(|&n| g.node_type(n)).collect();
-    let cands: Vec<NodeId> = ex.order.iter().copied().filter(|n| !answers.contains(n) && answer_types.contains(&g.node_type(*n))).collect();
+    let answer_types: std::collections::BTreeSet<_> =
+        answers.iter().map(|&n| g.node_type(n)).collect();
+    let cands: Vec<NodeId> = ex
+        .order
+        .iter()
+        .copied()
+        .filter(|n| !answers.contains(n) && answer_types.contains(&g.node_type(*n)))
+        .collect();
     let terms = rns_gains_terms(&env, &roots, &cands);
     if ctx.model.is_none() {
-        out.notes.push("no precomputed model (run `serenqa precompute`): candidates are unscored".into());
+        out.notes.push(
+            "no precomputed model (run `serenqa precompute`): candidates are unscored".into(),
+        );
     }
     let mut list: Vec<Candidate> = cands
         .iter()
@@ -209,7 +299,11 @@ pub async fn ask_with_progress(ctx: &AskContext, req: &AskRequest, mut on_stage:
             Candidate {
                 node: node_view(g, c),
                 terms: terms.get(&c).copied(),
-                paths: ex.paths.get(&c).map(|p| vec![path_view(g, p)]).unwrap_or_default(),
+                paths: ex
+                    .paths
+                    .get(&c)
+                    .map(|p| vec![path_view(g, p)])
+                    .unwrap_or_default(),
                 known_for: known.iter().map(|&x| node_view(g, x)).collect(),
                 known_for_total: known_total,
             }
@@ -238,7 +332,9 @@ pub const REDACTED_MODEL_ERROR: &str = "the model call failed (the details are i
 pub fn redact(r: &mut AskResponse) -> Vec<String> {
     let mut details = Vec::new();
     for n in &mut r.notes {
-        let Some((role, detail)) = n.split_once(MODEL_NOTE) else { continue };
+        let Some((role, detail)) = n.split_once(MODEL_NOTE) else {
+            continue;
+        };
         if role.is_empty() || !role.chars().all(|c| c.is_ascii_lowercase()) {
             continue;
         }
@@ -259,10 +355,20 @@ pub fn render_text(r: &AskResponse) -> String {
         s.push_str(&format!("Understood as: {i}\n"));
     }
     for e in &u.entities {
-        s.push_str(&format!("  \"{}\" → {} ({}, {}; {} match)\n", e.mention, e.node.name, e.node.kind, e.node.id, e.matched));
+        s.push_str(&format!(
+            "  \"{}\" → {} ({}, {}; {} match)\n",
+            e.mention, e.node.name, e.node.kind, e.node.id, e.matched
+        ));
     }
     if !u.did_you_mean.is_empty() {
-        s.push_str(&format!("Did you mean: {}?\n", u.did_you_mean.iter().map(|d| format!("{} ({})", d.node.name, d.node.kind)).collect::<Vec<_>>().join(", ")));
+        s.push_str(&format!(
+            "Did you mean: {}?\n",
+            u.did_you_mean
+                .iter()
+                .map(|d| format!("{} ({})", d.node.name, d.node.kind))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if let Some(m) = &u.not_understood {
         s.push_str(&format!("Not understood: {m}\n"));
@@ -270,7 +376,10 @@ pub fn render_text(r: &AskResponse) -> String {
             s.push_str(&format!("  try: {q}\n"));
         }
     }
-    s.push_str(&format!("\nCypher:\n  {}\n", r.cypher.as_deref().unwrap_or("(none)")));
+    s.push_str(&format!(
+        "\nCypher:\n  {}\n",
+        r.cypher.as_deref().unwrap_or("(none)")
+    ));
     if let Some(e) = &r.error {
         s.push_str(&format!("  error: {e}\n"));
     }
@@ -278,11 +387,20 @@ pub fn render_text(r: &AskResponse) -> String {
     for a in &r.answers {
         s.push_str(&format!("  {} {} ({})\n", a.id, a.name, a.kind));
     }
-    s.push_str(&format!("\nSerendipitous candidates ({}):\n", r.candidates.len()));
+    s.push_str(&format!(
+        "\nSerendipitous candidates ({}):\n",
+        r.candidates.len()
+    ));
     for c in &r.candidates {
         match c.terms {
-            Some(t) => s.push_str(&format!("  {} {} ({})  R {:.4}  N {:.4}  S {:.4}  RNS {:.4}\n", c.node.id, c.node.name, c.node.kind, t.r, t.n, t.s, t.rns)),
-            None => s.push_str(&format!("  {} {} ({})\n", c.node.id, c.node.name, c.node.kind)),
+            Some(t) => s.push_str(&format!(
+                "  {} {} ({})  R {:.4}  N {:.4}  S {:.4}  RNS {:.4}\n",
+                c.node.id, c.node.name, c.node.kind, t.r, t.n, t.s, t.rns
+            )),
+            None => s.push_str(&format!(
+                "  {} {} ({})\n",
+                c.node.id, c.node.name, c.node.kind
+            )),
         }
         for p in &c.paths {
             let mut line = p.nodes.first().map(|n| n.name.clone()).unwrap_or_default();
@@ -299,11 +417,24 @@ pub fn render_text(r: &AskResponse) -> String {
         }
     }
     s.push_str("\nStages: ");
-    s.push_str(&r.stages.iter().map(|st| format!("{} {:.0} ms", st.name, st.ms)).collect::<Vec<_>>().join(", "));
+    s.push_str(
+        &r.stages
+            .iter()
+            .map(|st| format!("{} {:.0} ms", st.name, st.ms))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
     if !r.edge_source.is_empty() {
         s.push_str(&format!("\nEdges: {}", r.edge_source));
     }
-    s.push_str(&format!("\nAgents: {}\n", r.agents.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
+    s.push_str(&format!(
+        "\nAgents: {}\n",
+        r.agents
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     for n in &r.notes {
         s.push_str(&format!("Note: {n}\n"));
     }
@@ -319,14 +450,21 @@ mod tests {
     fn redact_hides_model_call_details() {
         let detail = "HTTP 500 from llama: {\"error\":\"upstream http://10.0.0.7:8000 down\"}";
         let mut r = AskResponse {
-            notes: vec![format!("retrieval{MODEL_NOTE}{detail}"), format!("relations{MODEL_NOTE}llama: connection failed: http://10.0.0.7"), "exploring from 50 of 60 answers".into()],
+            notes: vec![
+                format!("retrieval{MODEL_NOTE}{detail}"),
+                format!("relations{MODEL_NOTE}llama: connection failed: http://10.0.0.7"),
+                "exploring from 50 of 60 answers".into(),
+            ],
             error: Some(detail.into()),
             ..Default::default()
         };
         let logged = redact(&mut r);
         assert_eq!(logged.len(), 2);
         assert!(logged[0].contains("10.0.0.7"));
-        assert_eq!(r.notes[0], format!("retrieval model: {REDACTED_MODEL_ERROR}"));
+        assert_eq!(
+            r.notes[0],
+            format!("retrieval model: {REDACTED_MODEL_ERROR}")
+        );
         assert_eq!(r.notes[2], "exploring from 50 of 60 answers");
         assert_eq!(r.error.as_deref(), Some(REDACTED_MODEL_ERROR));
         assert!(!serde_json::to_string(&r).unwrap().contains("10.0.0.7"));

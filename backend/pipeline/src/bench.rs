@@ -23,7 +23,6 @@ pub fn pattern_group(code: &str) -> &'static str {
     }
 }
 
-
 pub struct Benchmark {
     pub dir: PathBuf,
     pub kgqa: Vec<KgqaRecord>,
@@ -41,12 +40,19 @@ pub struct Benchmark {
 
 /// The `ensemble` of a benchmark manifest's text: its field, else derived from `scorers`.
 pub fn ensemble_kind(manifest: Option<&str>) -> String {
-    let Some(v) = manifest.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) else { return "unknown".into() };
+    let Some(v) = manifest.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) else {
+        return "unknown".into();
+    };
     if let Some(e) = v["ensemble"].as_str().filter(|e| !e.is_empty()) {
         return e.to_string();
     }
-    let Some(sc) = v["scorers"].as_array().filter(|s| !s.is_empty()) else { return "unknown".into() };
-    let llm = sc.iter().filter(|s| s["llm"].as_bool() == Some(true)).count();
+    let Some(sc) = v["scorers"].as_array().filter(|s| !s.is_empty()) else {
+        return "unknown".into();
+    };
+    let llm = sc
+        .iter()
+        .filter(|s| s["llm"].as_bool() == Some(true))
+        .count();
     match llm {
         0 => "offline proxy".into(),
         n if n == sc.len() => "llm".into(),
@@ -56,7 +62,10 @@ pub fn ensemble_kind(manifest: Option<&str>) -> String {
 
 impl Benchmark {
     pub fn load(dir: &Path, g: &Graph) -> Result<Benchmark, String> {
-        Benchmark::from_files(dir, g, |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| format!("reading {}: {e}", dir.join(name).display())))
+        Benchmark::from_files(dir, g, |name: &str| {
+            std::fs::read_to_string(dir.join(name))
+                .map_err(|e| format!("reading {}: {e}", dir.join(name).display()))
+        })
     }
 
     /// The names of a benchmark directory's files that [`Benchmark::load`] reads (the
@@ -70,7 +79,11 @@ impl Benchmark {
 
     /// A benchmark from its files' contents, by name (`read` fails for a missing file); `dir`
     /// is only a label. Used by queue workers, which get the files from Redis.
-    pub fn from_files(dir: &Path, g: &Graph, read: impl Fn(&str) -> Result<String, String>) -> Result<Benchmark, String> {
+    pub fn from_files(
+        dir: &Path,
+        g: &Graph,
+        read: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<Benchmark, String> {
         let kg_text = read("kgqa.jsonl")?;
         let se_text = read("serendipity.jsonl")?;
         let kgqa: Vec<KgqaRecord> = from_jsonl(&kg_text, "kgqa.jsonl")?;
@@ -81,13 +94,17 @@ impl Benchmark {
         let mut removed = BTreeMap::new();
         let mut unmatched = 0;
         for (key, _) in PARTITIONS {
-            let Ok(text) = read(&format!("removed-{key}.tsv")) else { continue };
+            let Ok(text) = read(&format!("removed-{key}.tsv")) else {
+                continue;
+            };
             h.update(key.as_bytes());
             h.update(text.as_bytes());
             let mut mask = EdgeMask::new(g.edge_count());
             for line in text.lines().skip(1) {
                 let mut parts = line.split('\t');
-                let (Some(s), Some(r), Some(t)) = (parts.next(), parts.next(), parts.next()) else { continue };
+                let (Some(s), Some(r), Some(t)) = (parts.next(), parts.next(), parts.next()) else {
+                    continue;
+                };
                 let found = match (g.find_by_key(s), g.relation_id(r), g.find_by_key(t)) {
                     (Some(s), Some(r), Some(t)) => {
                         let mut any = false;
@@ -110,7 +127,15 @@ impl Benchmark {
         let seren = seren_list.into_iter().map(|r| (r.qid, r)).collect();
         // Not part of the hash: the manifest only labels the partition.
         let ensemble = ensemble_kind(read("manifest.json").ok().as_deref());
-        Ok(Benchmark { dir: dir.to_path_buf(), kgqa, seren, removed, hash: format!("{:016x}", h.digest()), unmatched_removed: unmatched, ensemble })
+        Ok(Benchmark {
+            dir: dir.to_path_buf(),
+            kgqa,
+            seren,
+            removed,
+            hash: format!("{:016x}", h.digest()),
+            unmatched_removed: unmatched,
+            ensemble,
+        })
     }
 
     /// The entry of question `qid` under partition `key`.
@@ -126,7 +151,11 @@ impl Benchmark {
 
     /// Partitions present in the benchmark (some question has an entry).
     pub fn available_partitions(&self) -> Vec<&'static str> {
-        PARTITIONS.iter().map(|(k, _)| *k).filter(|k| self.seren.keys().any(|&q| self.entry(q, k).is_some())).collect()
+        PARTITIONS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| self.seren.keys().any(|&q| self.entry(q, k).is_some()))
+            .collect()
     }
 
     /// A training question with ground-truth paths under `key`, for one-shot guidance.
@@ -144,7 +173,11 @@ pub fn resolve_ids(g: &Graph, ids: &[String], type_label: Option<&str>) -> Vec<N
     let mut out = Vec::new();
     for id in ids {
         let cands = g.find_by_ident(id);
-        let pick = cands.iter().copied().find(|&n| type_label.is_none_or(|t| g.type_label(g.node_type(n)) == t)).or(cands.first().copied());
+        let pick = cands
+            .iter()
+            .copied()
+            .find(|&n| type_label.is_none_or(|t| g.type_label(g.node_type(n)) == t))
+            .or(cands.first().copied());
         if let Some(n) = pick {
             if !out.contains(&n) {
                 out.push(n);
@@ -160,7 +193,10 @@ pub fn path_ends(path: &str) -> Option<(String, String)> {
     if parts.len() < 3 {
         return None;
     }
-    Some((parts[0].trim().to_string(), parts[parts.len() - 1].trim().to_string()))
+    Some((
+        parts[0].trim().to_string(),
+        parts[parts.len() - 1].trim().to_string(),
+    ))
 }
 
 #[cfg(test)]
@@ -168,8 +204,14 @@ mod tests {
     use super::*;
     #[test]
     fn path_ends_and_groups() {
-        assert_eq!(path_ends("DB1--CtD--Asthma:Disease--DrD--DOID:2"), Some(("DB1".into(), "DOID:2".into())));
-        assert_eq!(path_ends("DB1--CtD--DOID:2"), Some(("DB1".into(), "DOID:2".into())));
+        assert_eq!(
+            path_ends("DB1--CtD--Asthma:Disease--DrD--DOID:2"),
+            Some(("DB1".into(), "DOID:2".into()))
+        );
+        assert_eq!(
+            path_ends("DB1--CtD--DOID:2"),
+            Some(("DB1".into(), "DOID:2".into()))
+        );
         assert_eq!(path_ends("DB1"), None);
         assert_eq!(pattern_group("3.2"), "multi_hop");
         assert_eq!(pattern_group("4.1"), "intersection");

@@ -36,19 +36,40 @@ pub struct LlmScorer {
 
 impl LlmScorer {
     pub fn new(client: Arc<LlmClient>, model: &str, rt: tokio::runtime::Handle) -> LlmScorer {
-        LlmScorer { client, model: model.to_string(), rt, retries: 2 }
+        LlmScorer {
+            client,
+            model: model.to_string(),
+            rt,
+            retries: 2,
+        }
     }
 }
 
 /// The answer list as the prompt shows it: names joined by ", " (a comma inside a name
 /// becomes a space, so the list has exactly one item per answer).
 pub fn answer_list(req: &ScoringRequest) -> String {
-    req.candidates.iter().map(|c| if c.name.is_empty() { c.id.replace(',', " ") } else { c.name.replace(',', " ") }).collect::<Vec<_>>().join(", ")
+    req.candidates
+        .iter()
+        .map(|c| {
+            if c.name.is_empty() {
+                c.id.replace(',', " ")
+            } else {
+                c.name.replace(',', " ")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The first messages of a scoring conversation.
 pub fn scoring_messages(req: &ScoringRequest) -> Result<Vec<Message>, String> {
-    prompts::render("ensemble_score", &[("question", req.question.clone()), ("answers", answer_list(req))])
+    prompts::render(
+        "ensemble_score",
+        &[
+            ("question", req.question.clone()),
+            ("answers", answer_list(req)),
+        ],
+    )
 }
 
 impl Scorer for LlmScorer {
@@ -74,7 +95,10 @@ impl Scorer for LlmScorer {
             reason = why;
             if attempt < attempts {
                 let shown: String = reply.chars().take(2000).collect();
-                messages.push(Message { role: "assistant".into(), content: shown });
+                messages.push(Message {
+                    role: "assistant".into(),
+                    content: shown,
+                });
                 messages.push(Message::user(format!(
                     "That reply cannot be used: {reason}. Reply again with exactly {n} distinct integers from 0 to 20, separated by commas, one per answer in the order of the list, and nothing else."
                 )));
@@ -95,6 +119,13 @@ pub fn ensemble_models(file: &ModelsFile) -> Vec<String> {
 }
 
 /// One scorer per ensemble model of `file`.
-pub fn llm_scorers(file: &ModelsFile, client: Arc<LlmClient>, rt: tokio::runtime::Handle) -> Vec<LlmScorer> {
-    ensemble_models(file).iter().map(|m| LlmScorer::new(client.clone(), m, rt.clone())).collect()
+pub fn llm_scorers(
+    file: &ModelsFile,
+    client: Arc<LlmClient>,
+    rt: tokio::runtime::Handle,
+) -> Vec<LlmScorer> {
+    ensemble_models(file)
+        .iter()
+        .map(|m| LlmScorer::new(client.clone(), m, rt.clone()))
+        .collect()
 }

@@ -55,7 +55,15 @@ pub struct ExploreConfig {
 
 impl Default for ExploreConfig {
     fn default() -> Self {
-        ExploreConfig { beam_width: 30, depth: 3, relations_per_node: 3, nodes_per_node: 10, use_summaries: true, graph_score: false, seed: 7 }
+        ExploreConfig {
+            beam_width: 30,
+            depth: 3,
+            relations_per_node: 3,
+            nodes_per_node: 10,
+            use_summaries: true,
+            graph_score: false,
+            seed: 7,
+        }
     }
 }
 
@@ -114,13 +122,25 @@ pub struct Exploration {
 impl Exploration {
     /// Explored nodes without an explored child, in discovery order, roots excluded.
     pub fn leaves(&self) -> Vec<NodeId> {
-        let parents: HashSet<NodeId> = self.paths.values().filter_map(|p| p.last().map(|s| s.from)).collect();
-        self.order.iter().copied().filter(|n| !self.roots.contains(n) && !parents.contains(n)).collect()
+        let parents: HashSet<NodeId> = self
+            .paths
+            .values()
+            .filter_map(|p| p.last().map(|s| s.from))
+            .collect();
+        self.order
+            .iter()
+            .copied()
+            .filter(|n| !self.roots.contains(n) && !parents.contains(n))
+            .collect()
     }
 
     /// Paths of exactly `hops` hops, in discovery order.
     pub fn paths_of_depth(&self, hops: usize) -> Vec<&Vec<Step>> {
-        self.order.iter().filter_map(|n| self.paths.get(n)).filter(|p| p.len() == hops).collect()
+        self.order
+            .iter()
+            .filter_map(|n| self.paths.get(n))
+            .filter(|p| p.len() == hops)
+            .collect()
     }
 
     /// Every edge of Π once.
@@ -174,7 +194,9 @@ impl TypeStats {
             .into_iter()
             .map(|row| {
                 let s: f64 = row.iter().sum();
-                row.into_iter().map(|x| if s > 0.0 { x / s } else { 0.0 }).collect()
+                row.into_iter()
+                    .map(|x| if s > 0.0 { x / s } else { 0.0 })
+                    .collect()
             })
             .collect();
         TypeStats { walk, rel_counts }
@@ -190,7 +212,11 @@ impl TypeStats {
             return 0.0;
         }
         let row = &self.walk[a as usize];
-        row.iter().enumerate().filter(|(_, &w)| w > 0.0).map(|(b, w)| w * self.reach(b as TypeId, targets, hops - 1)).sum()
+        row.iter()
+            .enumerate()
+            .filter(|(_, &w)| w > 0.0)
+            .map(|(b, w)| w * self.reach(b as TypeId, targets, hops - 1))
+            .sum()
     }
 }
 
@@ -227,7 +253,11 @@ impl Env<'_> {
 
     /// Visible edges at each frontier node (self-loops dropped), in one batched lookup.
     pub async fn incident_many(&self, frontier: &[NodeId]) -> Result<Vec<Vec<Hop>>, String> {
-        let lists = self.edges.incident_many(frontier).await.map_err(|e| e.to_string())?;
+        let lists = self
+            .edges
+            .incident_many(frontier)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(frontier
             .iter()
             .zip(lists)
@@ -314,13 +344,24 @@ impl Agents {
 }
 
 pub fn node_label(g: &Graph, n: NodeId) -> String {
-    format!("{} ({}, {})", g.ident(n), g.name(n), g.type_label(g.node_type(n)))
+    format!(
+        "{} ({}, {})",
+        g.ident(n),
+        g.name(n),
+        g.type_label(g.node_type(n))
+    )
 }
 
 /// A path as one line: `end: root -[REL]-> name (id, Type) -[REL]-> …`.
 pub fn path_line(g: &Graph, p: &[Step]) -> String {
-    let Some(first) = p.first() else { return String::new() };
-    let mut s = format!("{}: {}", g.ident(p[p.len() - 1].to), node_label(g, first.from));
+    let Some(first) = p.first() else {
+        return String::new();
+    };
+    let mut s = format!(
+        "{}: {}",
+        g.ident(p[p.len() - 1].to),
+        node_label(g, first.from)
+    );
     for st in p {
         let rel = &g.relation(st.rel).name;
         if st.forward {
@@ -334,7 +375,11 @@ pub fn path_line(g: &Graph, p: &[Step]) -> String {
 }
 
 async fn call(role: &str, m: &RoleModel, prompt: Vec<Message>) -> CallTrace {
-    let mut t = CallTrace { role: role.into(), model: m.name.clone(), ..Default::default() };
+    let mut t = CallTrace {
+        role: role.into(),
+        model: m.name.clone(),
+        ..Default::default()
+    };
     match m.client.chat(&m.name, &prompt).await {
         Ok(r) => {
             t.latency_ms = r.latency_ms;
@@ -353,23 +398,37 @@ async fn call(role: &str, m: &RoleModel, prompt: Vec<Message>) -> CallTrace {
 fn render_or_issue(name: &str, vars: &[(&str, String)]) -> Vec<Message> {
     // Templates are compiled in and tested, so a failure here is a programming error made
     // visible in the trace rather than a crash.
-    prompts::render(name, vars).unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))])
+    prompts::render(name, vars)
+        .unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))])
 }
 
 /// Comma/newline-separated items of a reply, stripped of quotes, bullets and code fences.
 pub fn split_list(reply: &str) -> Vec<String> {
     reply
         .split([',', '\n', ';'])
-        .map(|s| s.trim_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '*' | '-' | '[' | ']')).to_string())
+        .map(|s| {
+            s.trim_matches(|c: char| {
+                c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '*' | '-' | '[' | ']')
+            })
+            .to_string()
+        })
         .filter(|s| !s.is_empty() && s != "```")
         .collect()
 }
 
 /// Runs Algorithm 3. Fails only when the edge store does (an infrastructure error: the caller
 /// retries or reports it; it is not a result).
-pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: &Task<'_>) -> Result<Exploration, String> {
+pub async fn explore(
+    env: &Env<'_>,
+    agents: &Agents,
+    cfg: &ExploreConfig,
+    task: &Task<'_>,
+) -> Result<Exploration, String> {
     let g = env.g;
-    let mut ex = Exploration { roots: task.roots.clone(), ..Default::default() };
+    let mut ex = Exploration {
+        roots: task.roots.clone(),
+        ..Default::default()
+    };
     for &r in &task.roots {
         if ex.paths.insert(r, Vec::new()).is_none() {
             ex.order.push(r);
@@ -379,17 +438,33 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
     let mut frontier: Vec<NodeId> = ex.order.clone();
     let mut context: Vec<String> = Vec::new();
     let mut rng = offline::SplitMix(cfg.seed ^ task.roots.first().map(|&r| r as u64).unwrap_or(0));
-    let root_list = task.roots.iter().map(|&r| node_label(g, r)).collect::<Vec<_>>().join("; ");
+    let root_list = task
+        .roots
+        .iter()
+        .map(|&r| node_label(g, r))
+        .collect::<Vec<_>>()
+        .join("; ");
     let mut reached = 0;
     for level in 1..=cfg.depth {
         let remaining = cfg.depth - level;
-        let ctx_text = if cfg.use_summaries && !context.is_empty() { context.join("\n") } else { "(none)".to_string() };
-        let mut lt = LevelTrace { level, frontier: frontier.len(), ..Default::default() };
+        let ctx_text = if cfg.use_summaries && !context.is_empty() {
+            context.join("\n")
+        } else {
+            "(none)".to_string()
+        };
+        let mut lt = LevelTrace {
+            level,
+            frontier: frontier.len(),
+            ..Default::default()
+        };
         let mut cands: Vec<(Step, f64)> = Vec::new();
         let mut any_scored = false;
         let incident = env.incident_many(&frontier).await?;
         for (&u, hops) in frontier.iter().zip(incident) {
-            let inc: Vec<Hop> = hops.into_iter().filter(|h| !ex.paths.contains_key(&h.step.to)).collect();
+            let inc: Vec<Hop> = hops
+                .into_iter()
+                .filter(|h| !ex.paths.contains_key(&h.step.to))
+                .collect();
             if inc.is_empty() {
                 continue;
             }
@@ -399,7 +474,14 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                 *rels.entry(h.step.rel).or_default() += 1;
             }
             let chosen: Vec<RelId> = match &agents.relations {
-                None => offline::explorer::select_relations(env, &targets, u, &rels, cfg.relations_per_node, remaining),
+                None => offline::explorer::select_relations(
+                    env,
+                    &targets,
+                    u,
+                    &rels,
+                    cfg.relations_per_node,
+                    remaining,
+                ),
                 Some(m) => {
                     let offered: Vec<String> = rels
                         .iter()
@@ -408,7 +490,13 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                     let prompt = render_or_issue(
                         "select_relations",
                         &[
-                            ("node_types", (0..g.type_count() as TypeId).map(|t| g.type_label(t).to_string()).collect::<Vec<_>>().join(", ")),
+                            (
+                                "node_types",
+                                (0..g.type_count() as TypeId)
+                                    .map(|t| g.type_label(t).to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                            ),
                             ("example", task.example.clone()),
                             ("m", cfg.relations_per_node.to_string()),
                             ("question", task.question.to_string()),
@@ -430,7 +518,11 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                             }
                         }
                         if out.len() > cfg.relations_per_node {
-                            t.issues.push(format!("{} relations chosen, {} allowed", out.len(), cfg.relations_per_node));
+                            t.issues.push(format!(
+                                "{} relations chosen, {} allowed",
+                                out.len(),
+                                cfg.relations_per_node
+                            ));
                             out.truncate(cfg.relations_per_node);
                         }
                     }
@@ -438,11 +530,21 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                     out
                 }
             };
-            lt.relations.insert(g.ident(u).to_string(), chosen.iter().map(|&r| g.relation(r).name.clone()).collect());
+            lt.relations.insert(
+                g.ident(u).to_string(),
+                chosen.iter().map(|&r| g.relation(r).name.clone()).collect(),
+            );
             let raw: Vec<(Step, Option<f64>)> = inc
                 .into_iter()
                 .filter(|h| chosen.contains(&h.step.rel))
-                .map(|h| (h.step, h.score.map(f64::from).or_else(|| cfg.graph_score.then(|| graph_score(h.far_degree)))))
+                .map(|h| {
+                    (
+                        h.step,
+                        h.score
+                            .map(f64::from)
+                            .or_else(|| cfg.graph_score.then(|| graph_score(h.far_degree))),
+                    )
+                })
                 .collect();
             let mut edges = normalise_per_relation(raw);
             // One candidate edge per target (the best one).
@@ -466,12 +568,27 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
         }
         let visited_now: HashSet<NodeId> = ex.paths.keys().copied().collect();
         let selected: Vec<NodeId> = match &agents.nodes {
-            None => offline::explorer::select_nodes(env, &targets, &task.roots, &cands, cfg.beam_width, remaining),
+            None => offline::explorer::select_nodes(
+                env,
+                &targets,
+                &task.roots,
+                &cands,
+                cfg.beam_width,
+                remaining,
+            ),
             Some(m) => {
                 let list: Vec<String> = cands
                     .iter()
                     .map(|(s, sc)| {
-                        format!("{} | {} | {} | {} | {} | {:.3}", g.ident(s.to), g.name(s.to), g.type_label(g.node_type(s.to)), g.ident(s.from), g.relation(s.rel).name, sc)
+                        format!(
+                            "{} | {} | {} | {} | {} | {:.3}",
+                            g.ident(s.to),
+                            g.name(s.to),
+                            g.type_label(g.node_type(s.to)),
+                            g.ident(s.from),
+                            g.relation(s.rel).name,
+                            sc
+                        )
                     })
                     .collect();
                 let visited: Vec<&str> = ex.order.iter().take(200).map(|&n| g.ident(n)).collect();
@@ -490,17 +607,24 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
                 let mut t = call("nodes", m, prompt).await;
                 let mut out = Vec::new();
                 if let Some(reply) = &t.reply {
-                    let by_id: HashMap<&str, NodeId> = cands.iter().map(|(s, _)| (g.ident(s.to), s.to)).collect();
+                    let by_id: HashMap<&str, NodeId> =
+                        cands.iter().map(|(s, _)| (g.ident(s.to), s.to)).collect();
                     for item in split_list(reply) {
                         let id = item.split([' ', '|']).next().unwrap_or("");
                         match by_id.get(id) {
-                            Some(&n) if !out.contains(&n) && !visited_now.contains(&n) => out.push(n),
+                            Some(&n) if !out.contains(&n) && !visited_now.contains(&n) => {
+                                out.push(n)
+                            }
                             Some(_) => {}
                             None => t.issues.push(format!("not a candidate id: {item:?}")),
                         }
                     }
                     if out.len() > cfg.beam_width {
-                        t.issues.push(format!("{} nodes chosen, beam width {}", out.len(), cfg.beam_width));
+                        t.issues.push(format!(
+                            "{} nodes chosen, beam width {}",
+                            out.len(),
+                            cfg.beam_width
+                        ));
                         out.truncate(cfg.beam_width);
                     }
                 }
@@ -524,7 +648,11 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             break;
         }
         // Describe the level and decide whether to go on.
-        let level_paths: Vec<String> = next.iter().filter_map(|n| ex.paths.get(n)).map(|p| path_line(g, p)).collect();
+        let level_paths: Vec<String> = next
+            .iter()
+            .filter_map(|n| ex.paths.get(n))
+            .map(|p| path_line(g, p))
+            .collect();
         let go_on = match &agents.cont {
             None => {
                 lt.description = offline::summary::describe_level(g, &ex, level);
@@ -533,12 +661,17 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             Some(m) => {
                 let prompt = render_or_issue(
                     "continue",
-                    &[("question", task.question.to_string()), ("roots", root_list.clone()), ("paths", level_paths.join("\n"))],
+                    &[
+                        ("question", task.question.to_string()),
+                        ("roots", root_list.clone()),
+                        ("paths", level_paths.join("\n")),
+                    ],
                 );
                 let mut t = call("continue", m, prompt).await;
                 let (desc, decision) = parse_continue(t.reply.as_deref().unwrap_or(""));
                 if decision.is_none() && t.reply.is_some() {
-                    t.issues.push("no YES/NO line; continuing (the prompt's default)".into());
+                    t.issues
+                        .push("no YES/NO line; continuing (the prompt's default)".into());
                 }
                 lt.description = desc;
                 ex.calls.push(t);
@@ -569,10 +702,19 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
             let text = match &agents.summary {
                 None => offline::summary::summarize_level(g, &ex, level),
                 Some(m) => {
-                    let lines: Vec<String> = ex.paths_of_depth(level).iter().map(|p| path_line(g, p)).collect();
+                    let lines: Vec<String> = ex
+                        .paths_of_depth(level)
+                        .iter()
+                        .map(|p| path_line(g, p))
+                        .collect();
                     let prompt = render_or_issue(
                         "summarize",
-                        &[("roots", root_list.clone()), ("question", task.question.to_string()), ("level", level.to_string()), ("paths", lines.join("\n"))],
+                        &[
+                            ("roots", root_list.clone()),
+                            ("question", task.question.to_string()),
+                            ("level", level.to_string()),
+                            ("paths", lines.join("\n")),
+                        ],
                     );
                     let t = call("summary", m, prompt).await;
                     let s = t.reply.clone().unwrap_or_default();
@@ -591,7 +733,10 @@ pub async fn explore(env: &Env<'_>, agents: &Agents, cfg: &ExploreConfig, task: 
 pub fn parse_continue(reply: &str) -> (String, Option<bool>) {
     let lines: Vec<&str> = reply.lines().collect();
     for (i, l) in lines.iter().enumerate() {
-        let w = l.trim().trim_matches(|c: char| !c.is_ascii_alphabetic()).to_ascii_uppercase();
+        let w = l
+            .trim()
+            .trim_matches(|c: char| !c.is_ascii_alphabetic())
+            .to_ascii_uppercase();
         if w == "YES" || w == "NO" {
             let desc = lines[..i].join("\n").trim().to_string();
             return (desc, Some(w == "YES"));
@@ -606,14 +751,23 @@ mod tests {
 
     #[test]
     fn continue_replies() {
-        assert_eq!(parse_continue("The paths...\n\nYES\n\nBecause."), ("The paths...".to_string(), Some(true)));
+        assert_eq!(
+            parse_continue("The paths...\n\nYES\n\nBecause."),
+            ("The paths...".to_string(), Some(true))
+        );
         assert_eq!(parse_continue("Summary\n**NO**\nwhy").1, Some(false));
         assert_eq!(parse_continue("no decision here").1, None);
         assert_eq!(parse_continue("").1, None);
     }
 
     fn step(rel: RelId, to: NodeId) -> Step {
-        Step { from: 0, rel, to, forward: true, edge: to }
+        Step {
+            from: 0,
+            rel,
+            to,
+            forward: true,
+            edge: to,
+        }
     }
 
     #[test]
@@ -630,16 +784,32 @@ mod tests {
             (step(3, 31), None),
         ]);
         let v: Vec<f64> = out.iter().map(|x| x.1).collect();
-        assert!((v[0] - 0.0).abs() < 1e-12 && (v[1] - 1.0).abs() < 1e-12 && (v[2] - 0.5).abs() < 1e-12, "{v:?}");
-        assert!((v[3] - 0.0).abs() < 1e-12 && (v[4] - 1.0).abs() < 1e-12, "{v:?}");
-        assert_eq!(v[5], 1.0, "a single scored edge of its relation is its maximum");
+        assert!(
+            (v[0] - 0.0).abs() < 1e-12 && (v[1] - 1.0).abs() < 1e-12 && (v[2] - 0.5).abs() < 1e-12,
+            "{v:?}"
+        );
+        assert!(
+            (v[3] - 0.0).abs() < 1e-12 && (v[4] - 1.0).abs() < 1e-12,
+            "{v:?}"
+        );
+        assert_eq!(
+            v[5], 1.0,
+            "a single scored edge of its relation is its maximum"
+        );
         assert_eq!(v[6], -1.0, "no score: ranked last");
-        assert!(normalise_per_relation(vec![(step(1, 1), None), (step(2, 2), Some(f64::NAN))]).iter().all(|x| x.1 < 0.0));
+        assert!(
+            normalise_per_relation(vec![(step(1, 1), None), (step(2, 2), Some(f64::NAN))])
+                .iter()
+                .all(|x| x.1 < 0.0)
+        );
     }
 
     #[test]
     fn list_items() {
-        assert_eq!(split_list("`TREATS_CtD`, BINDS_CbG\n- \"X\""), vec!["TREATS_CtD", "BINDS_CbG", "X"]);
+        assert_eq!(
+            split_list("`TREATS_CtD`, BINDS_CbG\n- \"X\""),
+            vec!["TREATS_CtD", "BINDS_CbG", "X"]
+        );
         assert!(split_list("  \n").is_empty());
     }
 }

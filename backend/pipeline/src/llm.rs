@@ -26,7 +26,14 @@ pub const MAX_REPLY_CHARS: usize = 32_000;
 
 /// The roles a model can play. Every role not mapped in the models file is played by the
 /// offline agent (or offline proxy judge).
-pub const ROLES: &[&str] = &["retrieval", "relations", "nodes", "continue", "summary", "judge"];
+pub const ROLES: &[&str] = &[
+    "retrieval",
+    "relations",
+    "nodes",
+    "continue",
+    "summary",
+    "judge",
+];
 
 fn default_temperature() -> f32 {
     0.0
@@ -97,8 +104,10 @@ pub struct ModelsFile {
 
 impl ModelsFile {
     pub fn load(path: &Path) -> Result<ModelsFile, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("reading models file {}: {e}", path.display()))?;
-        let f: ModelsFile = serde_json::from_str(&text).map_err(|e| format!("models file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading models file {}: {e}", path.display()))?;
+        let f: ModelsFile = serde_json::from_str(&text)
+            .map_err(|e| format!("models file {}: {e}", path.display()))?;
         f.validate()?;
         Ok(f)
     }
@@ -118,13 +127,22 @@ impl ModelsFile {
                 return Err(format!("model {:?} declared twice", m.name));
             }
             if !(m.base_url.starts_with("http://") || m.base_url.starts_with("https://")) {
-                return Err(format!("model {:?}: base_url must start with http:// or https://", m.name));
+                return Err(format!(
+                    "model {:?}: base_url must start with http:// or https://",
+                    m.name
+                ));
             }
             if m.params_b.is_some_and(|p| !p.is_finite() || p <= 0.0) {
-                return Err(format!("model {:?}: params_b must be a positive number of billions", m.name));
+                return Err(format!(
+                    "model {:?}: params_b must be a positive number of billions",
+                    m.name
+                ));
             }
             if m.concurrency == 0 {
-                return Err(format!("model {:?}: concurrency must be at least 1", m.name));
+                return Err(format!(
+                    "model {:?}: concurrency must be at least 1",
+                    m.name
+                ));
             }
             if m.timeout_secs.is_nan() || m.timeout_secs <= 0.0 {
                 return Err(format!("model {:?}: timeout_secs must be positive", m.name));
@@ -132,7 +150,10 @@ impl ModelsFile {
         }
         for (role, model) in &self.roles {
             if !ROLES.contains(&role.as_str()) && role != "default" {
-                return Err(format!("unknown role {role:?} (roles: {}, default)", ROLES.join(", ")));
+                return Err(format!(
+                    "unknown role {role:?} (roles: {}, default)",
+                    ROLES.join(", ")
+                ));
             }
             if model != "offline" && !names.contains(model.as_str()) {
                 return Err(format!("role {role:?} names undeclared model {model:?}"));
@@ -161,7 +182,15 @@ impl ModelsFile {
         let mut models: Vec<serde_json::Value> = self
             .models
             .iter()
-            .map(|m| serde_json::json!([m.name, m.base_url.trim_end_matches('/'), m.model, m.temperature, m.max_tokens]))
+            .map(|m| {
+                serde_json::json!([
+                    m.name,
+                    m.base_url.trim_end_matches('/'),
+                    m.model,
+                    m.temperature,
+                    m.max_tokens
+                ])
+            })
             .collect();
         models.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
         let canonical = serde_json::json!({"models": models, "roles": self.roles}).to_string();
@@ -187,10 +216,16 @@ pub struct Message {
 
 impl Message {
     pub fn system(s: impl Into<String>) -> Self {
-        Message { role: "system".into(), content: s.into() }
+        Message {
+            role: "system".into(),
+            content: s.into(),
+        }
     }
     pub fn user(s: impl Into<String>) -> Self {
-        Message { role: "user".into(), content: s.into() }
+        Message {
+            role: "user".into(),
+            content: s.into(),
+        }
     }
 }
 
@@ -210,9 +245,17 @@ pub struct Reply {
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 pub enum LlmError {
     #[error("HTTP {status} from {model}: {body}")]
-    Status { model: String, status: u16, body: String },
+    Status {
+        model: String,
+        status: u16,
+        body: String,
+    },
     #[error("{model}: timed out after {secs:.1}s ({attempts} attempts)")]
-    Timeout { model: String, secs: f64, attempts: u32 },
+    Timeout {
+        model: String,
+        secs: f64,
+        attempts: u32,
+    },
     #[error("{model}: connection failed: {message}")]
     Connect { model: String, message: String },
     #[error("{model}: malformed reply: {message}")]
@@ -285,7 +328,11 @@ impl Stats {
             retries: self.retries.load(Ordering::Relaxed),
             prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
             completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
-            mean_latency_ms: if net == 0 { 0.0 } else { self.latency_us.load(Ordering::Relaxed) as f64 / net as f64 / 1000.0 },
+            mean_latency_ms: if net == 0 {
+                0.0
+            } else {
+                self.latency_us.load(Ordering::Relaxed) as f64 / net as f64 / 1000.0
+            },
             max_in_flight: self.max_in_flight.load(Ordering::Relaxed),
         }
     }
@@ -319,7 +366,10 @@ impl Cache {
             "temperature": spec.temperature,
             "max_tokens": spec.max_tokens,
         });
-        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canon.to_string().as_bytes()))
+        format!(
+            "{:032x}",
+            xxhash_rust::xxh3::xxh3_128(canon.to_string().as_bytes())
+        )
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -378,12 +428,26 @@ impl LlmClient {
         let mut endpoints = BTreeMap::new();
         for m in &file.models {
             let key = match &m.api_key_env {
-                Some(var) => Some(std::env::var(var).map_err(|_| format!("model {:?}: environment variable {var} is not set", m.name))?),
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    format!("model {:?}: environment variable {var} is not set", m.name)
+                })?),
                 None => None,
             };
-            endpoints.insert(m.name.clone(), Arc::new(Endpoint { spec: m.clone(), key, sem: Semaphore::new(m.concurrency) }));
+            endpoints.insert(
+                m.name.clone(),
+                Arc::new(Endpoint {
+                    spec: m.clone(),
+                    key,
+                    sem: Semaphore::new(m.concurrency),
+                }),
+            );
         }
-        Ok(LlmClient { http, endpoints, cache: cache.map(Cache::new), stats: Arc::new(Stats::default()) })
+        Ok(LlmClient {
+            http,
+            endpoints,
+            cache: cache.map(Cache::new),
+            stats: Arc::new(Stats::default()),
+        })
     }
 
     pub fn endpoint(&self, name: &str) -> Option<&Arc<Endpoint>> {
@@ -392,7 +456,10 @@ impl LlmClient {
 
     /// One chat completion with retries, cache and accounting.
     pub async fn chat(&self, model: &str, messages: &[Message]) -> Result<Reply, LlmError> {
-        let ep = self.endpoints.get(model).ok_or_else(|| LlmError::Connect { model: model.into(), message: "model not declared".into() })?;
+        let ep = self.endpoints.get(model).ok_or_else(|| LlmError::Connect {
+            model: model.into(),
+            message: "model not declared".into(),
+        })?;
         let spec = &ep.spec;
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
         let key = Cache::key(spec, messages);
@@ -410,19 +477,28 @@ impl LlmClient {
                 });
             }
         }
-        let _permit = ep.sem.acquire().await.map_err(|_| LlmError::Connect { model: model.into(), message: "client closed".into() })?;
+        let _permit = ep.sem.acquire().await.map_err(|_| LlmError::Connect {
+            model: model.into(),
+            message: "client closed".into(),
+        })?;
         let now = self.stats.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.stats.max_in_flight.fetch_max(now, Ordering::Relaxed);
         let started = Instant::now();
         let result = self.call_with_retries(ep, messages).await;
         self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
         let latency = started.elapsed();
-        self.stats.latency_us.fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+        self.stats
+            .latency_us
+            .fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
         match result {
             Ok(mut r) => {
                 r.latency_ms = latency.as_secs_f64() * 1000.0;
-                self.stats.prompt_tokens.fetch_add(r.prompt_tokens, Ordering::Relaxed);
-                self.stats.completion_tokens.fetch_add(r.completion_tokens, Ordering::Relaxed);
+                self.stats
+                    .prompt_tokens
+                    .fetch_add(r.prompt_tokens, Ordering::Relaxed);
+                self.stats
+                    .completion_tokens
+                    .fetch_add(r.completion_tokens, Ordering::Relaxed);
                 if let Some(c) = &self.cache {
                     c.put(
                         &key,
@@ -447,7 +523,11 @@ impl LlmClient {
         }
     }
 
-    async fn call_with_retries(&self, ep: &Endpoint, messages: &[Message]) -> Result<Reply, LlmError> {
+    async fn call_with_retries(
+        &self,
+        ep: &Endpoint,
+        messages: &[Message],
+    ) -> Result<Reply, LlmError> {
         let spec = &ep.spec;
         let url = format!("{}/chat/completions", spec.base_url.trim_end_matches('/'));
         let body = serde_json::json!({
@@ -475,24 +555,61 @@ impl LlmClient {
                         .and_then(|v| v.trim().parse::<f64>().ok())
                         .map(|s| Duration::from_secs_f64(s.clamp(0.0, 30.0)));
                     match resp.text().await {
-                        Ok(text) if (200..300).contains(&status) => return parse_reply(&spec.name, &text, attempt),
+                        Ok(text) if (200..300).contains(&status) => {
+                            return parse_reply(&spec.name, &text, attempt)
+                        }
                         Ok(text) => {
                             let body: String = text.chars().take(300).collect();
-                            let e = LlmError::Status { model: spec.name.clone(), status, body };
+                            let e = LlmError::Status {
+                                model: spec.name.clone(),
+                                status,
+                                body,
+                            };
                             (status == 429 || status >= 500, e, retry_after)
                         }
-                        Err(e) if e.is_timeout() => (true, LlmError::Timeout { model: spec.name.clone(), secs: spec.timeout_secs, attempts: attempt }, None),
-                        Err(e) => (true, LlmError::Connect { model: spec.name.clone(), message: e.to_string() }, None),
+                        Err(e) if e.is_timeout() => (
+                            true,
+                            LlmError::Timeout {
+                                model: spec.name.clone(),
+                                secs: spec.timeout_secs,
+                                attempts: attempt,
+                            },
+                            None,
+                        ),
+                        Err(e) => (
+                            true,
+                            LlmError::Connect {
+                                model: spec.name.clone(),
+                                message: e.to_string(),
+                            },
+                            None,
+                        ),
                     }
                 }
-                Err(e) if e.is_timeout() => (true, LlmError::Timeout { model: spec.name.clone(), secs: spec.timeout_secs, attempts: attempt }, None),
-                Err(e) => (true, LlmError::Connect { model: spec.name.clone(), message: one_line(&e) }, None),
+                Err(e) if e.is_timeout() => (
+                    true,
+                    LlmError::Timeout {
+                        model: spec.name.clone(),
+                        secs: spec.timeout_secs,
+                        attempts: attempt,
+                    },
+                    None,
+                ),
+                Err(e) => (
+                    true,
+                    LlmError::Connect {
+                        model: spec.name.clone(),
+                        message: one_line(&e),
+                    },
+                    None,
+                ),
             };
             if !retryable || attempt > spec.max_retries {
                 return Err(err);
             }
             self.stats.retries.fetch_add(1, Ordering::Relaxed);
-            let backoff = Duration::from_millis(spec.backoff_ms.saturating_mul(1 << (attempt - 1).min(10)));
+            let backoff =
+                Duration::from_millis(spec.backoff_ms.saturating_mul(1 << (attempt - 1).min(10)));
             tokio::time::sleep(retry_after.unwrap_or(backoff)).await;
         }
     }
@@ -511,9 +628,16 @@ fn one_line(e: &dyn std::error::Error) -> String {
 
 /// Parses an OpenAI chat-completions body.
 pub fn parse_reply(model: &str, body: &str, attempts: u32) -> Result<Reply, LlmError> {
-    let bad = |m: &str| LlmError::Malformed { model: model.into(), message: m.into() };
-    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| bad(&format!("not JSON ({e})")))?;
-    let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| bad("no choices"))?;
+    let bad = |m: &str| LlmError::Malformed {
+        model: model.into(),
+        message: m.into(),
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| bad(&format!("not JSON ({e})")))?;
+    let choice = v
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| bad("no choices"))?;
     let content = choice.get("message").and_then(|m| m.get("content"));
     let text = match content {
         Some(serde_json::Value::String(s)) => s.clone(),
@@ -523,8 +647,17 @@ pub fn parse_reply(model: &str, body: &str, attempts: u32) -> Result<Reply, LlmE
     };
     let finish_length = choice.get("finish_reason").and_then(|f| f.as_str()) == Some("length");
     let usage = v.get("usage");
-    let tok = |k: &str| usage.and_then(|u| u.get(k)).and_then(|x| x.as_u64()).unwrap_or(0);
-    let (text, cut) = if text.chars().count() > MAX_REPLY_CHARS { (text.chars().take(MAX_REPLY_CHARS).collect(), true) } else { (text, false) };
+    let tok = |k: &str| {
+        usage
+            .and_then(|u| u.get(k))
+            .and_then(|x| x.as_u64())
+            .unwrap_or(0)
+    };
+    let (text, cut) = if text.chars().count() > MAX_REPLY_CHARS {
+        (text.chars().take(MAX_REPLY_CHARS).collect(), true)
+    } else {
+        (text, false)
+    };
     Ok(Reply {
         text,
         cached: false,
@@ -562,7 +695,10 @@ impl Roles {
     pub fn from_file(file: &ModelsFile, client: Option<Arc<LlmClient>>) -> Roles {
         let pick = |role: &str| -> Option<RoleModel> {
             let spec = file.model_for(role)?;
-            Some(RoleModel { client: client.clone()?, name: spec.name.clone() })
+            Some(RoleModel {
+                client: client.clone()?,
+                name: spec.name.clone(),
+            })
         };
         Roles {
             retrieval: pick("retrieval"),
@@ -576,7 +712,11 @@ impl Roles {
 
     /// `role → model name or "offline"`, for manifests and tables.
     pub fn labels(&self) -> BTreeMap<String, String> {
-        let l = |r: &Option<RoleModel>| r.as_ref().map(|m| m.name.clone()).unwrap_or_else(|| "offline".into());
+        let l = |r: &Option<RoleModel>| {
+            r.as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_else(|| "offline".into())
+        };
         BTreeMap::from([
             ("retrieval".to_string(), l(&self.retrieval)),
             ("relations".to_string(), l(&self.relations)),
@@ -596,7 +736,10 @@ mod tests {
     fn example_models_file_is_valid() {
         let f: ModelsFile = serde_json::from_str(include_str!("../models.example.json")).unwrap();
         f.validate().unwrap();
-        assert_eq!(f.model_for("retrieval").map(|m| m.name.as_str()), Some("deepseek-v3"));
+        assert_eq!(
+            f.model_for("retrieval").map(|m| m.name.as_str()),
+            Some("deepseek-v3")
+        );
         assert_eq!(f.model_for("nodes").map(|m| m.concurrency), Some(64));
     }
 
@@ -623,7 +766,11 @@ mod tests {
         assert_ne!(k, Cache::key(&s2, &m));
         let mut s3 = s.clone();
         s3.base_url = "http://elsewhere".into();
-        assert_eq!(k, Cache::key(&s3, &m), "the endpoint is not part of the key");
+        assert_eq!(
+            k,
+            Cache::key(&s3, &m),
+            "the endpoint is not part of the key"
+        );
         assert_ne!(k, Cache::key(&s, &[Message::user("hi!")]));
     }
 }

@@ -56,7 +56,11 @@ pub fn seren_cov(summary: &str, paths: &[(String, String)]) -> f64 {
         return 0.0;
     }
     let toks = id_tokens(summary);
-    paths.iter().filter(|(s, t)| mentions_id(&toks, s) && mentions_id(&toks, t)).count() as f64 / paths.len() as f64
+    paths
+        .iter()
+        .filter(|(s, t)| mentions_id(&toks, s) && mentions_id(&toks, t))
+        .count() as f64
+        / paths.len() as f64
 }
 
 /// 1 if any predicted type is among the ground-truth types.
@@ -153,7 +157,10 @@ mod tests {
     #[test]
     fn type_match_and_seren_hit() {
         let gold_types = set(&["Compound"]);
-        assert_eq!(type_match(&["Gene".into(), "Compound".into()], &gold_types), 1.0);
+        assert_eq!(
+            type_match(&["Gene".into(), "Compound".into()], &gold_types),
+            1.0
+        );
         assert_eq!(type_match(&["Gene".into()], &gold_types), 0.0);
         assert_eq!(type_match(&[], &gold_types), 0.0);
         let gold = set(&["DB1", "DB2"]);

@@ -78,10 +78,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::MultiProgress;
-use redis::streams::{StreamAutoClaimReply, StreamPendingCountReply, StreamPendingReply, StreamRangeReply, StreamReadReply};
+use redis::streams::{
+    StreamAutoClaimReply, StreamPendingCountReply, StreamPendingReply, StreamRangeReply,
+    StreamReadReply,
+};
 use redis::{FromRedisValue, RedisError};
-use serenqa_edges::{RedisConn, RedisTarget};
 use serde::{Deserialize, Serialize};
+use serenqa_edges::{RedisConn, RedisTarget};
 use serenqa_graph::Graph;
 use serenqa_model::Model;
 use tokio::sync::watch;
@@ -89,7 +92,10 @@ use tokio::sync::watch;
 use crate::bench::Benchmark;
 use crate::explore::ExploreConfig;
 use crate::llm::{self, LlmClient, ModelsFile, Roles, StatsSnapshot};
-use crate::run::{self, Ctx, EvalConfig, Item, ItemResult, QueueInfo, RunOutcome, T1Record, T3Record, TaskKind, TraceKind, Writer};
+use crate::run::{
+    self, Ctx, EvalConfig, Item, ItemResult, QueueInfo, RunOutcome, T1Record, T3Record, TaskKind,
+    TraceKind, Writer,
+};
 
 /// The set of active run ids.
 pub const RUNS_KEY: &str = "serenqa:runs";
@@ -112,7 +118,9 @@ pub struct Keys {
 
 impl Keys {
     pub fn new(run_id: &str) -> Keys {
-        Keys { run: run_id.to_string() }
+        Keys {
+            run: run_id.to_string(),
+        }
     }
     fn k(&self, what: &str) -> String {
         format!("serenqa:run:{{{}}}:{what}", self.run)
@@ -146,7 +154,17 @@ impl Keys {
     }
     /// Every key of the run (for expiry).
     pub fn all(&self) -> Vec<String> {
-        vec![self.spec(), self.files(), self.tasks(), self.enqueued(), self.results(), self.done(), self.retries(), self.llm(), self.refused()]
+        vec![
+            self.spec(),
+            self.files(),
+            self.tasks(),
+            self.enqueued(),
+            self.results(),
+            self.done(),
+            self.retries(),
+            self.llm(),
+            self.refused(),
+        ]
     }
 }
 
@@ -189,7 +207,11 @@ pub struct ModelsRef {
 
 impl ModelsRef {
     pub fn of(f: &ModelsFile) -> ModelsRef {
-        ModelsRef { names: f.models.iter().map(|m| m.name.clone()).collect(), roles: f.roles.clone(), hash: f.config_hash() }
+        ModelsRef {
+            names: f.models.iter().map(|m| m.name.clone()).collect(),
+            roles: f.roles.clone(),
+            hash: f.config_hash(),
+        }
     }
 }
 
@@ -199,7 +221,13 @@ pub fn models_mismatch(run_id: &str, theirs: &ModelsRef, mine: &ModelsFile) -> O
     if ours.hash == theirs.hash {
         return None;
     }
-    let names = |n: &[String]| if n.is_empty() { "none (offline)".to_string() } else { n.join(", ") };
+    let names = |n: &[String]| {
+        if n.is_empty() {
+            "none (offline)".to_string()
+        } else {
+            n.join(", ")
+        }
+    };
     Some(format!(
         "run {run_id}: the coordinator's models (hash {}, models {}) differ from this worker's models file (hash {}, models {}): start the worker with `--models` naming the same models, base URLs, model ids, temperature, max_tokens and roles",
         theirs.hash,
@@ -246,7 +274,11 @@ impl Redis {
     pub async fn connect(url: &str) -> Result<Arc<Redis>, String> {
         let shown = redact(url);
         let target = RedisTarget::parse(url)?;
-        let r = Arc::new(Redis { url: shown, target, conn: tokio::sync::Mutex::new(None) });
+        let r = Arc::new(Redis {
+            url: shown,
+            target,
+            conn: tokio::sync::Mutex::new(None),
+        });
         let pong: String = r.query(&redis::cmd("PING")).await?;
         if pong != "PONG" {
             return Err(format!("{}: unexpected reply to PING: {pong:?}", r.url));
@@ -264,13 +296,19 @@ impl Redis {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let c = RedisConn::connect(&self.target).await.map_err(|e| e.to_string())?;
+        let c = RedisConn::connect(&self.target)
+            .await
+            .map_err(|e| e.to_string())?;
         *g = Some(c.clone());
         Ok(c)
     }
 
     async fn failed(&self, e: RedisError) -> String {
-        if e.is_io_error() || e.is_connection_dropped() || e.is_unrecoverable_error() || e.is_timeout() {
+        if e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_unrecoverable_error()
+            || e.is_timeout()
+        {
             *self.conn.lock().await = None;
         }
         redis_error(&self.url, &e)
@@ -286,7 +324,12 @@ impl Redis {
     }
 
     /// Runs a Lua script (EVALSHA, loading it on NOSCRIPT).
-    pub async fn script<T: FromRedisValue>(&self, script: &redis::Script, keys: &[String], args: &[String]) -> Result<T, String> {
+    pub async fn script<T: FromRedisValue>(
+        &self,
+        script: &redis::Script,
+        keys: &[String],
+        args: &[String],
+    ) -> Result<T, String> {
         let mut c = self.conn().await?;
         let mut inv = script.prepare_invoke();
         for k in keys {
@@ -380,7 +423,17 @@ impl RunQueue {
 
     /// Creates the consumer group (and the stream); an existing group is kept.
     pub async fn create_group(&self) -> Result<(), String> {
-        let r: Result<String, String> = self.redis.query(redis::cmd("XGROUP").arg("CREATE").arg(self.keys.tasks()).arg(GROUP).arg("0").arg("MKSTREAM")).await;
+        let r: Result<String, String> = self
+            .redis
+            .query(
+                redis::cmd("XGROUP")
+                    .arg("CREATE")
+                    .arg(self.keys.tasks())
+                    .arg(GROUP)
+                    .arg("0")
+                    .arg("MKSTREAM"),
+            )
+            .await;
         match r {
             Ok(_) => Ok(()),
             Err(e) if e.contains("BUSYGROUP") => Ok(()),
@@ -392,7 +445,14 @@ impl RunQueue {
     pub async fn enqueue(&self, keys: &[String]) -> Result<usize, String> {
         let mut n = 0;
         for chunk in keys.chunks(500) {
-            let added: usize = self.redis.script(&self.enqueue, &[self.keys.enqueued(), self.keys.tasks()], chunk).await?;
+            let added: usize = self
+                .redis
+                .script(
+                    &self.enqueue,
+                    &[self.keys.enqueued(), self.keys.tasks()],
+                    chunk,
+                )
+                .await?;
             n += added;
         }
         Ok(n)
@@ -402,13 +462,27 @@ impl RunQueue {
     pub async fn read_new(&self, consumer: &str, count: usize) -> Result<Vec<Delivery>, String> {
         let reply: Option<StreamReadReply> = self
             .redis
-            .query(redis::cmd("XREADGROUP").arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(count.max(1)).arg("STREAMS").arg(self.keys.tasks()).arg(">"))
+            .query(
+                redis::cmd("XREADGROUP")
+                    .arg("GROUP")
+                    .arg(GROUP)
+                    .arg(consumer)
+                    .arg("COUNT")
+                    .arg(count.max(1))
+                    .arg("STREAMS")
+                    .arg(self.keys.tasks())
+                    .arg(">"),
+            )
             .await?;
         let mut out = Vec::new();
         for k in reply.map(|r| r.keys).unwrap_or_default() {
             for e in k.ids {
                 if let Some(key) = entry_key(&e) {
-                    out.push(Delivery { id: e.id.clone(), key, deliveries: 1 });
+                    out.push(Delivery {
+                        id: e.id.clone(),
+                        key,
+                        deliveries: 1,
+                    });
                 }
             }
         }
@@ -417,7 +491,12 @@ impl RunQueue {
 
     /// Claims up to `count` entries idle for at least `min_idle` (their consumer died or gave
     /// them up), with their delivery counts.
-    pub async fn reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> Result<Vec<Delivery>, String> {
+    pub async fn reclaim(
+        &self,
+        consumer: &str,
+        min_idle: Duration,
+        count: usize,
+    ) -> Result<Vec<Delivery>, String> {
         // XAUTOCLAIM scans at most 10 × COUNT pending entries per call: follow its cursor
         // through the whole pending list (bounded), so idle entries behind many live ones
         // are found too.
@@ -426,7 +505,16 @@ impl RunQueue {
         for _ in 0..1000 {
             let reply: StreamAutoClaimReply = self
                 .redis
-                .query(redis::cmd("XAUTOCLAIM").arg(self.keys.tasks()).arg(GROUP).arg(consumer).arg(min_idle.as_millis() as u64).arg(&cursor).arg("COUNT").arg(count.saturating_sub(claimed.len()).max(1)))
+                .query(
+                    redis::cmd("XAUTOCLAIM")
+                        .arg(self.keys.tasks())
+                        .arg(GROUP)
+                        .arg(consumer)
+                        .arg(min_idle.as_millis() as u64)
+                        .arg(&cursor)
+                        .arg("COUNT")
+                        .arg(count.saturating_sub(claimed.len()).max(1)),
+                )
                 .await?;
             claimed.extend(reply.claimed);
             cursor = reply.next_stream_id;
@@ -440,21 +528,48 @@ impl RunQueue {
         let counts = self.pending_of(consumer).await?;
         Ok(claimed
             .iter()
-            .filter_map(|e| Some(Delivery { id: e.id.clone(), key: entry_key(e)?, deliveries: counts.get(&e.id).copied().unwrap_or(1) }))
+            .filter_map(|e| {
+                Some(Delivery {
+                    id: e.id.clone(),
+                    key: entry_key(e)?,
+                    deliveries: counts.get(&e.id).copied().unwrap_or(1),
+                })
+            })
             .collect())
     }
 
     /// Entry id → delivery count of the entries pending for `consumer`.
     pub async fn pending_of(&self, consumer: &str) -> Result<HashMap<String, usize>, String> {
-        let p: StreamPendingCountReply = self.redis.query(redis::cmd("XPENDING").arg(self.keys.tasks()).arg(GROUP).arg("-").arg("+").arg(10_000).arg(consumer)).await?;
-        Ok(p.ids.into_iter().map(|x| (x.id, x.times_delivered)).collect())
+        let p: StreamPendingCountReply = self
+            .redis
+            .query(
+                redis::cmd("XPENDING")
+                    .arg(self.keys.tasks())
+                    .arg(GROUP)
+                    .arg("-")
+                    .arg("+")
+                    .arg(10_000)
+                    .arg(consumer),
+            )
+            .await?;
+        Ok(p.ids
+            .into_iter()
+            .map(|x| (x.id, x.times_delivered))
+            .collect())
     }
 
     /// Pending entries per consumer (delivered, not acknowledged).
     pub async fn pending_by_consumer(&self) -> Result<BTreeMap<String, usize>, String> {
-        let p: StreamPendingReply = self.redis.query(redis::cmd("XPENDING").arg(self.keys.tasks()).arg(GROUP)).await?;
+        let p: StreamPendingReply = self
+            .redis
+            .query(redis::cmd("XPENDING").arg(self.keys.tasks()).arg(GROUP))
+            .await?;
         Ok(match p {
-            StreamPendingReply::Data(d) => d.consumers.into_iter().map(|c| (c.name, c.pending)).collect(),
+            StreamPendingReply::Data(d) => d
+                .consumers
+                .into_iter()
+                .map(|c| (c.name, c.pending))
+                .collect(),
             _ => BTreeMap::new(),
         })
     }
@@ -467,7 +582,9 @@ impl RunQueue {
         }
         let mut args = vec![GROUP.to_string(), consumer.to_string()];
         args.extend(ids.iter().cloned());
-        self.redis.script(&self.keepalive, &[self.keys.tasks()], &args).await
+        self.redis
+            .script(&self.keepalive, &[self.keys.tasks()], &args)
+            .await
     }
 
     /// Stores the result of `key` unless one is there (`HSETNX`), announces it on `done`
@@ -475,54 +592,104 @@ impl RunQueue {
     pub async fn complete(&self, id: &str, key: &str, line: &str) -> Result<bool, String> {
         let n: i64 = self
             .redis
-            .script(&self.complete, &[self.keys.results(), self.keys.done(), self.keys.tasks()], &[key.to_string(), line.to_string(), GROUP.to_string(), id.to_string()])
+            .script(
+                &self.complete,
+                &[self.keys.results(), self.keys.done(), self.keys.tasks()],
+                &[
+                    key.to_string(),
+                    line.to_string(),
+                    GROUP.to_string(),
+                    id.to_string(),
+                ],
+            )
             .await?;
         Ok(n == 1)
     }
 
     pub async fn ack(&self, id: &str) -> Result<(), String> {
-        let _: i64 = self.redis.query(redis::cmd("XACK").arg(self.keys.tasks()).arg(GROUP).arg(id)).await?;
+        let _: i64 = self
+            .redis
+            .query(redis::cmd("XACK").arg(self.keys.tasks()).arg(GROUP).arg(id))
+            .await?;
         Ok(())
     }
 
     pub async fn has_result(&self, key: &str) -> Result<bool, String> {
-        self.redis.query(redis::cmd("HEXISTS").arg(self.keys.results()).arg(key)).await
+        self.redis
+            .query(redis::cmd("HEXISTS").arg(self.keys.results()).arg(key))
+            .await
     }
 
     pub async fn result_count(&self) -> Result<usize, String> {
-        self.redis.query(redis::cmd("HLEN").arg(self.keys.results())).await
+        self.redis
+            .query(redis::cmd("HLEN").arg(self.keys.results()))
+            .await
     }
 
     pub async fn results(&self, keys: &[String]) -> Result<Vec<Option<String>>, String> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        self.redis.query(redis::cmd("HMGET").arg(self.keys.results()).arg(keys)).await
+        self.redis
+            .query(redis::cmd("HMGET").arg(self.keys.results()).arg(keys))
+            .await
     }
 
     /// Records that a delivery of `key` ended in an LLM outage; returns the count so far.
     pub async fn note_retry(&self, key: &str) -> Result<usize, String> {
-        self.redis.query(redis::cmd("HINCRBY").arg(self.keys.retries()).arg(key).arg(1)).await
+        self.redis
+            .query(
+                redis::cmd("HINCRBY")
+                    .arg(self.keys.retries())
+                    .arg(key)
+                    .arg(1),
+            )
+            .await
     }
 
     pub async fn retries(&self, key: &str) -> Result<usize, String> {
-        let v: Option<usize> = self.redis.query(redis::cmd("HGET").arg(self.keys.retries()).arg(key)).await?;
+        let v: Option<usize> = self
+            .redis
+            .query(redis::cmd("HGET").arg(self.keys.retries()).arg(key))
+            .await?;
         Ok(v.unwrap_or(0))
     }
 
     /// `done` entries after `after` (exclusive; `0-0` from the start): (entry id, item key).
-    pub async fn done_since(&self, after: &str, count: usize) -> Result<Vec<(String, String)>, String> {
-        let r: StreamRangeReply = self.redis.query(redis::cmd("XRANGE").arg(self.keys.done()).arg(format!("({after}")).arg("+").arg("COUNT").arg(count.max(1))).await?;
-        Ok(r.ids.iter().map(|e| (e.id.clone(), entry_key(e).unwrap_or_default())).collect())
+    pub async fn done_since(
+        &self,
+        after: &str,
+        count: usize,
+    ) -> Result<Vec<(String, String)>, String> {
+        let r: StreamRangeReply = self
+            .redis
+            .query(
+                redis::cmd("XRANGE")
+                    .arg(self.keys.done())
+                    .arg(format!("({after}"))
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(count.max(1)),
+            )
+            .await?;
+        Ok(r.ids
+            .iter()
+            .map(|e| (e.id.clone(), entry_key(e).unwrap_or_default()))
+            .collect())
     }
 
     /// Entries in the task stream.
     pub async fn task_count(&self) -> Result<usize, String> {
-        self.redis.query(redis::cmd("XLEN").arg(self.keys.tasks())).await
+        self.redis
+            .query(redis::cmd("XLEN").arg(self.keys.tasks()))
+            .await
     }
 
     pub async fn spec(&self) -> Result<Option<RunSpec>, String> {
-        let text: Option<String> = self.redis.query(redis::cmd("GET").arg(self.keys.spec())).await?;
+        let text: Option<String> = self
+            .redis
+            .query(redis::cmd("GET").arg(self.keys.spec()))
+            .await?;
         match text {
             None => Ok(None),
             Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| format!("run {}: unreadable spec in Redis ({e}): written by another serenqa version, or not by a coordinator", self.keys.run)),
@@ -530,7 +697,11 @@ impl RunQueue {
     }
 
     /// Publishes a run: spec, benchmark files, group, then the run id in `serenqa:runs`.
-    pub async fn publish(&self, spec: &RunSpec, files: &BTreeMap<String, String>) -> Result<(), String> {
+    pub async fn publish(
+        &self,
+        spec: &RunSpec,
+        files: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
         if let Some(old) = self.spec().await? {
             if &old != spec {
                 return Err(format!(
@@ -541,40 +712,67 @@ impl RunQueue {
             }
         }
         let text = serde_json::to_string(spec).map_err(|e| e.to_string())?;
-        let _: () = self.redis.query(redis::cmd("SET").arg(self.keys.spec()).arg(text)).await?;
+        let _: () = self
+            .redis
+            .query(redis::cmd("SET").arg(self.keys.spec()).arg(text))
+            .await?;
         for (name, body) in files {
-            let _: i64 = self.redis.query(redis::cmd("HSET").arg(self.keys.files()).arg(name).arg(body)).await?;
+            let _: i64 = self
+                .redis
+                .query(
+                    redis::cmd("HSET")
+                        .arg(self.keys.files())
+                        .arg(name)
+                        .arg(body),
+                )
+                .await?;
         }
         // A rerun of a finished run must not lose keys to the expiry set when it finished.
         for k in self.keys.all() {
             let _: i64 = self.redis.query(redis::cmd("PERSIST").arg(k)).await?;
         }
         self.create_group().await?;
-        let _: i64 = self.redis.query(redis::cmd("SADD").arg(RUNS_KEY).arg(&self.keys.run)).await?;
+        let _: i64 = self
+            .redis
+            .query(redis::cmd("SADD").arg(RUNS_KEY).arg(&self.keys.run))
+            .await?;
         Ok(())
     }
 
     pub async fn files(&self) -> Result<BTreeMap<String, String>, String> {
-        self.redis.query(redis::cmd("HGETALL").arg(self.keys.files())).await
+        self.redis
+            .query(redis::cmd("HGETALL").arg(self.keys.files()))
+            .await
     }
 
     /// Workers that refused the run, and why.
     pub async fn refusals(&self) -> Result<BTreeMap<String, String>, String> {
-        self.redis.query(redis::cmd("HGETALL").arg(self.keys.refused())).await
+        self.redis
+            .query(redis::cmd("HGETALL").arg(self.keys.refused()))
+            .await
     }
 
     /// Removes the run from the active set and lets its keys expire.
     pub async fn retire(&self) -> Result<(), String> {
-        let _: i64 = self.redis.query(redis::cmd("SREM").arg(RUNS_KEY).arg(&self.keys.run)).await?;
+        let _: i64 = self
+            .redis
+            .query(redis::cmd("SREM").arg(RUNS_KEY).arg(&self.keys.run))
+            .await?;
         for k in self.keys.all() {
-            let _: i64 = self.redis.query(redis::cmd("EXPIRE").arg(k).arg(FINISHED_TTL_SECS)).await?;
+            let _: i64 = self
+                .redis
+                .query(redis::cmd("EXPIRE").arg(k).arg(FINISHED_TTL_SECS))
+                .await?;
         }
         Ok(())
     }
 }
 
 fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// A worker's heartbeat in `serenqa:workers`.
@@ -631,7 +829,11 @@ pub async fn queue_status(redis: &Arc<Redis>) -> Result<Vec<RunStatus>, String> 
 /// Live workers by name.
 pub async fn live_workers(redis: &Redis) -> Result<BTreeMap<String, Heartbeat>, String> {
     let all: BTreeMap<String, String> = redis.query(redis::cmd("HGETALL").arg(WORKERS_KEY)).await?;
-    Ok(all.into_iter().filter_map(|(k, v)| Some((k, serde_json::from_str::<Heartbeat>(&v).ok()?))).filter(|(_, h)| h.alive()).collect())
+    Ok(all
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, serde_json::from_str::<Heartbeat>(&v).ok()?)))
+        .filter(|(_, h)| h.alive())
+        .collect())
 }
 
 // ───────────────────────────── coordinator ─────────────────────────────
@@ -663,11 +865,16 @@ impl Collector {
             let lines = q.results(&want).await?;
             for (k, line) in want.into_iter().zip(lines) {
                 let line = line.ok_or_else(|| format!("run {}: result of {k} announced but missing in Redis (were the run's keys deleted?)", q.run_id()))?;
-                let kind = TraceKind::of_key(&k).ok_or_else(|| format!("bad work item key {k:?} in Redis"))?;
+                let kind = TraceKind::of_key(&k)
+                    .ok_or_else(|| format!("bad work item key {k:?} in Redis"))?;
                 // Only well-formed records reach the traces (the aggregation reads them).
                 let ok = match kind {
-                    TraceKind::T1 => serde_json::from_str::<T1Record>(&line).map(|r| r.key == k).map_err(|e| e.to_string()),
-                    TraceKind::T3 => serde_json::from_str::<T3Record>(&line).map(|r| r.key == k).map_err(|e| e.to_string()),
+                    TraceKind::T1 => serde_json::from_str::<T1Record>(&line)
+                        .map(|r| r.key == k)
+                        .map_err(|e| e.to_string()),
+                    TraceKind::T3 => serde_json::from_str::<T3Record>(&line)
+                        .map(|r| r.key == k)
+                        .map_err(|e| e.to_string()),
                 };
                 match ok {
                     Ok(true) => {}
@@ -701,7 +908,9 @@ fn sum_stats(all: &BTreeMap<String, String>) -> StatsSnapshot {
     let mut s = StatsSnapshot::default();
     let mut latency_weighted = 0.0;
     for v in all.values() {
-        let Ok(w) = serde_json::from_str::<StatsSnapshot>(v) else { continue };
+        let Ok(w) = serde_json::from_str::<StatsSnapshot>(v) else {
+            continue;
+        };
         s.calls += w.calls;
         s.cache_hits += w.cache_hits;
         s.errors += w.errors;
@@ -712,7 +921,11 @@ fn sum_stats(all: &BTreeMap<String, String>) -> StatsSnapshot {
         latency_weighted += w.mean_latency_ms * w.calls.saturating_sub(w.cache_hits) as f64;
     }
     let net = s.calls.saturating_sub(s.cache_hits);
-    s.mean_latency_ms = if net == 0 { 0.0 } else { latency_weighted / net as f64 };
+    s.mean_latency_ms = if net == 0 {
+        0.0
+    } else {
+        latency_weighted / net as f64
+    };
     s
 }
 
@@ -720,7 +933,12 @@ fn sum_stats(all: &BTreeMap<String, String>) -> StatsSnapshot {
 /// items not done yet, appends the workers' results to the traces as they arrive and
 /// finishes the run exactly like [`run::run_eval`]. Resumable: rerunning the same command
 /// (after a crash or ctrl-c) picks up where the traces end, without enqueuing anything twice.
-pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>, url: &str) -> Result<RunOutcome, String> {
+pub async fn run_coordinator(
+    cfg: &EvalConfig,
+    g: Arc<Graph>,
+    model: Option<Arc<Model>>,
+    url: &str,
+) -> Result<RunOutcome, String> {
     let started = Instant::now();
     let redis = Redis::connect(url).await?;
     let plan = run::plan(cfg, &g)?;
@@ -729,7 +947,10 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
     for name in Benchmark::file_names() {
         let p = cfg.bench_dir.join(&name);
         if p.is_file() {
-            files.insert(name, std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?);
+            files.insert(
+                name,
+                std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?,
+            );
         }
     }
     let spec = RunSpec {
@@ -765,7 +986,13 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
     let (a, b) = col.collect(&q).await?;
     bar1.inc(a);
     bar3.inc(b);
-    let missing: Vec<String> = plan.items.iter().map(|(k, _)| k).filter(|k| !col.done.contains(*k)).cloned().collect();
+    let missing: Vec<String> = plan
+        .items
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| !col.done.contains(*k))
+        .cloned()
+        .collect();
     let added = q.enqueue(&missing).await?;
     if cfg.progress {
         let _ = mp.println(format!(
@@ -792,7 +1019,9 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
                 last_status = Instant::now();
                 let pending: usize = q.pending_by_consumer().await?.values().sum();
                 let workers = live_workers(&redis).await?;
-                let refused: BTreeMap<String, String> = redis.query(redis::cmd("HGETALL").arg(q.keys.refused())).await?;
+                let refused: BTreeMap<String, String> = redis
+                    .query(redis::cmd("HGETALL").arg(q.keys.refused()))
+                    .await?;
                 for (w, why) in refused {
                     if shown_refusals.insert(w.clone()) {
                         let _ = mp.println(format!("warning: worker {w} refused this run: {why}"));
@@ -804,7 +1033,10 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
                 let msg = if workers.is_empty() {
                     let since = *no_worker_since.get_or_insert_with(Instant::now);
                     if since.elapsed() > Duration::from_secs(10) {
-                        format!("no live worker: start `serenqa worker --queue {}`", redis.url())
+                        format!(
+                            "no live worker: start `serenqa worker --queue {}`",
+                            redis.url()
+                        )
                     } else {
                         "waiting for workers".to_string()
                     }
@@ -835,9 +1067,13 @@ pub async fn run_coordinator(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<
     bar1.finish();
     bar3.finish();
 
-    let llm_all: BTreeMap<String, String> = redis.query(redis::cmd("HGETALL").arg(q.keys.llm())).await?;
+    let llm_all: BTreeMap<String, String> =
+        redis.query(redis::cmd("HGETALL").arg(q.keys.llm())).await?;
     let mut manifest = plan.manifest.clone();
-    manifest.queue = Some(QueueInfo { redis: redis.url().to_string(), workers: llm_all.keys().cloned().collect() });
+    manifest.queue = Some(QueueInfo {
+        redis: redis.url().to_string(),
+        workers: llm_all.keys().cloned().collect(),
+    });
     let out = run::finalize(cfg, &plan, manifest, started, Some(sum_stats(&llm_all)))?;
     q.retire().await?;
     Ok(out)
@@ -897,7 +1133,12 @@ fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.trim().is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()))
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+        })
         .unwrap_or_else(|| "worker".into())
 }
 
@@ -925,7 +1166,12 @@ pub struct WorkerGraph {
 impl WorkerGraph {
     pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>) -> WorkerGraph {
         let graph_hash = serenqa_benchmark::records::graph_hash(&g);
-        WorkerGraph { g, model, graph_hash, edges: None }
+        WorkerGraph {
+            g,
+            model,
+            graph_hash,
+            edges: None,
+        }
     }
 }
 
@@ -969,11 +1215,20 @@ enum Outcome {
 
 /// Prepares a run for this worker: `Ok(Err(reason))` when the worker must refuse it, `Err`
 /// for a transient problem (Redis).
-async fn prepare_run(redis: &Arc<Redis>, run_id: &str, graph: &WorkerGraph, cfg: &WorkerConfig) -> Result<Result<Arc<RunCtx>, String>, String> {
+async fn prepare_run(
+    redis: &Arc<Redis>,
+    run_id: &str,
+    graph: &WorkerGraph,
+    cfg: &WorkerConfig,
+) -> Result<Result<Arc<RunCtx>, String>, String> {
     let q = RunQueue::new(redis.clone(), run_id);
     let spec = match q.spec().await {
         Ok(Some(spec)) => spec,
-        Ok(None) => return Ok(Err(format!("run {run_id} is active but has no spec in Redis"))),
+        Ok(None) => {
+            return Ok(Err(format!(
+                "run {run_id} is active but has no spec in Redis"
+            )))
+        }
         // Transient (Redis) errors are retried; a spec that does not parse is refused.
         Err(e) if e.contains("unreadable spec") => return Ok(Err(e)),
         Err(e) => return Err(e),
@@ -1001,15 +1256,25 @@ async fn prepare_run(redis: &Arc<Redis>, run_id: &str, graph: &WorkerGraph, cfg:
     let files = q.files().await?;
     let g = graph.g.clone();
     let label = PathBuf::from(format!("redis:{run_id}"));
-    let bench = tokio::task::spawn_blocking(move || Benchmark::from_files(&label, &g, |name| files.get(name).cloned().ok_or_else(|| format!("benchmark file {name} is not in Redis"))))
-        .await
-        .map_err(|e| format!("loading the benchmark: {e}"))?;
+    let bench = tokio::task::spawn_blocking(move || {
+        Benchmark::from_files(&label, &g, |name| {
+            files
+                .get(name)
+                .cloned()
+                .ok_or_else(|| format!("benchmark file {name} is not in Redis"))
+        })
+    })
+    .await
+    .map_err(|e| format!("loading the benchmark: {e}"))?;
     let bench = match bench {
         Ok(b) => b,
         Err(e) => return Ok(Err(format!("run {run_id}: {e}"))),
     };
     if bench.hash != spec.bench_hash {
-        return Ok(Err(format!("run {run_id}: the benchmark files in Redis hash to {}, the spec says {}", bench.hash, spec.bench_hash)));
+        return Ok(Err(format!(
+            "run {run_id}: the benchmark files in Redis hash to {}, the spec says {}",
+            bench.hash, spec.bench_hash
+        )));
     }
     if let Some(why) = models_mismatch(run_id, &spec.models, &cfg.models) {
         return Ok(Err(why));
@@ -1025,18 +1290,50 @@ async fn prepare_run(redis: &Arc<Redis>, run_id: &str, graph: &WorkerGraph, cfg:
     };
     let roles = Roles::from_file(&cfg.models, client.clone());
     let (g, model, edges) = (graph.g.clone(), graph.model.clone(), graph.edges.clone());
-    let ctx = tokio::task::spawn_blocking(move || Ctx::new(g, model, Arc::new(bench), roles, spec.explore.clone(), &spec.partitions, &spec.tasks).with_edges(edges))
-        .await
-        .map_err(|e| format!("building the run context: {e}"))?;
-    Ok(Ok(Arc::new(RunCtx { q, ctx: Arc::new(ctx), client })))
+    let ctx = tokio::task::spawn_blocking(move || {
+        Ctx::new(
+            g,
+            model,
+            Arc::new(bench),
+            roles,
+            spec.explore.clone(),
+            &spec.partitions,
+            &spec.tasks,
+        )
+        .with_edges(edges)
+    })
+    .await
+    .map_err(|e| format!("building the run context: {e}"))?;
+    Ok(Ok(Arc::new(RunCtx {
+        q,
+        ctx: Arc::new(ctx),
+        client,
+    })))
 }
 
 /// A record for a key that does not even parse (never expected: the benchmark hash is checked).
 fn fallback_error_line(key: &str, msg: &str) -> String {
-    let qid: u32 = key.split(':').nth(1).and_then(|q| q.parse().ok()).unwrap_or(0);
+    let qid: u32 = key
+        .split(':')
+        .nth(1)
+        .and_then(|q| q.parse().ok())
+        .unwrap_or(0);
     match TraceKind::of_key(key) {
-        Some(TraceKind::T1) => serde_json::to_string(&T1Record { key: key.into(), qid, retrieved: crate::retrieval::Retrieved { error: Some(msg.into()), ..Default::default() }, ..Default::default() }),
-        _ => serde_json::to_string(&T3Record { key: key.into(), qid, error: Some(msg.into()), ..Default::default() }),
+        Some(TraceKind::T1) => serde_json::to_string(&T1Record {
+            key: key.into(),
+            qid,
+            retrieved: crate::retrieval::Retrieved {
+                error: Some(msg.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        _ => serde_json::to_string(&T3Record {
+            key: key.into(),
+            qid,
+            error: Some(msg.into()),
+            ..Default::default()
+        }),
     }
     .unwrap_or_default()
 }
@@ -1065,9 +1362,14 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
         };
         let crashes = d.deliveries.saturating_sub(outages);
         if crashes > cfg.max_deliveries {
-            let msg = format!("given up after {} deliveries: every worker that ran it crashed or was stopped", crashes - 1);
+            let msg = format!(
+                "given up after {} deliveries: every worker that ran it crashed or was stopped",
+                crashes - 1
+            );
             let line = match &item {
-                Ok(i) => run::error_item(&rc.ctx, i, &msg).map(|r| r.line).unwrap_or_else(|_| fallback_error_line(&d.key, &msg)),
+                Ok(i) => run::error_item(&rc.ctx, i, &msg)
+                    .map(|r| r.line)
+                    .unwrap_or_else(|_| fallback_error_line(&d.key, &msg)),
                 Err(_) => fallback_error_line(&d.key, &msg),
             };
             return match q.complete(&d.id, &d.key, &line).await {
@@ -1090,7 +1392,10 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
                 // Not a result: leave it pending, another delivery redoes it.
                 Err(run::ItemError::Unavailable(e)) => {
                     let _ = q.note_retry(&d.key).await;
-                    return Outcome::Retry(format!("edge store unavailable ({e}); left pending for a retry after {}s", cfg.reclaim_after.as_secs()));
+                    return Outcome::Retry(format!(
+                        "edge store unavailable ({e}); left pending for a retry after {}s",
+                        cfg.reclaim_after.as_secs()
+                    ));
                 }
                 Err(run::ItemError::Record(e)) => match run::error_item(&rc.ctx, &item, &e) {
                     Ok(r) => r.line,
@@ -1105,12 +1410,32 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
             Ok(new) => {
                 if let Some(c) = &rc.client {
                     if let Ok(text) = serde_json::to_string(&c.stats.snapshot()) {
-                        let _: Result<i64, String> = q.redis.query(redis::cmd("HSET").arg(q.keys.llm()).arg(&cfg.name).arg(text)).await;
+                        let _: Result<i64, String> = q
+                            .redis
+                            .query(
+                                redis::cmd("HSET")
+                                    .arg(q.keys.llm())
+                                    .arg(&cfg.name)
+                                    .arg(text),
+                            )
+                            .await;
                     }
                 } else {
-                    let _: Result<i64, String> = q.redis.query(redis::cmd("HSETNX").arg(q.keys.llm()).arg(&cfg.name).arg("{}")).await;
+                    let _: Result<i64, String> = q
+                        .redis
+                        .query(
+                            redis::cmd("HSETNX")
+                                .arg(q.keys.llm())
+                                .arg(&cfg.name)
+                                .arg("{}"),
+                        )
+                        .await;
                 }
-                return if new { Outcome::Stored } else { Outcome::Duplicate };
+                return if new {
+                    Outcome::Stored
+                } else {
+                    Outcome::Duplicate
+                };
             }
             Err(e) => {
                 last = e;
@@ -1129,7 +1454,12 @@ fn lock_ids(m: &InFlight) -> std::sync::MutexGuard<'_, BTreeMap<String, BTreeSet
 
 /// `serenqa worker`: takes items of every active run from Redis and runs them until stopped
 /// (or, with `once`, until no run is active). Errors only when Redis is unreachable at start.
-pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut shutdown: watch::Receiver<Shutdown>) -> Result<WorkerReport, String> {
+pub async fn run_worker(
+    url: &str,
+    cfg: &WorkerConfig,
+    graph: WorkerGraph,
+    mut shutdown: watch::Receiver<Shutdown>,
+) -> Result<WorkerReport, String> {
     let redis = Redis::connect(url).await?;
     let name = cfg.name.clone();
     let log = |msg: String| {
@@ -1139,16 +1469,21 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
     };
     let mut report = WorkerReport::default();
     let in_flight: InFlight = Arc::new(Mutex::new(BTreeMap::new()));
-    let interval = (cfg.reclaim_after / 3).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    let interval =
+        (cfg.reclaim_after / 3).clamp(Duration::from_millis(100), Duration::from_secs(5));
 
     // Keepalive + heartbeat.
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let keeper = {
-        let (redis, in_flight, name, log_on) = (redis.clone(), in_flight.clone(), name.clone(), cfg.log);
+        let (redis, in_flight, name, log_on) =
+            (redis.clone(), in_flight.clone(), name.clone(), cfg.log);
         let concurrency = cfg.concurrency;
         tokio::spawn(async move {
             loop {
-                let snapshot: Vec<(String, Vec<String>)> = lock_ids(&in_flight).iter().map(|(r, ids)| (r.clone(), ids.iter().cloned().collect())).collect();
+                let snapshot: Vec<(String, Vec<String>)> = lock_ids(&in_flight)
+                    .iter()
+                    .map(|(r, ids)| (r.clone(), ids.iter().cloned().collect()))
+                    .collect();
                 let mut n = 0;
                 for (run_id, ids) in snapshot {
                     n += ids.len();
@@ -1158,9 +1493,18 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                         _ => {}
                     }
                 }
-                let hb = Heartbeat { pid: std::process::id(), host: host_name(), concurrency, in_flight: n, unix_ms: now_ms(), interval_ms: interval.as_millis() as u64 };
+                let hb = Heartbeat {
+                    pid: std::process::id(),
+                    host: host_name(),
+                    concurrency,
+                    in_flight: n,
+                    unix_ms: now_ms(),
+                    interval_ms: interval.as_millis() as u64,
+                };
                 if let Ok(text) = serde_json::to_string(&hb) {
-                    let _: Result<i64, String> = redis.query(redis::cmd("HSET").arg(WORKERS_KEY).arg(&name).arg(text)).await;
+                    let _: Result<i64, String> = redis
+                        .query(redis::cmd("HSET").arg(WORKERS_KEY).arg(&name).arg(text))
+                        .await;
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(interval) => {}
@@ -1180,7 +1524,8 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
     let mut stored_since_log = 0usize;
     let mut last_log = Instant::now();
     let mut last_reclaim: HashMap<String, Instant> = HashMap::new();
-    let reclaim_every = (cfg.reclaim_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+    let reclaim_every =
+        (cfg.reclaim_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
     // A failing run (e.g. its keys deleted) is logged once per distinct error and does not
     // stop the others.
     let run_errors: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
@@ -1192,12 +1537,24 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
         }
     };
 
-    let finish = |res: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>, tasks: &mut HashMap<tokio::task::Id, (String, String, String)>, report: &mut WorkerReport, stored: &mut usize| {
+    let finish = |res: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>,
+                  tasks: &mut HashMap<tokio::task::Id, (String, String, String)>,
+                  report: &mut WorkerReport,
+                  stored: &mut usize| {
         let (id, outcome) = match res {
             Ok((id, o)) => (id, o),
-            Err(e) => (e.id(), Outcome::Abandoned(if e.is_panic() { "the item panicked".to_string() } else { "cancelled".to_string() })),
+            Err(e) => (
+                e.id(),
+                Outcome::Abandoned(if e.is_panic() {
+                    "the item panicked".to_string()
+                } else {
+                    "cancelled".to_string()
+                }),
+            ),
         };
-        let Some((run_id, entry, key)) = tasks.remove(&id) else { return };
+        let Some((run_id, entry, key)) = tasks.remove(&id) else {
+            return;
+        };
         if let Some(ids) = lock_ids(&in_flight).get_mut(&run_id) {
             ids.remove(&entry);
         }
@@ -1208,11 +1565,16 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
             }
             Outcome::Duplicate => {
                 report.duplicates += 1;
-                log(format!("run {run_id}: {key} already had a result (first one kept)"));
+                log(format!(
+                    "run {run_id}: {key} already had a result (first one kept)"
+                ));
             }
             Outcome::Poisoned => {
                 report.poisoned += 1;
-                log(format!("run {run_id}: {key} delivered more than {} times: recorded as an error", cfg.max_deliveries));
+                log(format!(
+                    "run {run_id}: {key} delivered more than {} times: recorded as an error",
+                    cfg.max_deliveries
+                ));
             }
             Outcome::Retry(why) => {
                 report.retried += 1;
@@ -1225,13 +1587,22 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
         }
     };
 
-    log(format!("ready (concurrency {}, reclaim after {}s) on {}", cfg.concurrency, cfg.reclaim_after.as_secs_f64(), redis.url()));
+    log(format!(
+        "ready (concurrency {}, reclaim after {}s) on {}",
+        cfg.concurrency,
+        cfg.reclaim_after.as_secs_f64(),
+        redis.url()
+    ));
     loop {
         while let Some(res) = set.try_join_next_with_id() {
             finish(res, &mut tasks, &mut report, &mut stored_since_log);
         }
         if stored_since_log > 0 && last_log.elapsed() > Duration::from_secs(10) {
-            log(format!("{stored_since_log} items done in the last {:.0}s, {} in flight", last_log.elapsed().as_secs_f64(), set.len()));
+            log(format!(
+                "{stored_since_log} items done in the last {:.0}s, {} in flight",
+                last_log.elapsed().as_secs_f64(),
+                set.len()
+            ));
             stored_since_log = 0;
             last_log = Instant::now();
         }
@@ -1255,7 +1626,14 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                     }
                     Err(why) => {
                         log(format!("refusing run {run_id}: {why}"));
-                        let _: Result<i64, String> = redis.query(redis::cmd("HSET").arg(Keys::new(run_id).refused()).arg(&name).arg(&why)).await;
+                        let _: Result<i64, String> = redis
+                            .query(
+                                redis::cmd("HSET")
+                                    .arg(Keys::new(run_id).refused())
+                                    .arg(&name)
+                                    .arg(&why),
+                            )
+                            .await;
                         report.refused.push(why);
                         runs.insert(run_id.clone(), RunState::Refused);
                     }
@@ -1266,7 +1644,9 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                 rr = rr.wrapping_add(1);
                 for i in 0..active.len() {
                     let run_id = &active[(rr + i) % active.len()];
-                    let Some(RunState::Ready(rc)) = runs.get(run_id) else { continue };
+                    let Some(RunState::Ready(rc)) = runs.get(run_id) else {
+                        continue;
+                    };
                     let free = cfg.concurrency.saturating_sub(set.len());
                     if free == 0 {
                         break;
@@ -1274,7 +1654,10 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                     // Entries only become reclaimable after `reclaim_after`: scanning the
                     // pending list a few times per period is enough.
                     let mut got = Vec::new();
-                    if last_reclaim.get(run_id).is_none_or(|t: &Instant| t.elapsed() >= reclaim_every) {
+                    if last_reclaim
+                        .get(run_id)
+                        .is_none_or(|t: &Instant| t.elapsed() >= reclaim_every)
+                    {
                         last_reclaim.insert(run_id.clone(), Instant::now());
                         got = match rc.q.reclaim(&name, cfg.reclaim_after, free).await {
                             Ok(g) => g,
@@ -1283,10 +1666,16 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                                 continue;
                             }
                         };
-                        let mine: BTreeSet<String> = lock_ids(&in_flight).get(run_id).cloned().unwrap_or_default();
+                        let mine: BTreeSet<String> = lock_ids(&in_flight)
+                            .get(run_id)
+                            .cloned()
+                            .unwrap_or_default();
                         got.retain(|d| !mine.contains(&d.id));
                         for d in &got {
-                            log(format!("run {run_id}: reclaimed {} (entry {}, delivery {})", d.key, d.id, d.deliveries));
+                            log(format!(
+                                "run {run_id}: reclaimed {} (entry {}, delivery {})",
+                                d.key, d.id, d.deliveries
+                            ));
                         }
                         report.reclaimed += got.len();
                     }
@@ -1297,7 +1686,10 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
                         }
                     }
                     for d in got {
-                        lock_ids(&in_flight).entry(run_id.clone()).or_default().insert(d.id.clone());
+                        lock_ids(&in_flight)
+                            .entry(run_id.clone())
+                            .or_default()
+                            .insert(d.id.clone());
                         let (rc, c) = (rc.clone(), cfg.clone());
                         let meta = (run_id.clone(), d.id.clone(), d.key.clone());
                         let h = set.spawn(process(rc, d, c));
@@ -1343,7 +1735,11 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
 
     // Stopping: finish in-flight items within the grace time unless told to abort.
     if *shutdown.borrow() == Shutdown::Drain && !set.is_empty() {
-        log(format!("stopping: finishing {} in-flight items (up to {}s; signal again to abandon them)", set.len(), cfg.grace.as_secs()));
+        log(format!(
+            "stopping: finishing {} in-flight items (up to {}s; signal again to abandon them)",
+            set.len(),
+            cfg.grace.as_secs()
+        ));
         let deadline = tokio::time::Instant::now() + cfg.grace;
         while !set.is_empty() && *shutdown.borrow() != Shutdown::Abort {
             tokio::select! {
@@ -1354,17 +1750,28 @@ pub async fn run_worker(url: &str, cfg: &WorkerConfig, graph: WorkerGraph, mut s
         }
     }
     if !set.is_empty() {
-        log(format!("abandoning {} in-flight items (other workers reclaim them after {}s)", set.len(), cfg.reclaim_after.as_secs()));
+        log(format!(
+            "abandoning {} in-flight items (other workers reclaim them after {}s)",
+            set.len(),
+            cfg.reclaim_after.as_secs()
+        ));
         report.abandoned += set.len();
         set.abort_all();
         while set.join_next().await.is_some() {}
     }
     let _ = stop_tx.send(true);
     let _ = keeper.await;
-    let _: Result<i64, String> = redis.query(redis::cmd("HDEL").arg(WORKERS_KEY).arg(&name)).await;
+    let _: Result<i64, String> = redis
+        .query(redis::cmd("HDEL").arg(WORKERS_KEY).arg(&name))
+        .await;
     log(format!(
         "stopped: {} stored, {} duplicates, {} reclaimed, {} poisoned, {} retried, {} abandoned",
-        report.completed, report.duplicates, report.reclaimed, report.poisoned, report.retried, report.abandoned
+        report.completed,
+        report.duplicates,
+        report.reclaimed,
+        report.poisoned,
+        report.retried,
+        report.abandoned
     ));
     Ok(report)
 }
@@ -1380,9 +1787,21 @@ pub struct LocalRedis {
 
 impl LocalRedis {
     pub fn start() -> Result<LocalRedis, String> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| format!("finding a free port: {e}"))?.port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("finding a free port: {e}"))?
+            .port();
         let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .arg("--dir")
             .arg(std::env::temp_dir())
             .stdin(std::process::Stdio::null())
@@ -1390,7 +1809,10 @@ impl LocalRedis {
             .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("starting redis-server: {e}"))?;
-        let mut r = LocalRedis { child, url: format!("redis://127.0.0.1:{port}") };
+        let mut r = LocalRedis {
+            child,
+            url: format!("redis://127.0.0.1:{port}"),
+        };
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(10) {
             if ping(port) {
@@ -1407,10 +1829,14 @@ impl LocalRedis {
 
 fn ping(port: u16) -> bool {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
     let mut buf = [0u8; 16];
-    s.write_all(b"PING\r\n").is_ok() && s.read(&mut buf).is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
+    s.write_all(b"PING\r\n").is_ok()
+        && s.read(&mut buf)
+            .is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
 }
 
 impl Drop for LocalRedis {
@@ -1435,7 +1861,10 @@ pub struct TestRedis {
 
 impl TestRedis {
     pub async fn get(db: u8) -> Option<TestRedis> {
-        let (base, local) = match std::env::var("SERENQA_REDIS_URL").ok().filter(|u| !u.trim().is_empty()) {
+        let (base, local) = match std::env::var("SERENQA_REDIS_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+        {
             Some(u) => (u.trim().trim_end_matches('/').to_string(), None),
             None => match LocalRedis::start() {
                 Ok(l) => (l.url.clone(), Some(l)),
@@ -1447,7 +1876,12 @@ impl TestRedis {
         };
         // Replace a database number already in the URL.
         let base = match base.rfind('/') {
-            Some(i) if i > base.find("://").map(|s| s + 2).unwrap_or(0) && base[i + 1..].chars().all(|c| c.is_ascii_digit()) => base[..i].to_string(),
+            Some(i)
+                if i > base.find("://").map(|s| s + 2).unwrap_or(0)
+                    && base[i + 1..].chars().all(|c| c.is_ascii_digit()) =>
+            {
+                base[..i].to_string()
+            }
             _ => base,
         };
         let url = format!("{base}/{db}");
@@ -1473,23 +1907,51 @@ mod tests {
         for key in k.all() {
             assert!(key.starts_with("serenqa:run:{gpt-4o-1234abcd}:"), "{key}");
         }
-        assert_eq!(k.all().len(), k.all().into_iter().collect::<BTreeSet<_>>().len(), "distinct keys");
+        assert_eq!(
+            k.all().len(),
+            k.all().into_iter().collect::<BTreeSet<_>>().len(),
+            "distinct keys"
+        );
     }
 
     #[test]
     fn urls_are_shown_without_passwords() {
-        assert_eq!(redact("redis://:s3cret@host:6379/2"), "redis://***@host:6379/2");
+        assert_eq!(
+            redact("redis://:s3cret@host:6379/2"),
+            "redis://***@host:6379/2"
+        );
         assert_eq!(redact("redis://user:pw@host"), "redis://***@host");
         assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
     }
 
     #[test]
     fn worker_llm_accounting_sums() {
-        let a = StatsSnapshot { calls: 10, cache_hits: 0, mean_latency_ms: 100.0, max_in_flight: 4, ..Default::default() };
-        let b = StatsSnapshot { calls: 30, cache_hits: 10, mean_latency_ms: 400.0, max_in_flight: 2, ..Default::default() };
-        let all: BTreeMap<String, String> = [("a".to_string(), serde_json::to_string(&a).unwrap()), ("b".into(), serde_json::to_string(&b).unwrap()), ("offline".into(), "{}".into())].into();
+        let a = StatsSnapshot {
+            calls: 10,
+            cache_hits: 0,
+            mean_latency_ms: 100.0,
+            max_in_flight: 4,
+            ..Default::default()
+        };
+        let b = StatsSnapshot {
+            calls: 30,
+            cache_hits: 10,
+            mean_latency_ms: 400.0,
+            max_in_flight: 2,
+            ..Default::default()
+        };
+        let all: BTreeMap<String, String> = [
+            ("a".to_string(), serde_json::to_string(&a).unwrap()),
+            ("b".into(), serde_json::to_string(&b).unwrap()),
+            ("offline".into(), "{}".into()),
+        ]
+        .into();
         let s = sum_stats(&all);
         assert_eq!((s.calls, s.cache_hits, s.max_in_flight), (40, 10, 6));
-        assert!((s.mean_latency_ms - 300.0).abs() < 1e-9, "weighted by network calls: {}", s.mean_latency_ms);
+        assert!(
+            (s.mean_latency_ms - 300.0).abs() < 1e-9,
+            "weighted by network calls: {}",
+            s.mean_latency_ms
+        );
     }
 }

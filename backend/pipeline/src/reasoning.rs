@@ -24,24 +24,48 @@ fn triples(g: &Graph, ex: &Exploration) -> String {
     ex.edges()
         .iter()
         .map(|s| {
-            let (h, t) = if s.forward { (s.from, s.to) } else { (s.to, s.from) };
-            format!("{}({}),{},{}({})", g.ident(h), g.type_label(g.node_type(h)), g.relation(s.rel).name, g.ident(t), g.type_label(g.node_type(t)))
+            let (h, t) = if s.forward {
+                (s.from, s.to)
+            } else {
+                (s.to, s.from)
+            };
+            format!(
+                "{}({}),{},{}({})",
+                g.ident(h),
+                g.type_label(g.node_type(h)),
+                g.relation(s.rel).name,
+                g.ident(t),
+                g.type_label(g.node_type(t))
+            )
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 fn typed_ids(g: &Graph, ns: &[NodeId]) -> String {
-    ns.iter().map(|&n| format!("{}({})", g.ident(n), g.type_label(g.node_type(n)))).collect::<Vec<_>>().join(", ")
+    ns.iter()
+        .map(|&n| format!("{}({})", g.ident(n), g.type_label(g.node_type(n))))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn summary_n(ex: &Exploration, i: usize) -> String {
     ex.summaries.get(i).cloned().unwrap_or_default()
 }
 
-async fn judge_call(m: &RoleModel, template: &str, vars: &[(&str, String)], calls: &mut Vec<CallTrace>) -> Judged {
-    let prompt: Vec<Message> = prompts::render(template, vars).unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))]);
-    let mut t = CallTrace { role: template.into(), model: m.name.clone(), ..Default::default() };
+async fn judge_call(
+    m: &RoleModel,
+    template: &str,
+    vars: &[(&str, String)],
+    calls: &mut Vec<CallTrace>,
+) -> Judged {
+    let prompt: Vec<Message> = prompts::render(template, vars)
+        .unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))]);
+    let mut t = CallTrace {
+        role: template.into(),
+        model: m.name.clone(),
+        ..Default::default()
+    };
     let score = match m.client.chat(&m.name, &prompt).await {
         Ok(r) => {
             t.latency_ms = r.latency_ms;
@@ -56,11 +80,16 @@ async fn judge_call(m: &RoleModel, template: &str, vars: &[(&str, String)], call
         }
     };
     if score.is_none() {
-        t.issues.push("no `Score: N` (1-5) in reply: scored 1".into());
+        t.issues
+            .push("no `Score: N` (1-5) in reply: scored 1".into());
     }
     t.prompt = prompt;
     calls.push(t);
-    Judged { score: f64::from(score.unwrap_or(1)), judge: m.name.clone(), unparsable: score.is_none() }
+    Judged {
+        score: f64::from(score.unwrap_or(1)),
+        judge: m.name.clone(),
+        unparsable: score.is_none(),
+    }
 }
 
 fn summary_vars(g: &Graph, question: &str, ex: &Exploration) -> Vec<(&'static str, String)> {
@@ -75,26 +104,78 @@ fn summary_vars(g: &Graph, question: &str, ex: &Exploration) -> Vec<(&'static st
     ]
 }
 
-pub async fn faithfulness(g: &Graph, judge: Option<&RoleModel>, question: &str, ex: &Exploration, calls: &mut Vec<CallTrace>) -> Judged {
+pub async fn faithfulness(
+    g: &Graph,
+    judge: Option<&RoleModel>,
+    question: &str,
+    ex: &Exploration,
+    calls: &mut Vec<CallTrace>,
+) -> Judged {
     match judge {
-        None => Judged { score: proxy::faithfulness(g, &ex.summaries, &ex.nodes()), judge: "proxy".into(), unparsable: false },
-        Some(m) => judge_call(m, "judge_faithfulness", &summary_vars(g, question, ex), calls).await,
+        None => Judged {
+            score: proxy::faithfulness(g, &ex.summaries, &ex.nodes()),
+            judge: "proxy".into(),
+            unparsable: false,
+        },
+        Some(m) => {
+            judge_call(
+                m,
+                "judge_faithfulness",
+                &summary_vars(g, question, ex),
+                calls,
+            )
+            .await
+        }
     }
 }
 
-pub async fn comprehensiveness(g: &Graph, judge: Option<&RoleModel>, question: &str, ex: &Exploration, calls: &mut Vec<CallTrace>) -> Judged {
+pub async fn comprehensiveness(
+    g: &Graph,
+    judge: Option<&RoleModel>,
+    question: &str,
+    ex: &Exploration,
+    calls: &mut Vec<CallTrace>,
+) -> Judged {
     match judge {
         None => {
-            let explored = ex.nodes().into_iter().filter(|n| !ex.roots.contains(n)).collect();
-            Judged { score: proxy::comprehensiveness(g, &ex.summaries, &explored), judge: "proxy".into(), unparsable: false }
+            let explored = ex
+                .nodes()
+                .into_iter()
+                .filter(|n| !ex.roots.contains(n))
+                .collect();
+            Judged {
+                score: proxy::comprehensiveness(g, &ex.summaries, &explored),
+                judge: "proxy".into(),
+                unparsable: false,
+            }
         }
-        Some(m) => judge_call(m, "judge_comprehensiveness", &summary_vars(g, question, ex), calls).await,
+        Some(m) => {
+            judge_call(
+                m,
+                "judge_comprehensiveness",
+                &summary_vars(g, question, ex),
+                calls,
+            )
+            .await
+        }
     }
 }
 
-pub async fn relevance(g: &Graph, judge: Option<&RoleModel>, question: &str, ex: &Exploration, predicted: &[NodeId], gold: &[NodeId], calls: &mut Vec<CallTrace>) -> Judged {
+pub async fn relevance(
+    g: &Graph,
+    judge: Option<&RoleModel>,
+    question: &str,
+    ex: &Exploration,
+    predicted: &[NodeId],
+    gold: &[NodeId],
+    calls: &mut Vec<CallTrace>,
+) -> Judged {
     match judge {
-        None => Judged { score: proxy::relevance(g, predicted, gold), judge: "proxy".into(), unparsable: false },
+        None => Judged {
+            score: proxy::relevance(g, predicted, gold),
+            judge: "proxy".into(),
+            unparsable: false,
+        },
         Some(m) => {
             let vars = vec![
                 ("question", question.to_string()),

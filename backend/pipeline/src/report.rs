@@ -12,7 +12,10 @@ use crate::metrics::mean;
 use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
 // The result types are shared with the web app's leaderboard (`serenqa_shared::results`).
-pub use serenqa_shared::results::{bootstrap_ci, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell, BOOTSTRAP_REPS};
+pub use serenqa_shared::results::{
+    bootstrap_ci, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell,
+    BOOTSTRAP_REPS,
+};
 
 /// One metric of one table cell, question by question: what a cell's mean, its bootstrap
 /// interval and a run-vs-run comparison are computed from.
@@ -34,7 +37,10 @@ pub struct Series {
 impl Series {
     /// `table/row/column/metric`: the series' name.
     pub fn name(&self) -> String {
-        format!("{}/{}/{}/{}", self.table, self.row, self.column, self.metric)
+        format!(
+            "{}/{}/{}/{}",
+            self.table, self.row, self.column, self.metric
+        )
     }
     /// The bootstrap seed: from the name without the row, so identical rows (the offline
     /// explorer's with / w.o. summary) get identical intervals.
@@ -62,41 +68,118 @@ pub fn rational(r: &T3Record) -> bool {
 /// Every metric series of a run's traces (records with an `error` are left out of T2/T3, as
 /// in the means; non-executable T1 queries count with Hit = F1 = 0).
 #[allow(clippy::too_many_arguments)]
-pub fn series(t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals_with: bool, want_t1: bool, want_t2: bool, want_t3: bool) -> Vec<Series> {
+pub fn series(
+    t1: &[T1Record],
+    t3: &[T3Record],
+    partitions: &[String],
+    wo_equals_with: bool,
+    want_t1: bool,
+    want_t2: bool,
+    want_t3: bool,
+) -> Vec<Series> {
     let mut out = Vec::new();
-    let mk = |table, row, column: &str, metric, values| Series { table, row, column: column.to_string(), metric, values };
+    let mk = |table, row, column: &str, metric, values| Series {
+        table,
+        row,
+        column: column.to_string(),
+        metric,
+        values,
+    };
     if want_t1 {
         for gk in GROUPS.iter().map(|(k, _)| *k).chain(["all"]) {
             let rs: Vec<&T1Record> = t1.iter().filter(|r| gk == "all" || r.group == gk).collect();
-            let col = |f: &dyn Fn(&T1Record) -> f64| rs.iter().map(|r| (r.qid, 100.0 * f(r))).collect::<BTreeMap<u32, f64>>();
+            let col = |f: &dyn Fn(&T1Record) -> f64| {
+                rs.iter()
+                    .map(|r| (r.qid, 100.0 * f(r)))
+                    .collect::<BTreeMap<u32, f64>>()
+            };
             out.push(mk("table2", "t1", gk, "hit", col(&|r| r.hit)));
             out.push(mk("table2", "t1", gk, "f1", col(&|r| r.f1)));
-            out.push(mk("table2", "t1", gk, "exe", col(&|r| if r.retrieved.executable { 1.0 } else { 0.0 })));
+            out.push(mk(
+                "table2",
+                "t1",
+                gk,
+                "exe",
+                col(&|r| if r.retrieved.executable { 1.0 } else { 0.0 }),
+            ));
         }
     }
-    let done = |p: &str, mode: &str| t3.iter().filter(move |r| r.error.is_none() && r.partition == p && r.mode == mode).collect::<Vec<&T3Record>>();
+    let done = |p: &str, mode: &str| {
+        t3.iter()
+            .filter(move |r| r.error.is_none() && r.partition == p && r.mode == mode)
+            .collect::<Vec<&T3Record>>()
+    };
     if want_t2 {
         for p in partitions {
             // Rational samples only: a question without a ground-truth path has nothing to
             // cover or to judge against (the paper averages these).
-            let rs: Vec<(u32, &T2Scores)> = done(p, "with").into_iter().filter(|r| rational(r)).filter_map(|r| r.t2.as_ref().map(|s| (r.qid, s))).collect();
-            let col = |f: &dyn Fn(&T2Scores) -> f64| rs.iter().map(|(q, s)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
-            out.push(mk("table3_reasoning", "with", p, "faithfulness", col(&|s| s.faithfulness.score)));
-            out.push(mk("table3_reasoning", "with", p, "comprehensiveness", col(&|s| s.comprehensiveness.score)));
-            out.push(mk("table3_reasoning", "with", p, "seren_cov", col(&|s| s.seren_cov)));
+            let rs: Vec<(u32, &T2Scores)> = done(p, "with")
+                .into_iter()
+                .filter(|r| rational(r))
+                .filter_map(|r| r.t2.as_ref().map(|s| (r.qid, s)))
+                .collect();
+            let col = |f: &dyn Fn(&T2Scores) -> f64| {
+                rs.iter()
+                    .map(|(q, s)| (*q, f(s)))
+                    .collect::<BTreeMap<u32, f64>>()
+            };
+            out.push(mk(
+                "table3_reasoning",
+                "with",
+                p,
+                "faithfulness",
+                col(&|s| s.faithfulness.score),
+            ));
+            out.push(mk(
+                "table3_reasoning",
+                "with",
+                p,
+                "comprehensiveness",
+                col(&|s| s.comprehensiveness.score),
+            ));
+            out.push(mk(
+                "table3_reasoning",
+                "with",
+                p,
+                "seren_cov",
+                col(&|s| s.seren_cov),
+            ));
         }
     }
     if want_t3 {
         for mode in ["with", "without"] {
             for p in partitions {
                 let source = if wo_equals_with { "with" } else { mode };
-                let rs: Vec<(u32, &T3Scores, bool)> = done(p, source).into_iter().filter_map(|r| r.t3.as_ref().map(|s| (r.qid, s, rational(r)))).collect();
-                let col = |f: &dyn Fn(&T3Scores) -> f64| rs.iter().map(|(q, s, _)| (*q, f(s))).collect::<BTreeMap<u32, f64>>();
+                let rs: Vec<(u32, &T3Scores, bool)> = done(p, source)
+                    .into_iter()
+                    .filter_map(|r| r.t3.as_ref().map(|s| (r.qid, s, rational(r))))
+                    .collect();
+                let col = |f: &dyn Fn(&T3Scores) -> f64| {
+                    rs.iter()
+                        .map(|(q, s, _)| (*q, f(s)))
+                        .collect::<BTreeMap<u32, f64>>()
+                };
                 // The judge over rational samples; TypeMatch and SerenHit over every question.
-                let judged: BTreeMap<u32, f64> = rs.iter().filter(|r| r.2).map(|(q, s, _)| (*q, s.relevance.score)).collect();
+                let judged: BTreeMap<u32, f64> = rs
+                    .iter()
+                    .filter(|r| r.2)
+                    .map(|(q, s, _)| (*q, s.relevance.score))
+                    .collect();
                 out.push(mk("table3_exploration", mode, p, "relevance", judged));
-                out.push(mk("table3_exploration", mode, p, "type_match", col(&|s| s.type_match)));
-                out.push(mk("table3_exploration", mode, p, "seren_hit", col(&|s| s.seren_hit)));
+                out.push(mk(
+                    "table3_exploration",
+                    mode,
+                    p,
+                    "type_match",
+                    col(&|s| s.type_match),
+                ));
+                out.push(mk(
+                    "table3_exploration",
+                    mode,
+                    p,
+                    "seren_hit",
+                    col(&|s| s.seren_hit),
+                ));
             }
         }
     }
@@ -105,8 +188,22 @@ pub fn series(t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals
 
 /// The tables of a run from its traces: means, n and a 95% bootstrap interval per metric.
 #[allow(clippy::too_many_arguments)]
-pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[String], wo_equals_with: bool, want_t1: bool, want_t2: bool, want_t3: bool) -> Aggregate {
-    let mut agg = Aggregate { label: label.into(), partitions: partitions.to_vec(), judge: "proxy".into(), ..Default::default() };
+pub fn aggregate(
+    label: &str,
+    t1: &[T1Record],
+    t3: &[T3Record],
+    partitions: &[String],
+    wo_equals_with: bool,
+    want_t1: bool,
+    want_t2: bool,
+    want_t3: bool,
+) -> Aggregate {
+    let mut agg = Aggregate {
+        label: label.into(),
+        partitions: partitions.to_vec(),
+        judge: "proxy".into(),
+        ..Default::default()
+    };
     // Sorted by key so the result does not depend on completion order.
     let mut t1: Vec<T1Record> = t1.to_vec();
     t1.sort_by(|a, b| a.key.cmp(&b.key));
@@ -115,11 +212,26 @@ pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[St
     if let Some(r) = t1.first() {
         agg.retrieval = r.agent.clone();
     }
-    if let Some(j) = t3.iter().find_map(|r| r.t3.as_ref().map(|s| s.relevance.judge.clone()).or_else(|| r.t2.as_ref().map(|s| s.faithfulness.judge.clone()))) {
+    if let Some(j) = t3.iter().find_map(|r| {
+        r.t3.as_ref()
+            .map(|s| s.relevance.judge.clone())
+            .or_else(|| r.t2.as_ref().map(|s| s.faithfulness.judge.clone()))
+    }) {
         agg.judge = j;
     }
-    let all = series(&t1, &t3, partitions, wo_equals_with, want_t1, want_t2, want_t3);
-    let find = |table: &str, row: &str, column: &str, metric: &str| all.iter().find(|s| s.table == table && s.row == row && s.column == column && s.metric == metric);
+    let all = series(
+        &t1,
+        &t3,
+        partitions,
+        wo_equals_with,
+        want_t1,
+        want_t2,
+        want_t3,
+    );
+    let find = |table: &str, row: &str, column: &str, metric: &str| {
+        all.iter()
+            .find(|s| s.table == table && s.row == row && s.column == column && s.metric == metric)
+    };
     // (mean, n, intervals) of the named metrics of one cell.
     let cell = |table: &str, row: &str, column: &str, metrics: &[&str]| {
         let mut means = Vec::new();
@@ -139,15 +251,38 @@ pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[St
         let mut cells = BTreeMap::new();
         for gk in GROUPS.iter().map(|(k, _)| *k).chain(["all"]) {
             let (m, n, ci) = cell("table2", "t1", gk, &["hit", "f1", "exe"]);
-            cells.insert(gk.to_string(), T1Cell { hit: m[0], f1: m[1], exe: m[2], n, ci });
+            cells.insert(
+                gk.to_string(),
+                T1Cell {
+                    hit: m[0],
+                    f1: m[1],
+                    exe: m[2],
+                    n,
+                    ci,
+                },
+            );
         }
         agg.table2 = Some(cells);
     }
     if want_t2 {
         let mut cells = BTreeMap::new();
         for p in partitions {
-            let (m, n, ci) = cell("table3_reasoning", "with", p, &["faithfulness", "comprehensiveness", "seren_cov"]);
-            cells.insert(p.clone(), T2Cell { faithfulness: m[0], comprehensiveness: m[1], seren_cov: m[2], n, ci });
+            let (m, n, ci) = cell(
+                "table3_reasoning",
+                "with",
+                p,
+                &["faithfulness", "comprehensiveness", "seren_cov"],
+            );
+            cells.insert(
+                p.clone(),
+                T2Cell {
+                    faithfulness: m[0],
+                    comprehensiveness: m[1],
+                    seren_cov: m[2],
+                    n,
+                    ci,
+                },
+            );
         }
         agg.table3_reasoning = Some(cells);
     }
@@ -156,9 +291,25 @@ pub fn aggregate(label: &str, t1: &[T1Record], t3: &[T3Record], partitions: &[St
             partitions
                 .iter()
                 .map(|p| {
-                    let (m, n, ci) = cell("table3_exploration", mode, p, &["relevance", "type_match", "seren_hit"]);
-                    let n_rational = find("table3_exploration", mode, p, "relevance").map(|s| s.values.len());
-                    (p.clone(), T3Cell { relevance: m[0], type_match: m[1], seren_hit: m[2], n, ci, n_rational })
+                    let (m, n, ci) = cell(
+                        "table3_exploration",
+                        mode,
+                        p,
+                        &["relevance", "type_match", "seren_hit"],
+                    );
+                    let n_rational =
+                        find("table3_exploration", mode, p, "relevance").map(|s| s.values.len());
+                    (
+                        p.clone(),
+                        T3Cell {
+                            relevance: m[0],
+                            type_match: m[1],
+                            seren_hit: m[2],
+                            n,
+                            ci,
+                            n_rational,
+                        },
+                    )
                 })
                 .collect()
         };
@@ -198,12 +349,24 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push_str(&format!("\n| {} |", t1_row_label(&a.label, &a.retrieval)));
         for (k, _) in GROUPS {
             match t2.get(*k).filter(|c| c.n > 0) {
-                Some(c) => s.push_str(&format!(" {} | {} | {} | {} |", with_ci(c.hit, c.ci.get("hit"), 2), with_ci(c.f1, c.ci.get("f1"), 2), with_ci(c.exe, c.ci.get("exe"), 2), c.n)),
+                Some(c) => s.push_str(&format!(
+                    " {} | {} | {} | {} |",
+                    with_ci(c.hit, c.ci.get("hit"), 2),
+                    with_ci(c.f1, c.ci.get("f1"), 2),
+                    with_ci(c.exe, c.ci.get("exe"), 2),
+                    c.n
+                )),
                 None => s.push_str(" – | – | – | 0 |"),
             }
         }
         if let Some(all) = t2.get("all").filter(|c| c.n > 0) {
-            s.push_str(&format!("\n\nAll {} questions: Hit {}, F1 {}, Exe. {}.", all.n, with_ci(all.hit, all.ci.get("hit"), 2), with_ci(all.f1, all.ci.get("f1"), 2), with_ci(all.exe, all.ci.get("exe"), 2)));
+            s.push_str(&format!(
+                "\n\nAll {} questions: Hit {}, F1 {}, Exe. {}.",
+                all.n,
+                with_ci(all.hit, all.ci.get("hit"), 2),
+                with_ci(all.f1, all.ci.get("f1"), 2),
+                with_ci(all.exe, all.ci.get("exe"), 2)
+            ));
         }
         s.push_str("\n\n");
     }
@@ -212,7 +375,10 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         for p in &a.partitions {
             for (i, c) in cols.iter().enumerate() {
                 if i == 0 {
-                    s.push_str(&format!(" {} {c} |", serenqa_shared::results::partition_title_for(p, &a.ensemble)));
+                    s.push_str(&format!(
+                        " {} {c} |",
+                        serenqa_shared::results::partition_title_for(p, &a.ensemble)
+                    ));
                 } else {
                     s.push_str(&format!(" {c} |"));
                 }
@@ -225,11 +391,24 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
     };
     if let Some(t) = &a.table3_reasoning {
         s.push_str("### Table 3 (upper) — Subgraph Reasoning (T2)\n\n");
-        titles(&mut s, &[&judged("Faithful.", &a.judge), &judged("Compre.", &a.judge), "SerenCov"]);
+        titles(
+            &mut s,
+            &[
+                &judged("Faithful.", &a.judge),
+                &judged("Compre.", &a.judge),
+                "SerenCov",
+            ],
+        );
         s.push_str(&format!("| {} |", a.label));
         for p in &a.partitions {
             match t.get(p).filter(|c| c.n > 0) {
-                Some(c) => s.push_str(&format!(" {} | {} | {} | {} |", with_ci(c.faithfulness, c.ci.get("faithfulness"), 3), with_ci(c.comprehensiveness, c.ci.get("comprehensiveness"), 3), with_ci(c.seren_cov, c.ci.get("seren_cov"), 3), c.n)),
+                Some(c) => s.push_str(&format!(
+                    " {} | {} | {} | {} |",
+                    with_ci(c.faithfulness, c.ci.get("faithfulness"), 3),
+                    with_ci(c.comprehensiveness, c.ci.get("comprehensiveness"), 3),
+                    with_ci(c.seren_cov, c.ci.get("seren_cov"), 3),
+                    c.n
+                )),
                 None => s.push_str(" – | – | – | 0 |"),
             }
         }
@@ -237,18 +416,29 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
     }
     if let (Some(w), Some(wo)) = (&a.table3_exploration, &a.table3_exploration_wo_summary) {
         s.push_str("### Table 3 (lower) — Serendipity Exploration (T3)\n\n");
-        titles(&mut s, &[&judged("Relevance", &a.judge), "TypeMatch", "SerenHit"]);
+        titles(
+            &mut s,
+            &[&judged("Relevance", &a.judge), "TypeMatch", "SerenHit"],
+        );
         for (name, t) in [(a.label.clone(), w), ("↳ w.o. summary".to_string(), wo)] {
             s.push_str(&format!("| {name} |"));
             for p in &a.partitions {
                 match t.get(p).filter(|c| c.n > 0) {
                     Some(c) => {
-                        let rel = if c.n_rational == Some(0) { "–".to_string() } else { with_ci(c.relevance, c.ci.get("relevance"), 3) };
+                        let rel = if c.n_rational == Some(0) {
+                            "–".to_string()
+                        } else {
+                            with_ci(c.relevance, c.ci.get("relevance"), 3)
+                        };
                         let n = match c.n_rational {
                             Some(r) => format!("{} ({r} rational)", c.n),
                             None => c.n.to_string(),
                         };
-                        s.push_str(&format!(" {rel} | {} | {} | {n} |", with_ci(c.type_match, c.ci.get("type_match"), 3), with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)))
+                        s.push_str(&format!(
+                            " {rel} | {} | {} | {n} |",
+                            with_ci(c.type_match, c.ci.get("type_match"), 3),
+                            with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)
+                        ))
                     }
                     None => s.push_str(" – | – | – | 0 |"),
                 }
@@ -272,30 +462,77 @@ pub fn csv(a: &Aggregate) -> String {
     let mut s = String::from("table,model,row,column,metric,value,ci_lo,ci_hi,n\n");
     // Labels come from users (models files, run ids): quoted and neutralised against formulas.
     let q = serenqa_shared::csv::cell;
-    let num = |v: f64, n: usize| if n > 0 { format!("{v:.4}") } else { String::new() };
-    let ci = |c: Option<&Ci>| c.map(|c| format!("{:.4},{:.4}", c.lo, c.hi)).unwrap_or_else(|| ",".into());
+    let num = |v: f64, n: usize| {
+        if n > 0 {
+            format!("{v:.4}")
+        } else {
+            String::new()
+        }
+    };
+    let ci = |c: Option<&Ci>| {
+        c.map(|c| format!("{:.4},{:.4}", c.lo, c.hi))
+            .unwrap_or_else(|| ",".into())
+    };
     if let Some(t) = &a.table2 {
         let model = q(&t1_row_label(&a.label, &a.retrieval));
         for (g, c) in t {
             for (m, v) in [("hit", c.hit), ("f1", c.f1), ("exe", c.exe)] {
-                s.push_str(&format!("table2,{model},{},{g},{m},{},{},{}\n", q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
+                s.push_str(&format!(
+                    "table2,{model},{},{g},{m},{},{},{}\n",
+                    q(&a.label),
+                    num(v, c.n),
+                    ci(c.ci.get(m)),
+                    c.n
+                ));
             }
         }
     }
     if let Some(t) = &a.table3_reasoning {
         for (p, c) in t {
-            for (m, v) in [("faithfulness", c.faithfulness), ("comprehensiveness", c.comprehensiveness), ("seren_cov", c.seren_cov)] {
-                let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" { format!("{m}_proxy") } else { m.to_string() };
-                s.push_str(&format!("table3_reasoning,{},{},{p},{metric},{},{},{}\n", q(&a.label), q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
+            for (m, v) in [
+                ("faithfulness", c.faithfulness),
+                ("comprehensiveness", c.comprehensiveness),
+                ("seren_cov", c.seren_cov),
+            ] {
+                let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" {
+                    format!("{m}_proxy")
+                } else {
+                    m.to_string()
+                };
+                s.push_str(&format!(
+                    "table3_reasoning,{},{},{p},{metric},{},{},{}\n",
+                    q(&a.label),
+                    q(&a.label),
+                    num(v, c.n),
+                    ci(c.ci.get(m)),
+                    c.n
+                ));
             }
         }
     }
-    for (row, t) in [("with_summary", &a.table3_exploration), ("without_summary", &a.table3_exploration_wo_summary)] {
+    for (row, t) in [
+        ("with_summary", &a.table3_exploration),
+        ("without_summary", &a.table3_exploration_wo_summary),
+    ] {
         if let Some(t) = t {
             for (p, c) in t {
-                for (m, v) in [("relevance", c.relevance), ("type_match", c.type_match), ("seren_hit", c.seren_hit)] {
-                    let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" { format!("{m}_proxy") } else { m.to_string() };
-                    s.push_str(&format!("table3_exploration,{},{row},{p},{metric},{},{},{}\n", q(&a.label), num(v, c.n), ci(c.ci.get(m)), c.n));
+                for (m, v) in [
+                    ("relevance", c.relevance),
+                    ("type_match", c.type_match),
+                    ("seren_hit", c.seren_hit),
+                ] {
+                    let metric = if serenqa_shared::results::is_judged(m) && a.judge == "proxy" {
+                        format!("{m}_proxy")
+                    } else {
+                        m.to_string()
+                    };
+                    s.push_str(&format!(
+                        "table3_exploration,{},{row},{p},{metric},{},{},{}\n",
+                        q(&a.label),
+                        num(v, c.n),
+                        ci(c.ci.get(m)),
+                        c.n
+                    ));
                 }
             }
         }
@@ -311,13 +548,28 @@ mod tests {
     fn csv_labels_cannot_become_formulas() {
         let a = Aggregate {
             label: "=HYPERLINK(\"http://x\",\"m\")".into(),
-            table2: Some([("all".to_string(), serenqa_shared::results::T1Cell { hit: 50.0, f1: -0.5, exe: 100.0, n: 2, ..Default::default() })].into()),
+            table2: Some(
+                [(
+                    "all".to_string(),
+                    serenqa_shared::results::T1Cell {
+                        hit: 50.0,
+                        f1: -0.5,
+                        exe: 100.0,
+                        n: 2,
+                        ..Default::default()
+                    },
+                )]
+                .into(),
+            ),
             retrieval: "m".into(),
             ..Default::default()
         };
         let text = csv(&a);
         let row = text.lines().nth(2).unwrap();
         assert_eq!(row, "table2,\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",\"'=HYPERLINK(\"\"http://x\"\",\"\"m\"\")\",all,f1,-0.5000,,,2");
-        assert!(text.lines().skip(1).all(|l| !l.starts_with(['=', '+', '-', '@'])));
+        assert!(text
+            .lines()
+            .skip(1)
+            .all(|l| !l.starts_with(['=', '+', '-', '@'])));
     }
 }

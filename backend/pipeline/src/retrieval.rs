@@ -22,7 +22,11 @@ use serenqa_model::slice::node_view;
 use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
 
 /// Questions of the kinds the offline retriever understands (shown when one is not).
-pub const EXAMPLE_QUESTIONS: [&str; 3] = ["Which drugs treat multiple sclerosis?", "What genes does metformin bind?", "Which drugs bind genes associated with asthma?"];
+pub const EXAMPLE_QUESTIONS: [&str; 3] = [
+    "Which drugs treat multiple sclerosis?",
+    "What genes does metformin bind?",
+    "Which drugs bind genes associated with asthma?",
+];
 
 /// Question → Cypher → answers, with what was understood. Ask and T1 call retrieval through
 /// this interface when no LLM plays the retrieval role.
@@ -41,14 +45,21 @@ pub struct OfflineRetriever {
 
 impl OfflineRetriever {
     pub fn new(g: &Graph) -> OfflineRetriever {
-        OfflineRetriever { grammar: Lexicon::new(g), understander: Understander::new(g) }
+        OfflineRetriever {
+            grammar: Lexicon::new(g),
+            understander: Understander::new(g),
+        }
     }
 
     fn grammar_entities(g: &Graph, p: &Parse) -> Vec<LinkedEntity> {
         p.nodes
             .iter()
             .filter_map(|n| match n {
-                PNode::Entity(e) => Some(LinkedEntity { mention: g.name(*e).to_string(), node: node_view(g, *e), matched: "exact".into() }),
+                PNode::Entity(e) => Some(LinkedEntity {
+                    mention: g.name(*e).to_string(),
+                    node: node_view(g, *e),
+                    matched: "exact".into(),
+                }),
                 PNode::Var(_) => None,
             })
             .collect()
@@ -58,7 +69,13 @@ impl OfflineRetriever {
 fn replace_ci(text: &str, mention: &str, with: &str) -> String {
     let lower = text.to_lowercase();
     match lower.find(&mention.to_lowercase()) {
-        Some(i) if text.is_char_boundary(i) && text.is_char_boundary(i + mention.len()) && lower.len() == text.len() => format!("{}{}{}", &text[..i], with, &text[i + mention.len()..]),
+        Some(i)
+            if text.is_char_boundary(i)
+                && text.is_char_boundary(i + mention.len())
+                && lower.len() == text.len() =>
+        {
+            format!("{}{}{}", &text[..i], with, &text[i + mention.len()..])
+        }
         _ => text.to_string(),
     }
 }
@@ -73,7 +90,9 @@ impl Retriever for OfflineRetriever {
             rows
         });
         let grammar_hit = match (&chosen.cypher, &last) {
-            (Some(c), Some(l)) if l.cypher.as_deref() == Some(c.as_str()) && l.rows > 0 => Some(l.clone()),
+            (Some(c), Some(l)) if l.cypher.as_deref() == Some(c.as_str()) && l.rows > 0 => {
+                Some(l.clone())
+            }
             (Some(c), _) => Some(run_query(g, Some(c.clone()))).filter(|r| r.rows > 0),
             _ => None,
         };
@@ -81,15 +100,28 @@ impl Retriever for OfflineRetriever {
             Ok(u) => u,
             Err(e) => {
                 let r = grammar_hit.unwrap_or_else(|| run_query(g, chosen.cypher.clone()));
-                return (r, Understood { not_understood: Some(format!("question understanding unavailable: {e}")), ..Default::default() });
+                return (
+                    r,
+                    Understood {
+                        not_understood: Some(format!("question understanding unavailable: {e}")),
+                        ..Default::default()
+                    },
+                );
             }
         };
         if let (Some(r), Some(p)) = (grammar_hit, &chosen.parse) {
-            let u = Understood { interpretation: Some(und.describe(g, p)), entities: Self::grammar_entities(g, p), ..Default::default() };
+            let u = Understood {
+                interpretation: Some(und.describe(g, p)),
+                entities: Self::grammar_entities(g, p),
+                ..Default::default()
+            };
             return (r, u);
         }
         let x = und.understand(g, question);
-        let mut u = Understood { unknown_words: x.unknown.clone(), ..Default::default() };
+        let mut u = Understood {
+            unknown_words: x.unknown.clone(),
+            ..Default::default()
+        };
         if x.readings.is_empty() {
             let found: Vec<String> = x.mentions.iter().map(|m| format!("'{}'", m.text)).collect();
             let msg = match (found.is_empty(), x.unknown.is_empty()) {
@@ -99,7 +131,10 @@ impl Retriever for OfflineRetriever {
             };
             u.not_understood = Some(msg);
             u.examples = EXAMPLE_QUESTIONS.iter().map(|s| s.to_string()).collect();
-            let r = Retrieved { error: Some("the question was not understood".into()), ..Default::default() };
+            let r = Retrieved {
+                error: Some("the question was not understood".into()),
+                ..Default::default()
+            };
             return (r, u);
         }
         // Execution-guided: the first reading with rows, else the first.
@@ -121,15 +156,36 @@ impl Retriever for OfflineRetriever {
         u.interpretation = Some(und.describe(g, p));
         for &(m, node) in &x.chosen[pick] {
             let mention = &x.mentions[m];
-            let how = mention.candidates.iter().find(|c| c.node == node).map(|c| c.how).unwrap_or(Match::Exact);
-            u.entities.push(LinkedEntity { mention: mention.text.clone(), node: node_view(g, node), matched: how.label().into() });
+            let how = mention
+                .candidates
+                .iter()
+                .find(|c| c.node == node)
+                .map(|c| c.how)
+                .unwrap_or(Match::Exact);
+            u.entities.push(LinkedEntity {
+                mention: mention.text.clone(),
+                node: node_view(g, node),
+                matched: how.label().into(),
+            });
             // Uncertain: not an exact name, or several nodes of the chosen type share the match.
             let t = g.node_type(node);
-            let same_kind: Vec<_> = mention.candidates.iter().filter(|c| c.node != node && c.how == how && g.node_type(c.node) == t).collect();
+            let same_kind: Vec<_> = mention
+                .candidates
+                .iter()
+                .filter(|c| c.node != node && c.how == how && g.node_type(c.node) == t)
+                .collect();
             if how != Match::Exact || !same_kind.is_empty() {
-                let alts = mention.candidates.iter().filter(|c| c.node != node && g.node_type(c.node) == t).take(3);
+                let alts = mention
+                    .candidates
+                    .iter()
+                    .filter(|c| c.node != node && g.node_type(c.node) == t)
+                    .take(3);
                 for c in alts {
-                    u.did_you_mean.push(DidYouMean { mention: mention.text.clone(), node: node_view(g, c.node), question: replace_ci(question, &mention.text, g.name(c.node)) });
+                    u.did_you_mean.push(DidYouMean {
+                        mention: mention.text.clone(),
+                        node: node_view(g, c.node),
+                        question: replace_ci(question, &mention.text, g.name(c.node)),
+                    });
                 }
             }
         }
@@ -169,7 +225,10 @@ pub fn extract_cypher(reply: &str) -> Option<String> {
     }
     // Prose: only keywords that start a read query; "with" or "call" in prose would start too early.
     let upper = text.to_ascii_uppercase();
-    let pos = ["OPTIONAL MATCH", "MATCH", "UNWIND"].iter().filter_map(|k| upper.find(k)).min()?;
+    let pos = ["OPTIONAL MATCH", "MATCH", "UNWIND"]
+        .iter()
+        .filter_map(|k| upper.find(k))
+        .min()?;
     let q = text[pos..].trim().trim_end_matches(';').trim().to_string();
     (!q.is_empty()).then_some(q)
 }
@@ -212,9 +271,15 @@ fn collect_ids(g: &Graph, v: &Out, out: &mut BTreeSet<String>) {
 /// Runs a query and reads its answers.
 pub fn run_query(g: &Graph, cypher: Option<String>) -> Retrieved {
     let Some(q) = cypher else {
-        return Retrieved { error: Some("no Cypher query in the reply".into()), ..Default::default() };
+        return Retrieved {
+            error: Some("no Cypher query in the reply".into()),
+            ..Default::default()
+        };
     };
-    let opts = Options { budget: budget(), ..Default::default() };
+    let opts = Options {
+        budget: budget(),
+        ..Default::default()
+    };
     match execute(g, &q, &opts) {
         Ok(res) => {
             let mut ids = BTreeSet::new();
@@ -223,21 +288,44 @@ pub fn run_query(g: &Graph, cypher: Option<String>) -> Retrieved {
                     collect_ids(g, cell, &mut ids);
                 }
             }
-            Retrieved { cypher: Some(q), executable: true, error: None, answers: ids.into_iter().collect(), rows: res.rows.len() }
+            Retrieved {
+                cypher: Some(q),
+                executable: true,
+                error: None,
+                answers: ids.into_iter().collect(),
+                rows: res.rows.len(),
+            }
         }
-        Err(e) => Retrieved { cypher: Some(q), executable: false, error: Some(e.to_string()), ..Default::default() },
+        Err(e) => Retrieved {
+            cypher: Some(q),
+            executable: false,
+            error: Some(e.to_string()),
+            ..Default::default()
+        },
     }
 }
 
 /// The graph schema as the retrieval prompt shows it.
 pub fn schema_text(g: &Graph) -> (String, String) {
-    let labels = (0..g.type_count() as TypeId).map(|t| format!("- {}", g.type_label(t))).collect::<Vec<_>>().join("\n");
+    let labels = (0..g.type_count() as TypeId)
+        .map(|t| format!("- {}", g.type_label(t)))
+        .collect::<Vec<_>>()
+        .join("\n");
     let rels = g
         .relations()
         .iter()
         .map(|r| {
-            let l = |t: Option<TypeId>| t.map(|t| g.type_label(t).to_string()).unwrap_or_else(|| "any".into());
-            format!("- ({})-[{}]->({}){}", l(r.source_type), r.name, l(r.target_type), if r.directed { "" } else { " (undirected)" })
+            let l = |t: Option<TypeId>| {
+                t.map(|t| g.type_label(t).to_string())
+                    .unwrap_or_else(|| "any".into())
+            };
+            format!(
+                "- ({})-[{}]->({}){}",
+                l(r.source_type),
+                r.name,
+                l(r.target_type),
+                if r.directed { "" } else { " (undirected)" }
+            )
         })
         .collect::<Vec<_>>()
         .join("\n");
@@ -246,7 +334,13 @@ pub fn schema_text(g: &Graph) -> (String, String) {
 
 /// Retrieval for one question by the LLM (`model`) or the offline retriever; the
 /// understanding is reported for the offline one only.
-pub async fn retrieve(g: &Graph, offline: &dyn Retriever, model: Option<&RoleModel>, question: &str, example: &str) -> (Retrieved, Option<CallTrace>, Understood) {
+pub async fn retrieve(
+    g: &Graph,
+    offline: &dyn Retriever,
+    model: Option<&RoleModel>,
+    question: &str,
+    example: &str,
+) -> (Retrieved, Option<CallTrace>, Understood) {
     match model {
         None => {
             let (r, u) = offline.retrieve(g, question);
@@ -256,10 +350,19 @@ pub async fn retrieve(g: &Graph, offline: &dyn Retriever, model: Option<&RoleMod
             let (labels, relationships) = schema_text(g);
             let prompt: Vec<Message> = prompts::render(
                 "retrieval",
-                &[("labels", labels), ("relationships", relationships), ("example", example.to_string()), ("question", question.to_string())],
+                &[
+                    ("labels", labels),
+                    ("relationships", relationships),
+                    ("example", example.to_string()),
+                    ("question", question.to_string()),
+                ],
             )
             .unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))]);
-            let mut t = CallTrace { role: "retrieval".into(), model: m.name.clone(), ..Default::default() };
+            let mut t = CallTrace {
+                role: "retrieval".into(),
+                model: m.name.clone(),
+                ..Default::default()
+            };
             let r = match m.client.chat(&m.name, &prompt).await {
                 Ok(rep) => {
                     t.latency_ms = rep.latency_ms;
@@ -276,7 +379,10 @@ pub async fn retrieve(g: &Graph, offline: &dyn Retriever, model: Option<&RoleMod
                 }
                 Err(e) => {
                     t.error = Some(e.to_string());
-                    Retrieved { error: Some(e.to_string()), ..Default::default() }
+                    Retrieved {
+                        error: Some(e.to_string()),
+                        ..Default::default()
+                    }
                 }
             };
             t.prompt = prompt;
@@ -301,11 +407,20 @@ mod tests {
 
     #[test]
     fn cypher_extraction() {
-        assert_eq!(extract_cypher("```cypher\nMATCH (n) RETURN n;\n```").as_deref(), Some("MATCH (n) RETURN n"));
-        assert_eq!(extract_cypher("Sure! Here: MATCH (a)-->(b) RETURN b").as_deref(), Some("MATCH (a)-->(b) RETURN b"));
+        assert_eq!(
+            extract_cypher("```cypher\nMATCH (n) RETURN n;\n```").as_deref(),
+            Some("MATCH (n) RETURN n")
+        );
+        assert_eq!(
+            extract_cypher("Sure! Here: MATCH (a)-->(b) RETURN b").as_deref(),
+            Some("MATCH (a)-->(b) RETURN b")
+        );
         assert_eq!(extract_cypher("I cannot answer that."), None);
         assert_eq!(extract_cypher(""), None);
-        assert_eq!(extract_cypher("```\nCREATE (n)\n```").as_deref(), Some("CREATE (n)"));
+        assert_eq!(
+            extract_cypher("```\nCREATE (n)\n```").as_deref(),
+            Some("CREATE (n)")
+        );
         assert_eq!(extract_cypher("```cypher\n```"), None);
     }
 }

@@ -16,18 +16,20 @@ use std::time::Instant;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
+use serenqa_benchmark::query::EdgeMask;
 use serenqa_graph::Graph;
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
-use serenqa_benchmark::query::EdgeMask;
 
 use crate::bench::{self, path_ends, resolve_ids, Benchmark};
-use crate::explore::{self, path_line, Agents, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats};
+use crate::explore::{
+    self, path_line, Agents, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats,
+};
 use crate::llm::{LlmClient, ModelsFile, Roles, StatsSnapshot};
 use crate::metrics;
-use crate::retrieval::OfflineRetriever;
 use crate::reasoning::{self, Judged};
 use crate::report::{self, Aggregate};
+use crate::retrieval::OfflineRetriever;
 use crate::retrieval::{self, Retrieved};
 
 pub const T1_FILE: &str = "t1.jsonl";
@@ -111,7 +113,10 @@ impl EvalConfig {
 
 /// `$SERENQA_RUNS`, default `./runs`.
 pub fn default_runs_dir() -> PathBuf {
-    std::env::var_os("SERENQA_RUNS").filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("runs"))
+    std::env::var_os("SERENQA_RUNS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("runs"))
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -169,7 +174,11 @@ impl Manifest {
             explorer_params_b: self
                 .roles
                 .get("nodes")
-                .and_then(|name| self.models.iter().find(|m| m["name"].as_str() == Some(name.as_str())))
+                .and_then(|name| {
+                    self.models
+                        .iter()
+                        .find(|m| m["name"].as_str() == Some(name.as_str()))
+                })
                 .and_then(|m| m["params_b"].as_f64()),
             created_unix: self.created_unix,
             status: self.status.clone(),
@@ -260,7 +269,9 @@ pub struct T3Record {
 
 /// Reads a JSONL trace, cutting a torn last line (a killed writer) off the file.
 pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
-    let Ok(bytes) = std::fs::read(path) else { return Ok(Vec::new()) };
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(Vec::new());
+    };
     let mut out = Vec::new();
     let mut good_len = 0usize;
     let mut start = 0usize;
@@ -270,7 +281,9 @@ pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
             if !line.iter().all(u8::is_ascii_whitespace) {
                 match serde_json::from_slice::<T>(line) {
                     Ok(v) => out.push(v),
-                    Err(e) => return Err(format!("{} line {}: {e}", path.display(), out.len() + 1)),
+                    Err(e) => {
+                        return Err(format!("{} line {}: {e}", path.display(), out.len() + 1))
+                    }
                 }
             }
             good_len = i + 1;
@@ -279,8 +292,12 @@ pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
     }
     if good_len < bytes.len() {
         // A line without its newline was never completed: drop it so it is redone.
-        let f = OpenOptions::new().write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        f.set_len(good_len as u64).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        f.set_len(good_len as u64)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(out)
 }
@@ -298,11 +315,21 @@ impl Writer {
         Writer::open(path, Arc::new(std::sync::atomic::AtomicBool::new(false)))
     }
     fn open(path: &Path, dead: Arc<std::sync::atomic::AtomicBool>) -> Result<Writer, String> {
-        let file = OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(Writer { file: Mutex::new(file), dead })
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Writer {
+            file: Mutex::new(file),
+            dead,
+        })
     }
     pub(crate) fn write_line(&self, line: &str, torn: bool) -> Result<(), String> {
-        let mut f = self.file.lock().map_err(|_| "trace writer poisoned".to_string())?;
+        let mut f = self
+            .file
+            .lock()
+            .map_err(|_| "trace writer poisoned".to_string())?;
         if self.dead.load(Ordering::SeqCst) {
             return Err("simulated crash".into());
         }
@@ -334,7 +361,16 @@ pub fn derive_run_id(cfg: &EvalConfig, bench_hash: &str) -> String {
     });
     let h = xxhash_rust::xxh3::xxh3_64(key.to_string().as_bytes());
     let label = run_label(&cfg.models);
-    let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    let safe: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     format!("{safe}-{:08x}", h as u32)
 }
 
@@ -342,7 +378,10 @@ pub fn derive_run_id(cfg: &EvalConfig, bench_hash: &str) -> String {
 pub fn run_label(models: &ModelsFile) -> String {
     let mut names: Vec<String> = Vec::new();
     for role in crate::llm::ROLES {
-        let n = models.model_for(role).map(|m| m.name.clone()).unwrap_or_else(|| "offline".into());
+        let n = models
+            .model_for(role)
+            .map(|m| m.name.clone())
+            .unwrap_or_else(|| "offline".into());
         if !names.contains(&n) {
             names.push(n);
         }
@@ -351,7 +390,10 @@ pub fn run_label(models: &ModelsFile) -> String {
 }
 
 fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Shared, immutable inputs of all work items of one run: what [`run_item`] reads. Built
@@ -391,14 +433,30 @@ impl PartitionView {
     pub fn new(gc: &Graph, removed: &EdgeMask, model: Option<&Model>) -> PartitionView {
         let g = serenqa_graph::filter::without_edges(gc, &|e| removed.contains(e));
         let model = model.map(|m| Arc::new(Model::compute(&g, &m.params.config(), false)));
-        PartitionView { stats: Arc::new(TypeStats::new(&g)), blocks: Arc::new(BlockCache::new(256)), g: Arc::new(g), model }
+        PartitionView {
+            stats: Arc::new(TypeStats::new(&g)),
+            blocks: Arc::new(BlockCache::new(256)),
+            g: Arc::new(g),
+            model,
+        }
     }
 }
 
 impl Ctx {
     /// The context of a run over `bench` with `roles` playing the agents.
-    pub fn new(g: Arc<Graph>, model: Option<Arc<Model>>, bench: Arc<Benchmark>, roles: Roles, explore: ExploreConfig, partitions: &[String], tasks: &BTreeSet<TaskKind>) -> Ctx {
-        let examples: BTreeMap<String, String> = partitions.iter().map(|p| (p.clone(), example_text(&bench, p))).collect();
+    pub fn new(
+        g: Arc<Graph>,
+        model: Option<Arc<Model>>,
+        bench: Arc<Benchmark>,
+        roles: Roles,
+        explore: ExploreConfig,
+        partitions: &[String],
+        tasks: &BTreeSet<TaskKind>,
+    ) -> Ctx {
+        let examples: BTreeMap<String, String> = partitions
+            .iter()
+            .map(|p| (p.clone(), example_text(&bench, p)))
+            .collect();
         let t1_example = bench
             .kgqa
             .iter()
@@ -409,7 +467,12 @@ impl Ctx {
         let views = if explores {
             partitions
                 .iter()
-                .filter_map(|p| bench.removed.get(p).map(|r| (p.clone(), PartitionView::new(&g, r, model.as_deref()))))
+                .filter_map(|p| {
+                    bench
+                        .removed
+                        .get(p)
+                        .map(|r| (p.clone(), PartitionView::new(&g, r, model.as_deref())))
+                })
                 .collect()
         } else {
             BTreeMap::new()
@@ -418,7 +481,12 @@ impl Ctx {
             lex: Arc::new(OfflineRetriever::new(&g)),
             stats: Arc::new(TypeStats::new(&g)),
             blocks: Arc::new(BlockCache::new(256)),
-            by_qid: bench.kgqa.iter().enumerate().map(|(i, r)| (r.qid, i)).collect(),
+            by_qid: bench
+                .kgqa
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.qid, i))
+                .collect(),
             g,
             model,
             bench,
@@ -449,7 +517,11 @@ impl Ctx {
 pub enum Item {
     /// Index into `bench.kgqa`.
     T1(usize),
-    T3 { rec: usize, partition: String, with_summaries: bool },
+    T3 {
+        rec: usize,
+        partition: String,
+        with_summaries: bool,
+    },
 }
 
 impl Item {
@@ -457,7 +529,15 @@ impl Item {
     pub fn key(&self, b: &Benchmark) -> String {
         match self {
             Item::T1(i) => format!("t1:{}", b.kgqa[*i].qid),
-            Item::T3 { rec, partition, with_summaries } => format!("t3:{}:{partition}:{}", b.kgqa[*rec].qid, if *with_summaries { "with" } else { "without" }),
+            Item::T3 {
+                rec,
+                partition,
+                with_summaries,
+            } => format!(
+                "t3:{}:{partition}:{}",
+                b.kgqa[*rec].qid,
+                if *with_summaries { "with" } else { "without" }
+            ),
         }
     }
 
@@ -466,10 +546,22 @@ impl Item {
         let bad = || format!("bad work item key {key:?}");
         let parts: Vec<&str> = key.split(':').collect();
         let qid: u32 = parts.get(1).and_then(|q| q.parse().ok()).ok_or_else(bad)?;
-        let rec = *ctx.by_qid.get(&qid).ok_or_else(|| format!("work item {key:?}: question {qid} is not in the benchmark"))?;
+        let rec = *ctx
+            .by_qid
+            .get(&qid)
+            .ok_or_else(|| format!("work item {key:?}: question {qid} is not in the benchmark"))?;
         match parts.as_slice() {
             ["t1", _] => Ok(Item::T1(rec)),
-            ["t3", _, p, m] if bench::PARTITIONS.iter().any(|(k, _)| k == p) && (*m == "with" || *m == "without") => Ok(Item::T3 { rec, partition: p.to_string(), with_summaries: *m == "with" }),
+            ["t3", _, p, m]
+                if bench::PARTITIONS.iter().any(|(k, _)| k == p)
+                    && (*m == "with" || *m == "without") =>
+            {
+                Ok(Item::T3 {
+                    rec,
+                    partition: p.to_string(),
+                    with_summaries: *m == "with",
+                })
+            }
             _ => Err(bad()),
         }
     }
@@ -533,11 +625,25 @@ pub async fn run_item(ctx: &Ctx, item: &Item) -> Result<ItemResult, ItemError> {
     match item {
         Item::T1(i) => {
             let rec = run_t1(ctx, *i).await;
-            Ok(ItemResult { kind: TraceKind::T1, line: serde_json::to_string(&rec).map_err(|e| ItemError::Record(e.to_string()))?, key: rec.key })
+            Ok(ItemResult {
+                kind: TraceKind::T1,
+                line: serde_json::to_string(&rec).map_err(|e| ItemError::Record(e.to_string()))?,
+                key: rec.key,
+            })
         }
-        Item::T3 { rec, partition, with_summaries } => {
-            let r = run_t3(ctx, *rec, partition, *with_summaries).await.map_err(ItemError::Unavailable)?;
-            Ok(ItemResult { kind: TraceKind::T3, line: serde_json::to_string(&r).map_err(|e| ItemError::Record(e.to_string()))?, key: r.key })
+        Item::T3 {
+            rec,
+            partition,
+            with_summaries,
+        } => {
+            let r = run_t3(ctx, *rec, partition, *with_summaries)
+                .await
+                .map_err(ItemError::Unavailable)?;
+            Ok(ItemResult {
+                kind: TraceKind::T3,
+                line: serde_json::to_string(&r).map_err(|e| ItemError::Record(e.to_string()))?,
+                key: r.key,
+            })
         }
     }
 }
@@ -556,14 +662,30 @@ pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, Strin
                 pattern: r.pattern_type.clone(),
                 group: bench::pattern_group(&r.pattern_type).to_string(),
                 question: r.question.clone(),
-                agent: ctx.roles.retrieval.as_ref().map(|m| m.name.clone()).unwrap_or_else(|| "offline".into()),
+                agent: ctx
+                    .roles
+                    .retrieval
+                    .as_ref()
+                    .map(|m| m.name.clone())
+                    .unwrap_or_else(|| "offline".into()),
                 gold: r.answer.iter().map(|a| a.answer_argument.clone()).collect(),
-                retrieved: Retrieved { error: Some(msg.to_string()), ..Default::default() },
+                retrieved: Retrieved {
+                    error: Some(msg.to_string()),
+                    ..Default::default()
+                },
                 ..Default::default()
             };
-            Ok(ItemResult { kind: TraceKind::T1, key, line: serde_json::to_string(&rec).map_err(|e| e.to_string())? })
+            Ok(ItemResult {
+                kind: TraceKind::T1,
+                key,
+                line: serde_json::to_string(&rec).map_err(|e| e.to_string())?,
+            })
         }
-        Item::T3 { rec, partition, with_summaries } => {
+        Item::T3 {
+            rec,
+            partition,
+            with_summaries,
+        } => {
             let r = &ctx.bench.kgqa[*rec];
             let t = T3Record {
                 key: key.clone(),
@@ -575,7 +697,11 @@ pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, Strin
                 error: Some(msg.to_string()),
                 ..Default::default()
             };
-            Ok(ItemResult { kind: TraceKind::T3, key, line: serde_json::to_string(&t).map_err(|e| e.to_string())? })
+            Ok(ItemResult {
+                kind: TraceKind::T3,
+                key,
+                line: serde_json::to_string(&t).map_err(|e| e.to_string())?,
+            })
         }
     }
 }
@@ -596,7 +722,13 @@ fn example_text(b: &Benchmark, partition: &str) -> String {
             r.question,
             e.exact_matches.list.join(", "),
             e.serendipity_set.list.join(", "),
-            e.explore_queries.paths.iter().take(6).map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
+            e.explore_queries
+                .paths
+                .iter()
+                .take(6)
+                .map(|p| format!("- {p}"))
+                .collect::<Vec<_>>()
+                .join("\n")
         ),
         None => "(no example available)".into(),
     }
@@ -605,7 +737,14 @@ fn example_text(b: &Benchmark, partition: &str) -> String {
 async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
     let r = &ctx.bench.kgqa[i];
     let gold: Vec<String> = r.answer.iter().map(|a| a.answer_argument.clone()).collect();
-    let (retrieved, call, _) = retrieval::retrieve(&ctx.g, ctx.lex.as_ref(), ctx.roles.retrieval.as_ref(), &r.question, &ctx.t1_example).await;
+    let (retrieved, call, _) = retrieval::retrieve(
+        &ctx.g,
+        ctx.lex.as_ref(),
+        ctx.roles.retrieval.as_ref(),
+        &r.question,
+        &ctx.t1_example,
+    )
+    .await;
     let (hit, f1) = retrieval::score(&gold, &retrieved);
     T1Record {
         key: format!("t1:{}", r.qid),
@@ -613,7 +752,12 @@ async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
         pattern: r.pattern_type.clone(),
         group: bench::pattern_group(&r.pattern_type).to_string(),
         question: r.question.clone(),
-        agent: ctx.roles.retrieval.as_ref().map(|m| m.name.clone()).unwrap_or_else(|| "offline".into()),
+        agent: ctx
+            .roles
+            .retrieval
+            .as_ref()
+            .map(|m| m.name.clone())
+            .unwrap_or_else(|| "offline".into()),
         gold,
         retrieved,
         hit,
@@ -624,12 +768,21 @@ async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
 
 /// The answer type label of a record (its question node's class).
 fn answer_type(r: &serenqa_benchmark::records::KgqaRecord) -> Option<String> {
-    r.graph_query.nodes.iter().find(|n| n.question_node == 1).map(|n| n.class.clone())
+    r.graph_query
+        .nodes
+        .iter()
+        .find(|n| n.question_node == 1)
+        .map(|n| n.class.clone())
 }
 
 /// One exploration record. `Err` is an infrastructure failure (the edge store is unreachable):
 /// not a result, the item stays to be redone.
-async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> Result<T3Record, String> {
+async fn run_t3(
+    ctx: &Ctx,
+    i: usize,
+    partition: &str,
+    with_summaries: bool,
+) -> Result<T3Record, String> {
     let g = &*ctx.g;
     let r = &ctx.bench.kgqa[i];
     let mode = if with_summaries { "with" } else { "without" };
@@ -663,35 +816,92 @@ async fn run_t3(ctx: &Ctx, i: usize, partition: &str, with_summaries: bool) -> R
     };
     let weights = serenqa_model::weights::shipped().weights;
     let env = match ctx.views.get(partition) {
-        Some(v) => Env { g, edges, removed: ctx.bench.removed.get(partition), walk: &v.g, model: v.model.as_deref(), blocks: &v.blocks, stats: &v.stats, weights },
-        None => Env { g, edges, removed: None, walk: g, model: ctx.model.as_deref(), blocks: &ctx.blocks, stats: &ctx.stats, weights },
+        Some(v) => Env {
+            g,
+            edges,
+            removed: ctx.bench.removed.get(partition),
+            walk: &v.g,
+            model: v.model.as_deref(),
+            blocks: &v.blocks,
+            stats: &v.stats,
+            weights,
+        },
+        None => Env {
+            g,
+            edges,
+            removed: None,
+            walk: g,
+            model: ctx.model.as_deref(),
+            blocks: &ctx.blocks,
+            stats: &ctx.stats,
+            weights,
+        },
     };
-    let agents = Agents { relations: ctx.roles.relations.clone(), nodes: ctx.roles.nodes.clone(), cont: ctx.roles.cont.clone(), summary: ctx.roles.summary.clone() };
+    let agents = Agents {
+        relations: ctx.roles.relations.clone(),
+        nodes: ctx.roles.nodes.clone(),
+        cont: ctx.roles.cont.clone(),
+        summary: ctx.roles.summary.clone(),
+    };
     let mut cfg = ctx.explore.clone();
     cfg.use_summaries = with_summaries;
     let example = ctx.examples.get(partition).cloned().unwrap_or_default();
-    let task = explore::Task { question: &r.question, roots, example };
+    let task = explore::Task {
+        question: &r.question,
+        roots,
+        example,
+    };
     let ex = explore::explore(&env, &agents, &cfg, &task).await?;
     let leaves = ex.leaves();
     let mut calls = ex.calls.clone();
     rec.levels = ex.levels.clone();
-    rec.paths = ex.order.iter().filter_map(|n| ex.paths.get(n)).filter(|p| !p.is_empty()).map(|p| path_line(g, p)).collect();
+    rec.paths = ex
+        .order
+        .iter()
+        .filter_map(|n| ex.paths.get(n))
+        .filter(|p| !p.is_empty())
+        .map(|p| path_line(g, p))
+        .collect();
     rec.leaves = leaves.iter().map(|&n| g.ident(n).to_string()).collect();
-    rec.leaf_types = leaves.iter().map(|&n| g.type_label(g.node_type(n)).to_string()).collect();
+    rec.leaf_types = leaves
+        .iter()
+        .map(|&n| g.type_label(g.node_type(n)).to_string())
+        .collect();
     rec.summaries = ex.summaries.clone();
     let judge = ctx.roles.judge.as_ref();
     if with_summaries && ctx.want_t2 {
-        let ends: Vec<(String, String)> = rec.gold_paths.iter().filter_map(|p| path_ends(p)).collect();
+        let ends: Vec<(String, String)> =
+            rec.gold_paths.iter().filter_map(|p| path_ends(p)).collect();
         let f = reasoning::faithfulness(g, judge, &r.question, &ex, &mut calls).await;
         let c = reasoning::comprehensiveness(g, judge, &r.question, &ex, &mut calls).await;
-        rec.t2 = Some(T2Scores { faithfulness: f, comprehensiveness: c, seren_cov: reasoning::seren_cov(&ex, &ends) });
+        rec.t2 = Some(T2Scores {
+            faithfulness: f,
+            comprehensiveness: c,
+            seren_cov: reasoning::seren_cov(&ex, &ends),
+        });
     }
     if ctx.want_t3 {
-        let gold_types: BTreeSet<String> = gold.iter().map(|&n| g.type_label(g.node_type(n)).to_string()).collect();
+        let gold_types: BTreeSet<String> = gold
+            .iter()
+            .map(|&n| g.type_label(g.node_type(n)).to_string())
+            .collect();
         let gold_ids: BTreeSet<String> = rec.gold.iter().cloned().collect();
         // The proxy judge reads the graph the explorer saw.
-        let rel = reasoning::relevance(env.walk, judge, &r.question, &ex, &leaves, &gold, &mut calls).await;
-        rec.t3 = Some(T3Scores { relevance: rel, type_match: metrics::type_match(&rec.leaf_types, &gold_types), seren_hit: metrics::seren_hit(&rec.leaves, &gold_ids) });
+        let rel = reasoning::relevance(
+            env.walk,
+            judge,
+            &r.question,
+            &ex,
+            &leaves,
+            &gold,
+            &mut calls,
+        )
+        .await;
+        rec.t3 = Some(T3Scores {
+            relevance: rel,
+            type_match: metrics::type_match(&rec.leaf_types, &gold_types),
+            seren_hit: metrics::seren_hit(&rec.leaves, &gold_ids),
+        });
     }
     rec.calls = calls;
     Ok(rec)
@@ -736,18 +946,30 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     let available = bench.available_partitions();
     // All three columns of Table 3 by default; a partition the benchmark lacks stays empty.
     let partitions: Vec<String> = if cfg.partitions.is_empty() {
-        bench::PARTITIONS.iter().map(|(k, _)| k.to_string()).collect()
+        bench::PARTITIONS
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .collect()
     } else {
         for p in &cfg.partitions {
             if !bench::PARTITIONS.iter().any(|(k, _)| k == p) {
-                return Err(format!("unknown partition {p:?} (partitions: llm, expert, sscore)"));
+                return Err(format!(
+                    "unknown partition {p:?} (partitions: llm, expert, sscore)"
+                ));
             }
         }
         cfg.partitions.clone()
     };
     for (k, t) in bench::PARTITIONS {
         if !available.contains(k) && partitions.iter().any(|p| p == k) {
-            notes.push(format!("the benchmark has no {t} partition ({k}{}); its columns stay empty", if *k == "expert" { ": no expert rankings file was given to the builder" } else { "" }));
+            notes.push(format!(
+                "the benchmark has no {t} partition ({k}{}); its columns stay empty",
+                if *k == "expert" {
+                    ": no expert rankings file was given to the builder"
+                } else {
+                    ""
+                }
+            ));
         }
     }
     let run_id = match &cfg.run_id {
@@ -761,7 +983,13 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
 
     // Questions in scope.
-    let mut idx: Vec<usize> = (0..bench.kgqa.len()).filter(|&i| cfg.split.as_ref().is_none_or(|s| &bench.kgqa[i].partition == s)).collect();
+    let mut idx: Vec<usize> = (0..bench.kgqa.len())
+        .filter(|&i| {
+            cfg.split
+                .as_ref()
+                .is_none_or(|s| &bench.kgqa[i].partition == s)
+        })
+        .collect();
     idx.sort_by_key(|&i| bench.kgqa[i].qid);
     if let Some(n) = cfg.limit.filter(|&n| n < idx.len()) {
         // An even spread over the qid order, so a small run still covers every pattern type.
@@ -773,10 +1001,19 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     let want_t2 = cfg.tasks.contains(&TaskKind::T2);
     let want_t3 = cfg.tasks.contains(&TaskKind::T3);
     // Decided from the models file (not from a client), so planning needs no API key.
-    let agents_use_context = ["relations", "nodes", "continue"].iter().any(|r| cfg.models.model_for(r).is_some());
+    let agents_use_context = ["relations", "nodes", "continue"]
+        .iter()
+        .any(|r| cfg.models.model_for(r).is_some());
     let judge_offline = cfg.models.model_for("judge").is_none();
-    let mut done: BTreeSet<String> = read_trace::<T1Record>(&dir.join(T1_FILE))?.into_iter().map(|r| r.key).collect();
-    done.extend(read_trace::<T3Record>(&dir.join(T3_FILE))?.into_iter().map(|r| r.key));
+    let mut done: BTreeSet<String> = read_trace::<T1Record>(&dir.join(T1_FILE))?
+        .into_iter()
+        .map(|r| r.key)
+        .collect();
+    done.extend(
+        read_trace::<T3Record>(&dir.join(T3_FILE))?
+            .into_iter()
+            .map(|r| r.key),
+    );
 
     let mut items = Vec::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -790,7 +1027,11 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     if want_t2 || want_t3 {
         // The offline explorer ignores summaries, so its without-summary run would repeat
         // the with-summary run exactly; it is reported from the same traces instead.
-        let modes: &[bool] = if want_t3 && agents_use_context { &[true, false] } else { &[true] };
+        let modes: &[bool] = if want_t3 && agents_use_context {
+            &[true, false]
+        } else {
+            &[true]
+        };
         for &i in &idx {
             let qid = bench.kgqa[i].qid;
             for p in &partitions {
@@ -798,8 +1039,14 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
                     continue;
                 }
                 for &m in modes {
-                    *counts.entry(format!("t3:{p}:{}", if m { "with" } else { "without" })).or_default() += 1;
-                    let item = Item::T3 { rec: i, partition: p.clone(), with_summaries: m };
+                    *counts
+                        .entry(format!("t3:{p}:{}", if m { "with" } else { "without" }))
+                        .or_default() += 1;
+                    let item = Item::T3 {
+                        rec: i,
+                        partition: p.clone(),
+                        with_summaries: m,
+                    };
                     items.push((item.key(&bench), item));
                 }
             }
@@ -808,7 +1055,10 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     if !agents_use_context && want_t3 {
         notes.push("offline explorer: it does not read summaries, so the w.o. summary rows equal the with-summary rows".into());
     }
-    if bench.ensemble == "offline proxy" && partitions.iter().any(|p| p == "llm") && (want_t2 || want_t3) {
+    if bench.ensemble == "offline proxy"
+        && partitions.iter().any(|p| p == "llm")
+        && (want_t2 || want_t3)
+    {
         notes.push("the benchmark's LLM Ensemble partition was scored by offline proxies (degree / marginal obviousness), not by language models (`serenqa bench build --models FILE` builds a real one)".into());
     }
     if judge_offline && (want_t2 || want_t3) {
@@ -817,11 +1067,21 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
 
     // Manifest (created once; updated at the end).
     let manifest_path = dir.join("manifest.json");
-    let old: Option<Manifest> = std::fs::read_to_string(&manifest_path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let old: Option<Manifest> = std::fs::read_to_string(&manifest_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
     let graph_hash = serenqa_benchmark::records::graph_hash(g);
     let role_labels: BTreeMap<String, String> = crate::llm::ROLES
         .iter()
-        .map(|r| (r.to_string(), cfg.models.model_for(r).map(|m| m.name.clone()).unwrap_or_else(|| "offline".into())))
+        .map(|r| {
+            (
+                r.to_string(),
+                cfg.models
+                    .model_for(r)
+                    .map(|m| m.name.clone())
+                    .unwrap_or_else(|| "offline".into()),
+            )
+        })
         .collect();
     let manifest = Manifest {
         format: "serenqa-run".into(),
@@ -856,22 +1116,54 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
         queue: None,
     };
     write_json(&manifest_path, &manifest)?;
-    Ok(Plan { bench, run_id, dir, partitions, items, done, notes, agents_use_context, graph_hash, manifest })
+    Ok(Plan {
+        bench,
+        run_id,
+        dir,
+        partitions,
+        items,
+        done,
+        notes,
+        agents_use_context,
+        graph_hash,
+        manifest,
+    })
 }
 
 /// Finishes a run whose items are all in the traces: aggregates from the trace files,
 /// writes `aggregate.{json,csv,md}` and marks the manifest `complete` (with `llm` stats).
-pub fn finalize(cfg: &EvalConfig, plan: &Plan, mut manifest: Manifest, started: Instant, llm: Option<StatsSnapshot>) -> Result<RunOutcome, String> {
+pub fn finalize(
+    cfg: &EvalConfig,
+    plan: &Plan,
+    mut manifest: Manifest,
+    started: Instant,
+    llm: Option<StatsSnapshot>,
+) -> Result<RunOutcome, String> {
     let dir = &plan.dir;
     let t1: Vec<T1Record> = read_trace(&dir.join(T1_FILE))?;
     let t3: Vec<T3Record> = read_trace(&dir.join(T3_FILE))?;
-    let (want_t1, want_t2, want_t3) = (cfg.tasks.contains(&TaskKind::T1), cfg.tasks.contains(&TaskKind::T2), cfg.tasks.contains(&TaskKind::T3));
-    let mut agg = report::aggregate(&manifest.label, &t1, &t3, &plan.partitions, !plan.agents_use_context, want_t1, want_t2, want_t3);
+    let (want_t1, want_t2, want_t3) = (
+        cfg.tasks.contains(&TaskKind::T1),
+        cfg.tasks.contains(&TaskKind::T2),
+        cfg.tasks.contains(&TaskKind::T3),
+    );
+    let mut agg = report::aggregate(
+        &manifest.label,
+        &t1,
+        &t3,
+        &plan.partitions,
+        !plan.agents_use_context,
+        want_t1,
+        want_t2,
+        want_t3,
+    );
     agg.ensemble = manifest.ensemble.clone();
     let md = report::markdown(&agg, &plan.notes);
     write_json(&dir.join("aggregate.json"), &agg)?;
-    std::fs::write(dir.join("aggregate.csv"), report::csv(&agg)).map_err(|e| format!("writing aggregate.csv: {e}"))?;
-    std::fs::write(dir.join("aggregate.md"), &md).map_err(|e| format!("writing aggregate.md: {e}"))?;
+    std::fs::write(dir.join("aggregate.csv"), report::csv(&agg))
+        .map_err(|e| format!("writing aggregate.csv: {e}"))?;
+    std::fs::write(dir.join("aggregate.md"), &md)
+        .map_err(|e| format!("writing aggregate.md: {e}"))?;
     manifest.status = "complete".into();
     manifest.updated_unix = now_unix();
     manifest.seconds = started.elapsed().as_secs_f64();
@@ -879,21 +1171,52 @@ pub fn finalize(cfg: &EvalConfig, plan: &Plan, mut manifest: Manifest, started: 
         manifest.llm = s;
     }
     write_json(&dir.join("manifest.json"), &manifest)?;
-    Ok(RunOutcome { dir: dir.clone(), manifest, aggregate: agg, markdown: md })
+    Ok(RunOutcome {
+        dir: dir.clone(),
+        manifest,
+        aggregate: agg,
+        markdown: md,
+    })
 }
 
 /// Runs (or resumes) an evaluation in this process.
-pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>) -> Result<RunOutcome, String> {
+pub async fn run_eval(
+    cfg: &EvalConfig,
+    g: Arc<Graph>,
+    model: Option<Arc<Model>>,
+) -> Result<RunOutcome, String> {
     let started = Instant::now();
-    let client = if cfg.models.models.is_empty() { None } else { Some(Arc::new(LlmClient::new(&cfg.models, cfg.cache_dir.clone())?)) };
+    let client = if cfg.models.models.is_empty() {
+        None
+    } else {
+        Some(Arc::new(LlmClient::new(
+            &cfg.models,
+            cfg.cache_dir.clone(),
+        )?))
+    };
     let roles = Roles::from_file(&cfg.models, client.clone());
     // The edge store first: an unreachable one must not leave a run directory behind.
     let remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>> = match &cfg.edges {
-        Some(t) => Some(Arc::new(serenqa_edges::RedisEdges::open(t.clone(), g.clone()).await.map_err(|e| e.to_string())?)),
+        Some(t) => Some(Arc::new(
+            serenqa_edges::RedisEdges::open(t.clone(), g.clone())
+                .await
+                .map_err(|e| e.to_string())?,
+        )),
         None => None,
     };
     let plan = plan(cfg, &g)?;
-    let ctx = Arc::new(Ctx::new(g, model, plan.bench.clone(), roles, cfg.explore.clone(), &plan.partitions, &cfg.tasks).with_edges(remote_edges));
+    let ctx = Arc::new(
+        Ctx::new(
+            g,
+            model,
+            plan.bench.clone(),
+            roles,
+            cfg.explore.clone(),
+            &plan.partitions,
+            &cfg.tasks,
+        )
+        .with_edges(remote_edges),
+    );
     let items: Vec<Item> = plan.todo().map(|(_, i)| i.clone()).collect();
 
     // Progress bars per task.
@@ -913,7 +1236,11 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     let mut set = tokio::task::JoinSet::new();
     let crash_after = cfg.crash_after;
     for item in items {
-        let permit = sem.clone().acquire_owned().await.map_err(|_| "scheduler closed".to_string())?;
+        let permit = sem
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| "scheduler closed".to_string())?;
         let (ctx, w1, w3, written) = (ctx.clone(), w1.clone(), w3.clone(), written.clone());
         let (b1, b3) = (bar_t1.clone(), bar_t3.clone());
         set.spawn(async move {
@@ -940,14 +1267,36 @@ pub async fn run_eval(cfg: &EvalConfig, g: Arc<Graph>, model: Option<Arc<Model>>
     bar_t1.finish();
     bar_t3.finish();
     let manifest = plan.manifest.clone();
-    finalize(cfg, &plan, manifest, started, client.as_ref().map(|c| c.stats.snapshot()))
+    finalize(
+        cfg,
+        &plan,
+        manifest,
+        started,
+        client.as_ref().map(|c| c.stats.snapshot()),
+    )
 }
 
 /// The T1 and T2+T3 progress bars of a run.
-pub(crate) fn progress_bars(mp: &MultiProgress, n_t1: u64, n_t3: u64) -> (ProgressBar, ProgressBar) {
-    let style = ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} {per_sec} eta {eta} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
-    let bar_t1 = mp.add(ProgressBar::new(n_t1).with_style(style.clone()).with_prefix("T1"));
-    let bar_t3 = mp.add(ProgressBar::new(n_t3).with_style(style).with_prefix("T2+T3"));
+pub(crate) fn progress_bars(
+    mp: &MultiProgress,
+    n_t1: u64,
+    n_t3: u64,
+) -> (ProgressBar, ProgressBar) {
+    let style = ProgressStyle::with_template(
+        "{prefix:>6} [{bar:40}] {pos}/{len} {per_sec} eta {eta} {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    let bar_t1 = mp.add(
+        ProgressBar::new(n_t1)
+            .with_style(style.clone())
+            .with_prefix("T1"),
+    );
+    let bar_t3 = mp.add(
+        ProgressBar::new(n_t3)
+            .with_style(style)
+            .with_prefix("T2+T3"),
+    );
     (bar_t1, bar_t3)
 }
 
@@ -960,13 +1309,21 @@ pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
 
 /// Runs listed in a runs directory: (id, manifest, aggregate if finished), newest first.
 pub fn list_runs(runs_dir: &Path) -> Vec<(String, Manifest, Option<Aggregate>)> {
-    let Ok(rd) = std::fs::read_dir(runs_dir) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(runs_dir) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for e in rd.flatten() {
         let dir = e.path();
-        let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else { continue };
-        let Ok(m) = serde_json::from_str::<Manifest>(&text) else { continue };
-        let agg = std::fs::read_to_string(dir.join("aggregate.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+        let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
+            continue;
+        };
+        let Ok(m) = serde_json::from_str::<Manifest>(&text) else {
+            continue;
+        };
+        let agg = std::fs::read_to_string(dir.join("aggregate.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
         out.push((e.file_name().to_string_lossy().to_string(), m, agg));
     }
     out.sort_by(|a, b| b.1.updated_unix.cmp(&a.1.updated_unix).then(a.0.cmp(&b.0)));
@@ -974,7 +1331,11 @@ pub fn list_runs(runs_dir: &Path) -> Vec<(String, Manifest, Option<Aggregate>)> 
 }
 
 /// The trace records of one question in a run (T1 and every T2/T3 exploration).
-pub fn question_trace(runs_dir: &Path, run_id: &str, qid: u32) -> Result<serde_json::Value, String> {
+pub fn question_trace(
+    runs_dir: &Path,
+    run_id: &str,
+    qid: u32,
+) -> Result<serde_json::Value, String> {
     if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
         return Err(format!("no run {run_id:?}"));
     }
@@ -982,8 +1343,14 @@ pub fn question_trace(runs_dir: &Path, run_id: &str, qid: u32) -> Result<serde_j
     if !dir.join("manifest.json").is_file() {
         return Err(format!("no run {run_id:?}"));
     }
-    let t1: Vec<serde_json::Value> = read_lines(&dir.join(T1_FILE)).into_iter().filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid))).collect();
-    let t3: Vec<serde_json::Value> = read_lines(&dir.join(T3_FILE)).into_iter().filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid))).collect();
+    let t1: Vec<serde_json::Value> = read_lines(&dir.join(T1_FILE))
+        .into_iter()
+        .filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid)))
+        .collect();
+    let t3: Vec<serde_json::Value> = read_lines(&dir.join(T3_FILE))
+        .into_iter()
+        .filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid)))
+        .collect();
     if t1.is_empty() && t3.is_empty() {
         return Err(format!("run {run_id} has no trace for question {qid}"));
     }
@@ -992,12 +1359,19 @@ pub fn question_trace(runs_dir: &Path, run_id: &str, qid: u32) -> Result<serde_j
 
 /// The questions of a run (`qid`, `pattern`, `question`), by qid.
 pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
-    if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') || !runs_dir.join(run_id).join("manifest.json").is_file() {
+    if run_id.is_empty()
+        || run_id.contains(['/', '\\'])
+        || run_id.starts_with('.')
+        || !runs_dir.join(run_id).join("manifest.json").is_file()
+    {
         return Err(format!("no run {run_id:?}"));
     }
     let dir = runs_dir.join(run_id);
     let mut seen: BTreeMap<u64, serde_json::Value> = BTreeMap::new();
-    for v in read_lines(&dir.join(T1_FILE)).into_iter().chain(read_lines(&dir.join(T3_FILE))) {
+    for v in read_lines(&dir.join(T1_FILE))
+        .into_iter()
+        .chain(read_lines(&dir.join(T3_FILE)))
+    {
         if let Some(q) = v.get("qid").and_then(|q| q.as_u64()) {
             seen.entry(q).or_insert_with(|| serde_json::json!({"qid": q, "pattern": v.get("pattern").cloned().unwrap_or_default(), "question": v.get("question").cloned().unwrap_or_default()}));
         }
@@ -1007,7 +1381,10 @@ pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<serde_json::Va
 
 /// Complete JSON lines of a trace file (read-only; a torn line is skipped).
 fn read_lines(path: &Path) -> Vec<serde_json::Value> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
-

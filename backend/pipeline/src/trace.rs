@@ -10,7 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serenqa_graph::Graph;
-use serenqa_shared::api::{ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric, TraceTreeNode};
+use serenqa_shared::api::{
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
+    TraceTreeNode,
+};
 use serenqa_shared::results::{metric_title, partition_title};
 
 use crate::reasoning::Judged;
@@ -30,13 +33,20 @@ pub enum TraceError {
 impl std::fmt::Display for TraceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TraceError::NoRun(m) | TraceError::NoQuestion(m) | TraceError::Unreadable(m) => f.write_str(m),
+            TraceError::NoRun(m) | TraceError::NoQuestion(m) | TraceError::Unreadable(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
 
 /// One question of run `run_id`, readable, with names from `g` (the served graph).
-pub fn question_trace(g: &Graph, runs_dir: &Path, run_id: &str, qid: u32) -> Result<QuestionTrace, TraceError> {
+pub fn question_trace(
+    g: &Graph,
+    runs_dir: &Path,
+    run_id: &str,
+    qid: u32,
+) -> Result<QuestionTrace, TraceError> {
     check_run_id(run_id).map_err(TraceError::NoRun)?;
     let dir = runs_dir.join(run_id);
     let manifest: Manifest = std::fs::read_to_string(dir.join("manifest.json"))
@@ -47,16 +57,35 @@ pub fn question_trace(g: &Graph, runs_dir: &Path, run_id: &str, qid: u32) -> Res
     // last line, which only the writer may do).
     let t1: Vec<T1Record> = read_complete(&dir.join(T1_FILE))?;
     let t3: Vec<T3Record> = read_complete(&dir.join(T3_FILE))?;
-    let qids: BTreeSet<u32> = t1.iter().map(|r| r.qid).chain(t3.iter().map(|r| r.qid)).collect();
+    let qids: BTreeSet<u32> = t1
+        .iter()
+        .map(|r| r.qid)
+        .chain(t3.iter().map(|r| r.qid))
+        .collect();
     if !qids.contains(&qid) {
-        return Err(TraceError::NoQuestion(format!("run {run_id} has no trace for question {qid}")));
+        return Err(TraceError::NoQuestion(format!(
+            "run {run_id} has no trace for question {qid}"
+        )));
     }
-    let mut names = Names { g, unresolved: false };
+    let mut names = Names {
+        g,
+        unresolved: false,
+    };
     let one = t1.iter().find(|r| r.qid == qid);
     let mut ex: Vec<&T3Record> = t3.iter().filter(|r| r.qid == qid).collect();
     // Partitions in the leaderboard's order, "with summaries" first.
-    let order = |p: &str| ["llm", "expert", "sscore"].iter().position(|k| *k == p).unwrap_or(3);
-    ex.sort_by(|a, b| order(&a.partition).cmp(&order(&b.partition)).then(b.mode.cmp(&a.mode)).then(a.key.cmp(&b.key)));
+    let order = |p: &str| {
+        ["llm", "expert", "sscore"]
+            .iter()
+            .position(|k| *k == p)
+            .unwrap_or(3)
+    };
+    ex.sort_by(|a, b| {
+        order(&a.partition)
+            .cmp(&order(&b.partition))
+            .then(b.mode.cmp(&a.mode))
+            .then(a.key.cmp(&b.key))
+    });
     let (pattern, question) = match (one, ex.first()) {
         (Some(r), _) => (r.pattern.clone(), r.question.clone()),
         (None, Some(r)) => (r.pattern.clone(), r.question.clone()),
@@ -82,14 +111,22 @@ pub fn question_trace(g: &Graph, runs_dir: &Path, run_id: &str, qid: u32) -> Res
 
 /// The complete lines of a trace file (a missing file has none).
 fn read_complete<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, TraceError> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Ok(Vec::new()) };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(Vec::new());
+    };
     let complete = match text.rfind('\n') {
         Some(i) => &text[..=i],
         None => "",
     };
     let mut out = Vec::new();
-    for (i, line) in complete.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        out.push(serde_json::from_str(line).map_err(|e| TraceError::Unreadable(format!("{} line {}: {e}", path.display(), i + 1)))?);
+    for (i, line) in complete
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        out.push(serde_json::from_str(line).map_err(|e| {
+            TraceError::Unreadable(format!("{} line {}: {e}", path.display(), i + 1))
+        })?);
     }
     Ok(out)
 }
@@ -106,12 +143,26 @@ impl Names<'_> {
     fn entity(&mut self, id: &str, type_label: Option<&str>, hit: bool) -> TraceEntity {
         let g = self.g;
         let found = g.find_by_ident(id);
-        let pick = found.iter().copied().find(|&n| type_label.is_none_or(|t| g.type_label(g.node_type(n)) == t)).or(found.first().copied());
+        let pick = found
+            .iter()
+            .copied()
+            .find(|&n| type_label.is_none_or(|t| g.type_label(g.node_type(n)) == t))
+            .or(found.first().copied());
         match pick {
-            Some(n) => TraceEntity { id: id.to_string(), name: g.name(n).to_string(), kind: g.type_display(g.node_type(n)).to_string(), hit },
+            Some(n) => TraceEntity {
+                id: id.to_string(),
+                name: g.name(n).to_string(),
+                kind: g.type_display(g.node_type(n)).to_string(),
+                hit,
+            },
             None => {
                 self.unresolved = true;
-                TraceEntity { id: id.to_string(), name: String::new(), kind: type_label.unwrap_or_default().to_string(), hit }
+                TraceEntity {
+                    id: id.to_string(),
+                    name: String::new(),
+                    kind: type_label.unwrap_or_default().to_string(),
+                    hit,
+                }
             }
         }
     }
@@ -130,13 +181,21 @@ fn metric(key: &str, value: f64, max: f64, judge: &str) -> TraceMetric {
         "seren_hit" => "1 if any entity reached is in the partition's serendipity set.",
         _ => "",
     };
-    TraceMetric { key: key.into(), label: metric_title(key).into(), value, max, judge: judge.into(), meaning: meaning.into() }
+    TraceMetric {
+        key: key.into(),
+        label: metric_title(key).into(),
+        value,
+        max,
+        judge: judge.into(),
+        meaning: meaning.into(),
+    }
 }
 
 fn judged(key: &str, j: &Judged) -> TraceMetric {
     let mut m = metric(key, j.score, 5.0, &j.judge);
     if j.unparsable {
-        m.meaning.push_str(" The judge's reply had no score: scored 1.");
+        m.meaning
+            .push_str(" The judge's reply had no score: scored 1.");
     }
     m
 }
@@ -151,9 +210,21 @@ fn retrieval(names: &mut Names, t: &T1Record) -> RetrievalTrace {
         executable: r.executable,
         error: r.error.clone(),
         rows: r.rows,
-        predicted: r.answers.iter().map(|a| names.entity(a, None, gold.contains(a.as_str()))).collect(),
-        gold: t.gold.iter().map(|a| names.entity(a, None, r.executable && found.contains(a.as_str()))).collect(),
-        metrics: vec![metric("hit", t.hit, 1.0, ""), metric("f1", t.f1, 1.0, ""), metric("exe", if r.executable { 1.0 } else { 0.0 }, 1.0, "")],
+        predicted: r
+            .answers
+            .iter()
+            .map(|a| names.entity(a, None, gold.contains(a.as_str())))
+            .collect(),
+        gold: t
+            .gold
+            .iter()
+            .map(|a| names.entity(a, None, r.executable && found.contains(a.as_str())))
+            .collect(),
+        metrics: vec![
+            metric("hit", t.hit, 1.0, ""),
+            metric("f1", t.f1, 1.0, ""),
+            metric("exe", if r.executable { 1.0 } else { 0.0 }, 1.0, ""),
+        ],
         latency_ms: t.call.as_ref().map(|c| c.latency_ms).unwrap_or(0.0),
     }
 }
@@ -177,12 +248,42 @@ fn exploration(names: &mut Names, r: &T3Record) -> ExplorationTrace {
         partition: r.partition.clone(),
         partition_title: partition_title(&r.partition).to_string(),
         with_summaries: r.mode == "with",
-        roots: r.roots.iter().map(|a| names.entity(a, None, false)).collect(),
-        leaves: r.leaves.iter().enumerate().map(|(i, a)| names.entity(a, r.leaf_types.get(i).map(String::as_str), gold.contains(a.as_str()))).collect(),
-        gold: r.gold.iter().map(|a| names.entity(a, None, leaves.contains(a.as_str()))).collect(),
+        roots: r
+            .roots
+            .iter()
+            .map(|a| names.entity(a, None, false))
+            .collect(),
+        leaves: r
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                names.entity(
+                    a,
+                    r.leaf_types.get(i).map(String::as_str),
+                    gold.contains(a.as_str()),
+                )
+            })
+            .collect(),
+        gold: r
+            .gold
+            .iter()
+            .map(|a| names.entity(a, None, leaves.contains(a.as_str())))
+            .collect(),
         metrics,
         tree: tree(names, &r.roots, &r.paths, &gold),
-        levels: r.levels.iter().map(|l| TraceLevel { level: l.level, frontier: l.frontier, candidates: l.candidates, selected: l.selected.len(), uniform_sampled: l.uniform_sampled, go_on: l.go_on }).collect(),
+        levels: r
+            .levels
+            .iter()
+            .map(|l| TraceLevel {
+                level: l.level,
+                frontier: l.frontier,
+                candidates: l.candidates,
+                selected: l.selected.len(),
+                uniform_sampled: l.uniform_sampled,
+                go_on: l.go_on,
+            })
+            .collect(),
         summaries: r.summaries.clone(),
         calls: r.calls.len(),
         error: r.error.clone(),
@@ -209,7 +310,10 @@ fn line_node(s: &str) -> Option<LineNode> {
     let open = s.find(" (")?;
     let inner = s[open + 2..].strip_suffix(')')?;
     let ty = inner.rsplit_once(", ").map(|(_, t)| t).unwrap_or(inner);
-    Some(LineNode { id: s[..open].to_string(), type_label: ty.to_string() })
+    Some(LineNode {
+        id: s[..open].to_string(),
+        type_label: ty.to_string(),
+    })
 }
 
 /// Reads a path line of a T3 trace back: `end: root (name, Type) -[REL]-> id (name, Type)
@@ -224,9 +328,13 @@ pub fn parse_path_line(line: &str) -> Option<(LineNode, Vec<LineStep>)> {
     while i < rest.len() {
         let tail = &rest[i..];
         let arrow = if tail.starts_with(" -[") {
-            tail[3..].find("]-> ").map(|e| (tail[3..3 + e].to_string(), true, 3 + e + 4))
+            tail[3..]
+                .find("]-> ")
+                .map(|e| (tail[3..3 + e].to_string(), true, 3 + e + 4))
         } else if tail.starts_with(" <-[") {
-            tail[4..].find("]- ").map(|e| (tail[4..4 + e].to_string(), false, 4 + e + 3))
+            tail[4..]
+                .find("]- ")
+                .map(|e| (tail[4..4 + e].to_string(), false, 4 + e + 3))
         } else {
             None
         };
@@ -247,14 +355,23 @@ pub fn parse_path_line(line: &str) -> Option<(LineNode, Vec<LineStep>)> {
     let mut steps = Vec::new();
     for (arrow, node) in it {
         let (relation, forward) = arrow?;
-        steps.push(LineStep { relation, forward, to: line_node(node)? });
+        steps.push(LineStep {
+            relation,
+            forward,
+            to: line_node(node)?,
+        });
     }
     Some((root, steps))
 }
 
 /// The beam's paths folded into a tree (roots first, children in discovery order), as a
 /// depth-first list.
-fn tree(names: &mut Names, roots: &[String], paths: &[String], gold: &BTreeSet<&str>) -> Vec<TraceTreeNode> {
+fn tree(
+    names: &mut Names,
+    roots: &[String],
+    paths: &[String],
+    gold: &BTreeSet<&str>,
+) -> Vec<TraceTreeNode> {
     struct Node {
         id: String,
         type_label: Option<String>,
@@ -266,13 +383,26 @@ fn tree(names: &mut Names, roots: &[String], paths: &[String], gold: &BTreeSet<&
     let mut top: Vec<usize> = Vec::new();
     // (parent, relation, forward, id) → node; parent usize::MAX for roots.
     let mut index: BTreeMap<(usize, String, bool, String), usize> = BTreeMap::new();
-    let mut add = |nodes: &mut Vec<Node>, top: &mut Vec<usize>, parent: usize, relation: &str, forward: bool, id: &str, ty: Option<&str>| -> usize {
+    let mut add = |nodes: &mut Vec<Node>,
+                   top: &mut Vec<usize>,
+                   parent: usize,
+                   relation: &str,
+                   forward: bool,
+                   id: &str,
+                   ty: Option<&str>|
+     -> usize {
         let key = (parent, relation.to_string(), forward, id.to_string());
         if let Some(&i) = index.get(&key) {
             return i;
         }
         let i = nodes.len();
-        nodes.push(Node { id: id.to_string(), type_label: ty.map(str::to_string), relation: relation.to_string(), forward, children: Vec::new() });
+        nodes.push(Node {
+            id: id.to_string(),
+            type_label: ty.map(str::to_string),
+            relation: relation.to_string(),
+            forward,
+            children: Vec::new(),
+        });
         if parent == usize::MAX {
             top.push(i);
         } else {
@@ -285,18 +415,43 @@ fn tree(names: &mut Names, roots: &[String], paths: &[String], gold: &BTreeSet<&
         add(&mut nodes, &mut top, usize::MAX, "", true, r, None);
     }
     for line in paths {
-        let Some((root, steps)) = parse_path_line(line) else { continue };
-        let mut at = add(&mut nodes, &mut top, usize::MAX, "", true, &root.id, Some(&root.type_label));
+        let Some((root, steps)) = parse_path_line(line) else {
+            continue;
+        };
+        let mut at = add(
+            &mut nodes,
+            &mut top,
+            usize::MAX,
+            "",
+            true,
+            &root.id,
+            Some(&root.type_label),
+        );
         for s in &steps {
-            at = add(&mut nodes, &mut top, at, &s.relation, s.forward, &s.to.id, Some(&s.to.type_label));
+            at = add(
+                &mut nodes,
+                &mut top,
+                at,
+                &s.relation,
+                s.forward,
+                &s.to.id,
+                Some(&s.to.type_label),
+            );
         }
     }
     let mut out = Vec::with_capacity(nodes.len());
-    let mut stack: Vec<(usize, Option<usize>, usize)> = top.iter().rev().map(|&i| (i, None, 0)).collect();
+    let mut stack: Vec<(usize, Option<usize>, usize)> =
+        top.iter().rev().map(|&i| (i, None, 0)).collect();
     while let Some((i, parent, depth)) = stack.pop() {
         let n = &nodes[i];
         let at = out.len();
-        out.push(TraceTreeNode { entity: names.entity(&n.id, n.type_label.as_deref(), gold.contains(n.id.as_str())), parent, depth, relation: n.relation.clone(), forward: n.forward });
+        out.push(TraceTreeNode {
+            entity: names.entity(&n.id, n.type_label.as_deref(), gold.contains(n.id.as_str())),
+            parent,
+            depth,
+            relation: n.relation.clone(),
+            forward: n.forward,
+        });
         for &c in n.children.iter().rev() {
             stack.push((c, Some(at), depth + 1));
         }
@@ -311,14 +466,48 @@ mod tests {
     #[test]
     fn path_lines_read_back() {
         let (root, steps) = parse_path_line("DB00316: DOID:10763 (hypertension, Disease) <-[TREATS_CtD]- DB00945 (Acetylsalicylic acid, Compound) -[BINDS_CbG]-> 5743 (PTGS2, Gene)").unwrap();
-        assert_eq!(root, LineNode { id: "DOID:10763".into(), type_label: "Disease".into() });
+        assert_eq!(
+            root,
+            LineNode {
+                id: "DOID:10763".into(),
+                type_label: "Disease".into()
+            }
+        );
         assert_eq!(steps.len(), 2);
-        assert_eq!((steps[0].relation.as_str(), steps[0].forward, steps[0].to.id.as_str()), ("TREATS_CtD", false, "DB00945"));
-        assert_eq!((steps[1].relation.as_str(), steps[1].forward, steps[1].to.id.as_str(), steps[1].to.type_label.as_str()), ("BINDS_CbG", true, "5743", "Gene"));
+        assert_eq!(
+            (
+                steps[0].relation.as_str(),
+                steps[0].forward,
+                steps[0].to.id.as_str()
+            ),
+            ("TREATS_CtD", false, "DB00945")
+        );
+        assert_eq!(
+            (
+                steps[1].relation.as_str(),
+                steps[1].forward,
+                steps[1].to.id.as_str(),
+                steps[1].to.type_label.as_str()
+            ),
+            ("BINDS_CbG", true, "5743", "Gene")
+        );
         // Names with commas and parentheses keep the type right.
-        let (_, s) = parse_path_line("X: A (a, Disease) -[R]-> B (vitamin D (25-OH), calcifediol, Compound)").unwrap();
-        assert_eq!(s[0].to, LineNode { id: "B".into(), type_label: "Compound".into() });
+        let (_, s) = parse_path_line(
+            "X: A (a, Disease) -[R]-> B (vitamin D (25-OH), calcifediol, Compound)",
+        )
+        .unwrap();
+        assert_eq!(
+            s[0].to,
+            LineNode {
+                id: "B".into(),
+                type_label: "Compound".into()
+            }
+        );
         assert_eq!(parse_path_line("no colon here"), None);
-        assert_eq!(parse_path_line("X: A (a, Disease) -[R]-> B"), None, "a node without its label");
+        assert_eq!(
+            parse_path_line("X: A (a, Disease) -[R]-> B"),
+            None,
+            "a node without its label"
+        );
     }
 }

@@ -28,7 +28,10 @@ fn spec(base: &str) -> ModelSpec {
 }
 
 fn client(s: ModelSpec, cache: Option<std::path::PathBuf>) -> LlmClient {
-    let f = ModelsFile { models: vec![s], ..Default::default() };
+    let f = ModelsFile {
+        models: vec![s],
+        ..Default::default()
+    };
     LlmClient::new(&f, cache).expect("client")
 }
 
@@ -45,7 +48,10 @@ async fn request_format_is_openai_chat_completions() {
     let c = client(s, None);
     let r = c.chat("m", &msgs("question?")).await.expect("reply");
     assert_eq!(r.text, "hello");
-    assert_eq!((r.prompt_tokens, r.completion_tokens, r.attempts, r.cached), (11, 7, 1, false));
+    assert_eq!(
+        (r.prompt_tokens, r.completion_tokens, r.attempts, r.cached),
+        (11, 7, 1, false)
+    );
     let log = srv.log.lock().unwrap();
     assert_eq!(log.len(), 1);
     let req = &log[0];
@@ -59,7 +65,10 @@ async fn request_format_is_openai_chat_completions() {
     assert_eq!(req.body["messages"][1]["role"], "user");
     assert_eq!(req.body["messages"][1]["content"], "question?");
     let st = c.stats.snapshot();
-    assert_eq!((st.calls, st.prompt_tokens, st.completion_tokens), (1, 11, 7));
+    assert_eq!(
+        (st.calls, st.prompt_tokens, st.completion_tokens),
+        (1, 11, 7)
+    );
 }
 
 #[tokio::test]
@@ -89,13 +98,19 @@ async fn gives_up_after_max_retries_and_does_not_retry_400() {
     assert_eq!(srv.count.load(Ordering::SeqCst), 4, "1 try + 3 retries");
     let srv2 = start(Arc::new(|_, _| Answer::status(400))).await;
     let c2 = client(spec(&srv2.base_url), None);
-    assert!(matches!(c2.chat("m", &msgs("q")).await, Err(LlmError::Status { status: 400, .. })));
+    assert!(matches!(
+        c2.chat("m", &msgs("q")).await,
+        Err(LlmError::Status { status: 400, .. })
+    ));
     assert_eq!(srv2.count.load(Ordering::SeqCst), 1, "400 is not retried");
 }
 
 #[tokio::test]
 async fn timeouts_are_retried_then_reported() {
-    let srv = start(Arc::new(|_, _| Answer::ok("late").after(Duration::from_millis(1500)))).await;
+    let srv = start(Arc::new(|_, _| {
+        Answer::ok("late").after(Duration::from_millis(1500))
+    }))
+    .await;
     let mut s = spec(&srv.base_url);
     s.timeout_secs = 0.2;
     s.max_retries = 1;
@@ -103,20 +118,40 @@ async fn timeouts_are_retried_then_reported() {
     let t = Instant::now();
     let e = c.chat("m", &msgs("q")).await.expect_err("must time out");
     assert!(matches!(e, LlmError::Timeout { attempts: 2, .. }), "{e:?}");
-    assert!(t.elapsed() < Duration::from_millis(1400), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1400),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(srv.count.load(Ordering::SeqCst), 2);
     // A retry that succeeds after a timeout.
-    let srv2 = start(Arc::new(|_, n| if n == 0 { Answer::ok("late").after(Duration::from_millis(1500)) } else { Answer::ok("fast") })).await;
+    let srv2 = start(Arc::new(|_, n| {
+        if n == 0 {
+            Answer::ok("late").after(Duration::from_millis(1500))
+        } else {
+            Answer::ok("fast")
+        }
+    }))
+    .await;
     let mut s2 = spec(&srv2.base_url);
     s2.timeout_secs = 0.2;
     let c2 = client(s2, None);
-    assert_eq!(c2.chat("m", &msgs("q")).await.expect("retry after timeout").text, "fast");
+    assert_eq!(
+        c2.chat("m", &msgs("q"))
+            .await
+            .expect("retry after timeout")
+            .text,
+        "fast"
+    );
 }
 
 #[tokio::test]
 async fn cache_hits_on_rerun_with_a_new_client() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = start(Arc::new(|v, _| Answer::ok(&format!("echo {}", common::user_text(v))))).await;
+    let srv = start(Arc::new(|v, _| {
+        Answer::ok(&format!("echo {}", common::user_text(v)))
+    }))
+    .await;
     let c1 = client(spec(&srv.base_url), Some(dir.path().to_path_buf()));
     let a = c1.chat("m", &msgs("one")).await.unwrap();
     let b = c1.chat("m", &msgs("two")).await.unwrap();
@@ -125,7 +160,11 @@ async fn cache_hits_on_rerun_with_a_new_client() {
     let c2 = client(spec(&srv.base_url), Some(dir.path().to_path_buf()));
     let a2 = c2.chat("m", &msgs("one")).await.unwrap();
     let b2 = c2.chat("m", &msgs("two")).await.unwrap();
-    assert_eq!(srv.count.load(Ordering::SeqCst), 2, "no network call on rerun");
+    assert_eq!(
+        srv.count.load(Ordering::SeqCst),
+        2,
+        "no network call on rerun"
+    );
     assert!(a2.cached && b2.cached);
     assert_eq!((a2.text, b2.text), (a.text, b.text));
     assert_eq!(c2.stats.snapshot().cache_hits, 2);
@@ -149,17 +188,30 @@ async fn malformed_replies_are_errors_not_panics() {
     .await;
     let c = client(spec(&srv.base_url), None);
     for _ in 0..3 {
-        assert!(matches!(c.chat("m", &msgs("q")).await, Err(LlmError::Malformed { .. })));
+        assert!(matches!(
+            c.chat("m", &msgs("q")).await,
+            Err(LlmError::Malformed { .. })
+        ));
     }
-    assert_eq!(c.chat("m", &msgs("q")).await.unwrap().text, "", "null content is an empty reply");
+    assert_eq!(
+        c.chat("m", &msgs("q")).await.unwrap().text,
+        "",
+        "null content is an empty reply"
+    );
     let long = c.chat("m", &msgs("q")).await.unwrap();
-    assert!(long.truncated && long.text.len() == serenqa_pipeline::llm::MAX_REPLY_CHARS, "endless text is cut");
+    assert!(
+        long.truncated && long.text.len() == serenqa_pipeline::llm::MAX_REPLY_CHARS,
+        "endless text is cut"
+    );
     assert_eq!(c.stats.snapshot().errors, 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limit_is_honoured() {
-    let srv = start(Arc::new(|_, _| Answer::ok("ok").after(Duration::from_millis(80)))).await;
+    let srv = start(Arc::new(|_, _| {
+        Answer::ok("ok").after(Duration::from_millis(80))
+    }))
+    .await;
     let mut s = spec(&srv.base_url);
     s.concurrency = 4;
     let c = Arc::new(client(s, None));
@@ -172,7 +224,11 @@ async fn concurrency_limit_is_honoured() {
         r.unwrap().unwrap();
     }
     assert_eq!(srv.count.load(Ordering::SeqCst), 24);
-    assert_eq!(srv.max_in_flight.load(Ordering::SeqCst), 4, "server saw exactly the limit in flight");
+    assert_eq!(
+        srv.max_in_flight.load(Ordering::SeqCst),
+        4,
+        "server saw exactly the limit in flight"
+    );
     assert_eq!(c.stats.snapshot().max_in_flight, 4);
 }
 
@@ -186,15 +242,26 @@ fn models_file_validation() {
     assert!(f.model_for("nodes").is_none(), "unmapped roles run offline");
     assert_eq!(f.models[0].concurrency, 64, "default concurrency");
     let bad_role = r#"{"models":[],"roles":{"writer":"a"}}"#;
-    assert!(serde_json::from_str::<ModelsFile>(bad_role).unwrap().validate().unwrap_err().contains("unknown role"));
+    assert!(serde_json::from_str::<ModelsFile>(bad_role)
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .contains("unknown role"));
     let undeclared = r#"{"models":[],"roles":{"judge":"gpt"}}"#;
-    assert!(serde_json::from_str::<ModelsFile>(undeclared).unwrap().validate().unwrap_err().contains("undeclared"));
+    assert!(serde_json::from_str::<ModelsFile>(undeclared)
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .contains("undeclared"));
 }
 
 /// Throughput of the LLM path: 200 ms simulated latency, a limit of 128 in flight.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput_with_200ms_latency() {
-    let srv = start(Arc::new(|_, _| Answer::ok("Score: 3\n#END").after(Duration::from_millis(200)))).await;
+    let srv = start(Arc::new(|_, _| {
+        Answer::ok("Score: 3\n#END").after(Duration::from_millis(200))
+    }))
+    .await;
     let mut s = spec(&srv.base_url);
     s.concurrency = 128;
     let c = Arc::new(client(s, None));

@@ -18,7 +18,8 @@ fn t3_lines(dir: &std::path::Path, partition: &str) -> BTreeMap<String, String> 
     text.lines()
         .filter_map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).ok()?;
-            (v["partition"] == partition).then(|| (v["key"].as_str().unwrap_or("").to_string(), l.to_string()))
+            (v["partition"] == partition)
+                .then(|| (v["key"].as_str().unwrap_or("").to_string(), l.to_string()))
         })
         .collect()
 }
@@ -28,7 +29,12 @@ async fn t3_records_do_not_depend_on_the_removed_edges() {
     let gc = hetionet();
     let bench_dir = small_bench();
     let bench = Benchmark::load(&bench_dir, &gc).expect("benchmark");
-    let (partition, removed) = bench.removed.iter().find(|(_, m)| m.len() > 0).map(|(p, m)| (p.clone(), m.clone())).expect("a partition with removed edges");
+    let (partition, removed) = bench
+        .removed
+        .iter()
+        .find(|(_, m)| m.len() > 0)
+        .map(|(p, m)| (p.clone(), m.clone()))
+        .expect("a partition with removed edges");
     let cfg = ModelConfig::default();
     let model = Arc::new(Model::compute(&gc, &cfg, false));
 
@@ -42,20 +48,43 @@ async fn t3_records_do_not_depend_on_the_removed_edges() {
         c
     };
     let a = tempfile::tempdir().expect("tempdir");
-    let on_gc = run_eval(&config(a.path()), gc.clone(), Some(model.clone())).await.expect("T3 on Gc with R masked");
+    let on_gc = run_eval(&config(a.path()), gc.clone(), Some(model.clone()))
+        .await
+        .expect("T3 on Gc with R masked");
 
     // G as the complete graph: R's edges are gone, so the benchmark's R matches nothing.
-    let g = Arc::new(serenqa_graph::filter::without_edges(&gc, &|e| removed.contains(e)));
-    assert_eq!(g.edge_count(), gc.edge_count() - removed.len(), "R's edges are deleted");
+    let g = Arc::new(serenqa_graph::filter::without_edges(&gc, &|e| {
+        removed.contains(e)
+    }));
+    assert_eq!(
+        g.edge_count(),
+        gc.edge_count() - removed.len(),
+        "R's edges are deleted"
+    );
     let model_g = Arc::new(Model::compute(&g, &cfg, false));
     let b = tempfile::tempdir().expect("tempdir");
-    let on_g = run_eval(&config(b.path()), g, Some(model_g)).await.expect("T3 on G");
+    let on_g = run_eval(&config(b.path()), g, Some(model_g))
+        .await
+        .expect("T3 on G");
 
-    let (x, y) = (t3_lines(&on_gc.dir, &partition), t3_lines(&on_g.dir, &partition));
-    assert!(x.len() >= 12, "the comparison covers explorations ({} records)", x.len());
-    assert!(x.values().any(|l| l.contains("\"leaves\":[\"")), "some exploration found leaves");
+    let (x, y) = (
+        t3_lines(&on_gc.dir, &partition),
+        t3_lines(&on_g.dir, &partition),
+    );
+    assert!(
+        x.len() >= 12,
+        "the comparison covers explorations ({} records)",
+        x.len()
+    );
+    assert!(
+        x.values().any(|l| l.contains("\"leaves\":[\"")),
+        "some exploration found leaves"
+    );
     assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>());
     for (k, line) in &x {
-        assert_eq!(line, &y[k], "T3 record {k} differs between Gc (R masked) and G");
+        assert_eq!(
+            line, &y[k],
+            "T3 record {k} differs between Gc (R masked) and G"
+        );
     }
 }

@@ -11,7 +11,10 @@ use serenqa_pipeline::prompts::TEMPLATES;
 const RUN: usize = 6;
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 fn paper() -> Option<String> {
@@ -33,7 +36,10 @@ fn paper() -> Option<String> {
 /// The runs of `RUN` words of `text` that also occur in `reference`.
 fn shared_runs(reference: &HashSet<Vec<String>>, text: &str) -> Vec<String> {
     let w = words(text);
-    w.windows(RUN).filter(|g| reference.contains(*g)).map(|g| g.join(" ")).collect()
+    w.windows(RUN)
+        .filter(|g| reference.contains(*g))
+        .map(|g| g.join(" "))
+        .collect()
 }
 
 #[test]
@@ -43,16 +49,27 @@ fn no_prompt_shares_six_words_in_a_row_with_the_paper() {
         return;
     };
     let pw = words(&paper);
-    assert!(pw.len() > 5_000, "the paper text looks truncated ({} words)", pw.len());
+    assert!(
+        pw.len() > 5_000,
+        "the paper text looks truncated ({} words)",
+        pw.len()
+    );
     let grams: HashSet<Vec<String>> = pw.windows(RUN).map(<[String]>::to_vec).collect();
     // The check itself can fail: a sentence lifted from the paper is caught.
     let lifted = pw[1000..1000 + RUN + 2].join(" ");
-    assert!(!shared_runs(&grams, &lifted).is_empty(), "the detector missed a copied sentence");
+    assert!(
+        !shared_runs(&grams, &lifted).is_empty(),
+        "the detector missed a copied sentence"
+    );
     let mut copied = Vec::new();
     for (name, text) in TEMPLATES {
         for run in shared_runs(&grams, text) {
             copied.push(format!("{name}: \"{run}\""));
         }
     }
-    assert!(copied.is_empty(), "prompt text shared with the paper:\n{}", copied.join("\n"));
+    assert!(
+        copied.is_empty(),
+        "prompt text shared with the paper:\n{}",
+        copied.join("\n")
+    );
 }

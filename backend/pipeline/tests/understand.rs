@@ -40,11 +40,22 @@ fn lexicon_errors_name_the_line() {
     let Some(g) = graph() else { return };
     let bad = "# comment\ntype\tCompound\tdrug\nrel\tCxD\ttreat\n";
     let e = LexiconFile::parse(bad, "bad.tsv", &g).unwrap_err();
-    assert!(e.starts_with("bad.tsv line 3: unknown metaedge 'CxD'"), "{e}");
+    assert!(
+        e.starts_with("bad.tsv line 3: unknown metaedge 'CxD'"),
+        "{e}"
+    );
     let e = LexiconFile::parse("type\tCompound\n", "x.tsv", &g).unwrap_err();
     assert!(e.starts_with("x.tsv line 1: 'type' takes 3"), "{e}");
-    let e = LexiconFile::parse("type\tCompound\tdrug\nrel\tCtD\ttreat\nfrobnicate\tx\n", "y.tsv", &g).unwrap_err();
-    assert!(e.starts_with("y.tsv line 3: unknown entry kind 'frobnicate'"), "{e}");
+    let e = LexiconFile::parse(
+        "type\tCompound\tdrug\nrel\tCtD\ttreat\nfrobnicate\tx\n",
+        "y.tsv",
+        &g,
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("y.tsv line 3: unknown entry kind 'frobnicate'"),
+        "{e}"
+    );
     let e = LexiconFile::parse("type\tWidget\tdrug\n", "z.tsv", &g).unwrap_err();
     assert!(e.contains("line 1: unknown node type 'Widget'"), "{e}");
     // The shipped lexicon loads, also from its path.
@@ -57,32 +68,73 @@ fn lexicon_errors_name_the_line() {
 
 fn linked(g: &Graph, u: &Understander, q: &str) -> Vec<(String, Match)> {
     let x = u.understand(g, q);
-    let Some(ch) = x.chosen.first() else { return vec![] };
-    ch.iter().map(|&(m, n)| (g.name(n).to_string(), x.mentions[m].candidates.iter().find(|c| c.node == n).map(|c| c.how).unwrap_or(Match::Exact))).collect()
+    let Some(ch) = x.chosen.first() else {
+        return vec![];
+    };
+    ch.iter()
+        .map(|&(m, n)| {
+            (
+                g.name(n).to_string(),
+                x.mentions[m]
+                    .candidates
+                    .iter()
+                    .find(|c| c.node == n)
+                    .map(|c| c.how)
+                    .unwrap_or(Match::Exact),
+            )
+        })
+        .collect()
 }
 
 #[test]
 fn misspelt_names_are_linked() {
     let Some(g) = graph() else { return };
     let u = retriever(&g).understander.as_ref().expect("understander");
-    assert_eq!(linked(&g, u, "which drugs treat asthmma"), vec![("asthma".to_string(), Match::Fuzzy)]);
-    assert_eq!(linked(&g, u, "drugs for alzheimers desease"), vec![("Alzheimer's disease".to_string(), Match::Fuzzy)]);
-    assert_eq!(linked(&g, u, "what treats parkinsons"), vec![("Parkinson's disease".to_string(), Match::Prefix)]);
-    assert_eq!(linked(&g, u, "Which drugs treat Parkinson's disease?"), vec![("Parkinson's disease".to_string(), Match::Exact)]);
-    assert_eq!(linked(&g, u, "medications for multiple sclerosis"), vec![("multiple sclerosis".to_string(), Match::Exact)]);
+    assert_eq!(
+        linked(&g, u, "which drugs treat asthmma"),
+        vec![("asthma".to_string(), Match::Fuzzy)]
+    );
+    assert_eq!(
+        linked(&g, u, "drugs for alzheimers desease"),
+        vec![("Alzheimer's disease".to_string(), Match::Fuzzy)]
+    );
+    assert_eq!(
+        linked(&g, u, "what treats parkinsons"),
+        vec![("Parkinson's disease".to_string(), Match::Prefix)]
+    );
+    assert_eq!(
+        linked(&g, u, "Which drugs treat Parkinson's disease?"),
+        vec![("Parkinson's disease".to_string(), Match::Exact)]
+    );
+    assert_eq!(
+        linked(&g, u, "medications for multiple sclerosis"),
+        vec![("multiple sclerosis".to_string(), Match::Exact)]
+    );
 }
 
 #[test]
 fn ambiguous_name_offers_did_you_mean() {
     let Some(g) = graph() else { return };
     let (_, u) = answers(&g, "which drugs treat diabetes");
-    let names: Vec<&str> = u.did_you_mean.iter().map(|d| d.node.name.as_str()).collect();
+    let names: Vec<&str> = u
+        .did_you_mean
+        .iter()
+        .map(|d| d.node.name.as_str())
+        .collect();
     assert!(!u.entities.is_empty(), "{u:?}");
     assert_eq!(u.entities[0].node.kind, "Disease", "{u:?}");
     assert!(u.entities[0].node.name.contains("diabetes"), "{u:?}");
-    assert!(names.len() >= 2 && names.iter().all(|n| n.contains("diabetes")), "{u:?}");
+    assert!(
+        names.len() >= 2 && names.iter().all(|n| n.contains("diabetes")),
+        "{u:?}"
+    );
     assert!(u.did_you_mean.len() <= 3);
-    assert!(u.did_you_mean.iter().all(|d| d.question.contains(&d.node.name)), "{u:?}");
+    assert!(
+        u.did_you_mean
+            .iter()
+            .all(|d| d.question.contains(&d.node.name)),
+        "{u:?}"
+    );
 }
 
 #[test]
@@ -104,41 +156,117 @@ fn nothing_understood_says_so_with_examples() {
 #[test]
 fn everyday_questions_get_the_right_answers() {
     let Some(g) = graph() else { return };
-    let ms = gold(&g, "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN c.id");
-    let asthma = gold(&g, "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) RETURN c.id");
-    let metformin = gold(&g, "MATCH (:Compound {id: 'DB00331'})-[:BINDS_CbG]->(x:Gene) RETURN x.id");
+    let ms = gold(
+        &g,
+        "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN c.id",
+    );
+    let asthma = gold(
+        &g,
+        "MATCH (c:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) RETURN c.id",
+    );
+    let metformin = gold(
+        &g,
+        "MATCH (:Compound {id: 'DB00331'})-[:BINDS_CbG]->(x:Gene) RETURN x.id",
+    );
     assert!(!ms.is_empty() && !asthma.is_empty() && !metformin.is_empty());
     for (q, want, interp) in [
-        ("Which drugs treat multiple sclerosis?", &ms, "Drugs that treat multiple sclerosis"),
-        ("which drugs treat multiple sclerosis", &ms, "Drugs that treat multiple sclerosis"),
-        ("medications for multiple sclerossis", &ms, "Drugs that treat multiple sclerosis"),
-        ("Which drugs treat asthma?", &asthma, "Drugs that treat asthma"),
-        ("what medicines are used for asthmma", &asthma, "Drugs that treat asthma"),
-        ("What genes does metformin bind?", &metformin, "Genes that are bound by Metformin"),
-        ("what genes does metfromin bind", &metformin, "Genes that are bound by Metformin"),
-        ("targets of metformin", &metformin, "Genes that are bound by Metformin"),
+        (
+            "Which drugs treat multiple sclerosis?",
+            &ms,
+            "Drugs that treat multiple sclerosis",
+        ),
+        (
+            "which drugs treat multiple sclerosis",
+            &ms,
+            "Drugs that treat multiple sclerosis",
+        ),
+        (
+            "medications for multiple sclerossis",
+            &ms,
+            "Drugs that treat multiple sclerosis",
+        ),
+        (
+            "Which drugs treat asthma?",
+            &asthma,
+            "Drugs that treat asthma",
+        ),
+        (
+            "what medicines are used for asthmma",
+            &asthma,
+            "Drugs that treat asthma",
+        ),
+        (
+            "What genes does metformin bind?",
+            &metformin,
+            "Genes that are bound by Metformin",
+        ),
+        (
+            "what genes does metfromin bind",
+            &metformin,
+            "Genes that are bound by Metformin",
+        ),
+        (
+            "targets of metformin",
+            &metformin,
+            "Genes that are bound by Metformin",
+        ),
     ] {
         let (a, u) = answers(&g, q);
         assert_eq!(&a, want, "{q}: {u:?}");
         assert_eq!(u.interpretation.as_deref(), Some(interp), "{q}");
     }
-    let (a, u) = answers(&g, "What drugs could be repurposed for idiopathic pulmonary fibrosis?");
+    let (a, u) = answers(
+        &g,
+        "What drugs could be repurposed for idiopathic pulmonary fibrosis?",
+    );
     assert!(!a.is_empty(), "{u:?}");
-    assert!(u.entities.iter().any(|e| e.node.name == "idiopathic pulmonary fibrosis"), "{u:?}");
+    assert!(
+        u.entities
+            .iter()
+            .any(|e| e.node.name == "idiopathic pulmonary fibrosis"),
+        "{u:?}"
+    );
 }
 
 #[test]
 fn ask_reports_the_interpretation() {
     let Some(g) = graph() else { return };
     let ctx = AskContext::new(g.clone(), None, ModelsFile::default(), None).expect("context");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let r = rt.block_on(ask(&ctx, &AskRequest { question: "Which drugs treat multiple sclerosis?".into(), ..Default::default() })).expect("ask");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let r = rt
+        .block_on(ask(
+            &ctx,
+            &AskRequest {
+                question: "Which drugs treat multiple sclerosis?".into(),
+                ..Default::default()
+            },
+        ))
+        .expect("ask");
     assert!(r.cypher.is_some() && !r.answers.is_empty(), "{r:?}");
-    assert_eq!(r.understood.interpretation.as_deref(), Some("Drugs that treat multiple sclerosis"));
+    assert_eq!(
+        r.understood.interpretation.as_deref(),
+        Some("Drugs that treat multiple sclerosis")
+    );
     assert_eq!(r.understood.entities.len(), 1);
     assert_eq!(r.understood.entities[0].node.name, "multiple sclerosis");
-    let r = rt.block_on(ask(&ctx, &AskRequest { question: "zqxv blorf".into(), ..Default::default() })).expect("ask");
-    assert!(r.answers.is_empty() && r.understood.not_understood.is_some() && r.understood.examples.len() == 3, "{r:?}");
+    let r = rt
+        .block_on(ask(
+            &ctx,
+            &AskRequest {
+                question: "zqxv blorf".into(),
+                ..Default::default()
+            },
+        ))
+        .expect("ask");
+    assert!(
+        r.answers.is_empty()
+            && r.understood.not_understood.is_some()
+            && r.understood.examples.len() == 3,
+        "{r:?}"
+    );
 }
 
 /// The readings added for three-hop, branching, cyclic and bridged questions: each phrasing
@@ -181,16 +309,27 @@ fn an_alias_to_a_missing_name_is_skipped_with_a_warning_naming_its_line() {
     let lex = LexiconFile::parse("type\tDisease\tdisease\nrel\tDrD\tresemble\nalias\tDisease\tzzd\tno such disease\nalias\tDisease\tcopd\tchronic obstructive pulmonary disease\n", "t.tsv", &g).expect("parses");
     let u = Understander::with_lexicon(&g, lex).expect("a missing alias target is not fatal");
     assert_eq!(u.warnings.len(), 1, "{:?}", u.warnings);
-    assert!(u.warnings[0].contains("line 3") && u.warnings[0].contains("zzd"), "{:?}", u.warnings);
+    assert!(
+        u.warnings[0].contains("line 3") && u.warnings[0].contains("zzd"),
+        "{:?}",
+        u.warnings
+    );
     let copd = u.suggest(&g, "COPD", 3);
-    assert_eq!(copd.first().map(|(n, m)| (g.ident(*n), *m)), Some(("DOID:3083", Match::Exact)));
+    assert_eq!(
+        copd.first().map(|(n, m)| (g.ident(*n), *m)),
+        Some(("DOID:3083", Match::Exact))
+    );
 }
 
 #[test]
 fn search_suggestions_fold_apostrophes_and_forgive_misspellings() {
     let Some(g) = graph() else { return };
     let u = retriever(&g).understander.as_ref().expect("understander");
-    let first = |q: &str| u.suggest(&g, q, 5).first().map(|(n, _)| g.name(*n).to_string());
+    let first = |q: &str| {
+        u.suggest(&g, q, 5)
+            .first()
+            .map(|(n, _)| g.name(*n).to_string())
+    };
     assert_eq!(first("alzheimers").as_deref(), Some("Alzheimer's disease"));
     assert_eq!(first("asprin").as_deref(), Some("Acetylsalicylic acid"));
     assert_eq!(first("parkinsons").as_deref(), Some("Parkinson's disease"));

@@ -78,7 +78,11 @@ impl Calibration {
 /// Logistic regression of `y` on `K` features of `z` by Newton's method with step halving,
 /// starting from the identity map where the features allow (`[1, z]`-like: weight 1 on the
 /// last feature), else zero.
-fn newton<const K: usize>(z: &[f64], y: &[bool], feat: impl Fn(f64) -> [f64; K]) -> Option<[f64; K]> {
+fn newton<const K: usize>(
+    z: &[f64],
+    y: &[bool],
+    feat: impl Fn(f64) -> [f64; K],
+) -> Option<[f64; K]> {
     let n = z.len() as f64;
     let loss = |w: &SVector<f64, K>| -> f64 {
         z.iter()
@@ -145,7 +149,9 @@ mod tests {
     fn draw(n: usize, truth: impl Fn(f64) -> f64) -> (Vec<f64>, Vec<bool>) {
         let mut s = 5u64;
         let mut r = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
         let z: Vec<f64> = (0..n).map(|_| r() * 16.0 - 10.0).collect();
@@ -158,18 +164,39 @@ mod tests {
         // Platt-shaped truth σ(0.6 z − 1.8): both slopes ≈ 0.6.
         let (z, y) = draw(40_000, |z| 0.6 * z - 1.8);
         let c = Calibration::fit(&z, &y).unwrap();
-        assert!((c.low - 0.6).abs() < 0.1 && (c.high - 0.6).abs() < 0.15 && (c.c + 1.8).abs() < 0.2, "{c:?}");
+        assert!(
+            (c.low - 0.6).abs() < 0.1 && (c.high - 0.6).abs() < 0.15 && (c.c + 1.8).abs() < 0.2,
+            "{c:?}"
+        );
         // Bent truth: slope 1 below 0, 0.3 above (an overconfident top).
-        let truth = Calibration { c: -0.5, low: 1.0, high: 0.3 };
+        let truth = Calibration {
+            c: -0.5,
+            low: 1.0,
+            high: 0.3,
+        };
         let (z, y) = draw(40_000, |z| truth.logit(z));
         let c = Calibration::fit(&z, &y).unwrap();
-        assert!((c.low - 1.0).abs() < 0.15 && (c.high - 0.3).abs() < 0.15, "{c:?}");
+        assert!(
+            (c.low - 1.0).abs() < 0.15 && (c.high - 0.3).abs() < 0.15,
+            "{c:?}"
+        );
         let p = Calibration::fit_platt(&z, &y).unwrap();
         // Platt overstates the top of the bent truth; the fitted map does not.
         let top = 5.0;
-        assert!(p.apply(top) > truth.apply(top) + 0.05 && (c.apply(top) - truth.apply(top)).abs() < 0.05, "platt {} fit {} truth {}", p.apply(top), c.apply(top), truth.apply(top));
+        assert!(
+            p.apply(top) > truth.apply(top) + 0.05
+                && (c.apply(top) - truth.apply(top)).abs() < 0.05,
+            "platt {} fit {} truth {}",
+            p.apply(top),
+            c.apply(top),
+            truth.apply(top)
+        );
         // Strictly increasing.
-        assert!((-200..200).map(|i| c.logit(i as f64 / 10.0)).collect::<Vec<_>>().windows(2).all(|w| w[1] > w[0]));
+        assert!((-200..200)
+            .map(|i| c.logit(i as f64 / 10.0))
+            .collect::<Vec<_>>()
+            .windows(2)
+            .all(|w| w[1] > w[0]));
     }
 
     #[test]

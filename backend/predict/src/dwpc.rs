@@ -38,7 +38,10 @@ pub struct EdgeMask {
 
 impl EdgeMask {
     pub fn empty(edges: usize) -> Self {
-        EdgeMask { bits: vec![0; edges.div_ceil(64)], count: 0 }
+        EdgeMask {
+            bits: vec![0; edges.div_ceil(64)],
+            count: 0,
+        }
     }
     pub fn insert(&mut self, e: u32) {
         let (w, b) = (e as usize / 64, e % 64);
@@ -48,7 +51,9 @@ impl EdgeMask {
         }
     }
     pub fn contains(&self, e: u32) -> bool {
-        self.bits.get(e as usize / 64).is_some_and(|w| w & (1 << (e % 64)) != 0)
+        self.bits
+            .get(e as usize / 64)
+            .is_some_and(|w| w & (1 << (e % 64)) != 0)
     }
     pub fn len(&self) -> usize {
         self.count
@@ -96,16 +101,36 @@ impl StepMatrix {
     /// Σ of the entries at (r, c) (parallel edges add up); 0 when absent.
     pub fn get(&self, r: usize, c: u32) -> f64 {
         let (i, v) = self.row(r);
-        i.iter().zip(v).filter(|(&x, _)| x == c).map(|(_, &w)| w).sum()
+        i.iter()
+            .zip(v)
+            .filter(|(&x, _)| x == c)
+            .map(|(_, &w)| w)
+            .sum()
     }
 }
 
 /// Builds every step's matrix for `g` without the masked edges, damping `w`.
-pub fn step_matrices(g: &Graph, mg: &Metagraph, li: &LocalIndex, mask: &EdgeMask, w: f64) -> Vec<StepMatrix> {
-    (0..mg.steps.len()).into_par_iter().map(|s| step_matrix(g, mg, li, mask, w, s)).collect()
+pub fn step_matrices(
+    g: &Graph,
+    mg: &Metagraph,
+    li: &LocalIndex,
+    mask: &EdgeMask,
+    w: f64,
+) -> Vec<StepMatrix> {
+    (0..mg.steps.len())
+        .into_par_iter()
+        .map(|s| step_matrix(g, mg, li, mask, w, s))
+        .collect()
 }
 
-fn step_matrix(g: &Graph, mg: &Metagraph, li: &LocalIndex, mask: &EdgeMask, w: f64, s: usize) -> StepMatrix {
+fn step_matrix(
+    g: &Graph,
+    mg: &Metagraph,
+    li: &LocalIndex,
+    mask: &EdgeMask,
+    w: f64,
+    s: usize,
+) -> StepMatrix {
     let st = &mg.steps[s];
     let from = g.nodes_of_type(st.from);
     let cols = g.nodes_of_type(st.to).len();
@@ -147,25 +172,34 @@ fn step_matrix(g: &Graph, mg: &Metagraph, li: &LocalIndex, mask: &EdgeMask, w: f
             val.push((du * col_deg[c as usize] as f64).powf(-w));
         }
     }
-    StepMatrix { rows: from.len(), cols, offsets, idx, val, degree }
+    StepMatrix {
+        rows: from.len(),
+        cols,
+        offsets,
+        idx,
+        val,
+        degree,
+    }
 }
 
 /// Dense row block × CSR: `out[i] = Σ_x a[i][x] · M[x]`, rows in parallel, fixed order.
 fn times(a: &[f64], rows: usize, m: &StepMatrix) -> Vec<f64> {
     let inner = m.rows;
     let mut out = vec![0.0f64; rows * m.cols];
-    out.par_chunks_mut(m.cols.max(1)).enumerate().for_each(|(i, o)| {
-        let row = &a[i * inner..(i + 1) * inner];
-        for (x, &ax) in row.iter().enumerate() {
-            if ax == 0.0 {
-                continue;
+    out.par_chunks_mut(m.cols.max(1))
+        .enumerate()
+        .for_each(|(i, o)| {
+            let row = &a[i * inner..(i + 1) * inner];
+            for (x, &ax) in row.iter().enumerate() {
+                if ax == 0.0 {
+                    continue;
+                }
+                let (ix, vx) = m.row(x);
+                for (&y, &wy) in ix.iter().zip(vx) {
+                    o[y as usize] += ax * wy;
+                }
             }
-            let (ix, vx) = m.row(x);
-            for (&y, &wy) in ix.iter().zip(vx) {
-                o[y as usize] += ax * wy;
-            }
-        }
-    });
+        });
     out
 }
 
@@ -196,7 +230,10 @@ fn closed_walks(mats: &[StepMatrix], steps: &[usize], n: usize) -> Vec<f64> {
                 }
                 v = merged;
             }
-            v.iter().find(|p| p.0 == c as u32).map(|p| p.1).unwrap_or(0.0)
+            v.iter()
+                .find(|p| p.0 == c as u32)
+                .map(|p| p.1)
+                .unwrap_or(0.0)
         })
         .collect()
 }
@@ -204,7 +241,12 @@ fn closed_walks(mats: &[StepMatrix], steps: &[usize], n: usize) -> Vec<f64> {
 /// DWPC of every metapath (given from the `rows` type to the `cols` type), each a
 /// `rows × cols` row-major `f32` matrix, with the pair's own treatment edges removed from
 /// its walks (module docs).
-pub fn dwpc_all(mats: &[StepMatrix], mg: &Metagraph, paths: &[Vec<usize>], rows: usize) -> Vec<Vec<f32>> {
+pub fn dwpc_all(
+    mats: &[StepMatrix],
+    mg: &Metagraph,
+    paths: &[Vec<usize>],
+    rows: usize,
+) -> Vec<Vec<f32>> {
     let mut out: Vec<Option<Vec<f32>>> = vec![None; paths.len()];
     let mut order: Vec<usize> = (0..paths.len()).collect();
     order.sort_by(|&a, &b| paths[a].cmp(&paths[b]));
@@ -215,7 +257,12 @@ pub fn dwpc_all(mats: &[StepMatrix], mg: &Metagraph, paths: &[Vec<usize>], rows:
         id[i * start_cols + i] = 1.0;
     }
     let mut suffix_cache: HashMap<Vec<usize>, Vec<f64>> = HashMap::new();
-    let ctx = Ctx { mats, mg, paths, rows };
+    let ctx = Ctx {
+        mats,
+        mg,
+        paths,
+        rows,
+    };
     ctx.descend(&id, 0, &order, None, &mut suffix_cache, &mut out);
     out.into_iter().map(|v| v.unwrap_or_default()).collect()
 }
@@ -231,7 +278,15 @@ struct Ctx<'a> {
 type TreatAt = Option<(usize, Vec<f64>)>;
 
 impl Ctx<'_> {
-    fn descend(&self, state: &[f64], depth: usize, group: &[usize], treat: TreatAt, cache: &mut HashMap<Vec<usize>, Vec<f64>>, out: &mut [Option<Vec<f32>>]) {
+    fn descend(
+        &self,
+        state: &[f64],
+        depth: usize,
+        group: &[usize],
+        treat: TreatAt,
+        cache: &mut HashMap<Vec<usize>, Vec<f64>>,
+        out: &mut [Option<Vec<f32>>],
+    ) {
         let mut i = 0;
         while i < group.len() {
             let p = &self.paths[group[i]];
@@ -242,13 +297,24 @@ impl Ctx<'_> {
             }
             let s = p[depth];
             let mut j = i;
-            while j < group.len() && self.paths[group[j]].len() > depth && self.paths[group[j]][depth] == s {
+            while j < group.len()
+                && self.paths[group[j]].len() > depth
+                && self.paths[group[j]][depth] == s
+            {
                 j += 1;
             }
             let m = &self.mats[s];
             let next_treat = if self.mg.steps[s].treatment {
                 // state is rows × |from type| = rows × rows (the treatment step leaves the row type).
-                let diag: Vec<f64> = (0..self.rows).map(|r| if m.rows == self.rows { state[r * m.rows + r] } else { 0.0 }).collect();
+                let diag: Vec<f64> = (0..self.rows)
+                    .map(|r| {
+                        if m.rows == self.rows {
+                            state[r * m.rows + r]
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
                 Some((depth, diag))
             } else {
                 treat.clone()
@@ -259,13 +325,21 @@ impl Ctx<'_> {
         }
     }
 
-    fn finish(&self, state: &[f64], p: &[usize], treat: &TreatAt, cache: &mut HashMap<Vec<usize>, Vec<f64>>) -> Vec<f32> {
+    fn finish(
+        &self,
+        state: &[f64],
+        p: &[usize],
+        treat: &TreatAt,
+        cache: &mut HashMap<Vec<usize>, Vec<f64>>,
+    ) -> Vec<f32> {
         let mut v = state.to_vec();
         if let Some((k, pd)) = treat {
             let tm = &self.mats[p[*k]];
             let suffix = p[k + 1..].to_vec();
             let cols = tm.cols;
-            let qc = cache.entry(suffix.clone()).or_insert_with(|| closed_walks(self.mats, &suffix, cols));
+            let qc = cache
+                .entry(suffix.clone())
+                .or_insert_with(|| closed_walks(self.mats, &suffix, cols));
             for d in 0..self.rows.min(tm.rows) {
                 if pd[d] == 0.0 {
                     continue;

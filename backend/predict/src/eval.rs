@@ -171,14 +171,22 @@ fn metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Metri
         by_d[d].0.push(scores[i]);
         by_d[d].1.push(labels[i]);
     }
-    let per: Vec<f64> = by_d.iter().filter(|(_, l)| l.iter().any(|&x| x)).map(|(s, l)| precision_at(s, l, 10)).collect();
+    let per: Vec<f64> = by_d
+        .iter()
+        .filter(|(_, l)| l.iter().any(|&x| x))
+        .map(|(s, l)| precision_at(s, l, 10))
+        .collect();
     Metrics {
         positives,
         negatives: labels.len() - positives,
         auroc: auroc(scores, labels),
         auprc: auprc(scores, labels),
         p_at_100: precision_at(scores, labels, 100),
-        p_at_10_per_disease: if per.is_empty() { f64::NAN } else { per.iter().sum::<f64>() / per.len() as f64 },
+        p_at_10_per_disease: if per.is_empty() {
+            f64::NAN
+        } else {
+            per.iter().sum::<f64>() / per.len() as f64
+        },
     }
 }
 
@@ -190,7 +198,13 @@ fn metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Metri
 /// labels; every other pair gets a seeded hash fold. The first label's deal does not depend on
 /// the second, so a graph without a second label gets the same CtD folds.
 /// **Disease folds**: the diseases are shuffled and dealt; a pair takes its disease's fold.
-pub fn assign_folds(positives: &[Vec<bool>], nd: usize, k: usize, kind: FoldKind, seed: u64) -> Vec<usize> {
+pub fn assign_folds(
+    positives: &[Vec<bool>],
+    nd: usize,
+    k: usize,
+    kind: FoldKind,
+    seed: u64,
+) -> Vec<usize> {
     let npairs = positives.first().map_or(0, |p| p.len());
     let k = k.max(1);
     let mut fold = vec![0usize; npairs];
@@ -199,8 +213,17 @@ pub fn assign_folds(positives: &[Vec<bool>], nd: usize, k: usize, kind: FoldKind
             let labelled = |p: usize| positives.iter().any(|l| l[p]);
             let mut dealt = 0usize;
             for (h, pos) in positives.iter().enumerate() {
-                let mut pairs: Vec<usize> = (0..npairs).filter(|&p| pos[p] && !positives[..h].iter().any(|l| l[p])).collect();
-                shuffle(&mut pairs, if h == 0 { seed } else { seed ^ (0x9a11_1a7e_u64.wrapping_mul(h as u64)) });
+                let mut pairs: Vec<usize> = (0..npairs)
+                    .filter(|&p| pos[p] && !positives[..h].iter().any(|l| l[p]))
+                    .collect();
+                shuffle(
+                    &mut pairs,
+                    if h == 0 {
+                        seed
+                    } else {
+                        seed ^ (0x9a11_1a7e_u64.wrapping_mul(h as u64))
+                    },
+                );
                 for &p in &pairs {
                     fold[p] = dealt % k;
                     dealt += 1;
@@ -231,7 +254,14 @@ pub fn assign_folds(positives: &[Vec<bool>], nd: usize, k: usize, kind: FoldKind
 /// and CpD alike) of its labelled pairs — for disease folds, of all its diseases' pairs. A
 /// held-out pair of either label thus has none of its own treatment edges in the graph its
 /// features are computed on.
-pub fn fold_mask(g: &Graph, treat_edges: &[(usize, u32)], positives: &[Vec<bool>], fold: &[usize], f: usize, kind: FoldKind) -> EdgeMask {
+pub fn fold_mask(
+    g: &Graph,
+    treat_edges: &[(usize, u32)],
+    positives: &[Vec<bool>],
+    fold: &[usize],
+    f: usize,
+    kind: FoldKind,
+) -> EdgeMask {
     let mut mask = EdgeMask::empty(g.edge_count());
     for &(p, e) in treat_edges {
         let hide = match kind {
@@ -246,9 +276,17 @@ pub fn fold_mask(g: &Graph, treat_edges: &[(usize, u32)], positives: &[Vec<bool>
 }
 
 /// Runs k-fold cross-validation of every head; `progress` gets one line per fold and label.
-pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKind, progress: &mut dyn FnMut(&str, &FoldResult)) -> Result<EvalReport, PredictError> {
+pub fn cross_validate(
+    g: &Graph,
+    params: &PredictParams,
+    k: usize,
+    kind: FoldKind,
+    progress: &mut dyn FnMut(&str, &FoldResult),
+) -> Result<EvalReport, PredictError> {
     if !(2..=20).contains(&k) {
-        return Err(PredictError::Task(format!("folds must be between 2 and 20, not {k}")));
+        return Err(PredictError::Task(format!(
+            "folds must be between 2 and 20, not {k}"
+        )));
     }
     let space = Space::new(g, &params.features)?;
     let task = &space.task;
@@ -258,11 +296,15 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
     let rels = task.labels();
     let all_positives = task.positives(g, &space.li);
     // A label with fewer positives than folds cannot be cross-validated: it is left out.
-    let heads: Vec<usize> = (0..rels.len()).filter(|&h| h == 0 || all_positives[h].iter().filter(|&&b| b).count() >= k).collect();
+    let heads: Vec<usize> = (0..rels.len())
+        .filter(|&h| h == 0 || all_positives[h].iter().filter(|&&b| b).count() >= k)
+        .collect();
     let positives: Vec<Vec<bool>> = heads.iter().map(|&h| all_positives[h].clone()).collect();
     let npos = positives[0].iter().filter(|&&b| b).count();
     if npos < k {
-        return Err(PredictError::Task(format!("{npos} treatment pairs: too few for {k} folds")));
+        return Err(PredictError::Task(format!(
+            "{npos} treatment pairs: too few for {k} folds"
+        )));
     }
     let fold = assign_folds(&positives, nd, k, kind, params.seed);
     let nh = heads.len();
@@ -285,12 +327,19 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
             for (i, &p) in test.iter().enumerate() {
                 oof[h][p] = scores[i];
                 prior[h][p] = match (ci, di) {
-                    (Some(a), Some(b)) => (feats.cols[a][p] as f64).sinh().ln_1p() + (feats.cols[b][p] as f64).sinh().ln_1p(),
+                    (Some(a), Some(b)) => {
+                        (feats.cols[a][p] as f64).sinh().ln_1p()
+                            + (feats.cols[b][p] as f64).sinh().ln_1p()
+                    }
                     _ => 0.0,
                 };
             }
             // The feature table is shared by the heads: its time goes to the first.
-            let seconds = if h == 0 { t.elapsed().as_secs_f64() } else { th.elapsed().as_secs_f64() };
+            let seconds = if h == 0 {
+                t.elapsed().as_secs_f64()
+            } else {
+                th.elapsed().as_secs_f64()
+            };
             let m = &fitted.model;
             let r = FoldResult {
                 fold: f,
@@ -312,14 +361,19 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
             let calibration = Calibration::fit(&oof[h], &positives[h]);
             let platt = Calibration::fit_platt(&oof[h], &positives[h]);
             let order = ranked(&oof[h]);
-            let mean_of = |top: &[usize], c: Option<Calibration>| c.map_or(f64::NAN, |c| top.iter().map(|&p| c.apply(oof[h][p])).sum::<f64>() / top.len().max(1) as f64);
+            let mean_of = |top: &[usize], c: Option<Calibration>| {
+                c.map_or(f64::NAN, |c| {
+                    top.iter().map(|&p| c.apply(oof[h][p])).sum::<f64>() / top.len().max(1) as f64
+                })
+            };
             let calibration_check = [100, 1000]
                 .iter()
                 .map(|&t| {
                     let top = &order[..order.len().min(t)];
                     CalibrationCheck {
                         top: t,
-                        observed: top.iter().filter(|&&p| positives[h][p]).count() as f64 / top.len().max(1) as f64,
+                        observed: top.iter().filter(|&&p| positives[h][p]).count() as f64
+                            / top.len().max(1) as f64,
                         calibrated: mean_of(top, calibration),
                         platt: mean_of(top, platt),
                     }
@@ -331,7 +385,8 @@ pub fn cross_validate(g: &Graph, params: &PredictParams, k: usize, kind: FoldKin
                 folds: std::mem::take(&mut folds[h]),
                 overall: metrics(&all, &oof[h], &positives[h], nd),
                 prior_auroc: auroc(&prior[h], &positives[h]),
-                other_head_auroc: (nh > 1).then(|| auroc(&oof[if h == 0 { 1 } else { 0 }], &positives[h])),
+                other_head_auroc: (nh > 1)
+                    .then(|| auroc(&oof[if h == 0 { 1 } else { 0 }], &positives[h])),
                 calibration,
                 platt,
                 calibration_check,
@@ -401,9 +456,15 @@ impl EvalReport {
                 "",
                 l.folds.iter().map(|f| f.seconds).sum::<f64>()
             );
-            s += &format!("{} degree prior alone (same folds): AUROC {:.4}\n", l.relation, l.prior_auroc);
+            s += &format!(
+                "{} degree prior alone (same folds): AUROC {:.4}\n",
+                l.relation, l.prior_auroc
+            );
             if let Some(a) = l.other_head_auroc {
-                s += &format!("the other label's model ranking {}: AUROC {:.4}\n", l.relation, a);
+                s += &format!(
+                    "the other label's model ranking {}: AUROC {:.4}\n",
+                    l.relation, a
+                );
             }
             if let Some(c) = l.calibration {
                 s += &format!("calibration on the pooled out-of-fold logits: c = {:.4}, slope below 0 = {:.4}, above 0 = {:.4}", c.c, c.low, c.high);

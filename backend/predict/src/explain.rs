@@ -62,7 +62,16 @@ fn step_degree(g: &Graph, mg: &Metagraph, s: usize, u: NodeId) -> usize {
 }
 
 /// The paths of metapath `steps` (read from `c` to `d`), at most `keep` of them returned.
-pub fn paths(g: &Graph, mg: &Metagraph, steps: &[usize], c: NodeId, d: NodeId, damping: f64, keep: usize, max_visits: usize) -> PathSet {
+pub fn paths(
+    g: &Graph,
+    mg: &Metagraph,
+    steps: &[usize],
+    c: NodeId,
+    d: NodeId,
+    damping: f64,
+    keep: usize,
+    max_visits: usize,
+) -> PathSet {
     let l = steps.len();
     // reach[i]: nodes at position i that can reach d through steps i.. (reach[l] = {d}).
     let mut reach: Vec<HashSet<NodeId>> = vec![HashSet::new(); l + 1];
@@ -85,10 +94,27 @@ pub fn paths(g: &Graph, mg: &Metagraph, steps: &[usize], c: NodeId, d: NodeId, d
     let mut nodes = vec![c];
     let mut edges = Vec::new();
     #[allow(clippy::too_many_arguments)]
-    fn dfs(g: &Graph, mg: &Metagraph, steps: &[usize], reach: &[HashSet<NodeId>], w: f64, damping: f64, nodes: &mut Vec<NodeId>, edges: &mut Vec<EdgeId>, out: &mut Vec<WeightedPath>, visits: &mut usize, max_visits: usize, truncated: &mut bool) {
+    fn dfs(
+        g: &Graph,
+        mg: &Metagraph,
+        steps: &[usize],
+        reach: &[HashSet<NodeId>],
+        w: f64,
+        damping: f64,
+        nodes: &mut Vec<NodeId>,
+        edges: &mut Vec<EdgeId>,
+        out: &mut Vec<WeightedPath>,
+        visits: &mut usize,
+        max_visits: usize,
+        truncated: &mut bool,
+    ) {
         let i = edges.len();
         if i == steps.len() {
-            out.push(WeightedPath { nodes: nodes.clone(), edges: edges.clone(), weight: w });
+            out.push(WeightedPath {
+                nodes: nodes.clone(),
+                edges: edges.clone(),
+                weight: w,
+            });
             return;
         }
         let s = steps[i];
@@ -106,7 +132,20 @@ pub fn paths(g: &Graph, mg: &Metagraph, steps: &[usize], c: NodeId, d: NodeId, d
             let dv = step_degree(g, mg, mg.steps[s].reverse, v) as f64;
             nodes.push(v);
             edges.push(e);
-            dfs(g, mg, steps, reach, w * (du * dv).powf(-damping), damping, nodes, edges, out, visits, max_visits, truncated);
+            dfs(
+                g,
+                mg,
+                steps,
+                reach,
+                w * (du * dv).powf(-damping),
+                damping,
+                nodes,
+                edges,
+                out,
+                visits,
+                max_visits,
+                truncated,
+            );
             nodes.pop();
             edges.pop();
             if *truncated {
@@ -115,13 +154,35 @@ pub fn paths(g: &Graph, mg: &Metagraph, steps: &[usize], c: NodeId, d: NodeId, d
         }
     }
     if l > 0 {
-        dfs(g, mg, steps, &reach, 1.0, damping, &mut nodes, &mut edges, &mut out, &mut visits, max_visits, &mut truncated);
+        dfs(
+            g,
+            mg,
+            steps,
+            &reach,
+            1.0,
+            damping,
+            &mut nodes,
+            &mut edges,
+            &mut out,
+            &mut visits,
+            max_visits,
+            &mut truncated,
+        );
     }
     let found = out.len();
     let total_weight = out.iter().map(|p| p.weight).sum();
-    out.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.nodes.cmp(&b.nodes)));
+    out.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| a.nodes.cmp(&b.nodes))
+    });
     out.truncate(keep);
-    PathSet { paths: out, found, total_weight, truncated }
+    PathSet {
+        paths: out,
+        found,
+        total_weight,
+        truncated,
+    }
 }
 
 #[cfg(test)]
@@ -133,8 +194,22 @@ mod tests {
     fn hub_paths_weigh_less() {
         // c —binds→ g1 (specific) —assoc— d, and c —binds→ hub —assoc— d, hub bound by 9 others.
         let mut b = GraphBuilder::new(GraphMeta::default());
-        let (tc, td, tg) = (b.node_type("Compound", "Compound"), b.node_type("Disease", "Disease"), b.node_type("Gene", "Gene"));
-        let r = |b: &mut GraphBuilder, n: &str, a: &str, s, t| b.relation(RelationType { name: n.into(), verb: n.into(), abbrev: a.into(), source_type: Some(s), target_type: Some(t), directed: false }).unwrap();
+        let (tc, td, tg) = (
+            b.node_type("Compound", "Compound"),
+            b.node_type("Disease", "Disease"),
+            b.node_type("Gene", "Gene"),
+        );
+        let r = |b: &mut GraphBuilder, n: &str, a: &str, s, t| {
+            b.relation(RelationType {
+                name: n.into(),
+                verb: n.into(),
+                abbrev: a.into(),
+                source_type: Some(s),
+                target_type: Some(t),
+                directed: false,
+            })
+            .unwrap()
+        };
         let cbg = r(&mut b, "BINDS_CbG", "CbG", tc, tg);
         let dag = r(&mut b, "ASSOCIATES_DaG", "DaG", td, tg);
         let ctd = r(&mut b, "TREATS_CtD", "CtD", tc, td);
@@ -153,8 +228,16 @@ mod tests {
         b.add_edge(c, ctd, d, None);
         let g = b.build();
         let mg = Metagraph::of(&g, &[ctd]);
-        let cbg_s = mg.steps.iter().position(|s| s.rel == cbg && s.from == tc).unwrap();
-        let gad_s = mg.steps.iter().position(|s| s.rel == dag && s.from == tg).unwrap();
+        let cbg_s = mg
+            .steps
+            .iter()
+            .position(|s| s.rel == cbg && s.from == tc)
+            .unwrap();
+        let gad_s = mg
+            .steps
+            .iter()
+            .position(|s| s.rel == dag && s.from == tg)
+            .unwrap();
         let ps = paths(&g, &mg, &[cbg_s, gad_s], c, d, 0.4, 10, 1000);
         assert_eq!(ps.found, 2);
         assert_eq!(ps.paths[0].nodes, vec![c, g1, d]);
@@ -173,10 +256,22 @@ pub struct Explainer {
 }
 
 impl Explainer {
-    pub fn new(g: &Graph, params: &crate::features::FeatureParams) -> Result<Self, crate::PredictError> {
+    pub fn new(
+        g: &Graph,
+        params: &crate::features::FeatureParams,
+    ) -> Result<Self, crate::PredictError> {
         let space = crate::features::Space::new(g, params)?;
-        let by_name = space.paths.iter().zip(&space.names).map(|(p, n)| (n.clone(), space.mg.reversed(p))).collect();
-        Ok(Explainer { mg: space.mg, by_name, damping: params.damping })
+        let by_name = space
+            .paths
+            .iter()
+            .zip(&space.names)
+            .map(|(p, n)| (n.clone(), space.mg.reversed(p)))
+            .collect();
+        Ok(Explainer {
+            mg: space.mg,
+            by_name,
+            damping: params.damping,
+        })
     }
 
     /// Words for a metapath: the verbs and node types along it.
@@ -186,7 +281,11 @@ impl Explainer {
             .map(|&s| {
                 let st = &self.mg.steps[s];
                 let verb = &g.relation(st.rel).verb;
-                let verb = if st.inn && !st.out { format!("{verb} (by)") } else { verb.clone() };
+                let verb = if st.inn && !st.out {
+                    format!("{verb} (by)")
+                } else {
+                    verb.clone()
+                };
                 format!("{verb} {}", g.type_display(st.to).to_lowercase())
             })
             .collect::<Vec<_>>()

@@ -38,8 +38,13 @@ pub struct Task {
 impl Task {
     /// Compound (or Drug) × Disease, labelled by the treats relation.
     pub fn detect(g: &Graph) -> Result<Task, PredictError> {
-        let ct = ["Compound", "Drug"].iter().find_map(|l| g.type_id(l)).ok_or_else(|| PredictError::Task("the graph has no Compound (or Drug) type".into()))?;
-        let dt = g.type_id("Disease").ok_or_else(|| PredictError::Task("the graph has no Disease type".into()))?;
+        let ct = ["Compound", "Drug"]
+            .iter()
+            .find_map(|l| g.type_id(l))
+            .ok_or_else(|| PredictError::Task("the graph has no Compound (or Drug) type".into()))?;
+        let dt = g
+            .type_id("Disease")
+            .ok_or_else(|| PredictError::Task("the graph has no Disease type".into()))?;
         let mut joining: Vec<RelId> = Vec::new();
         for (r, n) in g.relation_counts() {
             if n == 0 {
@@ -47,7 +52,9 @@ impl Task {
             }
             let rel = g.relation(r);
             let ends = (rel.source_type, rel.target_type);
-            let joins = ends == (Some(ct), Some(dt)) || ends == (Some(dt), Some(ct)) || Self::joins_by_edges(g, r, ct, dt);
+            let joins = ends == (Some(ct), Some(dt))
+                || ends == (Some(dt), Some(ct))
+                || Self::joins_by_edges(g, r, ct, dt);
             if joins {
                 joining.push(r);
             }
@@ -55,14 +62,27 @@ impl Task {
         joining.sort_unstable();
         let is_label = |r: RelId| {
             let rel = g.relation(r);
-            rel.abbrev == "CtD" || rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
+            rel.abbrev == "CtD"
+                || rel.verb.to_lowercase().contains("treat")
+                || rel.name.to_uppercase().contains("INDICATED")
         };
-        let label = joining.iter().copied().find(|&r| is_label(r)).ok_or_else(|| PredictError::Task("no treats relation joins compounds and diseases".into()))?;
+        let label = joining
+            .iter()
+            .copied()
+            .find(|&r| is_label(r))
+            .ok_or_else(|| {
+                PredictError::Task("no treats relation joins compounds and diseases".into())
+            })?;
         let is_second = |r: RelId| {
             let rel = g.relation(r);
-            rel.abbrev == "CpD" || rel.verb.to_lowercase().contains("palliat") || rel.name.to_uppercase().contains("PALLIAT")
+            rel.abbrev == "CpD"
+                || rel.verb.to_lowercase().contains("palliat")
+                || rel.name.to_uppercase().contains("PALLIAT")
         };
-        let second = joining.iter().copied().find(|&r| r != label && is_second(r));
+        let second = joining
+            .iter()
+            .copied()
+            .find(|&r| r != label && is_second(r));
         Ok(Task {
             compound_type: ct,
             disease_type: dt,
@@ -75,8 +95,14 @@ impl Task {
     }
 
     fn joins_by_edges(g: &Graph, r: RelId, a: TypeId, b: TypeId) -> bool {
-        g.nodes_of_type(a).iter().take(5000).any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
-            && g.nodes_of_type(b).iter().take(5000).any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
+        g.nodes_of_type(a)
+            .iter()
+            .take(5000)
+            .any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
+            && g.nodes_of_type(b)
+                .iter()
+                .take(5000)
+                .any(|&n| g.out_range_rel(n, r).len() + g.in_range_rel(n, r).len() > 0)
     }
 
     pub fn pairs(&self) -> usize {
@@ -115,7 +141,10 @@ impl Task {
                 }
                 let other = if e.source == c { e.target } else { e.source };
                 if g.node_type(other) == self.disease_type {
-                    out.push((li.local[c as usize] as usize * nd + li.local[other as usize] as usize, e.id));
+                    out.push((
+                        li.local[c as usize] as usize * nd + li.local[other as usize] as usize,
+                        e.id,
+                    ));
                 }
             }
         }
@@ -138,7 +167,12 @@ pub struct FeatureParams {
 
 impl Default for FeatureParams {
     fn default() -> Self {
-        FeatureParams { damping: 0.4, min_len: 2, max_len: 4, min_support: 0.001 }
+        FeatureParams {
+            damping: 0.4,
+            min_len: 2,
+            max_len: 4,
+            min_support: 0.001,
+        }
     }
 }
 
@@ -174,9 +208,21 @@ impl<'g> Space<'g> {
         let task = Task::detect(g)?;
         let mg = Metagraph::of(g, &task.treatment);
         let li = LocalIndex::of(g);
-        let paths = mg.metapaths(task.disease_type, task.compound_type, params.min_len.max(2), params.max_len.clamp(2, 5));
+        let paths = mg.metapaths(
+            task.disease_type,
+            task.compound_type,
+            params.min_len.max(2),
+            params.max_len.clamp(2, 5),
+        );
         let names = paths.iter().map(|p| mg.abbrev(&mg.reversed(p))).collect();
-        Ok(Space { g, task, mg, li, paths, names })
+        Ok(Space {
+            g,
+            task,
+            mg,
+            li,
+            paths,
+            names,
+        })
     }
 
     /// The feature table on the graph without the `mask`ed edges.
@@ -228,7 +274,8 @@ impl<'g> Space<'g> {
                 }
             }
             if st.treatment {
-                let reaches_other = (side_c && st.to == self.task.disease_type) || (side_d && st.to == self.task.compound_type);
+                let reaches_other = (side_c && st.to == self.task.disease_type)
+                    || (side_d && st.to == self.task.compound_type);
                 if reaches_other {
                     for &(p, e) in &own {
                         if !mask.contains(e) && self.g.edge(e).rel == st.rel {
@@ -247,11 +294,26 @@ impl<'g> Space<'g> {
                     label_degree[h].1 = Some(cols.len());
                 }
             }
-            let who = if side_c { "degree of compound" } else { "degree of disease" };
-            names.push(format!("{who} {}{}{}", self.mg.type_abbrev[st.from as usize], st.letters, self.mg.type_abbrev[st.to as usize]));
+            let who = if side_c {
+                "degree of compound"
+            } else {
+                "degree of disease"
+            };
+            names.push(format!(
+                "{who} {}{}{}",
+                self.mg.type_abbrev[st.from as usize],
+                st.letters,
+                self.mg.type_abbrev[st.to as usize]
+            ));
             is_metapath.push(false);
             cols.push(col);
         }
-        Features { names, is_metapath, cols, metapaths_considered: self.paths.len(), label_degree }
+        Features {
+            names,
+            is_metapath,
+            cols,
+            metapaths_considered: self.paths.len(),
+            label_degree,
+        }
     }
 }

@@ -39,7 +39,11 @@ pub struct FitParams {
 
 impl Default for FitParams {
     fn default() -> Self {
-        FitParams { lambda: 1e-3, max_iter: 400, tol: 1e-6 }
+        FitParams {
+            lambda: 1e-3,
+            max_iter: 400,
+            tol: 1e-6,
+        }
     }
 }
 
@@ -75,7 +79,14 @@ pub fn fit(x: &[f64], n: usize, p: usize, y: &[f64], params: FitParams) -> LogRe
 /// standardisation) instead of from zero. The objective is strictly convex (λ > 0), so the
 /// minimiser does not depend on the start: a warm start only saves iterations, as long as the
 /// fit reaches its gradient tolerance (`converged`).
-pub fn fit_from(x: &[f64], n: usize, p: usize, y: &[f64], params: FitParams, start: Option<&LogReg>) -> LogReg {
+pub fn fit_from(
+    x: &[f64],
+    n: usize,
+    p: usize,
+    y: &[f64],
+    params: FitParams,
+    start: Option<&LogReg>,
+) -> LogReg {
     assert_eq!(x.len(), n * p);
     assert_eq!(y.len(), n);
     let mut mean = vec![0.0; p];
@@ -91,7 +102,15 @@ pub fn fit_from(x: &[f64], n: usize, p: usize, y: &[f64], params: FitParams, sta
     let q = p + 1;
     // Stored as `f32` (the features are `f32` already): the products are bound by memory
     // bandwidth, and every sum is still accumulated in `f64`.
-    let xt = DMatrix::<f32>::from_fn(q, n, |j, i| if j == 0 { 1.0 } else if std[j - 1] > 0.0 { ((x[i * p + j - 1] - mean[j - 1]) / std[j - 1]) as f32 } else { 0.0 });
+    let xt = DMatrix::<f32>::from_fn(q, n, |j, i| {
+        if j == 0 {
+            1.0
+        } else if std[j - 1] > 0.0 {
+            ((x[i * p + j - 1] - mean[j - 1]) / std[j - 1]) as f32
+        } else {
+            0.0
+        }
+    });
     let data = xt.as_slice();
     let yv = DVector::from_column_slice(y);
     let nf = n.max(1) as f64;
@@ -220,7 +239,16 @@ pub fn fit_from(x: &[f64], n: usize, p: usize, y: &[f64], params: FitParams, sta
     if g.amax() <= params.tol {
         converged = true;
     }
-    LogReg { intercept: w[0], beta: w.iter().skip(1).copied().collect(), mean, std, iterations, converged, grad_max: g.amax(), loss: f }
+    LogReg {
+        intercept: w[0],
+        beta: w.iter().skip(1).copied().collect(),
+        mean,
+        std,
+        iterations,
+        converged,
+        grad_max: g.amax(),
+        loss: f,
+    }
 }
 
 impl LogReg {
@@ -234,7 +262,12 @@ impl LogReg {
     }
     /// The linear predictor of one raw feature row.
     pub fn logit(&self, row: &[f64]) -> f64 {
-        self.intercept + row.iter().enumerate().map(|(j, &v)| self.beta[j] * self.z(j, v)).sum::<f64>()
+        self.intercept
+            + row
+                .iter()
+                .enumerate()
+                .map(|(j, &v)| self.beta[j] * self.z(j, v))
+                .sum::<f64>()
     }
 }
 
@@ -250,7 +283,9 @@ mod tests {
         let mut y = Vec::new();
         let mut s = 7u64;
         let mut r = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
         for _ in 0..n {
@@ -258,19 +293,67 @@ mod tests {
             x.extend([a, b, c]);
             y.push(if a > b { 1.0 } else { 0.0 });
         }
-        let m = fit(&x, n, 3, &y, FitParams { lambda: 1e-4, max_iter: 500, tol: 1e-7 });
+        let m = fit(
+            &x,
+            n,
+            3,
+            &y,
+            FitParams {
+                lambda: 1e-4,
+                max_iter: 500,
+                tol: 1e-7,
+            },
+        );
         assert!(m.beta[0] > 1.0 && m.beta[1] < -1.0, "{:?}", m.beta);
         assert!(m.beta[2].abs() < 0.5 * m.beta[0].abs());
-        let correct = (0..n).filter(|&i| (m.logit(&x[i * 3..i * 3 + 3]) > 0.0) == (y[i] > 0.5)).count();
+        let correct = (0..n)
+            .filter(|&i| (m.logit(&x[i * 3..i * 3 + 3]) > 0.0) == (y[i] > 0.5))
+            .count();
         assert!(correct as f64 / n as f64 > 0.95);
-        let m2 = fit(&x, n, 3, &y, FitParams { lambda: 1e-4, max_iter: 500, tol: 1e-7 });
+        let m2 = fit(
+            &x,
+            n,
+            3,
+            &y,
+            FitParams {
+                lambda: 1e-4,
+                max_iter: 500,
+                tol: 1e-7,
+            },
+        );
         assert_eq!(m.beta, m2.beta);
         // A warm start from a fit on half the rows reaches the same minimiser, sooner.
-        let half = fit(&x[..n / 2 * 3], n / 2, 3, &y[..n / 2], FitParams { lambda: 1e-4, max_iter: 500, tol: 1e-7 });
-        let warm = fit_from(&x, n, 3, &y, FitParams { lambda: 1e-4, max_iter: 500, tol: 1e-7 }, Some(&half));
+        let half = fit(
+            &x[..n / 2 * 3],
+            n / 2,
+            3,
+            &y[..n / 2],
+            FitParams {
+                lambda: 1e-4,
+                max_iter: 500,
+                tol: 1e-7,
+            },
+        );
+        let warm = fit_from(
+            &x,
+            n,
+            3,
+            &y,
+            FitParams {
+                lambda: 1e-4,
+                max_iter: 500,
+                tol: 1e-7,
+            },
+            Some(&half),
+        );
         assert!(m.converged && warm.converged);
         for j in 0..3 {
-            assert!((warm.beta[j] - m.beta[j]).abs() < 1e-3 * m.beta[j].abs().max(1.0), "{:?} vs {:?}", warm.beta, m.beta);
+            assert!(
+                (warm.beta[j] - m.beta[j]).abs() < 1e-3 * m.beta[j].abs().max(1.0),
+                "{:?} vs {:?}",
+                warm.beta,
+                m.beta
+            );
         }
     }
 }

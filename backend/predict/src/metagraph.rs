@@ -61,7 +61,11 @@ fn split_abbrev(a: &str) -> Option<(String, String, String)> {
     if i == 0 || j >= chars.len() || i >= j {
         return None;
     }
-    Some((chars[..i].iter().collect(), chars[i..j].iter().collect(), chars[j..].iter().collect()))
+    Some((
+        chars[..i].iter().collect(),
+        chars[i..j].iter().collect(),
+        chars[j..].iter().collect(),
+    ))
 }
 
 impl Metagraph {
@@ -81,7 +85,9 @@ impl Metagraph {
                 }
             }
         }
-        let mut type_abbrev: Vec<String> = (0..g.type_count()).map(|t| initials(g.type_label(t as TypeId))).collect();
+        let mut type_abbrev: Vec<String> = (0..g.type_count())
+            .map(|t| initials(g.type_label(t as TypeId)))
+            .collect();
         let mut letters_of: BTreeMap<RelId, String> = BTreeMap::new();
         for &(r, s, t) in &triples {
             let rel = g.relation(r);
@@ -94,16 +100,50 @@ impl Metagraph {
         let mut steps = Vec::new();
         for &(r, s, t) in &triples {
             let rel = g.relation(r);
-            let l = letters_of.get(&r).cloned().unwrap_or_else(|| format!("-{}-", rel.name));
+            let l = letters_of
+                .get(&r)
+                .cloned()
+                .unwrap_or_else(|| format!("-{}-", rel.name));
             let is_t = treatment.contains(&r);
             if s == t && !rel.directed {
                 let i = steps.len();
-                steps.push(Step { rel: r, from: s, to: t, out: true, inn: true, letters: l, reverse: i, treatment: is_t });
+                steps.push(Step {
+                    rel: r,
+                    from: s,
+                    to: t,
+                    out: true,
+                    inn: true,
+                    letters: l,
+                    reverse: i,
+                    treatment: is_t,
+                });
             } else {
-                let (fw, bw) = if rel.directed { (format!("{l}>"), format!("<{l}")) } else { (l.clone(), l) };
+                let (fw, bw) = if rel.directed {
+                    (format!("{l}>"), format!("<{l}"))
+                } else {
+                    (l.clone(), l)
+                };
                 let i = steps.len();
-                steps.push(Step { rel: r, from: s, to: t, out: true, inn: false, letters: fw, reverse: i + 1, treatment: is_t });
-                steps.push(Step { rel: r, from: t, to: s, out: false, inn: true, letters: bw, reverse: i, treatment: is_t });
+                steps.push(Step {
+                    rel: r,
+                    from: s,
+                    to: t,
+                    out: true,
+                    inn: false,
+                    letters: fw,
+                    reverse: i + 1,
+                    treatment: is_t,
+                });
+                steps.push(Step {
+                    rel: r,
+                    from: t,
+                    to: s,
+                    out: false,
+                    inn: true,
+                    letters: bw,
+                    reverse: i,
+                    treatment: is_t,
+                });
             }
         }
         Metagraph { steps, type_abbrev }
@@ -124,7 +164,13 @@ impl Metagraph {
 
     /// All metapaths from `from` to `to` of length `min_len..=max_len` with at most one
     /// treatment step (crossed from `from` to `to`), as step sequences, in a fixed (lexicographic by step index) order.
-    pub fn metapaths(&self, from: TypeId, to: TypeId, min_len: usize, max_len: usize) -> Vec<Vec<usize>> {
+    pub fn metapaths(
+        &self,
+        from: TypeId,
+        to: TypeId,
+        min_len: usize,
+        max_len: usize,
+    ) -> Vec<Vec<usize>> {
         // Steps needed from each type to reach `to` (BFS backwards), to prune dead ends.
         let nt = self.type_abbrev.len();
         let mut dist = vec![usize::MAX; nt];
@@ -139,12 +185,31 @@ impl Metagraph {
         }
         let mut out = Vec::new();
         let mut cur = Vec::new();
-        self.extend((from, to), from, min_len, max_len, &dist, &mut cur, 0, &mut out);
+        self.extend(
+            (from, to),
+            from,
+            min_len,
+            max_len,
+            &dist,
+            &mut cur,
+            0,
+            &mut out,
+        );
         out
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn extend(&self, ends: (TypeId, TypeId), at: TypeId, min_len: usize, max_len: usize, dist: &[usize], cur: &mut Vec<usize>, treat: usize, out: &mut Vec<Vec<usize>>) {
+    fn extend(
+        &self,
+        ends: (TypeId, TypeId),
+        at: TypeId,
+        min_len: usize,
+        max_len: usize,
+        dist: &[usize],
+        cur: &mut Vec<usize>,
+        treat: usize,
+        out: &mut Vec<Vec<usize>>,
+    ) {
         let to = ends.1;
         if at == to && cur.len() >= min_len {
             out.push(cur.clone());
@@ -155,7 +220,9 @@ impl Metagraph {
         for (i, st) in self.steps.iter().enumerate() {
             // A treatment step only from the start type to the end type, and only one: then
             // the walks over the pair's own edge have the closed form `crate::dwpc` removes.
-            if st.from != at || (st.treatment && (treat >= 1 || st.from != ends.0 || st.to != ends.1)) {
+            if st.from != at
+                || (st.treatment && (treat >= 1 || st.from != ends.0 || st.to != ends.1))
+            {
                 continue;
             }
             let d = dist[st.to as usize];
@@ -163,7 +230,16 @@ impl Metagraph {
                 continue;
             }
             cur.push(i);
-            self.extend(ends, st.to, min_len, max_len, dist, cur, treat + st.treatment as usize, out);
+            self.extend(
+                ends,
+                st.to,
+                min_len,
+                max_len,
+                dist,
+                cur,
+                treat + st.treatment as usize,
+                out,
+            );
             cur.pop();
         }
     }
@@ -194,10 +270,22 @@ mod tests {
 
     #[test]
     fn splits_hetionet_abbreviations() {
-        assert_eq!(split_abbrev("CbG"), Some(("C".into(), "b".into(), "G".into())));
-        assert_eq!(split_abbrev("Gr>G"), Some(("G".into(), "r>".into(), "G".into())));
-        assert_eq!(split_abbrev("PCiC"), Some(("PC".into(), "i".into(), "C".into())));
-        assert_eq!(split_abbrev("CcSE"), Some(("C".into(), "c".into(), "SE".into())));
+        assert_eq!(
+            split_abbrev("CbG"),
+            Some(("C".into(), "b".into(), "G".into()))
+        );
+        assert_eq!(
+            split_abbrev("Gr>G"),
+            Some(("G".into(), "r>".into(), "G".into()))
+        );
+        assert_eq!(
+            split_abbrev("PCiC"),
+            Some(("PC".into(), "i".into(), "C".into()))
+        );
+        assert_eq!(
+            split_abbrev("CcSE"),
+            Some(("C".into(), "c".into(), "SE".into()))
+        );
         assert_eq!(split_abbrev("TREATS"), None);
         assert_eq!(initials("Biological Process"), "BP");
     }

@@ -5,9 +5,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 
+use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
 use crate::features::{FeatureParams, Features, Space};
-use crate::calibrate::Calibration;
 use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
 
@@ -29,13 +29,22 @@ pub struct PredictParams {
 
 impl Default for PredictParams {
     fn default() -> Self {
-        PredictParams { features: FeatureParams::default(), fit: FitParams::default(), negatives_per_positive: 20.0, seed: 0, calibration_folds: 5, calibration_tol: 1e-4 }
+        PredictParams {
+            features: FeatureParams::default(),
+            fit: FitParams::default(),
+            negatives_per_positive: 20.0,
+            seed: 0,
+            calibration_folds: 5,
+            calibration_tol: 1e-4,
+        }
     }
 }
 
 /// Deterministic uniform in [0, 1) from a seed and an index (splitmix64).
 pub fn unit(seed: u64, i: u64) -> f64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    let mut z = seed
+        .wrapping_add(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
@@ -53,17 +62,34 @@ pub struct Fitted {
 }
 
 /// Fits on the pairs `train(p)` allows: positives where `positive[p]`, negatives subsampled.
-pub fn fit_on(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, params: &PredictParams) -> Fitted {
+pub fn fit_on(
+    f: &Features,
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+) -> Fitted {
     fit_on_from(f, positive, train, params, None)
 }
 
 /// [`fit_on`] warm-started from `start` ([`crate::learn::fit_from`]: same minimiser).
-pub fn fit_on_from(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> bool, params: &PredictParams, start: Option<&LogReg>) -> Fitted {
+pub fn fit_on_from(
+    f: &Features,
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+    start: Option<&LogReg>,
+) -> Fitted {
     let npairs = positive.len();
     let pos: Vec<usize> = (0..npairs).filter(|&p| positive[p] && train(p)).collect();
     let neg_all = (0..npairs).filter(|&p| !positive[p] && train(p)).count();
-    let rate = if neg_all == 0 { 1.0 } else { (params.negatives_per_positive * pos.len() as f64 / neg_all as f64).min(1.0) };
-    let rows: Vec<usize> = (0..npairs).filter(|&p| train(p) && (positive[p] || unit(params.seed, p as u64) < rate)).collect();
+    let rate = if neg_all == 0 {
+        1.0
+    } else {
+        (params.negatives_per_positive * pos.len() as f64 / neg_all as f64).min(1.0)
+    };
+    let rows: Vec<usize> = (0..npairs)
+        .filter(|&p| train(p) && (positive[p] || unit(params.seed, p as u64) < rate))
+        .collect();
     let nf = f.cols.len();
     let mut x = Vec::with_capacity(rows.len() * nf);
     let mut y = Vec::with_capacity(rows.len());
@@ -73,7 +99,12 @@ pub fn fit_on_from(f: &Features, positive: &[bool], train: &dyn Fn(usize) -> boo
     }
     let model = fit_from(&x, rows.len(), nf, &y, params.fit, start);
     let train_neg = rows.len() - pos.len();
-    Fitted { model, offset: rate.ln(), train_pos: pos.len(), train_neg }
+    Fitted {
+        model,
+        offset: rate.ln(),
+        train_pos: pos.len(),
+        train_neg,
+    }
 }
 
 impl Fitted {
@@ -117,9 +148,22 @@ impl Fitted {
 /// do enter its neighbours'. Used only to calibrate, never reported as validation. Each refit
 /// is warm-started from `start` (the fit on all pairs): the objective is strictly convex, so
 /// the refit converges to the same minimiser as from zero, in fewer iterations.
-pub fn refit_oof_logits(f: &Features, positive: &[bool], fold: &[usize], k: usize, params: &PredictParams, start: Option<&LogReg>) -> Vec<f64> {
+pub fn refit_oof_logits(
+    f: &Features,
+    positive: &[bool],
+    fold: &[usize],
+    k: usize,
+    params: &PredictParams,
+    start: Option<&LogReg>,
+) -> Vec<f64> {
     let mut oof = vec![0.0f64; positive.len()];
-    let refit = PredictParams { fit: FitParams { tol: params.fit.tol.max(params.calibration_tol), ..params.fit }, ..params.clone() };
+    let refit = PredictParams {
+        fit: FitParams {
+            tol: params.fit.tol.max(params.calibration_tol),
+            ..params.fit
+        },
+        ..params.clone()
+    };
     for fo in 0..k {
         let fitted = fit_on_from(f, positive, &|p| fold[p] != fo, &refit, start);
         for (p, z) in oof.iter_mut().enumerate() {
@@ -133,7 +177,13 @@ pub fn refit_oof_logits(f: &Features, positive: &[bool], fold: &[usize], k: usiz
 
 /// The calibration of one head from [`refit_oof_logits`]; `None` when switched off
 /// (`calibration_folds` = 0) or when it cannot be fitted.
-pub fn calibrate(f: &Features, positive: &[bool], fold: &[usize], params: &PredictParams, start: Option<&LogReg>) -> Option<Calibration> {
+pub fn calibrate(
+    f: &Features,
+    positive: &[bool],
+    fold: &[usize],
+    params: &PredictParams,
+    start: Option<&LogReg>,
+) -> Option<Calibration> {
     if params.calibration_folds < 2 {
         return None;
     }
@@ -286,16 +336,32 @@ struct Head {
     seconds_calibration: f64,
 }
 
-fn fit_head(f: &Features, positive: &[bool], fold: Option<&[usize]>, params: &PredictParams) -> Head {
+fn fit_head(
+    f: &Features,
+    positive: &[bool],
+    fold: Option<&[usize]>,
+    params: &PredictParams,
+) -> Head {
     let t = Instant::now();
     let fitted = fit_on(f, positive, &|_| true, params);
     let logits = fitted.logits_all(f);
     let seconds_fit = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let calibration = fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
+    let calibration =
+        fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
     let seconds_calibration = t.elapsed().as_secs_f64();
-    let scores = logits.iter().map(|&z| calibration.map_or_else(|| sigmoid(z), |c| c.apply(z)) as f32).collect();
-    Head { fitted, logits, calibration, scores, seconds_fit, seconds_calibration }
+    let scores = logits
+        .iter()
+        .map(|&z| calibration.map_or_else(|| sigmoid(z), |c| c.apply(z)) as f32)
+        .collect();
+    Head {
+        fitted,
+        logits,
+        calibration,
+        scores,
+        seconds_fit,
+        seconds_calibration,
+    }
 }
 
 /// The full run: features on the whole graph, one head per label (treats; palliates when the
@@ -310,11 +376,24 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
     let npairs = space.task.pairs();
     let positives = space.task.positives(g, &space.li);
     if !positives[0].iter().any(|&b| b) {
-        return Err(PredictError::Task("the graph has no treatment edge to learn from".into()));
+        return Err(PredictError::Task(
+            "the graph has no treatment edge to learn from".into(),
+        ));
     }
-    let fold = (params.calibration_folds >= 2).then(|| crate::eval::assign_folds(&positives, nd, params.calibration_folds, crate::eval::FoldKind::Edges, params.seed));
+    let fold = (params.calibration_folds >= 2).then(|| {
+        crate::eval::assign_folds(
+            &positives,
+            nd,
+            params.calibration_folds,
+            crate::eval::FoldKind::Edges,
+            params.seed,
+        )
+    });
     let treats = fit_head(&f, &positives[0], fold.as_deref(), params);
-    let pall = positives.get(1).filter(|p| p.iter().any(|&b| b)).map(|pos| fit_head(&f, pos, fold.as_deref(), params));
+    let pall = positives
+        .get(1)
+        .filter(|p| p.iter().any(|&b| b))
+        .map(|pos| fit_head(&f, pos, fold.as_deref(), params));
     let t2 = Instant::now();
     let (disease_pct, compound_pct) = percentile_tables(&treats.logits, nc, nd);
     let (palliates_disease_pct, palliates_compound_pct) = match &pall {
@@ -355,7 +434,12 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         }
     }
     let seconds_predict = t2.elapsed().as_secs_f64();
-    let degree_features = |m: &crate::learn::LogReg| -> Vec<(String, f64)> { (0..f.cols.len()).filter(|&j| !f.is_metapath[j]).map(|j| (f.names[j].clone(), m.beta[j])).collect() };
+    let degree_features = |m: &crate::learn::LogReg| -> Vec<(String, f64)> {
+        (0..f.cols.len())
+            .filter(|&j| !f.is_metapath[j])
+            .map(|j| (f.names[j].clone(), m.beta[j]))
+            .collect()
+    };
     let palliates = match (&pall, space.task.second) {
         (Some(h), Some(r)) => Some(HeadInfo {
             relation: g.relation(r).abbrev.clone(),
@@ -396,7 +480,8 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         palliates,
         seconds_features,
         seconds_fit: treats.seconds_fit + pall.as_ref().map_or(0.0, |h| h.seconds_fit),
-        seconds_calibration: treats.seconds_calibration + pall.as_ref().map_or(0.0, |h| h.seconds_calibration),
+        seconds_calibration: treats.seconds_calibration
+            + pall.as_ref().map_or(0.0, |h| h.seconds_calibration),
         seconds_predict,
     };
     let palliates = pall.map_or_else(Vec::new, |h| h.scores);
@@ -424,14 +509,21 @@ impl Predictions {
         (0..TOP_METAPATHS)
             .filter_map(|s| {
                 let i = self.top_idx[p * TOP_METAPATHS + s];
-                self.info.metapaths.get(i as usize).map(|n| (n.as_str(), self.top_val[p * TOP_METAPATHS + s]))
+                self.info
+                    .metapaths
+                    .get(i as usize)
+                    .map(|n| (n.as_str(), self.top_val[p * TOP_METAPATHS + s]))
             })
             .collect()
     }
 
     /// The palliation score of a pair, when the run had a second head.
     pub fn palliates(&self, p: usize) -> Option<(f32, f32, f32)> {
-        Some((*self.palliates.get(p)?, *self.palliates_disease_pct.get(p)?, *self.palliates_compound_pct.get(p)?))
+        Some((
+            *self.palliates.get(p)?,
+            *self.palliates_disease_pct.get(p)?,
+            *self.palliates_compound_pct.get(p)?,
+        ))
     }
 
     /// Writes the TSV of all pairs (compound-major), byte-identical for the same inputs. Scores
@@ -447,8 +539,20 @@ impl Predictions {
             let ck = g.key(c);
             for (di, dk) in dkeys.iter().enumerate() {
                 let p = ci * nd + di;
-                let top: Vec<String> = self.top(p).iter().take(3).map(|(n, v)| format!("{n}:{v:.3}")).collect();
-                write!(w, "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}", self.scores[p], self.disease_pct[p], self.compound_pct[p], top.join(";"))?;
+                let top: Vec<String> = self
+                    .top(p)
+                    .iter()
+                    .take(3)
+                    .map(|(n, v)| format!("{n}:{v:.3}"))
+                    .collect();
+                write!(
+                    w,
+                    "{ck}\t{dk}\t{}\t{:.2}\t{:.2}\t{}",
+                    self.scores[p],
+                    self.disease_pct[p],
+                    self.compound_pct[p],
+                    top.join(";")
+                )?;
                 match (self.palliates.get(p), self.palliates_disease_pct.get(p)) {
                     (Some(s), Some(q)) => writeln!(w, "\t{s}\t{q:.2}")?,
                     _ => writeln!(w, "\t\t")?,

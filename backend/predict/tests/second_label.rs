@@ -27,8 +27,14 @@ fn palliates_is_the_second_label() {
     assert_eq!(g.relation(labels[0]).abbrev, "CtD");
     assert_eq!(g.relation(labels[1]).abbrev, "CpD");
     let pos = s.task.positives(&g, &s.li);
-    let (nt, np) = (pos[0].iter().filter(|&&b| b).count(), pos[1].iter().filter(|&&b| b).count());
-    assert!(nt > 20 && np > 20, "the test graph must have both labels ({nt} CtD, {np} CpD pairs)");
+    let (nt, np) = (
+        pos[0].iter().filter(|&&b| b).count(),
+        pos[1].iter().filter(|&&b| b).count(),
+    );
+    assert!(
+        nt > 20 && np > 20,
+        "the test graph must have both labels ({nt} CtD, {np} CpD pairs)"
+    );
 }
 
 #[test]
@@ -45,13 +51,21 @@ fn every_held_out_cpd_edge_is_masked_in_its_fold_and_only_there() {
         // Both labels are spread over every fold.
         for (h, lab) in pos.iter().enumerate() {
             for f in 0..k {
-                assert!((0..lab.len()).any(|p| lab[p] && fold[p] == f), "label {h} has no pair in fold {f} ({kind:?})");
+                assert!(
+                    (0..lab.len()).any(|p| lab[p] && fold[p] == f),
+                    "label {h} has no pair in fold {f} ({kind:?})"
+                );
             }
         }
         for f in 0..k {
             let mask = fold_mask(&g, &treat, &pos, &fold, f, kind);
             for &(p, e) in &cpd_edges {
-                assert_eq!(mask.contains(e), fold[p] == f, "CpD edge {e} of a pair in fold {} vs mask of fold {f} ({kind:?})", fold[p]);
+                assert_eq!(
+                    mask.contains(e),
+                    fold[p] == f,
+                    "CpD edge {e} of a pair in fold {} vs mask of fold {f} ({kind:?})",
+                    fold[p]
+                );
             }
         }
     }
@@ -61,21 +75,37 @@ fn every_held_out_cpd_edge_is_masked_in_its_fold_and_only_there() {
 fn a_fold_with_held_out_cpd_edges_has_the_features_of_the_graph_without_them() {
     let g = common::graph_with_palliation(40, 12, 30, 3);
     let r = cpd(&g);
-    let params = FeatureParams { min_support: 0.0, ..FeatureParams::default() };
+    let params = FeatureParams {
+        min_support: 0.0,
+        ..FeatureParams::default()
+    };
     let s = Space::new(&g, &params).unwrap();
     let pos = s.task.positives(&g, &s.li);
     let treat = s.task.edges_of(&g, &s.li, &s.task.treatment);
     let fold = assign_folds(&pos, s.task.diseases.len(), 3, FoldKind::Edges, 5);
     let mask = fold_mask(&g, &treat, &pos, &fold, 0, FoldKind::Edges);
-    let held_cpd = s.task.edges_of(&g, &s.li, &[r]).iter().filter(|&&(p, _)| fold[p] == 0).count();
+    let held_cpd = s
+        .task
+        .edges_of(&g, &s.li, &[r])
+        .iter()
+        .filter(|&&(p, _)| fold[p] == 0)
+        .count();
     assert!(held_cpd >= 3, "fold 0 must hold out CpD edges ({held_cpd})");
     let masked = s.features(&mask, &params);
-    let held: Vec<u32> = (0..g.edge_count() as u32).filter(|&e| mask.contains(e)).collect();
+    let held: Vec<u32> = (0..g.edge_count() as u32)
+        .filter(|&e| mask.contains(e))
+        .collect();
     let g2 = without_edges(&g, &|e| held.contains(&e));
-    let rebuilt = Space::new(&g2, &params).unwrap().features(&EdgeMask::empty(g2.edge_count()), &params);
+    let rebuilt = Space::new(&g2, &params)
+        .unwrap()
+        .features(&EdgeMask::empty(g2.edge_count()), &params);
     assert_eq!(masked.names, rebuilt.names);
     for (j, (a, b)) in masked.cols.iter().zip(&rebuilt.cols).enumerate() {
-        assert_eq!(a, b, "feature {} differs between the masked graph and the graph without the fold's edges", masked.names[j]);
+        assert_eq!(
+            a, b,
+            "feature {} differs between the masked graph and the graph without the fold's edges",
+            masked.names[j]
+        );
     }
 }
 
@@ -83,7 +113,10 @@ fn a_fold_with_held_out_cpd_edges_has_the_features_of_the_graph_without_them() {
 fn removing_a_cpd_edge_changes_the_features_of_its_pair() {
     let g = common::graph_with_palliation(40, 12, 30, 4);
     let r = cpd(&g);
-    let params = FeatureParams { min_support: 0.0, ..FeatureParams::default() };
+    let params = FeatureParams {
+        min_support: 0.0,
+        ..FeatureParams::default()
+    };
     let space = Space::new(&g, &params).unwrap();
     let full = space.features(&EdgeMask::empty(g.edge_count()), &params);
     let edges = space.task.edges_of(&g, &space.li, &[r]);
@@ -92,7 +125,10 @@ fn removing_a_cpd_edge_changes_the_features_of_its_pair() {
         let mut mask = EdgeMask::empty(g.edge_count());
         mask.insert(e);
         let f = space.features(&mask, &params);
-        assert!(f.cols.iter().zip(&full.cols).any(|(a, b)| a[p] != b[p]), "removing CpD edge {e} left its pair's features unchanged");
+        assert!(
+            f.cols.iter().zip(&full.cols).any(|(a, b)| a[p] != b[p]),
+            "removing CpD edge {e} left its pair's features unchanged"
+        );
     }
 }
 
@@ -103,8 +139,22 @@ fn a_pairs_own_palliation_edge_is_never_evidence_for_it() {
     // c1 → g → c0 → d. And (c0, d)'s CpD degree features leave its own edge out.
     use serenqa_graph::{GraphBuilder, GraphMeta, RelationType};
     let mut b = GraphBuilder::new(GraphMeta::default());
-    let (tc, td, tg) = (b.node_type("Compound", "Compound"), b.node_type("Disease", "Disease"), b.node_type("Gene", "Gene"));
-    let r = |b: &mut GraphBuilder, n: &str, v: &str, a: &str, s, t| b.relation(RelationType { name: n.into(), verb: v.into(), abbrev: a.into(), source_type: Some(s), target_type: Some(t), directed: false }).unwrap();
+    let (tc, td, tg) = (
+        b.node_type("Compound", "Compound"),
+        b.node_type("Disease", "Disease"),
+        b.node_type("Gene", "Gene"),
+    );
+    let r = |b: &mut GraphBuilder, n: &str, v: &str, a: &str, s, t| {
+        b.relation(RelationType {
+            name: n.into(),
+            verb: v.into(),
+            abbrev: a.into(),
+            source_type: Some(s),
+            target_type: Some(t),
+            directed: false,
+        })
+        .unwrap()
+    };
     let ctd = r(&mut b, "TREATS_CtD", "treats", "CtD", tc, td);
     let cpd = r(&mut b, "PALLIATES_CpD", "palliates", "CpD", tc, td);
     let cbg = r(&mut b, "BINDS_CbG", "binds", "CbG", tc, tg);
@@ -118,26 +168,53 @@ fn a_pairs_own_palliation_edge_is_never_evidence_for_it() {
     b.add_edge(c0, cpd, d, None);
     b.add_edge(c0, ctd, d2, None);
     let g = b.build();
-    let params = FeatureParams { min_support: 0.0, ..FeatureParams::default() };
+    let params = FeatureParams {
+        min_support: 0.0,
+        ..FeatureParams::default()
+    };
     let space = Space::new(&g, &params).unwrap();
     assert!(space.task.second.is_some());
-    let k = space.names.iter().position(|n| n == "CbGbCpD").expect("CbGbCpD is enumerated");
+    let k = space
+        .names
+        .iter()
+        .position(|n| n == "CbGbCpD")
+        .expect("CbGbCpD is enumerated");
     let mg = Metagraph::of(&g, &space.task.treatment);
     let li = LocalIndex::of(&g);
     let mats = step_matrices(&g, &mg, &li, &EdgeMask::empty(g.edge_count()), 0.4);
     let nc = space.task.compounds.len();
     let dw = dwpc_all(&mats, &mg, &space.paths, space.task.diseases.len());
     let m = &dw[k]; // disease-major
-    let (lc0, lc1, ld) = (li.local[c0 as usize] as usize, li.local[c1 as usize] as usize, li.local[d as usize] as usize);
-    assert_eq!(m[ld * nc + lc0], 0.0, "the pair's own CpD edge counted as a walk of it");
-    assert!(m[ld * nc + lc1] > 0.0, "c1's walk through c0's CpD edge is evidence for (c1, d)");
+    let (lc0, lc1, ld) = (
+        li.local[c0 as usize] as usize,
+        li.local[c1 as usize] as usize,
+        li.local[d as usize] as usize,
+    );
+    assert_eq!(
+        m[ld * nc + lc0],
+        0.0,
+        "the pair's own CpD edge counted as a walk of it"
+    );
+    assert!(
+        m[ld * nc + lc1] > 0.0,
+        "c1's walk through c0's CpD edge is evidence for (c1, d)"
+    );
     let f = space.features(&EdgeMask::empty(g.edge_count()), &params);
     let nd = space.task.diseases.len();
     let p = lc0 * nd + ld;
     let (cdeg, ddeg) = f.label_degree[1];
-    let (cdeg, ddeg) = (cdeg.expect("compound CpD degree column"), ddeg.expect("disease CpD degree column"));
-    assert_eq!(f.cols[cdeg][p], 0.0, "c0's own CpD edge raised its own CpD degree");
-    assert_eq!(f.cols[ddeg][p], 0.0, "d's own CpD edge raised its own CpD degree");
+    let (cdeg, ddeg) = (
+        cdeg.expect("compound CpD degree column"),
+        ddeg.expect("disease CpD degree column"),
+    );
+    assert_eq!(
+        f.cols[cdeg][p], 0.0,
+        "c0's own CpD edge raised its own CpD degree"
+    );
+    assert_eq!(
+        f.cols[ddeg][p], 0.0,
+        "d's own CpD edge raised its own CpD degree"
+    );
     // Another disease of c0 does see c0's palliation degree.
     assert!(f.cols[cdeg][lc0 * nd + li.local[d2 as usize] as usize] > 0.0);
 }
@@ -150,14 +227,32 @@ fn cross_validation_reports_both_labels_and_the_palliation_head_learns_its_own_s
     assert_eq!(r.labels.len(), 2);
     let (t, p) = (r.label("CtD").unwrap(), r.label("CpD").unwrap());
     assert_eq!(p.folds.len(), 3);
-    assert!(p.folds.iter().all(|f| f.metrics.positives > 0 && f.metrics.auroc.is_finite()));
-    assert!(t.overall.auroc > 0.75, "CtD out-of-fold AUROC {}", t.overall.auroc);
-    assert!(p.overall.auroc > 0.75, "CpD out-of-fold AUROC {}", p.overall.auroc);
+    assert!(p
+        .folds
+        .iter()
+        .all(|f| f.metrics.positives > 0 && f.metrics.auroc.is_finite()));
+    assert!(
+        t.overall.auroc > 0.75,
+        "CtD out-of-fold AUROC {}",
+        t.overall.auroc
+    );
+    assert!(
+        p.overall.auroc > 0.75,
+        "CpD out-of-fold AUROC {}",
+        p.overall.auroc
+    );
     // The signals differ (CbGaD vs CbGdD): the CpD head ranks CpD better than the CtD head does.
     let other = p.other_head_auroc.unwrap();
-    assert!(p.overall.auroc > other + 0.05, "CpD head {} vs CtD head on CpD {other}", p.overall.auroc);
+    assert!(
+        p.overall.auroc > other + 0.05,
+        "CpD head {} vs CtD head on CpD {other}",
+        p.overall.auroc
+    );
     let table = r.table();
-    assert!(table.contains("CtD (treats)") && table.contains("CpD (palliates)"), "{table}");
+    assert!(
+        table.contains("CtD (treats)") && table.contains("CpD (palliates)"),
+        "{table}"
+    );
     let d = cross_validate(&g, &params, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
     assert!(d.label("CpD").unwrap().overall.auroc.is_finite());
 }
@@ -172,24 +267,42 @@ fn tsv(g: &Graph, params: &PredictParams) -> (Predictions, Vec<u8>) {
 #[test]
 fn palliation_scores_are_served_and_byte_identical_across_thread_counts() {
     let g = common::graph_with_palliation(60, 15, 40, 6);
-    let params = PredictParams { seed: 3, negatives_per_positive: 2.0, ..PredictParams::default() };
+    let params = PredictParams {
+        seed: 3,
+        negatives_per_positive: 2.0,
+        ..PredictParams::default()
+    };
     let (p, a) = tsv(&g, &params);
-    let (_, b) = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| tsv(&g, &params));
-    let (_, c) = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| tsv(&g, &params));
+    let (_, b) = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| tsv(&g, &params));
+    let (_, c) = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap()
+        .install(|| tsv(&g, &params));
     assert!(a == b, "1 thread gave other bytes");
     assert!(a == c, "3 threads gave other bytes");
     let h = p.info.palliates.as_ref().expect("a palliation head");
     assert_eq!(h.relation, "CpD");
     assert_eq!(p.palliates.len(), p.scores.len());
     assert!(p.palliates.iter().all(|s| (0.0..=1.0).contains(s)));
-    assert_ne!(p.palliates, p.scores, "the palliation head is not a copy of the treats head");
+    assert_ne!(
+        p.palliates, p.scores,
+        "the palliation head is not a copy of the treats head"
+    );
     let text = String::from_utf8(a).unwrap();
     for line in text.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         assert_eq!(cols.len(), 8, "{line}");
         let s: f64 = cols[6].parse().unwrap_or(f64::NAN);
         let q: f64 = cols[7].parse().unwrap_or(f64::NAN);
-        assert!((0.0..=1.0).contains(&s) && (0.0..=100.0).contains(&q), "{line}");
+        assert!(
+            (0.0..=1.0).contains(&s) && (0.0..=100.0).contains(&q),
+            "{line}"
+        );
     }
     // Stored and read back unchanged, palliation included.
     let dir = tempfile::tempdir().unwrap();
@@ -204,8 +317,22 @@ fn served_scores_are_calibrated_and_keep_the_ranking() {
     let g = common::graph_with_palliation(60, 15, 40, 7);
     let p = predict(&g, &PredictParams::default()).unwrap();
     let c = p.info.calibration.expect("a calibrated treats head");
-    assert!(p.info.palliates.as_ref().and_then(|h| h.calibration).is_some(), "a calibrated palliates head");
-    let raw = predict(&g, &PredictParams { calibration_folds: 0, ..PredictParams::default() }).unwrap();
+    assert!(
+        p.info
+            .palliates
+            .as_ref()
+            .and_then(|h| h.calibration)
+            .is_some(),
+        "a calibrated palliates head"
+    );
+    let raw = predict(
+        &g,
+        &PredictParams {
+            calibration_folds: 0,
+            ..PredictParams::default()
+        },
+    )
+    .unwrap();
     assert!(raw.info.calibration.is_none());
     // Calibration is monotone: the same percentiles, other scores.
     assert_eq!(p.disease_pct, raw.disease_pct);
@@ -213,9 +340,17 @@ fn served_scores_are_calibrated_and_keep_the_ranking() {
     assert_ne!(p.scores, raw.scores);
     // The served score is the calibration of the uncalibrated model's logit.
     for i in (0..p.scores.len()).step_by(37) {
-        let z = { let s = raw.scores[i] as f64; (s / (1.0 - s)).ln() };
+        let z = {
+            let s = raw.scores[i] as f64;
+            (s / (1.0 - s)).ln()
+        };
         if z.is_finite() && z.abs() < 15.0 {
-            assert!((c.apply(z) - p.scores[i] as f64).abs() < 1e-4, "pair {i}: {} vs {}", c.apply(z), p.scores[i]);
+            assert!(
+                (c.apply(z) - p.scores[i] as f64).abs() < 1e-4,
+                "pair {i}: {} vs {}",
+                c.apply(z),
+                p.scores[i]
+            );
         }
     }
 }

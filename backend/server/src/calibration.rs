@@ -24,12 +24,26 @@ use serenqa_store::{CalibrationRecord, Repo};
 /// whose name is the candidate's name (Hetionet names genes by HGNC symbol).
 pub fn resolve_candidate(g: &Graph, c: &serenqa_shared::annotate::Candidate) -> Option<NodeId> {
     g.find_by_key(&c.key).or_else(|| {
-        (c.kind == "Gene" || c.kind == "Protein").then(|| g.find_by_name(&c.name).iter().copied().find(|&n| g.type_display(g.node_type(n)) == "Gene")).flatten()
+        (c.kind == "Gene" || c.kind == "Protein")
+            .then(|| {
+                g.find_by_name(&c.name)
+                    .iter()
+                    .copied()
+                    .find(|&n| g.type_display(g.node_type(n)) == "Gene")
+            })
+            .flatten()
     })
 }
 
 /// Questions usable for calibration, and how many were skipped.
-pub fn items(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, source: Source, min_annotators: usize) -> Result<(Vec<Item>, usize)> {
+pub fn items(
+    repo: &dyn Repo,
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    source: Source,
+    min_annotators: usize,
+) -> Result<(Vec<Item>, usize)> {
     let mut out = Vec::new();
     let mut skipped = 0;
     for q in repo.questions_of_source(source)? {
@@ -63,12 +77,18 @@ pub fn items(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, sour
         }
         let mut by_llm: Vec<(i64, usize)> = Vec::new();
         for (pos, id) in cand_ids.iter().enumerate() {
-            if let Some(r) = q.candidates.iter().find(|c| c.id == *id).and_then(|c| c.llm_rank) {
+            if let Some(r) = q
+                .candidates
+                .iter()
+                .find(|c| c.id == *id)
+                .and_then(|c| c.llm_rank)
+            {
                 by_llm.push((r, pos));
             }
         }
         by_llm.sort();
-        let ensemble = (by_llm.len() == nodes.len()).then(|| by_llm.iter().take(b).map(|&(_, p)| p).collect());
+        let ensemble =
+            (by_llm.len() == nodes.len()).then(|| by_llm.iter().take(b).map(|&(_, p)| p).collect());
         let slice = match build_slice(g, model, cache, &nodes) {
             Ok(s) => s,
             Err(_) => {
@@ -76,13 +96,25 @@ pub fn items(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, sour
                 continue;
             }
         };
-        out.push(Item { slice, ac: (0..nodes.len()).collect(), expert, ensemble });
+        out.push(Item {
+            slice,
+            ac: (0..nodes.len()).collect(),
+            expert,
+            ensemble,
+        });
     }
     Ok((out, skipped))
 }
 
 /// Fits, stores with provenance and returns (stored id, report).
-pub fn run(repo: &dyn Repo, g: &Graph, model: &Model, cache: &BlockCache, req: &CalibrateRequest, who: &str) -> Result<(i64, CalibrationReport)> {
+pub fn run(
+    repo: &dyn Repo,
+    g: &Graph,
+    model: &Model,
+    cache: &BlockCache,
+    req: &CalibrateRequest,
+    who: &str,
+) -> Result<(i64, CalibrationReport)> {
     let (items, skipped) = items(repo, g, model, cache, req.source, req.min_annotators)?;
     if items.is_empty() {
         bail!("no {} question has {} complete response(s) and ≥ 2 candidates in the loaded graph ({skipped} skipped)", req.source.as_str(), req.min_annotators.max(1));

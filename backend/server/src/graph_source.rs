@@ -21,21 +21,30 @@ pub struct GraphArgs {
 
 /// The default Hetionet snapshot path for the Hetionet files found in the data directories.
 pub fn default_snapshot() -> Result<(hetionet::HetionetFiles, PathBuf)> {
-    let dir = datadir::find_dataset("hetionet").ok_or_else(|| anyhow::anyhow!(datadir::where_to_put("hetionet")))?;
+    let dir = datadir::find_dataset("hetionet")
+        .ok_or_else(|| anyhow::anyhow!(datadir::where_to_put("hetionet")))?;
     let files = hetionet::HetionetFiles::in_dir(&dir)?;
     let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
     if let Some(m) = &files.metagraph {
         inputs.push(m);
     }
     let fp = datadir::fingerprint(&inputs);
-    Ok((files, datadir::cache_dir().join(format!("hetionet-{fp:016x}.snap"))))
+    Ok((
+        files,
+        datadir::cache_dir().join(format!("hetionet-{fp:016x}.snap")),
+    ))
 }
 
 /// Imports Hetionet from its files, applies the default filter and writes the snapshot.
-pub fn import_hetionet(files: &hetionet::HetionetFiles, out: &Path, progress: bool) -> Result<Graph> {
+pub fn import_hetionet(
+    files: &hetionet::HetionetFiles,
+    out: &Path,
+    progress: bool,
+) -> Result<Graph> {
     let g = hetionet::load(files, &LoadOptions { progress })?;
     let (g, _report) = filter::apply(g, &FilterSpec::default());
-    g.save(out).with_context(|| format!("writing snapshot {}", out.display()))?;
+    g.save(out)
+        .with_context(|| format!("writing snapshot {}", out.display()))?;
     Ok(g)
 }
 
@@ -55,7 +64,11 @@ impl GraphArgs {
             match Graph::load(&snap) {
                 Ok(g) => {
                     if progress {
-                        eprintln!("loaded cached snapshot {} in {:.2?}", snap.display(), t.elapsed());
+                        eprintln!(
+                            "loaded cached snapshot {} in {:.2?}",
+                            snap.display(),
+                            t.elapsed()
+                        );
                     }
                     return Ok(g);
                 }
@@ -63,11 +76,18 @@ impl GraphArgs {
             }
         }
         if progress {
-            eprintln!("importing Hetionet from {} (first run; cached afterwards)", files.nodes.parent().unwrap_or(Path::new(".")).display());
+            eprintln!(
+                "importing Hetionet from {} (first run; cached afterwards)",
+                files.nodes.parent().unwrap_or(Path::new(".")).display()
+            );
         }
         let g = import_hetionet(&files, &snap, progress)?;
         if progress {
-            eprintln!("imported in {:.2?}; snapshot {}", t.elapsed(), snap.display());
+            eprintln!(
+                "imported in {:.2?}; snapshot {}",
+                t.elapsed(),
+                snap.display()
+            );
         }
         Ok(g)
     }

@@ -4,8 +4,8 @@
 //! Errors reach `main` as `anyhow::Error` and are printed as one line, never as a panic.
 
 mod api;
-mod calibration;
 mod attribution;
+mod calibration;
 mod commands;
 mod graph_source;
 mod model_source;
@@ -17,7 +17,11 @@ mod weights;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "serenqa", version, about = "Serendipity discovery in biomedical knowledge graphs")]
+#[command(
+    name = "serenqa",
+    version,
+    about = "Serendipity discovery in biomedical knowledge graphs"
+)]
 struct Cli {
     /// Hide progress bars.
     #[arg(long, global = true)]

@@ -34,7 +34,12 @@ pub fn load(args: &GraphArgs, progress: bool) -> Result<(Graph, Option<Model>, P
     match Model::load_with_graph(&path) {
         Ok((g, m)) => {
             if progress {
-                eprintln!("loaded {} in {:.2?}{}", path.display(), t.elapsed(), if m.is_some() { " (with model)" } else { "" });
+                eprintln!(
+                    "loaded {} in {:.2?}{}",
+                    path.display(),
+                    t.elapsed(),
+                    if m.is_some() { " (with model)" } else { "" }
+                );
             }
             Ok((g, m, path))
         }
@@ -50,6 +55,11 @@ pub fn load(args: &GraphArgs, progress: bool) -> Result<(Graph, Option<Model>, P
 /// Loads graph and model, failing with a clear hint when there is no model yet.
 pub fn load_required(args: &GraphArgs, progress: bool) -> Result<(Graph, Model)> {
     let (g, m, path) = load(args, progress)?;
-    let m = m.ok_or_else(|| anyhow::anyhow!("{} has no precomputed model; run `serenqa precompute` first", path.display()))?;
+    let m = m.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} has no precomputed model; run `serenqa precompute` first",
+            path.display()
+        )
+    })?;
     Ok((g, m))
 }

@@ -46,29 +46,46 @@ struct S {
 
 /// Starts the server on an ephemeral loopback port in the current tokio runtime.
 pub async fn start(latency: Duration) -> std::io::Result<ScriptedLlm> {
-    let s = S { latency, calls: Arc::new(AtomicUsize::new(0)) };
+    let s = S {
+        latency,
+        calls: Arc::new(AtomicUsize::new(0)),
+    };
     let calls = s.calls.clone();
-    let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(s);
+    let app = Router::new()
+        .route("/v1/chat/completions", post(handle))
+        .with_state(s);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    Ok(ScriptedLlm { base_url: format!("http://{addr}/v1"), calls, task })
+    Ok(ScriptedLlm {
+        base_url: format!("http://{addr}/v1"),
+        calls,
+        task,
+    })
 }
 
 async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
     s.calls.fetch_add(1, Ordering::Relaxed);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
     let text = |role: &str| -> String {
-        v["messages"].as_array().and_then(|m| m.iter().find(|x| x["role"] == role)).and_then(|m| m["content"].as_str()).unwrap_or("").to_string()
+        v["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|x| x["role"] == role))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_string()
     };
     let system = text("system");
     let content = if system.contains("serendipity score from 0 to 20") {
         let msgs = v["messages"].as_array().cloned().unwrap_or_default();
         let attempt = msgs.iter().filter(|m| m["role"] == "user").count();
         let first_user = text("user");
-        let list = first_user.lines().find_map(|l| l.strip_prefix("Answer List: ")).unwrap_or("");
+        let list = first_user
+            .lines()
+            .find_map(|l| l.strip_prefix("Answer List: "))
+            .unwrap_or("");
         let answers: Vec<&str> = list.split(", ").filter(|a| !a.is_empty()).collect();
         ensemble_reply(v["model"].as_str().unwrap_or(""), &answers, attempt)
     } else {
@@ -87,24 +104,47 @@ async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
 
 /// Lines after the first line starting with `header`, up to the next empty line.
 fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
-    text.lines().skip_while(|l| !l.starts_with(header)).skip(1).take_while(|l| !l.trim().is_empty()).collect()
+    text.lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .collect()
 }
 
 /// The scripted answer to a prompt (a pure function of it).
 pub fn reply(system: &str, user: &str) -> String {
     if system.contains("translate biomedical questions into Cypher") {
         // The first node label the question mentions (as a word stem), else Compound.
-        let labels: Vec<String> = section(system, "Node labels").iter().map(|l| l.trim().trim_start_matches('-').trim().to_string()).filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric())).collect();
+        let labels: Vec<String> = section(system, "Node labels")
+            .iter()
+            .map(|l| l.trim().trim_start_matches('-').trim().to_string())
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric()))
+            .collect();
         let q = user.to_lowercase();
-        let label = labels.iter().find(|l| q.contains(&l.to_lowercase())).cloned().unwrap_or_else(|| "Compound".into());
-        return format!("```cypher\nMATCH (x:{label}) RETURN DISTINCT x.id AS id, x.name AS name LIMIT 5\n```");
+        let label = labels
+            .iter()
+            .find(|l| q.contains(&l.to_lowercase()))
+            .cloned()
+            .unwrap_or_else(|| "Compound".into());
+        return format!(
+            "```cypher\nMATCH (x:{label}) RETURN DISTINCT x.id AS id, x.name AS name LIMIT 5\n```"
+        );
     }
     if system.contains("pick the relation types") {
-        let rels: Vec<&str> = section(user, "Relation types available").iter().filter_map(|l| l.split_whitespace().next()).take(2).collect();
+        let rels: Vec<&str> = section(user, "Relation types available")
+            .iter()
+            .filter_map(|l| l.split_whitespace().next())
+            .take(2)
+            .collect();
         return rels.join(", ");
     }
     if system.contains("Choose the ones to expand next") {
-        let ids: Vec<&str> = section(user, "Candidates").iter().filter_map(|l| l.split(" | ").next()).map(str::trim).take(4).collect();
+        let ids: Vec<&str> = section(user, "Candidates")
+            .iter()
+            .filter_map(|l| l.split(" | ").next())
+            .map(str::trim)
+            .take(4)
+            .collect();
         return ids.join(", ");
     }
     if system.contains("going one level deeper") {
@@ -137,7 +177,11 @@ pub fn ensemble_reply(model: &str, answers: &[&str], attempt: usize) -> String {
     if model.contains("flaky") && attempt <= 1 {
         return vec!["7"; answers.len()].join(", ");
     }
-    ensemble_scores(model, answers).iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    ensemble_scores(model, answers)
+        .iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The valid scores [`ensemble_reply`] gives (in list order).
@@ -146,7 +190,11 @@ pub fn ensemble_scores(model: &str, answers: &[&str]) -> Vec<u32> {
     if model.contains("flaky") {
         order.sort_by(|&a, &b| answers[b].cmp(answers[a]).then(a.cmp(&b)));
     } else if model.contains("-b") {
-        order.sort_by(|&a, &b| (answers[a].len(), answers[a]).cmp(&(answers[b].len(), answers[b])).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            (answers[a].len(), answers[a])
+                .cmp(&(answers[b].len(), answers[b]))
+                .then(a.cmp(&b))
+        });
     } else {
         order.sort_by(|&a, &b| answers[a].cmp(answers[b]).then(a.cmp(&b)));
     }
@@ -161,9 +209,14 @@ pub fn ensemble_scores(model: &str, answers: &[&str]) -> Vec<u32> {
 /// roles given), without cache-relevant surprises: no retries beyond two, 30 s timeout.
 pub fn models_file(base_url: &str, roles: &[&str], concurrency: usize) -> serde_json::Value {
     let roles: serde_json::Map<String, serde_json::Value> = if roles.is_empty() {
-        [("default".to_string(), serde_json::json!("scripted"))].into_iter().collect()
+        [("default".to_string(), serde_json::json!("scripted"))]
+            .into_iter()
+            .collect()
     } else {
-        roles.iter().map(|r| (r.to_string(), serde_json::json!("scripted"))).collect()
+        roles
+            .iter()
+            .map(|r| (r.to_string(), serde_json::json!("scripted")))
+            .collect()
     };
     serde_json::json!({
         "models": [{
@@ -182,7 +235,10 @@ mod tests {
     #[test]
     fn each_role_gets_a_well_formed_reply() {
         let retrieval = reply("You translate biomedical questions into Cypher queries.\nNode labels (each node has the properties id and name):\n- Compound\n- Disease\n\nRules:", "Question: Which diseases does aspirin treat?");
-        assert!(retrieval.contains("MATCH (x:Disease)") && retrieval.starts_with("```cypher"), "{retrieval}");
+        assert!(
+            retrieval.contains("MATCH (x:Disease)") && retrieval.starts_with("```cypher"),
+            "{retrieval}"
+        );
         let rels = reply("From one entity of the current frontier, pick the relation types worth following", "Relation types available from this entity:\nTREATS_CtD (3 edges)\nBINDS_CbG (9 edges)\nCAUSES_CcSE (1 edges)\n\nReply with");
         assert_eq!(rels, "TREATS_CtD, BINDS_CbG");
         let nodes = reply("Choose the ones to expand next", "Candidates (id | name | type | reached from | relation | edge score):\nDB1 | a | Compound | x | r | 0.5\nDB2 | b | Compound | x | r | 0.4\n\nReply");
@@ -193,7 +249,13 @@ mod tests {
         assert_eq!(ensemble_reply("ens-a", &["b", "a", "c"], 1), "19, 20, 18");
         assert_eq!(ensemble_reply("ens-b", &["bb", "a", "c"], 1), "18, 20, 19");
         assert_eq!(ensemble_reply("ens-flaky", &["b", "a", "c"], 1), "7, 7, 7");
-        assert_eq!(ensemble_reply("ens-flaky", &["b", "a", "c"], 2), "19, 18, 20");
-        assert_eq!(ensemble_reply("ens-bad", &["b", "a"], 3), "high, medium, low");
+        assert_eq!(
+            ensemble_reply("ens-flaky", &["b", "a", "c"], 2),
+            "19, 18, 20"
+        );
+        assert_eq!(
+            ensemble_reply("ens-bad", &["b", "a"], 3),
+            "high, medium, low"
+        );
     }
 }

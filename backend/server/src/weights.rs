@@ -46,7 +46,10 @@ pub fn of_state(s: &crate::api::AppState) -> WeightsInForce {
 /// The weights for one request: the caller's (labelled `request`) or the defaults.
 pub fn for_request(given: Option<Weights>, defaults: &WeightsInForce) -> WeightsInForce {
     match given {
-        Some(w) => WeightsInForce { weights: w, source: WeightsSource::request() },
+        Some(w) => WeightsInForce {
+            weights: w,
+            source: WeightsSource::request(),
+        },
         None => defaults.clone(),
     }
 }
@@ -76,13 +79,24 @@ mod tests {
             questions: 9,
             provenance: serde_json::json!({}),
         };
-        repo.add_calibration(&rec(1_700_000_000, 1.0, 1.0, 2.0)).unwrap();
-        let newest = repo.add_calibration(&rec(1_780_000_000, 0.2, 0.6, 0.2)).unwrap();
+        repo.add_calibration(&rec(1_700_000_000, 1.0, 1.0, 2.0))
+            .unwrap();
+        let newest = repo
+            .add_calibration(&rec(1_780_000_000, 0.2, 0.6, 0.2))
+            .unwrap();
         let w = in_force(Some(&repo));
         assert_eq!(w.source.kind, "calibration");
-        assert!(w.source.label.contains(&format!("calibration #{newest}")), "{}", w.source.label);
+        assert!(
+            w.source.label.contains(&format!("calibration #{newest}")),
+            "{}",
+            w.source.label
+        );
         assert!((w.weights.alpha - 0.2).abs() < 1e-12 && (w.weights.beta - 0.6).abs() < 1e-12);
-        let given = Weights { alpha: 1.0, beta: 0.0, gamma: 0.0 };
+        let given = Weights {
+            alpha: 1.0,
+            beta: 0.0,
+            gamma: 0.0,
+        };
         let r = for_request(Some(given), &w);
         assert_eq!((r.weights, r.source.kind.as_str()), (given, "request"));
         assert_eq!(for_request(None, &w), w);

@@ -45,7 +45,11 @@ fn setup(dir: &Path) {
         "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\nCompound::DB00316\tCbG\tGene::1\nCompound::DB00945\tCbG\tGene::1\n",
     )
     .unwrap();
-    let st = Command::new(EXE).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir).status().unwrap();
+    let st = Command::new(EXE)
+        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
     assert!(st.success());
     std::fs::create_dir(dir.join("dist")).unwrap();
     std::fs::write(dir.join("dist/index.html"), "<!DOCTYPE html><html><head><script type=\"module\">import init from '/app.js';await init();</script></head><body></body></html>").unwrap();
@@ -59,7 +63,18 @@ fn serve(dir: &Path, extra: &[&str]) -> Server {
 /// are really made.
 fn serve_with_cache(dir: &Path, extra: &[&str], cache: &str) -> Server {
     let mut child = Command::new(EXE)
-        .args(["--quiet", "serve", "--graph", "g.snap", "--addr", "127.0.0.1:0", "--dist", "dist", "--db", "a.sqlite"])
+        .args([
+            "--quiet",
+            "serve",
+            "--graph",
+            "g.snap",
+            "--addr",
+            "127.0.0.1:0",
+            "--dist",
+            "dist",
+            "--db",
+            "a.sqlite",
+        ])
         .args(extra)
         .current_dir(dir)
         .env("SERENQA_CACHE", dir.join(cache))
@@ -68,7 +83,9 @@ fn serve_with_cache(dir: &Path, extra: &[&str], cache: &str) -> Server {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let base = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
     let addr = base.trim_start_matches("http://").to_string();
@@ -83,27 +100,48 @@ struct Reply {
 
 impl Reply {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
     fn code(&self) -> String {
-        serde_json::from_str::<serde_json::Value>(&self.body).ok().and_then(|v| v["code"].as_str().map(String::from)).unwrap_or_default()
+        serde_json::from_str::<serde_json::Value>(&self.body)
+            .ok()
+            .and_then(|v| v["code"].as_str().map(String::from))
+            .unwrap_or_default()
     }
 }
 
 fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Reply {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
     let mut b = ureq::http::Request::builder().method(method).uri(url);
     for (k, v) in headers {
         b = b.header(*k, *v);
     }
     let resp = match body {
-        Some(body) => agent.run(b.header("Content-Type", "application/json").body(body.to_string()).unwrap()),
+        Some(body) => agent.run(
+            b.header("Content-Type", "application/json")
+                .body(body.to_string())
+                .unwrap(),
+        ),
         None => agent.run(b.body(()).unwrap()),
     };
     let mut resp = resp.unwrap();
     let status = resp.status().as_u16();
-    let headers = resp.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string())).collect();
-    Reply { status, body: resp.body_mut().read_to_string().unwrap_or_default(), headers }
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    Reply {
+        status,
+        body: resp.body_mut().read_to_string().unwrap_or_default(),
+        headers,
+    }
 }
 
 fn get(url: &str, headers: &[(&str, &str)]) -> Reply {
@@ -113,7 +151,11 @@ fn get(url: &str, headers: &[(&str, &str)]) -> Reply {
 fn assert_429(r: &Reply, code: &str) {
     assert_eq!(r.status, 429, "{}", r.body);
     assert_eq!(r.code(), code, "{}", r.body);
-    let secs: u64 = r.header("retry-after").expect("Retry-After").parse().expect("Retry-After in seconds");
+    let secs: u64 = r
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("Retry-After in seconds");
     assert!(secs >= 1, "{secs}");
 }
 
@@ -126,16 +168,24 @@ fn concurrency_cap_answers_429_with_retry_after() {
     setup(dir.path());
     let s = serve(dir.path(), &["--max-concurrent", "cypher=1:0"]);
     let q = r#"{"query":"MATCH (c:Compound) RETURN count(c) AS n"}"#;
-    assert_eq!(call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status, 200);
+    assert_eq!(
+        call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status,
+        200
+    );
 
     // A client that has sent its headers and half its body holds nothing: others get through.
     let mut slow = TcpStream::connect(&s.addr).unwrap();
     write!(slow, "POST /api/cypher HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", s.addr, q.len(), &q[..10]).unwrap();
     slow.flush().unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status, 200, "a half-sent body must not hold the slot");
+    assert_eq!(
+        call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status,
+        200,
+        "a half-sent body must not hold the slot"
+    );
     slow.write_all(q[10..].as_bytes()).unwrap();
-    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut buf = [0u8; 12];
     slow.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"HTTP/1.1 200");
@@ -146,17 +196,25 @@ fn concurrency_cap_answers_429_with_retry_after() {
     let long = r#"{"query":"RETURN size([i IN range(1, 6000) WHERE size([j IN range(1, 6000) WHERE j = i + 6000]) > 0]) AS n"}"#;
     let start_holder = || {
         let base = s.base.clone();
-        std::thread::spawn(move || call("POST", &format!("{base}/api/cypher"), Some(long), &[]).status)
+        std::thread::spawn(move || {
+            call("POST", &format!("{base}/api/cypher"), Some(long), &[]).status
+        })
     };
     let mut holder = start_holder();
     std::thread::sleep(Duration::from_millis(100));
     let t = Instant::now();
     let r = loop {
-        assert!(t.elapsed() < Duration::from_secs(30), "the long query never held the slot");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the long query never held the slot"
+        );
         if holder.is_finished() {
             // It lost the slot to a probe (429) or already ended: start it again.
             let st = holder.join().unwrap();
-            assert!(matches!(st, 200 | 400 | 429), "the long query ended with {st}");
+            assert!(
+                matches!(st, 200 | 400 | 429),
+                "the long query ended with {st}"
+            );
             holder = start_holder();
             std::thread::sleep(Duration::from_millis(100));
             continue;
@@ -170,13 +228,26 @@ fn concurrency_cap_answers_429_with_retry_after() {
     assert_429(&r, "busy");
     assert!(r.body.contains("busy"), "{}", r.body);
     // Other classes are not affected.
-    assert_eq!(get(&format!("{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763", s.base), &[]).status, 200);
+    assert_eq!(
+        get(
+            &format!(
+                "{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763",
+                s.base
+            ),
+            &[]
+        )
+        .status,
+        200
+    );
     // The holder finishes (an answer or its time budget): the slot is free again.
     let st = holder.join().unwrap();
     assert!(matches!(st, 200 | 400), "the long query ended with {st}");
     let t = Instant::now();
     while call("POST", &format!("{}/api/cypher", s.base), Some(q), &[]).status != 200 {
-        assert!(t.elapsed() < Duration::from_secs(10), "the slot was never released");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the slot was never released"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -192,25 +263,64 @@ fn token_bucket_per_client_and_forwarded_for_only_from_trusted_proxies() {
     let s = serve(dir.path(), &["--rate", "0.001", "--burst", "2"]);
     let url = format!("{}{paths}", s.base);
     assert_eq!(get(&url, &[]).status, 200);
-    assert_eq!(get(&url, &[("X-Forwarded-For", "198.51.100.1")]).status, 200);
+    assert_eq!(
+        get(&url, &[("X-Forwarded-For", "198.51.100.1")]).status,
+        200
+    );
     assert_429(&get(&url, &[]), "rate_limited");
     // Without --trusted-proxy the header is ignored: still the same (loopback) client.
-    assert_429(&get(&url, &[("X-Forwarded-For", "198.51.100.2")]), "rate_limited");
+    assert_429(
+        &get(&url, &[("X-Forwarded-For", "198.51.100.2")]),
+        "rate_limited",
+    );
     // Cheap endpoints are not limited.
     assert_eq!(get(&format!("{}/api/graph", s.base), &[]).status, 200);
     drop(s);
 
-    let s = serve(dir.path(), &["--rate", "0.001", "--burst", "2", "--trusted-proxy", "127.0.0.0/8"]);
+    let s = serve(
+        dir.path(),
+        &[
+            "--rate",
+            "0.001",
+            "--burst",
+            "2",
+            "--trusted-proxy",
+            "127.0.0.0/8",
+        ],
+    );
     let url = format!("{}{paths}", s.base);
     let from = |ip: &str| get(&url, &[("X-Forwarded-For", ip)]).status;
-    assert_eq!((from("198.51.100.1"), from("198.51.100.1"), from("198.51.100.1")), (200, 200, 429));
-    assert_eq!(from("198.51.100.2"), 200, "another client behind the proxy has its own bucket");
+    assert_eq!(
+        (
+            from("198.51.100.1"),
+            from("198.51.100.1"),
+            from("198.51.100.1")
+        ),
+        (200, 200, 429)
+    );
+    assert_eq!(
+        from("198.51.100.2"),
+        200,
+        "another client behind the proxy has its own bucket"
+    );
     // The right-most hop that is not a trusted proxy is the client.
-    assert_eq!(from("203.0.113.7, 198.51.100.1"), 429, "198.51.100.1 is the client, its bucket is empty");
+    assert_eq!(
+        from("203.0.113.7, 198.51.100.1"),
+        429,
+        "198.51.100.1 is the client, its bucket is empty"
+    );
     assert_eq!(from("2001:db8:1:2::1"), 200);
     assert_eq!(from("2001:db8:1:2:ffff::9"), 200);
-    assert_eq!(from("2001:db8:1:2:abcd::5"), 429, "the same /64 shares one bucket");
-    assert_eq!(from("2001:db8:1:3::1"), 200, "the next /64 is another client");
+    assert_eq!(
+        from("2001:db8:1:2:abcd::5"),
+        429,
+        "the same /64 shares one bucket"
+    );
+    assert_eq!(
+        from("2001:db8:1:3::1"),
+        200,
+        "the next /64 is another client"
+    );
 }
 
 /// A page on another site may open an EventSource on the stream: refused with 403 JSON.
@@ -219,17 +329,33 @@ fn ask_stream_refuses_foreign_origins_and_pages_carry_security_headers() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     let s = serve(dir.path(), &[]);
-    let url = format!("{}/api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F", s.base);
-    for origin in ["http://evil.example", "null", &format!("http://{}.evil.example", s.addr)] {
+    let url = format!(
+        "{}/api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F",
+        s.base
+    );
+    for origin in [
+        "http://evil.example",
+        "null",
+        &format!("http://{}.evil.example", s.addr),
+    ] {
         let r = get(&url, &[("Origin", origin)]);
-        assert_eq!((r.status, r.code().as_str()), (403, "cross_origin"), "{origin}: {}", r.body);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (403, "cross_origin"),
+            "{origin}: {}",
+            r.body
+        );
     }
     let r = get(&url, &[("Sec-Fetch-Site", "cross-site")]);
     assert_eq!(r.status, 403);
     let r = get(&url, &[("Origin", &s.base)]);
     assert_eq!(r.status, 200, "same origin: {}", r.body);
     assert!(r.body.contains("\"kind\":\"result\""), "{}", r.body);
-    assert_eq!(get(&url, &[]).status, 200, "no Origin (same-origin GET, curl) passes");
+    assert_eq!(
+        get(&url, &[]).status,
+        200,
+        "no Origin (same-origin GET, curl) passes"
+    );
 
     // Security headers on the page, on the API, on errors.
     let script = "import init from '/app.js';await init();";
@@ -238,96 +364,239 @@ fn ask_stream_refuses_foreign_origins_and_pages_carry_security_headers() {
         use sha2::Digest;
         base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes()))
     };
-    for path in ["/", "/discover", "/api/graph", "/api/nothing-here", "/api/node/Compound::NOPE"] {
+    for path in [
+        "/",
+        "/discover",
+        "/api/graph",
+        "/api/nothing-here",
+        "/api/node/Compound::NOPE",
+    ] {
         let r = get(&format!("{}{path}", s.base), &[]);
-        let csp = r.header("content-security-policy").unwrap_or_else(|| panic!("{path}: no CSP"));
-        assert!(csp.contains("script-src 'self' 'wasm-unsafe-eval'") && csp.contains(&format!("'sha256-{hash}'")), "{path}: {csp}");
-        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("object-src 'none'") && !csp.contains("'unsafe-eval'"), "{path}: {csp}");
-        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{path}");
-        assert_eq!(r.header("cross-origin-opener-policy"), Some("same-origin"), "{path}");
-        assert_eq!(r.header("cross-origin-embedder-policy"), Some("require-corp"), "{path}");
+        let csp = r
+            .header("content-security-policy")
+            .unwrap_or_else(|| panic!("{path}: no CSP"));
+        assert!(
+            csp.contains("script-src 'self' 'wasm-unsafe-eval'")
+                && csp.contains(&format!("'sha256-{hash}'")),
+            "{path}: {csp}"
+        );
+        assert!(
+            csp.contains("frame-ancestors 'none'")
+                && csp.contains("object-src 'none'")
+                && !csp.contains("'unsafe-eval'"),
+            "{path}: {csp}"
+        );
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert_eq!(
+            r.header("cross-origin-opener-policy"),
+            Some("same-origin"),
+            "{path}"
+        );
+        assert_eq!(
+            r.header("cross-origin-embedder-policy"),
+            Some("require-corp"),
+            "{path}"
+        );
     }
     // Anonymous answers carry no absolute server paths.
     let r = get(&format!("{}/api/runs", s.base), &[]);
     assert_eq!(r.status, 200);
-    assert!(!r.body.contains(&dir.path().display().to_string()), "{}", r.body);
+    assert!(
+        !r.body.contains(&dir.path().display().to_string()),
+        "{}",
+        r.body
+    );
 }
 
 fn models_file(dir: &Path, base_url: &str) {
-    std::fs::write(dir.join("models.json"), scripted_llm::models_file(base_url, &[], 4).to_string()).unwrap();
+    std::fs::write(
+        dir.join("models.json"),
+        scripted_llm::models_file(base_url, &[], 4).to_string(),
+    )
+    .unwrap();
 }
 
 /// With `--models`, an Ask needs a signed-in user unless the operator opts out; an offline
 /// Ask stays open.
 #[test]
 fn model_backed_ask_needs_a_signed_in_user_unless_opted_out() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     let llm = rt.block_on(scripted_llm::start(Duration::ZERO)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     models_file(dir.path(), &llm.base_url);
-    let out = Command::new(EXE).args(["admin", "--db", "a.sqlite", "create", "--email", "admin@example.org"]).current_dir(dir.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let token = String::from_utf8_lossy(&out.stdout).trim().rsplit('/').next().unwrap().to_string();
+    let out = Command::new(EXE)
+        .args([
+            "admin",
+            "--db",
+            "a.sqlite",
+            "create",
+            "--email",
+            "admin@example.org",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
 
     let s = serve(dir.path(), &["--models", "models.json"]);
     let ask = format!("{}/api/ask", s.base);
     let q = r#"{"question":"Which compounds treat hypertension?"}"#;
     let r = call("POST", &ask, Some(q), &[]);
-    assert_eq!((r.status, r.code().as_str()), (401, "not_signed_in"), "{}", r.body);
-    let r = get(&format!("{}/api/ask/stream?question=Which%20compounds%3F", s.base), &[]);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (401, "not_signed_in"),
+        "{}",
+        r.body
+    );
+    let r = get(
+        &format!("{}/api/ask/stream?question=Which%20compounds%3F", s.base),
+        &[],
+    );
     assert_eq!(r.status, 401, "{}", r.body);
     let r = call("POST", &ask, Some(q), &[("Cookie", "sq_session=forged")]);
     assert_eq!(r.status, 401, "a made-up session is no session");
-    assert_eq!(llm.calls.load(Ordering::SeqCst), 0, "nothing reached the model");
-    let r = call("POST", &ask, Some(r#"{"question":"Which compounds treat hypertension?","model":"offline"}"#), &[]);
+    assert_eq!(
+        llm.calls.load(Ordering::SeqCst),
+        0,
+        "nothing reached the model"
+    );
+    let r = call(
+        "POST",
+        &ask,
+        Some(r#"{"question":"Which compounds treat hypertension?","model":"offline"}"#),
+        &[],
+    );
     assert_eq!(r.status, 200, "offline Ask is open: {}", r.body);
 
     // Signed in (accepting the admin invite): allowed, the model answers.
     let body = serde_json::json!({"name": "Admin", "password": "a long password 1"}).to_string();
-    let r = call("POST", &format!("{}/api/auth/invite/{token}", s.base), Some(&body), &[("X-Requested-With", "serenqa")]);
+    let r = call(
+        "POST",
+        &format!("{}/api/auth/invite/{token}", s.base),
+        Some(&body),
+        &[("X-Requested-With", "serenqa")],
+    );
     assert_eq!(r.status, 200, "{}", r.body);
-    let cookie = r.header("set-cookie").and_then(|c| c.split(';').next()).unwrap().to_string();
+    let cookie = r
+        .header("set-cookie")
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
     let r = call("POST", &ask, Some(q), &[("Cookie", &cookie)]);
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(llm.calls.load(Ordering::SeqCst) > 0);
     drop(s);
 
     let s = serve(dir.path(), &["--models", "models.json", "--anonymous-llm"]);
-    let r = call("POST", &format!("{}/api/ask", s.base), Some(r#"{"question":"Which compounds treat fever?"}"#), &[]);
+    let r = call(
+        "POST",
+        &format!("{}/api/ask", s.base),
+        Some(r#"{"question":"Which compounds treat fever?"}"#),
+        &[],
+    );
     assert_eq!(r.status, 200, "--anonymous-llm: {}", r.body);
-    assert_eq!(r.body.contains("\"retrieval\":\"scripted\""), true, "{}", r.body);
+    assert_eq!(
+        r.body.contains("\"retrieval\":\"scripted\""),
+        true,
+        "{}",
+        r.body
+    );
 }
 
 /// An Ask whose model is slower than the deadline ends with a clear 504 (or an error event).
 #[test]
 fn ask_deadline_gives_a_clear_error() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let llm = rt.block_on(scripted_llm::start(Duration::from_millis(1500))).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let llm = rt
+        .block_on(scripted_llm::start(Duration::from_millis(1500)))
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     models_file(dir.path(), &llm.base_url);
-    let s = serve(dir.path(), &["--models", "models.json", "--anonymous-llm", "--ask-deadline", "0.5"]);
+    let s = serve(
+        dir.path(),
+        &[
+            "--models",
+            "models.json",
+            "--anonymous-llm",
+            "--ask-deadline",
+            "0.5",
+        ],
+    );
     let t = Instant::now();
-    let r = call("POST", &format!("{}/api/ask", s.base), Some(r#"{"question":"Which compounds treat hypertension?"}"#), &[]);
-    assert_eq!((r.status, r.code().as_str()), (504, "ask_deadline"), "{}", r.body);
+    let r = call(
+        "POST",
+        &format!("{}/api/ask", s.base),
+        Some(r#"{"question":"Which compounds treat hypertension?"}"#),
+        &[],
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (504, "ask_deadline"),
+        "{}",
+        r.body
+    );
     assert!(r.body.contains("0.5 s"), "{}", r.body);
-    assert!(t.elapsed() < Duration::from_millis(1400), "answered at the deadline, not after the model: {:?}", t.elapsed());
-    let r = get(&format!("{}/api/ask/stream?question=Which%20compounds%20treat%20fever%3F", s.base), &[]);
+    assert!(
+        t.elapsed() < Duration::from_millis(1400),
+        "answered at the deadline, not after the model: {:?}",
+        t.elapsed()
+    );
+    let r = get(
+        &format!(
+            "{}/api/ask/stream?question=Which%20compounds%20treat%20fever%3F",
+            s.base
+        ),
+        &[],
+    );
     assert_eq!(r.status, 200);
-    assert!(r.body.contains("\"kind\":\"error\"") && r.body.contains("\"code\":\"ask_deadline\""), "{}", r.body);
+    assert!(
+        r.body.contains("\"kind\":\"error\"") && r.body.contains("\"code\":\"ask_deadline\""),
+        "{}",
+        r.body
+    );
 }
 
 /// Sends `request` on a raw connection, waits until the scripted model has received one more
 /// call, then closes the connection; returns how many calls the Ask made in all (counted
 /// after waiting long enough for several more model calls).
-fn calls_after_disconnect(addr: &str, request: &str, calls: &std::sync::atomic::AtomicUsize) -> usize {
+fn calls_after_disconnect(
+    addr: &str,
+    request: &str,
+    calls: &std::sync::atomic::AtomicUsize,
+) -> usize {
     let before = calls.load(Ordering::SeqCst);
     let mut c = TcpStream::connect(addr).unwrap();
     c.write_all(request.as_bytes()).unwrap();
     let t = Instant::now();
     while calls.load(Ordering::SeqCst) == before {
-        assert!(t.elapsed() < Duration::from_secs(20), "the Ask never called the model");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the Ask never called the model"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     c.shutdown(std::net::Shutdown::Both).unwrap();
@@ -340,8 +609,14 @@ fn calls_after_disconnect(addr: &str, request: &str, calls: &std::sync::atomic::
 /// A client that goes away cancels its Ask: the model stops receiving calls.
 #[test]
 fn client_disconnect_cancels_the_ask() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let llm = rt.block_on(scripted_llm::start(Duration::from_millis(300))).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let llm = rt
+        .block_on(scripted_llm::start(Duration::from_millis(300)))
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     models_file(dir.path(), &llm.base_url);
@@ -350,10 +625,18 @@ fn client_disconnect_cancels_the_ask() {
 
     // A complete Ask, for reference: how many calls one makes.
     let s = serve_with_cache(dir.path(), &flags, "cache-full");
-    let r = call("POST", &format!("{}/api/ask", s.base), Some(&serde_json::json!({"question": question}).to_string()), &[]);
+    let r = call(
+        "POST",
+        &format!("{}/api/ask", s.base),
+        Some(&serde_json::json!({"question": question}).to_string()),
+        &[],
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     let full = llm.calls.load(Ordering::SeqCst);
-    assert!(full >= 5, "a complete Ask makes several model calls ({full})");
+    assert!(
+        full >= 5,
+        "a complete Ask makes several model calls ({full})"
+    );
     drop(s);
 
     // The same Ask (each server with an empty response cache), the client gone after the
@@ -363,12 +646,18 @@ fn client_disconnect_cancels_the_ask() {
     let post = format!("POST /api/ask HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", s.addr, body.len());
     let n = calls_after_disconnect(&s.addr, &post, &llm.calls);
     eprintln!("complete Ask: {full} model calls; POST cancelled after the first: {n}");
-    assert!(n <= 2, "POST /api/ask: {n} model calls after the client left (a complete Ask makes {full})");
+    assert!(
+        n <= 2,
+        "POST /api/ask: {n} model calls after the client left (a complete Ask makes {full})"
+    );
     drop(s);
 
     let s = serve_with_cache(dir.path(), &flags, "cache-stream");
     let stream = format!("GET /api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n", s.addr);
     let n = calls_after_disconnect(&s.addr, &stream, &llm.calls);
     eprintln!("stream cancelled after the first: {n}");
-    assert!(n <= 2, "GET /api/ask/stream: {n} model calls after the client left (a complete Ask makes {full})");
+    assert!(
+        n <= 2,
+        "GET /api/ask/stream: {n} model calls after the client left (a complete Ask makes {full})"
+    );
 }

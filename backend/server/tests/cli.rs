@@ -24,7 +24,8 @@ fn stderr(o: &Output) -> String {
 }
 
 const NODES: &str = "id\tname\tkind\nCompound::DB1\tdrug one\tCompound\nDisease::D1\tdisease one\tDisease\nGene::1\tG1\tGene\n";
-const EDGES: &str = "source\tmetaedge\ttarget\nCompound::DB1\tCtD\tDisease::D1\nCompound::DB1\tCbG\tGene::1\n";
+const EDGES: &str =
+    "source\tmetaedge\ttarget\nCompound::DB1\tCtD\tDisease::D1\nCompound::DB1\tCbG\tGene::1\n";
 
 #[test]
 fn import_then_stats() {
@@ -33,15 +34,28 @@ fn import_then_stats() {
     std::fs::create_dir(&het).unwrap();
     std::fs::write(het.join("hetionet-nodes.tsv"), NODES).unwrap();
     std::fs::write(het.join("hetionet-edges.sif"), EDGES).unwrap();
-    let o = serenqa(&["--quiet", "import", "hetionet", "het", "--out", "g.snap"], dir.path());
+    let o = serenqa(
+        &["--quiet", "import", "hetionet", "het", "--out", "g.snap"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("imported 3 nodes, 2 edges"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("imported 3 nodes, 2 edges"),
+        "{}",
+        stdout(&o)
+    );
     let o = serenqa(&["--quiet", "stats", "--graph", "g.snap"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("3 nodes, 2 edges"), "{out}");
-    assert!(out.contains("TREATS_CtD") && out.contains("BINDS_CbG"), "{out}");
-    let o = serenqa(&["--quiet", "stats", "--graph", "g.snap", "--json"], dir.path());
+    assert!(
+        out.contains("TREATS_CtD") && out.contains("BINDS_CbG"),
+        "{out}"
+    );
+    let o = serenqa(
+        &["--quiet", "stats", "--graph", "g.snap", "--json"],
+        dir.path(),
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stats --json is JSON");
     assert_eq!(v["nodes"], 3);
 }
@@ -49,11 +63,19 @@ fn import_then_stats() {
 #[test]
 fn synth_graph_is_labelled_synthetic() {
     let dir = tempfile::tempdir().unwrap();
-    let o = serenqa(&["--quiet", "synth", "--nodes", "5000", "--edges", "20000", "--out", "s.snap"], dir.path());
+    let o = serenqa(
+        &[
+            "--quiet", "synth", "--nodes", "5000", "--edges", "20000", "--out", "s.snap",
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let o = serenqa(&["--quiet", "stats", "--graph", "s.snap"], dir.path());
     let out = stdout(&o);
-    assert!(out.contains("SYNTHETIC") && out.contains("5000 nodes, 20000 edges"), "{out}");
+    assert!(
+        out.contains("SYNTHETIC") && out.contains("5000 nodes, 20000 edges"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -83,11 +105,17 @@ fn no_data_anywhere_says_where_to_put_it() {
     let o = serenqa(&["--quiet", "stats"], &cwd);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("no hetionet data found") && err.contains("SERENQA_DATA"), "{err}");
+    assert!(
+        err.contains("no hetionet data found") && err.contains("SERENQA_DATA"),
+        "{err}"
+    );
 }
 
 /// Serves the three Hetionet files from loopback, like the release mirror would.
-fn serve_files(files: Vec<(&'static str, Vec<u8>)>, requests: usize) -> (u16, std::thread::JoinHandle<()>) {
+fn serve_files(
+    files: Vec<(&'static str, Vec<u8>)>,
+    requests: usize,
+) -> (u16, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let h = std::thread::spawn(move || {
@@ -106,10 +134,19 @@ fn serve_files(files: Vec<(&'static str, Vec<u8>)>, requests: usize) -> (u16, st
             let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
             match files.iter().find(|(p, _)| path.ends_with(p)) {
                 Some((_, body)) => {
-                    write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
+                    write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    )
+                    .unwrap();
                     stream.write_all(body).unwrap();
                 }
-                None => write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap(),
+                None => write!(
+                    stream,
+                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+                .unwrap(),
             }
         }
     });
@@ -127,10 +164,24 @@ fn data_fetch_downloads_from_a_mirror_and_the_files_load() {
         ("hetionet-v1.0-metagraph.json", br#"{"metaedge_tuples":[["Compound","Disease","treats","both"],["Compound","Gene","binds","both"]],"kind_to_abbrev":{"Compound":"C","Disease":"D","Gene":"G","treats":"t","binds":"b"}}"#.to_vec()),
     ];
     let (port, h) = serve_files(files, 3);
-    let o = serenqa(&["--quiet", "data", "fetch", "--dest", "data", "--base-url", &format!("http://127.0.0.1:{port}")], dir.path());
+    let o = serenqa(
+        &[
+            "--quiet",
+            "data",
+            "fetch",
+            "--dest",
+            "data",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     h.join().unwrap();
-    assert!(dir.path().join("data/hetionet/hetionet-edges.sif.gz").is_file());
+    assert!(dir
+        .path()
+        .join("data/hetionet/hetionet-edges.sif.gz")
+        .is_file());
     // ./data is the second place data is looked for.
     let o = serenqa(&["--quiet", "stats"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -141,10 +192,28 @@ fn data_fetch_downloads_from_a_mirror_and_the_files_load() {
 fn data_fetch_offline_says_where_to_put_files() {
     let dir = tempfile::tempdir().unwrap();
     // A port nobody listens on: the download fails at once, as on an offline machine.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let o = serenqa(&["--quiet", "data", "fetch", "--dest", "data", "--base-url", &format!("http://127.0.0.1:{port}")], dir.path());
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = serenqa(
+        &[
+            "--quiet",
+            "data",
+            "fetch",
+            "--dest",
+            "data",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+        dir.path(),
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("could not download") && err.contains("copy the Hetionet v1.0 files"), "{err}");
+    assert!(
+        err.contains("could not download") && err.contains("copy the Hetionet v1.0 files"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

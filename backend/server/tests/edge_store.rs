@@ -20,14 +20,29 @@ fn shared_data() -> Option<PathBuf> {
 }
 
 fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_serenqa")).args(args).current_dir(cwd).env("SERENQA_DATA", data).env_remove("SERENQA_EDGES").output().expect("run serenqa");
-    assert!(o.status.success(), "serenqa {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_serenqa"))
+        .args(args)
+        .current_dir(cwd)
+        .env("SERENQA_DATA", data)
+        .env_remove("SERENQA_EDGES")
+        .output()
+        .expect("run serenqa");
+    assert!(
+        o.status.success(),
+        "serenqa {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// T3 records by key (each record whole, as JSON).
 fn t3_records(runs: &Path) -> Vec<(String, serde_json::Value)> {
-    let dir = std::fs::read_dir(runs).expect("runs dir").flatten().map(|e| e.path()).find(|p| p.join("manifest.json").is_file()).expect("a run");
+    let dir = std::fs::read_dir(runs)
+        .expect("runs dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").is_file())
+        .expect("a run");
     let text = std::fs::read_to_string(dir.join("t3.jsonl")).expect("t3 trace");
     let mut out: Vec<(String, serde_json::Value)> = text
         .lines()
@@ -41,8 +56,16 @@ fn t3_records(runs: &Path) -> Vec<(String, serde_json::Value)> {
 }
 
 fn edge_source(runs: &Path) -> String {
-    let dir = std::fs::read_dir(runs).expect("runs dir").flatten().map(|e| e.path()).find(|p| p.join("manifest.json").is_file()).expect("a run");
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).expect("manifest")).expect("json");
+    let dir = std::fs::read_dir(runs)
+        .expect("runs dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").is_file())
+        .expect("a run");
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
     m["edge_source"].as_str().unwrap_or("").to_string()
 }
 
@@ -54,22 +77,38 @@ struct Fixture {
     single: String,
     cluster: String,
     dir: tempfile::TempDir,
-    _servers: (Option<redis_fixture::Servers>, Option<redis_fixture::Servers>),
+    _servers: (
+        Option<redis_fixture::Servers>,
+        Option<redis_fixture::Servers>,
+    ),
     _cluster_is_ours: std::sync::MutexGuard<'static, ()>,
 }
 
 /// `None` (after saying why) when the data or Redis is missing.
 fn fixture() -> Option<Fixture> {
     let Some(data) = shared_data() else {
-        serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
+        serenqa_graph::datadir::missing_resource(
+            "no Hetionet data (../shared/data or $SERENQA_DATA)",
+        );
         return None;
     };
     let (single, s1) = redis_fixture::single()?;
     let (cluster, s2) = redis_fixture::cluster()?;
     let lock = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("tempdir");
-    serenqa(&["--quiet", "precompute", "--out", "gm.snap"], dir.path(), &data);
-    Some(Fixture { data, single, cluster, dir, _servers: (s1, s2), _cluster_is_ours: lock })
+    serenqa(
+        &["--quiet", "precompute", "--out", "gm.snap"],
+        dir.path(),
+        &data,
+    );
+    Some(Fixture {
+        data,
+        single,
+        cluster,
+        dir,
+        _servers: (s1, s2),
+        _cluster_is_ours: lock,
+    })
 }
 
 #[test]
@@ -81,7 +120,9 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     let single = format!("{}/12", f.single);
     // The default benchmark of this graph (all 1529 questions; built once, then cached).
     let eval = |runs: &str, edges: Option<&str>| {
-        let mut args = vec!["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--runs", runs];
+        let mut args = vec![
+            "--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--runs", runs,
+        ];
         if let Some(e) = edges {
             args.extend(["--edges", e]);
         }
@@ -89,21 +130,48 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     };
     eval("mem", None);
     for url in [&single, cluster] {
-        let out = serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", url], d, data);
+        let out = serenqa(
+            &[
+                "--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", url,
+            ],
+            d,
+            data,
+        );
         assert!(out.contains("2049746 edge keys"), "{out}");
     }
-    let out = serenqa(&["--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster], d, data);
+    let out = serenqa(
+        &[
+            "--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster,
+        ],
+        d,
+        data,
+    );
     assert!(out.contains("equals the graph's"), "{out}");
     eval("single", Some(&single));
     eval("cluster", Some(&cluster));
 
     let mem = t3_records(&d.join("mem"));
-    assert!(mem.len() > 2000, "the whole benchmark: {} T3 records", mem.len());
-    let explored = mem.iter().filter(|(_, v)| v["paths"].as_array().is_some_and(|p| !p.is_empty())).count();
-    assert!(explored * 10 > mem.len() * 9, "most explorations go somewhere: {explored} of {}", mem.len());
+    assert!(
+        mem.len() > 2000,
+        "the whole benchmark: {} T3 records",
+        mem.len()
+    );
+    let explored = mem
+        .iter()
+        .filter(|(_, v)| v["paths"].as_array().is_some_and(|p| !p.is_empty()))
+        .count();
+    assert!(
+        explored * 10 > mem.len() * 9,
+        "most explorations go somewhere: {explored} of {}",
+        mem.len()
+    );
     assert_eq!(edge_source(&d.join("mem")), "memory");
     for (name, url) in [("single", &single), ("cluster", cluster)] {
-        assert_eq!(&edge_source(&d.join(name)), url, "the {name} run read its edges from Redis");
+        assert_eq!(
+            &edge_source(&d.join(name)),
+            url,
+            "the {name} run read its edges from Redis"
+        );
         let other = t3_records(&d.join(name));
         assert_eq!(other.len(), mem.len(), "{name}: record count");
         for ((k, a), (_, b)) in mem.iter().zip(&other) {
@@ -112,22 +180,49 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     }
 
     // A distributed run: one worker reading its edges from the cluster.
-    let flushed = Command::new("redis-cli").args(["-u", &queue, "flushdb"]).output().is_ok_and(|o| o.status.success());
+    let flushed = Command::new("redis-cli")
+        .args(["-u", &queue, "flushdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     assert!(flushed, "redis-cli flushdb {queue}");
     let mut worker = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args(["--quiet", "worker", "--queue", &queue, "--graph", "gm.snap", "--once", "--concurrency", "4", "--edges", cluster])
+        .args([
+            "--quiet",
+            "worker",
+            "--queue",
+            &queue,
+            "--graph",
+            "gm.snap",
+            "--once",
+            "--concurrency",
+            "4",
+            "--edges",
+            cluster,
+        ])
         .current_dir(d)
         .env("SERENQA_DATA", data)
         .spawn()
         .expect("start worker");
-    serenqa(&["--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--limit", "40", "--runs", "queued", "--queue", &queue], d, data);
+    serenqa(
+        &[
+            "--quiet", "eval", "--graph", "gm.snap", "--tasks", "t3", "--limit", "40", "--runs",
+            "queued", "--queue", &queue,
+        ],
+        d,
+        data,
+    );
     let status = worker.wait().expect("worker exits (--once)");
     assert!(status.success(), "worker: {status}");
     let queued = t3_records(&d.join("queued"));
     assert!(queued.len() >= 40, "{} queued T3 records", queued.len());
-    let by_key: std::collections::BTreeMap<&str, &serde_json::Value> = mem.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let by_key: std::collections::BTreeMap<&str, &serde_json::Value> =
+        mem.iter().map(|(k, v)| (k.as_str(), v)).collect();
     for (k, v) in &queued {
-        assert_eq!(Some(&v), by_key.get(k.as_str()), "queued record {k} (worker on the cluster) differs from the in-memory run");
+        assert_eq!(
+            Some(&v),
+            by_key.get(k.as_str()),
+            "queued record {k} (worker on the cluster) differs from the in-memory run"
+        );
     }
 }
 
@@ -147,7 +242,22 @@ impl Drop for Served {
 fn serve(d: &Path, data: &Path, edges: &str) -> Served {
     use std::io::{BufRead, BufReader};
     let mut child = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args(["--quiet", "serve", "--graph", "gm.snap", "--db", "serve.sqlite", "--runs", "no-runs", "--dist", "no-dist", "--addr", "127.0.0.1:0", "--edges", edges])
+        .args([
+            "--quiet",
+            "serve",
+            "--graph",
+            "gm.snap",
+            "--db",
+            "serve.sqlite",
+            "--runs",
+            "no-runs",
+            "--dist",
+            "no-dist",
+            "--addr",
+            "127.0.0.1:0",
+            "--edges",
+            edges,
+        ])
         .current_dir(d)
         .env("SERENQA_DATA", data)
         .stdout(std::process::Stdio::piped())
@@ -155,16 +265,30 @@ fn serve(d: &Path, data: &Path, edges: &str) -> Served {
         .spawn()
         .expect("start serve");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("serve prints its address");
-    let base = line.trim().rsplit(' ').next().unwrap_or_default().to_string();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("serve prints its address");
+    let base = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string();
     assert!(base.starts_with("http://"), "serve said {line:?}");
     Served { child, base }
 }
 
 fn post_ask(base: &str, question: &str) -> (u16, serde_json::Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
     let body = serde_json::json!({"question": question}).to_string();
-    let mut resp = agent.post(format!("{base}/api/ask")).header("Content-Type", "application/json").send(body).expect("POST /api/ask");
+    let mut resp = agent
+        .post(format!("{base}/api/ask"))
+        .header("Content-Type", "application/json")
+        .send(body)
+        .expect("POST /api/ask");
     let status = resp.status().as_u16();
     let text = resp.body_mut().read_to_string().expect("reply body");
     (status, serde_json::from_str(&text).expect("JSON reply"))
@@ -183,8 +307,20 @@ fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
     let (data, cluster, d) = (&f.data, f.cluster.clone(), f.dir.path());
     // Database 10 of the single instance is this test's own.
     let single = format!("{}/10", f.single);
-    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &single], d, data);
-    serenqa(&["--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &cluster], d, data);
+    serenqa(
+        &[
+            "--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &single,
+        ],
+        d,
+        data,
+    );
+    serenqa(
+        &[
+            "--quiet", "edges", "export", "--graph", "gm.snap", "--flush", "--to", &cluster,
+        ],
+        d,
+        data,
+    );
 
     let question = "Which compounds treat asthma?";
     let ask = |edges: Option<&str>| -> serde_json::Value {
@@ -197,25 +333,51 @@ fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
     let mem = ask(None);
     assert_eq!(mem["edge_source"], "memory");
     let candidates = mem["candidates"].as_array().map_or(0, |c| c.len());
-    assert!(candidates >= 5, "the asthma question finds candidates to compare: {candidates}");
+    assert!(
+        candidates >= 5,
+        "the asthma question finds candidates to compare: {candidates}"
+    );
     let on_cluster = ask(Some(&cluster));
-    assert_eq!(on_cluster["edge_source"], serde_json::Value::String(cluster.clone()));
-    assert_eq!(comparable(on_cluster), comparable(mem.clone()), "`ask --edges` on the cluster differs from memory");
+    assert_eq!(
+        on_cluster["edge_source"],
+        serde_json::Value::String(cluster.clone())
+    );
+    assert_eq!(
+        comparable(on_cluster),
+        comparable(mem.clone()),
+        "`ask --edges` on the cluster differs from memory"
+    );
 
     // The web app's Ask (`serve --edges`), on the single instance.
     let server = serve(d, data, &single);
     let (status, web) = post_ask(&server.base, question);
     assert_eq!(status, 200, "{web}");
-    assert_eq!(web["edge_source"], serde_json::Value::String(single.clone()));
-    assert_eq!(comparable(web), comparable(mem), "`serve --edges` answers differently from memory");
+    assert_eq!(
+        web["edge_source"],
+        serde_json::Value::String(single.clone())
+    );
+    assert_eq!(
+        comparable(web),
+        comparable(mem),
+        "`serve --edges` answers differently from memory"
+    );
 
     // The store vanishes under a running server: a clear 503, not a wrong answer.
-    let flushed = Command::new("redis-cli").args(["-u", &single, "flushdb"]).output().is_ok_and(|o| o.status.success());
+    let flushed = Command::new("redis-cli")
+        .args(["-u", &single, "flushdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     assert!(flushed, "redis-cli flushdb {single}");
     let (status, err) = post_ask(&server.base, question);
     assert_eq!(status, 503, "{err}");
     assert_eq!(err["code"], "edge_store_unavailable", "{err}");
     let message = err["message"].as_str().unwrap_or_default();
     // The detail (URL, missing key) is in the server's log; anonymous clients get one generic line.
-    assert!(message.contains("edge store") && !message.contains('\n') && !message.contains(&single) && !message.contains("adj:"), "one generic line: {message}");
+    assert!(
+        message.contains("edge store")
+            && !message.contains('\n')
+            && !message.contains(&single)
+            && !message.contains("adj:"),
+        "one generic line: {message}"
+    );
 }

@@ -10,19 +10,35 @@ fn shared_data() -> Option<PathBuf> {
 }
 
 fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_serenqa")).args(args).current_dir(cwd).env("SERENQA_DATA", data).output().expect("run serenqa")
+    Command::new(env!("CARGO_BIN_EXE_serenqa"))
+        .args(args)
+        .current_dir(cwd)
+        .env("SERENQA_DATA", data)
+        .output()
+        .expect("run serenqa")
 }
 
 fn lines(p: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(p).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 fn run_dir(runs: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(runs).ok()?.flatten().map(|e| e.path()).find(|p| p.join("manifest.json").is_file())
+    std::fs::read_dir(runs)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").is_file())
 }
 
 fn keys(p: &Path) -> Vec<String> {
-    let mut k: Vec<String> = lines(p).iter().filter_map(|v| v["key"].as_str().map(String::from)).collect();
+    let mut k: Vec<String> = lines(p)
+        .iter()
+        .filter_map(|v| v["key"].as_str().map(String::from))
+        .collect();
     k.sort();
     k
 }
@@ -30,14 +46,27 @@ fn keys(p: &Path) -> Vec<String> {
 #[test]
 fn sigkill_then_rerun_equals_uninterrupted() {
     let Some(data) = shared_data() else {
-        serenqa_graph::datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
+        serenqa_graph::datadir::missing_resource(
+            "no Hetionet data (../shared/data or $SERENQA_DATA)",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let o = serenqa(&["--quiet", "precompute", "--out", "gm.snap"], d, &data);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let common = ["--quiet", "eval", "--graph", "gm.snap", "--bench", "bench", "--questions", "30", "--run", "r"];
+    let common = [
+        "--quiet",
+        "eval",
+        "--graph",
+        "gm.snap",
+        "--bench",
+        "bench",
+        "--questions",
+        "30",
+        "--run",
+        "r",
+    ];
     let o = serenqa(&[&common[..], &["--runs", "full"]].concat(), d, &data);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("Table 3 (lower)"));
@@ -62,16 +91,38 @@ fn sigkill_then_rerun_equals_uninterrupted() {
     child.kill().unwrap();
     let _ = child.wait();
     let done = lines(&t3).len();
-    assert!(done >= 3 && done < total, "killed after {done} of {total} items");
+    assert!(
+        done >= 3 && done < total,
+        "killed after {done} of {total} items"
+    );
     assert!(run_dir(&d.join("killed")).is_some());
 
     let o = serenqa(&[&common[..], &["--runs", "killed"]].concat(), d, &data);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let killed = d.join("killed/r");
-    let agg = |p: &Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p.join("aggregate.json")).unwrap()).unwrap() };
+    let agg = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("aggregate.json")).unwrap()).unwrap()
+    };
     assert_eq!(agg(&killed), agg(&full), "same tables");
-    assert_eq!(keys(&killed.join("t1.jsonl")), keys(&full.join("t1.jsonl")), "T1: nothing lost or duplicated");
-    assert_eq!(keys(&killed.join("t3.jsonl")), keys(&full.join("t3.jsonl")), "T3: nothing lost or duplicated");
-    let by_key = |p: &Path| lines(p).into_iter().map(|v| (v["key"].as_str().unwrap_or("").to_string(), v)).collect::<std::collections::BTreeMap<_, _>>();
-    assert_eq!(by_key(&killed.join("t3.jsonl")), by_key(&full.join("t3.jsonl")), "identical traces");
+    assert_eq!(
+        keys(&killed.join("t1.jsonl")),
+        keys(&full.join("t1.jsonl")),
+        "T1: nothing lost or duplicated"
+    );
+    assert_eq!(
+        keys(&killed.join("t3.jsonl")),
+        keys(&full.join("t3.jsonl")),
+        "T3: nothing lost or duplicated"
+    );
+    let by_key = |p: &Path| {
+        lines(p)
+            .into_iter()
+            .map(|v| (v["key"].as_str().unwrap_or("").to_string(), v))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_eq!(
+        by_key(&killed.join("t3.jsonl")),
+        by_key(&full.join("t3.jsonl")),
+        "identical traces"
+    );
 }

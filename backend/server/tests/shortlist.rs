@@ -26,8 +26,16 @@ impl Drop for Server {
 }
 
 fn cli(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(EXE).args(args).current_dir(dir).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -47,20 +55,56 @@ fn start() -> (Server, String) {
     nodes.push_str("Compound::DB99999\t=HYPERLINK(\"http://x\")\tCompound\n");
     std::fs::write(het.join("hetionet-nodes.tsv"), nodes).unwrap();
     std::fs::write(het.join("hetionet-edges.sif"), edges).unwrap();
-    cli(dir.path(), &["--quiet", "import", "hetionet", "het", "--out", "g.snap"]);
-    let link = cli(dir.path(), &["admin", "--db", "a.sqlite", "create", "--email", "admin@example.org"]).trim().to_string();
+    cli(
+        dir.path(),
+        &["--quiet", "import", "hetionet", "het", "--out", "g.snap"],
+    );
+    let link = cli(
+        dir.path(),
+        &[
+            "admin",
+            "--db",
+            "a.sqlite",
+            "create",
+            "--email",
+            "admin@example.org",
+        ],
+    )
+    .trim()
+    .to_string();
     let token = link.rsplit('/').next().unwrap().to_string();
     let mut child = Command::new(EXE)
-        .args(["--quiet", "serve", "--graph", "g.snap", "--db", "a.sqlite", "--addr", "127.0.0.1:0", "--dist", "nodist", "--no-baseline"])
+        .args([
+            "--quiet",
+            "serve",
+            "--graph",
+            "g.snap",
+            "--db",
+            "a.sqlite",
+            "--addr",
+            "127.0.0.1:0",
+            "--dist",
+            "nodist",
+            "--no-baseline",
+        ])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    (Server { child, base, _dir: dir }, token)
+    (
+        Server {
+            child,
+            base,
+            _dir: dir,
+        },
+        token,
+    )
 }
 
 #[derive(Clone, Default)]
@@ -70,8 +114,17 @@ struct C {
 }
 
 impl C {
-    fn req(&self, method: &str, url: &str, body: Option<&str>, extra: &[(&str, &str)]) -> (u16, String, Vec<(String, String)>) {
-        let a: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    fn req(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&str>,
+        extra: &[(&str, &str)],
+    ) -> (u16, String, Vec<(String, String)>) {
+        let a: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
         let mut b = ureq::http::Request::builder().method(method).uri(url);
         if !self.cookie.is_empty() {
             b = b.header("Cookie", &self.cookie);
@@ -83,23 +136,47 @@ impl C {
             b = b.header(*k, *v);
         }
         let resp = match body {
-            Some(body) => a.run(b.header("Content-Type", "application/json").body(body.to_string()).unwrap()),
+            Some(body) => a.run(
+                b.header("Content-Type", "application/json")
+                    .body(body.to_string())
+                    .unwrap(),
+            ),
             None => a.run(b.body(()).unwrap()),
         };
         let mut resp = resp.unwrap();
         let status = resp.status().as_u16();
-        let headers = resp.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string())).collect();
-        (status, resp.body_mut().read_to_string().unwrap_or_default(), headers)
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        (
+            status,
+            resp.body_mut().read_to_string().unwrap_or_default(),
+            headers,
+        )
     }
 }
 
 fn accept(s: &Server, token: &str) -> C {
     let body = json!({"name": "Admin", "password": "a long password 1"}).to_string();
-    let (st, b, h) = C::default().req("POST", &format!("{}/api/auth/invite/{token}", s.base), Some(&body), &[("X-Requested-With", "serenqa")]);
+    let (st, b, h) = C::default().req(
+        "POST",
+        &format!("{}/api/auth/invite/{token}", s.base),
+        Some(&body),
+        &[("X-Requested-With", "serenqa")],
+    );
     assert_eq!(st, 200, "{b}");
-    let cookie = h.iter().find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session=")).map(|(_, v)| v.clone()).expect("session cookie");
+    let cookie = h
+        .iter()
+        .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
+        .map(|(_, v)| v.clone())
+        .expect("session cookie");
     let me: Value = serde_json::from_str(&b).unwrap();
-    C { cookie: cookie.split(';').next().unwrap().to_string(), csrf: me["csrf"].as_str().unwrap().to_string() }
+    C {
+        cookie: cookie.split(';').next().unwrap().to_string(),
+        csrf: me["csrf"].as_str().unwrap().to_string(),
+    }
 }
 
 fn scores() -> Value {
@@ -107,8 +184,14 @@ fn scores() -> Value {
 }
 
 fn add(c: &C, s: &Server, candidate: &str, scores: Value) -> (u16, Value) {
-    let body = json!({"query": "Disease::DOID:2841", "candidate": candidate, "scores": scores}).to_string();
-    let (st, b, _) = c.req("POST", &format!("{}/api/shortlist", s.base), Some(&body), &[]);
+    let body = json!({"query": "Disease::DOID:2841", "candidate": candidate, "scores": scores})
+        .to_string();
+    let (st, b, _) = c.req(
+        "POST",
+        &format!("{}/api/shortlist", s.base),
+        Some(&body),
+        &[],
+    );
     let v: Value = serde_json::from_str(&b).unwrap_or_else(|_| panic!("reply is not JSON: {b}"));
     (st, v)
 }
@@ -116,7 +199,12 @@ fn add(c: &C, s: &Server, candidate: &str, scores: Value) -> (u16, Value) {
 /// An error reply: one line of JSON with a code and a message.
 fn error_code(st: u16, v: &Value, want_status: u16) -> String {
     assert_eq!(st, want_status, "{v}");
-    assert!(v["message"].as_str().is_some_and(|m| !m.is_empty() && !m.contains('\n')), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty() && !m.contains('\n')),
+        "{v}"
+    );
     v["code"].as_str().unwrap_or_default().to_string()
 }
 
@@ -127,13 +215,19 @@ fn shortlist_needs_a_session_checks_input_and_is_capped() {
     let anon = C::default();
     // Signed out: 401 with a code, for reading and writing.
     let (st, body, _) = anon.req("GET", &format!("{b}/api/shortlist"), None, &[]);
-    assert_eq!(error_code(st, &serde_json::from_str(&body).unwrap(), 401), "not_signed_in");
+    assert_eq!(
+        error_code(st, &serde_json::from_str(&body).unwrap(), 401),
+        "not_signed_in"
+    );
     let (st, v) = add(&anon, &s, "Compound::DB00001", scores());
     assert_eq!(error_code(st, &v, 401), "not_signed_in");
 
     let admin = accept(&s, &token);
     // A write without the CSRF token is refused.
-    let no_csrf = C { csrf: String::new(), ..admin.clone() };
+    let no_csrf = C {
+        csrf: String::new(),
+        ..admin.clone()
+    };
     let (st, v) = add(&no_csrf, &s, "Compound::DB00001", scores());
     assert_eq!(error_code(st, &v, 403), "csrf");
 
@@ -143,7 +237,13 @@ fn shortlist_needs_a_session_checks_input_and_is_capped() {
     assert_eq!(v["max_items"].as_u64(), Some(CAP as u64));
     let items = v["items"].as_array().unwrap();
     assert_eq!(items.len(), 1);
-    assert_eq!((items[0]["candidate"]["name"].as_str(), items[0]["query"]["name"].as_str()), (Some("Drug 1"), Some("asthma")));
+    assert_eq!(
+        (
+            items[0]["candidate"]["name"].as_str(),
+            items[0]["query"]["name"].as_str()
+        ),
+        (Some("Drug 1"), Some("asthma"))
+    );
     assert_eq!(items[0]["scores"]["weights"]["alpha"].as_f64(), Some(0.5));
 
     // Bad input: each a 4xx with its code, nothing stored.
@@ -161,16 +261,32 @@ fn shortlist_needs_a_session_checks_input_and_is_capped() {
         let (st, v) = add(&admin, &s, cand, sc);
         assert_eq!(error_code(st, &v, status), code, "{cand}");
     }
-    for (body, status, code) in [("{not json", 400, "bad_json"), (r#"{"query": "Disease::DOID:2841"}"#, 400, "bad_json")] {
+    for (body, status, code) in [
+        ("{not json", 400, "bad_json"),
+        (r#"{"query": "Disease::DOID:2841"}"#, 400, "bad_json"),
+    ] {
         let (st, b2, _) = admin.req("POST", &format!("{b}/api/shortlist"), Some(body), &[]);
-        assert_eq!(error_code(st, &serde_json::from_str(&b2).unwrap(), status), code, "{body}");
+        assert_eq!(
+            error_code(st, &serde_json::from_str(&b2).unwrap(), status),
+            code,
+            "{body}"
+        );
     }
-    let big = json!({"query": "Disease::DOID:2841", "candidate": "x".repeat(20_000), "scores": scores()}).to_string();
+    let big =
+        json!({"query": "Disease::DOID:2841", "candidate": "x".repeat(20_000), "scores": scores()})
+            .to_string();
     let (st, b2, _) = admin.req("POST", &format!("{b}/api/shortlist"), Some(&big), &[]);
-    assert_eq!(error_code(st, &serde_json::from_str(&b2).unwrap(), 413), "body_too_large");
+    assert_eq!(
+        error_code(st, &serde_json::from_str(&b2).unwrap(), 413),
+        "body_too_large"
+    );
     let (_, body, _) = admin.req("GET", &format!("{b}/api/shortlist"), None, &[]);
     let v: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(v["items"].as_array().unwrap().len(), 1, "bad input stored nothing: {v}");
+    assert_eq!(
+        v["items"].as_array().unwrap().len(),
+        1,
+        "bad input stored nothing: {v}"
+    );
 
     // Kept again: same place, new scores.
     let mut again = scores();
@@ -179,7 +295,14 @@ fn shortlist_needs_a_session_checks_input_and_is_capped() {
     let (st, v) = add(&admin, &s, "Compound::DB00001", again);
     assert_eq!(st, 200);
     let items = v["items"].as_array().unwrap();
-    assert_eq!((items.len(), items[0]["candidate"]["id"].as_str(), items[0]["scores"]["rns"].as_f64()), (2, Some("DB00001"), Some(0.9)));
+    assert_eq!(
+        (
+            items.len(),
+            items[0]["candidate"]["id"].as_str(),
+            items[0]["scores"]["rns"].as_f64()
+        ),
+        (2, Some("DB00001"), Some(0.9))
+    );
 
     // Up to the cap, then 409 shortlist_full; removing one makes room.
     for i in 2..CAP {
@@ -189,23 +312,45 @@ fn shortlist_needs_a_session_checks_input_and_is_capped() {
     let (st, v) = add(&admin, &s, &format!("Compound::DB{:05}", CAP), scores());
     assert_eq!(error_code(st, &v, 409), "shortlist_full");
     let del = |q: &str, c: &str| {
-        let (st, body, _) = admin.req("DELETE", &format!("{b}/api/shortlist?query={q}&candidate={c}"), None, &[]);
+        let (st, body, _) = admin.req(
+            "DELETE",
+            &format!("{b}/api/shortlist?query={q}&candidate={c}"),
+            None,
+            &[],
+        );
         (st, serde_json::from_str::<Value>(&body).unwrap())
     };
     let (st, v) = del("Disease::DOID:2841", "Compound::DB00007");
     assert_eq!((st, v["items"].as_array().unwrap().len()), (200, CAP - 1));
     let (st, v) = del("Disease::DOID:2841", "Compound::DB00007");
     assert_eq!(error_code(st, &v, 404), "not_in_shortlist");
-    let (st, body, _) = admin.req("DELETE", &format!("{b}/api/shortlist?query=Disease::DOID:2841"), None, &[]);
-    assert_eq!(error_code(st, &serde_json::from_str(&body).unwrap(), 400), "bad_query");
+    let (st, body, _) = admin.req(
+        "DELETE",
+        &format!("{b}/api/shortlist?query=Disease::DOID:2841"),
+        None,
+        &[],
+    );
+    assert_eq!(
+        error_code(st, &serde_json::from_str(&body).unwrap(), 400),
+        "bad_query"
+    );
     let (st, v) = add(&admin, &s, "Compound::DB99999", scores());
     assert_eq!((st, v["items"].as_array().unwrap().len()), (200, CAP));
-    assert_eq!(v["items"][CAP - 1]["candidate"]["name"].as_str(), Some("=HYPERLINK(\"http://x\")"));
+    assert_eq!(
+        v["items"][CAP - 1]["candidate"]["name"].as_str(),
+        Some("=HYPERLINK(\"http://x\")")
+    );
     // The list is registered in the API description.
     let (_, doc, _) = anon.req("GET", &format!("{b}/api/openapi.json"), None, &[]);
     let doc: Value = serde_json::from_str(&doc).unwrap();
     for m in ["get", "post", "delete"] {
-        assert!(doc["paths"]["/api/shortlist"][m].is_object(), "{m} /api/shortlist in openapi.json");
+        assert!(
+            doc["paths"]["/api/shortlist"][m].is_object(),
+            "{m} /api/shortlist in openapi.json"
+        );
     }
-    assert!(doc["components"]["schemas"]["ShortlistAdd"].is_object(), "ShortlistAdd schema");
+    assert!(
+        doc["components"]["schemas"]["ShortlistAdd"].is_object(),
+        "ShortlistAdd schema"
+    );
 }

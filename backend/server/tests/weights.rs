@@ -37,24 +37,44 @@ fn start() -> Server {
     )
     .unwrap();
     let exe = env!("CARGO_BIN_EXE_serenqa");
-    let st = Command::new(exe).args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"]).current_dir(dir.path()).status().unwrap();
+    let st = Command::new(exe)
+        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
     assert!(st.success());
     let mut child = Command::new(exe)
-        .args(["--quiet", "serve", "--graph", "g.snap", "--addr", "127.0.0.1:0", "--dist", "nodist", "--db", "w.sqlite"])
+        .args([
+            "--quiet",
+            "serve",
+            "--graph",
+            "g.snap",
+            "--addr",
+            "127.0.0.1:0",
+            "--dist",
+            "nodist",
+            "--db",
+            "w.sqlite",
+        ])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let base = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
     Server { child, base, dir }
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
 }
 
 fn get(url: &str) -> Value {
@@ -64,7 +84,11 @@ fn get(url: &str) -> Value {
 }
 
 fn post(url: &str, body: &str) -> Value {
-    let mut r = agent().post(url).header("content-type", "application/json").send(body).unwrap();
+    let mut r = agent()
+        .post(url)
+        .header("content-type", "application/json")
+        .send(body)
+        .unwrap();
     let status = r.status().as_u16();
     let text = r.body_mut().read_to_string().unwrap();
     assert_eq!(status, 200, "{url}: {text}");
@@ -72,7 +96,11 @@ fn post(url: &str, body: &str) -> Value {
 }
 
 fn triple(w: &Value) -> (f64, f64, f64) {
-    (w["alpha"].as_f64().unwrap(), w["beta"].as_f64().unwrap(), w["gamma"].as_f64().unwrap())
+    (
+        w["alpha"].as_f64().unwrap(),
+        w["beta"].as_f64().unwrap(),
+        w["gamma"].as_f64().unwrap(),
+    )
 }
 
 fn close(a: (f64, f64, f64), b: (f64, f64, f64)) -> bool {
@@ -83,7 +111,11 @@ fn close(a: (f64, f64, f64), b: (f64, f64, f64)) -> bool {
 fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     let s = start();
     let shipped = serenqa_model::weights::shipped();
-    let sw = (shipped.weights.alpha, shipped.weights.beta, shipped.weights.gamma);
+    let sw = (
+        shipped.weights.alpha,
+        shipped.weights.beta,
+        shipped.weights.gamma,
+    );
     let discover = format!("{}/api/discover/Disease::DOID:10763", s.base);
     let ask = format!("{}/api/ask", s.base);
     let partition = format!("{}/api/partition", s.base);
@@ -94,10 +126,17 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     let d = get(&discover);
     assert!(close(triple(&d["weights"]), sw), "{}", d["weights"]);
     assert_eq!(d["weights_source"]["kind"], shipped.source.kind.as_str());
-    assert_eq!(d["default_weights"]["source"]["label"], shipped.source.label.as_str());
+    assert_eq!(
+        d["default_weights"]["source"]["label"],
+        shipped.source.label.as_str()
+    );
     assert!(close(triple(&d["default_weights"]["weights"]), sw));
     let a = post(&ask, question);
-    assert!(close(triple(&a["weights"]["weights"]), sw), "{}", a["weights"]);
+    assert!(
+        close(triple(&a["weights"]["weights"]), sw),
+        "{}",
+        a["weights"]
+    );
     assert_eq!(a["weights"]["source"]["kind"], shipped.source.kind.as_str());
     let p = post(&partition, cands);
     assert!(close(triple(&p["weights"]), sw));
@@ -121,17 +160,30 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     let d = get(&discover);
     assert!(close(triple(&d["weights"]), cw), "{}", d["weights"]);
     assert_eq!(d["weights_source"]["kind"], "calibration");
-    assert!(d["weights_source"]["label"].as_str().unwrap().contains(&format!("calibration #{id}")), "{}", d["weights_source"]);
+    assert!(
+        d["weights_source"]["label"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("calibration #{id}")),
+        "{}",
+        d["weights_source"]
+    );
     assert_eq!(d["weights_source"]["date"], "2026-05-28");
     assert!(close(triple(&d["default_weights"]["weights"]), cw));
     // The scores were computed with them.
     for c in d["candidates"].as_array().unwrap() {
         let t = &c["terms"];
-        let want = 0.2 * t["r"].as_f64().unwrap() + 0.5 * t["n"].as_f64().unwrap() + 0.3 * t["s"].as_f64().unwrap();
+        let want = 0.2 * t["r"].as_f64().unwrap()
+            + 0.5 * t["n"].as_f64().unwrap()
+            + 0.3 * t["s"].as_f64().unwrap();
         assert!((t["rns"].as_f64().unwrap() - want).abs() < 1e-9);
     }
     let a = post(&ask, question);
-    assert!(close(triple(&a["weights"]["weights"]), cw), "{}", a["weights"]);
+    assert!(
+        close(triple(&a["weights"]["weights"]), cw),
+        "{}",
+        a["weights"]
+    );
     assert_eq!(a["weights"]["source"]["kind"], "calibration");
     let p = post(&partition, cands);
     assert!(close(triple(&p["weights"]), cw));
@@ -142,6 +194,9 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     assert!(close(triple(&d["weights"]), (1.0, 0.0, 0.0)));
     assert_eq!(d["weights_source"]["kind"], "request");
     assert!(close(triple(&d["default_weights"]["weights"]), cw));
-    let p = post(&partition, r#"{"candidates":["Compound::DB00945","Compound::DB00316","Compound::DB01050"],"weights":{"alpha":0,"beta":1,"gamma":0}}"#);
+    let p = post(
+        &partition,
+        r#"{"candidates":["Compound::DB00945","Compound::DB00316","Compound::DB01050"],"weights":{"alpha":0,"beta":1,"gamma":0}}"#,
+    );
     assert_eq!(p["weights_source"]["kind"], "request");
 }

@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 
-
 use crate::agreement::{kendall_w, krippendorff_alpha_ordinal};
 use crate::ranking::average_ranks;
 use crate::repo::{Repo, Result, StoreError};
@@ -27,18 +26,36 @@ pub fn budget(n: usize) -> usize {
 
 /// The aggregate of one question from its responses.
 pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggregate {
-    let complete: Vec<&Response> = responses.iter().filter(|r| r.status == Status::Complete && r.question_id == q.id).collect();
+    let complete: Vec<&Response> = responses
+        .iter()
+        .filter(|r| r.status == Status::Complete && r.question_id == q.id)
+        .collect();
     let n = q.candidates.len();
     // avg[j][i]: annotator j's average rank of candidate i, None when unranked or unsure.
     let avg: Vec<Vec<Option<f64>>> = complete
         .iter()
         .map(|r| {
-            let dense: Vec<Option<u32>> = q.candidates.iter().map(|c| r.ranking.iter().find(|e| e.candidate == c.id).and_then(|e| e.rank)).collect();
+            let dense: Vec<Option<u32>> = q
+                .candidates
+                .iter()
+                .map(|c| {
+                    r.ranking
+                        .iter()
+                        .find(|e| e.candidate == c.id)
+                        .and_then(|e| e.rank)
+                })
+                .collect();
             let a = average_ranks(&dense);
             q.candidates
                 .iter()
                 .zip(a)
-                .map(|(c, v)| if r.ranking.iter().any(|e| e.candidate == c.id && e.unsure) { None } else { v })
+                .map(|(c, v)| {
+                    if r.ranking.iter().any(|e| e.candidate == c.id && e.unsure) {
+                        None
+                    } else {
+                        v
+                    }
+                })
                 .collect()
         })
         .collect();
@@ -48,12 +65,19 @@ pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggre
         .enumerate()
         .map(|(i, c)| {
             let vals: Vec<f64> = avg.iter().filter_map(|a| a[i]).collect();
-            let unsure = complete.iter().filter(|r| r.ranking.iter().any(|e| e.candidate == c.id && e.unsure)).count();
+            let unsure = complete
+                .iter()
+                .filter(|r| r.ranking.iter().any(|e| e.candidate == c.id && e.unsure))
+                .count();
             CandidateAggregate {
                 candidate: c.id,
                 key: c.key.clone(),
                 name: c.name.clone(),
-                mean_rank: if vals.is_empty() { None } else { Some(vals.iter().sum::<f64>() / vals.len() as f64) },
+                mean_rank: if vals.is_empty() {
+                    None
+                } else {
+                    Some(vals.iter().sum::<f64>() / vals.len() as f64)
+                },
                 ranked_by: vals.len(),
                 unsure,
                 serendipitous: false,
@@ -68,22 +92,40 @@ pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggre
         (None, None) => std::cmp::Ordering::Equal,
     });
     if !complete.is_empty() {
-        for c in cands.iter_mut().take(budget(n)).filter(|c| c.mean_rank.is_some()) {
+        for c in cands
+            .iter_mut()
+            .take(budget(n))
+            .filter(|c| c.mean_rank.is_some())
+        {
             c.serendipitous = true;
         }
     }
     // W over candidates nobody marked unsure, re-ranked within that subset.
-    let keep: Vec<usize> = (0..n).filter(|&i| avg.iter().all(|a| a[i].is_some())).collect();
+    let keep: Vec<usize> = (0..n)
+        .filter(|&i| avg.iter().all(|a| a[i].is_some()))
+        .collect();
     let w_input: Vec<Vec<f64>> = avg
         .iter()
         .map(|a| {
-            let sub: Vec<Option<u32>> = keep.iter().map(|&i| a[i].map(|v| (v * 2.0).round() as u32)).collect();
+            let sub: Vec<Option<u32>> = keep
+                .iter()
+                .map(|&i| a[i].map(|v| (v * 2.0).round() as u32))
+                .collect();
             average_ranks(&sub).into_iter().flatten().collect()
         })
         .collect();
-    let kw = if keep.len() >= 2 { kendall_w(&w_input) } else { None };
-    let units: Vec<Vec<f64>> = (0..n).map(|i| avg.iter().filter_map(|a| a[i]).collect()).collect();
-    let confs: Vec<f64> = complete.iter().filter_map(|r| r.confidence.map(f64::from)).collect();
+    let kw = if keep.len() >= 2 {
+        kendall_w(&w_input)
+    } else {
+        None
+    };
+    let units: Vec<Vec<f64>> = (0..n)
+        .map(|i| avg.iter().filter_map(|a| a[i]).collect())
+        .collect();
+    let confs: Vec<f64> = complete
+        .iter()
+        .filter_map(|r| r.confidence.map(f64::from))
+        .collect();
     QuestionAggregate {
         question_id: q.id,
         batch_id: q.batch_id,
@@ -91,8 +133,15 @@ pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggre
         qid: q.qid,
         text: q.text.clone(),
         annotators: complete.len(),
-        drafts: responses.iter().filter(|r| r.status == Status::Draft).count(),
-        mean_confidence: if confs.is_empty() { None } else { Some(confs.iter().sum::<f64>() / confs.len() as f64) },
+        drafts: responses
+            .iter()
+            .filter(|r| r.status == Status::Draft)
+            .count(),
+        mean_confidence: if confs.is_empty() {
+            None
+        } else {
+            Some(confs.iter().sum::<f64>() / confs.len() as f64)
+        },
         kendall_w: kw,
         alpha: krippendorff_alpha_ordinal(&units),
         candidates: cands,
@@ -101,12 +150,27 @@ pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggre
 
 /// Units (candidates × annotator values) of a question for pooled α.
 fn alpha_units(q: &Question, responses: &[Response]) -> Vec<Vec<f64>> {
-    let complete: Vec<&Response> = responses.iter().filter(|r| r.status == Status::Complete).collect();
+    let complete: Vec<&Response> = responses
+        .iter()
+        .filter(|r| r.status == Status::Complete)
+        .collect();
     let mut units = vec![Vec::new(); q.candidates.len()];
     for r in complete {
-        let dense: Vec<Option<u32>> = q.candidates.iter().map(|c| r.ranking.iter().find(|e| e.candidate == c.id).and_then(|e| e.rank)).collect();
+        let dense: Vec<Option<u32>> = q
+            .candidates
+            .iter()
+            .map(|c| {
+                r.ranking
+                    .iter()
+                    .find(|e| e.candidate == c.id)
+                    .and_then(|e| e.rank)
+            })
+            .collect();
         for (i, v) in average_ranks(&dense).into_iter().enumerate() {
-            let unsure = r.ranking.iter().any(|e| e.candidate == q.candidates[i].id && e.unsure);
+            let unsure = r
+                .ranking
+                .iter()
+                .any(|e| e.candidate == q.candidates[i].id && e.unsure);
             if let (Some(v), false) = (v, unsure) {
                 units[i].push(v);
             }
@@ -120,7 +184,9 @@ pub fn batch_questions(repo: &dyn Repo, batch_id: i64) -> Result<Vec<QuestionAgg
     let summaries = repo.questions_in_batch(batch_id, -1)?;
     let mut out = Vec::with_capacity(summaries.len());
     for s in summaries {
-        let q = repo.question(s.id)?.ok_or(StoreError::NotFound("question"))?;
+        let q = repo
+            .question(s.id)?
+            .ok_or(StoreError::NotFound("question"))?;
         let rs = repo.responses_for_question(q.id)?;
         out.push(aggregate_question(&q, &rs));
     }
@@ -137,7 +203,9 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
         let mut responses = 0;
         let mut who = std::collections::BTreeSet::new();
         for s in repo.questions_in_batch(b.id, -1)? {
-            let q = repo.question(s.id)?.ok_or(StoreError::NotFound("question"))?;
+            let q = repo
+                .question(s.id)?
+                .ok_or(StoreError::NotFound("question"))?;
             let rs = repo.responses_for_question(q.id)?;
             let done: Vec<&Response> = rs.iter().filter(|r| r.status == Status::Complete).collect();
             if done.is_empty() {
@@ -157,7 +225,11 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
             answered,
             responses,
             annotators: who.len(),
-            mean_kendall_w: if ws.is_empty() { None } else { Some(ws.iter().sum::<f64>() / ws.len() as f64) },
+            mean_kendall_w: if ws.is_empty() {
+                None
+            } else {
+                Some(ws.iter().sum::<f64>() / ws.len() as f64)
+            },
             w_questions: ws.len(),
             alpha: krippendorff_alpha_ordinal(&units),
         });
@@ -167,7 +239,11 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
 
 /// Expert rankings of every question of `source` with at least `min_annotators` complete
 /// responses. Rankings list the candidates each annotator ranked, by mean rank.
-pub fn expert_rankings(repo: &dyn Repo, source: Source, min_annotators: usize) -> Result<ExpertRankings> {
+pub fn expert_rankings(
+    repo: &dyn Repo,
+    source: Source,
+    min_annotators: usize,
+) -> Result<ExpertRankings> {
     let mut questions = Vec::new();
     for q in repo.questions_of_source(source)? {
         let rs = repo.responses_for_question(q.id)?;
@@ -175,16 +251,30 @@ pub fn expert_rankings(repo: &dyn Repo, source: Source, min_annotators: usize) -
         if a.annotators < min_annotators.max(1) {
             continue;
         }
-        let qid = u32::try_from(q.qid).map_err(|_| StoreError::Invalid(format!("question id {} does not fit the file format", q.qid)))?;
+        let qid = u32::try_from(q.qid).map_err(|_| {
+            StoreError::Invalid(format!(
+                "question id {} does not fit the file format",
+                q.qid
+            ))
+        })?;
         questions.push(ExpertRanking {
             qid,
             question: Some(q.text.clone()),
-            ranking: a.candidates.iter().filter(|c| c.mean_rank.is_some()).map(|c| c.key.clone()).collect(),
+            ranking: a
+                .candidates
+                .iter()
+                .filter(|c| c.mean_rank.is_some())
+                .map(|c| c.key.clone())
+                .collect(),
             annotators: Some(a.annotators as u32),
         });
     }
     questions.sort_by_key(|q| q.qid);
-    Ok(ExpertRankings { format: EXPERT_FORMAT.into(), version: 1, questions })
+    Ok(ExpertRankings {
+        format: EXPERT_FORMAT.into(),
+        version: 1,
+        questions,
+    })
 }
 
 /// All responses with their questions, for export. `with_identity` adds emails (admins
@@ -197,15 +287,25 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
     for r in repo.all_responses()? {
         let q = match qcache.entry(r.question_id) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => e.insert(repo.question(r.question_id)?.ok_or(StoreError::NotFound("question"))?),
+            std::collections::btree_map::Entry::Vacant(e) => e.insert(
+                repo.question(r.question_id)?
+                    .ok_or(StoreError::NotFound("question"))?,
+            ),
         };
         let q = &*q;
         out.push(ExportRow {
             response_id: r.id,
             annotator: format!("A{}", r.user_id),
-            email: if with_identity { users.get(&r.user_id).map(|u| u.email.clone()) } else { None },
+            email: if with_identity {
+                users.get(&r.user_id).map(|u| u.email.clone())
+            } else {
+                None
+            },
             source: q.source,
-            batch: batches.get(&q.batch_id).map(|b| b.name.clone()).unwrap_or_default(),
+            batch: batches
+                .get(&q.batch_id)
+                .map(|b| b.name.clone())
+                .unwrap_or_default(),
             question_id: q.id,
             qid: q.qid,
             question: q.text.clone(),
@@ -217,7 +317,12 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
                 .iter()
                 .map(|c| {
                     let e = r.ranking.iter().find(|e| e.candidate == c.id);
-                    ExportRank { key: c.key.clone(), name: c.name.clone(), rank: e.and_then(|e| e.rank), unsure: e.is_some_and(|e| e.unsure) }
+                    ExportRank {
+                        key: c.key.clone(),
+                        name: c.name.clone(),
+                        rank: e.and_then(|e| e.rank),
+                        unsure: e.is_some_and(|e| e.unsure),
+                    }
                 })
                 .collect(),
             updated_at: r.updated_at,
@@ -236,7 +341,21 @@ pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
     if with_email {
         header.push("email");
     }
-    header.extend(["source", "batch", "question_id", "qid", "question", "status", "confidence", "comment", "candidate", "candidate_name", "rank", "unsure", "updated_at"]);
+    header.extend([
+        "source",
+        "batch",
+        "question_id",
+        "qid",
+        "question",
+        "status",
+        "confidence",
+        "comment",
+        "candidate",
+        "candidate_name",
+        "rank",
+        "unsure",
+        "updated_at",
+    ]);
     w.write_record(&header).map_err(|e| e.to_string())?;
     for r in rows {
         for c in &r.ranking {

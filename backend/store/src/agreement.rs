@@ -53,7 +53,12 @@ pub fn kendall_w(ranks: &[Vec<f64>]) -> Option<f64> {
 /// Krippendorff's α with the ordinal metric. `units[u]` holds the values the raters gave
 /// unit u (missing values simply absent). Values are compared by order only.
 pub fn krippendorff_alpha_ordinal(units: &[Vec<f64>]) -> Option<f64> {
-    let mut values: Vec<f64> = units.iter().filter(|u| u.len() >= 2).flatten().copied().collect();
+    let mut values: Vec<f64> = units
+        .iter()
+        .filter(|u| u.len() >= 2)
+        .flatten()
+        .copied()
+        .collect();
     values.sort_by(f64::total_cmp);
     values.dedup();
     let k = values.len();
@@ -114,23 +119,40 @@ mod tests {
         let same = vec![vec![1.0, 2.0, 3.0]; 3];
         assert!(close(kendall_w(&same).unwrap(), 1.0, 1e-12));
         // Two opposite rankings: R = (4, 4, 4) = mean, S = 0, W = 0.
-        assert!(close(kendall_w(&[vec![1.0, 2.0, 3.0], vec![3.0, 2.0, 1.0]]).unwrap(), 0.0, 1e-12));
+        assert!(close(
+            kendall_w(&[vec![1.0, 2.0, 3.0], vec![3.0, 2.0, 1.0]]).unwrap(),
+            0.0,
+            1e-12
+        ));
         // With a tie (by hand): R = (2.5, 3.5, 6), R̄ = 4, S = 2.25 + 0.25 + 4 = 6.5;
         // T₂ = 2³ − 2 = 6; denominator = 4·24 − 2·6 = 84; W = 12·6.5/84 = 13/14.
         let w = kendall_w(&[vec![1.0, 2.0, 3.0], vec![1.5, 1.5, 3.0]]).unwrap();
         assert!(close(w, 13.0 / 14.0, 1e-12), "{w}");
         // Three raters, four items (by hand): R = (4, 7, 8, 11), R̄ = 7.5,
         // S = 12.25 + 0.25 + 0.25 + 12.25 = 25; W = 12·25 / (9·60) = 300/540 = 5/9.
-        let w = kendall_w(&[vec![1.0, 2.0, 3.0, 4.0], vec![2.0, 1.0, 3.0, 4.0], vec![1.0, 4.0, 2.0, 3.0]]).unwrap();
+        let w = kendall_w(&[
+            vec![1.0, 2.0, 3.0, 4.0],
+            vec![2.0, 1.0, 3.0, 4.0],
+            vec![1.0, 4.0, 2.0, 3.0],
+        ])
+        .unwrap();
         assert!(close(w, 5.0 / 9.0, 1e-12), "{w}");
         assert_eq!(kendall_w(&[vec![1.0, 2.0]]), None, "one rater");
-        assert_eq!(kendall_w(&[vec![1.0, 1.0], vec![1.0, 1.0]]), None, "all tied: undefined");
+        assert_eq!(
+            kendall_w(&[vec![1.0, 1.0], vec![1.0, 1.0]]),
+            None,
+            "all tied: undefined"
+        );
     }
 
     #[test]
     fn krippendorff_alpha_hand_computed() {
         // Two raters, three units, values (1,1), (2,2), (3,3): perfect agreement.
-        assert!(close(krippendorff_alpha_ordinal(&[vec![1.0, 1.0], vec![2.0, 2.0], vec![3.0, 3.0]]).unwrap(), 1.0, 1e-12));
+        assert!(close(
+            krippendorff_alpha_ordinal(&[vec![1.0, 1.0], vec![2.0, 2.0], vec![3.0, 3.0]]).unwrap(),
+            1.0,
+            1e-12
+        ));
         // Two raters, units (1,2), (2,1) (by hand): o₁₂ = o₂₁ = 2, n₁ = n₂ = 2, n = 4;
         // δ²(1,2) = (2 + 2 − 2)² = 4; D_o = 2·2·4 = 16; D_e = 2·(2·2·4) = 32;
         // α = 1 − 3·16/32 = −0.5.
@@ -139,12 +161,23 @@ mod tests {
         // Units (1,1), (1,2), (2,2) (by hand): o₁₁ = 2, o₁₂ = o₂₁ = 1, o₂₂ = 2; n₁ = n₂ = 3,
         // n = 6; δ²(1,2) = (3 + 3 − 3)² = 9; D_o = 2·9 = 18; D_e = 2·9·9 = 162;
         // α = 1 − 5·18/162 = 4/9.
-        let a = krippendorff_alpha_ordinal(&[vec![1.0, 1.0], vec![1.0, 2.0], vec![2.0, 2.0]]).unwrap();
+        let a =
+            krippendorff_alpha_ordinal(&[vec![1.0, 1.0], vec![1.0, 2.0], vec![2.0, 2.0]]).unwrap();
         assert!(close(a, 4.0 / 9.0, 1e-12), "{a}");
         // Units with a single value are not pairable and change nothing.
-        let b = krippendorff_alpha_ordinal(&[vec![1.0, 1.0], vec![1.0, 2.0], vec![2.0, 2.0], vec![3.0]]).unwrap();
+        let b = krippendorff_alpha_ordinal(&[
+            vec![1.0, 1.0],
+            vec![1.0, 2.0],
+            vec![2.0, 2.0],
+            vec![3.0],
+        ])
+        .unwrap();
         assert!(close(a, b, 1e-12));
-        assert_eq!(krippendorff_alpha_ordinal(&[vec![1.0, 1.0]]), None, "no variation");
+        assert_eq!(
+            krippendorff_alpha_ordinal(&[vec![1.0, 1.0]]),
+            None,
+            "no variation"
+        );
     }
 
     #[test]
@@ -158,7 +191,14 @@ mod tests {
             [m, 3.0, 3.0, 3.0, 2.0, 3.0, 4.0, 2.0, 2.0, 5.0, 1.0, m],
             [1.0, 2.0, 3.0, 3.0, 2.0, 4.0, 4.0, 1.0, 2.0, 5.0, 1.0, m],
         ];
-        let units: Vec<Vec<f64>> = (0..12).map(|u| data.iter().map(|row| row[u]).filter(|v| !v.is_nan()).collect()).collect();
+        let units: Vec<Vec<f64>> = (0..12)
+            .map(|u| {
+                data.iter()
+                    .map(|row| row[u])
+                    .filter(|v| !v.is_nan())
+                    .collect()
+            })
+            .collect();
         let a = krippendorff_alpha_ordinal(&units).unwrap();
         assert!(close(a, 0.815, 5e-4), "{a}");
     }

@@ -37,10 +37,14 @@ pub fn token_hash(token: &str) -> String {
 pub fn check_password_policy(pw: &str) -> Result<(), String> {
     let n = pw.chars().count();
     if n < MIN_PASSWORD {
-        return Err(format!("the password must have at least {MIN_PASSWORD} characters"));
+        return Err(format!(
+            "the password must have at least {MIN_PASSWORD} characters"
+        ));
     }
     if pw.len() > MAX_PASSWORD {
-        return Err(format!("the password must have at most {MAX_PASSWORD} bytes"));
+        return Err(format!(
+            "the password must have at most {MAX_PASSWORD} bytes"
+        ));
     }
     Ok(())
 }
@@ -48,7 +52,10 @@ pub fn check_password_policy(pw: &str) -> Result<(), String> {
 /// An argon2id PHC string for `pw`.
 pub fn hash_password(pw: &str) -> Result<String, String> {
     let salt = SaltString::encode_b64(&random_bytes::<16>()?).map_err(|e| e.to_string())?;
-    Argon2::default().hash_password(pw.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| format!("hashing failed: {e}"))
+    Argon2::default()
+        .hash_password(pw.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| format!("hashing failed: {e}"))
 }
 
 /// True when `pw` matches the stored PHC string.
@@ -92,7 +99,10 @@ mod tests {
         let (a, b) = (new_token().unwrap(), new_token().unwrap());
         assert_eq!(a.len(), 64);
         assert_ne!(a, b);
-        assert_eq!(token_hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            token_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert!(check_password_policy("short").is_err());
         assert!(check_password_policy("long enough pw").is_ok());
         assert!(check_email("a@b.org").is_ok());

@@ -36,7 +36,11 @@ pub fn simplex_grid(step: f64) -> Vec<Weights> {
         for j in 0..=(k - i) {
             let a = i as f64 / k as f64;
             let b = j as f64 / k as f64;
-            v.push(Weights { alpha: a, beta: b, gamma: (1.0 - a - b).max(0.0) });
+            v.push(Weights {
+                alpha: a,
+                beta: b,
+                gamma: (1.0 - a - b).max(0.0),
+            });
         }
     }
     v
@@ -53,7 +57,9 @@ fn rns_sets(items: &[Item], w: &Weights) -> Result<Vec<Vec<usize>>, String> {
         .iter()
         .map(|it| {
             let sc = Scorer::new(&it.slice).map_err(|e| e.to_string())?;
-            let r = sc.greedy_swap(&it.ac, it.ensemble.as_deref(), w).map_err(|e| e.to_string())?;
+            let r = sc
+                .greedy_swap(&it.ac, it.ensemble.as_deref(), w)
+                .map_err(|e| e.to_string())?;
             Ok(r.serendipity)
         })
         .collect()
@@ -63,21 +69,36 @@ fn mean_agreement(items: &[Item], sets: &[Vec<usize>]) -> f64 {
     if items.is_empty() {
         return 0.0;
     }
-    items.iter().zip(sets).map(|(it, s)| overlap(&it.expert, s)).sum::<f64>() / items.len() as f64
+    items
+        .iter()
+        .zip(sets)
+        .map(|(it, s)| overlap(&it.expert, s))
+        .sum::<f64>()
+        / items.len() as f64
 }
 
 /// Pearson correlation (shared with the leaderboard, so both report the same number).
 pub use serenqa_shared::results::pearson;
 
 fn indicators(items: &[Item], sets: &[&[usize]]) -> Vec<f64> {
-    items.iter().zip(sets).flat_map(|(it, s)| it.ac.iter().map(move |c| if s.contains(c) { 1.0 } else { 0.0 })).collect()
+    items
+        .iter()
+        .zip(sets)
+        .flat_map(|(it, s)| {
+            it.ac
+                .iter()
+                .map(move |c| if s.contains(c) { 1.0 } else { 0.0 })
+        })
+        .collect()
 }
 
 /// Fits the weights. Fails on no items or inconsistent items (wrong |As|, positions outside
 /// the slice).
 pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String> {
     if items.is_empty() {
-        return Err("no question has an expert partition whose candidates are all in the graph".into());
+        return Err(
+            "no question has an expert partition whose candidates are all in the graph".into(),
+        );
     }
     if !(step > 0.0 && step <= 0.5) {
         return Err(format!("grid step {step} must lie in (0, 0.5]"));
@@ -85,9 +106,13 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
     for (i, it) in items.iter().enumerate() {
         let b = budget(it.ac.len());
         if it.expert.len() != b || it.ensemble.as_ref().is_some_and(|e| e.len() != b) {
-            return Err(format!("item {i}: the serendipity sets must hold b = {b} candidates"));
+            return Err(format!(
+                "item {i}: the serendipity sets must hold b = {b} candidates"
+            ));
         }
-        if it.ac.iter().chain(&it.expert).any(|&p| p >= it.slice.len()) || it.expert.iter().any(|p| !it.ac.contains(p)) {
+        if it.ac.iter().chain(&it.expert).any(|&p| p >= it.slice.len())
+            || it.expert.iter().any(|p| !it.ac.contains(p))
+        {
             return Err(format!("item {i}: positions outside the candidate set"));
         }
     }
@@ -97,8 +122,14 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
         let sets = rns_sets(items, w)?;
         surface.push([w.alpha, w.beta, w.gamma, mean_agreement(items, &sets)]);
     }
-    let best = surface.iter().map(|p| p[3]).fold(f64::NEG_INFINITY, f64::max);
-    let tied: Vec<&[f64; 4]> = surface.iter().filter(|p| (p[3] - best).abs() <= 1e-12).collect();
+    let best = surface
+        .iter()
+        .map(|p| p[3])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let tied: Vec<&[f64; 4]> = surface
+        .iter()
+        .filter(|p| (p[3] - best).abs() <= 1e-12)
+        .collect();
     let centroid = [0, 1, 2].map(|k| tied.iter().map(|p| p[k]).sum::<f64>() / tied.len() as f64);
     let chosen = tied
         .iter()
@@ -107,7 +138,11 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
             d(a).total_cmp(&d(b))
         })
         .ok_or("empty grid")?;
-    let w = Weights { alpha: chosen[0], beta: chosen[1], gamma: chosen[2] };
+    let w = Weights {
+        alpha: chosen[0],
+        beta: chosen[1],
+        gamma: chosen[2],
+    };
     let fitted = rns_sets(items, &w)?;
     let default_agreement = mean_agreement(items, &rns_sets(items, &Weights::default())?);
 
@@ -120,15 +155,32 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
         pearson: pearson(&indicators(items, &expert), &indicators(items, &rns)),
     }];
     // The ensemble comparisons use the questions that have an ensemble partition.
-    let with_ens: Vec<usize> = (0..items.len()).filter(|&i| items[i].ensemble.is_some()).collect();
+    let with_ens: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].ensemble.is_some())
+        .collect();
     if !with_ens.is_empty() {
         let sub: Vec<Item> = with_ens.iter().map(|&i| items[i].clone()).collect();
-        let ens: Vec<&[usize]> = sub.iter().map(|i| i.ensemble.as_deref().unwrap_or(&[])).collect();
+        let ens: Vec<&[usize]> = sub
+            .iter()
+            .map(|i| i.ensemble.as_deref().unwrap_or(&[]))
+            .collect();
         let ex: Vec<&[usize]> = sub.iter().map(|i| i.expert.as_slice()).collect();
         let rn: Vec<&[usize]> = with_ens.iter().map(|&i| fitted[i].as_slice()).collect();
-        let agree = |a: &[&[usize]], b: &[&[usize]]| a.iter().zip(b).map(|(x, y)| overlap(x, y)).sum::<f64>() / a.len() as f64;
-        pairs.push(PairStat { a: "expert".into(), b: "llm-ensemble".into(), agreement: agree(&ex, &ens), pearson: pearson(&indicators(&sub, &ex), &indicators(&sub, &ens)) });
-        pairs.push(PairStat { a: "llm-ensemble".into(), b: "rns-guided".into(), agreement: agree(&ens, &rn), pearson: pearson(&indicators(&sub, &ens), &indicators(&sub, &rn)) });
+        let agree = |a: &[&[usize]], b: &[&[usize]]| {
+            a.iter().zip(b).map(|(x, y)| overlap(x, y)).sum::<f64>() / a.len() as f64
+        };
+        pairs.push(PairStat {
+            a: "expert".into(),
+            b: "llm-ensemble".into(),
+            agreement: agree(&ex, &ens),
+            pearson: pearson(&indicators(&sub, &ex), &indicators(&sub, &ens)),
+        });
+        pairs.push(PairStat {
+            a: "llm-ensemble".into(),
+            b: "rns-guided".into(),
+            agreement: agree(&ens, &rn),
+            pearson: pearson(&indicators(&sub, &ens), &indicators(&sub, &rn)),
+        });
     }
     Ok(CalibrationReport {
         alpha: w.alpha,
@@ -153,7 +205,9 @@ mod tests {
     fn grid_covers_the_simplex() {
         let g = simplex_grid(0.5);
         assert_eq!(g.len(), 6);
-        assert!(g.iter().all(|w| (w.alpha + w.beta + w.gamma - 1.0).abs() < 1e-12 && w.gamma >= 0.0));
+        assert!(g
+            .iter()
+            .all(|w| (w.alpha + w.beta + w.gamma - 1.0).abs() < 1e-12 && w.gamma >= 0.0));
         assert_eq!(simplex_grid(0.05).len(), 231);
     }
 
@@ -162,7 +216,12 @@ mod tests {
         assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).unwrap() - 1.0).abs() < 1e-12);
         assert!((pearson(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
         // By hand: x = (1,0,0,1), y = (1,0,1,0): means ½; Σ(x−x̄)(y−ȳ) = ¼−(−¼)… = 0.
-        assert!(pearson(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0]).unwrap().abs() < 1e-12);
+        assert!(
+            pearson(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0])
+                .unwrap()
+                .abs()
+                < 1e-12
+        );
         assert_eq!(pearson(&[1.0, 1.0], &[0.0, 1.0]), None);
     }
 }

@@ -33,8 +33,8 @@
 //!   partitions agree best with the experts; Pearson correlations between strategies.
 //! - [`runs`] — importer of pipeline runs (`runs/<id>/manifest.json`, `aggregate.json`) into
 //!   the results table the leaderboard reads.
-pub mod agreement;
 pub mod aggregate;
+pub mod agreement;
 pub mod auth;
 pub mod calibrate;
 pub mod limiter;
@@ -51,5 +51,8 @@ pub use types::*;
 
 /// Seconds since the Unix epoch (all timestamps in the store).
 pub fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }

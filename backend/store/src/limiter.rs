@@ -69,11 +69,32 @@ impl Default for Limits {
         let forget = Duration::from_secs(3600);
         Limits {
             // Reachable from anywhere: generous and short, so the owner waits a minute at most.
-            email: Policy { free: 10, base: Duration::from_secs(1), cap: Duration::from_secs(60), forget, count_in_flight: true, max_in_flight: 10 },
+            email: Policy {
+                free: 10,
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(60),
+                forget,
+                count_in_flight: true,
+                max_in_flight: 10,
+            },
             // One network guessing many accounts (shared NAT: a few honest typos are free).
-            network: Policy { free: 20, base: Duration::from_secs(1), cap: Duration::from_secs(15 * 60), forget, count_in_flight: false, max_in_flight: 64 },
+            network: Policy {
+                free: 20,
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(15 * 60),
+                forget,
+                count_in_flight: false,
+                max_in_flight: 64,
+            },
             // One network guessing one account.
-            pair: Policy { free: 3, base: Duration::from_secs(1), cap: Duration::from_secs(15 * 60), forget, count_in_flight: true, max_in_flight: 3 },
+            pair: Policy {
+                free: 3,
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(15 * 60),
+                forget,
+                count_in_flight: true,
+                max_in_flight: 3,
+            },
         }
     }
 }
@@ -155,7 +176,11 @@ impl Drop for Attempt<'_> {
 impl LoginLimiter {
     pub fn new(limits: Limits, capacity: usize) -> Self {
         // At least 24, so that evicting an eighth always frees the three keys of an attempt.
-        LoginLimiter { limits, capacity: capacity.max(24), map: Mutex::new(HashMap::new()) }
+        LoginLimiter {
+            limits,
+            capacity: capacity.max(24),
+            map: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn capacity(&self) -> usize {
@@ -195,7 +220,12 @@ impl LoginLimiter {
     }
 
     /// Admits an attempt, or says how long to wait (`Err(wait)`, at least one second).
-    pub fn begin(&self, email: &str, ip: Option<IpAddr>, now: Instant) -> Result<Attempt<'_>, Duration> {
+    pub fn begin(
+        &self,
+        email: &str,
+        ip: Option<IpAddr>,
+        now: Instant,
+    ) -> Result<Attempt<'_>, Duration> {
         let keys = Self::keys(email, ip);
         let mut map = self.lock();
         let mut wait = Duration::ZERO;
@@ -209,7 +239,11 @@ impl LoginLimiter {
                 wait = wait.max(Duration::from_secs(1));
                 continue;
             }
-            let counted = if p.count_in_flight { e.failures + e.in_flight } else { e.failures };
+            let counted = if p.count_in_flight {
+                e.failures + e.in_flight
+            } else {
+                e.failures
+            };
             if counted < p.free {
                 continue;
             }
@@ -230,17 +264,31 @@ impl LoginLimiter {
         }
         if !wait.is_zero() {
             // Whole seconds for Retry-After, rounded up.
-            return Err(Duration::from_secs(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)));
+            return Err(Duration::from_secs(
+                wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+            ));
         }
         for k in &keys {
             let p = self.policy(k.0);
-            let e = map.entry(k.clone()).or_insert(Entry { failures: 0, in_flight: 0, last: now });
+            let e = map.entry(k.clone()).or_insert(Entry {
+                failures: 0,
+                in_flight: 0,
+                last: now,
+            });
             if now.saturating_duration_since(e.last) >= p.forget && e.in_flight == 0 {
-                *e = Entry { failures: 0, in_flight: 0, last: now };
+                *e = Entry {
+                    failures: 0,
+                    in_flight: 0,
+                    last: now,
+                };
             }
             e.in_flight += 1;
         }
-        Ok(Attempt { limiter: self, keys, done: false })
+        Ok(Attempt {
+            limiter: self,
+            keys,
+            done: false,
+        })
     }
 
     fn release(&self, keys: &[(Kind, String)]) {
@@ -274,11 +322,17 @@ impl LoginLimiter {
     /// Purges forgotten entries; if that frees too little, evicts the eighth with the oldest
     /// last failure (entries with attempts in flight are kept).
     fn make_room(&self, map: &mut HashMap<(Kind, String), Entry>, now: Instant) {
-        map.retain(|k, e| e.in_flight > 0 || now.saturating_duration_since(e.last) < self.policy(k.0).forget);
+        map.retain(|k, e| {
+            e.in_flight > 0 || now.saturating_duration_since(e.last) < self.policy(k.0).forget
+        });
         if map.len() < self.capacity {
             return;
         }
-        let mut lasts: Vec<Instant> = map.values().filter(|e| e.in_flight == 0).map(|e| e.last).collect();
+        let mut lasts: Vec<Instant> = map
+            .values()
+            .filter(|e| e.in_flight == 0)
+            .map(|e| e.last)
+            .collect();
         let n = (self.capacity / 8).min(lasts.len());
         if n == 0 {
             return;
@@ -303,7 +357,14 @@ mod tests {
 
     #[test]
     fn delays_double_and_stop_at_the_cap() {
-        let p = Policy { free: 2, base: Duration::from_secs(1), cap: Duration::from_secs(10), forget: Duration::from_secs(100), count_in_flight: true, max_in_flight: 2 };
+        let p = Policy {
+            free: 2,
+            base: Duration::from_secs(1),
+            cap: Duration::from_secs(10),
+            forget: Duration::from_secs(100),
+            count_in_flight: true,
+            max_in_flight: 2,
+        };
         let d: Vec<u64> = (0..8).map(|n| p.delay(n).as_secs()).collect();
         assert_eq!(d, [0, 0, 1, 2, 4, 8, 10, 10]);
         assert_eq!(p.delay(u32::MAX), Duration::from_secs(10));
@@ -316,7 +377,10 @@ mod tests {
         let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
         assert_eq!(network_key(a), network_key(b));
         assert_ne!(network_key(a), network_key(c));
-        assert_eq!(network_key("::ffff:192.0.2.7".parse().unwrap()), "192.0.2.7");
+        assert_eq!(
+            network_key("::ffff:192.0.2.7".parse().unwrap()),
+            "192.0.2.7"
+        );
         assert_eq!(network_key("192.0.2.7".parse().unwrap()), "192.0.2.7");
     }
 }

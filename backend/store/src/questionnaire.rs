@@ -24,25 +24,44 @@ use crate::types::Source;
 /// (type, identifier) of an entity from its source-database link.
 pub fn entity_from_link(link: &str, name: &str) -> (String, String) {
     let after = |marker: &str| link.split_once(marker).map(|(_, r)| r.to_string());
-    let first_segment = |s: String| s.split(['/', '?', '#', '&']).next().unwrap_or("").to_string();
+    let first_segment = |s: String| {
+        s.split(['/', '?', '#', '&'])
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
     let found = if link.contains("drugbank") {
-        after("/drugs/").map(first_segment).map(|id| ("Compound", id))
+        after("/drugs/")
+            .map(first_segment)
+            .map(|id| ("Compound", id))
     } else if link.contains("uniprot.org") {
-        after("/uniprotkb/").or_else(|| after("/uniprot/")).map(first_segment).map(|id| ("Protein", id))
+        after("/uniprotkb/")
+            .or_else(|| after("/uniprot/"))
+            .map(first_segment)
+            .map(|id| ("Protein", id))
     } else if link.contains("genecards.org") {
         after("gene=").map(first_segment).map(|id| ("Gene", id))
     } else if link.contains("reactome.org") {
-        link.find("R-HSA-").map(|i| first_segment(link[i..].to_string())).map(|id| ("Pathway", id))
+        link.find("R-HSA-")
+            .map(|i| first_segment(link[i..].to_string()))
+            .map(|id| ("Pathway", id))
     } else if link.contains("smpdb.ca") {
         after("/view/").map(first_segment).map(|id| ("Pathway", id))
     } else if link.contains("monarchinitiative.org") {
-        link.rsplit('/').next().filter(|s| s.starts_with("HP:")).map(|s| ("Phenotype", s.to_string()))
+        link.rsplit('/')
+            .next()
+            .filter(|s| s.starts_with("HP:"))
+            .map(|s| ("Phenotype", s.to_string()))
     } else if link.contains("disease-ontology.org") {
         after("id=").map(first_segment).map(|id| ("Disease", id))
     } else if link.contains("hmdb.ca") {
-        after("/metabolites/").map(first_segment).map(|id| ("Metabolite", id))
+        after("/metabolites/")
+            .map(first_segment)
+            .map(|id| ("Metabolite", id))
     } else if link.contains("/pfam/") {
-        after("/pfam/").map(first_segment).map(|id| ("Protein family", id))
+        after("/pfam/")
+            .map(first_segment)
+            .map(|id| ("Protein family", id))
     } else {
         None
     };
@@ -56,12 +75,23 @@ pub fn entity_from_link(link: &str, name: &str) -> (String, String) {
 /// reader of the release) as a store candidate, typed from its link.
 pub fn candidate(name: &str, llm_rank: Option<i64>, link: Option<&str>) -> NewCandidate {
     let (kind, ident) = entity_from_link(link.unwrap_or(""), name);
-    NewCandidate { name: name.to_string(), kind, ident, link: link.map(str::to_string), llm_rank }
+    NewCandidate {
+        name: name.to_string(),
+        kind,
+        ident,
+        link: link.map(str::to_string),
+        llm_rank,
+    }
 }
 
 /// A questionnaire batch (`batch<N>`) with its questions, ready to import.
 pub fn serenqa_batch(batch_id: u32, name: &str, questions: Vec<NewQuestion>) -> NewBatch {
-    NewBatch { source: Source::Serenqa, key: format!("batch{batch_id}"), name: name.to_string(), questions }
+    NewBatch {
+        source: Source::Serenqa,
+        key: format!("batch{batch_id}"),
+        name: name.to_string(),
+        questions,
+    }
 }
 
 #[derive(Deserialize)]
@@ -84,13 +114,26 @@ struct BRecord {
 
 /// Reads generated benchmark records (`kgqa.jsonl`) into batches by top-level category.
 /// `link` gives a candidate's source link from (type, id).
-pub fn read_benchmark(path: &Path, link: impl Fn(&str, &str) -> Option<String>) -> Result<Vec<NewBatch>, String> {
+pub fn read_benchmark(
+    path: &Path,
+    link: impl Fn(&str, &str) -> Option<String>,
+) -> Result<Vec<NewBatch>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut by_cat: BTreeMap<String, Vec<NewQuestion>> = BTreeMap::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let r: BRecord = serde_json::from_str(line).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let r: BRecord = serde_json::from_str(line)
+            .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
         let class = r.category.split(':').next().unwrap_or("").trim();
-        let class = if class.is_empty() { "uncategorised" } else { class }.to_string();
+        let class = if class.is_empty() {
+            "uncategorised"
+        } else {
+            class
+        }
+        .to_string();
         by_cat.entry(class).or_default().push(NewQuestion {
             qid: r.qid,
             text: r.question,
@@ -100,13 +143,24 @@ pub fn read_benchmark(path: &Path, link: impl Fn(&str, &str) -> Option<String>) 
             candidates: r
                 .answer
                 .into_iter()
-                .map(|a| NewCandidate { link: link(&a.answer_type, &a.answer_argument), name: a.entity_name, kind: a.answer_type, ident: a.answer_argument, llm_rank: None })
+                .map(|a| NewCandidate {
+                    link: link(&a.answer_type, &a.answer_argument),
+                    name: a.entity_name,
+                    kind: a.answer_type,
+                    ident: a.answer_argument,
+                    llm_rank: None,
+                })
                 .collect(),
         });
     }
     Ok(by_cat
         .into_iter()
-        .map(|(class, questions)| NewBatch { source: Source::Benchmark, key: class.clone(), name: format!("{class} (benchmark)"), questions })
+        .map(|(class, questions)| NewBatch {
+            source: Source::Benchmark,
+            key: class.clone(),
+            name: format!("{class} (benchmark)"),
+            questions,
+        })
         .collect())
 }
 
@@ -116,15 +170,48 @@ mod tests {
 
     #[test]
     fn links_give_types_and_ids() {
-        assert_eq!(entity_from_link("https://go.drugbank.com/drugs/DB01593", "Zinc"), ("Compound".into(), "DB01593".into()));
-        assert_eq!(entity_from_link("https://www.uniprot.org/uniprotkb/P01106/entry", "MYC"), ("Protein".into(), "P01106".into()));
-        assert_eq!(entity_from_link("https://www.genecards.org/cgi-bin/carddisp.pl?gene=BOLA2", "BOLA2"), ("Gene".into(), "BOLA2".into()));
-        assert_eq!(entity_from_link("https://reactome.org/PathwayBrowser/#/R-HSA-110312", "x"), ("Pathway".into(), "R-HSA-110312".into()));
-        assert_eq!(entity_from_link("http://smpdb.ca/view/SMP0111853", "x"), ("Pathway".into(), "SMP0111853".into()));
-        assert_eq!(entity_from_link("https://disease-ontology.org/?id=DOID:162", "cancer"), ("Disease".into(), "DOID:162".into()));
-        assert_eq!(entity_from_link("https://monarchinitiative.org/HP:0002664", "x"), ("Phenotype".into(), "HP:0002664".into()));
-        assert_eq!(entity_from_link("https://hmdb.ca/metabolites/HMDB0011649", "x"), ("Metabolite".into(), "HMDB0011649".into()));
-        assert_eq!(entity_from_link("https://www.ebi.ac.uk/interpro/entry/pfam/PF00653/", "x"), ("Protein family".into(), "PF00653".into()));
-        assert_eq!(entity_from_link("", "Thing"), ("Entity".into(), "Thing".into()));
+        assert_eq!(
+            entity_from_link("https://go.drugbank.com/drugs/DB01593", "Zinc"),
+            ("Compound".into(), "DB01593".into())
+        );
+        assert_eq!(
+            entity_from_link("https://www.uniprot.org/uniprotkb/P01106/entry", "MYC"),
+            ("Protein".into(), "P01106".into())
+        );
+        assert_eq!(
+            entity_from_link(
+                "https://www.genecards.org/cgi-bin/carddisp.pl?gene=BOLA2",
+                "BOLA2"
+            ),
+            ("Gene".into(), "BOLA2".into())
+        );
+        assert_eq!(
+            entity_from_link("https://reactome.org/PathwayBrowser/#/R-HSA-110312", "x"),
+            ("Pathway".into(), "R-HSA-110312".into())
+        );
+        assert_eq!(
+            entity_from_link("http://smpdb.ca/view/SMP0111853", "x"),
+            ("Pathway".into(), "SMP0111853".into())
+        );
+        assert_eq!(
+            entity_from_link("https://disease-ontology.org/?id=DOID:162", "cancer"),
+            ("Disease".into(), "DOID:162".into())
+        );
+        assert_eq!(
+            entity_from_link("https://monarchinitiative.org/HP:0002664", "x"),
+            ("Phenotype".into(), "HP:0002664".into())
+        );
+        assert_eq!(
+            entity_from_link("https://hmdb.ca/metabolites/HMDB0011649", "x"),
+            ("Metabolite".into(), "HMDB0011649".into())
+        );
+        assert_eq!(
+            entity_from_link("https://www.ebi.ac.uk/interpro/entry/pfam/PF00653/", "x"),
+            ("Protein family".into(), "PF00653".into())
+        );
+        assert_eq!(
+            entity_from_link("", "Thing"),
+            ("Entity".into(), "Thing".into())
+        );
     }
 }

@@ -28,24 +28,48 @@ pub const MAX_SUBMISSION_ID: usize = 64;
 /// Checks `r` against the question's candidate ids. On success the ranking is returned in
 /// the submitted order, with unmentioned candidates appended unranked.
 pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, RankingError> {
-    if r.submission_id.is_empty() || r.submission_id.len() > MAX_SUBMISSION_ID || !r.submission_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(err("bad_submission_id", format!("submission_id must be 1–{MAX_SUBMISSION_ID} characters of [A-Za-z0-9_-]")));
+    if r.submission_id.is_empty()
+        || r.submission_id.len() > MAX_SUBMISSION_ID
+        || !r
+            .submission_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(err(
+            "bad_submission_id",
+            format!("submission_id must be 1–{MAX_SUBMISSION_ID} characters of [A-Za-z0-9_-]"),
+        ));
     }
     if r.comment.len() > MAX_COMMENT {
-        return Err(err("comment_too_long", format!("the comment has {} bytes; at most {MAX_COMMENT} are kept", r.comment.len())));
+        return Err(err(
+            "comment_too_long",
+            format!(
+                "the comment has {} bytes; at most {MAX_COMMENT} are kept",
+                r.comment.len()
+            ),
+        ));
     }
     if let Some(c) = r.confidence {
         if !(1..=5).contains(&c) {
-            return Err(err("bad_confidence", format!("confidence must be 1–5, not {c}")));
+            return Err(err(
+                "bad_confidence",
+                format!("confidence must be 1–5, not {c}"),
+            ));
         }
     }
     let mut seen = BTreeSet::new();
     for e in &r.ranking {
         if !candidates.contains(&e.candidate) {
-            return Err(err("unknown_candidate", format!("candidate {} does not belong to this question", e.candidate)));
+            return Err(err(
+                "unknown_candidate",
+                format!("candidate {} does not belong to this question", e.candidate),
+            ));
         }
         if !seen.insert(e.candidate) {
-            return Err(err("not_an_order", format!("candidate {} is ranked twice", e.candidate)));
+            return Err(err(
+                "not_an_order",
+                format!("candidate {} is ranked twice", e.candidate),
+            ));
         }
     }
     let n = candidates.len() as u32;
@@ -58,12 +82,26 @@ pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, R
         return Err(err("not_an_order", format!("ranks must run 1, 2, 3 … without gaps (ties share a rank); rank {} is missing before {k}", i + 1)));
     }
     if r.status == Status::Complete {
-        let missing: Vec<i64> = candidates.iter().copied().filter(|c| !r.ranking.iter().any(|e| e.candidate == *c && e.rank.is_some())).collect();
+        let missing: Vec<i64> = candidates
+            .iter()
+            .copied()
+            .filter(|c| {
+                !r.ranking
+                    .iter()
+                    .any(|e| e.candidate == *c && e.rank.is_some())
+            })
+            .collect();
         if !missing.is_empty() {
-            return Err(err("incomplete", format!("{} candidate(s) are not ranked yet", missing.len())));
+            return Err(err(
+                "incomplete",
+                format!("{} candidate(s) are not ranked yet", missing.len()),
+            ));
         }
         if r.confidence.is_none() {
-            return Err(err("incomplete", "choose a confidence from 1 to 5 before submitting".into()));
+            return Err(err(
+                "incomplete",
+                "choose a confidence from 1 to 5 before submitting".into(),
+            ));
         }
     }
     // Keep the submitted order (the annotator's list order, which orders items within a tie)
@@ -71,7 +109,11 @@ pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, R
     let mut out: Vec<RankEntry> = r.ranking.clone();
     for &c in candidates {
         if !out.iter().any(|e| e.candidate == c) {
-            out.push(RankEntry { candidate: c, rank: None, unsure: false });
+            out.push(RankEntry {
+                candidate: c,
+                rank: None,
+                unsure: false,
+            });
         }
     }
     out.shrink_to_fit();
@@ -102,7 +144,14 @@ mod tests {
     fn resp(ranks: &[(i64, Option<u32>)], status: Status, confidence: Option<u8>) -> NewResponse {
         NewResponse {
             submission_id: "s1".into(),
-            ranking: ranks.iter().map(|&(c, r)| RankEntry { candidate: c, rank: r, unsure: false }).collect(),
+            ranking: ranks
+                .iter()
+                .map(|&(c, r)| RankEntry {
+                    candidate: c,
+                    rank: r,
+                    unsure: false,
+                })
+                .collect(),
             confidence,
             comment: String::new(),
             status,
@@ -113,19 +162,95 @@ mod tests {
     #[test]
     fn proper_orders_pass_and_others_fail_with_their_code() {
         let c = [10, 11, 12];
-        assert!(validate(&c, &resp(&[(10, Some(1)), (11, Some(2)), (12, Some(3))], Status::Complete, Some(3))).is_ok());
-        assert!(validate(&c, &resp(&[(10, Some(1)), (11, Some(1)), (12, Some(2))], Status::Complete, Some(3))).is_ok(), "ties");
-        assert!(validate(&c, &resp(&[(10, Some(1)), (11, Some(1)), (12, Some(1))], Status::Complete, Some(1))).is_ok(), "all tied");
-        assert!(validate(&c, &resp(&[(10, Some(1))], Status::Draft, None)).is_ok(), "partial draft");
+        assert!(validate(
+            &c,
+            &resp(
+                &[(10, Some(1)), (11, Some(2)), (12, Some(3))],
+                Status::Complete,
+                Some(3)
+            )
+        )
+        .is_ok());
+        assert!(
+            validate(
+                &c,
+                &resp(
+                    &[(10, Some(1)), (11, Some(1)), (12, Some(2))],
+                    Status::Complete,
+                    Some(3)
+                )
+            )
+            .is_ok(),
+            "ties"
+        );
+        assert!(
+            validate(
+                &c,
+                &resp(
+                    &[(10, Some(1)), (11, Some(1)), (12, Some(1))],
+                    Status::Complete,
+                    Some(1)
+                )
+            )
+            .is_ok(),
+            "all tied"
+        );
+        assert!(
+            validate(&c, &resp(&[(10, Some(1))], Status::Draft, None)).is_ok(),
+            "partial draft"
+        );
         let code = |r: NewResponse| validate(&c, &r).unwrap_err().code;
-        assert_eq!(code(resp(&[(10, Some(1)), (11, Some(3)), (12, Some(3))], Status::Draft, None)), "not_an_order", "gap");
-        assert_eq!(code(resp(&[(10, Some(2)), (11, Some(3)), (12, Some(4))], Status::Draft, None)), "not_an_order", "out of range / no 1");
-        assert_eq!(code(resp(&[(10, Some(0))], Status::Draft, None)), "not_an_order");
-        assert_eq!(code(resp(&[(10, Some(1)), (10, Some(2))], Status::Draft, None)), "not_an_order", "duplicate candidate");
-        assert_eq!(code(resp(&[(99, Some(1))], Status::Draft, None)), "unknown_candidate");
-        assert_eq!(code(resp(&[(10, Some(1)), (11, Some(2))], Status::Complete, Some(2))), "incomplete");
-        assert_eq!(code(resp(&[(10, Some(1)), (11, Some(2)), (12, Some(3))], Status::Complete, None)), "incomplete");
-        assert_eq!(code(resp(&[(10, Some(1))], Status::Draft, Some(6))), "bad_confidence");
+        assert_eq!(
+            code(resp(
+                &[(10, Some(1)), (11, Some(3)), (12, Some(3))],
+                Status::Draft,
+                None
+            )),
+            "not_an_order",
+            "gap"
+        );
+        assert_eq!(
+            code(resp(
+                &[(10, Some(2)), (11, Some(3)), (12, Some(4))],
+                Status::Draft,
+                None
+            )),
+            "not_an_order",
+            "out of range / no 1"
+        );
+        assert_eq!(
+            code(resp(&[(10, Some(0))], Status::Draft, None)),
+            "not_an_order"
+        );
+        assert_eq!(
+            code(resp(&[(10, Some(1)), (10, Some(2))], Status::Draft, None)),
+            "not_an_order",
+            "duplicate candidate"
+        );
+        assert_eq!(
+            code(resp(&[(99, Some(1))], Status::Draft, None)),
+            "unknown_candidate"
+        );
+        assert_eq!(
+            code(resp(
+                &[(10, Some(1)), (11, Some(2))],
+                Status::Complete,
+                Some(2)
+            )),
+            "incomplete"
+        );
+        assert_eq!(
+            code(resp(
+                &[(10, Some(1)), (11, Some(2)), (12, Some(3))],
+                Status::Complete,
+                None
+            )),
+            "incomplete"
+        );
+        assert_eq!(
+            code(resp(&[(10, Some(1))], Status::Draft, Some(6))),
+            "bad_confidence"
+        );
         let mut r = resp(&[], Status::Draft, None);
         r.submission_id = "bad id!".into();
         assert_eq!(code(r), "bad_submission_id");
@@ -133,7 +258,13 @@ mod tests {
 
     #[test]
     fn average_ranks_split_ties() {
-        assert_eq!(average_ranks(&[Some(1), Some(1), Some(2)]), vec![Some(1.5), Some(1.5), Some(3.0)]);
-        assert_eq!(average_ranks(&[Some(2), None, Some(1), Some(2), Some(2)]), vec![Some(3.0), None, Some(1.0), Some(3.0), Some(3.0)]);
+        assert_eq!(
+            average_ranks(&[Some(1), Some(1), Some(2)]),
+            vec![Some(1.5), Some(1.5), Some(3.0)]
+        );
+        assert_eq!(
+            average_ranks(&[Some(2), None, Some(1), Some(2), Some(2)]),
+            vec![Some(3.0), None, Some(1.0), Some(3.0), Some(3.0)]
+        );
     }
 }

@@ -25,7 +25,10 @@ pub enum StoreError {
     #[error("{0}")]
     Full(String),
     #[error("this response was changed elsewhere (stored revision {revision})")]
-    Stale { revision: i64, current: Option<Box<Response>> },
+    Stale {
+        revision: i64,
+        current: Option<Box<Response>>,
+    },
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -77,23 +80,49 @@ pub struct ImportReport {
 
 pub trait Repo: Send + Sync {
     // ----- users and auth -----
-    fn create_user(&self, email: &str, name: &str, role: Role, password_hash: &str) -> Result<User>;
+    fn create_user(&self, email: &str, name: &str, role: Role, password_hash: &str)
+        -> Result<User>;
     /// The user and their password hash.
     fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>>;
     fn user(&self, id: i64) -> Result<Option<User>>;
     fn users(&self) -> Result<Vec<User>>;
-    fn create_invite(&self, token_hash: &str, email: &str, role: Role, created_by: Option<i64>, expires_at: i64) -> Result<()>;
+    fn create_invite(
+        &self,
+        token_hash: &str,
+        email: &str,
+        role: Role,
+        created_by: Option<i64>,
+        expires_at: i64,
+    ) -> Result<()>;
     fn invite(&self, token_hash: &str) -> Result<Option<Invite>>;
     /// Creates the invited user and marks the invite used, atomically; fails if the invite is
     /// unknown, used or expired, or the email is taken.
-    fn accept_invite(&self, token_hash: &str, name: &str, password_hash: &str, now: i64) -> Result<User>;
-    fn create_session(&self, token_hash: &str, user_id: i64, csrf: &str, expires_at: i64) -> Result<()>;
+    fn accept_invite(
+        &self,
+        token_hash: &str,
+        name: &str,
+        password_hash: &str,
+        now: i64,
+    ) -> Result<User>;
+    fn create_session(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        csrf: &str,
+        expires_at: i64,
+    ) -> Result<()>;
     /// A live session (expired ones are treated as absent).
     fn session(&self, token_hash: &str, now: i64) -> Result<Option<Session>>;
     fn delete_session(&self, token_hash: &str) -> Result<()>;
 
     /// Stores a one-time password-reset token for `user_id`.
-    fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()>;
+    fn create_reset(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        created_by: Option<i64>,
+        expires_at: i64,
+    ) -> Result<()>;
     /// The user a live (unused, unexpired) reset token belongs to.
     fn reset_user(&self, token_hash: &str, now: i64) -> Result<Option<User>>;
     /// Sets the password of the reset token's user, marks the token used and ends every session
@@ -112,7 +141,8 @@ pub trait Repo: Send + Sync {
     // ----- assignment -----
     /// Replaces the batch's annotators (empty: open to every annotator) and overlap target.
     /// Every id must be an annotator's ([`StoreError::Invalid`] otherwise).
-    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>) -> Result<()>;
+    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>)
+        -> Result<()>;
     /// Every batch with its assignment and coverage.
     fn assignments(&self) -> Result<Vec<BatchAssignment>>;
     /// True when the batch is open to everyone or assigned to this user.
@@ -134,7 +164,8 @@ pub trait Repo: Send + Sync {
     /// [`StoreError::SubmissionReused`]); refuses a save whose `base_revision` is not the
     /// stored revision with [`StoreError::Stale`]; a draft save of a submitted response is
     /// kept as its pending edit and leaves the submission as it was.
-    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome>;
+    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse)
+        -> Result<SaveOutcome>;
     fn response(&self, id: i64) -> Result<Option<Response>>;
     fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>>;
     fn responses_for_question(&self, question_id: i64) -> Result<Vec<Response>>;

@@ -13,7 +13,10 @@ use crate::types::RunRecord;
 pub fn import_runs(repo: &dyn Repo, dir: &Path) -> Result<(Vec<String>, Vec<String>), String> {
     let mut ids = Vec::new();
     let mut skipped = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .collect();
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let p = e.path();
@@ -28,7 +31,13 @@ pub fn import_runs(repo: &dyn Repo, dir: &Path) -> Result<(Vec<String>, Vec<Stri
         };
         match (read("manifest.json"), read("aggregate.json")) {
             (Ok(manifest), Ok(aggregate)) => {
-                repo.put_run(&RunRecord { id: id.clone(), imported_at: crate::now(), manifest, aggregate }).map_err(|e| e.to_string())?;
+                repo.put_run(&RunRecord {
+                    id: id.clone(),
+                    imported_at: crate::now(),
+                    manifest,
+                    aggregate,
+                })
+                .map_err(|e| e.to_string())?;
                 ids.push(id);
             }
             (Err(m), _) | (_, Err(m)) => skipped.push(m),

@@ -158,29 +158,43 @@ const MIGRATIONS: &[&str] = &[
 /// ids an annotator sees must not reveal the LLM ranking. A question keeps its own set of ids;
 /// stored rankings (submitted and pending) are rewritten with the same mapping.
 fn blind_candidate_ids(tx: &rusqlite::Transaction) -> Result<()> {
-    let questions: Vec<i64> = tx.prepare("SELECT id FROM questions")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let questions: Vec<i64> = tx
+        .prepare("SELECT id FROM questions")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
     for q in questions {
         let mut rows: Vec<(i64, i64, String, String, String)> = tx
-            .prepare_cached("SELECT id, position, name, kind, ident FROM candidates WHERE question_id = ?1")?
-            .query_map([q], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .prepare_cached(
+                "SELECT id, position, name, kind, ident FROM candidates WHERE question_id = ?1",
+            )?
+            .query_map([q], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         let mut ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
         ids.sort_unstable();
         rows.sort_by(|a, b| (&a.2, &a.3, &a.4, a.1).cmp(&(&b.2, &b.3, &b.4, b.1)));
-        let map: std::collections::HashMap<i64, i64> = rows.iter().zip(&ids).map(|(r, &new)| (r.0, new)).collect();
+        let map: std::collections::HashMap<i64, i64> =
+            rows.iter().zip(&ids).map(|(r, &new)| (r.0, new)).collect();
         if map.iter().all(|(a, b)| a == b) {
             continue;
         }
         // Via negative ids, so no step collides with the primary key.
         tx.execute("UPDATE candidates SET id = -id WHERE question_id = ?1", [q])?;
         for (old, new) in &map {
-            tx.execute("UPDATE candidates SET id = ?1 WHERE id = ?2", params![new, -old])?;
+            tx.execute(
+                "UPDATE candidates SET id = ?1 WHERE id = ?2",
+                params![new, -old],
+            )?;
         }
         let resp: Vec<(i64, String, Option<String>)> = tx
             .prepare_cached("SELECT id, ranking, pending FROM responses WHERE question_id = ?1")?
             .query_map([q], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        let remap = |v: &mut Vec<RankEntry>| v.iter_mut().for_each(|e| e.candidate = map.get(&e.candidate).copied().unwrap_or(e.candidate));
+        let remap = |v: &mut Vec<RankEntry>| {
+            v.iter_mut()
+                .for_each(|e| e.candidate = map.get(&e.candidate).copied().unwrap_or(e.candidate))
+        };
         for (rid, ranking, pending) in resp {
             let mut r: Vec<RankEntry> = serde_json::from_str(&ranking).map_err(json_err)?;
             remap(&mut r);
@@ -192,7 +206,10 @@ fn blind_candidate_ids(tx: &rusqlite::Transaction) -> Result<()> {
                 }
                 None => None,
             };
-            tx.execute("UPDATE responses SET ranking = ?1, pending = ?2 WHERE id = ?3", params![serde_json::to_string(&r).map_err(json_err)?, pending, rid])?;
+            tx.execute(
+                "UPDATE responses SET ranking = ?1, pending = ?2 WHERE id = ?3",
+                params![serde_json::to_string(&r).map_err(json_err)?, pending, rid],
+            )?;
         }
     }
     Ok(())
@@ -209,7 +226,8 @@ fn json_err(e: serde_json::Error) -> StoreError {
 impl SqliteRepo {
     /// Opens (creating if needed) and migrates the database at `path`.
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path).map_err(|e| StoreError::Db(format!("{}: {e}", path.display())))?;
+        let conn = Connection::open(path)
+            .map_err(|e| StoreError::Db(format!("{}: {e}", path.display())))?;
         Self::init(conn)
     }
 
@@ -225,7 +243,10 @@ impl SqliteRepo {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version as usize > MIGRATIONS.len() {
-            return Err(StoreError::Db(format!("database schema version {version} is newer than this program ({})", MIGRATIONS.len())));
+            return Err(StoreError::Db(format!(
+                "database schema version {version} is newer than this program ({})",
+                MIGRATIONS.len()
+            )));
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = conn.transaction()?;
@@ -236,11 +257,15 @@ impl SqliteRepo {
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
-        Ok(SqliteRepo { conn: Mutex::new(conn) })
+        Ok(SqliteRepo {
+            conn: Mutex::new(conn),
+        })
     }
 
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self.c().pragma_query_value(None, "user_version", |r| r.get(0))?)
+        Ok(self
+            .c()
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
     fn c(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -251,11 +276,18 @@ impl SqliteRepo {
 }
 
 fn role_of(s: String) -> rusqlite::Result<Role> {
-    Role::parse(&s).ok_or_else(|| rusqlite::Error::InvalidColumnType(0, s, rusqlite::types::Type::Text))
+    Role::parse(&s)
+        .ok_or_else(|| rusqlite::Error::InvalidColumnType(0, s, rusqlite::types::Type::Text))
 }
 
 fn user_row(r: &Row) -> rusqlite::Result<User> {
-    Ok(User { id: r.get(0)?, email: r.get(1)?, name: r.get(2)?, role: role_of(r.get(3)?)?, created_at: r.get(4)? })
+    Ok(User {
+        id: r.get(0)?,
+        email: r.get(1)?,
+        name: r.get(2)?,
+        role: role_of(r.get(3)?)?,
+        created_at: r.get(4)?,
+    })
 }
 
 const USER_COLS: &str = "id, email, name, role, created_at";
@@ -273,7 +305,8 @@ fn source_of(s: &str) -> Source {
     Source::parse(s).unwrap_or(Source::Benchmark)
 }
 
-const RESPONSE_COLS: &str = "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending";
+const RESPONSE_COLS: &str =
+    "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending";
 
 fn response_row(r: &Row) -> rusqlite::Result<(Response, String, Option<String>)> {
     let status: String = r.get(3)?;
@@ -297,9 +330,14 @@ fn response_row(r: &Row) -> rusqlite::Result<(Response, String, Option<String>)>
     ))
 }
 
-fn finish_response((mut resp, ranking, pending): (Response, String, Option<String>)) -> Result<Response> {
+fn finish_response(
+    (mut resp, ranking, pending): (Response, String, Option<String>),
+) -> Result<Response> {
     resp.ranking = serde_json::from_str(&ranking).map_err(json_err)?;
-    resp.pending = pending.map(|p| serde_json::from_str(&p)).transpose().map_err(json_err)?;
+    resp.pending = pending
+        .map(|p| serde_json::from_str(&p))
+        .transpose()
+        .map_err(json_err)?;
     Ok(resp)
 }
 
@@ -329,7 +367,9 @@ fn load_question(c: &Connection, id: i64) -> Result<Option<Question>> {
             },
         )
         .optional()?;
-    let Some((mut q, resources)) = q else { return Ok(None) };
+    let Some((mut q, resources)) = q else {
+        return Ok(None);
+    };
     q.resources = serde_json::from_str(&resources).map_err(json_err)?;
     let mut st = c.prepare_cached("SELECT id, position, name, kind, ident, link, llm_rank FROM candidates WHERE question_id = ?1 ORDER BY position")?;
     q.candidates = st
@@ -353,13 +393,24 @@ fn load_question(c: &Connection, id: i64) -> Result<Option<Question>> {
 
 fn batch_row(r: &Row) -> rusqlite::Result<Batch> {
     let source: String = r.get(1)?;
-    Ok(Batch { id: r.get(0)?, source: source_of(&source), name: r.get(2)?, questions: r.get(3)? })
+    Ok(Batch {
+        id: r.get(0)?,
+        source: source_of(&source),
+        name: r.get(2)?,
+        questions: r.get(3)?,
+    })
 }
 
 const BATCH_SELECT: &str = "SELECT b.id, b.source, b.name, (SELECT COUNT(*) FROM questions q WHERE q.batch_id = b.id) FROM batches b";
 
 impl Repo for SqliteRepo {
-    fn create_user(&self, email: &str, name: &str, role: Role, password_hash: &str) -> Result<User> {
+    fn create_user(
+        &self,
+        email: &str,
+        name: &str,
+        role: Role,
+        password_hash: &str,
+    ) -> Result<User> {
         let c = self.c();
         let now = crate::now();
         match c.execute(
@@ -372,27 +423,53 @@ impl Repo for SqliteRepo {
             }
             Err(e) => return Err(e.into()),
         }
-        Ok(User { id: c.last_insert_rowid(), email: email.to_string(), name: name.to_string(), role, created_at: now })
+        Ok(User {
+            id: c.last_insert_rowid(),
+            email: email.to_string(),
+            name: name.to_string(),
+            role,
+            created_at: now,
+        })
     }
 
     fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>> {
         let c = self.c();
-        Ok(c.query_row(&format!("SELECT {USER_COLS}, password_hash FROM users WHERE email = ?1"), [email], |r| Ok((user_row(r)?, r.get(5)?)))
-            .optional()?)
+        Ok(c.query_row(
+            &format!("SELECT {USER_COLS}, password_hash FROM users WHERE email = ?1"),
+            [email],
+            |r| Ok((user_row(r)?, r.get(5)?)),
+        )
+        .optional()?)
     }
 
     fn user(&self, id: i64) -> Result<Option<User>> {
-        Ok(self.c().query_row(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1"), [id], user_row).optional()?)
+        Ok(self
+            .c()
+            .query_row(
+                &format!("SELECT {USER_COLS} FROM users WHERE id = ?1"),
+                [id],
+                user_row,
+            )
+            .optional()?)
     }
 
     fn users(&self) -> Result<Vec<User>> {
         let c = self.c();
         let mut st = c.prepare(&format!("SELECT {USER_COLS} FROM users ORDER BY id"))?;
-        let v = st.query_map([], user_row)?.collect::<rusqlite::Result<_>>()?;
+        let v = st
+            .query_map([], user_row)?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(v)
     }
 
-    fn create_invite(&self, token_hash: &str, email: &str, role: Role, created_by: Option<i64>, expires_at: i64) -> Result<()> {
+    fn create_invite(
+        &self,
+        token_hash: &str,
+        email: &str,
+        role: Role,
+        created_by: Option<i64>,
+        expires_at: i64,
+    ) -> Result<()> {
         self.c().execute(
             "INSERT INTO invites (token_hash, email, role, created_by, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![token_hash, email, role.as_str(), created_by, crate::now(), expires_at],
@@ -409,41 +486,77 @@ impl Repo for SqliteRepo {
             .optional()?)
     }
 
-    fn accept_invite(&self, token_hash: &str, name: &str, password_hash: &str, now: i64) -> Result<User> {
+    fn accept_invite(
+        &self,
+        token_hash: &str,
+        name: &str,
+        password_hash: &str,
+        now: i64,
+    ) -> Result<User> {
         let mut c = self.c();
         let tx = c.transaction()?;
         let inv: Option<(String, String, i64, Option<i64>)> = tx
-            .query_row("SELECT email, role, expires_at, used_at FROM invites WHERE token_hash = ?1", [token_hash], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
+            .query_row(
+                "SELECT email, role, expires_at, used_at FROM invites WHERE token_hash = ?1",
+                [token_hash],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
             .optional()?;
-        let Some((email, role, expires_at, used_at)) = inv else { return Err(StoreError::NotFound("invite")) };
+        let Some((email, role, expires_at, used_at)) = inv else {
+            return Err(StoreError::NotFound("invite"));
+        };
         if used_at.is_some() {
-            return Err(StoreError::Conflict("this invite link has already been used".into()));
+            return Err(StoreError::Conflict(
+                "this invite link has already been used".into(),
+            ));
         }
         if expires_at < now {
             return Err(StoreError::Conflict("this invite link has expired".into()));
         }
         let role = Role::parse(&role).ok_or_else(|| StoreError::Db("bad role in invite".into()))?;
-        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM users WHERE email = ?1)", [&email], |r| r.get(0))?;
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE email = ?1)",
+            [&email],
+            |r| r.get(0),
+        )?;
         if exists {
-            return Err(StoreError::Conflict(format!("a user with email {email} exists")));
+            return Err(StoreError::Conflict(format!(
+                "a user with email {email} exists"
+            )));
         }
         tx.execute(
             "INSERT INTO users (email, name, role, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![email, name, role.as_str(), password_hash, now],
         )?;
         let id = tx.last_insert_rowid();
-        tx.execute("UPDATE invites SET used_at = ?1, used_by = ?2 WHERE token_hash = ?3", params![now, id, token_hash])?;
+        tx.execute(
+            "UPDATE invites SET used_at = ?1, used_by = ?2 WHERE token_hash = ?3",
+            params![now, id, token_hash],
+        )?;
         tx.commit()?;
-        Ok(User { id, email, name: name.to_string(), role, created_at: now })
+        Ok(User {
+            id,
+            email,
+            name: name.to_string(),
+            role,
+            created_at: now,
+        })
     }
 
-    fn create_session(&self, token_hash: &str, user_id: i64, csrf: &str, expires_at: i64) -> Result<()> {
+    fn create_session(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        csrf: &str,
+        expires_at: i64,
+    ) -> Result<()> {
         let c = self.c();
         // Expired sessions are purged on the way (cheap: indexed by primary key scan of few rows).
         c.execute("DELETE FROM sessions WHERE expires_at < ?1", [crate::now()])?;
-        c.execute("INSERT INTO sessions (token_hash, user_id, csrf, expires_at) VALUES (?1, ?2, ?3, ?4)", params![token_hash, user_id, csrf, expires_at])?;
+        c.execute(
+            "INSERT INTO sessions (token_hash, user_id, csrf, expires_at) VALUES (?1, ?2, ?3, ?4)",
+            params![token_hash, user_id, csrf, expires_at],
+        )?;
         Ok(())
     }
 
@@ -460,17 +573,22 @@ impl Repo for SqliteRepo {
     }
 
     fn delete_session(&self, token_hash: &str) -> Result<()> {
-        self.c().execute("DELETE FROM sessions WHERE token_hash = ?1", [token_hash])?;
+        self.c()
+            .execute("DELETE FROM sessions WHERE token_hash = ?1", [token_hash])?;
         Ok(())
     }
 
     fn shortlist(&self, user_id: i64) -> Result<Vec<ShortlistItem>> {
         let c = self.c();
         let rows: Vec<String> = c
-            .prepare_cached("SELECT item FROM shortlist WHERE user_id = ?1 ORDER BY added_at, rowid")?
+            .prepare_cached(
+                "SELECT item FROM shortlist WHERE user_id = ?1 ORDER BY added_at, rowid",
+            )?
             .query_map([user_id], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
-        rows.iter().map(|j| serde_json::from_str(j).map_err(json_err)).collect()
+        rows.iter()
+            .map(|j| serde_json::from_str(j).map_err(json_err))
+            .collect()
     }
 
     fn shortlist_put(&self, user_id: i64, item: &ShortlistItem, cap: usize) -> Result<bool> {
@@ -483,7 +601,11 @@ impl Repo for SqliteRepo {
             // Kept again: new scores, the original place in the list.
             tx.execute("UPDATE shortlist SET item = ?4 WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3", params![user_id, qk, ck, json])?;
         } else {
-            let n: i64 = tx.query_row("SELECT COUNT(*) FROM shortlist WHERE user_id = ?1", [user_id], |r| r.get(0))?;
+            let n: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM shortlist WHERE user_id = ?1",
+                [user_id],
+                |r| r.get(0),
+            )?;
             if n as usize >= cap {
                 return Err(StoreError::Full(format!("the shortlist already holds {n} items, the most allowed ({cap}); remove some first")));
             }
@@ -494,13 +616,26 @@ impl Repo for SqliteRepo {
     }
 
     fn shortlist_remove(&self, user_id: i64, query_key: &str, candidate_key: &str) -> Result<bool> {
-        let n = self.c().execute("DELETE FROM shortlist WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3", params![user_id, query_key, candidate_key])?;
+        let n = self.c().execute(
+            "DELETE FROM shortlist WHERE user_id = ?1 AND query_key = ?2 AND candidate_key = ?3",
+            params![user_id, query_key, candidate_key],
+        )?;
         Ok(n > 0)
     }
 
-    fn create_reset(&self, token_hash: &str, user_id: i64, created_by: Option<i64>, expires_at: i64) -> Result<()> {
+    fn create_reset(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        created_by: Option<i64>,
+        expires_at: i64,
+    ) -> Result<()> {
         let c = self.c();
-        let exists: bool = c.query_row("SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)", [user_id], |r| r.get(0))?;
+        let exists: bool = c.query_row(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE id = ?1)",
+            [user_id],
+            |r| r.get(0),
+        )?;
         if !exists {
             return Err(StoreError::NotFound("user"));
         }
@@ -525,46 +660,85 @@ impl Repo for SqliteRepo {
     fn use_reset(&self, token_hash: &str, password_hash: &str, now: i64) -> Result<User> {
         let mut c = self.c();
         let tx = c.transaction()?;
-        let row: Option<(i64, i64, Option<i64>)> =
-            tx.query_row("SELECT user_id, expires_at, used_at FROM password_resets WHERE token_hash = ?1", [token_hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
-        let Some((uid, expires_at, used_at)) = row else { return Err(StoreError::NotFound("reset link")) };
+        let row: Option<(i64, i64, Option<i64>)> = tx
+            .query_row(
+                "SELECT user_id, expires_at, used_at FROM password_resets WHERE token_hash = ?1",
+                [token_hash],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((uid, expires_at, used_at)) = row else {
+            return Err(StoreError::NotFound("reset link"));
+        };
         if used_at.is_some() {
-            return Err(StoreError::Conflict("this reset link has already been used".into()));
+            return Err(StoreError::Conflict(
+                "this reset link has already been used".into(),
+            ));
         }
         if expires_at < now {
             return Err(StoreError::Conflict("this reset link has expired".into()));
         }
-        tx.execute("UPDATE users SET password_hash = ?1 WHERE id = ?2", params![password_hash, uid])?;
-        tx.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2", params![now, token_hash])?;
+        tx.execute(
+            "UPDATE users SET password_hash = ?1 WHERE id = ?2",
+            params![password_hash, uid],
+        )?;
+        tx.execute(
+            "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2",
+            params![now, token_hash],
+        )?;
         tx.execute("DELETE FROM sessions WHERE user_id = ?1", [uid])?;
-        let user = tx.query_row(&format!("SELECT {USER_COLS} FROM users WHERE id = ?1"), [uid], user_row)?;
+        let user = tx.query_row(
+            &format!("SELECT {USER_COLS} FROM users WHERE id = ?1"),
+            [uid],
+            user_row,
+        )?;
         tx.commit()?;
         Ok(user)
     }
 
-    fn set_assignment(&self, batch_id: i64, annotators: &[i64], overlap: Option<i64>) -> Result<()> {
+    fn set_assignment(
+        &self,
+        batch_id: i64,
+        annotators: &[i64],
+        overlap: Option<i64>,
+    ) -> Result<()> {
         if let Some(k) = overlap {
             if !(1..=1000).contains(&k) {
-                return Err(StoreError::Invalid(format!("the overlap target must lie in 1–1000, not {k}")));
+                return Err(StoreError::Invalid(format!(
+                    "the overlap target must lie in 1–1000, not {k}"
+                )));
             }
         }
         let mut c = self.c();
         let tx = c.transaction()?;
-        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM batches WHERE id = ?1)", [batch_id], |r| r.get(0))?;
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM batches WHERE id = ?1)",
+            [batch_id],
+            |r| r.get(0),
+        )?;
         if !exists {
             return Err(StoreError::NotFound("batch"));
         }
         for &u in annotators {
-            let role: Option<String> = tx.query_row("SELECT role FROM users WHERE id = ?1", [u], |r| r.get(0)).optional()?;
+            let role: Option<String> = tx
+                .query_row("SELECT role FROM users WHERE id = ?1", [u], |r| r.get(0))
+                .optional()?;
             match role.as_deref() {
                 Some("annotator") => {}
-                Some(r) => return Err(StoreError::Invalid(format!("user {u} is a {r}, not an annotator"))),
+                Some(r) => {
+                    return Err(StoreError::Invalid(format!(
+                        "user {u} is a {r}, not an annotator"
+                    )))
+                }
                 None => return Err(StoreError::Invalid(format!("no user {u}"))),
             }
         }
         tx.execute("DELETE FROM assignments WHERE batch_id = ?1", [batch_id])?;
         for &u in annotators {
-            tx.execute("INSERT OR IGNORE INTO assignments (batch_id, user_id) VALUES (?1, ?2)", params![batch_id, u])?;
+            tx.execute(
+                "INSERT OR IGNORE INTO assignments (batch_id, user_id) VALUES (?1, ?2)",
+                params![batch_id, u],
+            )?;
         }
         match overlap {
             Some(k) => tx.execute("INSERT INTO batch_overlap (batch_id, overlap) VALUES (?1, ?2) ON CONFLICT (batch_id) DO UPDATE SET overlap = excluded.overlap", params![batch_id, k])?,
@@ -579,9 +753,19 @@ impl Repo for SqliteRepo {
         let c = self.c();
         let mut out = Vec::with_capacity(batches.len());
         for batch in batches {
-            let overlap: Option<i64> = c.query_row("SELECT overlap FROM batch_overlap WHERE batch_id = ?1", [batch.id], |r| r.get(0)).optional()?;
-            let annotators: Vec<i64> =
-                c.prepare_cached("SELECT user_id FROM assignments WHERE batch_id = ?1 ORDER BY user_id")?.query_map([batch.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let overlap: Option<i64> = c
+                .query_row(
+                    "SELECT overlap FROM batch_overlap WHERE batch_id = ?1",
+                    [batch.id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let annotators: Vec<i64> = c
+                .prepare_cached(
+                    "SELECT user_id FROM assignments WHERE batch_id = ?1 ORDER BY user_id",
+                )?
+                .query_map([batch.id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
             let coverage: Vec<i64> = c
                 .prepare_cached(
                     "SELECT (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id AND r.status = 'complete') FROM questions q WHERE q.batch_id = ?1 ORDER BY q.position",
@@ -590,7 +774,13 @@ impl Repo for SqliteRepo {
                 .collect::<rusqlite::Result<_>>()?;
             let k = overlap.unwrap_or(1);
             let covered = coverage.iter().filter(|&&n| n >= k).count() as i64;
-            out.push(BatchAssignment { batch, overlap, annotators, coverage, covered });
+            out.push(BatchAssignment {
+                batch,
+                overlap,
+                annotators,
+                coverage,
+                covered,
+            });
         }
         Ok(out)
     }
@@ -606,17 +796,31 @@ impl Repo for SqliteRepo {
     fn import_batches(&self, batches: &[NewBatch]) -> Result<ImportReport> {
         let mut c = self.c();
         let tx = c.transaction()?;
-        let mut rep = ImportReport { batches: batches.len(), ..Default::default() };
+        let mut rep = ImportReport {
+            batches: batches.len(),
+            ..Default::default()
+        };
         for b in batches {
             tx.execute(
                 "INSERT INTO batches (source, key, name) VALUES (?1, ?2, ?3) ON CONFLICT (source, key) DO UPDATE SET name = excluded.name",
                 params![b.source.as_str(), b.key, b.name],
             )?;
-            let bid: i64 = tx.query_row("SELECT id FROM batches WHERE source = ?1 AND key = ?2", params![b.source.as_str(), b.key], |r| r.get(0))?;
-            let mut pos: i64 = tx.query_row("SELECT COALESCE(MAX(position), 0) FROM questions WHERE batch_id = ?1", [bid], |r| r.get(0))?;
+            let bid: i64 = tx.query_row(
+                "SELECT id FROM batches WHERE source = ?1 AND key = ?2",
+                params![b.source.as_str(), b.key],
+                |r| r.get(0),
+            )?;
+            let mut pos: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(position), 0) FROM questions WHERE batch_id = ?1",
+                [bid],
+                |r| r.get(0),
+            )?;
             for q in &b.questions {
-                let exists: bool =
-                    tx.query_row("SELECT EXISTS (SELECT 1 FROM questions WHERE source = ?1 AND qid = ?2)", params![b.source.as_str(), q.qid], |r| r.get(0))?;
+                let exists: bool = tx.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM questions WHERE source = ?1 AND qid = ?2)",
+                    params![b.source.as_str(), q.qid],
+                    |r| r.get(0),
+                )?;
                 if exists {
                     rep.questions_skipped += 1;
                     continue;
@@ -630,8 +834,11 @@ impl Repo for SqliteRepo {
                 let qid = tx.last_insert_rowid();
                 // Inserted in name order (ids ascend by name), `position` keeps the source
                 // order: an annotator sees ids, and they must not reveal the LLM order.
-                let mut order: Vec<(usize, &NewCandidate)> = q.candidates.iter().enumerate().collect();
-                order.sort_by(|(i, a), (j, b)| (&a.name, &a.kind, &a.ident, i).cmp(&(&b.name, &b.kind, &b.ident, j)));
+                let mut order: Vec<(usize, &NewCandidate)> =
+                    q.candidates.iter().enumerate().collect();
+                order.sort_by(|(i, a), (j, b)| {
+                    (&a.name, &a.kind, &a.ident, i).cmp(&(&b.name, &b.kind, &b.ident, j))
+                });
                 for (i, cand) in order {
                     tx.execute(
                         "INSERT INTO candidates (question_id, position, name, kind, ident, link, llm_rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -649,12 +856,17 @@ impl Repo for SqliteRepo {
     fn batches(&self) -> Result<Vec<Batch>> {
         let c = self.c();
         let mut st = c.prepare(&format!("{BATCH_SELECT} ORDER BY b.source DESC, b.id"))?;
-        let v = st.query_map([], batch_row)?.collect::<rusqlite::Result<_>>()?;
+        let v = st
+            .query_map([], batch_row)?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(v)
     }
 
     fn batch(&self, id: i64) -> Result<Option<Batch>> {
-        Ok(self.c().query_row(&format!("{BATCH_SELECT} WHERE b.id = ?1"), [id], batch_row).optional()?)
+        Ok(self
+            .c()
+            .query_row(&format!("{BATCH_SELECT} WHERE b.id = ?1"), [id], batch_row)
+            .optional()?)
     }
 
     fn progress(&self, user_id: i64) -> Result<Vec<BatchProgress>> {
@@ -676,9 +888,17 @@ impl Repo for SqliteRepo {
             if !open.query_row(params![b.id, user_id], |r| r.get::<_, bool>(0))? {
                 continue;
             }
-            let (complete, draft): (i64, i64) = st.query_row(params![b.id, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            let resume_at = first.query_row(params![b.id, user_id], |r| r.get(0)).optional()?;
-            out.push(BatchProgress { batch: b, complete, draft, resume_at });
+            let (complete, draft): (i64, i64) =
+                st.query_row(params![b.id, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let resume_at = first
+                .query_row(params![b.id, user_id], |r| r.get(0))
+                .optional()?;
+            out.push(BatchProgress {
+                batch: b,
+                complete,
+                draft,
+                resume_at,
+            });
         }
         Ok(out)
     }
@@ -712,7 +932,9 @@ impl Repo for SqliteRepo {
         let c = self.c();
         let ids: Vec<i64> = {
             let mut st = c.prepare("SELECT q.id FROM questions q JOIN batches b ON b.id = q.batch_id WHERE q.source = ?1 ORDER BY b.id, q.position")?;
-            let v = st.query_map([source.as_str()], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let v = st
+                .query_map([source.as_str()], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
             v
         };
         let mut out = Vec::with_capacity(ids.len());
@@ -724,7 +946,12 @@ impl Repo for SqliteRepo {
         Ok(out)
     }
 
-    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse) -> Result<SaveOutcome> {
+    fn save_response(
+        &self,
+        user_id: i64,
+        question_id: i64,
+        r: &NewResponse,
+    ) -> Result<SaveOutcome> {
         let mut c = self.c();
         let tx = c.transaction()?;
         let seen: Option<(i64, i64, i64, i64)> = tx
@@ -735,39 +962,74 @@ impl Repo for SqliteRepo {
             )
             .optional()?;
         let current = tx
-            .query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"), [user_id, question_id], response_row)
+            .query_row(
+                &format!(
+                    "SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"
+                ),
+                [user_id, question_id],
+                response_row,
+            )
             .optional()?
             .map(finish_response)
             .transpose()?;
         if let Some((uid, response_id, revision, qid)) = seen {
             if uid != user_id {
-                return Err(StoreError::SubmissionReused("this submission id belongs to another user".into()));
+                return Err(StoreError::SubmissionReused(
+                    "this submission id belongs to another user".into(),
+                ));
             }
             if qid != question_id {
-                return Err(StoreError::SubmissionReused(format!("submission id {:?} was already used for another question", r.submission_id)));
+                return Err(StoreError::SubmissionReused(format!(
+                    "submission id {:?} was already used for another question",
+                    r.submission_id
+                )));
             }
             // A retry of a stored save: its outcome again, nothing changes.
-            let (status, pending) = current.as_ref().map(|c| (c.status, c.pending.is_some())).unwrap_or((Status::Draft, false));
-            return Ok(SaveOutcome { response_id, revision, duplicate: true, status, pending });
+            let (status, pending) = current
+                .as_ref()
+                .map(|c| (c.status, c.pending.is_some()))
+                .unwrap_or((Status::Draft, false));
+            return Ok(SaveOutcome {
+                response_id,
+                revision,
+                duplicate: true,
+                status,
+                pending,
+            });
         }
         let stored_rev = current.as_ref().map_or(0, |c| c.revision);
         if r.base_revision != stored_rev {
-            return Err(StoreError::Stale { revision: stored_rev, current: current.map(Box::new) });
+            return Err(StoreError::Stale {
+                revision: stored_rev,
+                current: current.map(Box::new),
+            });
         }
         let now = crate::now();
         let (response_id, revision, status, pending) = match current {
             // An edit of a submitted response stays beside it until it is submitted; an edit
             // that returns to the submitted ranking clears it.
             Some(cur) if cur.status == Status::Complete && r.status == Status::Draft => {
-                let same = cur.ranking == r.ranking && cur.confidence == r.confidence && cur.comment == r.comment;
+                let same = cur.ranking == r.ranking
+                    && cur.confidence == r.confidence
+                    && cur.comment == r.comment;
                 let pending = if same {
                     None
                 } else {
-                    let p = PendingEdit { ranking: r.ranking.clone(), confidence: r.confidence, comment: r.comment.clone(), updated_at: now };
+                    let p = PendingEdit {
+                        ranking: r.ranking.clone(),
+                        confidence: r.confidence,
+                        comment: r.comment.clone(),
+                        updated_at: now,
+                    };
                     Some(serde_json::to_string(&p).map_err(json_err)?)
                 };
                 tx.execute("UPDATE responses SET pending = ?1, revision = revision + 1, updated_at = ?2 WHERE id = ?3", params![pending, now, cur.id])?;
-                (cur.id, cur.revision + 1, Status::Complete, pending.is_some())
+                (
+                    cur.id,
+                    cur.revision + 1,
+                    Status::Complete,
+                    pending.is_some(),
+                )
             }
             _ => {
                 let ranking = serde_json::to_string(&r.ranking).map_err(json_err)?;
@@ -789,41 +1051,69 @@ impl Repo for SqliteRepo {
             params![r.submission_id, user_id, response_id, revision, now],
         )?;
         tx.commit()?;
-        Ok(SaveOutcome { response_id, revision, duplicate: false, status, pending })
+        Ok(SaveOutcome {
+            response_id,
+            revision,
+            duplicate: false,
+            status,
+            pending,
+        })
     }
 
     fn response(&self, id: i64) -> Result<Option<Response>> {
         let c = self.c();
-        let r = c.query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE id = ?1"), [id], response_row).optional()?;
+        let r = c
+            .query_row(
+                &format!("SELECT {RESPONSE_COLS} FROM responses WHERE id = ?1"),
+                [id],
+                response_row,
+            )
+            .optional()?;
         r.map(finish_response).transpose()
     }
 
     fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>> {
         let c = self.c();
         let r = c
-            .query_row(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"), [user_id, question_id], response_row)
+            .query_row(
+                &format!(
+                    "SELECT {RESPONSE_COLS} FROM responses WHERE user_id = ?1 AND question_id = ?2"
+                ),
+                [user_id, question_id],
+                response_row,
+            )
             .optional()?;
         r.map(finish_response).transpose()
     }
 
     fn responses_for_question(&self, question_id: i64) -> Result<Vec<Response>> {
         let c = self.c();
-        let mut st = c.prepare_cached(&format!("SELECT {RESPONSE_COLS} FROM responses WHERE question_id = ?1 ORDER BY user_id"))?;
-        let rows: Vec<_> = st.query_map([question_id], response_row)?.collect::<rusqlite::Result<_>>()?;
+        let mut st = c.prepare_cached(&format!(
+            "SELECT {RESPONSE_COLS} FROM responses WHERE question_id = ?1 ORDER BY user_id"
+        ))?;
+        let rows: Vec<_> = st
+            .query_map([question_id], response_row)?
+            .collect::<rusqlite::Result<_>>()?;
         rows.into_iter().map(finish_response).collect()
     }
 
     fn all_responses(&self) -> Result<Vec<Response>> {
         let c = self.c();
-        let mut st = c.prepare(&format!("SELECT {RESPONSE_COLS} FROM responses ORDER BY question_id, user_id"))?;
-        let rows: Vec<_> = st.query_map([], response_row)?.collect::<rusqlite::Result<_>>()?;
+        let mut st = c.prepare(&format!(
+            "SELECT {RESPONSE_COLS} FROM responses ORDER BY question_id, user_id"
+        ))?;
+        let rows: Vec<_> = st
+            .query_map([], response_row)?
+            .collect::<rusqlite::Result<_>>()?;
         rows.into_iter().map(finish_response).collect()
     }
 
     fn submission_ids(&self) -> Result<Vec<(String, i64)>> {
         let c = self.c();
         let mut st = c.prepare("SELECT id, user_id FROM submissions")?;
-        let v = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        let v = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(v)
     }
 
@@ -838,11 +1128,19 @@ impl Repo for SqliteRepo {
 
     fn runs(&self) -> Result<Vec<RunRecord>> {
         let c = self.c();
-        let mut st = c.prepare("SELECT id, imported_at, manifest, aggregate FROM runs ORDER BY id")?;
-        let rows: Vec<(String, i64, String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+        let mut st =
+            c.prepare("SELECT id, imported_at, manifest, aggregate FROM runs ORDER BY id")?;
+        let rows: Vec<(String, i64, String, String)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
         rows.into_iter()
             .map(|(id, imported_at, m, a)| {
-                Ok(RunRecord { id, imported_at, manifest: serde_json::from_str(&m).map_err(json_err)?, aggregate: serde_json::from_str(&a).map_err(json_err)? })
+                Ok(RunRecord {
+                    id,
+                    imported_at,
+                    manifest: serde_json::from_str(&m).map_err(json_err)?,
+                    aggregate: serde_json::from_str(&a).map_err(json_err)?,
+                })
             })
             .collect()
     }
@@ -907,7 +1205,8 @@ mod tests {
         )
         .unwrap();
         let ranking = r#"[{"candidate":10,"rank":1,"unsure":false},{"candidate":11,"rank":2,"unsure":true},{"candidate":12,"rank":3,"unsure":false}]"#;
-        let pending = format!(r#"{{"ranking":{ranking},"confidence":2,"comment":"p","updated_at":5}}"#);
+        let pending =
+            format!(r#"{{"ranking":{ranking},"confidence":2,"comment":"p","updated_at":5}}"#);
         conn.execute(
             "INSERT INTO responses (id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending) VALUES (1, 1, 1, 'complete', ?1, 3, '', 1, 0, ?2)",
             params![ranking, pending],
@@ -916,12 +1215,38 @@ mod tests {
         let repo = SqliteRepo::init(conn).unwrap();
         assert_eq!(repo.schema_version().unwrap(), 5);
         let q = repo.question(1).unwrap().unwrap();
-        let got: Vec<(i64, &str, i64)> = q.candidates.iter().map(|c| (c.id, c.name.as_str(), c.position)).collect();
-        assert_eq!(got, [(12, "Zinc", 1), (11, "Calcium", 2), (10, "Acetone", 3)]);
+        let got: Vec<(i64, &str, i64)> = q
+            .candidates
+            .iter()
+            .map(|c| (c.id, c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(
+            got,
+            [(12, "Zinc", 1), (11, "Calcium", 2), (10, "Acetone", 3)]
+        );
         // The annotator's ranking still names the same entities: Zinc first, Calcium unsure.
         let r = repo.response(1).unwrap().unwrap();
-        let named = |v: &[RankEntry]| v.iter().map(|e| (q.candidates.iter().find(|c| c.id == e.candidate).unwrap().name.clone(), e.rank, e.unsure)).collect::<Vec<_>>();
-        let want = vec![("Zinc".to_string(), Some(1), false), ("Calcium".to_string(), Some(2), true), ("Acetone".to_string(), Some(3), false)];
+        let named = |v: &[RankEntry]| {
+            v.iter()
+                .map(|e| {
+                    (
+                        q.candidates
+                            .iter()
+                            .find(|c| c.id == e.candidate)
+                            .unwrap()
+                            .name
+                            .clone(),
+                        e.rank,
+                        e.unsure,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let want = vec![
+            ("Zinc".to_string(), Some(1), false),
+            ("Calcium".to_string(), Some(2), true),
+            ("Acetone".to_string(), Some(3), false),
+        ];
         assert_eq!(named(&r.ranking), want);
         assert_eq!(named(&r.pending.unwrap().ranking), want);
     }

@@ -34,4 +34,3 @@ pub struct CalibrationRecord {
     pub questions: i64,
     pub provenance: serde_json::Value,
 }
-

@@ -24,8 +24,24 @@ fn random_slice(rng: &mut Rng, n: usize, dim: usize) -> Slice {
     let embeddings = (0..n * dim).map(|_| (rng.f() * 2.0 - 1.0) as f32).collect();
     let marginals = (0..n).map(|_| 0.001 + rng.f()).collect();
     // Sparse-ish positive block with a few strong entries, like P3 between related entities.
-    let block = (0..n * n).map(|_| { let x = rng.f(); if x < 0.6 { x * 0.01 } else { x } }).collect();
-    Slice { ids: (0..n as u32).collect(), keys: Vec::new(), dim, embeddings, marginals, block }
+    let block = (0..n * n)
+        .map(|_| {
+            let x = rng.f();
+            if x < 0.6 {
+                x * 0.01
+            } else {
+                x
+            }
+        })
+        .collect();
+    Slice {
+        ids: (0..n as u32).collect(),
+        keys: Vec::new(),
+        dim,
+        embeddings,
+        marginals,
+        block,
+    }
 }
 
 fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
@@ -39,23 +55,54 @@ fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
             // The "ensemble" start: the first b candidates.
             let ens: Vec<usize> = (0..budget(n)).collect();
             let expert = sc.greedy_swap(&ac, Some(&ens), truth).unwrap().serendipity;
-            Item { slice, ac, expert, ensemble: Some(ens) }
+            Item {
+                slice,
+                ac,
+                expert,
+                ensemble: Some(ens),
+            }
         })
         .collect()
 }
 
 #[test]
 fn recovers_known_weights_on_synthetic_expert_partitions() {
-    for (truth, seed) in [(Weights { alpha: 0.6, beta: 0.3, gamma: 0.1 }, 1), (Weights { alpha: 0.2, beta: 0.2, gamma: 0.6 }, 2)] {
+    for (truth, seed) in [
+        (
+            Weights {
+                alpha: 0.6,
+                beta: 0.3,
+                gamma: 0.1,
+            },
+            1,
+        ),
+        (
+            Weights {
+                alpha: 0.2,
+                beta: 0.2,
+                gamma: 0.6,
+            },
+            2,
+        ),
+    ] {
         let items = items_for(&truth, seed, 120);
         let rep = calibrate(&items, 0.05).unwrap();
-        assert!((rep.agreement - 1.0).abs() < 1e-12, "the hidden weights reproduce every expert partition, so the best agreement is 1: {}", rep.agreement);
-        let dist = (rep.alpha - truth.alpha).abs() + (rep.beta - truth.beta).abs() + (rep.gamma - truth.gamma).abs();
+        assert!(
+            (rep.agreement - 1.0).abs() < 1e-12,
+            "the hidden weights reproduce every expert partition, so the best agreement is 1: {}",
+            rep.agreement
+        );
+        let dist = (rep.alpha - truth.alpha).abs()
+            + (rep.beta - truth.beta).abs()
+            + (rep.gamma - truth.gamma).abs();
         assert!(dist <= 0.2, "fitted ({:.2}, {:.2}, {:.2}) vs hidden {truth:?}: L1 distance {dist:.3}; {} best points", rep.alpha, rep.beta, rep.gamma, rep.best_points);
         assert!((rep.alpha + rep.beta + rep.gamma - 1.0).abs() < 1e-9);
         assert_eq!(rep.surface.len(), 231);
         let ex_rns = &rep.pairs[0];
-        assert_eq!((ex_rns.a.as_str(), ex_rns.b.as_str()), ("expert", "rns-guided"));
+        assert_eq!(
+            (ex_rns.a.as_str(), ex_rns.b.as_str()),
+            ("expert", "rns-guided")
+        );
         assert!((ex_rns.pearson.unwrap() - 1.0).abs() < 1e-12);
         assert_eq!(rep.pairs.len(), 3);
     }

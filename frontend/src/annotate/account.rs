@@ -3,7 +3,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
-use serenqa_shared::annotate::{AcceptInvite, InviteInfo, LoginRequest, Me, ResetInfo, ResetPassword};
+use serenqa_shared::annotate::{
+    AcceptInvite, InviteInfo, LoginRequest, Me, ResetInfo, ResetPassword,
+};
 
 use super::{get, home_of, send, set_csrf, Failure};
 
@@ -24,7 +26,10 @@ pub fn Login() -> impl IntoView {
     let navigate = use_navigate();
     // `?next=/annotate/q/12` (a page whose session ended) brings the annotator back there; only
     // paths on this site are followed.
-    let next = use_query_map().read_untracked().get("next").filter(|n| safe_next(n));
+    let next = use_query_map()
+        .read_untracked()
+        .get("next")
+        .filter(|n| safe_next(n));
     let (email, set_email) = signal(String::new());
     let (password, set_password) = signal(String::new());
     let (error, set_error) = signal(None::<String>);
@@ -35,7 +40,10 @@ pub fn Login() -> impl IntoView {
         let navigate = navigate.clone();
         set_busy.set(true);
         set_error.set(None);
-        let body = LoginRequest { email: email.get_untracked(), password: password.get_untracked() };
+        let body = LoginRequest {
+            email: email.get_untracked(),
+            password: password.get_untracked(),
+        };
         let next = next.clone();
         spawn_local(async move {
             let r: Result<Me, Failure> = send("POST", "/api/auth/login", &body).await;
@@ -45,7 +53,10 @@ pub fn Login() -> impl IntoView {
                     set_csrf(&me.csrf);
                     // The shortlist now lives with the account.
                     shortlists.reload();
-                    navigate(next.as_deref().unwrap_or(home_of(me.user.role)), Default::default());
+                    navigate(
+                        next.as_deref().unwrap_or(home_of(me.user.role)),
+                        Default::default(),
+                    );
                 }
                 Err(f) => set_error.set(Some(f.message)),
             }
@@ -92,10 +103,14 @@ pub fn Invite() -> impl IntoView {
             return;
         }
         let navigate = navigate.clone();
-        let body = AcceptInvite { name: name.get_untracked(), password: pw1.get_untracked() };
+        let body = AcceptInvite {
+            name: name.get_untracked(),
+            password: pw1.get_untracked(),
+        };
         let t = token();
         spawn_local(async move {
-            let r: Result<Me, Failure> = send("POST", &format!("/api/auth/invite/{t}"), &body).await;
+            let r: Result<Me, Failure> =
+                send("POST", &format!("/api/auth/invite/{t}"), &body).await;
             match r {
                 Ok(me) => {
                     set_csrf(&me.csrf);
@@ -157,7 +172,9 @@ pub fn Reset() -> impl IntoView {
             return;
         }
         let navigate = navigate.clone();
-        let body = ResetPassword { password: pw1.get_untracked() };
+        let body = ResetPassword {
+            password: pw1.get_untracked(),
+        };
         let t = token.clone();
         spawn_local(async move {
             let r: Result<Me, Failure> = send("POST", &format!("/api/auth/reset/{t}"), &body).await;

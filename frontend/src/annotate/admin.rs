@@ -5,7 +5,10 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serenqa_shared::annotate::{BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite, InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, User};
+use serenqa_shared::annotate::{
+    BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite,
+    InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, User,
+};
 
 use super::account::SignOut;
 use super::{fmt3, get, send, Failure, SignedAs};
@@ -18,21 +21,27 @@ pub fn Admin() -> impl IntoView {
 #[component]
 fn AdminBody(me: Me) -> impl IntoView {
     let (users, set_users) = signal(None::<Result<Vec<User>, Failure>>);
-    let reload_users = move || spawn_local(async move { set_users.set(Some(get("/api/admin/users").await)) });
+    let reload_users =
+        move || spawn_local(async move { set_users.set(Some(get("/api/admin/users").await)) });
     reload_users();
     let (email, set_email) = signal(String::new());
     let (role, set_role) = signal(Role::Annotator);
     let (link, set_link) = signal(None::<Result<InviteCreated, String>>);
     let invite = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let body = CreateInvite { email: email.get_untracked(), role: role.get_untracked() };
+        let body = CreateInvite {
+            email: email.get_untracked(),
+            role: role.get_untracked(),
+        };
         spawn_local(async move {
             let r: Result<InviteCreated, Failure> = send("POST", "/api/admin/invites", &body).await;
             set_link.set(Some(r.map_err(|f| f.message)));
         });
     };
     let (cals, set_cals) = signal(None::<Result<Vec<CalibrationView>, Failure>>);
-    let reload_cals = move || spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) });
+    let reload_cals = move || {
+        spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) })
+    };
     reload_cals();
     let (source, set_source) = signal(Source::Serenqa);
     let (step, set_step) = signal(0.05f64);
@@ -40,9 +49,14 @@ fn AdminBody(me: Me) -> impl IntoView {
     let (report, set_report) = signal(None::<Result<CalibrationReport, String>>);
     let calibrate = move |_| {
         set_running.set(true);
-        let body = CalibrateRequest { source: source.get_untracked(), step: step.get_untracked(), min_annotators: 1 };
+        let body = CalibrateRequest {
+            source: source.get_untracked(),
+            step: step.get_untracked(),
+            min_annotators: 1,
+        };
         spawn_local(async move {
-            let r: Result<CalibrationReport, Failure> = send("POST", "/api/admin/calibrations", &body).await;
+            let r: Result<CalibrationReport, Failure> =
+                send("POST", "/api/admin/calibrations", &body).await;
             set_running.set(false);
             set_report.set(Some(r.map_err(|f| f.message)));
             reload_cals();
@@ -139,7 +153,12 @@ fn ResetButton(user: User) -> impl IntoView {
     let id = user.id;
     let click = move |_| {
         spawn_local(async move {
-            let r: Result<ResetCreated, Failure> = send("POST", &format!("/api/admin/users/{id}/reset"), &serde_json::json!({})).await;
+            let r: Result<ResetCreated, Failure> = send(
+                "POST",
+                &format!("/api/admin/users/{id}/reset"),
+                &serde_json::json!({}),
+            )
+            .await;
             set_out.set(Some(r.map_err(|f| f.message)));
         })
     };
@@ -159,7 +178,11 @@ fn Assignments() -> impl IntoView {
     let (people, set_people) = signal(Vec::<User>::new());
     spawn_local(async move {
         if let Ok(u) = get::<Vec<User>>("/api/admin/users").await {
-            set_people.set(u.into_iter().filter(|u| u.role == Role::Annotator).collect());
+            set_people.set(
+                u.into_iter()
+                    .filter(|u| u.role == Role::Annotator)
+                    .collect(),
+            );
         }
         set_list.set(Some(get("/api/admin/assignments").await));
     });
@@ -193,14 +216,24 @@ fn AssignRow(a: BatchAssignment, people: Vec<User>) -> impl IntoView {
             t => match t.parse::<i64>() {
                 Ok(n) => Some(n),
                 Err(_) => {
-                    set_msg.set(Some(Err("k must be a whole number (or empty for no target)".into())));
+                    set_msg.set(Some(Err(
+                        "k must be a whole number (or empty for no target)".into(),
+                    )));
                     return;
                 }
             },
         };
-        let body = SetAssignment { annotators: chosen.get_untracked(), overlap };
+        let body = SetAssignment {
+            annotators: chosen.get_untracked(),
+            overlap,
+        };
         spawn_local(async move {
-            let r: Result<BatchAssignment, Failure> = send("PUT", &format!("/api/admin/batches/{bid}/assignment"), &body).await;
+            let r: Result<BatchAssignment, Failure> = send(
+                "PUT",
+                &format!("/api/admin/batches/{bid}/assignment"),
+                &body,
+            )
+            .await;
             match r {
                 Ok(x) => {
                     current.set(x);

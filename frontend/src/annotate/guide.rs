@@ -11,7 +11,9 @@ fn storage() -> Option<web_sys::Storage> {
 }
 
 fn seen() -> bool {
-    storage().and_then(|s| s.get_item(SEEN_KEY).ok().flatten()).is_some()
+    storage()
+        .and_then(|s| s.get_item(SEEN_KEY).ok().flatten())
+        .is_some()
 }
 
 fn mark_seen() {

@@ -62,7 +62,11 @@ pub fn is_online() -> bool {
 /// "TypeError: Failed to fetch").
 pub fn offline_message() -> String {
     let online = is_online();
-    if online { "the server could not be reached (network problem or server restarting)".into() } else { "this device is offline".into() }
+    if online {
+        "the server could not be reached (network problem or server restarting)".into()
+    } else {
+        "this device is offline".into()
+    }
 }
 
 /// A readable line for a failed request without a JSON error body.
@@ -78,8 +82,13 @@ pub fn status_message(status: u16) -> String {
     }
 }
 
-async fn finish<T: DeserializeOwned>(req: Result<gloo_net::http::Response, gloo_net::Error>) -> Result<T, Failure> {
-    let resp = req.map_err(|_| Failure { status: 0, message: offline_message() })?;
+async fn finish<T: DeserializeOwned>(
+    req: Result<gloo_net::http::Response, gloo_net::Error>,
+) -> Result<T, Failure> {
+    let resp = req.map_err(|_| Failure {
+        status: 0,
+        message: offline_message(),
+    })?;
     let status = resp.status();
     if !resp.ok() {
         let message = match resp.json::<ApiError>().await {
@@ -89,7 +98,10 @@ async fn finish<T: DeserializeOwned>(req: Result<gloo_net::http::Response, gloo_
         };
         return Err(Failure { status, message });
     }
-    resp.json::<T>().await.map_err(|e| Failure { status, message: format!("unexpected reply: {e}") })
+    resp.json::<T>().await.map_err(|e| Failure {
+        status,
+        message: format!("unexpected reply: {e}"),
+    })
 }
 
 pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
@@ -98,15 +110,23 @@ pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
 
 fn with_headers(b: RequestBuilder) -> RequestBuilder {
     let csrf = csrf();
-    b.header("X-Requested-With", "serenqa").header("X-CSRF-Token", &csrf)
+    b.header("X-Requested-With", "serenqa")
+        .header("X-CSRF-Token", &csrf)
 }
 
-pub async fn send<B: Serialize, T: DeserializeOwned>(method: &str, url: &str, body: &B) -> Result<T, Failure> {
+pub async fn send<B: Serialize, T: DeserializeOwned>(
+    method: &str,
+    url: &str,
+    body: &B,
+) -> Result<T, Failure> {
     let b = match method {
         "PUT" => Request::put(url),
         _ => Request::post(url),
     };
-    let req = with_headers(b).json(body).map_err(|e| Failure { status: 0, message: e.to_string() })?;
+    let req = with_headers(b).json(body).map_err(|e| Failure {
+        status: 0,
+        message: e.to_string(),
+    })?;
     finish(req.send().await).await
 }
 
@@ -136,8 +156,15 @@ pub fn home_of(role: Role) -> &'static str {
 /// `/login?next=<this page>`: signing in comes back here.
 pub fn login_href() -> String {
     let loc = window().location();
-    let here = format!("{}{}", loc.pathname().unwrap_or_default(), loc.search().unwrap_or_default());
-    format!("/login?next={}", String::from(js_sys::encode_uri_component(&here)))
+    let here = format!(
+        "{}{}",
+        loc.pathname().unwrap_or_default(),
+        loc.search().unwrap_or_default()
+    );
+    format!(
+        "/login?next={}",
+        String::from(js_sys::encode_uri_component(&here))
+    )
 }
 
 /// The sign-in prompt for a page whose session is missing or ended.
@@ -167,7 +194,8 @@ where
     V: IntoView + 'static,
 {
     let me = use_me();
-    move || match me.get() {
+    move || {
+        match me.get() {
         None => view! { <p class="loading">"Checking your session…"</p> }.into_any(),
         Some(Err(f)) if f.status == 401 => view! { <SignInPrompt message="Please sign in to continue." /> }.into_any(),
         Some(Err(f)) => view! { <p class="error" role="alert">{format!("Could not check your session: {f}")}</p> }.into_any(),
@@ -184,6 +212,7 @@ where
             .into_any()
         }
         Some(Ok(m)) => children(m).into_view().into_any(),
+    }
     }
 }
 

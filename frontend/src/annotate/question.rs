@@ -20,11 +20,13 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
-use serenqa_shared::annotate::{BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status};
+use serenqa_shared::annotate::{
+    BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status,
+};
 use wasm_bindgen::JsCast;
 
-use super::sync::{self, LocalCopy, SaveState, Saver, Snapshot, Ui};
 use super::guide::Guidelines;
+use super::sync::{self, LocalCopy, SaveState, Saver, Snapshot, Ui};
 use super::{get, Failure, SignInPrompt, SignedAs};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,14 +60,27 @@ fn normalise(v: &mut [Item]) {
 /// Puts the items in the order of a saved ranking (ties keep the saved list order) with its
 /// tie and unsure marks; candidates it does not rank go last in their current order.
 fn arrange(v: &mut [Item], ranking: &[RankEntry]) {
-    let rank_of = |id: i64| ranking.iter().find(|e| e.candidate == id).and_then(|e| e.rank).unwrap_or(u32::MAX);
-    let pos_of = |id: i64| ranking.iter().position(|e| e.candidate == id).unwrap_or(usize::MAX);
+    let rank_of = |id: i64| {
+        ranking
+            .iter()
+            .find(|e| e.candidate == id)
+            .and_then(|e| e.rank)
+            .unwrap_or(u32::MAX)
+    };
+    let pos_of = |id: i64| {
+        ranking
+            .iter()
+            .position(|e| e.candidate == id)
+            .unwrap_or(usize::MAX)
+    };
     v.sort_by_key(|it| (rank_of(it.cand.id), pos_of(it.cand.id)));
     let mut prev = None;
     for it in v.iter_mut() {
         let rk = rank_of(it.cand.id);
         it.tie = prev == Some(rk) && rk != u32::MAX;
-        it.unsure = ranking.iter().any(|e| e.candidate == it.cand.id && e.unsure);
+        it.unsure = ranking
+            .iter()
+            .any(|e| e.candidate == it.cand.id && e.unsure);
         prev = Some(rk);
     }
     normalise(v);
@@ -91,7 +106,14 @@ fn move_in(v: &mut Vec<Item>, from: usize, to: usize) {
 }
 
 fn ranking_of(v: &[Item]) -> Vec<RankEntry> {
-    v.iter().zip(ranks(v)).map(|(it, r)| RankEntry { candidate: it.cand.id, rank: Some(r), unsure: it.unsure }).collect()
+    v.iter()
+        .zip(ranks(v))
+        .map(|(it, r)| RankEntry {
+            candidate: it.cand.id,
+            rank: Some(r),
+            unsure: it.unsure,
+        })
+        .collect()
 }
 
 #[component]
@@ -103,7 +125,13 @@ pub fn QuestionPage() -> impl IntoView {
 const ADVANCE_KEY: &str = "serenqa:auto-advance";
 
 fn auto_advance() -> bool {
-    window().local_storage().ok().flatten().and_then(|s| s.get_item(ADVANCE_KEY).ok().flatten()).as_deref() != Some("0")
+    window()
+        .local_storage()
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_item(ADVANCE_KEY).ok().flatten())
+        .as_deref()
+        != Some("0")
 }
 
 fn set_auto_advance(on: bool) {
@@ -128,11 +156,13 @@ fn QuestionLoader(user: i64) -> impl IntoView {
             set_qv.set(Some(get(&format!("/api/annotate/questions/{id}")).await))
         });
     });
-    move || match qv.get() {
+    move || {
+        match qv.get() {
         None => view! { <p class="loading">"Loading the question…"</p> }.into_any(),
         Some(Err(f)) if f.status == 401 => view! { <SignInPrompt message="Your session has ended. Sign in again to open this question." /> }.into_any(),
         Some(Err(f)) => view! { <p class="error" role="alert">{format!("Could not load the question: {}", f.message)}</p> }.into_any(),
         Some(Ok(v)) => view! { <Ranker qv=v user=user /> }.into_any(),
+    }
     }
 }
 
@@ -140,7 +170,10 @@ fn focus_candidate(id: i64) {
     // After the list re-renders: put the keyboard focus back on the moved item.
     set_timeout(
         move || {
-            let el = document().query_selector(&format!("[data-cand='{id}']")).ok().flatten();
+            let el = document()
+                .query_selector(&format!("[data-cand='{id}']"))
+                .ok()
+                .flatten();
             if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
                 let _ = el.focus();
             }
@@ -153,13 +186,27 @@ fn focus_candidate(id: i64) {
 fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let qid = qv.question.id;
     let ctx_of = |c: &BlindCandidate| qv.context.iter().find(|x| x.candidate == c.id).cloned();
-    let mut initial: Vec<Item> = qv.question.candidates.iter().map(|c| Item { cand: c.clone(), ctx: ctx_of(c), tie: false, unsure: false }).collect();
+    let mut initial: Vec<Item> = qv
+        .question
+        .candidates
+        .iter()
+        .map(|c| Item {
+            cand: c.clone(),
+            ctx: ctx_of(c),
+            tie: false,
+            unsure: false,
+        })
+        .collect();
     // What the annotator last saved (a pending edit of a submission, else the response).
     let loaded = qv.response.as_ref().map(Snapshot::of_response);
     if let Some(l) = &loaded {
         arrange(&mut initial, &l.ranking);
     }
-    let loaded = loaded.unwrap_or_else(|| Snapshot { ranking: ranking_of(&initial), confidence: None, comment: String::new() });
+    let loaded = loaded.unwrap_or_else(|| Snapshot {
+        ranking: ranking_of(&initial),
+        confidence: None,
+        comment: String::new(),
+    });
     let items = RwSignal::new(initial);
     let confidence = RwSignal::new(loaded.confidence);
     let comment = RwSignal::new(loaded.comment.clone());
@@ -168,14 +215,25 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             Some(r) => SaveState::Saved(r.revision),
             None => SaveState::Untouched,
         }),
-        submitted: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.status == Status::Complete)),
+        submitted: RwSignal::new(
+            qv.response
+                .as_ref()
+                .is_some_and(|r| r.status == Status::Complete),
+        ),
         edited: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.pending.is_some())),
         conflict: RwSignal::new(None),
         just_submitted: RwSignal::new(false),
     };
     let (state, submitted, edited, conflict) = (ui.state, ui.submitted, ui.edited, ui.conflict);
     let base = qv.response.as_ref().map_or(0, |r| r.revision);
-    let saver = Saver::new(user, qid, base, loaded.clone(), qv.response.as_ref().and_then(Snapshot::submitted), ui);
+    let saver = Saver::new(
+        user,
+        qid,
+        base,
+        loaded.clone(),
+        qv.response.as_ref().and_then(Snapshot::submitted),
+        ui,
+    );
     // Changes this device kept but the server never acknowledged (session ended, page closed
     // mid-save): offered back unless the server already has exactly them.
     let restore = RwSignal::new(None::<LocalCopy>);
@@ -208,14 +266,24 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         Effect::new(move |_| {
             if just.get() && advance.get_untracked() {
                 if let Some(n) = next_todo {
-                    navigate(&format!("/annotate/q/{n}?submitted={qid}"), Default::default());
+                    navigate(
+                        &format!("/annotate/q/{n}?submitted={qid}"),
+                        Default::default(),
+                    );
                 }
             }
         });
     }
-    let came_from = use_query_map().read_untracked().get("submitted").and_then(|s| s.parse::<i64>().ok());
+    let came_from = use_query_map()
+        .read_untracked()
+        .get("submitted")
+        .and_then(|s| s.parse::<i64>().ok());
 
-    let snapshot = move || Snapshot { ranking: items.with_untracked(|v| ranking_of(v)), confidence: confidence.get_untracked(), comment: comment.get_untracked() };
+    let snapshot = move || Snapshot {
+        ranking: items.with_untracked(|v| ranking_of(v)),
+        confidence: confidence.get_untracked(),
+        comment: comment.get_untracked(),
+    };
     let apply = move |s: &Snapshot| {
         items.update(|v| arrange(v, &s.ranking));
         confidence.set(s.confidence);
@@ -288,7 +356,9 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let move_item = move |from: usize, to: usize| items.update(|v| move_in(v, from, to));
     let index_of = move |id: i64| items.with(|v| v.iter().position(|x| x.cand.id == id));
     let on_key = move |id: i64, ev: web_sys::KeyboardEvent| {
-        let Some(i) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) else { return };
+        let Some(i) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) else {
+            return;
+        };
         let n = items.with_untracked(|v| v.len());
         match ev.key().as_str() {
             "ArrowUp" if i > 0 => {
@@ -320,11 +390,22 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let pointer = StoredValue::new((0.0f32, 0.0f32));
     let scroller = StoredValue::new(None::<IntervalHandle>);
     let retarget = move || {
-        let Some(id) = dragging.get_untracked() else { return };
+        let Some(id) = dragging.get_untracked() else {
+            return;
+        };
         let (x, y) = pointer.get_value();
-        let Some(target) = document().element_from_point(x, y) else { return };
-        let Some(li) = target.closest("[data-index]").ok().flatten() else { return };
-        let Some(to) = li.get_attribute("data-index").and_then(|s| s.parse::<usize>().ok()) else { return };
+        let Some(target) = document().element_from_point(x, y) else {
+            return;
+        };
+        let Some(li) = target.closest("[data-index]").ok().flatten() else {
+            return;
+        };
+        let Some(to) = li
+            .get_attribute("data-index")
+            .and_then(|s| s.parse::<usize>().ok())
+        else {
+            return;
+        };
         if let Some(from) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) {
             if from != to {
                 move_item(from, to);
@@ -351,9 +432,19 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                     return;
                 }
                 let (_, y) = pointer.get_value();
-                let h = window().inner_height().ok().and_then(|v| v.as_f64()).unwrap_or(800.0) as f32;
+                let h = window()
+                    .inner_height()
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(800.0) as f32;
                 const EDGE: f32 = 70.0;
-                let dy = if y < EDGE { -(EDGE - y.max(0.0)) / 3.0 - 2.0 } else if y > h - EDGE { (y.min(h) - (h - EDGE)) / 3.0 + 2.0 } else { 0.0 };
+                let dy = if y < EDGE {
+                    -(EDGE - y.max(0.0)) / 3.0 - 2.0
+                } else if y > h - EDGE {
+                    (y.min(h) - (h - EDGE)) / 3.0 + 2.0
+                } else {
+                    0.0
+                };
                 if dy != 0.0 {
                     window().scroll_by_with_x_and_y(0.0, dy as f64);
                     retarget();
@@ -377,7 +468,11 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     let total = q.candidates.len();
     let (prev, next) = (qv.prev, qv.next);
     let (index, of) = (qv.index, qv.total);
-    let mut known: Vec<(String, String)> = q.candidates.iter().map(|c| (c.name.clone(), c.kind.clone())).collect();
+    let mut known: Vec<(String, String)> = q
+        .candidates
+        .iter()
+        .map(|c| (c.name.clone(), c.kind.clone()))
+        .collect();
     known.sort_by_key(|(n, _)| n.to_lowercase());
     let batch_href = format!("/annotate/batch/{}", qv.batch.id);
     view! {

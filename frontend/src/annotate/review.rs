@@ -22,7 +22,9 @@ fn ReviewBody(me: Me) -> impl IntoView {
     Effect::new(move |_| {
         if let Some(id) = open.get() {
             set_detail.set(None);
-            spawn_local(async move { set_detail.set(Some(get(&format!("/api/review/batches/{id}")).await)) });
+            spawn_local(async move {
+                set_detail.set(Some(get(&format!("/api/review/batches/{id}")).await))
+            });
         }
     });
     view! {

@@ -32,7 +32,9 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
-use serenqa_shared::annotate::{NewResponse, RankEntry, Response, SaveOutcome, StaleRevision, Status};
+use serenqa_shared::annotate::{
+    NewResponse, RankEntry, Response, SaveOutcome, StaleRevision, Status,
+};
 use serenqa_shared::api::ApiError;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -54,16 +56,32 @@ impl Snapshot {
     /// What the annotator last saved: the pending edit of a submission, else the response.
     pub fn of_response(r: &Response) -> Snapshot {
         match &r.pending {
-            Some(p) => Snapshot { ranking: p.ranking.clone(), confidence: p.confidence, comment: p.comment.clone() },
-            None => Snapshot { ranking: r.ranking.clone(), confidence: r.confidence, comment: r.comment.clone() },
+            Some(p) => Snapshot {
+                ranking: p.ranking.clone(),
+                confidence: p.confidence,
+                comment: p.comment.clone(),
+            },
+            None => Snapshot {
+                ranking: r.ranking.clone(),
+                confidence: r.confidence,
+                comment: r.comment.clone(),
+            },
         }
     }
     /// The submitted version, if the response is submitted.
     pub fn submitted(r: &Response) -> Option<Snapshot> {
-        (r.status == Status::Complete).then(|| Snapshot { ranking: r.ranking.clone(), confidence: r.confidence, comment: r.comment.clone() })
+        (r.status == Status::Complete).then(|| Snapshot {
+            ranking: r.ranking.clone(),
+            confidence: r.confidence,
+            comment: r.comment.clone(),
+        })
     }
     fn of_body(b: &NewResponse) -> Snapshot {
-        Snapshot { ranking: b.ranking.clone(), confidence: b.confidence, comment: b.comment.clone() }
+        Snapshot {
+            ranking: b.ranking.clone(),
+            confidence: b.confidence,
+            comment: b.comment.clone(),
+        }
     }
 }
 
@@ -129,11 +147,16 @@ impl Core {
         if let Some(b) = &self.in_flight {
             return Some(b.clone());
         }
-        let send = self.want_submit || (self.dirty && self.rejected.as_ref() != Some(&self.desired));
+        let send =
+            self.want_submit || (self.dirty && self.rejected.as_ref() != Some(&self.desired));
         if !send {
             return None;
         }
-        let status = if self.want_submit { Status::Complete } else { Status::Draft };
+        let status = if self.want_submit {
+            Status::Complete
+        } else {
+            Status::Draft
+        };
         self.want_submit = false;
         let b = NewResponse {
             submission_id: submission_id(),
@@ -172,7 +195,14 @@ pub async fn wait_for_saves(qid: i64) {
 }
 
 impl Saver {
-    pub fn new(user: i64, qid: i64, base: i64, loaded: Snapshot, submitted: Option<Snapshot>, ui: Ui) -> Saver {
+    pub fn new(
+        user: i64,
+        qid: i64,
+        base: i64,
+        loaded: Snapshot,
+        submitted: Option<Snapshot>,
+        ui: Ui,
+    ) -> Saver {
         let core = Core {
             user,
             qid,
@@ -188,7 +218,10 @@ impl Saver {
             timer: None,
             submitted,
         };
-        Saver { core: Arc::new(Mutex::new(core)), ui }
+        Saver {
+            core: Arc::new(Mutex::new(core)),
+            ui,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {
@@ -202,7 +235,15 @@ impl Saver {
             if let Some(h) = c.timer.take() {
                 h.clear();
             }
-            write_local(c.user, c.qid, &LocalCopy { base_revision: c.base, content: snap.clone(), saved_at: js_sys::Date::now() });
+            write_local(
+                c.user,
+                c.qid,
+                &LocalCopy {
+                    base_revision: c.base,
+                    content: snap.clone(),
+                    saved_at: js_sys::Date::now(),
+                },
+            );
             c.desired = snap;
             c.dirty = true;
         }
@@ -216,7 +257,15 @@ impl Saver {
     pub fn submit(&self, snap: Snapshot) {
         {
             let mut c = self.lock();
-            write_local(c.user, c.qid, &LocalCopy { base_revision: c.base, content: snap.clone(), saved_at: js_sys::Date::now() });
+            write_local(
+                c.user,
+                c.qid,
+                &LocalCopy {
+                    base_revision: c.base,
+                    content: snap.clone(),
+                    saved_at: js_sys::Date::now(),
+                },
+            );
             c.desired = snap;
             c.dirty = true;
             c.want_submit = true;
@@ -266,10 +315,20 @@ impl Saver {
             c.submitted = s.current.as_ref().and_then(Snapshot::submitted);
             snap
         };
-        self.ui.submitted.set(s.current.as_ref().is_some_and(|r| r.status == Status::Complete));
-        self.ui.edited.set(s.current.as_ref().is_some_and(|r| r.pending.is_some()));
+        self.ui.submitted.set(
+            s.current
+                .as_ref()
+                .is_some_and(|r| r.status == Status::Complete),
+        );
+        self.ui
+            .edited
+            .set(s.current.as_ref().is_some_and(|r| r.pending.is_some()));
         self.ui.conflict.set(None);
-        self.ui.state.set(if s.revision > 0 { SaveState::Saved(s.revision) } else { SaveState::Untouched });
+        self.ui.state.set(if s.revision > 0 {
+            SaveState::Saved(s.revision)
+        } else {
+            SaveState::Untouched
+        });
         snap
     }
 
@@ -317,11 +376,15 @@ impl Saver {
                     self.ui.state.set(SaveState::Conflict);
                     None
                 }
-                Reply::Failed { status, .. } if status == 0 || status == 408 || status == 429 || status >= 500 => {
+                Reply::Failed { status, .. }
+                    if status == 0 || status == 408 || status == 429 || status >= 500 =>
+                {
                     // Unknown outcome: retry the same body (same submission id) after a pause,
                     // or as soon as the browser is back online.
                     attempt += 1;
-                    self.ui.state.set(SaveState::Retrying(super::status_message(status)));
+                    self.ui
+                        .state
+                        .set(SaveState::Retrying(super::status_message(status)));
                     sleep_or_online((1000i32 << attempt.min(5)).min(30_000)).await;
                     let mut c = self.lock();
                     if c.blocked {
@@ -403,7 +466,11 @@ impl Saver {
             }
         }
         self.ui.edited.set(o.pending);
-        self.ui.state.set(if dirty { SaveState::Pending } else { SaveState::Saved(o.revision) });
+        self.ui.state.set(if dirty {
+            SaveState::Pending
+        } else {
+            SaveState::Saved(o.revision)
+        });
     }
 }
 
@@ -412,13 +479,21 @@ impl Saver {
 enum Reply {
     Saved(SaveOutcome),
     Stale(StaleRevision),
-    Failed { status: u16, code: String, message: String },
+    Failed {
+        status: u16,
+        code: String,
+        message: String,
+    },
 }
 
 type PutFuture = Pin<Box<dyn Future<Output = Reply>>>;
 
 fn failed(status: u16, message: impl Into<String>) -> Reply {
-    Reply::Failed { status, code: String::new(), message: message.into() }
+    Reply::Failed {
+        status,
+        code: String::new(),
+        message: message.into(),
+    }
 }
 
 /// Starts `PUT …/response` now (a `keepalive` fetch: it completes even if the page unloads)
@@ -437,7 +512,11 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
     init.set_body(&JsValue::from_str(&json));
     let headers = js_sys::Object::new();
     let csrf = super::csrf();
-    for (k, v) in [("Content-Type", "application/json"), ("X-Requested-With", "serenqa"), ("X-CSRF-Token", csrf.as_str())] {
+    for (k, v) in [
+        ("Content-Type", "application/json"),
+        ("X-Requested-With", "serenqa"),
+        ("X-CSRF-Token", csrf.as_str()),
+    ] {
         let _ = js_sys::Reflect::set(&headers, &JsValue::from_str(k), &JsValue::from_str(v));
     }
     init.set_headers(&headers);
@@ -448,10 +527,16 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
             Ok(r) => r,
             Err(_) => return failed(0, super::offline_message()),
         };
-        let Ok(resp) = resp.dyn_into::<web_sys::Response>() else { return failed(0, "not a response") };
+        let Ok(resp) = resp.dyn_into::<web_sys::Response>() else {
+            return failed(0, "not a response");
+        };
         let status = resp.status();
         let text = match resp.text() {
-            Ok(p) => JsFuture::from(p).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
+            Ok(p) => JsFuture::from(p)
+                .await
+                .ok()
+                .and_then(|t| t.as_string())
+                .unwrap_or_default(),
             Err(_) => String::new(),
         };
         if status == 200 {
@@ -468,7 +553,11 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
             }
         }
         match serde_json::from_str::<ApiError>(&text) {
-            Ok(e) => Reply::Failed { status, code: e.code, message: e.message },
+            Ok(e) => Reply::Failed {
+                status,
+                code: e.code,
+                message: e.message,
+            },
             Err(_) => failed(status, format!("HTTP {status}")),
         }
     })
@@ -483,7 +572,9 @@ async fn sleep_or_online(ms: i32) {
         // features); resolving twice is harmless.
         let opts = js_sys::Object::new();
         let _ = js_sys::Reflect::set(&opts, &JsValue::from_str("once"), &JsValue::TRUE);
-        if let Ok(add) = js_sys::Reflect::get(&w, &JsValue::from_str("addEventListener")).and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from)) {
+        if let Ok(add) = js_sys::Reflect::get(&w, &JsValue::from_str("addEventListener"))
+            .and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from))
+        {
             let _ = add.call3(&w, &JsValue::from_str("online"), &resolve, &opts);
         }
     });

@@ -12,8 +12,16 @@ use super::{get, Failure, SignInPrompt, SignedAs};
 /// A questionnaire category for display: `class:subclass` as "class › subclass", with the
 /// release's placeholder subclass `None` (and empty parts) left out.
 pub fn category_label(c: &str) -> String {
-    let parts: Vec<&str> = c.split(':').map(str::trim).filter(|p| !p.is_empty() && *p != "None").collect();
-    if parts.is_empty() { "uncategorised".to_string() } else { parts.join(" › ") }
+    let parts: Vec<&str> = c
+        .split(':')
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && *p != "None")
+        .collect();
+    if parts.is_empty() {
+        "uncategorised".to_string()
+    } else {
+        parts.join(" › ")
+    }
 }
 
 #[component]
@@ -71,7 +79,9 @@ fn BatchQuestions() -> impl IntoView {
     let params = use_params_map();
     let id = params.read_untracked().get("id").unwrap_or_default();
     let (view_, set_view) = signal(None::<Result<BatchView, Failure>>);
-    spawn_local(async move { set_view.set(Some(get(&format!("/api/annotate/batches/{id}")).await)) });
+    spawn_local(
+        async move { set_view.set(Some(get(&format!("/api/annotate/batches/{id}")).await)) },
+    );
     let todo_only = RwSignal::new(false);
     let search = RwSignal::new(String::new());
     view! {

@@ -19,12 +19,16 @@ pub fn hetionet() -> &'static Graph {
     static G: OnceLock<Graph> = OnceLock::new();
     G.get_or_init(|| {
         let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
-        let files = hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
+        let files =
+            hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
         let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
         if let Some(m) = &files.metagraph {
             inputs.push(m);
         }
-        let snap = datadir::cache_dir().join(format!("hetionet-{:016x}.snap", datadir::fingerprint(&inputs)));
+        let snap = datadir::cache_dir().join(format!(
+            "hetionet-{:016x}.snap",
+            datadir::fingerprint(&inputs)
+        ));
         if let Ok(g) = Graph::load(&snap) {
             return g;
         }

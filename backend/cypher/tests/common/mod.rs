@@ -5,20 +5,37 @@ use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
 /// A deterministic Hetionet-shaped graph: 40 diseases, 300 genes, 60 compounds, with cycles
 /// (gene–gene interactions), so unbounded walks explode as on the real graph.
 pub fn graph() -> Graph {
-    let mut b = GraphBuilder::new(GraphMeta { name: "budget-test".into(), ..Default::default() });
+    let mut b = GraphBuilder::new(GraphMeta {
+        name: "budget-test".into(),
+        ..Default::default()
+    });
     let c = b.node_type("Compound", "Compound");
     let d = b.node_type("Disease", "Disease");
     let g = b.node_type("Gene", "Gene");
     let rel = |b: &mut GraphBuilder, name: &str, verb: &str, abbrev: &str, s, t| {
-        b.relation(RelationType { name: name.into(), verb: verb.into(), abbrev: abbrev.into(), source_type: Some(s), target_type: Some(t), directed: true }).expect("relation")
+        b.relation(RelationType {
+            name: name.into(),
+            verb: verb.into(),
+            abbrev: abbrev.into(),
+            source_type: Some(s),
+            target_type: Some(t),
+            directed: true,
+        })
+        .expect("relation")
     };
     let dag = rel(&mut b, "ASSOCIATES_DaG", "associates", "DaG", d, g);
     let gig = rel(&mut b, "INTERACTS_GiG", "interacts", "GiG", g, g);
     let cbg = rel(&mut b, "BINDS_CbG", "binds", "CbG", c, g);
     let ctd = rel(&mut b, "TREATS_CtD", "treats", "CtD", c, d);
-    let ds: Vec<_> = (0..40).map(|i| b.add_node(d, &format!("DOID:{i}"), &format!("disease {i}"))).collect();
-    let gs: Vec<_> = (0..300).map(|i| b.add_node(g, &format!("{i}"), &format!("GENE{i}"))).collect();
-    let cs: Vec<_> = (0..60).map(|i| b.add_node(c, &format!("DB{i:05}"), &format!("compound {i}"))).collect();
+    let ds: Vec<_> = (0..40)
+        .map(|i| b.add_node(d, &format!("DOID:{i}"), &format!("disease {i}")))
+        .collect();
+    let gs: Vec<_> = (0..300)
+        .map(|i| b.add_node(g, &format!("{i}"), &format!("GENE{i}")))
+        .collect();
+    let cs: Vec<_> = (0..60)
+        .map(|i| b.add_node(c, &format!("DB{i:05}"), &format!("compound {i}")))
+        .collect();
     // SplitMix-style mixing for a fixed, seed-free edge list.
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = |n: usize| {
@@ -51,4 +68,3 @@ pub fn graph() -> Graph {
     }
     b.build()
 }
-

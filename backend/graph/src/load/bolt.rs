@@ -17,13 +17,21 @@ fn neo(e: impl std::fmt::Display) -> GraphError {
 }
 
 pub fn load(uri: &str, user: &str, password: &str, opts: &LoadOptions) -> Result<Graph> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(neo)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(neo)?;
     rt.block_on(load_async(uri, user, password, opts))
 }
 
 async fn load_async(uri: &str, user: &str, password: &str, opts: &LoadOptions) -> Result<Graph> {
     let db = Neo4j::new(uri, user, password).await.map_err(neo)?;
-    let meta = GraphMeta { name: "neo4j".into(), source: format!("Neo4j at {uri}"), synthetic: false, dropped: Vec::new() };
+    let meta = GraphMeta {
+        name: "neo4j".into(),
+        source: format!("Neo4j at {uri}"),
+        synthetic: false,
+        dropped: Vec::new(),
+    };
     let mut b = GraphBuilder::new(meta);
     let mut ids: HashMap<i64, NodeId> = HashMap::new();
 
@@ -55,12 +63,21 @@ async fn load_async(uri: &str, user: &str, password: &str, opts: &LoadOptions) -
         let ty: String = row.get("type").map_err(neo)?;
         let score: Option<f64> = row.get("score").ok();
         let (Some(&src), Some(&dst)) = (ids.get(&s), ids.get(&t)) else {
-            return Err(GraphError::invalid(format!("neo4j: relationship {s}->{t} refers to a node not returned by the node scan")));
+            return Err(GraphError::invalid(format!(
+                "neo4j: relationship {s}->{t} refers to a node not returned by the node scan"
+            )));
         };
         let rel = match b.relation_id(&ty) {
             Some(r) => r,
             None => b
-                .relation(RelationType { name: ty.clone(), verb: ty.to_lowercase().replace('_', " "), abbrev: ty.clone(), source_type: None, target_type: None, directed: true })
+                .relation(RelationType {
+                    name: ty.clone(),
+                    verb: ty.to_lowercase().replace('_', " "),
+                    abbrev: ty.clone(),
+                    source_type: None,
+                    target_type: None,
+                    directed: true,
+                })
                 .map_err(GraphError::invalid)?,
         };
         b.add_edge(src, rel, dst, score.map(|x| x as f32));

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{label_of, open_input, LoadOptions, Lines};
+use super::{label_of, open_input, Lines, LoadOptions};
 use crate::error::{GraphError, Result};
 use crate::{Graph, GraphBuilder, GraphMeta, RelId, RelationType};
 
@@ -26,14 +26,21 @@ impl HetionetFiles {
     /// Finds the files in a directory (`hetionet-nodes.tsv[.gz]`, `hetionet-edges.sif[.gz]`).
     pub fn in_dir(dir: &Path) -> Result<Self> {
         let pick = |stem: &str| -> Option<PathBuf> {
-            [format!("{stem}.gz"), stem.to_string()].into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
+            [format!("{stem}.gz"), stem.to_string()]
+                .into_iter()
+                .map(|n| dir.join(n))
+                .find(|p| p.is_file())
         };
         let nodes = pick("hetionet-nodes.tsv")
             .ok_or_else(|| GraphError::file(dir, "no hetionet-nodes.tsv(.gz) in this directory"))?;
         let edges = pick("hetionet-edges.sif")
             .ok_or_else(|| GraphError::file(dir, "no hetionet-edges.sif(.gz) in this directory"))?;
         let metagraph = Some(dir.join("metagraph.json")).filter(|p| p.is_file());
-        Ok(HetionetFiles { nodes, edges, metagraph })
+        Ok(HetionetFiles {
+            nodes,
+            edges,
+            metagraph,
+        })
     }
 }
 
@@ -81,30 +88,64 @@ const BUILTIN_TUPLES: &[(&str, &str, &str, &str)] = &[
     ("Pharmacologic Class", "Compound", "includes", "both"),
 ];
 const BUILTIN_ABBREV: &[(&str, &str)] = &[
-    ("Anatomy", "A"), ("Biological Process", "BP"), ("Cellular Component", "CC"), ("Compound", "C"),
-    ("Disease", "D"), ("Gene", "G"), ("Molecular Function", "MF"), ("Pathway", "PW"),
-    ("Pharmacologic Class", "PC"), ("Side Effect", "SE"), ("Symptom", "S"),
-    ("associates", "a"), ("binds", "b"), ("causes", "c"), ("covaries", "c"), ("downregulates", "d"),
-    ("expresses", "e"), ("includes", "i"), ("interacts", "i"), ("localizes", "l"), ("palliates", "p"),
-    ("participates", "p"), ("presents", "p"), ("regulates", "r"), ("resembles", "r"), ("treats", "t"),
+    ("Anatomy", "A"),
+    ("Biological Process", "BP"),
+    ("Cellular Component", "CC"),
+    ("Compound", "C"),
+    ("Disease", "D"),
+    ("Gene", "G"),
+    ("Molecular Function", "MF"),
+    ("Pathway", "PW"),
+    ("Pharmacologic Class", "PC"),
+    ("Side Effect", "SE"),
+    ("Symptom", "S"),
+    ("associates", "a"),
+    ("binds", "b"),
+    ("causes", "c"),
+    ("covaries", "c"),
+    ("downregulates", "d"),
+    ("expresses", "e"),
+    ("includes", "i"),
+    ("interacts", "i"),
+    ("localizes", "l"),
+    ("palliates", "p"),
+    ("participates", "p"),
+    ("presents", "p"),
+    ("regulates", "r"),
+    ("resembles", "r"),
+    ("treats", "t"),
     ("upregulates", "u"),
 ];
 
 /// Metaedges from a `metagraph.json`, or Hetionet v1.0's when `path` is `None`.
 pub fn metaedges(path: Option<&Path>) -> Result<Vec<Metaedge>> {
-    let (tuples, abbrev): (Vec<(String, String, String, String)>, HashMap<String, String>) = match path {
+    let (tuples, abbrev): (
+        Vec<(String, String, String, String)>,
+        HashMap<String, String>,
+    ) = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| GraphError::file(p, e.to_string()))?;
-            let mg: Metagraph = serde_json::from_str(&text).map_err(|e| GraphError::file(p, format!("not a Hetionet metagraph: {e}")))?;
+            let text =
+                std::fs::read_to_string(p).map_err(|e| GraphError::file(p, e.to_string()))?;
+            let mg: Metagraph = serde_json::from_str(&text)
+                .map_err(|e| GraphError::file(p, format!("not a Hetionet metagraph: {e}")))?;
             (mg.metaedge_tuples, mg.kind_to_abbrev)
         }
         None => (
-            BUILTIN_TUPLES.iter().map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string())).collect(),
-            BUILTIN_ABBREV.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            BUILTIN_TUPLES
+                .iter()
+                .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+                .collect(),
+            BUILTIN_ABBREV
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         ),
     };
     let ab = |k: &str| -> Result<String> {
-        abbrev.get(k).cloned().ok_or_else(|| GraphError::invalid(format!("metagraph has no abbreviation for {k:?}")))
+        abbrev
+            .get(k)
+            .cloned()
+            .ok_or_else(|| GraphError::invalid(format!("metagraph has no abbreviation for {k:?}")))
     };
     tuples
         .into_iter()
@@ -116,14 +157,24 @@ pub fn metaedges(path: Option<&Path>) -> Result<Vec<Metaedge>> {
                 _ => "",
             };
             let abbrev = format!("{}{}{}{}", ab(&source)?, ab(&verb)?, arrow, ab(&target)?);
-            Ok(Metaedge { abbrev, source, target, verb, directed })
+            Ok(Metaedge {
+                abbrev,
+                source,
+                target,
+                verb,
+                directed,
+            })
         })
         .collect()
 }
 
 /// Relation type name as in Hetionet's Neo4j (`TREATS_CtD`, `REGULATES_GrG`).
 pub fn relation_name(m: &Metaedge) -> String {
-    format!("{}_{}", m.verb.to_uppercase(), m.abbrev.replace(['>', '<'], ""))
+    format!(
+        "{}_{}",
+        m.verb.to_uppercase(),
+        m.abbrev.replace(['>', '<'], "")
+    )
 }
 
 pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
@@ -144,7 +195,11 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
     while let Some((no, line)) = lines.next_line()? {
         if no == 1 {
             if line.split('\t').collect::<Vec<_>>() != ["id", "name", "kind"] {
-                return Err(GraphError::line(&path, no, format!("expected the header `id<TAB>name<TAB>kind`, found {line:?}")));
+                return Err(GraphError::line(
+                    &path,
+                    no,
+                    format!("expected the header `id<TAB>name<TAB>kind`, found {line:?}"),
+                ));
             }
             continue;
         }
@@ -153,13 +208,28 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
         }
         let cols: Vec<&str> = line.split('\t').collect();
         let [id, name, kind] = cols[..] else {
-            return Err(GraphError::line(&path, no, format!("expected 3 tab-separated columns (id, name, kind), found {}", cols.len())));
+            return Err(GraphError::line(
+                &path,
+                no,
+                format!(
+                    "expected 3 tab-separated columns (id, name, kind), found {}",
+                    cols.len()
+                ),
+            ));
         };
         let Some((prefix, ident)) = id.split_once("::") else {
-            return Err(GraphError::line(&path, no, format!("node id {id:?} is not of the form Kind::identifier")));
+            return Err(GraphError::line(
+                &path,
+                no,
+                format!("node id {id:?} is not of the form Kind::identifier"),
+            ));
         };
         if prefix != kind {
-            return Err(GraphError::line(&path, no, format!("node id {id:?} does not match its kind {kind:?}")));
+            return Err(GraphError::line(
+                &path,
+                no,
+                format!("node id {id:?} does not match its kind {kind:?}"),
+            ));
         }
         if ident.is_empty() || kind.is_empty() {
             return Err(GraphError::line(&path, no, "empty identifier or kind"));
@@ -167,7 +237,11 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
         let t = b.node_type(&label_of(kind), kind);
         let n = b.add_node(t, ident, name);
         if let Some((_, first)) = ids.insert(id.to_string(), (n, no)) {
-            return Err(GraphError::line(&path, no, format!("duplicate node id {id:?} (first seen on line {first})")));
+            return Err(GraphError::line(
+                &path,
+                no,
+                format!("duplicate node id {id:?} (first seen on line {first})"),
+            ));
         }
     }
     bar.finish_and_clear();
@@ -194,7 +268,11 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
     while let Some((no, line)) = lines.next_line()? {
         if no == 1 {
             if line.split('\t').collect::<Vec<_>>() != ["source", "metaedge", "target"] {
-                return Err(GraphError::line(&path, no, format!("expected the header `source<TAB>metaedge<TAB>target`, found {line:?}")));
+                return Err(GraphError::line(
+                    &path,
+                    no,
+                    format!("expected the header `source<TAB>metaedge<TAB>target`, found {line:?}"),
+                ));
             }
             continue;
         }
@@ -202,14 +280,27 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
             continue;
         }
         let mut it = line.split('\t');
-        let (Some(s), Some(me), Some(t), None) = (it.next(), it.next(), it.next(), it.next()) else {
-            return Err(GraphError::line(&path, no, "expected 3 tab-separated columns (source, metaedge, target)"));
+        let (Some(s), Some(me), Some(t), None) = (it.next(), it.next(), it.next(), it.next())
+        else {
+            return Err(GraphError::line(
+                &path,
+                no,
+                "expected 3 tab-separated columns (source, metaedge, target)",
+            ));
         };
-        let &rel = by_abbrev
-            .get(me)
-            .ok_or_else(|| GraphError::line(&path, no, format!("unknown metaedge {me:?} (not in the metagraph)")))?;
-        let (src, _) = *ids.get(s).ok_or_else(|| GraphError::line(&path, no, format!("unknown source node {s:?}")))?;
-        let (dst, _) = *ids.get(t).ok_or_else(|| GraphError::line(&path, no, format!("unknown target node {t:?}")))?;
+        let &rel = by_abbrev.get(me).ok_or_else(|| {
+            GraphError::line(
+                &path,
+                no,
+                format!("unknown metaedge {me:?} (not in the metagraph)"),
+            )
+        })?;
+        let (src, _) = *ids
+            .get(s)
+            .ok_or_else(|| GraphError::line(&path, no, format!("unknown source node {s:?}")))?;
+        let (dst, _) = *ids
+            .get(t)
+            .ok_or_else(|| GraphError::line(&path, no, format!("unknown target node {t:?}")))?;
         let r = &metaedges[rel as usize];
         let (st, tt) = (b.node_type_of(src), b.node_type_of(dst));
         let want = (b.type_id(&r.source), b.type_id(&r.target));
@@ -217,7 +308,13 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
             return Err(GraphError::line(
                 &path,
                 no,
-                format!("metaedge {me} joins {} and {}, but this edge joins {} and {}", r.source, r.target, b.type_label(st), b.type_label(tt)),
+                format!(
+                    "metaedge {me} joins {} and {}, but this edge joins {} and {}",
+                    r.source,
+                    r.target,
+                    b.type_label(st),
+                    b.type_label(tt)
+                ),
             ));
         }
         b.add_edge(src, rel, dst, None);
@@ -229,12 +326,36 @@ pub fn load(files: &HetionetFiles, opts: &LoadOptions) -> Result<Graph> {
 /// "Hetionet files N and E in DIR", with DIR resolved: a test run from a crate directory finds the
 /// data as `crate/../../../shared/data`, and that string is stored in the snapshot and shown to users.
 fn describe_source(files: &HetionetFiles) -> String {
-    let name = |p: &Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let dir = files.nodes.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
+    let name = |p: &Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let dir = files
+        .nodes
+        .parent()
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
     match dir {
-        Some(dir) if files.edges.parent().and_then(|d| std::fs::canonicalize(d).ok()).as_deref() == Some(dir.as_path()) => {
-            format!("Hetionet files {} and {} in {}", name(&files.nodes), name(&files.edges), dir.display())
+        Some(dir)
+            if files
+                .edges
+                .parent()
+                .and_then(|d| std::fs::canonicalize(d).ok())
+                .as_deref()
+                == Some(dir.as_path()) =>
+        {
+            format!(
+                "Hetionet files {} and {} in {}",
+                name(&files.nodes),
+                name(&files.edges),
+                dir.display()
+            )
         }
-        _ => format!("Hetionet files {} and {}", files.nodes.display(), files.edges.display()),
+        _ => format!(
+            "Hetionet files {} and {}",
+            files.nodes.display(),
+            files.edges.display()
+        ),
     }
 }

@@ -4,11 +4,11 @@
 //! progress bar over the bytes read, reports errors as `file:line: message`, and builds the
 //! graph only after the whole input was read: an error never leaves a half-loaded graph.
 
+#[cfg(feature = "neo4j")]
+pub mod bolt;
 pub mod hetionet;
 pub mod neo4j_csv;
 pub mod table;
-#[cfg(feature = "neo4j")]
-pub mod bolt;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -28,17 +28,27 @@ pub struct LoadOptions {
 
 /// Opens a file for streaming, decompressing gzip when the file starts with its magic bytes.
 /// Returns the reader and a progress bar over the file's bytes on disk.
-pub fn open_input(path: &Path, what: &str, opts: &LoadOptions) -> Result<(Box<dyn BufRead + Send>, indicatif::ProgressBar)> {
-    let mut file = File::open(path).map_err(|e| GraphError::file(path, format!("cannot open: {e}")))?;
+pub fn open_input(
+    path: &Path,
+    what: &str,
+    opts: &LoadOptions,
+) -> Result<(Box<dyn BufRead + Send>, indicatif::ProgressBar)> {
+    let mut file =
+        File::open(path).map_err(|e| GraphError::file(path, format!("cannot open: {e}")))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut magic = [0u8; 2];
-    let n = file.read(&mut magic).map_err(|e| GraphError::file(path, e.to_string()))?;
+    let n = file
+        .read(&mut magic)
+        .map_err(|e| GraphError::file(path, e.to_string()))?;
     let gz = n == 2 && magic == [0x1f, 0x8b];
     let file = File::open(path).map_err(|e| GraphError::file(path, format!("cannot open: {e}")))?;
     let bar = bytes_bar(len, what, opts.progress);
     let counted = CountingReader::new(file, bar.clone());
     let reader: Box<dyn BufRead + Send> = if gz {
-        Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted))))
+        Box::new(BufReader::with_capacity(
+            1 << 20,
+            MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted)),
+        ))
     } else {
         Box::new(BufReader::with_capacity(1 << 20, counted))
     };
@@ -56,7 +66,12 @@ pub struct Lines {
 
 impl Lines {
     pub fn new(path: &Path, reader: Box<dyn BufRead + Send>) -> Self {
-        Lines { path: path.to_path_buf(), reader, buf: String::new(), line: 0 }
+        Lines {
+            path: path.to_path_buf(),
+            reader,
+            buf: String::new(),
+            line: 0,
+        }
     }
 
     /// The next line, or `None` at the end of the input.
@@ -69,15 +84,23 @@ impl Lines {
                 let s = self.buf.trim_end_matches(['\n', '\r']);
                 Ok(Some((self.line, s)))
             }
-            Err(e) => Err(GraphError::line(&self.path, self.line, read_error_message(&e))),
+            Err(e) => Err(GraphError::line(
+                &self.path,
+                self.line,
+                read_error_message(&e),
+            )),
         }
     }
 }
 
 pub(crate) fn read_error_message(e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => "unexpected end of file (truncated gzip stream?)".to_string(),
-        std::io::ErrorKind::InvalidData => format!("invalid data: {e} (not UTF-8 text, or a corrupt gzip stream)"),
+        std::io::ErrorKind::UnexpectedEof => {
+            "unexpected end of file (truncated gzip stream?)".to_string()
+        }
+        std::io::ErrorKind::InvalidData => {
+            format!("invalid data: {e} (not UTF-8 text, or a corrupt gzip stream)")
+        }
         _ => format!("read error: {e}"),
     }
 }

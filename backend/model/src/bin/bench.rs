@@ -34,7 +34,9 @@ struct Args {
 
 impl Args {
     fn wants(&self, part: &str) -> bool {
-        self.only.as_ref().is_none_or(|o| o.iter().any(|x| x == part))
+        self.only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|x| x == part))
     }
 }
 
@@ -77,7 +79,8 @@ fn parse() -> Result<Args, String> {
 }
 
 fn gb(b: Option<u64>) -> String {
-    b.map(|b| format!("{:.2} GB", b as f64 / 1e9)).unwrap_or_else(|| "n/a".into())
+    b.map(|b| format!("{:.2} GB", b as f64 / 1e9))
+        .unwrap_or_else(|| "n/a".into())
 }
 
 fn run() -> Result<(), String> {
@@ -86,14 +89,30 @@ fn run() -> Result<(), String> {
     let (g, kind) = match (&a.hetionet, &a.graph) {
         (_, Some(path)) => {
             let g = serenqa_graph::Graph::load(path).map_err(|e| e.to_string())?;
-            let kind = if g.meta().synthetic { "Drug" } else { "Compound" };
+            let kind = if g.meta().synthetic {
+                "Drug"
+            } else {
+                "Compound"
+            };
             (g, kind)
         }
         (Some(dir), None) => {
             let files = hetionet::HetionetFiles::in_dir(dir).map_err(|e| e.to_string())?;
-            (hetionet::load(&files, &LoadOptions { progress: true }).map_err(|e| e.to_string())?, "Compound")
+            (
+                hetionet::load(&files, &LoadOptions { progress: true })
+                    .map_err(|e| e.to_string())?,
+                "Compound",
+            )
         }
-        (None, None) => (generate(&SynthSpec { nodes: a.nodes, edges: a.edges, seed: a.seed, progress: true }), "Drug"),
+        (None, None) => (
+            generate(&SynthSpec {
+                nodes: a.nodes,
+                edges: a.edges,
+                seed: a.seed,
+                progress: true,
+            }),
+            "Drug",
+        ),
     };
     if let Some(path) = &a.save {
         g.save(path).map_err(|e| e.to_string())?;
@@ -115,7 +134,12 @@ fn run() -> Result<(), String> {
         let mb = bench::MarginalBench {
             nodes: n,
             edges: g.edge_count(),
-            stats: serenqa_model::marginals::MarginalStats { iterations: 0, residual: 0.0, converged: false, seconds: 0.0 },
+            stats: serenqa_model::marginals::MarginalStats {
+                iterations: 0,
+                residual: 0.0,
+                converged: false,
+                seconds: 0.0,
+            },
             reorder_seconds: 0.0,
             total_seconds: 0.0,
             passes: 0,
@@ -135,34 +159,70 @@ fn run() -> Result<(), String> {
     }
     let runs_blocks = if a.wants("blocks") { a.runs } else { 0 };
     let blk_any = bench::blocks(&g, a.directed, 50, runs_blocks, a.seed, None);
-    println!("P3 block |A|=50 (uniform nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_any.median_ms, blk_any.max_ms, blk_any.runs);
+    println!(
+        "P3 block |A|=50 (uniform nodes): median {:.2} ms, max {:.2} ms over {} sets",
+        blk_any.median_ms, blk_any.max_ms, blk_any.runs
+    );
     let blk_kind = bench::blocks(&g, a.directed, 50, runs_blocks, a.seed + 1, Some(kind));
-    println!("P3 block |A|=50 ({kind} nodes): median {:.2} ms, max {:.2} ms over {} sets", blk_kind.median_ms, blk_kind.max_ms, blk_kind.runs);
+    println!(
+        "P3 block |A|=50 ({kind} nodes): median {:.2} ms, max {:.2} ms over {} sets",
+        blk_kind.median_ms, blk_kind.max_ms, blk_kind.runs
+    );
     let emb = if a.skip_embeddings || !a.wants("embeddings") {
         // Placeholder rows (not FastRP) so the swap benchmark can run: labelled as such.
         let d = 64;
-        let data = (0..g.node_count() * d).map(|i| ((i * 2654435761) % 7) as f32 - 3.0).collect();
+        let data = (0..g.node_count() * d)
+            .map(|i| ((i * 2654435761) % 7) as f32 - 3.0)
+            .collect();
         Embeddings {
-            info: EmbeddingInfo { method: "placeholder".into(), dim: d, seed: 0, hop_weights: vec![], directed: a.directed, seconds: 0.0 },
+            info: EmbeddingInfo {
+                method: "placeholder".into(),
+                dim: d,
+                seed: 0,
+                hop_weights: vec![],
+                directed: a.directed,
+                seconds: 0.0,
+            },
             data,
         }
     } else {
-        let e = bench::embeddings(&g, &FastRp { directed: a.directed, ..FastRp::default() }, true);
-        println!("embeddings (FastRP, d=64, 3 hops): {:.1} s, peak RSS {}", e.info.seconds, gb(bench::peak_rss_bytes()));
+        let e = bench::embeddings(
+            &g,
+            &FastRp {
+                directed: a.directed,
+                ..FastRp::default()
+            },
+            true,
+        );
+        println!(
+            "embeddings (FastRP, d=64, 3 hops): {:.1} s, peak RSS {}",
+            e.info.seconds,
+            gb(bench::peak_rss_bytes())
+        );
         e
     };
     let model = Model::from_parts(&g, a.directed, params, mb.stats.clone(), p, emb);
     let runs_swap = if a.wants("swap") { a.runs } else { 0 };
-    let sw_any = bench::swap(&g, &model, 100, runs_swap, a.seed + 2, None).map_err(|e| e.to_string())?;
-    let sw_kind = bench::swap(&g, &model, 100, runs_swap, a.seed + 3, Some(kind)).map_err(|e| e.to_string())?;
+    let sw_any =
+        bench::swap(&g, &model, 100, runs_swap, a.seed + 2, None).map_err(|e| e.to_string())?;
+    let sw_kind = bench::swap(&g, &model, 100, runs_swap, a.seed + 3, Some(kind))
+        .map_err(|e| e.to_string())?;
     for (what, sw) in [("uniform", &sw_any), (kind, &sw_kind)] {
         println!(
             "|Ac|=100 ({what}): slice median {:.2} ms (max {:.2}), greedy swap median {:.2} ms (max {:.2}), swaps {:?}",
             sw.slice.median_ms, sw.slice.max_ms, sw.greedy.median_ms, sw.greedy.max_ms, sw.swaps
         );
     }
-    let cand = bench::candidates(&g, &model, 10, 200, if a.wants("candidates") { a.runs } else { 1 }, a.seed + 4, Some(kind))
-        .map_err(|e| e.to_string())?;
+    let cand = bench::candidates(
+        &g,
+        &model,
+        10,
+        200,
+        if a.wants("candidates") { a.runs } else { 1 },
+        a.seed + 4,
+        Some(kind),
+    )
+    .map_err(|e| e.to_string())?;
     println!(
         "RNS(Ae, {{c}}) for {} candidates, |Ae| = {}: median {:.3} ms, max {:.3} ms (slice of {} built once in {:.1} ms)",
         cand.candidates, cand.existing, cand.score.median_ms, cand.score.max_ms, cand.candidates + cand.existing, cand.slice.median_ms

@@ -11,7 +11,10 @@ pub fn graph(n: usize, edges: &[(u32, u32)]) -> Graph {
 }
 
 pub fn graph_named(n: usize, edges: &[(u32, u32)], ident: impl Fn(usize) -> String) -> Graph {
-    let mut b = GraphBuilder::new(GraphMeta { name: "test".into(), ..Default::default() });
+    let mut b = GraphBuilder::new(GraphMeta {
+        name: "test".into(),
+        ..Default::default()
+    });
     let t = b.node_type("Thing", "Thing");
     let mut rels = Vec::new();
     for r in 0..2 {
@@ -78,7 +81,13 @@ pub fn dense_p3(p1: &Dense) -> Dense {
     let p2 = matmul(p1, p1);
     let p3 = matmul(&p2, p1);
     let n = p1.len();
-    (0..n).map(|i| (0..n).map(|j| p1[i][j] / 6.0 + 2.0 * p2[i][j] / 6.0 + 3.0 * p3[i][j] / 6.0).collect()).collect()
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| p1[i][j] / 6.0 + 2.0 * p2[i][j] / 6.0 + 3.0 * p3[i][j] / 6.0)
+                .collect()
+        })
+        .collect()
 }
 
 /// Algorithm 2 on a dense P3.
@@ -105,12 +114,19 @@ pub fn dense_marginals(p3: &Dense, lambda: f64, eps: f64) -> (Vec<f64>, usize) {
 
 /// R, N, S straight from RNS.md against full-graph matrices: `p3` the full P3, `marg` the full
 /// marginal vector, `emb(x)` the embedding row of node x. Returns (R, N, S).
-pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &[usize], as_: &[usize]) -> (f64, f64, f64) {
+pub fn full_rns(
+    p3: &Dense,
+    marg: &[f64],
+    emb: &dyn Fn(usize) -> Vec<f64>,
+    ae: &[usize],
+    as_: &[usize],
+) -> (f64, f64, f64) {
     let delta = 1e-12;
     let a: Vec<usize> = ae.iter().chain(as_).copied().collect();
     let z: f64 = a.iter().map(|&x| marg[x]).sum();
     let pi = |x: usize| marg[x] / z;
-    let t = |i: usize, x: usize| (p3[i][x] + delta) / a.iter().map(|&y| p3[i][y] + delta).sum::<f64>();
+    let t =
+        |i: usize, x: usize| (p3[i][x] + delta) / a.iter().map(|&y| p3[i][y] + delta).sum::<f64>();
     let norm = |v: Vec<f64>| {
         let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         if n > 0.0 {
@@ -123,7 +139,13 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
     for &i in as_ {
         for &j in ae {
             let (u, v) = (norm(emb(i)), norm(emb(j)));
-            r += u.iter().zip(&v).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt() / 2.0;
+            r += u
+                .iter()
+                .zip(&v)
+                .map(|(x, y)| (x - y) * (x - y))
+                .sum::<f64>()
+                .sqrt()
+                / 2.0;
         }
     }
     let r = 1.0 - r / (ae.len() * as_.len()) as f64;
@@ -131,7 +153,11 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
     let ze: f64 = ae.iter().map(|&i| pi(i)).sum();
     let mut observed = 0.0;
     for &i in ae {
-        let leave = if 1.0 - p3[i][i] > 1e-15 { 1.0 / (1.0 - p3[i][i]) } else { 0.0 };
+        let leave = if 1.0 - p3[i][i] > 1e-15 {
+            1.0 / (1.0 - p3[i][i])
+        } else {
+            0.0
+        };
         for &j in as_ {
             observed += pi(i) / ze * p3[i][j] * leave;
         }
@@ -140,8 +166,14 @@ pub fn full_rns(p3: &Dense, marg: &[f64], emb: &dyn Fn(usize) -> Vec<f64>, ae: &
     let eps = 1.0 / 1_048_576.0;
     let prior: f64 = as_.iter().map(|&j| pi(j)).sum();
     let novelty = (-((1.0 - eps) * observed + eps * prior + delta).log2() / 40.0).clamp(0.0, 1.0);
-    let pe: Vec<f64> = a.iter().map(|&x| ae.iter().map(|&i| t(i, x)).sum::<f64>() / ae.len() as f64).collect();
-    let ps: Vec<f64> = a.iter().map(|&x| as_.iter().map(|&j| t(j, x)).sum::<f64>() / as_.len() as f64).collect();
+    let pe: Vec<f64> = a
+        .iter()
+        .map(|&x| ae.iter().map(|&i| t(i, x)).sum::<f64>() / ae.len() as f64)
+        .collect();
+    let ps: Vec<f64> = a
+        .iter()
+        .map(|&x| as_.iter().map(|&j| t(j, x)).sum::<f64>() / as_.len() as f64)
+        .collect();
     let mut jsd = 0.0;
     for k in 0..a.len() {
         let m = (pe[k] + ps[k]) / 2.0;

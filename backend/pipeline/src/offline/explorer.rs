@@ -10,7 +10,14 @@ use crate::explore::{Env, Step};
 
 /// ≤ m relations at u: highest reach of the answer types within the remaining hops from the
 /// relation's far-end type, then the rarer relation (fewer edges in the graph), then by id.
-pub fn select_relations(env: &Env<'_>, targets: &BTreeSet<TypeId>, u: NodeId, rels: &BTreeMap<RelId, usize>, m: usize, remaining: usize) -> Vec<RelId> {
+pub fn select_relations(
+    env: &Env<'_>,
+    targets: &BTreeSet<TypeId>,
+    u: NodeId,
+    rels: &BTreeMap<RelId, usize>,
+    m: usize,
+    remaining: usize,
+) -> Vec<RelId> {
     let g = env.g;
     let far_type = |r: RelId| -> Option<TypeId> {
         let rt = g.relation(r);
@@ -24,8 +31,14 @@ pub fn select_relations(env: &Env<'_>, targets: &BTreeSet<TypeId>, u: NodeId, re
     let mut scored: Vec<(f64, u64, RelId)> = rels
         .keys()
         .map(|&r| {
-            let reach = far_type(r).map(|t| env.stats.reach(t, targets, remaining)).unwrap_or(0.5);
-            (reach, env.stats.rel_counts.get(r as usize).copied().unwrap_or(0), r)
+            let reach = far_type(r)
+                .map(|t| env.stats.reach(t, targets, remaining))
+                .unwrap_or(0.5);
+            (
+                reach,
+                env.stats.rel_counts.get(r as usize).copied().unwrap_or(0),
+                r,
+            )
         })
         .filter(|(reach, _, _)| *reach > 0.0)
         .collect();
@@ -35,19 +48,37 @@ pub fn select_relations(env: &Env<'_>, targets: &BTreeSet<TypeId>, u: NodeId, re
 
 /// RNS(Ae, {c}) for each candidate c (just the RNS value).
 pub fn rns_gains(env: &Env<'_>, roots: &[NodeId], cands: &[NodeId]) -> HashMap<NodeId, f64> {
-    rns_gains_terms(env, roots, cands).into_iter().map(|(k, t)| (k, t.rns)).collect()
+    rns_gains_terms(env, roots, cands)
+        .into_iter()
+        .map(|(k, t)| (k, t.rns))
+        .collect()
 }
 
 /// R, N, S and RNS of (Ae, {c}) for each candidate c (marginal gain of adding c as serendipitous), from one
 /// slice of Ae ∪ candidates. Empty when there is no model or the slice fails.
-pub fn rns_gains_terms(env: &Env<'_>, roots: &[NodeId], cands: &[NodeId]) -> HashMap<NodeId, Terms> {
-    let Some(model) = env.model else { return HashMap::new() };
+pub fn rns_gains_terms(
+    env: &Env<'_>,
+    roots: &[NodeId],
+    cands: &[NodeId],
+) -> HashMap<NodeId, Terms> {
+    let Some(model) = env.model else {
+        return HashMap::new();
+    };
     let mut nodes: Vec<NodeId> = roots.to_vec();
     let room = MAX_ENTITIES.saturating_sub(nodes.len());
-    let extra: Vec<NodeId> = cands.iter().copied().filter(|c| !roots.contains(c)).take(room).collect();
+    let extra: Vec<NodeId> = cands
+        .iter()
+        .copied()
+        .filter(|c| !roots.contains(c))
+        .take(room)
+        .collect();
     nodes.extend(&extra);
-    let Ok(slice) = build_slice(env.walk, model, env.blocks, &nodes) else { return HashMap::new() };
-    let Ok(sc) = Scorer::new(&slice) else { return HashMap::new() };
+    let Ok(slice) = build_slice(env.walk, model, env.blocks, &nodes) else {
+        return HashMap::new();
+    };
+    let Ok(sc) = Scorer::new(&slice) else {
+        return HashMap::new();
+    };
     let ae: Vec<usize> = (0..roots.len()).collect();
     let cs: Vec<usize> = (roots.len()..nodes.len()).collect();
     match sc.score_candidates(&ae, &cs, &env.weights) {
@@ -57,21 +88,38 @@ pub fn rns_gains_terms(env: &Env<'_>, roots: &[NodeId], cands: &[NodeId]) -> Has
 }
 
 fn normalise(xs: &HashMap<NodeId, f64>) -> HashMap<NodeId, f64> {
-    let (lo, hi) = xs.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
-    xs.iter().map(|(&k, &v)| (k, if hi > lo { (v - lo) / (hi - lo) } else { 0.5 })).collect()
+    let (lo, hi) = xs
+        .values()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    xs.iter()
+        .map(|(&k, &v)| (k, if hi > lo { (v - lo) / (hi - lo) } else { 0.5 }))
+        .collect()
 }
 
 /// ≤ n nodes: answer-typed candidates first, by marginal RNS gain (or edge score without a
 /// model); then other candidates by reach of the answer types × edge score; nothing that can
 /// no longer reach an answer type.
-pub fn select_nodes(env: &Env<'_>, targets: &BTreeSet<TypeId>, roots: &[NodeId], cands: &[(Step, f64)], n: usize, remaining: usize) -> Vec<NodeId> {
+pub fn select_nodes(
+    env: &Env<'_>,
+    targets: &BTreeSet<TypeId>,
+    roots: &[NodeId],
+    cands: &[(Step, f64)],
+    n: usize,
+    remaining: usize,
+) -> Vec<NodeId> {
     let g = env.g;
     let mut edge_score: HashMap<NodeId, f64> = HashMap::new();
     for (s, sc) in cands {
         let e = edge_score.entry(s.to).or_insert(*sc);
         *e = e.max(*sc);
     }
-    let mut typed: Vec<NodeId> = edge_score.keys().copied().filter(|&v| targets.contains(&g.node_type(v))).collect();
+    let mut typed: Vec<NodeId> = edge_score
+        .keys()
+        .copied()
+        .filter(|&v| targets.contains(&g.node_type(v)))
+        .collect();
     typed.sort_unstable();
     let rns = normalise(&rns_gains(env, roots, &typed));
     let es = normalise(&edge_score);
@@ -94,10 +142,21 @@ pub fn select_nodes(env: &Env<'_>, targets: &BTreeSet<TypeId>, roots: &[NodeId],
 
 /// Go deeper while hops remain, fewer than half of the new nodes are answer-typed (the beam
 /// has not yet found its candidates) and some new node can still reach an answer type.
-pub fn should_continue(env: &Env<'_>, targets: &BTreeSet<TypeId>, next: &[NodeId], remaining: usize) -> bool {
+pub fn should_continue(
+    env: &Env<'_>,
+    targets: &BTreeSet<TypeId>,
+    next: &[NodeId],
+    remaining: usize,
+) -> bool {
     if remaining == 0 || next.is_empty() {
         return false;
     }
-    let typed = next.iter().filter(|&&v| targets.contains(&env.g.node_type(v))).count();
-    typed * 2 < next.len() && next.iter().any(|&v| env.stats.reach(env.g.node_type(v), targets, remaining) > 0.0)
+    let typed = next
+        .iter()
+        .filter(|&&v| targets.contains(&env.g.node_type(v)))
+        .count();
+    typed * 2 < next.len()
+        && next
+            .iter()
+            .any(|&v| env.stats.reach(env.g.node_type(v), targets, remaining) > 0.0)
 }

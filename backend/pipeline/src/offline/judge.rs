@@ -16,7 +16,10 @@ use crate::metrics::id_tokens;
 /// Tokens of `text` that can name a node: all-digit tokens (Entrez gene ids) only inside
 /// parentheses, so counts and hop numbers in prose are not read as gene ids.
 fn id_like(text: &str) -> Vec<&str> {
-    id_tokens(text).into_iter().filter(|t| !t.chars().all(|c| c.is_ascii_digit()) || text.contains(&format!("({t})"))).collect()
+    id_tokens(text)
+        .into_iter()
+        .filter(|t| !t.chars().all(|c| c.is_ascii_digit()) || text.contains(&format!("({t})")))
+        .collect()
 }
 
 /// Ids in `text` that are identifiers of some graph node.
@@ -68,13 +71,22 @@ pub fn relevance(g: &Graph, predicted: &[NodeId], gold: &[NodeId]) -> f64 {
     let gold_types: HashSet<_> = gold.iter().map(|&n| g.node_type(n)).collect();
     let mut gold_nb: HashSet<NodeId> = HashSet::new();
     for &x in gold {
-        gold_nb.extend(g.edges(x, Direction::Both).map(|e| if e.source == x { e.target } else { e.source }));
+        gold_nb.extend(g.edges(x, Direction::Both).map(|e| {
+            if e.source == x {
+                e.target
+            } else {
+                e.source
+            }
+        }));
     }
     let rel = predicted
         .iter()
         .filter(|&&p| {
             gold_set.contains(&p)
-                || (gold_types.contains(&g.node_type(p)) && g.edges(p, Direction::Both).any(|e| gold_nb.contains(&if e.source == p { e.target } else { e.source })))
+                || (gold_types.contains(&g.node_type(p))
+                    && g.edges(p, Direction::Both).any(|e| {
+                        gold_nb.contains(&if e.source == p { e.target } else { e.source })
+                    }))
         })
         .count();
     1.0 + 4.0 * rel as f64 / predicted.len() as f64

@@ -58,7 +58,11 @@ pub fn tokenize(text: &str) -> Vec<String> {
             w.remove(0);
         }
         let mut trail = Vec::new();
-        while let Some(c) = w.chars().last().filter(|c| matches!(c, ',' | '?' | '.' | ')' | ';' | '!' | ':')) {
+        while let Some(c) = w
+            .chars()
+            .last()
+            .filter(|c| matches!(c, ',' | '?' | '.' | ')' | ';' | '!' | ':'))
+        {
             // Keep a period inside abbreviations like "e.g." only when more letters precede it.
             trail.push(c.to_string());
             w.pop();
@@ -85,7 +89,12 @@ impl Lexicon {
         for v in names.values_mut() {
             // Longest first; then the better-connected node (a name shared by two nodes is
             // more often meant as the well-known one).
-            v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(g.degree(b.1).cmp(&g.degree(a.1))).then(a.1.cmp(&b.1)));
+            v.sort_by(|a, b| {
+                b.0.len()
+                    .cmp(&a.0.len())
+                    .then(g.degree(b.1).cmp(&g.degree(a.1)))
+                    .then(a.1.cmp(&b.1))
+            });
         }
         let mut nouns = Vec::new();
         for t in 0..g.type_count() as TypeId {
@@ -101,11 +110,23 @@ impl Lexicon {
             let rt = g.relation(r);
             for subject_is_source in [true, false] {
                 let v = relation_phrase(g, r, subject_is_source);
-                let (subject, object) = if subject_is_source { (rt.source_type, rt.target_type) } else { (rt.target_type, rt.source_type) };
+                let (subject, object) = if subject_is_source {
+                    (rt.source_type, rt.target_type)
+                } else {
+                    (rt.target_type, rt.source_type)
+                };
                 for form in [&v.sg, &v.pl] {
                     let tokens = tokenize(form);
-                    if !phrases.iter().any(|p: &Phrase| p.tokens == tokens && p.rel == r && p.subject_is_source == subject_is_source) {
-                        phrases.push(Phrase { tokens, rel: r, subject_is_source, subject, object });
+                    if !phrases.iter().any(|p: &Phrase| {
+                        p.tokens == tokens && p.rel == r && p.subject_is_source == subject_is_source
+                    }) {
+                        phrases.push(Phrase {
+                            tokens,
+                            rel: r,
+                            subject_is_source,
+                            subject,
+                            object,
+                        });
                     }
                 }
                 if symmetric(g, r) {
@@ -113,7 +134,11 @@ impl Lexicon {
                 }
             }
         }
-        Lexicon { names, nouns, phrases }
+        Lexicon {
+            names,
+            nouns,
+            phrases,
+        }
     }
 }
 
@@ -156,18 +181,26 @@ fn node_type(g: &Graph, n: &PNode) -> TypeId {
 
 impl<'a> Parser<'a> {
     fn at(&self, pos: usize, words: &[&str]) -> bool {
-        words.iter().enumerate().all(|(i, w)| self.toks.get(pos + i).is_some_and(|t| t == w))
+        words
+            .iter()
+            .enumerate()
+            .all(|(i, w)| self.toks.get(pos + i).is_some_and(|t| t == w))
     }
 
     fn is_end(&self, pos: usize) -> bool {
-        self.toks[pos..].iter().all(|t| t == "?" || t == "." || t == "!")
+        self.toks[pos..]
+            .iter()
+            .all(|t| t == "?" || t == "." || t == "!")
     }
 
     /// Type nouns at `pos`: (type, next position).
     fn nouns_at(&self, pos: usize) -> Vec<(TypeId, usize)> {
         let mut v = Vec::new();
         for (toks, t) in &self.lex.nouns {
-            if self.toks.len() >= pos + toks.len() && self.toks[pos..pos + toks.len()] == toks[..] && !v.iter().any(|(x, _)| x == t) {
+            if self.toks.len() >= pos + toks.len()
+                && self.toks[pos..pos + toks.len()] == toks[..]
+                && !v.iter().any(|(x, _)| x == t)
+            {
                 v.push((*t, pos + toks.len()));
             }
         }
@@ -185,8 +218,12 @@ impl<'a> Parser<'a> {
             if self.at(p, &["pharmacologic", "class"]) {
                 p += 2;
             }
-            let Some(first) = self.toks.get(p) else { continue };
-            let Some(cands) = self.lex.names.get(first) else { continue };
+            let Some(first) = self.toks.get(p) else {
+                continue;
+            };
+            let Some(cands) = self.lex.names.get(first) else {
+                continue;
+            };
             for (name, n) in cands {
                 if self.toks.len() < p + name.len() || self.toks[p..p + name.len()] != name[..] {
                     continue;
@@ -201,7 +238,11 @@ impl<'a> Parser<'a> {
                 let dt = tokenize(&disp);
                 if self.toks.len() >= end + dt.len() && self.toks[end..end + dt.len()] == dt[..] {
                     end += dt.len();
-                } else if self.at(end, &["("]) && self.toks.len() >= end + 1 + dt.len() && self.toks[end + 1..end + 1 + dt.len()] == dt[..] && self.at(end + 1 + dt.len(), &[")"]) {
+                } else if self.at(end, &["("])
+                    && self.toks.len() >= end + 1 + dt.len()
+                    && self.toks[end + 1..end + 1 + dt.len()] == dt[..]
+                    && self.at(end + 1 + dt.len(), &[")"])
+                {
                     end += dt.len() + 2;
                 } else if self.at(end, &["pathway"]) {
                     end += 1;
@@ -222,7 +263,10 @@ impl<'a> Parser<'a> {
         lex.phrases
             .iter()
             .filter(|p| p.subject.is_none_or(|s| s == subject))
-            .filter(|p| self.toks.len() >= pos + p.tokens.len() && self.toks[pos..pos + p.tokens.len()] == p.tokens[..])
+            .filter(|p| {
+                self.toks.len() >= pos + p.tokens.len()
+                    && self.toks[pos..pos + p.tokens.len()] == p.tokens[..]
+            })
             .map(|p| (p, pos + p.tokens.len()))
             .collect()
     }
@@ -242,12 +286,22 @@ impl<'a> Parser<'a> {
         }
         self.budget -= 1;
         if self.is_end(st.pos) {
-            self.out.push(Parse { nodes: st.nodes, edges: st.edges });
+            self.out.push(Parse {
+                nodes: st.nodes,
+                edges: st.edges,
+            });
             return;
         }
         let p = st.pos;
         let mut next = Vec::new();
-        for sep in [&[",", "and", "also"][..], &[",", "and"], &["and", "also"], &["and"], &[","], &["as", "well", "as"]] {
+        for sep in [
+            &[",", "and", "also"][..],
+            &[",", "and"],
+            &["and", "also"],
+            &["and"],
+            &[","],
+            &["as", "well", "as"],
+        ] {
             if self.at(p, sep) {
                 next.push(p + sep.len());
             }
@@ -294,7 +348,11 @@ impl<'a> Parser<'a> {
                 if ph.object.is_some_and(|o| o != t) {
                     continue;
                 }
-                if let Some(i) = st.nodes.iter().position(|n| matches!(n, PNode::Entity(e) if self.g.node_type(*e) == t)) {
+                if let Some(i) = st
+                    .nodes
+                    .iter()
+                    .position(|n| matches!(n, PNode::Entity(e) if self.g.node_type(*e) == t))
+                {
                     let mut s2 = st.clone();
                     Self::add_edge(&mut s2, subj, ph, i);
                     s2.pos = q;
@@ -318,7 +376,14 @@ impl<'a> Parser<'a> {
         }
         // Relative clause: DET? noun (that|which) VP-list.
         let mut det_ends = vec![p];
-        for det in [&["at", "least", "one"][..], &["a"], &["an"], &["any"], &["some"], &["the"]] {
+        for det in [
+            &["at", "least", "one"][..],
+            &["a"],
+            &["an"],
+            &["any"],
+            &["some"],
+            &["the"],
+        ] {
             if self.at(p, det) {
                 det_ends.push(p + det.len());
             }
@@ -345,7 +410,17 @@ impl<'a> Parser<'a> {
     fn question(&mut self) {
         // Lead + answer type noun (+ "that").
         let mut leads = Vec::new();
-        for lead in [&["which"][..], &["what"], &["list", "the"], &["list", "all"], &["find", "the"], &["find", "all"], &["name", "the"], &["list"], &["find"]] {
+        for lead in [
+            &["which"][..],
+            &["what"],
+            &["list", "the"],
+            &["list", "all"],
+            &["find", "the"],
+            &["find", "all"],
+            &["name", "the"],
+            &["list"],
+            &["find"],
+        ] {
             if self.at(0, lead) {
                 leads.push(lead.len());
             }
@@ -356,7 +431,12 @@ impl<'a> Parser<'a> {
                 if self.at(p, &["that"]) || self.at(p, &["which"]) {
                     p += 1;
                 }
-                let st = State { pos: p, nodes: vec![PNode::Var(t)], edges: vec![], stack: vec![0] };
+                let st = State {
+                    pos: p,
+                    nodes: vec![PNode::Var(t)],
+                    edges: vec![],
+                    stack: vec![0],
+                };
                 self.verb_phrase(st, 0);
             }
         }
@@ -371,9 +451,17 @@ impl<'a> Parser<'a> {
                     if ph.object.is_some_and(|o| o != t) || !self.is_end(s) {
                         continue;
                     }
-                    let mut st = State { pos: s, nodes: vec![PNode::Var(t), PNode::Entity(n)], edges: vec![], stack: vec![0] };
+                    let mut st = State {
+                        pos: s,
+                        nodes: vec![PNode::Var(t), PNode::Entity(n)],
+                        edges: vec![],
+                        stack: vec![0],
+                    };
                     Self::add_edge(&mut st, 1, ph, 0);
-                    self.out.push(Parse { nodes: st.nodes, edges: st.edges });
+                    self.out.push(Parse {
+                        nodes: st.nodes,
+                        edges: st.edges,
+                    });
                 }
             }
         }
@@ -382,7 +470,13 @@ impl<'a> Parser<'a> {
 
 /// All parses of a question (grammar order, deduplicated), at most `STATE_BUDGET` steps.
 pub fn parse(g: &Graph, lex: &Lexicon, question: &str) -> Vec<Parse> {
-    let mut p = Parser { g, lex, toks: tokenize(question), budget: STATE_BUDGET, out: Vec::new() };
+    let mut p = Parser {
+        g,
+        lex,
+        toks: tokenize(question),
+        budget: STATE_BUDGET,
+        out: Vec::new(),
+    };
     if p.toks.is_empty() {
         return Vec::new();
     }
@@ -415,14 +509,21 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
         declared[i] = true;
         match p.nodes[i] {
             PNode::Var(t) => format!("(n{i}:{})", cypher_ident(g.type_label(t))),
-            PNode::Entity(e) => format!("(n{i}:{} {{id: {}}})", cypher_ident(g.type_label(g.node_type(e))), cypher_string(g.ident(e))),
+            PNode::Entity(e) => format!(
+                "(n{i}:{} {{id: {}}})",
+                cypher_ident(g.type_label(g.node_type(e))),
+                cypher_string(g.ident(e))
+            ),
         }
     };
     let mut parts = Vec::new();
     for &(a, r, b) in &p.edges {
         let (sa, sb) = (node(a), node(b));
         let arrow = if symmetric(g, r) { "-" } else { "->" };
-        parts.push(format!("{sa}-[:{}]{arrow}{sb}", cypher_ident(&g.relation(r).name)));
+        parts.push(format!(
+            "{sa}-[:{}]{arrow}{sb}",
+            cypher_ident(&g.relation(r).name)
+        ));
     }
     let mut text = format!("MATCH {}", parts.join(", "));
     let t0 = match p.nodes.first() {
@@ -433,7 +534,9 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
         .nodes
         .iter()
         .filter_map(|n| match n {
-            PNode::Entity(e) if Some(g.node_type(*e)) == t0 => Some(format!("n0.id <> {}", cypher_string(g.ident(*e)))),
+            PNode::Entity(e) if Some(g.node_type(*e)) == t0 => {
+                Some(format!("n0.id <> {}", cypher_string(g.ident(*e))))
+            }
             _ => None,
         })
         .collect();
@@ -457,7 +560,12 @@ pub struct OfflineRetrieval {
 }
 
 /// Parses, renders and picks the first parse whose query returns rows (`run` executes).
-pub fn retrieve(g: &Graph, lex: &Lexicon, question: &str, mut run: impl FnMut(&str) -> Option<usize>) -> OfflineRetrieval {
+pub fn retrieve(
+    g: &Graph,
+    lex: &Lexicon,
+    question: &str,
+    mut run: impl FnMut(&str) -> Option<usize>,
+) -> OfflineRetrieval {
     let parses = parse(g, lex, question);
     let mut first = None;
     let mut tried = 0;
@@ -465,12 +573,24 @@ pub fn retrieve(g: &Graph, lex: &Lexicon, question: &str, mut run: impl FnMut(&s
         let c = to_cypher(g, p);
         tried += 1;
         if run(&c).is_some_and(|rows| rows > 0) {
-            return OfflineRetrieval { cypher: Some(c), parses: parses.len(), tried, parse: Some(p.clone()) };
+            return OfflineRetrieval {
+                cypher: Some(c),
+                parses: parses.len(),
+                tried,
+                parse: Some(p.clone()),
+            };
         }
         first.get_or_insert((c, p.clone()));
     }
-    let (cypher, parse) = first.map(|(c, p)| (Some(c), Some(p))).unwrap_or((None, None));
-    OfflineRetrieval { cypher, parses: parses.len(), tried, parse }
+    let (cypher, parse) = first
+        .map(|(c, p)| (Some(c), Some(p)))
+        .unwrap_or((None, None));
+    OfflineRetrieval {
+        cypher,
+        parses: parses.len(),
+        tried,
+        parse,
+    }
 }
 
 #[cfg(test)]
@@ -479,7 +599,20 @@ mod tests {
 
     #[test]
     fn tokenizer_splits_trailing_punctuation_only() {
-        assert_eq!(tokenize("Which genes bind 2,4-DNP (biological process)?"), vec!["which", "genes", "bind", "2,4-dnp", "(", "biological", "process", ")", "?"]);
+        assert_eq!(
+            tokenize("Which genes bind 2,4-DNP (biological process)?"),
+            vec![
+                "which",
+                "genes",
+                "bind",
+                "2,4-dnp",
+                "(",
+                "biological",
+                "process",
+                ")",
+                "?"
+            ]
+        );
         assert_eq!(tokenize("asthma, and"), vec!["asthma", ",", "and"]);
     }
 }

@@ -17,7 +17,11 @@ fn ent(g: &Graph, n: u32) -> String {
 
 fn verb(g: &Graph, s: &Step) -> String {
     let r = g.relation(s.rel);
-    let v = if r.verb.is_empty() { r.name.to_lowercase().replace('_', " ") } else { r.verb.clone() };
+    let v = if r.verb.is_empty() {
+        r.name.to_lowercase().replace('_', " ")
+    } else {
+        r.verb.clone()
+    };
     if s.forward {
         v
     } else {
@@ -27,7 +31,9 @@ fn verb(g: &Graph, s: &Step) -> String {
 
 /// One sentence for a path: "A (id) treats B (id), which binds C (id)."
 pub fn path_sentence(g: &Graph, p: &[Step]) -> String {
-    let Some(first) = p.first() else { return String::new() };
+    let Some(first) = p.first() else {
+        return String::new();
+    };
     let mut s = ent(g, first.from);
     for (i, st) in p.iter().enumerate() {
         if i > 0 {
@@ -46,10 +52,14 @@ fn type_counts(g: &Graph, ex: &Exploration, level: usize) -> String {
     let mut c: BTreeMap<String, usize> = BTreeMap::new();
     for p in ex.paths_of_depth(level) {
         if let Some(s) = p.last() {
-            *c.entry(g.type_display(g.node_type(s.to)).to_string()).or_default() += 1;
+            *c.entry(g.type_display(g.node_type(s.to)).to_string())
+                .or_default() += 1;
         }
     }
-    c.iter().map(|(t, n)| format!("{n} {t}")).collect::<Vec<_>>().join(", ")
+    c.iter()
+        .map(|(t, n)| format!("{n} {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The short description of a level (context for later decisions).
@@ -65,7 +75,10 @@ pub fn describe_level(g: &Graph, ex: &Exploration, level: usize) -> String {
         "{} entities reached at hop {level} ({}), over {}.",
         paths.len(),
         type_counts(g, ex, level),
-        rels.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
+        rels.iter()
+            .map(|(r, n)| format!("{r} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -75,13 +88,20 @@ pub fn summarize_level(g: &Graph, ex: &Exploration, level: usize) -> String {
     if paths.is_empty() {
         return String::new();
     }
-    let mut s = format!("At hop {level} the exploration reached {} entities: {}. ", paths.len(), type_counts(g, ex, level));
+    let mut s = format!(
+        "At hop {level} the exploration reached {} entities: {}. ",
+        paths.len(),
+        type_counts(g, ex, level)
+    );
     for p in paths.iter().take(MAX_FACTS) {
         s.push_str(&path_sentence(g, p));
         s.push(' ');
     }
     if paths.len() > MAX_FACTS {
-        s.push_str(&format!("{} further paths of this length are not listed.", paths.len() - MAX_FACTS));
+        s.push_str(&format!(
+            "{} further paths of this length are not listed.",
+            paths.len() - MAX_FACTS
+        ));
     }
     s.trim_end().to_string()
 }

@@ -53,13 +53,22 @@ const MAX_SPAN: usize = 8;
 
 /// Folds one word: lower case, letters and digits only, plural/possessive `s` dropped.
 pub fn fold_word(w: &str) -> String {
-    let mut s: String = w.chars().flat_map(|c| c.to_lowercase()).filter(|c| c.is_alphanumeric()).collect();
+    let mut s: String = w
+        .chars()
+        .flat_map(|c| c.to_lowercase())
+        .filter(|c| c.is_alphanumeric())
+        .collect();
     if s.len() > 4 && s.ends_with("ies") {
         s.truncate(s.len() - 3);
         s.push('y');
     } else if s.len() > 4 && s.ends_with("sses") {
         s.truncate(s.len() - 2);
-    } else if s.len() > 3 && s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is") {
+    } else if s.len() > 3
+        && s.ends_with('s')
+        && !s.ends_with("ss")
+        && !s.ends_with("us")
+        && !s.ends_with("is")
+    {
         s.pop();
     }
     s
@@ -120,14 +129,31 @@ pub struct LexiconFile {
 }
 
 fn norm_label(s: &str) -> String {
-    s.chars().filter(|c| c.is_alphanumeric()).flat_map(|c| c.to_lowercase()).collect()
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(|c| c.to_lowercase())
+        .collect()
 }
 
 impl LexiconFile {
     /// Reads a lexicon (`origin` names it in errors: `lexicon.tsv line 12: …`).
     pub fn parse(text: &str, origin: &str, g: &Graph) -> Result<LexiconFile, String> {
-        let types: HashMap<String, TypeId> = (0..g.type_count() as TypeId).flat_map(|t| [(norm_label(g.type_label(t)), t), (norm_label(g.type_display(t)), t)]).collect();
-        let rels: HashMap<String, RelId> = (0..g.relation_count() as RelId).flat_map(|r| [(g.relation(r).abbrev.clone(), r), (g.relation(r).name.clone(), r)]).collect();
+        let types: HashMap<String, TypeId> = (0..g.type_count() as TypeId)
+            .flat_map(|t| {
+                [
+                    (norm_label(g.type_label(t)), t),
+                    (norm_label(g.type_display(t)), t),
+                ]
+            })
+            .collect();
+        let rels: HashMap<String, RelId> = (0..g.relation_count() as RelId)
+            .flat_map(|r| {
+                [
+                    (g.relation(r).abbrev.clone(), r),
+                    (g.relation(r).name.clone(), r),
+                ]
+            })
+            .collect();
         let mut lx = LexiconFile::default();
         for (i, line) in text.lines().enumerate() {
             let err = |m: String| format!("{origin} line {}: {m}", i + 1);
@@ -138,15 +164,29 @@ impl LexiconFile {
             let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
             let want = |n: usize| -> Result<(), String> {
                 if cols.len() != n {
-                    Err(err(format!("'{}' takes {} tab-separated columns, found {}", cols[0], n, cols.len())))
+                    Err(err(format!(
+                        "'{}' takes {} tab-separated columns, found {}",
+                        cols[0],
+                        n,
+                        cols.len()
+                    )))
                 } else if cols.iter().any(|c| c.is_empty()) {
                     Err(err("empty column".into()))
                 } else {
                     Ok(())
                 }
             };
-            let ty = |s: &str| types.get(&norm_label(s)).copied().ok_or_else(|| err(format!("unknown node type '{s}'")));
-            let rel = |s: &str| rels.get(s).copied().ok_or_else(|| err(format!("unknown metaedge '{s}'")));
+            let ty = |s: &str| {
+                types
+                    .get(&norm_label(s))
+                    .copied()
+                    .ok_or_else(|| err(format!("unknown node type '{s}'")))
+            };
+            let rel = |s: &str| {
+                rels.get(s)
+                    .copied()
+                    .ok_or_else(|| err(format!("unknown metaedge '{s}'")))
+            };
             let phrase = |s: &str| -> Result<Vec<String>, String> {
                 let w = fold_text(s);
                 if w.is_empty() {
@@ -172,24 +212,38 @@ impl LexiconFile {
                             Some(x) => (x, true),
                             None => (m, false),
                         };
-                        senses.push(Sense { rel: rel(m)?, reversed });
+                        senses.push(Sense {
+                            rel: rel(m)?,
+                            reversed,
+                        });
                     }
                     let p = phrase(cols[2])?;
                     match lx.phrases.iter_mut().find(|(q, _)| *q == p) {
-                        Some((_, s)) => s.extend(senses.into_iter().filter(|x| !s.contains(x)).collect::<Vec<_>>()),
+                        Some((_, s)) => s.extend(
+                            senses
+                                .into_iter()
+                                .filter(|x| !s.contains(x))
+                                .collect::<Vec<_>>(),
+                        ),
                         None => lx.phrases.push((p, senses)),
                     }
                 }
                 "alias" => {
                     want(4)?;
                     let t = ty(cols[1])?;
-                    lx.aliases.push((phrase(cols[2])?, t, phrase(cols[3])?, i + 1));
+                    lx.aliases
+                        .push((phrase(cols[2])?, t, phrase(cols[3])?, i + 1));
                 }
                 "pair" => {
                     want(2)?;
                     let r = rel(cols[1])?;
                     let rt = g.relation(r);
-                    let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else { return Err(err(format!("metaedge '{}' has no fixed end types", cols[1]))) };
+                    let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else {
+                        return Err(err(format!(
+                            "metaedge '{}' has no fixed end types",
+                            cols[1]
+                        )));
+                    };
                     lx.pairs.insert((a, b), r);
                     lx.pairs.insert((b, a), r);
                     lx.pair_order.push(r);
@@ -197,14 +251,21 @@ impl LexiconFile {
                 "verb" => {
                     want(3)?;
                     let r = rel(cols[1])?;
-                    let Some((f, b)) = cols[2].split_once('|') else { return Err(err("verb needs '<from source> | <from target>'".into())) };
-                    lx.verbs.insert(r, (f.trim().to_string(), b.trim().to_string()));
+                    let Some((f, b)) = cols[2].split_once('|') else {
+                        return Err(err("verb needs '<from source> | <from target>'".into()));
+                    };
+                    lx.verbs
+                        .insert(r, (f.trim().to_string(), b.trim().to_string()));
                 }
                 "stop" => {
                     want(2)?;
                     lx.stops.push(phrase(cols[1])?);
                 }
-                other => return Err(err(format!("unknown entry kind '{other}' (type, rel, pair, verb or stop)"))),
+                other => {
+                    return Err(err(format!(
+                        "unknown entry kind '{other}' (type, rel, pair, verb or stop)"
+                    )))
+                }
             }
         }
         if lx.nouns.is_empty() || lx.phrases.is_empty() {
@@ -306,7 +367,10 @@ fn max_distance(chars: usize) -> usize {
 impl Understander {
     /// With the compiled-in Hetionet lexicon.
     pub fn new(g: &Graph) -> Result<Understander, String> {
-        Understander::with_lexicon(g, LexiconFile::parse(HETIONET_LEXICON, "lexicon/hetionet.tsv", g)?)
+        Understander::with_lexicon(
+            g,
+            LexiconFile::parse(HETIONET_LEXICON, "lexicon/hetionet.tsv", g)?,
+        )
     }
 
     pub fn with_lexicon(g: &Graph, lex: LexiconFile) -> Result<Understander, String> {
@@ -328,7 +392,11 @@ impl Understander {
             for k in 1..=w.len() {
                 let part = w[..k].join(" ");
                 if let Some(c) = part.chars().next() {
-                    buckets.entry((c, part.chars().count())).or_default().push((part, n, w.len() - k));
+                    buckets.entry((c, part.chars().count())).or_default().push((
+                        part,
+                        n,
+                        w.len() - k,
+                    ));
                 }
             }
         }
@@ -341,15 +409,31 @@ impl Understander {
         // this graph (a subset, another release) is skipped with a warning.
         let mut warnings = Vec::new();
         for (form, t, target, line) in &lex.aliases {
-            let nodes: Vec<NodeId> = exact.get(&target.join(" ")).map(|v| v.iter().copied().filter(|&n| g.node_type(n) == *t).collect()).unwrap_or_default();
+            let nodes: Vec<NodeId> = exact
+                .get(&target.join(" "))
+                .map(|v| {
+                    v.iter()
+                        .copied()
+                        .filter(|&n| g.node_type(n) == *t)
+                        .collect()
+                })
+                .unwrap_or_default();
             if nodes.is_empty() {
-                warnings.push(format!("lexicon line {line}: alias '{}': no {} named '{}' in the graph; skipped", form.join(" "), g.type_display(*t), target.join(" ")));
+                warnings.push(format!(
+                    "lexicon line {line}: alias '{}': no {} named '{}' in the graph; skipped",
+                    form.join(" "),
+                    g.type_display(*t),
+                    target.join(" ")
+                ));
                 continue;
             }
             let key = form.join(" ");
             if let Some(c) = key.chars().next() {
                 for &n in &nodes {
-                    buckets.entry((c, key.chars().count())).or_default().push((key.clone(), n, 0));
+                    buckets
+                        .entry((c, key.chars().count()))
+                        .or_default()
+                        .push((key.clone(), n, 0));
                 }
             }
             let e = exact.entry(key).or_default();
@@ -358,13 +442,32 @@ impl Understander {
                 e.insert(0, n);
             }
         }
-        let mut sorted: Vec<(String, NodeId)> = exact.iter().flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n))).collect();
+        let mut sorted: Vec<(String, NodeId)> = exact
+            .iter()
+            .flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n)))
+            .collect();
         sorted.sort();
         let mut vocab = HashSet::new();
-        for p in lex.phrases.iter().map(|p| &p.0).chain(lex.nouns.iter().map(|n| &n.0)).chain(lex.stops.iter()) {
+        for p in lex
+            .phrases
+            .iter()
+            .map(|p| &p.0)
+            .chain(lex.nouns.iter().map(|n| &n.0))
+            .chain(lex.stops.iter())
+        {
             vocab.extend(p.iter().cloned());
         }
-        Ok(Understander { lex, names: NameIndex { exact, sorted, buckets, by_word }, vocab, warnings })
+        Ok(Understander {
+            lex,
+            names: NameIndex {
+                exact,
+                sorted,
+                buckets,
+                by_word,
+            },
+            vocab,
+            warnings,
+        })
     }
 
     fn link(&self, g: &Graph, span: &[String], how: Match) -> Vec<Candidate> {
@@ -373,36 +476,61 @@ impl Understander {
         match how {
             Match::Exact => {
                 if let Some(v) = self.names.exact.get(&key) {
-                    out.extend(v.iter().map(|&n| Candidate { node: n, how, distance: 0 }));
+                    out.extend(v.iter().map(|&n| Candidate {
+                        node: n,
+                        how,
+                        distance: 0,
+                    }));
                 }
             }
             Match::Prefix => {
                 let p = format!("{key} ");
-                let start = self.names.sorted.partition_point(|(k, _)| k.as_str() < p.as_str());
-                for (k, n) in self.names.sorted[start..].iter().take_while(|(k, _)| k.starts_with(&p)).take(2000) {
-                    out.push(Candidate { node: *n, how, distance: k.split(' ').count() - span.len() });
+                let start = self
+                    .names
+                    .sorted
+                    .partition_point(|(k, _)| k.as_str() < p.as_str());
+                for (k, n) in self.names.sorted[start..]
+                    .iter()
+                    .take_while(|(k, _)| k.starts_with(&p))
+                    .take(2000)
+                {
+                    out.push(Candidate {
+                        node: *n,
+                        how,
+                        distance: k.split(' ').count() - span.len(),
+                    });
                 }
             }
             Match::Fuzzy => {
                 let len = key.chars().count();
                 let maxd = max_distance(len);
-                let Some(first) = key.chars().next() else { return out };
+                let Some(first) = key.chars().next() else {
+                    return out;
+                };
                 if maxd == 0 {
                     return out;
                 }
                 for l in len.saturating_sub(maxd)..=len + maxd {
-                    let Some(b) = self.names.buckets.get(&(first, l)) else { continue };
+                    let Some(b) = self.names.buckets.get(&(first, l)) else {
+                        continue;
+                    };
                     for (name, n, extra) in b {
                         let d = strsim::damerau_levenshtein(&key, name);
                         if d <= maxd && d > 0 {
-                            out.push(Candidate { node: *n, how, distance: d * 10 + extra });
+                            out.push(Candidate {
+                                node: *n,
+                                how,
+                                distance: d * 10 + extra,
+                            });
                         }
                     }
                 }
             }
             Match::Contains => {
                 let mut sets = span.iter().map(|w| self.names.by_word.get(w));
-                let Some(Some(first)) = sets.next() else { return out };
+                let Some(Some(first)) = sets.next() else {
+                    return out;
+                };
                 let rest: Vec<&Vec<NodeId>> = match sets.collect::<Option<Vec<_>>>() {
                     Some(r) => r,
                     None => return out,
@@ -410,13 +538,26 @@ impl Understander {
                 for &n in first.iter().take(5000) {
                     if rest.iter().all(|s| s.contains(&n)) {
                         // Ranked by degree alone: the well-known name containing the words.
-                        out.push(Candidate { node: n, how, distance: 0 });
+                        out.push(Candidate {
+                            node: n,
+                            how,
+                            distance: 0,
+                        });
                     }
                 }
             }
         }
-        out.sort_by(|a, b| a.distance.cmp(&b.distance).then(g.degree(b.node).cmp(&g.degree(a.node))).then(a.node.cmp(&b.node)));
-        out.truncate(if how == Match::Exact { 16 } else { MAX_CANDIDATES });
+        out.sort_by(|a, b| {
+            a.distance
+                .cmp(&b.distance)
+                .then(g.degree(b.node).cmp(&g.degree(a.node)))
+                .then(a.node.cmp(&b.node))
+        });
+        out.truncate(if how == Match::Exact {
+            16
+        } else {
+            MAX_CANDIDATES
+        });
         out
     }
 
@@ -476,7 +617,14 @@ impl Understander {
                 let mut c = self.link(g, &folded[i..i + len], Match::Exact);
                 demote(&mut c, i..i + len);
                 if !c.is_empty() {
-                    mentions.push(Mention { text: ws[i..i + len].iter().map(|w| w.0.as_str()).collect::<Vec<_>>().join(" "), candidates: c });
+                    mentions.push(Mention {
+                        text: ws[i..i + len]
+                            .iter()
+                            .map(|w| w.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        candidates: c,
+                    });
                     tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
                     covered[i..i + len].iter_mut().for_each(|c| *c = true);
                 }
@@ -489,7 +637,11 @@ impl Understander {
                 i += 1;
                 continue;
             }
-            let fits = |p: &[String]| p.len() <= n - i && folded[i..i + p.len()] == p[..] && !covered[i..i + p.len()].iter().any(|c| *c);
+            let fits = |p: &[String]| {
+                p.len() <= n - i
+                    && folded[i..i + p.len()] == p[..]
+                    && !covered[i..i + p.len()].iter().any(|c| *c)
+            };
             let mut best: Option<(usize, Option<Item>)> = None;
             for (k, (p, _)) in self.lex.phrases.iter().enumerate() {
                 if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
@@ -530,7 +682,17 @@ impl Understander {
                 j += 1;
             }
             let before = mentions.len();
-            self.link_run(g, &ws, &folded, i, j, &mut tags, &mut covered, &mut mentions, &mut unknown);
+            self.link_run(
+                g,
+                &ws,
+                &folded,
+                i,
+                j,
+                &mut tags,
+                &mut covered,
+                &mut mentions,
+                &mut unknown,
+            );
             // Spans of the new mentions: demote those reached through corrected words.
             for (k, t) in tags.iter().enumerate().take(j).skip(i) {
                 if let Some((len, Item::Ent(m))) = t {
@@ -550,7 +712,12 @@ impl Understander {
         while k + 1 < items.len() {
             if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
                 let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
-                if !is_answer && mentions[m].candidates.iter().any(|c| g.node_type(c.node) == t) {
+                if !is_answer
+                    && mentions[m]
+                        .candidates
+                        .iter()
+                        .any(|c| g.node_type(c.node) == t)
+                {
                     mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
                     items.remove(k + 1);
                 }
@@ -559,14 +726,37 @@ impl Understander {
         }
         let (readings, chosen) = self.assemble(g, &items, &mentions);
         if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
-            let show: Vec<String> = items.iter().map(|it| match it { Item::Ent(m) => format!("E({})", mentions[*m].text), Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")), Item::Noun(t) => format!("N({})", g.type_display(*t)) }).collect();
+            let show: Vec<String> = items
+                .iter()
+                .map(|it| match it {
+                    Item::Ent(m) => format!("E({})", mentions[*m].text),
+                    Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")),
+                    Item::Noun(t) => format!("N({})", g.type_display(*t)),
+                })
+                .collect();
             eprintln!("items: {}\nreadings: {}", show.join(" "), readings.len());
         }
-        Understanding { readings, mentions, chosen, unknown }
+        Understanding {
+            readings,
+            mentions,
+            chosen,
+            unknown,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn link_run(&self, g: &Graph, ws: &[(String, String)], folded: &[String], a: usize, b: usize, tags: &mut [Option<(usize, Item)>], covered: &mut [bool], mentions: &mut Vec<Mention>, unknown: &mut Vec<String>) {
+    fn link_run(
+        &self,
+        g: &Graph,
+        ws: &[(String, String)],
+        folded: &[String],
+        a: usize,
+        b: usize,
+        tags: &mut [Option<(usize, Item)>],
+        covered: &mut [bool],
+        mentions: &mut Vec<Mention>,
+        unknown: &mut Vec<String>,
+    ) {
         const KINDS: [Match; 4] = [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains];
         // Longest span first; per span exact, prefix, fuzzy; containment only when nothing else.
         for pass in [&KINDS[..3], &KINDS[3..]] {
@@ -588,16 +778,32 @@ impl Understander {
                         if c.is_empty() && found.is_empty() {
                             continue;
                         }
-                        c.extend(found.into_iter().filter(|x| !c.iter().any(|y| y.node == x.node)).collect::<Vec<_>>());
+                        c.extend(
+                            found
+                                .into_iter()
+                                .filter(|x| !c.iter().any(|y| y.node == x.node))
+                                .collect::<Vec<_>>(),
+                        );
                     }
                     if !c.is_empty() && pass.len() == 3 && c.iter().all(|x| x.how != Match::Exact) {
                         let more = self.link(g, span, Match::Contains);
-                        c.extend(more.into_iter().filter(|x| !c.iter().any(|y| y.node == x.node)).collect::<Vec<_>>());
+                        c.extend(
+                            more.into_iter()
+                                .filter(|x| !c.iter().any(|y| y.node == x.node))
+                                .collect::<Vec<_>>(),
+                        );
                     }
                     if c.is_empty() {
                         continue;
                     }
-                    mentions.push(Mention { text: ws[i..i + len].iter().map(|w| w.0.as_str()).collect::<Vec<_>>().join(" "), candidates: c });
+                    mentions.push(Mention {
+                        text: ws[i..i + len]
+                            .iter()
+                            .map(|w| w.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        candidates: c,
+                    });
                     tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
                     covered[i..i + len].iter_mut().for_each(|c| *c = true);
                 }
@@ -618,7 +824,13 @@ impl Understander {
         if maxd == 0 {
             return w.to_string();
         }
-        let best = self.vocab.iter().filter(|v| v.chars().count() >= 5).map(|v| (strsim::damerau_levenshtein(w, v), v)).filter(|(d, _)| *d <= maxd).min();
+        let best = self
+            .vocab
+            .iter()
+            .filter(|v| v.chars().count() >= 5)
+            .map(|v| (strsim::damerau_levenshtein(w, v), v))
+            .filter(|(d, _)| *d <= maxd)
+            .min();
         match best {
             Some((_, v)) => v.clone(),
             None => w.to_string(),
@@ -627,17 +839,27 @@ impl Understander {
 
     fn rel_fits(&self, g: &Graph, s: Sense, a: Option<TypeId>, b: Option<TypeId>) -> bool {
         let rt = g.relation(s.rel);
-        let ok = |want: Option<TypeId>, have: Option<TypeId>| want.is_none() || have.is_none() || want == have;
-        (ok(a, rt.source_type) && ok(b, rt.target_type)) || (ok(a, rt.target_type) && ok(b, rt.source_type))
+        let ok = |want: Option<TypeId>, have: Option<TypeId>| {
+            want.is_none() || have.is_none() || want == have
+        };
+        (ok(a, rt.source_type) && ok(b, rt.target_type))
+            || (ok(a, rt.target_type) && ok(b, rt.source_type))
     }
 
     /// Builds readings from the tagged items; the first is the main one.
-    fn assemble(&self, g: &Graph, items: &[Item], mentions: &[Mention]) -> (Vec<Parse>, Vec<Vec<(usize, NodeId)>>) {
+    fn assemble(
+        &self,
+        g: &Graph,
+        items: &[Item],
+        mentions: &[Mention],
+    ) -> (Vec<Parse>, Vec<Vec<(usize, NodeId)>>) {
         // Alternative k takes the k-th fitting sense of every ambiguous phrase (the first that exists).
         let mut readings = Vec::new();
         let mut chosen = Vec::new();
         for alt in 0..MAX_READINGS {
-            let Some((p, c)) = self.assemble_one(g, items, mentions, alt) else { continue };
+            let Some((p, c)) = self.assemble_one(g, items, mentions, alt) else {
+                continue;
+            };
             if !p.edges.is_empty() && !readings.contains(&p) {
                 readings.push(p);
                 chosen.push(c);
@@ -646,15 +868,30 @@ impl Understander {
         (readings, chosen)
     }
 
-    fn assemble_one(&self, g: &Graph, items: &[Item], mentions: &[Mention], alt: usize) -> Option<(Parse, Vec<(usize, NodeId)>)> {
+    fn assemble_one(
+        &self,
+        g: &Graph,
+        items: &[Item],
+        mentions: &[Mention],
+        alt: usize,
+    ) -> Option<(Parse, Vec<(usize, NodeId)>)> {
         // Variables: types (None until a relation fixes it); node 0 is the answer.
         // The answer is the first type noun, unless a relation phrase comes first ("side
         // effects of drugs that …" is a phrase; its answer type follows from the relation).
         let answer_at = items
             .iter()
             .position(|it| matches!(it, Item::Noun(_)))
-            .filter(|&i| !(matches!(items.first(), Some(Item::Rel(_))) && !items[..i].iter().any(|x| matches!(x, Item::Ent(_)))));
-        let mut vars: Vec<Option<TypeId>> = vec![answer_at.and_then(|i| if let Item::Noun(t) = items[i] { Some(t) } else { None })];
+            .filter(|&i| {
+                !(matches!(items.first(), Some(Item::Rel(_)))
+                    && !items[..i].iter().any(|x| matches!(x, Item::Ent(_))))
+            });
+        let mut vars: Vec<Option<TypeId>> = vec![answer_at.and_then(|i| {
+            if let Item::Noun(t) = items[i] {
+                Some(t)
+            } else {
+                None
+            }
+        })];
         #[derive(Clone, Copy)]
         enum End {
             Var(usize),
@@ -714,7 +951,8 @@ impl Understander {
                     // genes does X bind").
                     // A verb followed by a type noun opens a chain ("drugs for X that bind
                     // genes …"): the names before it are not its object either.
-                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_) | Item::Noun(_))) && answer_at.is_some_and(|a| a < k);
+                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_) | Item::Noun(_)))
+                        && answer_at.is_some_and(|a| a < k);
                     if has_object && !pending_ents.is_empty() {
                         for m in pending_ents.drain(..) {
                             edges.push((cur, None, End::Ent(m), false));
@@ -748,7 +986,9 @@ impl Understander {
                             edges.push((v, None, End::Ent(m), false));
                         }
                         pending_vars.push(v);
-                    } else if answer_at.is_some_and(|a| a < k) && matches!(items.get(k - 1), Some(Item::Noun(_))) {
+                    } else if answer_at.is_some_and(|a| a < k)
+                        && matches!(items.get(k - 1), Some(Item::Noun(_)))
+                    {
                         // "pathways of genes associated with X": a second type noun right after
                         // the first opens a chain joined by the pair relation of the two types.
                         vars.push(Some(t));
@@ -789,24 +1029,57 @@ impl Understander {
             // Object candidates: an entity's candidates or the variable's type.
             let obj_options: Vec<(Option<NodeId>, Option<TypeId>, Match)> = match obj {
                 End::Var(v) => vec![(None, vars[v], Match::Exact)],
-                End::Ent(m) => mentions[m].candidates.iter().map(|c| (Some(c.node), Some(g.node_type(c.node)), c.how)).collect(),
+                End::Ent(m) => mentions[m]
+                    .candidates
+                    .iter()
+                    .map(|c| (Some(c.node), Some(g.node_type(c.node)), c.how))
+                    .collect(),
             };
             // Score every (candidate, sense) pair: match kind, then fit, then candidate order.
-            let mut best: Option<((u8, usize, u8, usize), Option<NodeId>, Option<TypeId>, Sense)> = None;
+            let mut best: Option<(
+                (u8, usize, u8, usize),
+                Option<NodeId>,
+                Option<TypeId>,
+                Sense,
+            )> = None;
             let mut fitting_senses: Vec<Sense> = Vec::new();
             for (ci, (node, ot, how)) in obj_options.iter().enumerate() {
                 let fit: Vec<Sense> = if senses.is_empty() {
                     match (st, *ot) {
-                        (Some(a), Some(b)) => self.lex.pairs.get(&(a, b)).map(|&r| vec![Sense { rel: r, reversed: false }]).unwrap_or_default(),
+                        (Some(a), Some(b)) => self
+                            .lex
+                            .pairs
+                            .get(&(a, b))
+                            .map(|&r| {
+                                vec![Sense {
+                                    rel: r,
+                                    reversed: false,
+                                }]
+                            })
+                            .unwrap_or_default(),
                         (None, Some(b)) => self.default_from(g, b),
                         _ => Vec::new(),
                     }
                 } else {
-                    let f: Vec<Sense> = senses.iter().copied().filter(|s| self.rel_fits(g, *s, st, *ot)).collect();
+                    let f: Vec<Sense> = senses
+                        .iter()
+                        .copied()
+                        .filter(|s| self.rel_fits(g, *s, st, *ot))
+                        .collect();
                     if f.is_empty() {
                         // The phrase fits nothing here: the pair's own relation.
                         match (st, *ot) {
-                            (Some(a), Some(b)) => self.lex.pairs.get(&(a, b)).map(|&r| vec![Sense { rel: r, reversed: false }]).unwrap_or_default(),
+                            (Some(a), Some(b)) => self
+                                .lex
+                                .pairs
+                                .get(&(a, b))
+                                .map(|&r| {
+                                    vec![Sense {
+                                        rel: r,
+                                        reversed: false,
+                                    }]
+                                })
+                                .unwrap_or_default(),
                             _ => Vec::new(),
                         }
                     } else {
@@ -820,7 +1093,11 @@ impl Understander {
                 let phrase_fit = senses.is_empty() || senses.contains(&pick);
                 // With no verb, the lexicon's pair order decides between types ("migraine
                 // medicines": the disease, not the side effect of the same name).
-                let pair = if senses.is_empty() { self.pair_rank(pick.rel) } else { 0 };
+                let pair = if senses.is_empty() {
+                    self.pair_rank(pick.rel)
+                } else {
+                    0
+                };
                 let key = (u8::from(!phrase_fit), pair, *how as u8, ci);
                 if best.as_ref().is_none_or(|b| key < b.0) {
                     best = Some((key, *node, *ot, pick));
@@ -832,8 +1109,12 @@ impl Understander {
                 // lexicon's pair relation ("side effects of benzodiazepines": of the drugs in
                 // that class; "drug classes that treat epilepsy": classes of drugs that do).
                 let obj_types: Vec<TypeId> = obj_options.iter().filter_map(|o| o.1).collect();
-                let bridge = (bridges < 3).then(|| self.bridge(g, &senses, st, &obj_types)).flatten();
-                let Some((want, on_subject)) = bridge else { return None };
+                let bridge = (bridges < 3)
+                    .then(|| self.bridge(g, &senses, st, &obj_types))
+                    .flatten();
+                let Some((want, on_subject)) = bridge else {
+                    return None;
+                };
                 bridges += 1;
                 vars.push(Some(want));
                 index_of_var.push(None);
@@ -899,8 +1180,16 @@ impl Understander {
             // Orientation: the relation's source type is the source; same-type relations read
             // subject → object unless the sense is reversed.
             let st_t = st;
-            let forward = if rt.source_type == rt.target_type { sense.reversed == flip } else { rt.source_type == st_t };
-            out_edges.push(if forward { (si, sense.rel, oi) } else { (oi, sense.rel, si) });
+            let forward = if rt.source_type == rt.target_type {
+                sense.reversed == flip
+            } else {
+                rt.source_type == st_t
+            };
+            out_edges.push(if forward {
+                (si, sense.rel, oi)
+            } else {
+                (oi, sense.rel, si)
+            });
         }
         if !used_alt {
             return None;
@@ -908,7 +1197,13 @@ impl Understander {
         if matches!(nodes[0], PNode::Var(_)) && vars[0].is_none() {
             return None;
         }
-        Some((Parse { nodes, edges: out_edges }, chosen))
+        Some((
+            Parse {
+                nodes,
+                edges: out_edges,
+            },
+            chosen,
+        ))
     }
 
     /// A type to bridge an edge through when no sense of its phrase fits the subject type `st`
@@ -916,14 +1211,25 @@ impl Understander {
     /// relation joins the bridge and the object; the pair relation joins subject and bridge),
     /// `(type, false)` on the object side. The first sense in the phrase's order that allows
     /// one wins.
-    fn bridge(&self, g: &Graph, senses: &[Sense], st: Option<TypeId>, obj_types: &[TypeId]) -> Option<(TypeId, bool)> {
+    fn bridge(
+        &self,
+        g: &Graph,
+        senses: &[Sense],
+        st: Option<TypeId>,
+        obj_types: &[TypeId],
+    ) -> Option<(TypeId, bool)> {
         for s in senses {
             let rt = g.relation(s.rel);
-            let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else { continue };
+            let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else {
+                continue;
+            };
             for &e in obj_types {
                 // Object side: the subject fits one end, the object pairs with the other.
                 for (mine, other) in [(a, b), (b, a)] {
-                    if st.is_none_or(|t| t == mine) && e != other && self.lex.pairs.contains_key(&(other, e)) {
+                    if st.is_none_or(|t| t == mine)
+                        && e != other
+                        && self.lex.pairs.contains_key(&(other, e))
+                    {
                         return Some((other, false));
                     }
                 }
@@ -944,17 +1250,36 @@ impl Understander {
 
     /// With no answer type and no verb: the first `pair` relation touching type `b`.
     fn default_from(&self, g: &Graph, b: TypeId) -> Vec<Sense> {
-        let touches = |r: RelId| g.relation(r).source_type == Some(b) || g.relation(r).target_type == Some(b);
-        self.lex.pair_order.iter().copied().filter(|&r| touches(r)).map(|rel| Sense { rel, reversed: false }).collect()
+        let touches =
+            |r: RelId| g.relation(r).source_type == Some(b) || g.relation(r).target_type == Some(b);
+        self.lex
+            .pair_order
+            .iter()
+            .copied()
+            .filter(|&r| touches(r))
+            .map(|rel| Sense {
+                rel,
+                reversed: false,
+            })
+            .collect()
     }
 
     fn pair_rank(&self, r: RelId) -> usize {
-        self.lex.pair_order.iter().position(|&x| x == r).unwrap_or(usize::MAX)
+        self.lex
+            .pair_order
+            .iter()
+            .position(|&x| x == r)
+            .unwrap_or(usize::MAX)
     }
 
     /// Plural display word of a type ("drugs", "side effects").
     pub fn plural(&self, g: &Graph, t: TypeId) -> String {
-        let w = self.lex.display.get(&t).cloned().unwrap_or_else(|| g.type_display(t).to_lowercase());
+        let w = self
+            .lex
+            .display
+            .get(&t)
+            .cloned()
+            .unwrap_or_else(|| g.type_display(t).to_lowercase());
         if w.ends_with('s') || w.ends_with("sh") || w.ends_with("ch") {
             format!("{w}es")
         } else if w.ends_with('y') && !w.ends_with("ay") && !w.ends_with("ey") {
@@ -990,7 +1315,12 @@ impl Understander {
             } else {
                 continue;
             };
-            let (f, bk) = self.lex.verbs.get(&r).cloned().unwrap_or_else(|| (g.relation(r).verb.clone(), format!("are linked by {} to", g.relation(r).verb)));
+            let (f, bk) = self.lex.verbs.get(&r).cloned().unwrap_or_else(|| {
+                (
+                    g.relation(r).verb.clone(),
+                    format!("are linked by {} to", g.relation(r).verb),
+                )
+            });
             let verb = if from_source { f } else { bk };
             let obj = self.describe_var(g, p, other, seen);
             clauses.push((verb, obj));
@@ -1005,7 +1335,11 @@ impl Understander {
                 k += 1;
                 objs.push(clauses[k].1.clone());
             }
-            let joined = if objs.len() > 1 { format!("both {}", objs.join(" and ")) } else { objs.remove(0) };
+            let joined = if objs.len() > 1 {
+                format!("both {}", objs.join(" and "))
+            } else {
+                objs.remove(0)
+            };
             text.push(format!("{verb} {joined}"));
             k += 1;
         }
@@ -1029,7 +1363,10 @@ mod tests {
         assert_eq!(fold_word("sclerosis"), "sclerosis");
         assert_eq!(fold_word("therapies"), "therapy");
         assert_eq!(fold_word("processes"), "process");
-        let w: Vec<String> = words("Which drugs treat Alzheimer's disease?").into_iter().map(|x| x.1).collect();
+        let w: Vec<String> = words("Which drugs treat Alzheimer's disease?")
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
         assert_eq!(w, vec!["which", "drug", "treat", "alzheimer", "disease"]);
     }
 }

@@ -122,17 +122,30 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs every item through `r` and scores it against its gold query.
-pub fn evaluate(g: &Graph, r: &dyn Retriever, items: &[EvalItem]) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
+pub fn evaluate(
+    g: &Graph,
+    r: &dyn Retriever,
+    items: &[EvalItem],
+) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
     evaluate_timed(g, r, items, None)
 }
 
 /// [`evaluate`], also timing `stage` (the understanding stage alone) on every question.
-pub fn evaluate_timed(g: &Graph, r: &dyn Retriever, items: &[EvalItem], stage: Option<&dyn Fn(&str)>) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
+pub fn evaluate_timed(
+    g: &Graph,
+    r: &dyn Retriever,
+    items: &[EvalItem],
+    stage: Option<&dyn Fn(&str)>,
+) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
     let mut results = Vec::new();
     for it in items {
         let gold = run_query(g, Some(it.cypher.clone()));
         if !gold.executable {
-            return Err(format!("eval item {}: gold query failed: {}", it.id, gold.error.unwrap_or_default()));
+            return Err(format!(
+                "eval item {}: gold query failed: {}",
+                it.id,
+                gold.error.unwrap_or_default()
+            ));
         }
         let t = Instant::now();
         let (got, u) = r.retrieve(g, &it.question);
@@ -147,9 +160,29 @@ pub fn evaluate_timed(g: &Graph, r: &dyn Retriever, items: &[EvalItem], stage: O
         };
         let gs: BTreeSet<String> = gold.answers.iter().cloned().collect();
         let ps: BTreeSet<String> = got.answers.iter().cloned().collect();
-        let f1 = if gs.is_empty() && ps.is_empty() && got.executable { 1.0 } else { crate::metrics::f1(&gs, &ps) };
-        let exact = got.cypher.as_deref().is_some_and(|c| signature(c) == signature(&it.cypher));
-        results.push(ItemResult { id: it.id, pattern: it.pattern.clone(), question: it.question.clone(), interpretation: u.interpretation, cypher: got.cypher, set: it.set.clone(), f1, exact, ms, understand_ms, gold: gs.len(), answered: ps.len() });
+        let f1 = if gs.is_empty() && ps.is_empty() && got.executable {
+            1.0
+        } else {
+            crate::metrics::f1(&gs, &ps)
+        };
+        let exact = got
+            .cypher
+            .as_deref()
+            .is_some_and(|c| signature(c) == signature(&it.cypher));
+        results.push(ItemResult {
+            id: it.id,
+            pattern: it.pattern.clone(),
+            question: it.question.clone(),
+            interpretation: u.interpretation,
+            cypher: got.cypher,
+            set: it.set.clone(),
+            f1,
+            exact,
+            ms,
+            understand_ms,
+            gold: gs.len(),
+            answered: ps.len(),
+        });
     }
     let mut groups: BTreeMap<String, Vec<&ItemResult>> = BTreeMap::new();
     for x in &results {
@@ -182,11 +215,21 @@ pub fn evaluate_timed(g: &Graph, r: &dyn Retriever, items: &[EvalItem], stage: O
 
 /// The table `serenqa bench understand` prints.
 pub fn table(rows: &[Row]) -> String {
-    let mut s = format!("{:<10} {:>5} {:>7} {:>7} {:>12} {:>12} {:>10} {:>10}\n", "pattern", "n", "F1", "exact", "underst p50", "underst p99", "total p50", "total p99");
+    let mut s = format!(
+        "{:<10} {:>5} {:>7} {:>7} {:>12} {:>12} {:>10} {:>10}\n",
+        "pattern", "n", "F1", "exact", "underst p50", "underst p99", "total p50", "total p99"
+    );
     for r in rows {
         s.push_str(&format!(
             "{:<10} {:>5} {:>7.3} {:>7.3} {:>12.2} {:>12.2} {:>10.2} {:>10.2}\n",
-            r.pattern, r.n, r.f1, r.exact, r.understand_p50_ms, r.understand_p99_ms, r.p50_ms, r.p99_ms
+            r.pattern,
+            r.n,
+            r.f1,
+            r.exact,
+            r.understand_p50_ms,
+            r.understand_p99_ms,
+            r.p50_ms,
+            r.p99_ms
         ));
     }
     s.push_str("(ms; understanding = tagging, linking and assembling readings; total = with running the queries)\n");
@@ -201,12 +244,17 @@ mod tests {
     fn the_set_loads_and_signatures_read_queries() {
         let items = load(UNDERSTAND_SET, "understand.jsonl").expect("eval set");
         assert!(items.len() >= 300, "{}", items.len());
-        for t in ["1.1", "1.2", "2.1", "3.1", "3.2", "3.3", "4.1", "4.2", "4.3"] {
+        for t in [
+            "1.1", "1.2", "2.1", "3.1", "3.2", "3.3", "4.1", "4.2", "4.3",
+        ] {
             let n = items.iter().filter(|x| x.pattern == t).count();
             assert!(n >= 10, "pattern {t}: only {n} questions");
         }
-        assert!(items.iter().all(|x| ["dev", "held", "fresh"].contains(&x.set.as_str())));
-        let (r, i) = signature("MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN x.id");
+        assert!(items
+            .iter()
+            .all(|x| ["dev", "held", "fresh"].contains(&x.set.as_str())));
+        let (r, i) =
+            signature("MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN x.id");
         assert_eq!(r.into_iter().collect::<Vec<_>>(), vec!["TREATS_CtD"]);
         assert_eq!(i.into_iter().collect::<Vec<_>>(), vec!["DOID:2377"]);
         let e = load("{\"id\": 1}\n", "bad.jsonl").unwrap_err();

@@ -25,13 +25,25 @@ pub struct Answer {
 
 impl Answer {
     pub fn ok(content: &str) -> Answer {
-        Answer { status: 200, body: chat_body(content), delay: Duration::ZERO }
+        Answer {
+            status: 200,
+            body: chat_body(content),
+            delay: Duration::ZERO,
+        }
     }
     pub fn status(status: u16) -> Answer {
-        Answer { status, body: "{\"error\":\"scripted\"}".into(), delay: Duration::ZERO }
+        Answer {
+            status,
+            body: "{\"error\":\"scripted\"}".into(),
+            delay: Duration::ZERO,
+        }
     }
     pub fn raw(body: &str) -> Answer {
-        Answer { status: 200, body: body.into(), delay: Duration::ZERO }
+        Answer {
+            status: 200,
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
     }
     pub fn after(mut self, d: Duration) -> Answer {
         self.delay = d;
@@ -73,13 +85,25 @@ pub struct TestServer {
     pub log: Arc<Mutex<Vec<Recorded>>>,
 }
 
-async fn handle(State(s): State<S>, uri: axum::http::Uri, headers: HeaderMap, body: String) -> Response {
+async fn handle(
+    State(s): State<S>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
     let n = s.count.fetch_add(1, Ordering::SeqCst);
     let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     s.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
     if let Ok(mut l) = s.log.lock() {
-        l.push(Recorded { path: uri.path().to_string(), auth: headers.get("authorization").and_then(|h| h.to_str().ok()).map(String::from), body: v.clone() });
+        l.push(Recorded {
+            path: uri.path().to_string(),
+            auth: headers
+                .get("authorization")
+                .and_then(|h| h.to_str().ok())
+                .map(String::from),
+            body: v.clone(),
+        });
     }
     let a = (s.script)(&v, n);
     if !a.delay.is_zero() {
@@ -99,22 +123,41 @@ pub async fn start(script: Script) -> TestServer {
         max_in_flight: Arc::new(AtomicUsize::new(0)),
         log: Arc::new(Mutex::new(Vec::new())),
     };
-    let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(s.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let app = Router::new()
+        .route("/v1/chat/completions", post(handle))
+        .with_state(s.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    TestServer { base_url: format!("http://{addr}/v1"), count: s.count, max_in_flight: s.max_in_flight, log: s.log }
+    TestServer {
+        base_url: format!("http://{addr}/v1"),
+        count: s.count,
+        max_in_flight: s.max_in_flight,
+        log: s.log,
+    }
 }
 
 /// The user message of a request.
 pub fn user_text(v: &serde_json::Value) -> String {
-    v["messages"].as_array().and_then(|m| m.iter().find(|x| x["role"] == "user")).and_then(|m| m["content"].as_str()).unwrap_or("").to_string()
+    v["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 pub fn system_text(v: &serde_json::Value) -> String {
-    v["messages"].as_array().and_then(|m| m.iter().find(|x| x["role"] == "system")).and_then(|m| m["content"].as_str()).unwrap_or("").to_string()
+    v["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["role"] == "system"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 pub fn shared_data() -> Option<PathBuf> {
@@ -126,12 +169,16 @@ pub fn hetionet() -> Arc<Graph> {
     static G: OnceLock<Arc<Graph>> = OnceLock::new();
     G.get_or_init(|| {
         let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
-        let files = hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
+        let files =
+            hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
         let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
         if let Some(m) = &files.metagraph {
             inputs.push(m);
         }
-        let snap = datadir::cache_dir().join(format!("hetionet-{:016x}.snap", datadir::fingerprint(&inputs)));
+        let snap = datadir::cache_dir().join(format!(
+            "hetionet-{:016x}.snap",
+            datadir::fingerprint(&inputs)
+        ));
         if let Ok(g) = Graph::load(&snap) {
             return Arc::new(g);
         }
@@ -149,12 +196,14 @@ pub fn small_bench() -> PathBuf {
     B.get_or_init(|| {
         let g = hetionet();
         // Rebuilt once per test process (a few seconds), so it never lags the builder's code.
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serenqa-pipeline-bench-40-{}", std::process::id()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("serenqa-pipeline-bench-40-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let scorers = serenqa_benchmark::partition::offline_scorers(&g, None);
         let mut cfg = serenqa_benchmark::build::BuildConfig::default();
         cfg.gen.questions = 40;
-        let b = serenqa_benchmark::build::build(&g, None, &scorers, None, &cfg).expect("build benchmark");
+        let b = serenqa_benchmark::build::build(&g, None, &scorers, None, &cfg)
+            .expect("build benchmark");
         b.write(&g, &dir).expect("write benchmark");
         dir
     })

@@ -8,7 +8,10 @@ use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
 pub struct Rng(pub u64);
 impl Rng {
     pub fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
     pub fn below(&mut self, n: usize) -> usize {
@@ -17,7 +20,15 @@ impl Rng {
 }
 
 fn rel(b: &mut GraphBuilder, name: &str, verb: &str, abbrev: &str, s: u16, t: u16) -> u16 {
-    b.relation(RelationType { name: name.into(), verb: verb.into(), abbrev: abbrev.into(), source_type: Some(s), target_type: Some(t), directed: false }).unwrap()
+    b.relation(RelationType {
+        name: name.into(),
+        verb: verb.into(),
+        abbrev: abbrev.into(),
+        source_type: Some(s),
+        target_type: Some(t),
+        directed: false,
+    })
+    .unwrap()
 }
 
 /// `nc` compounds, `nd` diseases, `ng` genes; CpD edges are rare noise.
@@ -34,7 +45,10 @@ pub fn graph_with_palliation(nc: usize, nd: usize, ng: usize, seed: u64) -> Grap
 
 fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph {
     let mut r = Rng(seed);
-    let mut b = GraphBuilder::new(GraphMeta { name: "predict-test".into(), ..Default::default() });
+    let mut b = GraphBuilder::new(GraphMeta {
+        name: "predict-test".into(),
+        ..Default::default()
+    });
     let tc = b.node_type("Compound", "Compound");
     let td = b.node_type("Disease", "Disease");
     let tg = b.node_type("Gene", "Gene");
@@ -43,11 +57,28 @@ fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph 
     let cbg = rel(&mut b, "BINDS_CbG", "binds", "CbG", tc, tg);
     let dag = rel(&mut b, "ASSOCIATES_DaG", "associates", "DaG", td, tg);
     let crc = rel(&mut b, "RESEMBLES_CrC", "resembles", "CrC", tc, tc);
-    let ddg = if palliation { Some(rel(&mut b, "DOWNREGULATES_DdG", "downregulates", "DdG", td, tg)) } else { None };
+    let ddg = if palliation {
+        Some(rel(
+            &mut b,
+            "DOWNREGULATES_DdG",
+            "downregulates",
+            "DdG",
+            td,
+            tg,
+        ))
+    } else {
+        None
+    };
     let drd = rel(&mut b, "RESEMBLES_DrD", "resembles", "DrD", td, td);
-    let c: Vec<u32> = (0..nc).map(|i| b.add_node(tc, &format!("DB{i:05}"), &format!("drug {i}"))).collect();
-    let d: Vec<u32> = (0..nd).map(|i| b.add_node(td, &format!("DOID:{i}"), &format!("disease {i}"))).collect();
-    let g: Vec<u32> = (0..ng).map(|i| b.add_node(tg, &format!("{i}"), &format!("GENE{i}"))).collect();
+    let c: Vec<u32> = (0..nc)
+        .map(|i| b.add_node(tc, &format!("DB{i:05}"), &format!("drug {i}")))
+        .collect();
+    let d: Vec<u32> = (0..nd)
+        .map(|i| b.add_node(td, &format!("DOID:{i}"), &format!("disease {i}")))
+        .collect();
+    let g: Vec<u32> = (0..ng)
+        .map(|i| b.add_node(tg, &format!("{i}"), &format!("GENE{i}")))
+        .collect();
     let mut binds = vec![Vec::new(); nc];
     let mut assoc = vec![Vec::new(); nd];
     for (i, &ci) in c.iter().enumerate() {
@@ -78,7 +109,13 @@ fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph 
         for j in 0..nd {
             let shared = binds[i].iter().any(|x| assoc[j].contains(x));
             let p = if shared { 0.6 } else { 0.01 };
-            let q = if !palliation { 0.01 } else if binds[i].iter().any(|x| down[j].contains(x)) { 0.5 } else { 0.005 };
+            let q = if !palliation {
+                0.01
+            } else if binds[i].iter().any(|x| down[j].contains(x)) {
+                0.5
+            } else {
+                0.005
+            };
             if r.next() < p {
                 b.add_edge(c[i], ctd, d[j], None);
             } else if r.next() < q {

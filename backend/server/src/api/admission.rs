@@ -59,7 +59,13 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 5] = [Class::Cypher, Class::Ask, Class::Discover, Class::Paths, Class::Score];
+    pub const ALL: [Class; 5] = [
+        Class::Cypher,
+        Class::Ask,
+        Class::Discover,
+        Class::Paths,
+        Class::Score,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -76,13 +82,20 @@ impl Class {
     pub fn of(method: &Method, path: &str) -> Option<Class> {
         let path = path.strip_prefix("/api")?;
         // HEAD runs the GET handler (axum), so it is gated like GET.
-        let method = if method == Method::HEAD { &Method::GET } else { method };
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
         match (method, path) {
             (&Method::POST, "/cypher") => Some(Class::Cypher),
             (&Method::POST, "/ask") | (&Method::GET, "/ask/stream") => Some(Class::Ask),
             (&Method::GET, p) if p.starts_with("/discover/") => Some(Class::Discover),
             (&Method::GET, "/paths") => Some(Class::Paths),
-            (&Method::POST, "/partition") | (&Method::POST, "/rns") | (&Method::GET, "/slice") | (&Method::GET, "/runs/compare") => Some(Class::Score),
+            (&Method::POST, "/partition")
+            | (&Method::POST, "/rns")
+            | (&Method::GET, "/slice")
+            | (&Method::GET, "/runs/compare") => Some(Class::Score),
             _ => None,
         }
     }
@@ -127,7 +140,11 @@ pub struct AdmissionConfig {
 
 impl Default for AdmissionConfig {
     fn default() -> Self {
-        let l = |concurrent: usize, cost: f64| Limit { concurrent, queue: 2 * concurrent, cost };
+        let l = |concurrent: usize, cost: f64| Limit {
+            concurrent,
+            queue: 2 * concurrent,
+            cost,
+        };
         AdmissionConfig {
             limits: [l(4, 1.0), l(2, 5.0), l(8, 1.0), l(8, 1.0), l(8, 1.0)],
             queue_wait: Duration::from_secs(1),
@@ -151,15 +168,28 @@ impl AdmissionConfig {
 
     /// Applies `CLASS=N` or `CLASS=N:QUEUE` (a `serve --max-concurrent` value).
     pub fn set_cap(&mut self, spec: &str) -> Result<(), String> {
-        let bad = || format!("--max-concurrent {spec:?}: expected CLASS=N or CLASS=N:QUEUE with CLASS one of {}", Class::ALL.map(|c| c.name()).join(", "));
+        let bad = || {
+            format!(
+                "--max-concurrent {spec:?}: expected CLASS=N or CLASS=N:QUEUE with CLASS one of {}",
+                Class::ALL.map(|c| c.name()).join(", ")
+            )
+        };
         let (name, value) = spec.split_once('=').ok_or_else(bad)?;
-        let class = Class::ALL.into_iter().find(|c| c.name() == name.trim()).ok_or_else(bad)?;
+        let class = Class::ALL
+            .into_iter()
+            .find(|c| c.name() == name.trim())
+            .ok_or_else(bad)?;
         let (n, q) = match value.split_once(':') {
-            Some((n, q)) => (n.trim().parse::<usize>().map_err(|_| bad())?, Some(q.trim().parse::<usize>().map_err(|_| bad())?)),
+            Some((n, q)) => (
+                n.trim().parse::<usize>().map_err(|_| bad())?,
+                Some(q.trim().parse::<usize>().map_err(|_| bad())?),
+            ),
             None => (value.trim().parse::<usize>().map_err(|_| bad())?, None),
         };
         if n == 0 || n > 10_000 || q.is_some_and(|q| q > 100_000) {
-            return Err(format!("--max-concurrent {spec:?}: N must be 1–10000 and QUEUE at most 100000"));
+            return Err(format!(
+                "--max-concurrent {spec:?}: N must be 1–10000 and QUEUE at most 100000"
+            ));
         }
         let l = self.limit_mut(class);
         l.concurrent = n;
@@ -189,15 +219,23 @@ impl FromStr for Cidr {
         if prefix > max {
             return Err(bad());
         }
-        Ok(Cidr { addr: canonical(addr), prefix })
+        Ok(Cidr {
+            addr: canonical(addr),
+            prefix,
+        })
     }
 }
 
 impl Cidr {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, canonical(ip)) {
-            (IpAddr::V4(a), IpAddr::V4(b)) => mask(u32::from(a) as u128, 32, self.prefix) == mask(u32::from(b) as u128, 32, self.prefix),
-            (IpAddr::V6(a), IpAddr::V6(b)) => mask(u128::from(a), 128, self.prefix) == mask(u128::from(b), 128, self.prefix),
+            (IpAddr::V4(a), IpAddr::V4(b)) => {
+                mask(u32::from(a) as u128, 32, self.prefix)
+                    == mask(u32::from(b) as u128, 32, self.prefix)
+            }
+            (IpAddr::V6(a), IpAddr::V6(b)) => {
+                mask(u128::from(a), 128, self.prefix) == mask(u128::from(b), 128, self.prefix)
+            }
             _ => false,
         }
     }
@@ -243,7 +281,12 @@ pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[Cidr]) ->
         .map(|h| h.trim().parse::<IpAddr>())
         .collect::<Result<_, _>>()
         .unwrap_or_default();
-    hops.iter().rev().copied().find(|ip| !trusted.iter().any(|c| c.contains(*ip))).or_else(|| hops.first().copied()).unwrap_or(peer)
+    hops.iter()
+        .rev()
+        .copied()
+        .find(|ip| !trusted.iter().any(|c| c.contains(*ip)))
+        .or_else(|| hops.first().copied())
+        .unwrap_or(peer)
 }
 
 #[derive(Clone, Copy)]
@@ -262,7 +305,12 @@ pub struct Buckets {
 
 impl Buckets {
     pub fn new(rate: f64, burst: f64, max: usize) -> Buckets {
-        Buckets { map: Mutex::new(HashMap::new()), rate, burst, max: max.max(1) }
+        Buckets {
+            map: Mutex::new(HashMap::new()),
+            rate,
+            burst,
+            max: max.max(1),
+        }
     }
 
     #[cfg(test)]
@@ -275,21 +323,29 @@ impl Buckets {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         if !map.contains_key(&key) && map.len() >= self.max {
             let (rate, burst) = (self.rate, self.burst);
-            map.retain(|_, b| b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * rate < burst);
+            map.retain(|_, b| {
+                b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * rate < burst
+            });
             if map.len() >= self.max {
                 if let Some(oldest) = map.iter().min_by_key(|(_, b)| b.last).map(|(k, _)| *k) {
                     map.remove(&oldest);
                 }
             }
         }
-        let b = map.entry(key).or_insert(Bucket { tokens: self.burst, last: now });
-        b.tokens = (b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * self.rate).min(self.burst);
+        let b = map.entry(key).or_insert(Bucket {
+            tokens: self.burst,
+            last: now,
+        });
+        b.tokens = (b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * self.rate)
+            .min(self.burst);
         b.last = now;
         if b.tokens >= cost {
             b.tokens -= cost;
             Ok(())
         } else if self.rate > 0.0 {
-            Err(Duration::from_secs_f64(((cost - b.tokens) / self.rate).min(86_400.0)))
+            Err(Duration::from_secs_f64(
+                ((cost - b.tokens) / self.rate).min(86_400.0),
+            ))
         } else {
             Err(Duration::from_secs(86_400))
         }
@@ -331,10 +387,18 @@ impl Admission {
             .iter()
             .map(|&c| {
                 let l = cfg.limit(c);
-                Gate { slots: Arc::new(Semaphore::new(l.concurrent.max(1))), waiting: AtomicUsize::new(0), queue: l.queue }
+                Gate {
+                    slots: Arc::new(Semaphore::new(l.concurrent.max(1))),
+                    waiting: AtomicUsize::new(0),
+                    queue: l.queue,
+                }
             })
             .collect();
-        Admission { buckets: Buckets::new(cfg.rate, cfg.burst, cfg.max_clients), gates, cfg }
+        Admission {
+            buckets: Buckets::new(cfg.rate, cfg.burst, cfg.max_clients),
+            gates,
+            cfg,
+        }
     }
 }
 
@@ -347,8 +411,16 @@ impl Default for Admission {
 /// `429` with `Retry-After` and `{code, message}`.
 pub fn too_many(code: &str, message: String, retry_after: Duration) -> Response {
     let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
-    let mut r = (StatusCode::TOO_MANY_REQUESTS, Json(ApiError { code: code.into(), message })).into_response();
-    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        Json(ApiError {
+            code: code.into(),
+            message,
+        }),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     r
 }
 
@@ -358,14 +430,31 @@ pub async fn admit(State(adm): State<Arc<Admission>>, req: Request, next: Next) 
     let Some(class) = Class::of(req.method(), req.uri().path()) else {
         return next.run(req).await;
     };
-    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
     let ip = client_ip(peer, req.headers(), &adm.cfg.trusted_proxies);
     let limit = adm.cfg.limit(class);
     if let Err(wait) = adm.buckets.take(client_key(ip), limit.cost, Instant::now()) {
-        return too_many("rate_limited", format!("too many requests from your address; retry in {} s", wait.as_secs_f64().ceil().max(1.0)), wait);
+        return too_many(
+            "rate_limited",
+            format!(
+                "too many requests from your address; retry in {} s",
+                wait.as_secs_f64().ceil().max(1.0)
+            ),
+            wait,
+        );
     }
     let Some(permit) = adm.gates[class.index()].enter(adm.cfg.queue_wait).await else {
-        return too_many("busy", format!("the server is busy with other {} requests; retry shortly", class.name()), Duration::from_secs(1));
+        return too_many(
+            "busy",
+            format!(
+                "the server is busy with other {} requests; retry shortly",
+                class.name()
+            ),
+            Duration::from_secs(1),
+        );
     };
     let resp = next.run(req).await;
     resp.map(move |b| {
@@ -386,9 +475,15 @@ mod tests {
 
     #[test]
     fn ipv6_clients_share_a_bucket_per_64() {
-        assert_eq!(client_key(ip("2001:db8:1:2:aaaa::1")), client_key(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")));
+        assert_eq!(
+            client_key(ip("2001:db8:1:2:aaaa::1")),
+            client_key(ip("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        );
         assert_eq!(client_key(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
-        assert_ne!(client_key(ip("2001:db8:1:2::1")), client_key(ip("2001:db8:1:3::1")));
+        assert_ne!(
+            client_key(ip("2001:db8:1:2::1")),
+            client_key(ip("2001:db8:1:3::1"))
+        );
         assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
         assert_ne!(client_key(ip("192.0.2.7")), client_key(ip("192.0.2.8")));
         // The same /64 drains one bucket.
@@ -411,7 +506,10 @@ mod tests {
         let wait = b.take(k, 1.0, t0).unwrap_err();
         assert!((wait.as_secs_f64() - 0.5).abs() < 1e-6, "{wait:?}");
         assert!(b.take(k, 1.0, t0 + Duration::from_millis(600)).is_ok());
-        assert!(b.take(k, 5.0, t0 + Duration::from_secs(100)).is_err(), "never more than the burst");
+        assert!(
+            b.take(k, 5.0, t0 + Duration::from_secs(100)).is_err(),
+            "never more than the burst"
+        );
     }
 
     #[test]
@@ -428,7 +526,11 @@ mod tests {
         let hog = ip("203.0.113.9");
         assert!(b.take(hog, 1.0, t0).is_ok());
         for i in 0..10u32 {
-            let _ = b.take(IpAddr::V4(std::net::Ipv4Addr::from(0x0b00_0000 + i)), 0.0, t0);
+            let _ = b.take(
+                IpAddr::V4(std::net::Ipv4Addr::from(0x0b00_0000 + i)),
+                0.0,
+                t0,
+            );
         }
         assert!(b.take(hog, 1.0, t0).is_err());
     }
@@ -436,42 +538,84 @@ mod tests {
     #[test]
     fn forwarded_for_only_from_trusted_proxies() {
         let mut h = HeaderMap::new();
-        h.insert("x-forwarded-for", HeaderValue::from_static("192.0.2.1, 10.0.0.5"));
+        h.insert(
+            "x-forwarded-for",
+            HeaderValue::from_static("192.0.2.1, 10.0.0.5"),
+        );
         let proxy = Some(ip("10.0.0.1"));
-        assert_eq!(client_ip(proxy, &h, &[]), ip("10.0.0.1"), "ignored without --trusted-proxy");
+        assert_eq!(
+            client_ip(proxy, &h, &[]),
+            ip("10.0.0.1"),
+            "ignored without --trusted-proxy"
+        );
         let trusted: Vec<Cidr> = vec!["10.0.0.0/8".parse().unwrap()];
-        assert_eq!(client_ip(proxy, &h, &trusted), ip("192.0.2.1"), "right-most untrusted hop");
-        assert_eq!(client_ip(Some(ip("198.51.100.3")), &h, &trusted), ip("198.51.100.3"), "an untrusted peer cannot claim an address");
+        assert_eq!(
+            client_ip(proxy, &h, &trusted),
+            ip("192.0.2.1"),
+            "right-most untrusted hop"
+        );
+        assert_eq!(
+            client_ip(Some(ip("198.51.100.3")), &h, &trusted),
+            ip("198.51.100.3"),
+            "an untrusted peer cannot claim an address"
+        );
         h.insert("x-forwarded-for", HeaderValue::from_static("garbage"));
         assert_eq!(client_ip(proxy, &h, &trusted), ip("10.0.0.1"));
-        assert!("::ffff:10.1.2.3".parse::<IpAddr>().map(|a| trusted[0].contains(a)).unwrap());
+        assert!("::ffff:10.1.2.3"
+            .parse::<IpAddr>()
+            .map(|a| trusted[0].contains(a))
+            .unwrap());
         assert!("10.0.0.0/33".parse::<Cidr>().is_err());
         assert!("0.0.0.0/0".parse::<Cidr>().unwrap().contains(ip("8.8.8.8")));
-        assert!(!"2001:db8::/32".parse::<Cidr>().unwrap().contains(ip("2001:db9::1")));
+        assert!(!"2001:db8::/32"
+            .parse::<Cidr>()
+            .unwrap()
+            .contains(ip("2001:db9::1")));
     }
 
     #[test]
     fn classes_and_caps() {
         assert_eq!(Class::of(&Method::POST, "/api/cypher"), Some(Class::Cypher));
         assert_eq!(Class::of(&Method::GET, "/api/ask/stream"), Some(Class::Ask));
-        assert_eq!(Class::of(&Method::GET, "/api/discover/Disease::DOID:1"), Some(Class::Discover));
+        assert_eq!(
+            Class::of(&Method::GET, "/api/discover/Disease::DOID:1"),
+            Some(Class::Discover)
+        );
         assert_eq!(Class::of(&Method::HEAD, "/api/paths"), Some(Class::Paths));
         assert_eq!(Class::of(&Method::GET, "/api/graph"), None);
         assert_eq!(Class::of(&Method::GET, "/cypher"), None);
         let mut c = AdmissionConfig::default();
         c.set_cap("ask=1:0").unwrap();
-        assert_eq!(c.limit(Class::Ask), Limit { concurrent: 1, queue: 0, cost: 5.0 });
+        assert_eq!(
+            c.limit(Class::Ask),
+            Limit {
+                concurrent: 1,
+                queue: 0,
+                cost: 5.0
+            }
+        );
         c.set_cap("paths=3").unwrap();
         assert_eq!(c.limit(Class::Paths).queue, 6);
-        assert!(c.set_cap("planets=3").is_err() && c.set_cap("ask=0").is_err() && c.set_cap("ask").is_err());
+        assert!(
+            c.set_cap("planets=3").is_err()
+                && c.set_cap("ask=0").is_err()
+                && c.set_cap("ask").is_err()
+        );
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn gate_queues_briefly_then_refuses() {
-        let g = Gate { slots: Arc::new(Semaphore::new(1)), waiting: AtomicUsize::new(0), queue: 1 };
+        let g = Gate {
+            slots: Arc::new(Semaphore::new(1)),
+            waiting: AtomicUsize::new(0),
+            queue: 1,
+        };
         let first = g.enter(Duration::from_millis(10)).await;
         assert!(first.is_some());
-        assert!(g.enter(Duration::from_millis(20)).await.is_none(), "times out in the queue");
+        assert!(
+            g.enter(Duration::from_millis(20)).await.is_none(),
+            "times out in the queue"
+        );
         drop(first);
         assert!(g.enter(Duration::from_millis(10)).await.is_some());
     }

@@ -31,7 +31,10 @@ use serenqa_store::StoreError;
 
 use super::error::HttpError;
 use super::extract::{J, Q};
-use super::session::{db, forbidden, hashing, over_tls, session_cookie, store_error, Annotation, Authed, PublicWrite, SESSION_SECS};
+use super::session::{
+    db, forbidden, hashing, over_tls, session_cookie, store_error, Annotation, Authed, PublicWrite,
+    SESSION_SECS,
+};
 use super::AppState;
 
 /// Largest annotation request body (a ranking of 20 candidates is ~2 KB).
@@ -70,7 +73,11 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn unprocessable(code: &'static str, message: impl Into<String>) -> HttpError {
-    HttpError { status: StatusCode::UNPROCESSABLE_ENTITY, code, message: message.into() }
+    HttpError {
+        status: StatusCode::UNPROCESSABLE_ENTITY,
+        code,
+        message: message.into(),
+    }
 }
 
 fn with_cookie<T: serde::Serialize>(body: T, cookie: String) -> HttpResponse {
@@ -82,31 +89,64 @@ fn with_cookie<T: serde::Serialize>(body: T, cookie: String) -> HttpResponse {
 }
 
 /// Creates a session for `user`; returns the reply with its cookie.
-async fn start_session(svc: &Arc<Annotation>, user: User, tls: bool) -> Result<HttpResponse, HttpError> {
+async fn start_session(
+    svc: &Arc<Annotation>,
+    user: User,
+    tls: bool,
+) -> Result<HttpResponse, HttpError> {
     let token = auth::new_token().map_err(HttpError::internal)?;
     let csrf = auth::new_token().map_err(HttpError::internal)?;
     let (hash, c, uid) = (auth::token_hash(&token), csrf.clone(), user.id);
-    db(svc, move |r| r.create_session(&hash, uid, &c, serenqa_store::now() + SESSION_SECS)).await?;
-    Ok(with_cookie(Me { user, csrf }, session_cookie(Some(&token), tls)))
+    db(svc, move |r| {
+        r.create_session(&hash, uid, &c, serenqa_store::now() + SESSION_SECS)
+    })
+    .await?;
+    Ok(with_cookie(
+        Me { user, csrf },
+        session_cookie(Some(&token), tls),
+    ))
 }
 
 // ----- auth -----
 
 #[utoipa::path(post, path = "/api/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Failed attempts back off exponentially per e-mail, per client network (IPv6 /64) and per pair (429 with Retry-After while backing off).", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 400, description = "E-mail over 254 bytes or password too long"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Backing off: retry after `Retry-After` seconds"), (status = 503, description = "Too many sign-ins being checked at once")))]
-pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<HttpResponse, HttpError> {
+pub(crate) async fn login(
+    w: PublicWrite,
+    J(req): J<LoginRequest>,
+) -> Result<HttpResponse, HttpError> {
     let email = req.email.trim().to_string();
     if email.len() > auth::MAX_EMAIL {
-        return Err(HttpError::bad_request("email_too_long", format!("the e-mail address has {} bytes; at most {} are allowed", email.len(), auth::MAX_EMAIL)));
+        return Err(HttpError::bad_request(
+            "email_too_long",
+            format!(
+                "the e-mail address has {} bytes; at most {} are allowed",
+                email.len(),
+                auth::MAX_EMAIL
+            ),
+        ));
     }
     if req.password.len() > auth::MAX_PASSWORD {
-        return Err(HttpError::bad_request("bad_password", format!("the password has more than {} bytes", auth::MAX_PASSWORD)));
+        return Err(HttpError::bad_request(
+            "bad_password",
+            format!("the password has more than {} bytes", auth::MAX_PASSWORD),
+        ));
     }
-    let attempt = match w.svc.limiter.begin(&email, w.ip.map(|a| a.ip()), Instant::now()) {
+    let attempt = match w
+        .svc
+        .limiter
+        .begin(&email, w.ip.map(|a| a.ip()), Instant::now())
+    {
         Ok(a) => a,
         Err(wait) => {
             let secs = wait.as_secs().max(1);
-            let mut e = HttpError { status: StatusCode::TOO_MANY_REQUESTS, code: "rate_limited", message: format!("too many failed sign-ins; try again in {secs} s") }.into_response();
-            e.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            let mut e = HttpError {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                code: "rate_limited",
+                message: format!("too many failed sign-ins; try again in {secs} s"),
+            }
+            .into_response();
+            e.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
             return Ok(e);
         }
     };
@@ -131,7 +171,11 @@ pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<Htt
         }
         Ok(None) => {
             attempt.failed(Instant::now());
-            Err(HttpError { status: StatusCode::UNAUTHORIZED, code: "bad_credentials", message: "wrong email or password".into() })
+            Err(HttpError {
+                status: StatusCode::UNAUTHORIZED,
+                code: "bad_credentials",
+                message: "wrong email or password".into(),
+            })
         }
         Err(e) => {
             // Never checked (busy, store error): not a failure of the password.
@@ -143,37 +187,63 @@ pub(crate) async fn login(w: PublicWrite, J(req): J<LoginRequest>) -> Result<Htt
 
 #[utoipa::path(post, path = "/api/auth/logout", tag = "annotation", description = "Ends the session.", responses((status = 200, description = "Signed out"), (status = 401, description = "Not signed in")))]
 pub(crate) async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse, HttpError> {
-    let token = super::session::cookie(&headers, super::session::SESSION_COOKIE).unwrap_or_default();
+    let token =
+        super::session::cookie(&headers, super::session::SESSION_COOKIE).unwrap_or_default();
     let hash = auth::token_hash(&token);
     db(&a.svc, move |r| r.delete_session(&hash)).await?;
-    Ok(with_cookie(serde_json::json!({"signed_out": true}), session_cookie(None, over_tls(&a.svc, &headers))))
+    Ok(with_cookie(
+        serde_json::json!({"signed_out": true}),
+        session_cookie(None, over_tls(&a.svc, &headers)),
+    ))
 }
 
 #[utoipa::path(get, path = "/api/auth/me", tag = "annotation", description = "The signed-in user: id, pseudonym, role.", responses((status = 200, description = "`Me`"), (status = 401, description = "Not signed in")))]
 pub(crate) async fn me(a: Authed) -> Json<Me> {
-    Json(Me { user: a.session.user, csrf: a.session.csrf })
+    Json(Me {
+        user: a.session.user,
+        csrf: a.session.csrf,
+    })
 }
 
 fn check_token(token: &str) -> Result<String, HttpError> {
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(HttpError::not_found("unknown_invite", "this invite link is not valid"));
+        return Err(HttpError::not_found(
+            "unknown_invite",
+            "this invite link is not valid",
+        ));
     }
     Ok(auth::token_hash(token))
 }
 
 #[utoipa::path(get, path = "/api/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown, used or expired invite")))]
-pub(crate) async fn invite_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<InviteInfo>, HttpError> {
+pub(crate) async fn invite_info(
+    State(s): State<AppState>,
+    Path(token): Path<String>,
+) -> Result<Json<InviteInfo>, HttpError> {
     let svc = super::session::service(&s)?;
     let hash = check_token(&token)?;
-    let inv = db(&svc, move |r| r.invite(&hash)).await?.ok_or_else(|| HttpError::not_found("unknown_invite", "this invite link is not valid"))?;
+    let inv = db(&svc, move |r| r.invite(&hash))
+        .await?
+        .ok_or_else(|| HttpError::not_found("unknown_invite", "this invite link is not valid"))?;
     if inv.used_at.is_some() || inv.expires_at < serenqa_store::now() {
-        return Err(HttpError { status: StatusCode::GONE, code: "invite_used", message: "this invite link has been used or has expired".into() });
+        return Err(HttpError {
+            status: StatusCode::GONE,
+            code: "invite_used",
+            message: "this invite link has been used or has expired".into(),
+        });
     }
-    Ok(Json(InviteInfo { email: inv.email, role: inv.role }))
+    Ok(Json(InviteInfo {
+        email: inv.email,
+        role: inv.role,
+    }))
 }
 
 #[utoipa::path(post, path = "/api/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Weak password or bad body"), (status = 404, description = "Unknown, used or expired invite")))]
-pub(crate) async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(req): J<AcceptInvite>) -> Result<HttpResponse, HttpError> {
+pub(crate) async fn accept_invite(
+    w: PublicWrite,
+    Path(token): Path<String>,
+    J(req): J<AcceptInvite>,
+) -> Result<HttpResponse, HttpError> {
     let hash = check_token(&token)?;
     auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
     let name = req.name.trim().chars().take(100).collect::<String>();
@@ -183,7 +253,13 @@ pub(crate) async fn accept_invite(w: PublicWrite, Path(token): Path<String>, J(r
         r.accept_invite(&hash, &name, &h, serenqa_store::now())
     })
     .await
-    .map_err(|e| if e.code == "not_found" { HttpError::not_found("unknown_invite", "this invite link is not valid") } else { e })?;
+    .map_err(|e| {
+        if e.code == "not_found" {
+            HttpError::not_found("unknown_invite", "this invite link is not valid")
+        } else {
+            e
+        }
+    })?;
     start_session(&w.svc, user, w.tls).await
 }
 
@@ -203,8 +279,16 @@ pub(crate) async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, Ht
 pub(crate) async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
-    let (batch, questions, open) = db(&a.svc, move |r| Ok((r.batch(id)?, r.questions_in_batch(id, uid)?, r.may_annotate(id, uid)?))).await?;
-    let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
+    let (batch, questions, open) = db(&a.svc, move |r| {
+        Ok((
+            r.batch(id)?,
+            r.questions_in_batch(id, uid)?,
+            r.may_annotate(id, uid)?,
+        ))
+    })
+    .await?;
+    let batch =
+        batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
     if !open && a.role() != Role::Admin {
         return Err(not_assigned());
     }
@@ -254,19 +338,43 @@ fn short_name(name: &str) -> String {
 /// group; the largest groups come first. Within a group the most specific neighbours are named:
 /// fewest links of their own first (a rare side effect says more than "Nausea"), then by name.
 fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
-    let link = c.link.clone().map(|l| (link_label(&l), l)).or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
+    let link = c
+        .link
+        .clone()
+        .map(|l| (link_label(&l), l))
+        .or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
     let node = crate::calibration::resolve_candidate(g, c);
-    let Some(n) = node else { return CandidateContext { candidate: c.id, in_graph: false, degree: 0, lines: Vec::new(), link } };
+    let Some(n) = node else {
+        return CandidateContext {
+            candidate: c.id,
+            in_graph: false,
+            degree: 0,
+            lines: Vec::new(),
+            link,
+        };
+    };
     let mut groups: Vec<(String, Vec<serenqa_graph::NodeId>)> = Vec::new();
     for outgoing in [true, false] {
         for r in 0..g.relation_count() as u16 {
-            let range = if outgoing { g.out_range_rel(n, r) } else { g.in_range_rel(n, r) };
+            let range = if outgoing {
+                g.out_range_rel(n, r)
+            } else {
+                g.in_range_rel(n, r)
+            };
             if range.is_empty() {
                 continue;
             }
-            let ids = if outgoing { &g.out_csr().1[range] } else { &g.in_csr().1[range] };
+            let ids = if outgoing {
+                &g.out_csr().1[range]
+            } else {
+                &g.in_csr().1[range]
+            };
             let verb = &g.relation(r).verb;
-            let phrase = if outgoing { verb.clone() } else { serenqa_shared::phrases::passive(verb) };
+            let phrase = if outgoing {
+                verb.clone()
+            } else {
+                serenqa_shared::phrases::passive(verb)
+            };
             match groups.iter_mut().find(|(p, _)| *p == phrase) {
                 Some((_, v)) => v.extend_from_slice(ids),
                 None => groups.push((phrase, ids.to_vec())),
@@ -277,7 +385,12 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         v.sort_unstable();
         v.dedup();
         v.retain(|&m| m != n);
-        v.sort_by(|&a, &b| g.degree(a).cmp(&g.degree(b)).then_with(|| serenqa_graph::store::cmp_folded(g.name(a), g.name(b))).then(a.cmp(&b)));
+        v.sort_by(|&a, &b| {
+            g.degree(a)
+                .cmp(&g.degree(b))
+                .then_with(|| serenqa_graph::store::cmp_folded(g.name(a), g.name(b)))
+                .then(a.cmp(&b))
+        });
     }
     groups.retain(|(_, v)| !v.is_empty());
     groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
@@ -285,17 +398,33 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         .iter()
         .take(CONTEXT_GROUPS)
         .map(|(phrase, v)| {
-            let names: Vec<String> = v.iter().take(CONTEXT_NAMES).map(|&m| short_name(g.name(m))).collect();
+            let names: Vec<String> = v
+                .iter()
+                .take(CONTEXT_NAMES)
+                .map(|&m| short_name(g.name(m)))
+                .collect();
             let more = if v.len() > names.len() { ", …" } else { "" };
             format!("{phrase} {}: {}{more}", v.len(), names.join(", "))
         })
         .collect();
-    CandidateContext { candidate: c.id, in_graph: true, degree: g.degree(n) as u64, lines, link }
+    CandidateContext {
+        candidate: c.id,
+        in_graph: true,
+        degree: g.degree(n) as u64,
+        lines,
+        link,
+    }
 }
 
 /// The database a stored link points to, for its label.
 fn link_label(url: &str) -> String {
-    let host = url.split("://").nth(1).unwrap_or(url).split('/').next().unwrap_or("");
+    let host = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split('/')
+        .next()
+        .unwrap_or("");
     let label = match host {
         h if h.contains("drugbank") => "DrugBank",
         h if h.contains("uniprot") => "UniProt",
@@ -312,14 +441,25 @@ fn link_label(url: &str) -> String {
 }
 
 #[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
-pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): Path<i64>) -> Result<Json<QuestionView>, HttpError> {
+pub(crate) async fn my_question(
+    State(s): State<AppState>,
+    a: Authed,
+    Path(id): Path<i64>,
+) -> Result<Json<QuestionView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
-    let (q, resp) = db(&a.svc, move |r| Ok((r.question(id)?, r.response_for(uid, id)?))).await?;
-    let mut q = q.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
+    let (q, resp) = db(&a.svc, move |r| {
+        Ok((r.question(id)?, r.response_for(uid, id)?))
+    })
+    .await?;
+    let mut q =
+        q.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
     let bid = q.batch_id;
     check_assigned(&a, bid).await?;
-    let (batch, list) = db(&a.svc, move |r| Ok((r.batch(bid)?, r.questions_in_batch(bid, uid)?))).await?;
+    let (batch, list) = db(&a.svc, move |r| {
+        Ok((r.batch(bid)?, r.questions_in_batch(bid, uid)?))
+    })
+    .await?;
     let batch = batch.ok_or_else(|| HttpError::internal("question without batch"))?;
     // Neither the questionnaire position nor the LLM rank leaves the server (showing either
     // anchors the experts' judgment): candidates go out as `BlindCandidate`s, always in this
@@ -331,7 +471,10 @@ pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): 
     let next = pos.and_then(|p| list.get(p + 1)).map(|x| x.id);
     let next_todo = pos.and_then(|p| {
         let n = list.len();
-        (1..n).map(|k| &list[(p + k) % n]).find(|x| x.status != Some(Status::Complete)).map(|x| x.id)
+        (1..n)
+            .map(|k| &list[(p + k) % n])
+            .find(|x| x.status != Some(Status::Complete))
+            .map(|x| x.id)
     });
     let question = BlindQuestion {
         id: q.id,
@@ -344,23 +487,45 @@ pub(crate) async fn my_question(State(s): State<AppState>, a: Authed, Path(id): 
         resources: q.resources,
         candidates: q.candidates.iter().map(BlindCandidate::from).collect(),
     };
-    Ok(Json(QuestionView { question, batch, context, response: resp, prev, next, index: pos.map_or(0, |p| p + 1), total: list.len(), next_todo }))
+    Ok(Json(QuestionView {
+        question,
+        batch,
+        context,
+        response: resp,
+        prev,
+        next,
+        index: pos.map_or(0, |p| p + 1),
+        total: list.len(),
+        next_todo,
+    }))
 }
 
 #[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
-pub(crate) async fn save_response(a: Authed, Path(id): Path<i64>, J(body): J<NewResponse>) -> Result<HttpResponse, HttpError> {
+pub(crate) async fn save_response(
+    a: Authed,
+    Path(id): Path<i64>,
+    J(body): J<NewResponse>,
+) -> Result<HttpResponse, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
-    let q = db(&a.svc, move |r| r.question(id)).await?.ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
+    let q = db(&a.svc, move |r| r.question(id))
+        .await?
+        .ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
     check_assigned(&a, q.batch_id).await?;
     let ids: Vec<i64> = q.candidates.iter().map(|c| c.id).collect();
-    let ranking = serenqa_store::ranking::validate(&ids, &body).map_err(|e| unprocessable(e.code, e.message))?;
+    let ranking = serenqa_store::ranking::validate(&ids, &body)
+        .map_err(|e| unprocessable(e.code, e.message))?;
     let r = NewResponse { ranking, ..body };
     match db(&a.svc, move |repo| Ok(repo.save_response(uid, id, &r))).await? {
         Ok(out) => Ok(Json(out).into_response()),
         Err(StoreError::Stale { revision, current }) => {
             let message = format!("this ranking was changed elsewhere (now revision {revision}); keep yours or take the stored one");
-            let body = StaleRevision { code: "stale_revision".into(), message, revision, current: current.map(|c| *c) };
+            let body = StaleRevision {
+                code: "stale_revision".into(),
+                message,
+                revision,
+                current: current.map(|c| *c),
+            };
             Ok((StatusCode::CONFLICT, Json(body)).into_response())
         }
         Err(e) => Err(store_error(e)),
@@ -376,8 +541,13 @@ pub(crate) async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpE
 }
 
 #[utoipa::path(get, path = "/api/responses/{id}", tag = "annotation", description = "One response (its author or an admin).", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`Response`"), (status = 403, description = "Someone else's response"), (status = 404, description = "No such response")))]
-pub(crate) async fn one_response(a: Authed, Path(id): Path<i64>) -> Result<Json<Response>, HttpError> {
-    let r = db(&a.svc, move |r| r.response(id)).await?.ok_or_else(|| HttpError::not_found("unknown_response", format!("no response {id}")))?;
+pub(crate) async fn one_response(
+    a: Authed,
+    Path(id): Path<i64>,
+) -> Result<Json<Response>, HttpError> {
+    let r = db(&a.svc, move |r| r.response(id))
+        .await?
+        .ok_or_else(|| HttpError::not_found("unknown_response", format!("no response {id}")))?;
     if r.user_id != a.user_id() && a.role() != Role::Admin {
         return Err(forbidden("this response belongs to another annotator"));
     }
@@ -393,10 +563,17 @@ pub(crate) async fn review_batches(a: Authed) -> Result<Json<Vec<BatchAggregate>
 }
 
 #[utoipa::path(get, path = "/api/review/batches/{id}", tag = "review", description = "One batch in detail: per-question rankings by pseudonym, agreement, consensus.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchReview`"), (status = 403, description = "Not a reviewer"), (status = 404, description = "No such batch")))]
-pub(crate) async fn review_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchReview>, HttpError> {
+pub(crate) async fn review_batch(
+    a: Authed,
+    Path(id): Path<i64>,
+) -> Result<Json<BatchReview>, HttpError> {
     a.require(REVIEW)?;
-    let (batch, questions) = db(&a.svc, move |r| Ok((r.batch(id)?, aggregate::batch_questions(r, id)?))).await?;
-    let batch = batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
+    let (batch, questions) = db(&a.svc, move |r| {
+        Ok((r.batch(id)?, aggregate::batch_questions(r, id)?))
+    })
+    .await?;
+    let batch =
+        batch.ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))?;
     Ok(Json(BatchReview { batch, questions }))
 }
 
@@ -413,22 +590,34 @@ fn default_source() -> String {
 }
 
 fn parse_source(s: &str) -> Result<Source, HttpError> {
-    Source::parse(s).ok_or_else(|| HttpError::bad_request("bad_source", format!("source must be serenqa or benchmark, not {s:?}")))
+    Source::parse(s).ok_or_else(|| {
+        HttpError::bad_request(
+            "bad_source",
+            format!("source must be serenqa or benchmark, not {s:?}"),
+        )
+    })
 }
 
 #[utoipa::path(get, path = "/api/review/expert-rankings", tag = "review", description = "The expert rankings file the benchmark builder reads (expert partition).", params(("source" = Option<String>, Query, description = "Question set (default `serenqa`)"), ("min_annotators" = Option<usize>, Query, description = "Questions with at least this many submitted rankings")), responses((status = 200, description = "`ExpertRankings`"), (status = 403, description = "Not a reviewer")))]
-pub(crate) async fn expert_rankings(a: Authed, Q(q): Q<ExpertQuery>) -> Result<Json<ExpertRankings>, HttpError> {
+pub(crate) async fn expert_rankings(
+    a: Authed,
+    Q(q): Q<ExpertQuery>,
+) -> Result<Json<ExpertRankings>, HttpError> {
     a.require(REVIEW)?;
     let source = parse_source(&q.source)?;
     let min = q.min_annotators.unwrap_or(1);
-    Ok(Json(db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?))
+    Ok(Json(
+        db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?,
+    ))
 }
 
 #[utoipa::path(get, path = "/api/review/export.json", tag = "review", description = "Every response as rows (pseudonyms; e-mails for admins only).", responses((status = 200, description = "`[ExportRow]`"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
-    Ok(Json(db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?))
+    Ok(Json(
+        db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?,
+    ))
 }
 
 #[utoipa::path(get, path = "/api/review/export.csv", tag = "review", description = "The same rows as CSV.", responses((status = 200, description = "text/csv"), (status = 403, description = "Not a reviewer")))]
@@ -438,7 +627,13 @@ pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
     let rows = db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?;
     let csv = aggregate::export_csv(&rows).map_err(HttpError::internal)?;
     Ok((
-        [(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, "attachment; filename=\"serenqa-responses.csv\"")],
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"serenqa-responses.csv\"",
+            ),
+        ],
         csv,
     )
         .into_response())
@@ -455,12 +650,21 @@ pub(crate) async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>
 const ADMIN: &[Role] = &[Role::Admin];
 
 #[utoipa::path(post, path = "/api/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link"), (status = 400, description = "Bad e-mail or role"), (status = 403, description = "Not an admin")))]
-pub(crate) async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<CreateInvite>) -> Result<Json<InviteCreated>, HttpError> {
+pub(crate) async fn create_invite(
+    a: Authed,
+    headers: HeaderMap,
+    J(req): J<CreateInvite>,
+) -> Result<Json<InviteCreated>, HttpError> {
     a.require(ADMIN)?;
     let email = req.email.trim().to_string();
     auth::check_email(&email).map_err(|m| unprocessable("bad_email", m))?;
     let token = auth::new_token().map_err(HttpError::internal)?;
-    let (hash, uid, role, em) = (auth::token_hash(&token), a.user_id(), req.role, email.clone());
+    let (hash, uid, role, em) = (
+        auth::token_hash(&token),
+        a.user_id(),
+        req.role,
+        email.clone(),
+    );
     let expires_at = serenqa_store::now() + INVITE_SECS;
     let exists = db(&a.svc, move |r| {
         if r.user_by_email(&em)?.is_some() {
@@ -471,11 +675,23 @@ pub(crate) async fn create_invite(a: Authed, headers: HeaderMap, J(req): J<Creat
     })
     .await?;
     if exists {
-        return Err(store_error(StoreError::Conflict(format!("{email} already has an account"))));
+        return Err(store_error(StoreError::Conflict(format!(
+            "{email} already has an account"
+        ))));
     }
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("127.0.0.1:8080");
-    let scheme = if over_tls(&a.svc, &headers) { "https" } else { "http" };
-    Ok(Json(InviteCreated { link: format!("{scheme}://{host}/invite/{token}"), expires_at }))
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1:8080");
+    let scheme = if over_tls(&a.svc, &headers) {
+        "https"
+    } else {
+        "http"
+    };
+    Ok(Json(InviteCreated {
+        link: format!("{scheme}://{host}/invite/{token}"),
+        expires_at,
+    }))
 }
 
 #[utoipa::path(get, path = "/api/admin/users", tag = "admin", description = "Every account (admins).", responses((status = 200, description = "`[User]`"), (status = 403, description = "Not an admin")))]
@@ -486,36 +702,66 @@ pub(crate) async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
 
 /// The link base (`scheme://host`) of this request, as the invite links use it.
 fn link_base(a: &Authed, headers: &HeaderMap) -> String {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("127.0.0.1:8080");
-    let scheme = if over_tls(&a.svc, headers) { "https" } else { "http" };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1:8080");
+    let scheme = if over_tls(&a.svc, headers) {
+        "https"
+    } else {
+        "http"
+    };
     format!("{scheme}://{host}")
 }
 
 #[utoipa::path(post, path = "/api/admin/users/{id}/reset", tag = "admin", description = "Creates a one-time password-reset link for a user (admins); valid 24 hours. Using it sets a new password and ends the user's sessions.", params(("id" = i64, Path, description = "User id")), responses((status = 200, description = "`ResetCreated` with the link"), (status = 403, description = "Not an admin"), (status = 404, description = "No such user")))]
-pub(crate) async fn create_reset(a: Authed, headers: HeaderMap, Path(id): Path<i64>) -> Result<Json<ResetCreated>, HttpError> {
+pub(crate) async fn create_reset(
+    a: Authed,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Json<ResetCreated>, HttpError> {
     a.require(ADMIN)?;
     let token = auth::new_token().map_err(HttpError::internal)?;
     let (hash, by) = (auth::token_hash(&token), a.user_id());
     let expires_at = serenqa_store::now() + RESET_SECS;
-    db(&a.svc, move |r| r.create_reset(&hash, id, Some(by), expires_at)).await?;
-    Ok(Json(ResetCreated { link: format!("{}/reset/{token}", link_base(&a, &headers)), expires_at }))
+    db(&a.svc, move |r| {
+        r.create_reset(&hash, id, Some(by), expires_at)
+    })
+    .await?;
+    Ok(Json(ResetCreated {
+        link: format!("{}/reset/{token}", link_base(&a, &headers)),
+        expires_at,
+    }))
 }
 
 fn check_reset_token(token: &str) -> Result<String, HttpError> {
-    check_token(token).map_err(|_| HttpError::not_found("unknown_reset", "this password-reset link is not valid"))
+    check_token(token)
+        .map_err(|_| HttpError::not_found("unknown_reset", "this password-reset link is not valid"))
 }
 
 #[utoipa::path(get, path = "/api/auth/reset/{token}", tag = "annotation", description = "Whose password a reset link sets, before it is used.", params(("token" = String, Path, description = "The token from the link")), responses((status = 200, description = "`ResetInfo`"), (status = 404, description = "Unknown, used or expired link")))]
-pub(crate) async fn reset_info(State(s): State<AppState>, Path(token): Path<String>) -> Result<Json<ResetInfo>, HttpError> {
+pub(crate) async fn reset_info(
+    State(s): State<AppState>,
+    Path(token): Path<String>,
+) -> Result<Json<ResetInfo>, HttpError> {
     let svc = super::session::service(&s)?;
     let hash = check_reset_token(&token)?;
     let user = db(&svc, move |r| r.reset_user(&hash, serenqa_store::now())).await?;
-    let user = user.ok_or_else(|| HttpError::not_found("unknown_reset", "this password-reset link is not valid, has been used or has expired"))?;
+    let user = user.ok_or_else(|| {
+        HttpError::not_found(
+            "unknown_reset",
+            "this password-reset link is not valid, has been used or has expired",
+        )
+    })?;
     Ok(Json(ResetInfo { email: user.email }))
 }
 
 #[utoipa::path(post, path = "/api/auth/reset/{token}", tag = "annotation", description = "Sets a new password with a reset link, ends the user's other sessions and signs in.", params(("token" = String, Path, description = "The token from the link")), request_body(content = serde_json::Value, description = "`{password}`"), responses((status = 200, description = "Signed in (`Me`)"), (status = 404, description = "Unknown link"), (status = 409, description = "Used or expired link"), (status = 422, description = "Weak password")))]
-pub(crate) async fn reset_password(w: PublicWrite, Path(token): Path<String>, J(req): J<ResetPassword>) -> Result<HttpResponse, HttpError> {
+pub(crate) async fn reset_password(
+    w: PublicWrite,
+    Path(token): Path<String>,
+    J(req): J<ResetPassword>,
+) -> Result<HttpResponse, HttpError> {
     let hash = check_reset_token(&token)?;
     auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
     let pw = req.password.clone();
@@ -524,7 +770,13 @@ pub(crate) async fn reset_password(w: PublicWrite, Path(token): Path<String>, J(
         r.use_reset(&hash, &h, serenqa_store::now())
     })
     .await
-    .map_err(|e| if e.code == "not_found" { HttpError::not_found("unknown_reset", "this password-reset link is not valid") } else { e })?;
+    .map_err(|e| {
+        if e.code == "not_found" {
+            HttpError::not_found("unknown_reset", "this password-reset link is not valid")
+        } else {
+            e
+        }
+    })?;
     start_session(&w.svc, user, w.tls).await
 }
 
@@ -535,31 +787,60 @@ pub(crate) async fn assignments(a: Authed) -> Result<Json<Vec<BatchAssignment>>,
 }
 
 #[utoipa::path(put, path = "/api/admin/batches/{id}/assignment", tag = "admin", description = "Assigns a batch to annotators (replacing the previous set; an empty list opens it to every annotator) with an overlap target (admins).", params(("id" = i64, Path, description = "Batch id")), request_body(content = serde_json::Value, description = "`{annotators: [user id], overlap?}`"), responses((status = 200, description = "The batch's `BatchAssignment`"), (status = 400, description = "Not annotators, or overlap outside 1–1000"), (status = 403, description = "Not an admin"), (status = 404, description = "No such batch")))]
-pub(crate) async fn set_assignment(a: Authed, Path(id): Path<i64>, J(req): J<SetAssignment>) -> Result<Json<BatchAssignment>, HttpError> {
+pub(crate) async fn set_assignment(
+    a: Authed,
+    Path(id): Path<i64>,
+    J(req): J<SetAssignment>,
+) -> Result<Json<BatchAssignment>, HttpError> {
     a.require(ADMIN)?;
     if req.annotators.len() > 10_000 {
-        return Err(HttpError::bad_request("too_many", "at most 10000 annotators per batch"));
+        return Err(HttpError::bad_request(
+            "too_many",
+            "at most 10000 annotators per batch",
+        ));
     }
     let all = db(&a.svc, move |r| {
         r.set_assignment(id, &req.annotators, req.overlap)?;
         r.assignments()
     })
     .await?;
-    all.into_iter().find(|x| x.batch.id == id).map(Json).ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))
+    all.into_iter()
+        .find(|x| x.batch.id == id)
+        .map(Json)
+        .ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))
 }
 
 fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
-    CalibrationView { id: c.id, created_at: c.created_at, alpha: c.alpha, beta: c.beta, gamma: c.gamma, agreement: c.agreement, questions: c.questions, provenance: c.provenance.to_string() }
+    CalibrationView {
+        id: c.id,
+        created_at: c.created_at,
+        alpha: c.alpha,
+        beta: c.beta,
+        gamma: c.gamma,
+        agreement: c.agreement,
+        questions: c.questions,
+        provenance: c.provenance.to_string(),
+    }
 }
 
 #[utoipa::path(get, path = "/api/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, with provenance (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
     a.require(ADMIN)?;
-    Ok(Json(db(&a.svc, |r| r.calibrations()).await?.into_iter().map(calibration_view).collect()))
+    Ok(Json(
+        db(&a.svc, |r| r.calibrations())
+            .await?
+            .into_iter()
+            .map(calibration_view)
+            .collect(),
+    ))
 }
 
 #[utoipa::path(post, path = "/api/admin/calibrations", tag = "admin", description = "Fits the RNS weights to the expert partitions and stores the result (admins).", request_body(content = serde_json::Value, description = "`{grid?, min_questions?}`"), responses((status = 200, description = "`CalibrationReport`"), (status = 400, description = "Not enough expert data"), (status = 403, description = "Not an admin")))]
-pub(crate) async fn calibrate(State(s): State<AppState>, a: Authed, J(req): J<CalibrateRequest>) -> Result<Json<CalibrationReport>, HttpError> {
+pub(crate) async fn calibrate(
+    State(s): State<AppState>,
+    a: Authed,
+    J(req): J<CalibrateRequest>,
+) -> Result<Json<CalibrationReport>, HttpError> {
     a.require(ADMIN)?;
     let model = s.model.clone().ok_or_else(|| HttpError {
         status: StatusCode::SERVICE_UNAVAILABLE,
@@ -567,13 +848,18 @@ pub(crate) async fn calibrate(State(s): State<AppState>, a: Authed, J(req): J<Ca
         message: "the graph has no precomputed model; run `serenqa precompute` and restart".into(),
     })?;
     if !(req.step >= 0.01 && req.step <= 0.5) {
-        return Err(HttpError::bad_request("bad_step", "step must lie in [0.01, 0.5]"));
+        return Err(HttpError::bad_request(
+            "bad_step",
+            "step must lie in [0.01, 0.5]",
+        ));
     }
     let who = a.session.user.email.clone();
     let (svc, graph, blocks) = (a.svc.clone(), s.graph.clone(), s.blocks.clone());
-    let out = tokio::task::spawn_blocking(move || crate::calibration::run(svc.repo.as_ref(), &graph, &model, &blocks, &req, &who))
-        .await
-        .map_err(|e| HttpError::internal(e.to_string()))?
-        .map_err(|e| unprocessable("calibration_failed", format!("{e:#}")))?;
+    let out = tokio::task::spawn_blocking(move || {
+        crate::calibration::run(svc.repo.as_ref(), &graph, &model, &blocks, &req, &who)
+    })
+    .await
+    .map_err(|e| HttpError::internal(e.to_string()))?
+    .map_err(|e| unprocessable("calibration_failed", format!("{e:#}")))?;
     Ok(Json(out.1))
 }

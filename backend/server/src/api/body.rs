@@ -21,7 +21,12 @@ use super::error::HttpError;
 pub const BODY_DEADLINE: Duration = Duration::from_secs(10);
 
 fn too_large(limit: usize) -> Response {
-    HttpError { status: StatusCode::PAYLOAD_TOO_LARGE, code: "body_too_large", message: format!("the request body is larger than {} KiB", limit >> 10) }.into_response()
+    HttpError {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "body_too_large",
+        message: format!("the request body is larger than {} KiB", limit >> 10),
+    }
+    .into_response()
 }
 
 /// Middleware: buffers the body under the size limit and the deadline.
@@ -30,7 +35,11 @@ pub async fn bounded(req: Request, next: Next) -> Response {
 }
 
 pub async fn bounded_with(req: Request, next: Next, limit: usize, deadline: Duration) -> Response {
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return too_large(limit);
     }
@@ -51,13 +60,22 @@ pub async fn bounded_with(req: Request, next: Next, limit: usize, deadline: Dura
         Ok(Bytes::from(buf))
     };
     match tokio::time::timeout(deadline, read).await {
-        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Ok(Err(Some(()))) => too_large(limit),
-        Ok(Err(None)) => HttpError::bad_request("body_unreadable", "the request body could not be read").into_response(),
+        Ok(Err(None)) => {
+            HttpError::bad_request("body_unreadable", "the request body could not be read")
+                .into_response()
+        }
         Err(_) => HttpError {
             status: StatusCode::REQUEST_TIMEOUT,
             code: "body_timeout",
-            message: format!("the request body did not arrive within {} s", deadline.as_secs()),
+            message: format!(
+                "the request body did not arrive within {} s",
+                deadline.as_secs()
+            ),
         }
         .into_response(),
     }
@@ -74,33 +92,61 @@ mod tests {
     fn app() -> Router {
         Router::new()
             .route("/x", post(|b: Bytes| async move { b.len().to_string() }))
-            .layer(axum::middleware::from_fn(|req, next| bounded_with(req, next, 16, Duration::from_millis(200))))
+            .layer(axum::middleware::from_fn(|req, next| {
+                bounded_with(req, next, 16, Duration::from_millis(200))
+            }))
     }
 
     async fn call(req: Request) -> (StatusCode, String) {
         let r = app().oneshot(req).await.expect("response");
         let status = r.status();
-        let body = axum::body::to_bytes(r.into_body(), 1 << 20).await.expect("body");
+        let body = axum::body::to_bytes(r.into_body(), 1 << 20)
+            .await
+            .expect("body");
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
     #[tokio::test]
     async fn small_bodies_pass_large_ones_get_json_413() {
-        let (st, body) = call(Request::post("/x").body(Body::from("0123456789")).expect("req")).await;
+        let (st, body) = call(
+            Request::post("/x")
+                .body(Body::from("0123456789"))
+                .expect("req"),
+        )
+        .await;
         assert_eq!((st, body.as_str()), (StatusCode::OK, "10"));
-        let (st, body) = call(Request::post("/x").header(header::CONTENT_LENGTH, "17").body(Body::from("x".repeat(17))).expect("req")).await;
+        let (st, body) = call(
+            Request::post("/x")
+                .header(header::CONTENT_LENGTH, "17")
+                .body(Body::from("x".repeat(17)))
+                .expect("req"),
+        )
+        .await;
         assert_eq!(st, StatusCode::PAYLOAD_TOO_LARGE);
         assert!(body.contains(r#""code":"body_too_large""#), "{body}");
         // No Content-Length: counted while reading.
-        let chunks = futures_util::stream::iter((0..5).map(|_| Ok::<_, std::io::Error>(Bytes::from("abcd"))));
-        let (st, body) = call(Request::post("/x").body(Body::from_stream(chunks)).expect("req")).await;
+        let chunks = futures_util::stream::iter(
+            (0..5).map(|_| Ok::<_, std::io::Error>(Bytes::from("abcd"))),
+        );
+        let (st, body) = call(
+            Request::post("/x")
+                .body(Body::from_stream(chunks))
+                .expect("req"),
+        )
+        .await;
         assert_eq!(st, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
     }
 
     #[tokio::test]
     async fn a_body_that_stalls_gets_json_408() {
-        let slow = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from("{"))]).chain(futures_util::stream::pending());
-        let (st, body) = call(Request::post("/x").body(Body::from_stream(slow)).expect("req")).await;
+        let slow = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from("{"))])
+            .chain(futures_util::stream::pending());
+        let (st, body) = call(
+            Request::post("/x")
+                .body(Body::from_stream(slow))
+                .expect("req"),
+        )
+        .await;
         assert_eq!(st, StatusCode::REQUEST_TIMEOUT);
         assert!(body.contains(r#""code":"body_timeout""#), "{body}");
     }

@@ -38,10 +38,17 @@ fn json_to_value(v: &serde_json::Value) -> Value {
     match v {
         serde_json::Value::Null => Value::Null,
         serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .map(Value::Int)
+            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
         serde_json::Value::String(s) => Value::Str(s.clone()),
         serde_json::Value::Array(xs) => Value::List(xs.iter().map(json_to_value).collect()),
-        serde_json::Value::Object(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect()),
+        serde_json::Value::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), json_to_value(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -49,23 +56,34 @@ fn json_to_value(v: &serde_json::Value) -> Value {
 /// are refused). Errors carry a `cypher_*` code and, for syntax errors, line and column.
 #[utoipa::path(post, path = "/api/cypher", tag = "cypher", request_body = CypherRequest,
     responses((status = 200, description = "columns and rows (truncated beyond the row limit)", body = Object), (status = 400, body = serenqa_shared::api::ApiError)))]
-pub async fn run_query(State(s): State<AppState>, super::extract::J(req): super::extract::J<CypherRequest>) -> Result<Json<serde_json::Value>, HttpError> {
+pub async fn run_query(
+    State(s): State<AppState>,
+    super::extract::J(req): super::extract::J<CypherRequest>,
+) -> Result<Json<serde_json::Value>, HttpError> {
     if req.query.trim().is_empty() {
         return Err(HttpError::bad_request("empty_query", "the query is empty"));
     }
     if req.query.len() > MAX_QUERY_BYTES {
-        return Err(HttpError::bad_request("query_too_long", format!("the query is longer than {MAX_QUERY_BYTES} bytes")));
+        return Err(HttpError::bad_request(
+            "query_too_long",
+            format!("the query is longer than {MAX_QUERY_BYTES} bytes"),
+        ));
     }
     let opts = Options {
         budget: BUDGET,
-        params: req.params.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+        params: req
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), json_to_value(v)))
+            .collect(),
         max_rows: Some(MAX_RESULT_ROWS),
     };
     let graph = s.graph.clone();
     // CPU-bound: keep it off the async workers.
-    let result = tokio::task::spawn_blocking(move || serenqa_cypher::execute(&*graph, &req.query, &opts))
-        .await
-        .map_err(|e| HttpError::internal(format!("query task failed: {e}")))?;
+    let result =
+        tokio::task::spawn_blocking(move || serenqa_cypher::execute(&*graph, &req.query, &opts))
+            .await
+            .map_err(|e| HttpError::internal(format!("query task failed: {e}")))?;
     match result {
         Ok(r) => {
             let mut body = r.to_json();
@@ -95,11 +113,21 @@ mod tests {
     use super::*;
 
     fn small_graph() -> serenqa_graph::Graph {
-        let mut b = GraphBuilder::new(GraphMeta { name: "test".into(), ..Default::default() });
+        let mut b = GraphBuilder::new(GraphMeta {
+            name: "test".into(),
+            ..Default::default()
+        });
         let c = b.node_type("Compound", "Compound");
         let d = b.node_type("Disease", "Disease");
         let treats = b
-            .relation(RelationType { name: "TREATS_CtD".into(), verb: "treats".into(), abbrev: "CtD".into(), source_type: Some(c), target_type: Some(d), directed: false })
+            .relation(RelationType {
+                name: "TREATS_CtD".into(),
+                verb: "treats".into(),
+                abbrev: "CtD".into(),
+                source_type: Some(c),
+                target_type: Some(d),
+                directed: false,
+            })
             .unwrap();
         let a = b.add_node(c, "DB1", "Aspirin");
         let p = b.add_node(d, "D1", "Pain");
@@ -109,18 +137,32 @@ mod tests {
 
     /// Serves the API on an ephemeral port and POSTs to /api/cypher.
     fn post(bodies: Vec<String>) -> Vec<(u16, serde_json::Value)> {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
-            let app = crate::api::router(AppState::new(Arc::new(small_graph())), std::path::Path::new("/nonexistent"));
+            let app = crate::api::router(
+                AppState::new(Arc::new(small_graph())),
+                std::path::Path::new("/nonexistent"),
+            );
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
             tokio::task::spawn_blocking(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
                 bodies
                     .into_iter()
                     .map(|b| {
-                        let mut resp = agent.post(&format!("http://{addr}/api/cypher")).header("content-type", "application/json").send(b).unwrap();
+                        let mut resp = agent
+                            .post(&format!("http://{addr}/api/cypher"))
+                            .header("content-type", "application/json")
+                            .send(b)
+                            .unwrap();
                         let status = resp.status().as_u16();
                         let text = resp.body_mut().read_to_string().unwrap();
                         (status, serde_json::from_str(&text).unwrap())
@@ -148,10 +190,22 @@ mod tests {
         assert_eq!(r[0].1["columns"], serde_json::json!(["c", "d"]));
         assert_eq!(r[0].1["rows"], serde_json::json!([["Aspirin", "Pain"]]));
         assert_eq!(r[1].1["rows"], serde_json::json!([[42]]));
-        assert_eq!((r[2].0, r[2].1["code"].as_str()), (400, Some("cypher_syntax")));
-        assert_eq!((r[3].0, r[3].1["code"].as_str()), (400, Some("cypher_read_only")));
-        assert_eq!((r[4].0, r[4].1["code"].as_str()), (400, Some("query_too_long")));
-        assert_eq!(r[5].1["rows"].as_array().map(Vec::len), Some(MAX_RESULT_ROWS));
+        assert_eq!(
+            (r[2].0, r[2].1["code"].as_str()),
+            (400, Some("cypher_syntax"))
+        );
+        assert_eq!(
+            (r[3].0, r[3].1["code"].as_str()),
+            (400, Some("cypher_read_only"))
+        );
+        assert_eq!(
+            (r[4].0, r[4].1["code"].as_str()),
+            (400, Some("query_too_long"))
+        );
+        assert_eq!(
+            r[5].1["rows"].as_array().map(Vec::len),
+            Some(MAX_RESULT_ROWS)
+        );
         assert_eq!(r[5].1["truncated"], serde_json::json!(true));
     }
 }

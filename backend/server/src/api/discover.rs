@@ -35,18 +35,31 @@ const METHOD: &str = "Candidates are the entities of the answer type most likely
 #[utoipa::path(get, path = "/api/discover/{key}", tag = "serendipity",
     params(("key" = String, Path, description = "`Type::identifier` of a disease or a drug"), DiscoverQuery),
     responses((status = 200, body = DiscoverResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
-pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(q): Q<DiscoverQuery>) -> Result<Json<DiscoverResponse>, HttpError> {
+pub async fn get_discover(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+    Q(q): Q<DiscoverQuery>,
+) -> Result<Json<DiscoverResponse>, HttpError> {
     let g = s.graph.clone();
     let node = resolve(&g, &key)?;
     let Some(model) = s.model.clone() else {
-        return Err(HttpError { status: axum::http::StatusCode::SERVICE_UNAVAILABLE, code: "no_model", message: "the serendipity model is not loaded; run `serenqa precompute`".into() });
+        return Err(HttpError {
+            status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            code: "no_model",
+            message: "the serendipity model is not loaded; run `serenqa precompute`".into(),
+        });
     };
     let limit = q.limit.unwrap_or(50);
     if limit == 0 || limit > MAX_CANDIDATES {
-        return Err(HttpError::bad_request("bad_limit", format!("limit must be between 1 and {MAX_CANDIDATES}")));
+        return Err(HttpError::bad_request(
+            "bad_limit",
+            format!("limit must be between 1 and {MAX_CANDIDATES}"),
+        ));
     }
     let given = match q.weights.as_deref() {
-        Some(w) => Some(Weights::parse(w).map_err(|e| HttpError::bad_request("bad_weights", e.to_string()))?),
+        Some(w) => Some(
+            Weights::parse(w).map_err(|e| HttpError::bad_request("bad_weights", e.to_string()))?,
+        ),
         None => None,
     };
     let blocks = s.blocks.clone();
@@ -55,17 +68,33 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
         let defaults = crate::weights::of_state(&s);
         let used = crate::weights::for_request(given, &defaults);
         let preds = s.predictions.clone();
-        let located = preds.as_ref().and_then(|p| super::predictions::locate(p, node).map(|l| (p.clone(), l)));
-        let propose = |_q: serenqa_graph::NodeId, _t: serenqa_graph::TypeId, known: &[serenqa_graph::NodeId]| -> Vec<(serenqa_graph::NodeId, f64)> {
-            let Some((p, (is_c, local))) = &located else { return Vec::new() };
+        let located = preds
+            .as_ref()
+            .and_then(|p| super::predictions::locate(p, node).map(|l| (p.clone(), l)));
+        let propose = |_q: serenqa_graph::NodeId,
+                       _t: serenqa_graph::TypeId,
+                       known: &[serenqa_graph::NodeId]|
+         -> Vec<(serenqa_graph::NodeId, f64)> {
+            let Some((p, (is_c, local))) = &located else {
+                return Vec::new();
+            };
             super::predictions::ranked_pairs(p, *is_c, *local)
                 .into_iter()
-                .map(|(c, d)| (if *is_c { p.diseases[d] } else { p.compounds[c] }, p.scores[p.pair(c, d)] as f64))
+                .map(|(c, d)| {
+                    (
+                        if *is_c { p.diseases[d] } else { p.compounds[c] },
+                        p.scores[p.pair(c, d)] as f64,
+                    )
+                })
                 .filter(|(n, _)| known.binary_search(n).is_err())
                 .take(limit)
                 .collect()
         };
-        let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() { Some(&propose) } else { None };
+        let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
+            Some(&propose)
+        } else {
+            None
+        };
         let includes = g.relation_id("INCLUDES_PCiC");
         discover_with(&g, &model, &blocks, node, limit, &used.weights, proposal).map(|d| {
             let candidates = d
@@ -76,14 +105,29 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
                     let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
                     let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
                         let other = super::predictions::locate(pr, c)?;
-                        let (ci, di) = if *is_c { (*local, other.1) } else { (other.1, *local) };
+                        let (ci, di) = if *is_c {
+                            (*local, other.1)
+                        } else {
+                            (other.1, *local)
+                        };
                         Some(super::predictions::prediction(&g, pr, ci, di, false))
                     });
                     let classes = match includes {
-                        Some(r) => g.in_range_rel(c, r).map(|i| node_view(&g, g.in_csr().1[i])).collect(),
+                        Some(r) => g
+                            .in_range_rel(c, r)
+                            .map(|i| node_view(&g, g.in_csr().1[i]))
+                            .collect(),
                         None => Vec::new(),
                     };
-                    Candidate { node: node_view(&g, c), proximity: p, terms: *t, known_for: links.iter().map(|&x| node_view(&g, x)).collect(), known_for_total: total, plausibility, classes }
+                    Candidate {
+                        node: node_view(&g, c),
+                        proximity: p,
+                        terms: *t,
+                        known_for: links.iter().map(|&x| node_view(&g, x)).collect(),
+                        known_for_total: total,
+                        plausibility,
+                        classes,
+                    }
                 })
                 .collect();
             DiscoverResponse {
@@ -96,7 +140,12 @@ pub async fn get_discover(State(s): State<AppState>, Path(key): Path<String>, Q(
                 weights: d.weights,
                 weights_source: used.source,
                 default_weights: defaults,
-                method: if located.is_some() { METHOD_PLAUSIBLE } else { METHOD }.to_string(),
+                method: if located.is_some() {
+                    METHOD_PLAUSIBLE
+                } else {
+                    METHOD
+                }
+                .to_string(),
                 elapsed_ms: 0.0,
             }
         })

@@ -17,7 +17,9 @@ use super::AppState;
 pub struct ApiDoc;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/openapi.json", get(openapi_json)).route("/docs", get(docs_page))
+    Router::new()
+        .route("/openapi.json", get(openapi_json))
+        .route("/docs", get(docs_page))
 }
 
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
@@ -25,28 +27,50 @@ async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 async fn docs_page() -> Html<String> {
     let doc = ApiDoc::openapi();
     let json = serde_json::to_value(&doc).unwrap_or_default();
     let mut body = String::new();
-    body.push_str(&format!("<h1>{}</h1><p>{}</p><p><a href=\"/api/openapi.json\">openapi.json</a></p>", esc(&doc.info.title), esc(doc.info.description.as_deref().unwrap_or(""))));
+    body.push_str(&format!(
+        "<h1>{}</h1><p>{}</p><p><a href=\"/api/openapi.json\">openapi.json</a></p>",
+        esc(&doc.info.title),
+        esc(doc.info.description.as_deref().unwrap_or(""))
+    ));
     if let Some(paths) = json.get("paths").and_then(|p| p.as_object()) {
         for (path, ops) in paths {
             let Some(ops) = ops.as_object() else { continue };
             for (method, op) in ops {
-                body.push_str(&format!("<section><h2><code>{} {}</code></h2>", esc(&method.to_uppercase()), esc(path)));
-                if let Some(d) = op.get("description").or_else(|| op.get("summary")).and_then(|d| d.as_str()) {
+                body.push_str(&format!(
+                    "<section><h2><code>{} {}</code></h2>",
+                    esc(&method.to_uppercase()),
+                    esc(path)
+                ));
+                if let Some(d) = op
+                    .get("description")
+                    .or_else(|| op.get("summary"))
+                    .and_then(|d| d.as_str())
+                {
                     body.push_str(&format!("<p>{}</p>", esc(d)));
                 }
                 if let Some(params) = op.get("parameters").and_then(|p| p.as_array()) {
                     body.push_str("<table><tr><th>parameter</th><th>in</th><th>required</th><th>description</th></tr>");
                     for p in params {
-                        let s = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                        let s =
+                            |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
                         let req = p.get("required").and_then(|v| v.as_bool()).unwrap_or(false);
-                        body.push_str(&format!("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&s("name")), esc(&s("in")), req, esc(&s("description"))));
+                        body.push_str(&format!(
+                            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                            esc(&s("name")),
+                            esc(&s("in")),
+                            req,
+                            esc(&s("description"))
+                        ));
                     }
                     body.push_str("</table>");
                 }

@@ -21,23 +21,48 @@ pub struct HttpError {
 
 impl HttpError {
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        HttpError { status: StatusCode::BAD_REQUEST, code, message: message.into() }
+        HttpError {
+            status: StatusCode::BAD_REQUEST,
+            code,
+            message: message.into(),
+        }
     }
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
-        HttpError { status: StatusCode::NOT_FOUND, code, message: message.into() }
+        HttpError {
+            status: StatusCode::NOT_FOUND,
+            code,
+            message: message.into(),
+        }
     }
     #[allow(dead_code)]
     pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
-        HttpError { status: StatusCode::SERVICE_UNAVAILABLE, code, message: message.into() }
+        HttpError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code,
+            message: message.into(),
+        }
     }
     /// An internal error: `detail` goes to the log, the client gets a generic message.
     pub fn internal(detail: impl Into<String>) -> Self {
-        HttpError { status: StatusCode::INTERNAL_SERVER_ERROR, code: "internal", message: detail.into() }
+        HttpError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "internal",
+            message: detail.into(),
+        }
     }
     /// `status` with the public `message`; `detail` (URLs, paths, provider replies) is logged.
-    pub fn hidden(status: StatusCode, code: &'static str, message: impl Into<String>, detail: impl std::fmt::Display) -> Self {
+    pub fn hidden(
+        status: StatusCode,
+        code: &'static str,
+        message: impl Into<String>,
+        detail: impl std::fmt::Display,
+    ) -> Self {
         eprintln!("error: {code}: {detail}");
-        HttpError { status, code, message: message.into() }
+        HttpError {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -49,7 +74,14 @@ impl IntoResponse for HttpError {
         } else {
             self.message
         };
-        (self.status, Json(ApiError { code: self.code.to_string(), message })).into_response()
+        (
+            self.status,
+            Json(ApiError {
+                code: self.code.to_string(),
+                message,
+            }),
+        )
+            .into_response()
     }
 }
 

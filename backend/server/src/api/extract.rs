@@ -25,7 +25,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Q<T> {
 }
 
 fn query_error(e: QueryRejection) -> HttpError {
-    HttpError::bad_request("bad_query", e.body_text().replace("Failed to deserialize query string: ", "bad query string: "))
+    HttpError::bad_request(
+        "bad_query",
+        e.body_text()
+            .replace("Failed to deserialize query string: ", "bad query string: "),
+    )
 }
 
 #[allow(dead_code)] // used by the POST endpoints of later API areas
@@ -50,5 +54,9 @@ fn json_error(e: JsonRejection) -> HttpError {
         StatusCode::UNSUPPORTED_MEDIA_TYPE => (status, "not_json"),
         _ => (StatusCode::BAD_REQUEST, "bad_json"),
     };
-    HttpError { status, code, message: e.body_text() }
+    HttpError {
+        status,
+        code,
+        message: e.body_text(),
+    }
 }

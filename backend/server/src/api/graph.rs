@@ -8,9 +8,12 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serenqa_graph::{Graph, NodeId};
 use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
-use serenqa_shared::api::{ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView, TypeCount};
+use serenqa_graph::{Graph, NodeId};
+use serenqa_shared::api::{
+    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView,
+    TypeCount,
+};
 use serenqa_shared::links::source_link;
 use serenqa_shared::phrases::passive;
 
@@ -45,11 +48,24 @@ pub async fn find(State(s): State<AppState>, Q(q): Q<FindQuery>) -> axum::respon
     if text.is_empty() {
         return Redirect::to("/");
     }
-    let enc = |x: &str| x.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect::<String>();
+    let enc = |x: &str| {
+        x.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    };
     let question = text.ends_with('?') || text.split_whitespace().count() > 4;
     if !question && text.len() <= 200 {
         if let Some(&n) = rank_search(&s, &text, None, 1).first() {
-            return Redirect::to(&format!("/entity/{}", enc(&s.graph.key(n)).replace("%3A", ":")));
+            return Redirect::to(&format!(
+                "/entity/{}",
+                enc(&s.graph.key(n)).replace("%3A", ":")
+            ));
         }
     }
     Redirect::to(&format!("/?q={}", enc(&text)))
@@ -66,13 +82,30 @@ pub fn graph_info(g: &Graph) -> GraphInfo {
         synthetic: meta.synthetic,
         nodes: g.node_count() as u64,
         edges: g.edge_count() as u64,
-        node_types: g.type_counts().into_iter().map(|(t, c)| TypeCount { name: g.type_display(t).to_string(), count: c }).collect(),
+        node_types: g
+            .type_counts()
+            .into_iter()
+            .map(|(t, c)| TypeCount {
+                name: g.type_display(t).to_string(),
+                count: c,
+            })
+            .collect(),
         relations: g
             .relation_counts()
             .into_iter()
-            .map(|(r, c)| TypeCount { name: g.relation(r).name.clone(), count: c })
+            .map(|(r, c)| TypeCount {
+                name: g.relation(r).name.clone(),
+                count: c,
+            })
             .collect(),
-        dropped: meta.dropped.iter().map(|(n, c)| TypeCount { name: n.clone(), count: *c }).collect(),
+        dropped: meta
+            .dropped
+            .iter()
+            .map(|(n, c)| TypeCount {
+                name: n.clone(),
+                count: *c,
+            })
+            .collect(),
         attributions: crate::attribution::for_graph(g),
     }
 }
@@ -94,18 +127,29 @@ pub struct SearchQuery {
 /// Autocomplete: nodes whose name starts with `q` (case-insensitive), or the node whose key is `q`.
 #[utoipa::path(get, path = "/api/search", tag = "graph", params(SearchQuery),
     responses((status = 200, body = Vec<NodeView>), (status = 400, body = ApiError)))]
-pub async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<Json<Vec<NodeView>>, HttpError> {
+pub async fn search(
+    State(s): State<AppState>,
+    Q(q): Q<SearchQuery>,
+) -> Result<Json<Vec<NodeView>>, HttpError> {
     let g = &s.graph;
     let text = q.q.trim();
     if text.is_empty() {
-        return Err(HttpError::bad_request("empty_query", "the search text is empty"));
+        return Err(HttpError::bad_request(
+            "empty_query",
+            "the search text is empty",
+        ));
     }
     if text.len() > 200 {
-        return Err(HttpError::bad_request("query_too_long", "the search text is longer than 200 bytes"));
+        return Err(HttpError::bad_request(
+            "query_too_long",
+            "the search text is longer than 200 bytes",
+        ));
     }
     let limit = q.limit.unwrap_or(20).min(100);
     let kind = match q.kind.as_deref() {
-        Some(k) => Some(g.type_id(k).ok_or_else(|| HttpError::bad_request("unknown_kind", format!("no node type {k:?}")))?),
+        Some(k) => Some(g.type_id(k).ok_or_else(|| {
+            HttpError::bad_request("unknown_kind", format!("no node type {k:?}"))
+        })?),
         None => None,
     };
     let ranked = rank_search(&s, text, kind, limit);
@@ -123,10 +167,20 @@ pub async fn search(State(s): State<AppState>, Q(q): Q<SearchQuery>) -> Result<J
 /// the question understander's name index, aliases included: "asprin", "COPD"). Within a
 /// class, diseases and drugs come before other types (clinicians search for them), then
 /// better-connected nodes, then by name.
-fn rank_search(s: &AppState, text: &str, kind: Option<serenqa_graph::TypeId>, limit: usize) -> Vec<NodeId> {
+fn rank_search(
+    s: &AppState,
+    text: &str,
+    kind: Option<serenqa_graph::TypeId>,
+    limit: usize,
+) -> Vec<NodeId> {
     use serenqa_pipeline::offline::understand::{fold_word, Match};
     let g = &s.graph;
-    let folded = |x: &str| x.split_whitespace().map(fold_word).collect::<Vec<_>>().join(" ");
+    let folded = |x: &str| {
+        x.split_whitespace()
+            .map(fold_word)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let want = folded(text);
     let fits = |n: NodeId| kind.is_none_or(|k| g.node_type(n) == k);
     // (class, node): 0 exact, 1 prefix, 2 misspelt or contained.
@@ -164,7 +218,11 @@ fn rank_search(s: &AppState, text: &str, kind: Option<serenqa_graph::TypeId>, li
         }
     };
     found.sort_by(|a, b| {
-        (a.0, preferred(a.1)).cmp(&(b.0, preferred(b.1))).then(g.degree(b.1).cmp(&g.degree(a.1))).then(g.name(a.1).cmp(g.name(b.1))).then(a.1.cmp(&b.1))
+        (a.0, preferred(a.1))
+            .cmp(&(b.0, preferred(b.1)))
+            .then(g.degree(b.1).cmp(&g.degree(a.1)))
+            .then(g.name(a.1).cmp(g.name(b.1)))
+            .then(a.1.cmp(&b.1))
     });
     found.into_iter().take(limit).map(|(_, n)| n).collect()
 }
@@ -173,9 +231,17 @@ fn rank_search(s: &AppState, text: &str, kind: Option<serenqa_graph::TypeId>, li
 pub fn resolve(g: &Graph, key: &str) -> Result<NodeId, HttpError> {
     let key = key.trim();
     if key.is_empty() || key.len() > 300 {
-        return Err(HttpError::bad_request("bad_node_key", "a node key is `Type::identifier`, at most 300 bytes"));
+        return Err(HttpError::bad_request(
+            "bad_node_key",
+            "a node key is `Type::identifier`, at most 300 bytes",
+        ));
     }
-    g.find_by_key(key).ok_or_else(|| HttpError::not_found("unknown_node", format!("no node {key:?} (use Type::identifier, e.g. Compound::DB00945)")))
+    g.find_by_key(key).ok_or_else(|| {
+        HttpError::not_found(
+            "unknown_node",
+            format!("no node {key:?} (use Type::identifier, e.g. Compound::DB00945)"),
+        )
+    })
 }
 
 /// Neighbours shown per relation group.
@@ -187,32 +253,56 @@ pub fn node_detail(g: &Graph, n: NodeId) -> NodeDetail {
     let mut groups = Vec::new();
     for outgoing in [true, false] {
         for r in 0..g.relation_count() as u16 {
-            let range = if outgoing { g.out_range_rel(n, r) } else { g.in_range_rel(n, r) };
+            let range = if outgoing {
+                g.out_range_rel(n, r)
+            } else {
+                g.in_range_rel(n, r)
+            };
             if range.is_empty() {
                 continue;
             }
-            let ids = if outgoing { &g.out_csr().1[range.clone()] } else { &g.in_csr().1[range.clone()] };
+            let ids = if outgoing {
+                &g.out_csr().1[range.clone()]
+            } else {
+                &g.in_csr().1[range.clone()]
+            };
             let mut nodes: Vec<NodeId> = ids.to_vec();
             nodes.sort_by(|&a, &b| serenqa_graph::store::cmp_folded(g.name(a), g.name(b)));
             nodes.dedup();
             let rel = g.relation(r);
             groups.push(NeighbourGroup {
                 relation: rel.name.clone(),
-                phrase: if outgoing { rel.verb.clone() } else { passive(&rel.verb) },
+                phrase: if outgoing {
+                    rel.verb.clone()
+                } else {
+                    passive(&rel.verb)
+                },
                 outgoing,
                 count: nodes.len() as u64,
-                nodes: nodes.into_iter().take(GROUP_SAMPLE).map(|m| node_view(g, m)).collect(),
+                nodes: nodes
+                    .into_iter()
+                    .take(GROUP_SAMPLE)
+                    .map(|m| node_view(g, m))
+                    .collect(),
             });
         }
     }
-    NodeDetail { node: view, link, degree: g.degree(n) as u64, groups }
+    NodeDetail {
+        node: view,
+        link,
+        degree: g.degree(n) as u64,
+        groups,
+    }
 }
 
 /// A node, its source-database link and its neighbours grouped by relation and direction.
 #[utoipa::path(get, path = "/api/node/{key}", tag = "graph",
     params(("key" = String, Path, description = "`Type::identifier`, e.g. `Compound::DB00945`")),
     responses((status = 200, body = NodeDetail), (status = 404, body = ApiError)))]
-pub async fn get_node(State(s): State<AppState>, Path(key): Path<String>) -> Result<Json<NodeDetail>, HttpError> {
+pub async fn get_node(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<NodeDetail>, HttpError> {
     let g = &s.graph;
     let n = resolve(g, &key)?;
     Ok(Json(node_detail(g, n)))
@@ -226,7 +316,15 @@ pub fn path_view(g: &Graph, p: &GraphPath) -> PathView {
             .iter()
             .map(|s| {
                 let rel = g.relation(s.rel);
-                PathStep { relation: rel.name.clone(), verb: if s.forward { rel.verb.clone() } else { passive(&rel.verb) }, forward: s.forward }
+                PathStep {
+                    relation: rel.name.clone(),
+                    verb: if s.forward {
+                        rel.verb.clone()
+                    } else {
+                        passive(&rel.verb)
+                    },
+                    forward: s.forward,
+                }
             })
             .collect(),
         record: p.to_record_string(g),
@@ -283,12 +381,22 @@ pub struct PathsReply {
 }
 
 fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
-    let keys: Vec<&str> = list.split(',').map(str::trim).filter(|k| !k.is_empty()).collect();
+    let keys: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .collect();
     if keys.is_empty() {
-        return Err(HttpError::bad_request("empty_set", format!("`{what}` names no node")));
+        return Err(HttpError::bad_request(
+            "empty_set",
+            format!("`{what}` names no node"),
+        ));
     }
     if keys.len() > 200 {
-        return Err(HttpError::bad_request("too_many_nodes", format!("`{what}` names more than 200 nodes")));
+        return Err(HttpError::bad_request(
+            "too_many_nodes",
+            format!("`{what}` names more than 200 nodes"),
+        ));
     }
     keys.into_iter().map(|k| resolve(g, k)).collect()
 }
@@ -297,20 +405,33 @@ fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
 /// any `from` node to any `to` node, and their union as a subgraph to draw.
 #[utoipa::path(get, path = "/api/paths", tag = "graph", params(PathsQuery),
     responses((status = 200, body = PathsReply), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
-pub async fn get_paths(State(s): State<AppState>, Q(q): Q<PathsQuery>) -> Result<Json<PathsReply>, HttpError> {
+pub async fn get_paths(
+    State(s): State<AppState>,
+    Q(q): Q<PathsQuery>,
+) -> Result<Json<PathsReply>, HttpError> {
     let g = &s.graph;
     let from = keys(g, &q.from, "from")?;
     let to = keys(g, &q.to, "to")?;
     let max_hops = q.max_hops.unwrap_or(3);
     if !(1..=3).contains(&max_hops) {
-        return Err(HttpError::bad_request("bad_max_hops", "max_hops must be 1, 2 or 3"));
+        return Err(HttpError::bad_request(
+            "bad_max_hops",
+            "max_hops must be 1, 2 or 3",
+        ));
     }
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
     // Hubs beyond this degree are not expanded in the middle of a path: an explanation through
     // a node with tens of thousands of edges explains nothing and costs the most.
-    let query = PathQuery { max_hops, limit: (limit * 8).min(400), max_degree: 20_000 };
+    let query = PathQuery {
+        max_hops,
+        limit: (limit * 8).min(400),
+        max_degree: 20_000,
+    };
     let paths = diverse(find_paths(g, &from, &to, query, &|_| true), limit);
     let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
     let subgraph = SubgraphView::from_paths(&views);
-    Ok(Json(PathsReply { paths: views, subgraph }))
+    Ok(Json(PathsReply {
+        paths: views,
+        subgraph,
+    }))
 }

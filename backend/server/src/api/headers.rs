@@ -21,10 +21,14 @@ pub fn inline_scripts(html: &str) -> Vec<&str> {
     let mut rest = html;
     while let Some(start) = rest.find("<script") {
         let after = &rest[start..];
-        let Some(tag_end) = after.find('>') else { break };
+        let Some(tag_end) = after.find('>') else {
+            break;
+        };
         let tag = &after[..tag_end];
         let body_start = tag_end + 1;
-        let Some(close) = after[body_start..].find("</script") else { break };
+        let Some(close) = after[body_start..].find("</script") else {
+            break;
+        };
         let body = &after[body_start..body_start + close];
         if !tag.contains(" src=") {
             out.push(body);
@@ -36,7 +40,15 @@ pub fn inline_scripts(html: &str) -> Vec<&str> {
 
 /// `'sha256-…'` source expressions for the inline scripts of `index.html`.
 pub fn script_hashes(html: &str) -> Vec<String> {
-    inline_scripts(html).into_iter().map(|s| format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(Sha256::digest(s.as_bytes())))).collect()
+    inline_scripts(html)
+        .into_iter()
+        .map(|s| {
+            format!(
+                "'sha256-{}'",
+                base64::engine::general_purpose::STANDARD.encode(Sha256::digest(s.as_bytes()))
+            )
+        })
+        .collect()
 }
 
 /// The Content-Security-Policy for the app served from `dist` (its `index.html` is read once;
@@ -64,11 +76,21 @@ mod tests {
     #[test]
     fn hashes_only_inline_scripts() {
         let html = "<head><script type=\"module\">import init from '/a.js';\nawait init();</script><script src=\"/x.js\"></script><script>alert(1)</script></head>";
-        assert_eq!(inline_scripts(html), ["import init from '/a.js';\nawait init();", "alert(1)"]);
+        assert_eq!(
+            inline_scripts(html),
+            ["import init from '/a.js';\nawait init();", "alert(1)"]
+        );
         // echo -n 'alert(1)' | openssl dgst -sha256 -binary | base64
-        assert_eq!(script_hashes("<script>alert(1)</script>"), ["'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"]);
+        assert_eq!(
+            script_hashes("<script>alert(1)</script>"),
+            ["'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"]
+        );
         let p = policy(&script_hashes(html));
-        assert!(p.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-") && p.contains("frame-ancestors 'none'"), "{p}");
+        assert!(
+            p.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-")
+                && p.contains("frame-ancestors 'none'"),
+            "{p}"
+        );
         assert!(!p.contains("'unsafe-eval'") && !p.contains("script-src 'self' 'unsafe-inline'"));
     }
 }

@@ -86,7 +86,12 @@ impl AppState {
         self
     }
     /// Where runs are listed from and which models `POST /api/ask` may use.
-    pub fn with_pipeline(mut self, runs_dir: PathBuf, models: serenqa_pipeline::llm::ModelsFile, llm_cache: Option<PathBuf>) -> Self {
+    pub fn with_pipeline(
+        mut self,
+        runs_dir: PathBuf,
+        models: serenqa_pipeline::llm::ModelsFile,
+        llm_cache: Option<PathBuf>,
+    ) -> Self {
         self.runs_dir = runs_dir;
         self.models = Arc::new(models);
         self.llm_cache = llm_cache;
@@ -104,7 +109,12 @@ impl AppState {
         self
     }
     pub fn with_predictions(mut self, p: Option<serenqa_predict::Predictions>) -> Self {
-        self.explainer = p.as_ref().and_then(|_| serenqa_predict::explain::Explainer::new(&self.graph, &Default::default()).ok()).map(Arc::new);
+        self.explainer = p
+            .as_ref()
+            .and_then(|_| {
+                serenqa_predict::explain::Explainer::new(&self.graph, &Default::default()).ok()
+            })
+            .map(Arc::new);
         self.predictions = p.map(Arc::new);
         self
     }
@@ -139,7 +149,11 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let static_files = ServeDir::new(dist)
         .precompressed_br()
         .precompressed_gzip()
-        .fallback(ServeFile::new(dist.join("index.html")).precompressed_br().precompressed_gzip());
+        .fallback(
+            ServeFile::new(dist.join("index.html"))
+                .precompressed_br()
+                .precompressed_gzip(),
+        );
     Router::new()
         .nest("/api", api)
         .fallback_service(static_files)

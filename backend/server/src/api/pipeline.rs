@@ -22,9 +22,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serenqa_pipeline::ask::{ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse};
-use serenqa_shared::api::{ApiError, AskEvent};
+use serenqa_pipeline::ask::{
+    ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse,
+};
 use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
+use serenqa_shared::api::{ApiError, AskEvent};
 
 use super::error::HttpError;
 use super::extract::{J, Q};
@@ -43,9 +45,22 @@ pub fn routes() -> Router<AppState> {
 
 pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
     let r = s.ask.get_or_init(|| {
-        AskContext::new(s.graph.clone(), s.model.clone(), (*s.models).clone(), s.llm_cache.clone()).map(|c| Arc::new(c.with_edges(s.edges.clone())))
+        AskContext::new(
+            s.graph.clone(),
+            s.model.clone(),
+            (*s.models).clone(),
+            s.llm_cache.clone(),
+        )
+        .map(|c| Arc::new(c.with_edges(s.edges.clone())))
     });
-    r.clone().map_err(|e| HttpError::hidden(StatusCode::SERVICE_UNAVAILABLE, "pipeline_unavailable", "the Ask pipeline is not available on this server", e))
+    r.clone().map_err(|e| {
+        HttpError::hidden(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "pipeline_unavailable",
+            "the Ask pipeline is not available on this server",
+            e,
+        )
+    })
 }
 
 /// Run the SerenQA pipeline for one free-text question: retrieval (question → Cypher →
@@ -54,19 +69,29 @@ pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 /// Bounded by the server's Ask deadline (`serve --ask-deadline`) and cancelled when the client
 /// goes away; with models configured, only signed-in users may ask (unless `--anonymous-llm`).
 #[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 429, description = "Rate limited or busy (Retry-After)"), (status = 503, description = "The edge store (serve --edges) cannot be read"), (status = 504, description = "The Ask deadline passed")))]
-pub async fn post_ask(State(s): State<AppState>, headers: HeaderMap, J(req): J<AskRequest>) -> Result<Json<AskResponse>, HttpError> {
+pub async fn post_ask(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    J(req): J<AskRequest>,
+) -> Result<Json<AskResponse>, HttpError> {
     check_ask(&s, &req)?;
     require_user_for_models(&s, &headers, &req).await?;
-    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
+    let ctx = Arc::new(
+        (*context(&s)?)
+            .clone()
+            .with_weights(crate::weights::of_state(&s)),
+    );
     let deadline = s.admission.cfg.ask_deadline;
     // Dropped with this handler's future (the client went away): the Ask stops at its next
     // await point (between stages, between and during model calls).
     let (cancel, cancelled) = CancelOnDrop::new();
     // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
     let handle = tokio::runtime::Handle::current();
-    let out = tokio::task::spawn_blocking(move || handle.block_on(bounded(deadline, cancelled, ask(&ctx, &req))))
-        .await
-        .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
+    let out = tokio::task::spawn_blocking(move || {
+        handle.block_on(bounded(deadline, cancelled, ask(&ctx, &req)))
+    })
+    .await
+    .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
     drop(cancel);
     out.map(|r| Json(public(r))).map_err(HttpError::from)
 }
@@ -104,7 +129,11 @@ impl CancelOnDrop {
 
 /// `f` unless the deadline passes or the guard of `cancelled` is dropped first; either drops
 /// `f` (its pending model call included).
-async fn bounded<T>(deadline: Duration, cancelled: tokio::sync::oneshot::Receiver<()>, f: impl std::future::Future<Output = Result<T, AskError>>) -> Result<T, Stop> {
+async fn bounded<T>(
+    deadline: Duration,
+    cancelled: tokio::sync::oneshot::Receiver<()>,
+    f: impl std::future::Future<Output = Result<T, AskError>>,
+) -> Result<T, Stop> {
     tokio::select! {
         r = tokio::time::timeout(deadline, f) => match r {
             Ok(r) => r.map_err(Stop::Ask),
@@ -127,18 +156,29 @@ impl From<AskError> for HttpError {
     fn from(e: AskError) -> HttpError {
         match &e {
             AskError::BadQuestion(_) => HttpError::bad_request(e.code(), e.to_string()),
-            AskError::Unavailable(_) => HttpError::hidden(StatusCode::SERVICE_UNAVAILABLE, e.code(), "the edge store cannot be read right now; try again later", &e),
+            AskError::Unavailable(_) => HttpError::hidden(
+                StatusCode::SERVICE_UNAVAILABLE,
+                e.code(),
+                "the edge store cannot be read right now; try again later",
+                &e,
+            ),
         }
     }
 }
 
 fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
     if req.question.trim().is_empty() {
-        return Err(HttpError::bad_request("empty_question", "the question is empty"));
+        return Err(HttpError::bad_request(
+            "empty_question",
+            "the question is empty",
+        ));
     }
     if let Some(m) = &req.model {
         if m != "offline" && !s.models.models.iter().any(|x| &x.name == m) {
-            return Err(HttpError::bad_request("unknown_model", format!("no model {m:?} is configured on the server")));
+            return Err(HttpError::bad_request(
+                "unknown_model",
+                format!("no model {m:?} is configured on the server"),
+            ));
         }
     }
     Ok(())
@@ -147,23 +187,34 @@ fn check_ask(s: &AppState, req: &AskRequest) -> Result<(), HttpError> {
 /// Whether this request would call a language model (any role played by a configured model).
 fn uses_models(s: &AppState, req: &AskRequest) -> bool {
     let models = match &req.model {
-        Some(m) => s.models.all_roles(m).unwrap_or_else(|_| (*s.models).clone()),
+        Some(m) => s
+            .models
+            .all_roles(m)
+            .unwrap_or_else(|_| (*s.models).clone()),
         None => (*s.models).clone(),
     };
-    serenqa_pipeline::llm::ROLES.iter().any(|r| models.model_for(r).is_some())
+    serenqa_pipeline::llm::ROLES
+        .iter()
+        .any(|r| models.model_for(r).is_some())
 }
 
 /// A model-backed Ask needs a signed-in user (an annotation account), unless the server runs
 /// with `--anonymous-llm`: every anonymous request would otherwise spend the operator's model
 /// budget.
-async fn require_user_for_models(s: &AppState, headers: &HeaderMap, req: &AskRequest) -> Result<(), HttpError> {
+async fn require_user_for_models(
+    s: &AppState,
+    headers: &HeaderMap,
+    req: &AskRequest,
+) -> Result<(), HttpError> {
     if s.admission.cfg.anonymous_llm || !uses_models(s, req) {
         return Ok(());
     }
-    let unauth = || HttpError {
+    let unauth = || {
+        HttpError {
         status: StatusCode::UNAUTHORIZED,
         code: "not_signed_in",
         message: "this server answers with a language model: sign in first (or ask with model \"offline\")".into(),
+    }
     };
     let svc = s.annotation.clone().ok_or_else(unauth)?;
     let token = session::cookie(headers, session::SESSION_COOKIE).ok_or_else(unauth)?;
@@ -184,12 +235,26 @@ pub(crate) struct AskQuery {
 /// `{kind: "error", code, message}`. The page shows progress from these. A request whose
 /// `Origin` is another site is refused (403): any page can open an EventSource.
 #[utoipa::path(get, path = "/api/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 403, description = "Cross-origin request"), (status = 429, description = "Rate limited or busy (Retry-After)")))]
-pub async fn get_ask_stream(State(s): State<AppState>, Peer(peer): Peer, headers: HeaderMap, Q(q): Q<AskQuery>) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError> {
+pub async fn get_ask_stream(
+    State(s): State<AppState>,
+    Peer(peer): Peer,
+    headers: HeaderMap,
+    Q(q): Q<AskQuery>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, HttpError>
+{
     same_origin(&headers, peer, &s.admission.cfg.trusted_proxies)?;
-    let req = AskRequest { question: q.question, model: q.model, limit: q.limit };
+    let req = AskRequest {
+        question: q.question,
+        model: q.model,
+        limit: q.limit,
+    };
     check_ask(&s, &req)?;
     require_user_for_models(&s, &headers, &req).await?;
-    let ctx = Arc::new((*context(&s)?).clone().with_weights(crate::weights::of_state(&s)));
+    let ctx = Arc::new(
+        (*context(&s)?)
+            .clone()
+            .with_weights(crate::weights::of_state(&s)),
+    );
     let deadline = s.admission.cfg.ask_deadline;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<AskEvent>();
     // The guard lives in the event stream: a closed page drops the stream, which cancels the
@@ -209,7 +274,10 @@ pub async fn get_ask_stream(State(s): State<AppState>, Peer(peer): Peer, headers
             Ok(a) => AskEvent::Result(public(a)),
             Err(e) => {
                 let e = HttpError::from(e);
-                AskEvent::Error(ApiError { code: e.code.into(), message: e.message })
+                AskEvent::Error(ApiError {
+                    code: e.code.into(),
+                    message: e.message,
+                })
             }
         });
     });
@@ -226,8 +294,16 @@ pub struct Peer(pub Option<std::net::IpAddr>);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
     type Rejection = std::convert::Infallible;
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Peer(parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip())))
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip()),
+        ))
     }
 }
 
@@ -235,20 +311,41 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
 /// naming another host than `Host` (or, from a trusted proxy, `X-Forwarded-Host`), an opaque
 /// `Origin: null`, or `Sec-Fetch-Site: cross-site`. No `Origin` at all (same-origin GETs,
 /// non-browser clients) passes.
-pub fn same_origin(headers: &HeaderMap, peer: Option<std::net::IpAddr>, trusted: &[super::admission::Cidr]) -> Result<(), HttpError> {
-    let refuse = |m: &str| HttpError { status: StatusCode::FORBIDDEN, code: "cross_origin", message: m.to_string() };
+pub fn same_origin(
+    headers: &HeaderMap,
+    peer: Option<std::net::IpAddr>,
+    trusted: &[super::admission::Cidr],
+) -> Result<(), HttpError> {
+    let refuse = |m: &str| HttpError {
+        status: StatusCode::FORBIDDEN,
+        code: "cross_origin",
+        message: m.to_string(),
+    };
     let h = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if h("sec-fetch-site") == Some("cross-site") {
         return Err(refuse("cross-site requests are refused"));
     }
-    let Some(origin) = h("origin") else { return Ok(()) };
+    let Some(origin) = h("origin") else {
+        return Ok(());
+    };
     if origin == "null" {
         return Err(refuse("requests from an opaque origin are refused"));
     }
     let authority = origin.split_once("://").map(|(_, a)| a).unwrap_or(origin);
     let from_proxy = peer.is_some_and(|p| trusted.iter().any(|c| c.contains(p)));
-    let hosts = [h("host"), if from_proxy { h("x-forwarded-host") } else { None }];
-    if hosts.iter().flatten().any(|host| host.eq_ignore_ascii_case(authority)) {
+    let hosts = [
+        h("host"),
+        if from_proxy {
+            h("x-forwarded-host")
+        } else {
+            None
+        },
+    ];
+    if hosts
+        .iter()
+        .flatten()
+        .any(|host| host.eq_ignore_ascii_case(authority))
+    {
         Ok(())
     } else {
         Err(refuse("the request's Origin is not this server"))
@@ -268,7 +365,11 @@ pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
         })
         .collect();
     // The directory's name only: absolute server paths are not for anonymous clients.
-    let dir = s.runs_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = s
+        .runs_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Json(serde_json::json!({"runs_dir": dir, "runs": runs}))
 }
 
@@ -282,9 +383,15 @@ pub(crate) struct CompareQuery {
 /// questions both answered, the means, Δ = B − A with a paired-bootstrap 95% interval, and
 /// the questions where A wins and B loses (and the reverse).
 #[utoipa::path(get, path = "/api/runs/compare", tag = "pipeline", params(("a" = String, Query, description = "Run id A"), ("b" = String, Query, description = "Run id B")), responses((status = 200, description = "The comparison", body = serenqa_shared::results::Comparison), (status = 400, description = "Missing run id"), (status = 404, description = "No such run"), (status = 429, description = "Busy (Retry-After)")))]
-pub async fn get_compare(State(s): State<AppState>, Q(q): Q<CompareQuery>) -> Result<Json<serenqa_shared::results::Comparison>, HttpError> {
+pub async fn get_compare(
+    State(s): State<AppState>,
+    Q(q): Q<CompareQuery>,
+) -> Result<Json<serenqa_shared::results::Comparison>, HttpError> {
     if q.a.len() > 200 || q.b.len() > 200 {
-        return Err(HttpError::bad_request("bad_run", "a run id is at most 200 characters"));
+        return Err(HttpError::bad_request(
+            "bad_run",
+            "a run id is at most 200 characters",
+        ));
     }
     let dir = s.runs_dir.clone();
     // Reads two runs' traces and resamples them: off the async threads.
@@ -297,17 +404,29 @@ pub async fn get_compare(State(s): State<AppState>, Q(q): Q<CompareQuery>) -> Re
 
 /// The questions of one run: `[{qid, pattern, question}]`.
 #[utoipa::path(get, path = "/api/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run"), (status = 404, description = "No such run")))]
-pub async fn get_questions(State(s): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
-    run_questions(&s.runs_dir, &id).map(Json).map_err(|e| HttpError::not_found("no_run", e))
+pub async fn get_questions(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
+    run_questions(&s.runs_dir, &id)
+        .map(Json)
+        .map_err(|e| HttpError::not_found("no_run", e))
 }
 
 /// One question's traces in a run: `{run_id, qid, t1: [...], t3: [...]}` (prompts, replies,
 /// Cypher, beam paths, summaries, scores).
 #[utoipa::path(get, path = "/api/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces"), (status = 400, description = "Bad question id"), (status = 404, description = "No such run or question")))]
-pub async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serde_json::Value>, HttpError> {
-    let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
+pub async fn get_question(
+    State(s): State<AppState>,
+    Path((id, qid)): Path<(String, String)>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    let qid: u32 = qid.parse().map_err(|_| {
+        HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
+    })?;
     let dir: PathBuf = s.runs_dir.clone();
-    question_trace(&dir, &id, qid).map(Json).map_err(|e| HttpError::not_found("no_trace", e))
+    question_trace(&dir, &id, qid)
+        .map(Json)
+        .map_err(|e| HttpError::not_found("no_trace", e))
 }
 
 /// One question of a run as a reviewer reads it: the question, the Cypher, predicted vs gold
@@ -315,12 +434,20 @@ pub async fn get_question(State(s): State<AppState>, Path((id, qid)): Path<(Stri
 /// partition and summary mode the beam's paths as a tree, the levels and the summaries. Ids
 /// are named from the served graph (`other_graph` when some are not in it).
 #[utoipa::path(get, path = "/api/runs/{id}/trace/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The question's trace", body = serenqa_shared::api::QuestionTrace), (status = 400, description = "The question id is not a number", body = ApiError), (status = 404, description = "No such run, or no such question in it", body = ApiError)))]
-pub async fn get_trace(State(s): State<AppState>, Path((id, qid)): Path<(String, String)>) -> Result<Json<serenqa_shared::api::QuestionTrace>, HttpError> {
+pub async fn get_trace(
+    State(s): State<AppState>,
+    Path((id, qid)): Path<(String, String)>,
+) -> Result<Json<serenqa_shared::api::QuestionTrace>, HttpError> {
     use serenqa_pipeline::trace::TraceError;
     if id.len() > 200 {
-        return Err(HttpError::bad_request("bad_run", "a run id is at most 200 characters"));
+        return Err(HttpError::bad_request(
+            "bad_run",
+            "a run id is at most 200 characters",
+        ));
     }
-    let qid: u32 = qid.parse().map_err(|_| HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number")))?;
+    let qid: u32 = qid.parse().map_err(|_| {
+        HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
+    })?;
     let (g, dir) = (s.graph.clone(), s.runs_dir.clone());
     // Reads the run's trace files: off the async threads.
     tokio::task::spawn_blocking(move || serenqa_pipeline::trace::question_trace(&g, &dir, &id, qid))

@@ -9,7 +9,10 @@ use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::node_view;
 use serenqa_predict::Predictions;
-use serenqa_shared::api::{ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup, Palliation, Prediction, PredictionsResponse, SubgraphView};
+use serenqa_shared::api::{
+    ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
+    Palliation, Prediction, PredictionsResponse, SubgraphView,
+};
 
 use super::error::HttpError;
 use super::extract::Q;
@@ -17,7 +20,9 @@ use super::graph::resolve;
 use super::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/predictions", get(get_predictions)).route("/predictions/explain", get(get_explain))
+    Router::new()
+        .route("/predictions", get(get_predictions))
+        .route("/predictions/explain", get(get_explain))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -46,7 +51,12 @@ pub fn locate(p: &Predictions, n: NodeId) -> Option<(bool, usize)> {
 fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
     let (_, out_t, _) = g.out_csr();
     let (_, in_s, _, _) = g.in_csr();
-    (0..g.relation_count() as u16).filter(|&r| g.relation(r).abbrev == abbrev).any(|r| g.out_range_rel(c, r).any(|i| out_t[i] == d) || g.in_range_rel(c, r).any(|i| in_s[i] == d))
+    (0..g.relation_count() as u16)
+        .filter(|&r| g.relation(r).abbrev == abbrev)
+        .any(|r| {
+            g.out_range_rel(c, r).any(|i| out_t[i] == d)
+                || g.in_range_rel(c, r).any(|i| in_s[i] == d)
+        })
 }
 
 /// One pair as the API shows it.
@@ -56,7 +66,11 @@ pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -
         score: score as f64,
         disease_percentile: dp as f64,
         compound_percentile: cp as f64,
-        known: p.info.palliates.as_ref().is_some_and(|h| has_edge(g, p.compounds[c], p.diseases[d], &h.relation)),
+        known: p
+            .info
+            .palliates
+            .as_ref()
+            .is_some_and(|h| has_edge(g, p.compounds[c], p.diseases[d], &h.relation)),
     });
     Prediction {
         palliates,
@@ -66,29 +80,55 @@ pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -
         disease_percentile: p.disease_pct[i] as f64,
         compound_percentile: p.compound_pct[i] as f64,
         known,
-        top_metapaths: p.top(i).into_iter().map(|(m, v)| MetapathContribution { metapath: m.to_string(), contribution: v as f64 }).collect(),
+        top_metapaths: p
+            .top(i)
+            .into_iter()
+            .map(|(m, v)| MetapathContribution {
+                metapath: m.to_string(),
+                contribution: v as f64,
+            })
+            .collect(),
     }
 }
 
 /// The pairs of one entity, best first (ties by local index).
 pub fn ranked_pairs(p: &Predictions, is_compound: bool, local: usize) -> Vec<(usize, usize)> {
-    let mut pairs: Vec<(usize, usize)> = if is_compound { (0..p.diseases.len()).map(|d| (local, d)).collect() } else { (0..p.compounds.len()).map(|c| (c, local)).collect() };
-    pairs.sort_by(|a, b| p.scores[p.pair(b.0, b.1)].total_cmp(&p.scores[p.pair(a.0, a.1)]).then(a.cmp(b)));
+    let mut pairs: Vec<(usize, usize)> = if is_compound {
+        (0..p.diseases.len()).map(|d| (local, d)).collect()
+    } else {
+        (0..p.compounds.len()).map(|c| (c, local)).collect()
+    };
+    pairs.sort_by(|a, b| {
+        p.scores[p.pair(b.0, b.1)]
+            .total_cmp(&p.scores[p.pair(a.0, a.1)])
+            .then(a.cmp(b))
+    });
     pairs
 }
 
 /// A disease's compounds or a compound's diseases, best first.
 #[utoipa::path(get, path = "/api/predictions", tag = "serendipity", params(PredictionsQuery),
     responses((status = 200, body = PredictionsResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
-pub async fn get_predictions(State(s): State<AppState>, Q(q): Q<PredictionsQuery>) -> Result<Json<PredictionsResponse>, HttpError> {
+pub async fn get_predictions(
+    State(s): State<AppState>,
+    Q(q): Q<PredictionsQuery>,
+) -> Result<Json<PredictionsResponse>, HttpError> {
     let (key, want_compound) = match (&q.disease, &q.compound) {
         (Some(d), None) => (d.as_str(), false),
         (None, Some(c)) => (c.as_str(), true),
-        _ => return Err(HttpError::bad_request("bad_query", "give exactly one of `disease` or `compound` (a `Type::identifier`)")),
+        _ => {
+            return Err(HttpError::bad_request(
+                "bad_query",
+                "give exactly one of `disease` or `compound` (a `Type::identifier`)",
+            ))
+        }
     };
     let limit = q.limit.unwrap_or(50);
     if limit == 0 || limit > MAX_LIMIT {
-        return Err(HttpError::bad_request("bad_limit", format!("limit must be between 1 and {MAX_LIMIT}")));
+        return Err(HttpError::bad_request(
+            "bad_limit",
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        ));
     }
     let g = s.graph.clone();
     let node = resolve(&g, key)?;
@@ -96,11 +136,25 @@ pub async fn get_predictions(State(s): State<AppState>, Q(q): Q<PredictionsQuery
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
     let Some((is_compound, local)) = locate(&p, node) else {
-        return Err(HttpError::bad_request("wrong_type", format!("{} is a {}, not a compound or a disease of the model", g.name(node), g.type_display(g.node_type(node)))));
+        return Err(HttpError::bad_request(
+            "wrong_type",
+            format!(
+                "{} is a {}, not a compound or a disease of the model",
+                g.name(node),
+                g.type_display(g.node_type(node))
+            ),
+        ));
     };
     if is_compound != want_compound {
         let want = if want_compound { "compound" } else { "disease" };
-        return Err(HttpError::bad_request("wrong_type", format!("{} is a {}; `{want}=` needs a {want}", g.name(node), g.type_display(g.node_type(node)))));
+        return Err(HttpError::bad_request(
+            "wrong_type",
+            format!(
+                "{} is a {}; `{want}=` needs a {want}",
+                g.name(node),
+                g.type_display(g.node_type(node))
+            ),
+        ));
     }
     let known = serenqa_model::discover::treatment_links(&g, node);
     let ranked = ranked_pairs(&p, is_compound, local);
@@ -109,11 +163,20 @@ pub async fn get_predictions(State(s): State<AppState>, Q(q): Q<PredictionsQuery
         .into_iter()
         .take(limit)
         .map(|(c, d)| {
-            let other = if is_compound { p.diseases[d] } else { p.compounds[c] };
+            let other = if is_compound {
+                p.diseases[d]
+            } else {
+                p.compounds[c]
+            };
             prediction(&g, &p, c, d, known.binary_search(&other).is_ok())
         })
         .collect();
-    Ok(Json(PredictionsResponse { query: node_view(&g, node), total, predictions, method: METHOD.to_string() }))
+    Ok(Json(PredictionsResponse {
+        query: node_view(&g, node),
+        total,
+        predictions,
+        method: METHOD.to_string(),
+    }))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -132,9 +195,15 @@ const MAX_VISITS: usize = 200_000;
 /// The paths that carry one prediction, grouped by its top metapaths.
 #[utoipa::path(get, path = "/api/predictions/explain", tag = "serendipity", params(ExplainQuery),
     responses((status = 200, body = ExplainResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
-pub async fn get_explain(State(s): State<AppState>, Q(q): Q<ExplainQuery>) -> Result<Json<ExplainResponse>, HttpError> {
+pub async fn get_explain(
+    State(s): State<AppState>,
+    Q(q): Q<ExplainQuery>,
+) -> Result<Json<ExplainResponse>, HttpError> {
     let (Some(ck), Some(dk)) = (&q.compound, &q.disease) else {
-        return Err(HttpError::bad_request("bad_query", "give both `compound` and `disease` (each a `Type::identifier`)"));
+        return Err(HttpError::bad_request(
+            "bad_query",
+            "give both `compound` and `disease` (each a `Type::identifier`)",
+        ));
     };
     let g = s.graph.clone();
     let cn = resolve(&g, ck)?;
@@ -143,15 +212,28 @@ pub async fn get_explain(State(s): State<AppState>, Q(q): Q<ExplainQuery>) -> Re
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
     let (Some((true, c)), Some((false, d))) = (locate(&p, cn), locate(&p, dn)) else {
-        return Err(HttpError::bad_request("wrong_type", "`compound` must be a compound and `disease` a disease of the model"));
+        return Err(HttpError::bad_request(
+            "wrong_type",
+            "`compound` must be a compound and `disease` a disease of the model",
+        ));
     };
-    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d)).await.map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
+    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d))
+        .await
+        .map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
     Ok(Json(reply))
 }
 
-pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explainer, c: usize, d: usize) -> ExplainResponse {
+pub fn explain(
+    g: &Graph,
+    p: &Predictions,
+    ex: &serenqa_predict::explain::Explainer,
+    c: usize,
+    d: usize,
+) -> ExplainResponse {
     let (cn, dn) = (p.compounds[c], p.diseases[d]);
-    let known = serenqa_model::discover::treatment_links(g, cn).binary_search(&dn).is_ok();
+    let known = serenqa_model::discover::treatment_links(g, cn)
+        .binary_search(&dn)
+        .is_ok();
     let prediction = prediction(g, p, c, d, known);
     let mut sg = SubgraphView::default();
     let mut index: std::collections::HashMap<NodeId, u32> = std::collections::HashMap::new();
@@ -167,8 +249,19 @@ pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explai
     let mut edge_sources = Vec::new();
     let mut groups = Vec::new();
     for mc in &prediction.top_metapaths {
-        let Some(steps) = ex.by_name.get(&mc.metapath) else { continue };
-        let ps = serenqa_predict::explain::paths(g, &ex.mg, steps, cn, dn, ex.damping, PATHS_PER_METAPATH, MAX_VISITS);
+        let Some(steps) = ex.by_name.get(&mc.metapath) else {
+            continue;
+        };
+        let ps = serenqa_predict::explain::paths(
+            g,
+            &ex.mg,
+            steps,
+            cn,
+            dn,
+            ex.damping,
+            PATHS_PER_METAPATH,
+            MAX_VISITS,
+        );
         let mut shown = Vec::new();
         for wp in &ps.paths {
             let nodes: Vec<u32> = wp.nodes.iter().map(|&n| add(&mut sg, n)).collect();
@@ -177,7 +270,12 @@ pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explai
                 let er = g.edge(e);
                 let rel = g.relation(er.rel);
                 let (source, license) = crate::attribution::metaedge_source(&rel.abbrev);
-                edges.push(ExplainEdge { relation: rel.name.clone(), verb: rel.verb.clone(), source: source.to_string(), license: license.to_string() });
+                edges.push(ExplainEdge {
+                    relation: rel.name.clone(),
+                    verb: rel.verb.clone(),
+                    source: source.to_string(),
+                    license: license.to_string(),
+                });
                 if seen_edges.insert(e) {
                     let (a, b) = (add(&mut sg, er.source), add(&mut sg, er.target));
                     let _ = k;
@@ -185,10 +283,31 @@ pub fn explain(g: &Graph, p: &Predictions, ex: &serenqa_predict::explain::Explai
                     edge_sources.push(format!("{source} ({license})"));
                 }
             }
-            let share = if ps.total_weight > 0.0 { wp.weight / ps.total_weight } else { 0.0 };
-            shown.push(ExplainPath { nodes, edges, weight: wp.weight, share });
+            let share = if ps.total_weight > 0.0 {
+                wp.weight / ps.total_weight
+            } else {
+                0.0
+            };
+            shown.push(ExplainPath {
+                nodes,
+                edges,
+                weight: wp.weight,
+                share,
+            });
         }
-        groups.push(MetapathGroup { metapath: mc.metapath.clone(), reading: ex.reading(g, steps), contribution: mc.contribution, paths_found: ps.found, truncated: ps.truncated, paths: shown });
+        groups.push(MetapathGroup {
+            metapath: mc.metapath.clone(),
+            reading: ex.reading(g, steps),
+            contribution: mc.contribution,
+            paths_found: ps.found,
+            truncated: ps.truncated,
+            paths: shown,
+        });
     }
-    ExplainResponse { prediction, groups, subgraph: sg, edge_sources }
+    ExplainResponse {
+        prediction,
+        groups,
+        subgraph: sg,
+        edge_sources,
+    }
 }

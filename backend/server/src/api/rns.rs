@@ -11,7 +11,9 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serenqa_model::slice;
 use serenqa_model::{Model, ModelError};
-use serenqa_shared::api::{PartitionRequest, PartitionResponse, RnsRequest, RnsResponse, SliceResponse};
+use serenqa_shared::api::{
+    PartitionRequest, PartitionResponse, RnsRequest, RnsResponse, SliceResponse,
+};
 
 use super::error::HttpError;
 use super::extract::Q;
@@ -33,7 +35,11 @@ impl From<ModelError> for HttpError {
             e if e.is_client_error() => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        HttpError { status, code: e.code(), message: e.to_string() }
+        HttpError {
+            status,
+            code: e.code(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -42,7 +48,9 @@ fn model(s: &AppState) -> Result<Arc<Model>, HttpError> {
 }
 
 /// Runs model work off the async workers (a large block takes milliseconds of CPU).
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ModelError> + Send + 'static) -> Result<Json<T>, HttpError> {
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ModelError> + Send + 'static,
+) -> Result<Json<T>, HttpError> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => Ok(Json(r?)),
         Err(e) => Err(HttpError::internal(e.to_string())),
@@ -59,21 +67,35 @@ pub struct SliceQuery {
 /// scoring RNS in the browser.
 #[utoipa::path(get, path = "/api/slice", tag = "serendipity", params(SliceQuery),
     responses((status = 200, body = SliceResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
-pub async fn get_slice(State(s): State<AppState>, Q(q): Q<SliceQuery>) -> Result<Json<SliceResponse>, HttpError> {
-    let ids: Vec<String> = q.ids.unwrap_or_default().split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect();
+pub async fn get_slice(
+    State(s): State<AppState>,
+    Q(q): Q<SliceQuery>,
+) -> Result<Json<SliceResponse>, HttpError> {
+    let ids: Vec<String> = q
+        .ids
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect();
     let m = model(&s)?;
     blocking(move || slice::slice_for(&s.graph, &m, &s.blocks, &ids)).await
 }
 
 /// A malformed body is a JSON 400 like every other error, not axum's plain-text rejection.
 fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
-    b.map(|Json(v)| v).map_err(|e| HttpError::bad_request("bad_json", e.body_text()))
+    b.map(|Json(v)| v)
+        .map_err(|e| HttpError::bad_request("bad_json", e.body_text()))
 }
 
 /// R, N, S and RNS of a partition (existing, serendipity).
 #[utoipa::path(post, path = "/api/rns", tag = "serendipity", request_body = RnsRequest,
     responses((status = 200, body = RnsResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
-pub async fn post_rns(State(s): State<AppState>, req: Result<Json<RnsRequest>, JsonRejection>) -> Result<Json<RnsResponse>, HttpError> {
+pub async fn post_rns(
+    State(s): State<AppState>,
+    req: Result<Json<RnsRequest>, JsonRejection>,
+) -> Result<Json<RnsResponse>, HttpError> {
     let req = body(req)?;
     let m = model(&s)?;
     blocking(move || {
@@ -116,10 +138,29 @@ mod tests {
     use crate::api::{router, AppState};
 
     fn app(with_model: bool) -> (axum::Router, Vec<String>) {
-        let g = generate(&SynthSpec { nodes: 300, edges: 2_000, seed: 3, progress: false });
-        let keys: Vec<String> = (0..g.node_count() as u32).filter(|&n| g.degree(n) > 0).take(8).map(|n| g.key(n)).collect();
+        let g = generate(&SynthSpec {
+            nodes: 300,
+            edges: 2_000,
+            seed: 3,
+            progress: false,
+        });
+        let keys: Vec<String> = (0..g.node_count() as u32)
+            .filter(|&n| g.degree(n) > 0)
+            .take(8)
+            .map(|n| g.key(n))
+            .collect();
         let model = with_model.then(|| {
-            Model::compute(&g, &ModelConfig { embedding: FastRp { dim: 16, ..FastRp::default() }, ..ModelConfig::default() }, false)
+            Model::compute(
+                &g,
+                &ModelConfig {
+                    embedding: FastRp {
+                        dim: 16,
+                        ..FastRp::default()
+                    },
+                    ..ModelConfig::default()
+                },
+                false,
+            )
         });
         let state = AppState::new(Arc::new(g)).with_model(model);
         (router(state, std::path::Path::new("/nonexistent")), keys)
@@ -128,21 +169,34 @@ mod tests {
     async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, Vec<u8>) {
         let resp = app.clone().oneshot(req).await.expect("router answers");
         let status = resp.status();
-        let bytes = resp.into_body().collect().await.expect("body").to_bytes().to_vec();
+        let bytes = resp
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes()
+            .to_vec();
         (status, bytes)
     }
 
     fn get(uri: &str) -> Request<Body> {
         // Synthetic type names contain spaces.
-        Request::get(uri.replace(' ', "%20")).body(Body::empty()).expect("request")
+        Request::get(uri.replace(' ', "%20"))
+            .body(Body::empty())
+            .expect("request")
     }
 
     fn post(uri: &str, json: String) -> Request<Body> {
-        Request::post(uri).header("content-type", "application/json").body(Body::from(json)).expect("request")
+        Request::post(uri)
+            .header("content-type", "application/json")
+            .body(Body::from(json))
+            .expect("request")
     }
 
     fn code(bytes: &[u8]) -> String {
-        serde_json::from_slice::<ApiError>(bytes).expect("JSON error body").code
+        serde_json::from_slice::<ApiError>(bytes)
+            .expect("JSON error body")
+            .code
     }
 
     /// The slice sent to the browser scores exactly like the server does.
@@ -154,8 +208,12 @@ mod tests {
         let slice: SliceResponse = serde_json::from_slice(&body).expect("slice JSON");
         assert_eq!(slice.slice.len(), 5);
         let w = Weights::new(0.2, 0.3, 0.5).expect("weights");
-        let client = Scorer::new(&slice.slice).expect("valid slice").score(&[0, 1], &[2, 3, 4], &w).expect("score");
-        let req = serde_json::json!({"existing": &k[..2], "serendipity": &k[2..5], "weights": w}).to_string();
+        let client = Scorer::new(&slice.slice)
+            .expect("valid slice")
+            .score(&[0, 1], &[2, 3, 4], &w)
+            .expect("score");
+        let req = serde_json::json!({"existing": &k[..2], "serendipity": &k[2..5], "weights": w})
+            .to_string();
         let (st, body) = call(&app, post("/api/rns", req)).await;
         assert_eq!(st, StatusCode::OK);
         let server: RnsResponse = serde_json::from_slice(&body).expect("rns JSON");
@@ -189,9 +247,21 @@ mod tests {
         for (req, status, want) in cases {
             let uri = req.uri().to_string();
             let (st, body) = call(&app, req).await;
-            assert_eq!((st, code(&body).as_str()), (status, want), "{uri}: {}", String::from_utf8_lossy(&body));
+            assert_eq!(
+                (st, code(&body).as_str()),
+                (status, want),
+                "{uri}: {}",
+                String::from_utf8_lossy(&body)
+            );
         }
-        let (st, _) = call(&app, post("/api/partition", serde_json::json!({"candidates": &k}).to_string())).await;
+        let (st, _) = call(
+            &app,
+            post(
+                "/api/partition",
+                serde_json::json!({"candidates": &k}).to_string(),
+            ),
+        )
+        .await;
         assert_eq!(st, StatusCode::OK);
     }
 
@@ -199,6 +269,9 @@ mod tests {
     async fn no_model_is_503() {
         let (app, k) = app(false);
         let (st, body) = call(&app, get(&format!("/api/slice?ids={}", k[0]))).await;
-        assert_eq!((st, code(&body).as_str()), (StatusCode::SERVICE_UNAVAILABLE, "no_model"));
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, "no_model")
+        );
     }
 }

@@ -47,19 +47,35 @@ pub struct Annotation {
 
 impl Annotation {
     pub fn new(repo: Arc<dyn Repo>, secure_cookies: bool) -> Self {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Annotation { repo, limiter: LoginLimiter::default(), hashing: Arc::new(tokio::sync::Semaphore::new(cores)), secure_cookies }
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Annotation {
+            repo,
+            limiter: LoginLimiter::default(),
+            hashing: Arc::new(tokio::sync::Semaphore::new(cores)),
+            secure_cookies,
+        }
     }
 }
 
 /// Runs argon2 work (and the store calls that go with it) on the blocking pool once a hashing
 /// permit is free; 503 `busy` when none frees up within [`HASH_QUEUE_WAIT`].
-pub async fn hashing<T: Send + 'static>(svc: &Arc<Annotation>, f: impl FnOnce(&dyn Repo) -> Result<T, StoreError> + Send + 'static) -> Result<T, HttpError> {
-    let permit = match tokio::time::timeout(HASH_QUEUE_WAIT, svc.hashing.clone().acquire_owned()).await {
-        Ok(Ok(p)) => p,
-        Ok(Err(_)) => return Err(HttpError::internal("the hashing semaphore is closed")),
-        Err(_) => return Err(HttpError::unavailable("busy", "too many sign-ins at once; try again in a few seconds")),
-    };
+pub async fn hashing<T: Send + 'static>(
+    svc: &Arc<Annotation>,
+    f: impl FnOnce(&dyn Repo) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, HttpError> {
+    let permit =
+        match tokio::time::timeout(HASH_QUEUE_WAIT, svc.hashing.clone().acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) => return Err(HttpError::internal("the hashing semaphore is closed")),
+            Err(_) => {
+                return Err(HttpError::unavailable(
+                    "busy",
+                    "too many sign-ins at once; try again in a few seconds",
+                ))
+            }
+        };
     // The permit moves into the blocking task: it is released when the work ends, even if
     // the client went away and the request future was dropped.
     db(svc, move |r| {
@@ -70,29 +86,61 @@ pub async fn hashing<T: Send + 'static>(svc: &Arc<Annotation>, f: impl FnOnce(&d
 }
 
 /// Runs a store call on the blocking pool (SQLite and argon2 must not stall the runtime).
-pub async fn db<T: Send + 'static>(svc: &Arc<Annotation>, f: impl FnOnce(&dyn Repo) -> Result<T, StoreError> + Send + 'static) -> Result<T, HttpError> {
+pub async fn db<T: Send + 'static>(
+    svc: &Arc<Annotation>,
+    f: impl FnOnce(&dyn Repo) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, HttpError> {
     let svc = svc.clone();
-    tokio::task::spawn_blocking(move || f(svc.repo.as_ref())).await.map_err(|e| HttpError::internal(format!("store task failed: {e}")))?.map_err(store_error)
+    tokio::task::spawn_blocking(move || f(svc.repo.as_ref()))
+        .await
+        .map_err(|e| HttpError::internal(format!("store task failed: {e}")))?
+        .map_err(store_error)
 }
 
 pub fn store_error(e: StoreError) -> HttpError {
     match e {
-        StoreError::NotFound(what) => HttpError::not_found("not_found", format!("{what} not found")),
-        StoreError::Conflict(m) => HttpError { status: StatusCode::CONFLICT, code: "conflict", message: m },
+        StoreError::NotFound(what) => {
+            HttpError::not_found("not_found", format!("{what} not found"))
+        }
+        StoreError::Conflict(m) => HttpError {
+            status: StatusCode::CONFLICT,
+            code: "conflict",
+            message: m,
+        },
         StoreError::Invalid(m) => HttpError::bad_request("invalid", m),
-        StoreError::SubmissionReused(m) => HttpError { status: StatusCode::CONFLICT, code: "submission_id_reused", message: m },
-        e @ StoreError::Stale { .. } => HttpError { status: StatusCode::CONFLICT, code: "stale_revision", message: e.to_string() },
-        StoreError::Full(m) => HttpError { status: StatusCode::CONFLICT, code: "shortlist_full", message: m },
+        StoreError::SubmissionReused(m) => HttpError {
+            status: StatusCode::CONFLICT,
+            code: "submission_id_reused",
+            message: m,
+        },
+        e @ StoreError::Stale { .. } => HttpError {
+            status: StatusCode::CONFLICT,
+            code: "stale_revision",
+            message: e.to_string(),
+        },
+        StoreError::Full(m) => HttpError {
+            status: StatusCode::CONFLICT,
+            code: "shortlist_full",
+            message: m,
+        },
         StoreError::Db(m) => HttpError::internal(m),
     }
 }
 
 pub fn forbidden(message: impl Into<String>) -> HttpError {
-    HttpError { status: StatusCode::FORBIDDEN, code: "forbidden", message: message.into() }
+    HttpError {
+        status: StatusCode::FORBIDDEN,
+        code: "forbidden",
+        message: message.into(),
+    }
 }
 
 fn csrf_error(message: &str) -> HttpError {
-    HttpError { status: StatusCode::FORBIDDEN, code: "csrf", message: message.to_string() }
+    HttpError {
+        status: StatusCode::FORBIDDEN,
+        code: "csrf",
+        message: message.to_string(),
+    }
 }
 
 pub fn service(state: &AppState) -> Result<Arc<Annotation>, HttpError> {
@@ -104,10 +152,15 @@ pub fn service(state: &AppState) -> Result<Arc<Annotation>, HttpError> {
 }
 
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|kv| {
-        let (k, v) = kv.trim().split_once('=')?;
-        (k == name).then(|| v.to_string())
-    })
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|kv| {
+            let (k, v) = kv.trim().split_once('=')?;
+            (k == name).then(|| v.to_string())
+        })
 }
 
 /// Equal-time comparison, so the CSRF check leaks nothing through timing.
@@ -121,14 +174,29 @@ fn is_safe(m: &Method) -> bool {
 
 /// Refuses requests a browser marks as coming from another site.
 fn same_origin(parts: &Parts) -> Result<(), HttpError> {
-    if parts.headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("cross-site") {
+    if parts
+        .headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        == Some("cross-site")
+    {
         return Err(csrf_error("cross-site requests are refused"));
     }
-    if let Some(origin) = parts.headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        let host = parts.headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if let Some(origin) = parts
+        .headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+    {
+        let host = parts
+            .headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
         let origin_host = origin.split_once("://").map(|(_, h)| h).unwrap_or(origin);
         if origin != "null" && origin_host != host {
-            return Err(csrf_error("the request's Origin does not match this server"));
+            return Err(csrf_error(
+                "the request's Origin does not match this server",
+            ));
         }
         if origin == "null" {
             return Err(csrf_error("requests from an opaque origin are refused"));
@@ -139,7 +207,11 @@ fn same_origin(parts: &Parts) -> Result<(), HttpError> {
 
 /// True when the client reached us over TLS (directly flagged or via a proxy).
 pub fn over_tls(svc: &Annotation, headers: &HeaderMap) -> bool {
-    svc.secure_cookies || headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) == Some("https")
+    svc.secure_cookies
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            == Some("https")
 }
 
 /// `Set-Cookie` value for a new session (or, with `token = None`, one that clears it).
@@ -170,7 +242,10 @@ impl Authed {
             Ok(())
         } else {
             let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
-            Err(forbidden(format!("this needs the {} role", names.join(" or "))))
+            Err(forbidden(format!(
+                "this needs the {} role",
+                names.join(" or ")
+            )))
         }
     }
 }
@@ -180,12 +255,22 @@ impl FromRequestParts<AppState> for Authed {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
         let svc = service(state)?;
         same_origin(parts)?;
-        let unauth = || HttpError { status: StatusCode::UNAUTHORIZED, code: "not_signed_in", message: "sign in first".into() };
+        let unauth = || HttpError {
+            status: StatusCode::UNAUTHORIZED,
+            code: "not_signed_in",
+            message: "sign in first".into(),
+        };
         let token = cookie(&parts.headers, SESSION_COOKIE).ok_or_else(unauth)?;
         let hash = token_hash(&token);
-        let session = db(&svc, move |r| r.session(&hash, serenqa_store::now())).await?.ok_or_else(unauth)?;
+        let session = db(&svc, move |r| r.session(&hash, serenqa_store::now()))
+            .await?
+            .ok_or_else(unauth)?;
         if !is_safe(&parts.method) {
-            let sent = parts.headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
+            let sent = parts
+                .headers
+                .get("x-csrf-token")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
             if !ct_eq(sent.as_bytes(), session.csrf.as_bytes()) {
                 return Err(csrf_error("missing or wrong X-CSRF-Token header"));
             }
@@ -207,10 +292,18 @@ impl FromRequestParts<AppState> for PublicWrite {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
         let svc = service(state)?;
         same_origin(parts)?;
-        if parts.headers.get("x-requested-with").and_then(|v| v.to_str().ok()) != Some("serenqa") {
+        if parts
+            .headers
+            .get("x-requested-with")
+            .and_then(|v| v.to_str().ok())
+            != Some("serenqa")
+        {
             return Err(csrf_error("missing X-Requested-With: serenqa header"));
         }
-        let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+        let ip = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
         let tls = over_tls(&svc, &parts.headers);
         Ok(PublicWrite { svc, ip, tls })
     }

@@ -50,12 +50,27 @@ pub async fn get_score(State(s): State<AppState>) -> Result<Json<UnderstandScore
                 Ok(UnderstandScore {
                     source: "backend/pipeline/eval/understand.jsonl".into(),
                     questions: items.len(),
-                    rows: rows.into_iter().map(|r| UnderstandRow { group: r.pattern, n: r.n, f1: r.f1, exact: r.exact }).collect(),
+                    rows: rows
+                        .into_iter()
+                        .map(|r| UnderstandRow {
+                            group: r.pattern,
+                            n: r.n,
+                            f1: r.f1,
+                            exact: r.exact,
+                        })
+                        .collect(),
                 })
             })
             .await
             .unwrap_or_else(|e| Err(format!("scoring task failed: {e}")))
         })
         .await;
-    r.clone().map(Json).map_err(|e| HttpError::hidden(StatusCode::SERVICE_UNAVAILABLE, "score_unavailable", "the question-understanding score could not be computed", e))
+    r.clone().map(Json).map_err(|e| {
+        HttpError::hidden(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "score_unavailable",
+            "the question-understanding score could not be computed",
+            e,
+        )
+    })
 }

@@ -57,7 +57,11 @@ enum AdminCmd {
         #[arg(long)]
         email: String,
         /// The server's public address, used in the link.
-        #[arg(long, default_value = "http://127.0.0.1:8080", env = "SERENQA_BASE_URL")]
+        #[arg(
+            long,
+            default_value = "http://127.0.0.1:8080",
+            env = "SERENQA_BASE_URL"
+        )]
         base_url: String,
     },
     /// Invite a user with a role (one-time link).
@@ -66,7 +70,11 @@ enum AdminCmd {
         email: String,
         #[arg(long, value_enum)]
         role: RoleArg,
-        #[arg(long, default_value = "http://127.0.0.1:8080", env = "SERENQA_BASE_URL")]
+        #[arg(
+            long,
+            default_value = "http://127.0.0.1:8080",
+            env = "SERENQA_BASE_URL"
+        )]
         base_url: String,
     },
     /// List users and roles.
@@ -79,7 +87,13 @@ fn invite(repo: &dyn Repo, email: &str, role: Role, base_url: &str) -> Result<St
         bail!("{email} already has an account");
     }
     let token = auth::new_token().map_err(anyhow::Error::msg)?;
-    repo.create_invite(&auth::token_hash(&token), email, role, None, serenqa_store::now() + crate::api::annotate::INVITE_SECS)?;
+    repo.create_invite(
+        &auth::token_hash(&token),
+        email,
+        role,
+        None,
+        serenqa_store::now() + crate::api::annotate::INVITE_SECS,
+    )?;
     Ok(format!("{}/invite/{token}", base_url.trim_end_matches('/')))
 }
 
@@ -91,9 +105,17 @@ pub fn run_admin(args: AdminArgs) -> Result<()> {
             println!("{link}");
             eprintln!("one-time link for administrator {email} (valid 7 days): open it to choose a password");
         }
-        AdminCmd::Invite { email, role, base_url } => println!("{}", invite(&repo, &email, role.into(), &base_url)?),
+        AdminCmd::Invite {
+            email,
+            role,
+            base_url,
+        } => println!("{}", invite(&repo, &email, role.into(), &base_url)?),
         AdminCmd::Users => {
-            let t: String = repo.users()?.iter().map(|u| format!("{}\t{}\t{}\t{}\n", u.id, u.role.as_str(), u.email, u.name)).collect();
+            let t: String = repo
+                .users()?
+                .iter()
+                .map(|u| format!("{}\t{}\t{}\t{}\n", u.id, u.role.as_str(), u.email, u.name))
+                .collect();
             stdout(&t);
         }
     }
@@ -190,7 +212,8 @@ pub fn run_annotate(args: AnnotateArgs) -> Result<()> {
                 None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
                     .ok_or_else(|| anyhow::anyhow!("no serenqa-questionnaire directory in the data directories; pass --dir"))?,
             };
-            let q = serenqa_benchmark::questionnaire::Questionnaire::load(&dir).map_err(anyhow::Error::msg)?;
+            let q = serenqa_benchmark::questionnaire::Questionnaire::load(&dir)
+                .map_err(anyhow::Error::msg)?;
             for w in &q.warnings {
                 eprintln!("warning: {w}");
             }
@@ -206,34 +229,83 @@ pub fn run_annotate(args: AnnotateArgs) -> Result<()> {
                             text: it.text.clone(),
                             category: it.category.clone(),
                             pattern: None,
-                            resources: it.resource.iter().map(|r| serenqa_shared::annotate::Resource { name: r.entity_name.clone(), link: r.entity_link.clone() }).collect(),
-                            candidates: it.llm_ranking.iter().map(|c| questionnaire::candidate(&c.entity_name, Some(c.llm_rank as i64), c.entity_link.as_deref())).collect(),
+                            resources: it
+                                .resource
+                                .iter()
+                                .map(|r| serenqa_shared::annotate::Resource {
+                                    name: r.entity_name.clone(),
+                                    link: r.entity_link.clone(),
+                                })
+                                .collect(),
+                            candidates: it
+                                .llm_ranking
+                                .iter()
+                                .map(|c| {
+                                    questionnaire::candidate(
+                                        &c.entity_name,
+                                        Some(c.llm_rank as i64),
+                                        c.entity_link.as_deref(),
+                                    )
+                                })
+                                .collect(),
                         })
                         .collect();
                     questionnaire::serenqa_batch(b.info.batch_id, &b.info.batch_name, questions)
                 })
                 .collect();
             let rep = repo.import_batches(&batches)?;
-            println!("{} batches: {} questions added ({} already present), {} candidates", rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added);
+            println!(
+                "{} batches: {} questions added ({} already present), {} candidates",
+                rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added
+            );
         }
         AnnotateCmd::ImportBenchmark { file } => {
-            let batches = questionnaire::read_benchmark(&file, |k, id| source_link(k, id).map(|(_, u)| u)).map_err(anyhow::Error::msg)?;
+            let batches =
+                questionnaire::read_benchmark(&file, |k, id| source_link(k, id).map(|(_, u)| u))
+                    .map_err(anyhow::Error::msg)?;
             let rep = repo.import_batches(&batches)?;
-            println!("{} batches: {} questions added ({} already present), {} candidates", rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added);
+            println!(
+                "{} batches: {} questions added ({} already present), {} candidates",
+                rep.batches, rep.questions_added, rep.questions_skipped, rep.candidates_added
+            );
         }
         AnnotateCmd::Agreement => {
-            let mut t = format!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n", "batch", "answered", "responses", "annotators", "mean W", "alpha");
+            let mut t = format!(
+                "{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n",
+                "batch", "answered", "responses", "annotators", "mean W", "alpha"
+            );
             for b in aggregate::batch_aggregates(&repo)? {
-                t += &format!("{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n", b.batch.name, b.answered, b.responses, b.annotators, fmt_opt(b.mean_kendall_w), fmt_opt(b.alpha));
+                t += &format!(
+                    "{:<60} {:>8} {:>9} {:>10} {:>8} {:>8}\n",
+                    b.batch.name,
+                    b.answered,
+                    b.responses,
+                    b.annotators,
+                    fmt_opt(b.mean_kendall_w),
+                    fmt_opt(b.alpha)
+                );
             }
             stdout(&t);
         }
-        AnnotateCmd::Experts { source, min_annotators, out } => {
+        AnnotateCmd::Experts {
+            source,
+            min_annotators,
+            out,
+        } => {
             let er = aggregate::expert_rankings(&repo, source.into(), min_annotators)?;
-            std::fs::write(&out, serde_json::to_string_pretty(&er)?).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("{} ranked questions written to {}", er.questions.len(), out.display());
+            std::fs::write(&out, serde_json::to_string_pretty(&er)?)
+                .with_context(|| format!("writing {}", out.display()))?;
+            eprintln!(
+                "{} ranked questions written to {}",
+                er.questions.len(),
+                out.display()
+            );
         }
-        AnnotateCmd::Export { format, identities, out } => {
+        AnnotateCmd::Export {
+            format,
+            identities,
+            out,
+        } => {
             let rows = aggregate::export_rows(&repo, identities)?;
             let text = match format {
                 Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
@@ -266,7 +338,8 @@ pub fn run_results(args: ResultsArgs) -> Result<()> {
     let repo = args.db.open()?;
     match args.cmd {
         ResultsCmd::Import { dir } => {
-            let (ids, skipped) = serenqa_store::runs::import_runs(&repo, &dir).map_err(anyhow::Error::msg)?;
+            let (ids, skipped) =
+                serenqa_store::runs::import_runs(&repo, &dir).map_err(anyhow::Error::msg)?;
             println!("{} runs imported: {}", ids.len(), ids.join(", "));
             for s in skipped {
                 eprintln!("skipped: {s}");
@@ -306,20 +379,40 @@ pub fn run_calibrate(args: CalibrateArgs, progress: bool) -> Result<()> {
     // snapshot holds none; larger graphs need `serenqa precompute`.
     let model = match model {
         Some(m) => m,
-        None if g.edge_count() <= 5_000_000 => serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress),
-        None => bail!("{} has no precomputed model; run `serenqa precompute` first", path.display()),
+        None if g.edge_count() <= 5_000_000 => {
+            serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress)
+        }
+        None => bail!(
+            "{} has no precomputed model; run `serenqa precompute` first",
+            path.display()
+        ),
     };
     let cache = serenqa_model::slice::BlockCache::default();
-    let req = CalibrateRequest { source: args.source.into(), step: args.step, min_annotators: args.min_annotators };
+    let req = CalibrateRequest {
+        source: args.source.into(),
+        step: args.step,
+        min_annotators: args.min_annotators,
+    };
     let who = std::env::var("USER").unwrap_or_else(|_| "cli".into());
-    let (id, rep) = crate::calibration::run(&repo, &g, &model, &cache, &req, &format!("cli:{who}"))?;
-    println!("weights α = {:.2}, β = {:.2}, γ = {:.2} (calibration #{id}, {} questions, grid step {})", rep.alpha, rep.beta, rep.gamma, rep.questions, rep.grid_step);
+    let (id, rep) =
+        crate::calibration::run(&repo, &g, &model, &cache, &req, &format!("cli:{who}"))?;
+    println!(
+        "weights α = {:.2}, β = {:.2}, γ = {:.2} (calibration #{id}, {} questions, grid step {})",
+        rep.alpha, rep.beta, rep.gamma, rep.questions, rep.grid_step
+    );
     println!("agreement with experts: {:.3} (default 1/3 weights: {:.3}; {} of {} grid points tie at the best)", rep.agreement, rep.default_agreement, rep.best_points, rep.grid_points);
     for p in &rep.pairs {
-        println!("{:>12} vs {:<12} agreement {:.3}  Pearson {}", p.a, p.b, p.agreement, fmt_opt(p.pearson));
+        println!(
+            "{:>12} vs {:<12} agreement {:.3}  Pearson {}",
+            p.a,
+            p.b,
+            p.agreement,
+            fmt_opt(p.pearson)
+        );
     }
     if let Some(out) = args.out {
-        std::fs::write(&out, serde_json::to_string_pretty(&rep)?).with_context(|| format!("writing {}", out.display()))?;
+        std::fs::write(&out, serde_json::to_string_pretty(&rep)?)
+            .with_context(|| format!("writing {}", out.display()))?;
     }
     Ok(())
 }

@@ -9,10 +9,10 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use serenqa_benchmark::build::{build, BuildConfig};
 use serenqa_benchmark::partition::{offline_scorers, ExpertRankings, LoadExpertRankings, Scorer};
-use serenqa_pipeline::llm::{LlmClient, ModelsFile};
 use serenqa_benchmark::questionnaire::{overlap, Questionnaire};
 use serenqa_benchmark::stats;
 use serenqa_model::{Model, ModelConfig};
+use serenqa_pipeline::llm::{LlmClient, ModelsFile};
 use serenqa_shared::rns::Weights;
 
 use crate::graph_source::GraphArgs;
@@ -145,7 +145,8 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
     };
     let defaults = match &a.db {
         Some(p) => {
-            let repo = serenqa_store::SqliteRepo::open(p).map_err(|e| anyhow!("opening the annotation database {}: {e}", p.display()))?;
+            let repo = serenqa_store::SqliteRepo::open(p)
+                .map_err(|e| anyhow!("opening the annotation database {}: {e}", p.display()))?;
             crate::weights::in_force(Some(&repo))
         }
         None => crate::weights::in_force(None),
@@ -171,17 +172,31 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
         }
     };
     // The LLM client's calls run on this runtime; the builder's rayon threads block on it.
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let scorers: Vec<Box<dyn Scorer + '_>> = match &a.models {
         Some(p) => {
             let file = ModelsFile::load(p).map_err(|e| anyhow!(e))?;
-            let cache = (!a.no_cache).then(|| file.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
+            let cache = (!a.no_cache).then(|| {
+                file.cache_dir
+                    .clone()
+                    .unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm"))
+            });
             let client = std::sync::Arc::new(LlmClient::new(&file, cache).map_err(|e| anyhow!(e))?);
-            let s: Vec<Box<dyn Scorer>> = serenqa_pipeline::ensemble::llm_scorers(&file, client, rt.handle().clone()).into_iter().map(|s| Box::new(s) as Box<dyn Scorer>).collect();
+            let s: Vec<Box<dyn Scorer>> =
+                serenqa_pipeline::ensemble::llm_scorers(&file, client, rt.handle().clone())
+                    .into_iter()
+                    .map(|s| Box::new(s) as Box<dyn Scorer>)
+                    .collect();
             if s.is_empty() {
                 anyhow::bail!("{}: no model for the ensemble", p.display());
             }
-            eprintln!("ensemble scorers: {} — language models", s.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+            eprintln!(
+                "ensemble scorers: {} — language models",
+                s.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ")
+            );
             s
         }
         None => {
@@ -190,14 +205,24 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
             s
         }
     };
-    eprintln!("RNS weights α = {:.3}, β = {:.3}, γ = {:.3} ({})", weights.weights.alpha, weights.weights.beta, weights.weights.gamma, weights.source.label);
-    let mut cfg = BuildConfig { weights: weights.weights, weights_source: weights.source, test_fraction: a.test_fraction, ..BuildConfig::default() };
+    eprintln!(
+        "RNS weights α = {:.3}, β = {:.3}, γ = {:.3} ({})",
+        weights.weights.alpha, weights.weights.beta, weights.weights.gamma, weights.source.label
+    );
+    let mut cfg = BuildConfig {
+        weights: weights.weights,
+        weights_source: weights.source,
+        test_fraction: a.test_fraction,
+        ..BuildConfig::default()
+    };
     cfg.gen.questions = a.questions;
     cfg.gen.seed = a.seed;
     let t = Instant::now();
     let bench = build(&g, Some(&model), &scorers, expert.as_ref(), &cfg)?;
     let built = t.elapsed();
-    bench.write(&g, &a.out).with_context(|| format!("writing {}", a.out.display()))?;
+    bench
+        .write(&g, &a.out)
+        .with_context(|| format!("writing {}", a.out.display()))?;
     for (stage, secs) in &bench.timings {
         eprintln!("  {stage:<16} {secs:>7.2} s");
     }
@@ -217,23 +242,45 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
 fn run_questionnaire(a: QuestionnaireArgs, progress: bool) -> Result<()> {
     let dir = match a.dir {
         Some(d) => d,
-        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
-            .ok_or_else(|| anyhow!(serenqa_graph::datadir::where_to_put("serenqa-questionnaire")))?,
+        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire").ok_or_else(|| {
+            anyhow!(serenqa_graph::datadir::where_to_put(
+                "serenqa-questionnaire"
+            ))
+        })?,
     };
     let q = Questionnaire::load(&dir).map_err(|e| anyhow!(e))?;
     let g = a.graph.load(progress)?;
     let o = overlap(&g, &q);
-    println!("SerenQA questionnaire: {} questions in {} batches ({})", o.questions, o.batches, dir.display());
+    println!(
+        "SerenQA questionnaire: {} questions in {} batches ({})",
+        o.questions,
+        o.batches,
+        dir.display()
+    );
     for b in &q.batches {
-        println!("  batch {:>2}: {:>4} questions  {}", b.info.batch_id, b.items.len(), b.info.batch_name);
+        println!(
+            "  batch {:>2}: {:>4} questions  {}",
+            b.info.batch_id,
+            b.items.len(),
+            b.info.batch_name
+        );
     }
     for w in &q.warnings {
         println!("  warning: {w}");
     }
-    println!("entity mentions: {} candidate answers, {} named in questions", o.candidate_mentions, o.resource_mentions);
-    println!("  {:<20} {:>9} {:>10} {:>12} {:>9}", "source", "mentions", "linked id", "linked name", "distinct");
+    println!(
+        "entity mentions: {} candidate answers, {} named in questions",
+        o.candidate_mentions, o.resource_mentions
+    );
+    println!(
+        "  {:<20} {:>9} {:>10} {:>12} {:>9}",
+        "source", "mentions", "linked id", "linked name", "distinct"
+    );
     for (src, s) in &o.by_source {
-        println!("  {:<20} {:>9} {:>10} {:>12} {:>9}", src, s.mentions, s.linked_by_id, s.linked_by_name, s.distinct_linked);
+        println!(
+            "  {:<20} {:>9} {:>10} {:>12} {:>9}",
+            src, s.mentions, s.linked_by_id, s.linked_by_name, s.distinct_linked
+        );
     }
     println!(
         "questions with ≥1 linked candidate: {}; all candidates linked: {}; all named entities linked: {}; distinct graph nodes linked: {}",
@@ -247,8 +294,14 @@ fn run_understand(a: UnderstandArgs, progress: bool) -> Result<()> {
     use serenqa_pipeline::offline::understand_eval as ev;
     use serenqa_pipeline::retrieval::OfflineRetriever;
     let (text, origin) = match &a.set {
-        Some(p) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.display().to_string()),
-        None => (ev::UNDERSTAND_SET.to_string(), "eval/understand.jsonl".to_string()),
+        Some(p) => (
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (
+            ev::UNDERSTAND_SET.to_string(),
+            "eval/understand.jsonl".to_string(),
+        ),
     };
     let items = ev::load(&text, &origin).map_err(|e| anyhow!(e))?;
     let g = a.graph.load(progress)?;
@@ -265,13 +318,29 @@ fn run_understand(a: UnderstandArgs, progress: bool) -> Result<()> {
             std::hint::black_box(u.understand(&g, q));
         }
     };
-    let (rows, results) = ev::evaluate_timed(&g, &r, &items, Some(&stage)).map_err(|e| anyhow!(e))?;
+    let (rows, results) =
+        ev::evaluate_timed(&g, &r, &items, Some(&stage)).map_err(|e| anyhow!(e))?;
     if a.misses {
         for x in results.iter().filter(|x| x.f1 < 1.0) {
-            println!("#{} [{} {}] F1 {:.2} gold {} got {}: {}\n    understood: {}\n    {}", x.id, x.pattern, x.set, x.f1, x.gold, x.answered, x.question, x.interpretation.as_deref().unwrap_or("(nothing)"), x.cypher.as_deref().unwrap_or("(no query)"));
+            println!(
+                "#{} [{} {}] F1 {:.2} gold {} got {}: {}\n    understood: {}\n    {}",
+                x.id,
+                x.pattern,
+                x.set,
+                x.f1,
+                x.gold,
+                x.answered,
+                x.question,
+                x.interpretation.as_deref().unwrap_or("(nothing)"),
+                x.cypher.as_deref().unwrap_or("(no query)")
+            );
         }
     }
-    println!("{} questions from {origin} on {}", items.len(), g.meta().name);
+    println!(
+        "{} questions from {origin} on {}",
+        items.len(),
+        g.meta().name
+    );
     print!("{}", ev::table(&rows));
     Ok(())
 }

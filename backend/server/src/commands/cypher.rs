@@ -31,7 +31,10 @@ pub struct CypherArgs {
 
 pub fn run(args: CypherArgs, progress: bool) -> Result<()> {
     let g = args.graph.load(progress)?;
-    let opts = Options { budget: Budget::with_time_rows(Duration::from_millis(args.timeout_ms), args.max_rows), ..Default::default() };
+    let opts = Options {
+        budget: Budget::with_time_rows(Duration::from_millis(args.timeout_ms), args.max_rows),
+        ..Default::default()
+    };
     let t = std::time::Instant::now();
     let r = serenqa_cypher::execute(&g, &args.query, &opts).map_err(|e| anyhow!("{e}"))?;
     if args.json {

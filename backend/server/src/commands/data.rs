@@ -10,7 +10,10 @@ use serenqa_graph::datadir;
 /// The official Hetionet v1.0 release files: (path under the base URL, local name).
 const HETIONET_FILES: &[(&str, &str)] = &[
     ("hetnet/tsv/hetionet-v1.0-nodes.tsv", "hetionet-nodes.tsv"),
-    ("hetnet/tsv/hetionet-v1.0-edges.sif.gz", "hetionet-edges.sif.gz"),
+    (
+        "hetnet/tsv/hetionet-v1.0-edges.sif.gz",
+        "hetionet-edges.sif.gz",
+    ),
     ("hetnet/json/hetionet-v1.0-metagraph.json", "metagraph.json"),
 ];
 const HETIONET_BASE: &str = "https://github.com/hetio/hetionet/raw/main";
@@ -40,7 +43,13 @@ pub fn run(args: DataArgs, progress: bool) -> Result<()> {
     match args.cmd {
         DataCmd::Where => {
             for d in datadir::candidates() {
-                let state = if d.join("hetionet").is_dir() { "has hetionet/" } else if d.is_dir() { "exists" } else { "missing" };
+                let state = if d.join("hetionet").is_dir() {
+                    "has hetionet/"
+                } else if d.is_dir() {
+                    "exists"
+                } else {
+                    "missing"
+                };
                 println!("{:<40} {state}", d.display());
             }
             match datadir::find_dataset("hetionet") {
@@ -52,7 +61,11 @@ pub fn run(args: DataArgs, progress: bool) -> Result<()> {
         }
         DataCmd::Fetch { dest, base_url } => {
             let root = dest
-                .or_else(|| std::env::var_os("SERENQA_DATA").filter(|d| !d.is_empty()).map(PathBuf::from))
+                .or_else(|| {
+                    std::env::var_os("SERENQA_DATA")
+                        .filter(|d| !d.is_empty())
+                        .map(PathBuf::from)
+                })
                 .unwrap_or_else(|| PathBuf::from("data"));
             fetch_hetionet(&root.join("hetionet"), &base_url, progress)
         }
@@ -77,9 +90,17 @@ pub fn fetch_hetionet(dir: &Path, base_url: &str, progress: bool) -> Result<()> 
 }
 
 fn download(url: &str, target: &Path, progress: bool) -> Result<()> {
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(std::time::Duration::from_secs(600))).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(600)))
+        .build()
+        .into();
     let mut resp = agent.get(url).call()?;
-    let len = resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len = resp
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let bar = serenqa_graph::progress::bytes_bar(len, "download", progress);
     let tmp = target.with_extension("part");
     let mut out = std::fs::File::create(&tmp)?;

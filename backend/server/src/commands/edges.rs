@@ -13,7 +13,11 @@ use crate::graph_source::GraphArgs;
 
 /// Opens the Redis edge store at `url` for graph `g`, checking that it holds exactly this graph
 /// (`ask`, `serve` and `worker` explore on it with `--edges`).
-pub fn open_store(rt: &tokio::runtime::Runtime, url: &str, g: Arc<serenqa_graph::Graph>) -> Result<Arc<dyn serenqa_edges::EdgeSource>> {
+pub fn open_store(
+    rt: &tokio::runtime::Runtime,
+    url: &str,
+    g: Arc<serenqa_graph::Graph>,
+) -> Result<Arc<dyn serenqa_edges::EdgeSource>> {
     let target = RedisTarget::parse(url).map_err(|e| anyhow!(e))?;
     let edges = rt.block_on(RedisEdges::open(target, g))?;
     Ok(Arc::new(edges))
@@ -88,12 +92,20 @@ struct BenchArgs {
 }
 
 pub fn run(args: EdgesArgs, progress: bool) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match args.command {
         EdgesCommand::Export(a) => {
             let target = RedisTarget::parse(&a.to).map_err(|e| anyhow!(e))?;
             let g = a.graph.load(progress)?;
-            let opts = ExportOptions { edge_keys: !a.adjacency_only, flush: a.flush, batch: a.batch.max(1), progress, ..Default::default() };
+            let opts = ExportOptions {
+                edge_keys: !a.adjacency_only,
+                flush: a.flush,
+                batch: a.batch.max(1),
+                progress,
+                ..Default::default()
+            };
             let r = rt.block_on(redis_store::export(&g, &target, &opts))?;
             println!(
                 "exported {} adjacency keys and {} edge keys ({:.1} MB of keys and values) to {target} in {:.1}s",
@@ -112,10 +124,17 @@ pub fn run(args: EdgesArgs, progress: bool) -> Result<()> {
                 redis_store::check(&g, &edges, 512).await
             })?;
             if bad.is_empty() {
-                println!("{target}: all {} nodes' adjacency equals the graph's", g.node_count());
+                println!(
+                    "{target}: all {} nodes' adjacency equals the graph's",
+                    g.node_count()
+                );
                 Ok(())
             } else {
-                Err(anyhow!("{target}: {} mismatching nodes, first: {}", bad.len(), bad.join("; ")))
+                Err(anyhow!(
+                    "{target}: {} mismatching nodes, first: {}",
+                    bad.len(),
+                    bad.join("; ")
+                ))
             }
         }
         EdgesCommand::Bench(a) => run_bench(a, progress, &rt),
@@ -125,7 +144,8 @@ pub fn run(args: EdgesArgs, progress: bool) -> Result<()> {
 fn run_bench(a: BenchArgs, progress: bool, rt: &tokio::runtime::Runtime) -> Result<()> {
     let g = Arc::new(a.graph.load(progress)?);
     let nodes = bench::sample_nodes(&g, a.lookups, a.seed);
-    let mean_degree: f64 = nodes.iter().map(|&u| g.degree(u) as f64).sum::<f64>() / nodes.len().max(1) as f64;
+    let mean_degree: f64 =
+        nodes.iter().map(|&u| g.degree(u) as f64).sum::<f64>() / nodes.len().max(1) as f64;
     println!(
         "neighbour lookups: {} sampled nodes (mean degree {:.0}), median of {} repetitions; `serenqa edges bench{}{}`",
         nodes.len(),
@@ -136,9 +156,20 @@ fn run_bench(a: BenchArgs, progress: bool, rt: &tokio::runtime::Runtime) -> Resu
     );
     let mem = bench::memory(&g, &nodes, a.reps);
     let mut figures = vec![mem.clone()];
-    let mut targets: Vec<RedisTarget> = a.redis.iter().map(|u| RedisTarget::parse(u)).collect::<Result<_, _>>().map_err(|e| anyhow!(e))?;
+    let mut targets: Vec<RedisTarget> = a
+        .redis
+        .iter()
+        .map(|u| RedisTarget::parse(u))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!(e))?;
     if let Some(c) = &a.cluster {
-        targets.push(RedisTarget::parse(&format!("redis+cluster://{}", c.trim_start_matches("redis+cluster://"))).map_err(|e| anyhow!(e))?);
+        targets.push(
+            RedisTarget::parse(&format!(
+                "redis+cluster://{}",
+                c.trim_start_matches("redis+cluster://")
+            ))
+            .map_err(|e| anyhow!(e))?,
+        );
     }
     for t in targets {
         let fs = rt.block_on(async {
@@ -153,9 +184,18 @@ fn run_bench(a: BenchArgs, progress: bool, rt: &tokio::runtime::Runtime) -> Resu
         })?;
         figures.extend(fs);
     }
-    println!("{:<86} {:>12} {:>14} {:>10}", "store", "lookups/s", "edges/s", "vs memory");
+    println!(
+        "{:<86} {:>12} {:>14} {:>10}",
+        "store", "lookups/s", "edges/s", "vs memory"
+    );
     for f in &figures {
-        println!("{:<86} {:>12.0} {:>14.0} {:>9.3}×", f.label, f.lookups_per_sec, f.edges_per_sec, f.lookups_per_sec / mem.lookups_per_sec.max(1e-9));
+        println!(
+            "{:<86} {:>12.0} {:>14.0} {:>9.3}×",
+            f.label,
+            f.lookups_per_sec,
+            f.edges_per_sec,
+            f.lookups_per_sec / mem.lookups_per_sec.max(1e-9)
+        );
     }
     Ok(())
 }

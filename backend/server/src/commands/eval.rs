@@ -107,7 +107,10 @@ fn model_or_compute(g: &Graph, stored: Option<Model>, progress: bool) -> Option<
 
 fn load_models(path: &Option<PathBuf>) -> Result<(ModelsFile, String)> {
     match path {
-        Some(p) => Ok((ModelsFile::load(p).map_err(|e| anyhow!(e))?, p.display().to_string())),
+        Some(p) => Ok((
+            ModelsFile::load(p).map_err(|e| anyhow!(e))?,
+            p.display().to_string(),
+        )),
         None => Ok((ModelsFile::offline(), "offline".into())),
     }
 }
@@ -116,22 +119,37 @@ fn llm_cache(models: &ModelsFile, no_cache: bool) -> Option<PathBuf> {
     if no_cache {
         return None;
     }
-    Some(models.cache_dir.clone().unwrap_or_else(|| datadir::cache_dir().join("llm")))
+    Some(
+        models
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| datadir::cache_dir().join("llm")),
+    )
 }
 
 /// Builds the benchmark into `dir` with the offline ensemble scorers and the RNS-guided
 /// strategy (when the model is there).
-fn build_bench(g: &Graph, model: Option<&Model>, dir: &std::path::Path, questions: usize, progress: bool) -> Result<()> {
+fn build_bench(
+    g: &Graph,
+    model: Option<&Model>,
+    dir: &std::path::Path,
+    questions: usize,
+    progress: bool,
+) -> Result<()> {
     use serenqa_benchmark::build::{build, BuildConfig};
     use serenqa_benchmark::partition::offline_scorers;
     let t = Instant::now();
     if progress {
-        eprintln!("building the benchmark ({questions} questions) into {}", dir.display());
+        eprintln!(
+            "building the benchmark ({questions} questions) into {}",
+            dir.display()
+        );
     }
     let scorers = offline_scorers(g, model.map(|m| m.marginals.as_slice()));
     let mut cfg = BuildConfig::default();
     cfg.gen.questions = questions;
-    let b = build(g, model, &scorers, None, &cfg).map_err(|e| anyhow!("building the benchmark: {e}"))?;
+    let b = build(g, model, &scorers, None, &cfg)
+        .map_err(|e| anyhow!("building the benchmark: {e}"))?;
     b.write(g, dir).map_err(|e| anyhow!("{e}"))?;
     if progress {
         eprintln!("benchmark built in {:.1?}", t.elapsed());
@@ -141,11 +159,23 @@ fn build_bench(g: &Graph, model: Option<&Model>, dir: &std::path::Path, question
 
 /// The benchmark directory of `eval`: `dir`, else `./serenqa-benchmark` when `serenqa bench
 /// build` wrote one, else a per-graph directory in the cache; built when missing.
-pub fn bench_dir(dir: Option<&std::path::Path>, g: &Graph, model: Option<&Model>, questions: usize, progress: bool) -> Result<PathBuf> {
+pub fn bench_dir(
+    dir: Option<&std::path::Path>,
+    g: &Graph,
+    model: Option<&Model>,
+    questions: usize,
+    progress: bool,
+) -> Result<PathBuf> {
     let bench = match dir {
         Some(b) => b.to_path_buf(),
-        None if std::path::Path::new("serenqa-benchmark/kgqa.jsonl").is_file() => PathBuf::from("serenqa-benchmark"),
-        None => datadir::cache_dir().join(format!("bench-{}-q{}", &serenqa_benchmark::records::graph_hash(g), questions)),
+        None if std::path::Path::new("serenqa-benchmark/kgqa.jsonl").is_file() => {
+            PathBuf::from("serenqa-benchmark")
+        }
+        None => datadir::cache_dir().join(format!(
+            "bench-{}-q{}",
+            &serenqa_benchmark::records::graph_hash(g),
+            questions
+        )),
     };
     if !bench.join("kgqa.jsonl").is_file() {
         build_bench(g, model, &bench, questions, progress)?;
@@ -157,19 +187,37 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     let t = Instant::now();
     let tasks = parse_tasks(&args.tasks).map_err(|e| anyhow!(e))?;
     let (models, label) = load_models(&args.models)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     if args.queue.is_some() && args.edges.is_some() {
         bail!("--edges is a worker setting in a queued run: pass it to `serenqa worker --edges …` (the coordinator runs no items)");
     }
     if let Some(url) = &args.queue {
         // Fail fast on an unreachable queue, before the graph is loaded.
-        rt.block_on(serenqa_pipeline::queue::Redis::connect(url)).map_err(|e| anyhow!(e))?;
+        rt.block_on(serenqa_pipeline::queue::Redis::connect(url))
+            .map_err(|e| anyhow!(e))?;
     }
     let (g, model) = load_graph_and_model(&args.graph, progress)?;
-    let bench = bench_dir(args.bench.as_deref(), &g, model.as_ref(), args.questions, progress)?;
+    let bench = bench_dir(
+        args.bench.as_deref(),
+        &g,
+        model.as_ref(),
+        args.questions,
+        progress,
+    )?;
     let mut cfg = EvalConfig::new(bench, args.runs.clone().unwrap_or_else(default_runs_dir));
     cfg.tasks = tasks;
-    cfg.partitions = args.partition.as_deref().map(|p| p.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default();
+    cfg.partitions = args
+        .partition
+        .as_deref()
+        .map(|p| {
+            p.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     cfg.cache_dir = llm_cache(&models, args.no_cache);
     cfg.models = models;
     cfg.models_label = label;
@@ -178,7 +226,12 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.limit = args.limit;
     cfg.concurrency = args.concurrency.max(1);
     cfg.progress = progress;
-    cfg.edges = args.edges.as_deref().map(serenqa_edges::RedisTarget::parse).transpose().map_err(|e| anyhow!(e))?;
+    cfg.edges = args
+        .edges
+        .as_deref()
+        .map(serenqa_edges::RedisTarget::parse)
+        .transpose()
+        .map_err(|e| anyhow!(e))?;
     cfg.explore.beam_width = args.beam.max(1);
     cfg.explore.depth = args.depth.max(1);
     cfg.explore.relations_per_node = args.relations.max(1);
@@ -191,7 +244,12 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     .map_err(|e| anyhow!(e))?;
     println!("{}", out.markdown);
     println!("settings: {}", out.manifest.settings().summary());
-    println!("run {} in {} ({:.1}s, this invocation)", out.manifest.run_id, out.dir.display(), t.elapsed().as_secs_f64());
+    println!(
+        "run {} in {} ({:.1}s, this invocation)",
+        out.manifest.run_id,
+        out.dir.display(),
+        t.elapsed().as_secs_f64()
+    );
     if out.manifest.llm.calls > 0 {
         let s = &out.manifest.llm;
         println!(
@@ -220,9 +278,13 @@ pub struct CompareArgs {
 /// answered, with paired-bootstrap 95% intervals and the questions each run wins.
 pub fn run_compare(args: CompareArgs) -> Result<()> {
     let dir = args.runs.unwrap_or_else(default_runs_dir);
-    let c = serenqa_pipeline::compare::compare_runs(&dir, &args.a, &args.b).map_err(|e| anyhow!("{e} (in {})", dir.display()))?;
+    let c = serenqa_pipeline::compare::compare_runs(&dir, &args.a, &args.b)
+        .map_err(|e| anyhow!("{e} (in {})", dir.display()))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&c).context("serialising the comparison")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&c).context("serialising the comparison")?
+        );
     } else {
         print!("{}", serenqa_pipeline::compare::markdown(&c));
     }
@@ -260,15 +322,30 @@ pub fn run_ask(args: AskArgs, progress: bool) -> Result<()> {
     let (g, stored, _) = crate::model_source::load(&args.graph, progress)?;
     let cache = llm_cache(&models, args.no_cache);
     let g = Arc::new(g);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     // The edge store first: a wrong URL or a foreign store fails before any model work.
-    let edges = args.edges.as_deref().map(|url| super::edges::open_store(&rt, url, g.clone())).transpose()?;
+    let edges = args
+        .edges
+        .as_deref()
+        .map(|url| super::edges::open_store(&rt, url, g.clone()))
+        .transpose()?;
     let model = model_or_compute(&g, stored, progress);
-    let ctx = AskContext::new(g, model.map(Arc::new), models, cache).map_err(|e| anyhow!(e))?.with_edges(edges);
-    let req = AskRequest { question: args.question.clone(), model: args.model.clone(), limit: Some(args.limit) };
+    let ctx = AskContext::new(g, model.map(Arc::new), models, cache)
+        .map_err(|e| anyhow!(e))?
+        .with_edges(edges);
+    let req = AskRequest {
+        question: args.question.clone(),
+        model: args.model.clone(),
+        limit: Some(args.limit),
+    };
     let r = rt.block_on(ask(&ctx, &req)).map_err(|e| anyhow!(e))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r).context("serialising the result")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).context("serialising the result")?
+        );
     } else {
         print!("{}", render_text(&r));
     }

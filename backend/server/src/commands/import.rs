@@ -104,14 +104,39 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
         Source::Hetionet { dir } => {
             let dir = match dir {
                 Some(d) => d.clone(),
-                None => datadir::find_dataset("hetionet").ok_or_else(|| anyhow::anyhow!(datadir::where_to_put("hetionet")))?,
+                None => datadir::find_dataset("hetionet")
+                    .ok_or_else(|| anyhow::anyhow!(datadir::where_to_put("hetionet")))?,
             };
             let files = hetionet::HetionetFiles::in_dir(&dir)?;
-            let default_out = if args.out.is_none() && dir_is_default(&dir) { Some(crate::graph_source::default_snapshot()?.1) } else { None };
+            let default_out = if args.out.is_none() && dir_is_default(&dir) {
+                Some(crate::graph_source::default_snapshot()?.1)
+            } else {
+                None
+            };
             (hetionet::load(&files, &opts)?, default_out)
         }
-        Source::Neo4jCsv { nodes, relationships, delimiter } => (neo4j_csv::load(nodes, relationships, delimiter_byte(delimiter)?, &opts)?, None),
-        Source::Table { nodes, node_id, node_name, node_kind, edges, source, target, relation, score, delimiter, no_header, create_missing } => {
+        Source::Neo4jCsv {
+            nodes,
+            relationships,
+            delimiter,
+        } => (
+            neo4j_csv::load(nodes, relationships, delimiter_byte(delimiter)?, &opts)?,
+            None,
+        ),
+        Source::Table {
+            nodes,
+            node_id,
+            node_name,
+            node_kind,
+            edges,
+            source,
+            target,
+            relation,
+            score,
+            delimiter,
+            no_header,
+            create_missing,
+        } => {
             let spec = table::TableSpec {
                 nodes: nodes
                     .iter()
@@ -132,7 +157,11 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
                             source: source.parse().map_err(anyhow::Error::msg)?,
                             target: target.parse().map_err(anyhow::Error::msg)?,
                             relation: relation.parse().map_err(anyhow::Error::msg)?,
-                            score: score.as_deref().map(str::parse).transpose().map_err(anyhow::Error::msg)?,
+                            score: score
+                                .as_deref()
+                                .map(str::parse)
+                                .transpose()
+                                .map_err(anyhow::Error::msg)?,
                         })
                     })
                     .collect::<Result<_>>()?,
@@ -142,7 +171,11 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
             };
             (table::load(&spec, &opts)?, None)
         }
-        Source::Bolt { uri, user, password } => (load_bolt(uri, user, password, progress)?, None),
+        Source::Bolt {
+            uri,
+            user,
+            password,
+        } => (load_bolt(uri, user, password, progress)?, None),
     };
     let load_time = t.elapsed();
     let spec = if args.keep_all {
@@ -150,7 +183,10 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
     } else if args.drop_type.is_empty() && args.drop_relation.is_empty() {
         FilterSpec::default()
     } else {
-        FilterSpec { drop_node_types: args.drop_type.clone(), drop_relations: args.drop_relation.clone() }
+        FilterSpec {
+            drop_node_types: args.drop_type.clone(),
+            drop_relations: args.drop_relation.clone(),
+        }
     };
     let (graph, report) = filter::apply(graph, &spec);
     print_report(&report);
@@ -174,7 +210,8 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
 }
 
 fn dir_is_default(dir: &std::path::Path) -> bool {
-    datadir::find_dataset("hetionet").and_then(|d| std::fs::canonicalize(d).ok()) == std::fs::canonicalize(dir).ok()
+    datadir::find_dataset("hetionet").and_then(|d| std::fs::canonicalize(d).ok())
+        == std::fs::canonicalize(dir).ok()
 }
 
 pub fn print_report(report: &FilterReport) {
@@ -189,13 +226,21 @@ pub fn print_report(report: &FilterReport) {
         println!("subgraph filter: dropped relation {r} ({c} edges)");
     }
     if report.dangling_edges > 0 {
-        println!("subgraph filter: dropped {} edges touching dropped nodes", report.dangling_edges);
+        println!(
+            "subgraph filter: dropped {} edges touching dropped nodes",
+            report.dangling_edges
+        );
     }
 }
 
 #[cfg(feature = "neo4j")]
 fn load_bolt(uri: &str, user: &str, password: &str, progress: bool) -> Result<Graph> {
-    Ok(serenqa_graph::load::bolt::load(uri, user, password, &LoadOptions { progress })?)
+    Ok(serenqa_graph::load::bolt::load(
+        uri,
+        user,
+        password,
+        &LoadOptions { progress },
+    )?)
 }
 
 #[cfg(not(feature = "neo4j"))]

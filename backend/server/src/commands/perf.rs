@@ -85,9 +85,17 @@ enum PerfCmd {
 
 #[derive(Subcommand, Clone)]
 enum Phase {
-    ImportHetionet { out: PathBuf },
-    Reload { graph: PathBuf },
-    Synth { nodes: u64, edges: u64, out: PathBuf },
+    ImportHetionet {
+        out: PathBuf,
+    },
+    Reload {
+        graph: PathBuf,
+    },
+    Synth {
+        nodes: u64,
+        edges: u64,
+        out: PathBuf,
+    },
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -105,10 +113,19 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
         PerfCmd::Hostile(a) => super::perf_hostile::run(a),
         PerfCmd::Queue(a) => super::perf_queue::run(a, progress),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
-        PerfCmd::Cypher { graph, per_pattern, reps, anchored } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
-        PerfCmd::Graph { runs, scale_nodes, scale_edges, skip_scale, work_dir } => {
-            perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir)
-        }
+        PerfCmd::Cypher {
+            graph,
+            per_pattern,
+            reps,
+            anchored,
+        } => perf_cypher(&graph, per_pattern, reps, anchored, progress),
+        PerfCmd::Graph {
+            runs,
+            scale_nodes,
+            scale_edges,
+            skip_scale,
+            work_dir,
+        } => perf_graph(runs.max(1), scale_nodes, scale_edges, skip_scale, &work_dir),
     }
 }
 
@@ -121,24 +138,46 @@ fn run_phase(phase: Phase, progress: bool) -> Result<()> {
         }
         Phase::Reload { graph } => Graph::load(graph)?,
         Phase::Synth { nodes, edges, out } => {
-            let g = generate(&SynthSpec { nodes: *nodes, edges: *edges, seed: 42, progress });
+            let g = generate(&SynthSpec {
+                nodes: *nodes,
+                edges: *edges,
+                seed: 42,
+                progress,
+            });
             g.save(out)?;
             g
         }
     };
-    let r = PhaseResult { secs: t.elapsed().as_secs_f64(), peak_rss: rss::peak_rss_bytes().unwrap_or(0), nodes: g.node_count() as u64, edges: g.edge_count() as u64 };
+    let r = PhaseResult {
+        secs: t.elapsed().as_secs_f64(),
+        peak_rss: rss::peak_rss_bytes().unwrap_or(0),
+        nodes: g.node_count() as u64,
+        edges: g.edge_count() as u64,
+    };
     println!("PERF {}", serde_json::to_string(&r)?);
     Ok(())
 }
 
 fn child(args: &[String]) -> Result<PhaseResult> {
     let exe = std::env::current_exe()?;
-    let out = Command::new(exe).arg("--quiet").arg("perf").arg("phase").args(args).output().context("running a perf phase")?;
+    let out = Command::new(exe)
+        .arg("--quiet")
+        .arg("perf")
+        .arg("phase")
+        .args(args)
+        .output()
+        .context("running a perf phase")?;
     if !out.status.success() {
-        bail!("perf phase {args:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "perf phase {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find_map(|l| l.strip_prefix("PERF ")).context("perf phase printed no result")?;
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("PERF "))
+        .context("perf phase printed no result")?;
     Ok(serde_json::from_str(line)?)
 }
 
@@ -151,57 +190,110 @@ fn measure(label: &str, runs: usize, args: &[String]) -> Result<PhaseResult> {
     let mut results = Vec::new();
     for i in 0..runs {
         let r = child(args)?;
-        eprintln!("  {label} run {}/{runs}: {:.3} s, peak RSS {}", i + 1, r.secs, rss::human_bytes(r.peak_rss));
+        eprintln!(
+            "  {label} run {}/{runs}: {:.3} s, peak RSS {}",
+            i + 1,
+            r.secs,
+            rss::human_bytes(r.peak_rss)
+        );
         results.push(r);
     }
     let secs = median(results.iter().map(|r| r.secs).collect());
     let peak = results.iter().map(|r| r.peak_rss).max().unwrap_or(0);
-    Ok(PhaseResult { secs, peak_rss: peak, nodes: results[0].nodes, edges: results[0].edges })
+    Ok(PhaseResult {
+        secs,
+        peak_rss: peak,
+        nodes: results[0].nodes,
+        edges: results[0].edges,
+    })
 }
 
 fn path_arg(p: &Path) -> String {
     p.display().to_string()
 }
 
-fn perf_graph(runs: usize, scale_nodes: u64, scale_edges: u64, skip_scale: bool, work: &Path) -> Result<()> {
+fn perf_graph(
+    runs: usize,
+    scale_nodes: u64,
+    scale_edges: u64,
+    skip_scale: bool,
+    work: &Path,
+) -> Result<()> {
     std::fs::create_dir_all(work)?;
     let het = work.join("hetionet-perf.snap");
     let mut rows: Vec<(String, PhaseResult, usize)> = Vec::new();
     eprintln!("Hetionet import (files → filtered graph → snapshot), {runs} runs");
-    rows.push(("hetionet import".into(), measure("import", runs, &["import-hetionet".into(), path_arg(&het)])?, runs));
+    rows.push((
+        "hetionet import".into(),
+        measure("import", runs, &["import-hetionet".into(), path_arg(&het)])?,
+        runs,
+    ));
     let reload_runs = runs.max(5);
     eprintln!("Hetionet snapshot reload, {reload_runs} runs");
-    rows.push(("hetionet snapshot reload".into(), measure("reload", reload_runs, &["reload".into(), path_arg(&het)])?, reload_runs));
+    rows.push((
+        "hetionet snapshot reload".into(),
+        measure("reload", reload_runs, &["reload".into(), path_arg(&het)])?,
+        reload_runs,
+    ));
     let _ = std::fs::remove_file(&het);
     if !skip_scale {
         let big = work.join("synth-scale.snap");
         eprintln!("synthetic CKG-scale graph: {scale_nodes} nodes, {scale_edges} edges (1 run)");
         rows.push((
             format!("synth {scale_nodes}/{scale_edges} + save"),
-            measure("synth", 1, &["synth".into(), scale_nodes.to_string(), scale_edges.to_string(), path_arg(&big)])?,
+            measure(
+                "synth",
+                1,
+                &[
+                    "synth".into(),
+                    scale_nodes.to_string(),
+                    scale_edges.to_string(),
+                    path_arg(&big),
+                ],
+            )?,
             1,
         ));
         let load_runs = runs.min(3);
-        rows.push((format!("synth {scale_nodes}/{scale_edges} snapshot load"), measure("load", load_runs, &["reload".into(), path_arg(&big)])?, load_runs));
+        rows.push((
+            format!("synth {scale_nodes}/{scale_edges} snapshot load"),
+            measure("load", load_runs, &["reload".into(), path_arg(&big)])?,
+            load_runs,
+        ));
         let _ = std::fs::remove_file(&big);
     }
     println!("\n| phase | nodes | edges | median time | peak RSS | runs |");
     println!("|---|---:|---:|---:|---:|---:|");
     for (label, r, n) in &rows {
-        println!("| {label} | {} | {} | {:.3} s | {} | {n} |", r.nodes, r.edges, r.secs, rss::human_bytes(r.peak_rss));
+        println!(
+            "| {label} | {} | {} | {:.3} s | {} | {n} |",
+            r.nodes,
+            r.edges,
+            r.secs,
+            rss::human_bytes(r.peak_rss)
+        );
     }
     Ok(())
 }
 
-fn perf_cypher(graph: &crate::graph_source::GraphArgs, per_pattern: usize, reps: usize, anchored: usize, progress: bool) -> Result<()> {
+fn perf_cypher(
+    graph: &crate::graph_source::GraphArgs,
+    per_pattern: usize,
+    reps: usize,
+    anchored: usize,
+    progress: bool,
+) -> Result<()> {
     let g = graph.load(progress)?;
     let mut cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
     cases.extend(serenqa_cypher::perf::anchored_cases(&g, anchored));
     if cases.is_empty() {
         bail!("the graph lacks Hetionet's relation types (SerenQA patterns); use --anchored N for id-anchored queries");
     }
-    eprintln!("{} queries, {reps} runs each (parse + plan + execute + render)", cases.len());
-    let rows = serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
+    eprintln!(
+        "{} queries, {reps} runs each (parse + plan + execute + render)",
+        cases.len()
+    );
+    let rows =
+        serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
     print!("{}", serenqa_cypher::perf::report(&rows));
     Ok(())
 }
@@ -218,16 +310,30 @@ fn perf_model(args: &crate::graph_source::GraphArgs, runs: usize, progress: bool
         m.nodes, m.edges, m.stats.seconds, m.stats.iterations, m.stats.residual, m.floor_seconds, m.passes, m.ratio, m.reorder_seconds
     );
     let b = bench::blocks(&g, false, 50, runs, 1, None);
-    println!("| P3 block, 50 entities (cold) | {:.2} ms | min {:.2}, max {:.2} ms over {} sets |", b.median_ms, b.min_ms, b.max_ms, b.runs);
+    println!(
+        "| P3 block, 50 entities (cold) | {:.2} ms | min {:.2}, max {:.2} ms over {} sets |",
+        b.median_ms, b.min_ms, b.max_ms, b.runs
+    );
     let model = match model {
         Some(m) => m,
         None => serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress),
     };
     let s = bench::swap(&g, &model, 100, runs, 1, None)?;
-    println!("| slice, 100 candidates | {:.2} ms | block included, cold cache |", s.slice.median_ms);
-    println!("| greedy swap, 100 candidates | {:.2} ms | min {:.2}, max {:.2} ms |", s.greedy.median_ms, s.greedy.min_ms, s.greedy.max_ms);
+    println!(
+        "| slice, 100 candidates | {:.2} ms | block included, cold cache |",
+        s.slice.median_ms
+    );
+    println!(
+        "| greedy swap, 100 candidates | {:.2} ms | min {:.2}, max {:.2} ms |",
+        s.greedy.median_ms, s.greedy.min_ms, s.greedy.max_ms
+    );
     let c = bench::candidates(&g, &model, 20, 200, runs, 1, None)?;
     println!("| score 200 candidates vs 20 existing | {:.3} ms | the browser's per-slider work, native |", c.score.median_ms);
-    println!("\npeak RSS {}", rss::peak_rss_bytes().map(rss::human_bytes).unwrap_or_else(|| "n/a".into()));
+    println!(
+        "\npeak RSS {}",
+        rss::peak_rss_bytes()
+            .map(rss::human_bytes)
+            .unwrap_or_else(|| "n/a".into())
+    );
     Ok(())
 }

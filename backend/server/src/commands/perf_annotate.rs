@@ -56,7 +56,18 @@ impl Drop for Server {
 fn start_server(dir: &Path, addr: &str) -> Result<Server> {
     let exe = std::env::current_exe()?;
     let mut child = Command::new(exe)
-        .args(["--quiet", "serve", "--graph", "g.snap", "--db", "load.sqlite", "--addr", addr, "--dist", "nodist"])
+        .args([
+            "--quiet",
+            "serve",
+            "--graph",
+            "g.snap",
+            "--db",
+            "load.sqlite",
+            "--addr",
+            addr,
+            "--dist",
+            "nodist",
+        ])
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -73,7 +84,11 @@ fn start_server(dir: &Path, addr: &str) -> Result<Server> {
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
 }
 
 /// Signs in; returns (cookie header, csrf token).
@@ -128,29 +143,60 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
                 category: "load".into(),
                 pattern: None,
                 resources: vec![],
-                candidates: (0..5).map(|k| NewCandidate { name: format!("C{k}"), kind: "Compound".into(), ident: format!("DB9{i:04}{k}"), link: None, llm_rank: Some(k + 1) }).collect(),
+                candidates: (0..5)
+                    .map(|k| NewCandidate {
+                        name: format!("C{k}"),
+                        kind: "Compound".into(),
+                        ident: format!("DB9{i:04}{k}"),
+                        link: None,
+                        llm_rank: Some(k + 1),
+                    })
+                    .collect(),
             })
             .collect();
-        repo.import_batches(&[NewBatch { source: Source::Benchmark, key: "load".into(), name: "Load test".into(), questions }])?;
+        repo.import_batches(&[NewBatch {
+            source: Source::Benchmark,
+            key: "load".into(),
+            name: "Load test".into(),
+            questions,
+        }])?;
         let hash = auth::hash_password("load-test-password").map_err(anyhow::Error::msg)?;
         for u in 0..na {
             repo.create_user(&format!("load{u}@example.org"), "", Role::Annotator, &hash)?;
         }
-        repo.questions_of_source(Source::Benchmark)?.into_iter().map(|q| (q.id, q.candidates.iter().map(|c| c.id).collect())).collect()
+        repo.questions_of_source(Source::Benchmark)?
+            .into_iter()
+            .map(|q| (q.id, q.candidates.iter().map(|c| c.id).collect()))
+            .collect()
     };
-    generate(&SynthSpec { nodes: 200, edges: 800, seed: 1, progress: false }).save(&dir.join("g.snap"))?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    generate(&SynthSpec {
+        nodes: 200,
+        edges: 800,
+        seed: 1,
+        progress: false,
+    })
+    .save(&dir.join("g.snap"))?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let addr = format!("127.0.0.1:{port}");
     let base = format!("http://{addr}");
     let server = Arc::new(Mutex::new(Some(start_server(&dir, &addr)?)));
 
-    let acked: Arc<Mutex<Vec<(String, Duration)>>> = Arc::new(Mutex::new(Vec::with_capacity(na * nq)));
+    let acked: Arc<Mutex<Vec<(String, Duration)>>> =
+        Arc::new(Mutex::new(Vec::with_capacity(na * nq)));
     let retries = Arc::new(AtomicUsize::new(0));
     let q_ids = Arc::new(q_ids);
     let t0 = Instant::now();
     let crash_info: Arc<Mutex<Option<(usize, Duration)>>> = Arc::new(Mutex::new(None));
     let crasher = args.crash.then(|| {
-        let (acked, server, dir, addr, crash_info) = (acked.clone(), server.clone(), dir.clone(), addr.clone(), crash_info.clone());
+        let (acked, server, dir, addr, crash_info) = (
+            acked.clone(),
+            server.clone(),
+            dir.clone(),
+            addr.clone(),
+            crash_info.clone(),
+        );
         std::thread::spawn(move || -> Result<()> {
             while acked.lock().map(|a| a.len()).unwrap_or(0) < na * nq / 2 {
                 std::thread::sleep(Duration::from_millis(2));
@@ -167,16 +213,36 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
     });
     let workers: Vec<_> = (0..na)
         .map(|u| {
-            let (base, acked, retries, q_ids) = (base.clone(), acked.clone(), retries.clone(), q_ids.clone());
+            let (base, acked, retries, q_ids) =
+                (base.clone(), acked.clone(), retries.clone(), q_ids.clone());
             std::thread::spawn(move || -> Result<()> {
                 let a = agent();
-                let (cookie, csrf) = login(&a, &base, &format!("load{u}@example.org"), "load-test-password")?;
+                let (cookie, csrf) = login(
+                    &a,
+                    &base,
+                    &format!("load{u}@example.org"),
+                    "load-test-password",
+                )?;
                 for (i, (qid, cands)) in q_ids.iter().enumerate() {
                     // A deterministic permutation per (annotator, question).
-                    let ranking: Vec<RankEntry> =
-                        cands.iter().enumerate().map(|(k, &c)| RankEntry { candidate: c, rank: Some(((k + u + i) % cands.len()) as u32 + 1), unsure: false }).collect();
+                    let ranking: Vec<RankEntry> = cands
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &c)| RankEntry {
+                            candidate: c,
+                            rank: Some(((k + u + i) % cands.len()) as u32 + 1),
+                            unsure: false,
+                        })
+                        .collect();
                     let sub = format!("u{u}-q{i}");
-                    let body = serde_json::to_string(&NewResponse { submission_id: sub.clone(), ranking, confidence: Some(3), comment: String::new(), status: Status::Complete, base_revision: 0 })?;
+                    let body = serde_json::to_string(&NewResponse {
+                        submission_id: sub.clone(),
+                        ranking,
+                        confidence: Some(3),
+                        comment: String::new(),
+                        status: Status::Complete,
+                        base_revision: 0,
+                    })?;
                     let deadline = Instant::now() + Duration::from_secs(60);
                     loop {
                         let t = Instant::now();
@@ -188,15 +254,22 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
                             .send(body.as_str());
                         match r {
                             Ok(resp) if resp.status() == 200 => {
-                                acked.lock().map_err(|_| anyhow::anyhow!("lock"))?.push((sub.clone(), t.elapsed()));
+                                acked
+                                    .lock()
+                                    .map_err(|_| anyhow::anyhow!("lock"))?
+                                    .push((sub.clone(), t.elapsed()));
                                 break;
                             }
-                            Ok(resp) if resp.status().is_client_error() => bail!("submission {sub}: HTTP {}", resp.status()),
+                            Ok(resp) if resp.status().is_client_error() => {
+                                bail!("submission {sub}: HTTP {}", resp.status())
+                            }
                             _ if Instant::now() < deadline => {
                                 retries.fetch_add(1, Ordering::Relaxed);
                                 std::thread::sleep(Duration::from_millis(20));
                             }
-                            Ok(resp) => bail!("submission {sub}: HTTP {} after retries", resp.status()),
+                            Ok(resp) => {
+                                bail!("submission {sub}: HTTP {} after retries", resp.status())
+                            }
                             Err(e) => bail!("submission {sub}: {e}"),
                         }
                     }
@@ -223,19 +296,35 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
     // Stop the server the hard way too, then read what is on disk.
     drop(server.lock().map_err(|_| anyhow::anyhow!("lock"))?.take());
     if !failures.is_empty() {
-        bail!("{} client(s) failed; first: {}", failures.len(), failures[0]);
+        bail!(
+            "{} client(s) failed; first: {}",
+            failures.len(),
+            failures[0]
+        );
     }
     let acked = std::mem::take(&mut *acked.lock().map_err(|_| anyhow::anyhow!("lock"))?);
     let repo = SqliteRepo::open(&db_path)?;
     let stored: Vec<(String, i64)> = repo.submission_ids()?;
     let stored_ids: HashSet<&str> = stored.iter().map(|(s, _)| s.as_str()).collect();
-    let lost = acked.iter().filter(|(s, _)| !stored_ids.contains(s.as_str())).count();
+    let lost = acked
+        .iter()
+        .filter(|(s, _)| !stored_ids.contains(s.as_str()))
+        .count();
     let responses = repo.all_responses()?;
-    let duplicated = responses.iter().filter(|r| r.revision != 1).count() + stored.len().saturating_sub(stored_ids.len());
+    let duplicated = responses.iter().filter(|r| r.revision != 1).count()
+        + stored.len().saturating_sub(stored_ids.len());
     let expected = na * nq;
     let mut lat: Vec<Duration> = acked.iter().map(|(_, d)| *d).collect();
     lat.sort();
-    let pct = |p: f64| lat.get(((lat.len() as f64 * p).ceil() as usize).saturating_sub(1).min(lat.len().saturating_sub(1))).copied().unwrap_or_default();
+    let pct = |p: f64| {
+        lat.get(
+            ((lat.len() as f64 * p).ceil() as usize)
+                .saturating_sub(1)
+                .min(lat.len().saturating_sub(1)),
+        )
+        .copied()
+        .unwrap_or_default()
+    };
     println!(
         "annotate load: {na} annotators × {nq} submissions = {expected}; acknowledged {}, stored {}, lost {lost}, duplicated {duplicated}, retries {}",
         acked.len(),
@@ -253,7 +342,12 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
     if let Some((at, down)) = *crash_info.lock().map_err(|_| anyhow::anyhow!("lock"))? {
         println!("crash: server killed with SIGKILL after {at} acknowledged submissions, restarted in {:.2} s; every acknowledged submission was found after restart: {}", down.as_secs_f64(), lost == 0);
     }
-    if lost > 0 || duplicated > 0 || stored.len() != expected || responses.len() != expected || acked.len() != expected {
+    if lost > 0
+        || duplicated > 0
+        || stored.len() != expected
+        || responses.len() != expected
+        || acked.len() != expected
+    {
         bail!("annotation load test FAILED: lost {lost}, duplicated {duplicated}, stored {} of {expected}", stored.len());
     }
     if args.work_dir.is_none() {

@@ -60,7 +60,9 @@ impl Drop for Server {
 fn start_server(extra: &str) -> Result<(Server, String)> {
     let dir = std::env::temp_dir().join(format!("serenqa-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let addr = format!("127.0.0.1:{port}");
     let exe = std::env::current_exe()?;
     let db = dir.join("hostile.sqlite");
@@ -68,10 +70,25 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
     // Loopback is one address: the server believes `X-Forwarded-For` from it, so each
     // simulated client (an attacker thread, the benign clinician) is a client of its own, as
     // behind a reverse proxy. The addresses are documentation ranges, only ever a header.
-    cmd.args(["--quiet", "serve", "--addr", &addr, "--dist", "nodist", "--trusted-proxy", "127.0.0.1/32"]).arg("--db").arg(&db);
+    cmd.args([
+        "--quiet",
+        "serve",
+        "--addr",
+        &addr,
+        "--dist",
+        "nodist",
+        "--trusted-proxy",
+        "127.0.0.1/32",
+    ])
+    .arg("--db")
+    .arg(&db);
     cmd.args(extra.split_whitespace());
     let log = dir.join("server.log");
-    let mut child = cmd.stdout(Stdio::piped()).stderr(std::fs::File::create(&log)?).spawn().context("starting the server")?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log)?)
+        .spawn()
+        .context("starting the server")?;
     let stdout = child.stdout.take().context("no server stdout")?;
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
@@ -81,7 +98,10 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
         let _ = child.wait();
         let err = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_dir_all(&dir);
-        bail!("the server did not start: {}", err.lines().last().unwrap_or(line.trim()));
+        bail!(
+            "the server did not start: {}",
+            err.lines().last().unwrap_or(line.trim())
+        );
     }
     // Keep draining its stdout so it never blocks on a full pipe.
     std::thread::spawn(move || {
@@ -110,7 +130,10 @@ struct RssWatch {
 
 impl RssWatch {
     fn start(pid: u32, floor: u64, every: Duration) -> RssWatch {
-        let (peak, done) = (Arc::new(AtomicU64::new(floor)), Arc::new(AtomicBool::new(false)));
+        let (peak, done) = (
+            Arc::new(AtomicU64::new(floor)),
+            Arc::new(AtomicBool::new(false)),
+        );
         let thread = {
             let (peak, done) = (peak.clone(), done.clone());
             std::thread::spawn(move || {
@@ -134,7 +157,11 @@ impl RssWatch {
 }
 
 fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(timeout))
+        .build()
+        .into()
 }
 
 /// One attack: a name and how to send it.
@@ -161,20 +188,58 @@ fn attacks() -> Vec<Attack> {
     megabyte.extend(std::iter::repeat_n(b'z', 1 << 20));
     megabyte.extend(br#""}"#);
     vec![
-        Attack::Cypher("string doubling", cy(r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#)),
-        Attack::Cypher("unbounded *", cy("MATCH (a:Disease)-[*]->(b) RETURN count(*)")),
-        Attack::Cypher("cartesian product", cy("MATCH (a), (b) RETURN count(*) AS n")),
-        Attack::Cypher("cartesian sort", cy("MATCH (a:Gene), (b:Gene) RETURN a.name + b.name AS x ORDER BY x")),
-        Attack::Cypher("deep walk", cy("MATCH p = (c:Compound)-[*1..20]-(x) RETURN count(p) AS n")),
-        Attack::Cypher("range bomb", cy("UNWIND range(1, 10000000) AS i RETURN collect(toString(i)) AS xs")),
+        Attack::Cypher(
+            "string doubling",
+            cy(r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#),
+        ),
+        Attack::Cypher(
+            "unbounded *",
+            cy("MATCH (a:Disease)-[*]->(b) RETURN count(*)"),
+        ),
+        Attack::Cypher(
+            "cartesian product",
+            cy("MATCH (a), (b) RETURN count(*) AS n"),
+        ),
+        Attack::Cypher(
+            "cartesian sort",
+            cy("MATCH (a:Gene), (b:Gene) RETURN a.name + b.name AS x ORDER BY x"),
+        ),
+        Attack::Cypher(
+            "deep walk",
+            cy("MATCH p = (c:Compound)-[*1..20]-(x) RETURN count(p) AS n"),
+        ),
+        Attack::Cypher(
+            "range bomb",
+            cy("UNWIND range(1, 10000000) AS i RETURN collect(toString(i)) AS xs"),
+        ),
         Attack::Cypher("huge literal", cy(&huge_literal)),
         Attack::Body("1 MiB body", "/api/cypher", megabyte.clone()),
         Attack::Body("1 MiB ask", "/api/ask", megabyte),
-        Attack::Body("malformed JSON", "/api/cypher", b"{\"query\": \"MATCH (n) RETURN n".to_vec()),
-        Attack::Body("wrong JSON shape", "/api/cypher", br#"{"query": 42, "params": [1,2]}"#.to_vec()),
-        Attack::Body("huge question", "/api/ask", serde_json::json!({ "question": "asthma ".repeat(5000) }).to_string().into_bytes()),
-        Attack::Get("discover bad key", "/api/discover/Disease::DOID:nope?limit=200".into()),
-        Attack::Get("discover huge limit", "/api/discover/Disease::DOID:2841?limit=100000000".into()),
+        Attack::Body(
+            "malformed JSON",
+            "/api/cypher",
+            b"{\"query\": \"MATCH (n) RETURN n".to_vec(),
+        ),
+        Attack::Body(
+            "wrong JSON shape",
+            "/api/cypher",
+            br#"{"query": 42, "params": [1,2]}"#.to_vec(),
+        ),
+        Attack::Body(
+            "huge question",
+            "/api/ask",
+            serde_json::json!({ "question": "asthma ".repeat(5000) })
+                .to_string()
+                .into_bytes(),
+        ),
+        Attack::Get(
+            "discover bad key",
+            "/api/discover/Disease::DOID:nope?limit=200".into(),
+        ),
+        Attack::Get(
+            "discover huge limit",
+            "/api/discover/Disease::DOID:2841?limit=100000000".into(),
+        ),
         Attack::Slow("slow client"),
     ]
 }
@@ -189,30 +254,53 @@ struct Tally {
 }
 
 fn json_code(body: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(body).ok()?.get("code")?.as_str().map(str::to_string)
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()?
+        .get("code")?
+        .as_str()
+        .map(str::to_string)
 }
 
 fn send(a: &ureq::Agent, base: &str, attack: &Attack, client: &str) -> (String, Option<String>) {
     let reply = match attack {
-        Attack::Cypher(_, body) => a.post(&format!("{base}/api/cypher")).header("content-type", "application/json").header("x-forwarded-for", client).send(body.as_bytes()),
+        Attack::Cypher(_, body) => a
+            .post(&format!("{base}/api/cypher"))
+            .header("content-type", "application/json")
+            .header("x-forwarded-for", client)
+            .send(body.as_bytes()),
         Attack::Body(name, path, body) => {
             // A fresh connection each time: a server that refuses an oversized body early closes
             // the connection, which must not be blamed on the next request of a pooled one.
             let fresh = agent(Duration::from_secs(30));
-            let r = fresh.post(&format!("{base}{path}")).header("content-type", "application/json").header("x-forwarded-for", client).send(&body[..]);
+            let r = fresh
+                .post(&format!("{base}{path}"))
+                .header("content-type", "application/json")
+                .header("x-forwarded-for", client)
+                .send(&body[..]);
             if let (Err(e), true) = (&r, body.len() > 1 << 19) {
                 // The server answered (413) and closed before the client finished writing.
-                return (format!("closed by server ({name}: {e})"), Some("closed".into()));
+                return (
+                    format!("closed by server ({name}: {e})"),
+                    Some("closed".into()),
+                );
             }
             r
         }
-        Attack::Get(_, path) => a.get(&format!("{base}{path}")).header("x-forwarded-for", client).call(),
+        Attack::Get(_, path) => a
+            .get(&format!("{base}{path}"))
+            .header("x-forwarded-for", client)
+            .call(),
         Attack::Slow(_) => return slow_client(base),
     };
     match reply {
         Ok(mut r) => {
             let status = r.status().as_u16();
-            let body = r.body_mut().with_config().limit(64 << 20).read_to_string().unwrap_or_default();
+            let body = r
+                .body_mut()
+                .with_config()
+                .limit(64 << 20)
+                .read_to_string()
+                .unwrap_or_default();
             (status.to_string(), json_code(&body))
         }
         Err(e) => (format!("transport error: {e}"), None),
@@ -223,7 +311,9 @@ fn send(a: &ureq::Agent, base: &str, attack: &Attack, client: &str) -> (String, 
 /// deadline plus 3 s.
 fn slow_client(base: &str) -> (String, Option<String>) {
     let addr = base.trim_start_matches("http://");
-    let Ok(mut s) = TcpStream::connect(addr) else { return ("connect failed".into(), None) };
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return ("connect failed".into(), None);
+    };
     let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
     let head = format!("POST /api/cypher HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{{");
     if s.write_all(head.as_bytes()).is_err() {
@@ -248,18 +338,27 @@ fn slow_client(base: &str) -> (String, Option<String>) {
     }
     let text = String::from_utf8_lossy(&buf);
     if text.is_empty() {
-        return if t.elapsed() >= window { (format!("still open after {} s", window.as_secs()), None) } else { ("closed by server".into(), Some("closed".into())) };
+        return if t.elapsed() >= window {
+            (format!("still open after {} s", window.as_secs()), None)
+        } else {
+            ("closed by server".into(), Some("closed".into()))
+        };
     }
     let status = text.split_whitespace().nth(1).unwrap_or("?").to_string();
     let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-    (status, json_code(body).or_else(|| (!body.is_empty()).then(|| "partial".into())))
+    (
+        status,
+        json_code(body).or_else(|| (!body.is_empty()).then(|| "partial".into())),
+    )
 }
 
 fn acceptable(status: &str, code: &Option<String>) -> bool {
     if status.starts_with("closed by server") {
         return true;
     }
-    let Ok(s) = status.parse::<u16>() else { return false };
+    let Ok(s) = status.parse::<u16>() else {
+        return false;
+    };
     ((400..500).contains(&s) || s == 503) && code.is_some()
 }
 
@@ -278,7 +377,11 @@ fn benign_once(a: &ureq::Agent, url: &str) -> Result<f64> {
     let t = Instant::now();
     let mut r = a.get(url).header("x-forwarded-for", BENIGN).call()?;
     let status = r.status().as_u16();
-    let _ = r.body_mut().with_config().limit(64 << 20).read_to_string()?;
+    let _ = r
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_string()?;
     if status != 200 {
         bail!("benign Discover answered {status}");
     }
@@ -291,7 +394,9 @@ pub fn run(args: HostileArgs) -> Result<()> {
     let benign_url = format!("{base}/api/discover/{}?limit=50", args.benign);
     let calm = agent(Duration::from_secs(60));
     // Warm-up, then the idle level and the benign latency before the attack.
-    benign_once(&calm, &benign_url).context("the benign Discover request failed before the attack (is the model precomputed?)")?;
+    benign_once(&calm, &benign_url).context(
+        "the benign Discover request failed before the attack (is the model precomputed?)",
+    )?;
     let mut before = Vec::new();
     for _ in 0..20 {
         before.push(benign_once(&calm, &benign_url)?);
@@ -302,11 +407,19 @@ pub fn run(args: HostileArgs) -> Result<()> {
     // The issue's two queries, one at a time on the idle server: time to the budget error and
     // how far the server's memory rises meanwhile.
     let mut alone = Vec::new();
-    for q in [r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#, "MATCH (a:Disease)-[*]->(b) RETURN count(*)"] {
+    for q in [
+        r#"RETURN size(reduce(s = "xx", i IN range(1,40) | s + s)) AS n"#,
+        "MATCH (a:Disease)-[*]->(b) RETURN count(*)",
+    ] {
         let base_rss = rss_of(pid).unwrap_or(idle);
         let watch = RssWatch::start(pid, base_rss, Duration::from_millis(10));
         let t = Instant::now();
-        let (status, code) = send(&calm, &base, &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()), "198.51.100.250");
+        let (status, code) = send(
+            &calm,
+            &base,
+            &Attack::Cypher("alone", serde_json::json!({ "query": q }).to_string()),
+            "198.51.100.250",
+        );
         let took = t.elapsed();
         std::thread::sleep(Duration::from_millis(50));
         let top = watch.stop();
@@ -357,13 +470,18 @@ pub fn run(args: HostileArgs) -> Result<()> {
                     let slot = tl.slowest.entry(attack.name()).or_default();
                     *slot = (*slot).max(took);
                     if !acceptable(&status, &code) && tl.violations.len() < 20 {
-                        tl.violations.push(format!("{}: {status} {code:?}", attack.name()));
+                        tl.violations
+                            .push(format!("{}: {status} {code:?}", attack.name()));
                     }
                     let label = match &code {
                         Some(c) => format!("{status} {c}"),
                         None => status,
                     };
-                    *tl.by_attack.entry(attack.name()).or_default().entry(label).or_default() += 1;
+                    *tl.by_attack
+                        .entry(attack.name())
+                        .or_default()
+                        .entry(label)
+                        .or_default() += 1;
                 }
             }
         }));
@@ -376,7 +494,8 @@ pub fn run(args: HostileArgs) -> Result<()> {
     let peak = sampler.stop();
     let (mut during, benign_failures) = benign.join().unwrap_or_default();
 
-    let alive = server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    let alive =
+        server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
     before.sort_by(f64::total_cmp);
     during.sort_by(f64::total_cmp);
     let tally = tally.lock().unwrap_or_else(|e| e.into_inner());
@@ -387,24 +506,41 @@ pub fn run(args: HostileArgs) -> Result<()> {
     println!("| query alone on the idle server | reply | time | server RSS rise |");
     println!("|---|---|---:|---:|");
     for (q, status, code, took, rise) in &alone {
-        println!("| `{q}` | {status} {} | {:.3} s | {} |", code.as_deref().unwrap_or("-"), took.as_secs_f64(), human_bytes(*rise));
+        println!(
+            "| `{q}` | {status} {} | {:.3} s | {} |",
+            code.as_deref().unwrap_or("-"),
+            took.as_secs_f64(),
+            human_bytes(*rise)
+        );
     }
     println!();
     println!("| attack | replies (status code × count) | slowest |");
     println!("|---|---|---:|");
     for (name, statuses) in &tally.by_attack {
         let s: Vec<String> = statuses.iter().map(|(k, v)| format!("{k} × {v}")).collect();
-        let slow = tally.slowest.get(name).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let slow = tally
+            .slowest
+            .get(name)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
         println!("| {name} | {} | {slow:.2} s |", s.join(", "));
     }
     println!();
     let over = peak.saturating_sub(idle);
     let p99 = percentile(&during, 0.99);
-    println!("hostile requests: {sent}; not answered with 4xx/429/503 + JSON code: {}", tally.violations.len());
+    println!(
+        "hostile requests: {sent}; not answered with 4xx/429/503 + JSON code: {}",
+        tally.violations.len()
+    );
     for v in &tally.violations {
         println!("  {v}");
     }
-    println!("server RSS: idle {}, peak during the attack {} (+{}; goal ≤ 2 GiB over idle)", human_bytes(idle), human_bytes(peak), human_bytes(over));
+    println!(
+        "server RSS: idle {}, peak during the attack {} (+{}; goal ≤ 2 GiB over idle)",
+        human_bytes(idle),
+        human_bytes(peak),
+        human_bytes(over)
+    );
     println!(
         "benign Discover ({}): before p50 {:.1} ms p99 {:.1} ms; during p50 {:.1} ms p99 {p99:.1} ms over {} requests (goal p99 ≤ 500 ms); failures {}",
         args.benign,
@@ -417,12 +553,18 @@ pub fn run(args: HostileArgs) -> Result<()> {
     for f in benign_failures.iter().take(5) {
         println!("  benign failure: {f}");
     }
-    println!("server alive and answering at the end: {}", if alive { "yes (0 crashes)" } else { "NO" });
+    println!(
+        "server alive and answering at the end: {}",
+        if alive { "yes (0 crashes)" } else { "NO" }
+    );
     if !alive {
         bail!("the server died under hostile traffic");
     }
     if !tally.violations.is_empty() {
-        bail!("{} hostile requests were not refused with a JSON error", tally.violations.len());
+        bail!(
+            "{} hostile requests were not refused with a JSON error",
+            tally.violations.len()
+        );
     }
     Ok(())
 }

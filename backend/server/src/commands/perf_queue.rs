@@ -61,7 +61,10 @@ impl Workers {
     /// SIGTERM, then SIGKILL whatever is left after 10 s.
     fn stop(&mut self) {
         for c in &self.children {
-            let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(c.id().to_string())
+                .status();
         }
         let t = Instant::now();
         for c in &mut self.children {
@@ -99,10 +102,15 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
     let reps = args.reps.max(1);
     let tasks = parse_tasks(&args.tasks).map_err(|e| anyhow!(e))?;
     let local;
-    let url = match args.queue.clone().or_else(|| std::env::var("SERENQA_REDIS_URL").ok().filter(|u| !u.trim().is_empty())) {
+    let url = match args.queue.clone().or_else(|| {
+        std::env::var("SERENQA_REDIS_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+    }) {
         Some(u) => u,
         None => {
-            local = LocalRedis::start().map_err(|e| anyhow!("no --queue, no $SERENQA_REDIS_URL, and {e}"))?;
+            local = LocalRedis::start()
+                .map_err(|e| anyhow!("no --queue, no $SERENQA_REDIS_URL, and {e}"))?;
             local.url.clone()
         }
     };
@@ -111,15 +119,30 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
     let g = Arc::new(g);
     let model = model.map(Arc::new);
     let work = tempfile_dir()?;
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let redis = rt.block_on(Redis::connect(&url)).map_err(|e| anyhow!(e))?;
-    let llm = rt.block_on(crate::scripted_llm::start(Duration::from_millis(args.llm_latency_ms))).context("starting the scripted LLM server")?;
-    let roles: Vec<&str> = if args.roles.trim() == "all" { Vec::new() } else { args.roles.split(',').map(str::trim).filter(|r| !r.is_empty()).collect() };
+    let llm = rt
+        .block_on(crate::scripted_llm::start(Duration::from_millis(
+            args.llm_latency_ms,
+        )))
+        .context("starting the scripted LLM server")?;
+    let roles: Vec<&str> = if args.roles.trim() == "all" {
+        Vec::new()
+    } else {
+        args.roles
+            .split(',')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .collect()
+    };
     let models_json = crate::scripted_llm::models_file(&llm.base_url, &roles, 1024);
     let models: ModelsFile = serde_json::from_value(models_json).context("scripted models file")?;
     models.validate().map_err(|e| anyhow!(e))?;
     let models_path = work.join("models.json");
-    std::fs::write(&models_path, serde_json::to_string_pretty(&models)?).with_context(|| format!("writing {}", models_path.display()))?;
+    std::fs::write(&models_path, serde_json::to_string_pretty(&models)?)
+        .with_context(|| format!("writing {}", models_path.display()))?;
     let exe = std::env::current_exe()?;
     println!(
         "perf queue: Redis {}, scripted LLM latency {} ms (roles: {}), {} questions, concurrency {} per worker, {} run(s) per worker count (median)",
@@ -132,18 +155,40 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
     );
     let mut rows: Vec<(usize, f64, f64, usize)> = Vec::new();
     for &n in &args.workers {
-        let names: Vec<String> = (0..n).map(|i| format!("perf-{}-w{n}-{i}", std::process::id())).collect();
-        let mut ws = Workers { children: Vec::new() };
+        let names: Vec<String> = (0..n)
+            .map(|i| format!("perf-{}-w{n}-{i}", std::process::id()))
+            .collect();
+        let mut ws = Workers {
+            children: Vec::new(),
+        };
         for name in &names {
             let log = std::fs::File::create(work.join(format!("{name}.log")))?;
             let mut cmd = Command::new(&exe);
-            cmd.args(["--quiet", "worker", "--queue", &url, "--concurrency", &args.concurrency.to_string(), "--name", name, "--no-cache", "--reclaim-after", "30"]);
+            cmd.args([
+                "--quiet",
+                "worker",
+                "--queue",
+                &url,
+                "--concurrency",
+                &args.concurrency.to_string(),
+                "--name",
+                name,
+                "--no-cache",
+                "--reclaim-after",
+                "30",
+            ]);
             // Workers take their endpoints from their own models file, never from Redis.
             cmd.arg("--models").arg(&models_path);
             if let Some(gp) = &args.graph.graph {
                 cmd.arg("--graph").arg(gp);
             }
-            ws.children.push(cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).spawn().context("spawning a worker")?);
+            ws.children.push(
+                cmd.stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(log)
+                    .spawn()
+                    .context("spawning a worker")?,
+            );
         }
         // Wait until every worker has loaded the graph and sent a heartbeat.
         let t = Instant::now();
@@ -173,11 +218,17 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
             cfg.models_label = "scripted (perf double)".into();
             cfg.progress = false;
             let t = Instant::now();
-            let out = rt.block_on(run_coordinator(&cfg, g.clone(), model.clone(), &url)).map_err(|e| anyhow!(e))?;
+            let out = rt
+                .block_on(run_coordinator(&cfg, g.clone(), model.clone(), &url))
+                .map_err(|e| anyhow!(e))?;
             let s = t.elapsed().as_secs_f64();
             items = out.manifest.items.values().sum();
             if progress {
-                eprintln!("  {n} worker(s), run {}: {items} items in {s:.2}s ({:.1}/s)", rep + 1, items as f64 / s);
+                eprintln!(
+                    "  {n} worker(s), run {}: {items} items in {s:.2}s ({:.1}/s)",
+                    rep + 1,
+                    items as f64 / s
+                );
             }
             secs.push(s);
         }
@@ -189,10 +240,16 @@ pub fn run(args: QueuePerfArgs, progress: bool) -> Result<()> {
     println!("\n| workers | items | median s | items/s | speed-up vs 1 |");
     println!("|---:|---:|---:|---:|---:|");
     for (n, s, tps, items) in &rows {
-        let up = base.map(|b| format!("{:.2}×", tps / b)).unwrap_or_else(|| "–".into());
+        let up = base
+            .map(|b| format!("{:.2}×", tps / b))
+            .unwrap_or_else(|| "–".into());
         println!("| {n} | {items} | {s:.2} | {tps:.2} | {up} |");
     }
-    println!("(scripted LLM calls answered: {}; worker logs in {})", llm.calls.load(std::sync::atomic::Ordering::Relaxed), work.display());
+    println!(
+        "(scripted LLM calls answered: {}; worker logs in {})",
+        llm.calls.load(std::sync::atomic::Ordering::Relaxed),
+        work.display()
+    );
     Ok(())
 }
 

@@ -50,8 +50,16 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
     };
     let cfg = ModelConfig {
         directed: args.directed,
-        marginals: MarginalParams { lambda: args.lambda, epsilon: args.epsilon, ..MarginalParams::default() },
-        embedding: FastRp { dim: args.dim, seed: args.seed, ..FastRp::default() },
+        marginals: MarginalParams {
+            lambda: args.lambda,
+            epsilon: args.epsilon,
+            ..MarginalParams::default()
+        },
+        embedding: FastRp {
+            dim: args.dim,
+            seed: args.seed,
+            ..FastRp::default()
+        },
     };
     let t = Instant::now();
     let model = Model::compute(&g, &cfg, progress);
@@ -60,12 +68,25 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
         "marginals: {} iterations, residual {:.2e}{} in {:.2} s",
         st.iterations,
         st.residual,
-        if st.converged { "" } else { " (NOT converged: iteration cap reached)" },
+        if st.converged {
+            ""
+        } else {
+            " (NOT converged: iteration cap reached)"
+        },
         st.seconds
     );
-    println!("embeddings: {} d={} in {:.2} s", model.embeddings.info.method, model.embeddings.info.dim, model.embeddings.info.seconds);
+    println!(
+        "embeddings: {} d={} in {:.2} s",
+        model.embeddings.info.method, model.embeddings.info.dim, model.embeddings.info.seconds
+    );
     let out = args.out.unwrap_or(path);
-    model.save_with_graph(&g, &out).with_context(|| format!("writing {}", out.display()))?;
-    println!("wrote graph + model to {} ({:.2} s total)", out.display(), t.elapsed().as_secs_f64());
+    model
+        .save_with_graph(&g, &out)
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!(
+        "wrote graph + model to {} ({:.2} s total)",
+        out.display(),
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -87,7 +87,11 @@ impl RunArgs {
         if self.calibration_folds == 1 || self.calibration_folds > 20 {
             anyhow::bail!("--calibration-folds must be 0 (off) or between 2 and 20");
         }
-        let mut p = PredictParams { seed: self.seed, calibration_folds: self.calibration_folds, ..PredictParams::default() };
+        let mut p = PredictParams {
+            seed: self.seed,
+            calibration_folds: self.calibration_folds,
+            ..PredictParams::default()
+        };
         p.features.max_len = self.max_len;
         p.fit.lambda = self.lambda;
         p.fit.max_iter = self.max_iter;
@@ -98,7 +102,12 @@ impl RunArgs {
 pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
     match args.command {
         None => run_predict(args.run, progress),
-        Some(PredictCommand::Eval { run, folds, kind, json }) => run_eval(run, folds, &kind, json, progress),
+        Some(PredictCommand::Eval {
+            run,
+            folds,
+            kind,
+            json,
+        }) => run_eval(run, folds, &kind, json, progress),
         Some(PredictCommand::Bench { run }) => run_bench(run, progress),
     }
 }
@@ -111,7 +120,9 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     eprint!("{}", summary(&preds));
     if !args.no_store {
         let path = serenqa_predict::store::default_path(&g);
-        preds.save(&path).with_context(|| format!("writing {}", path.display()))?;
+        preds
+            .save(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("stored for the server: {}", path.display());
     }
     if let Some(out) = &args.out {
@@ -125,7 +136,10 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
 fn summary(preds: &Predictions) -> String {
     let i = &preds.info;
     let cal = |c: &Option<serenqa_predict::calibrate::Calibration>| match c {
-        Some(c) => format!("calibrated: σ({:.3} − {:.3}·softplus(−z) + {:.3}·softplus(z))", c.c, c.low, c.high),
+        Some(c) => format!(
+            "calibrated: σ({:.3} − {:.3}·softplus(−z) + {:.3}·softplus(z))",
+            c.c, c.low, c.high
+        ),
         None => "uncalibrated".to_string(),
     };
     let mut s = format!(
@@ -157,7 +171,10 @@ fn summary(preds: &Predictions) -> String {
             cal(&h.calibration)
         );
     }
-    s += &format!("  features {:.1} s, fits {:.1} s, calibration refits {:.1} s, predict {:.1} s\n", i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict);
+    s += &format!(
+        "  features {:.1} s, fits {:.1} s, calibration refits {:.1} s, predict {:.1} s\n",
+        i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict
+    );
     s
 }
 
@@ -169,9 +186,12 @@ fn write_tsv(g: &serenqa_graph::Graph, preds: &Predictions, out: &PathBuf) -> Re
         w.flush()?;
     } else {
         let tmp = out.with_extension("tsv.tmp");
-        let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut w = std::io::BufWriter::new(f);
-        preds.write_tsv(g, &mut w).with_context(|| format!("writing {}", tmp.display()))?;
+        preds
+            .write_tsv(g, &mut w)
+            .with_context(|| format!("writing {}", tmp.display()))?;
         w.flush()?;
         drop(w);
         std::fs::rename(&tmp, out).with_context(|| format!("renaming to {}", out.display()))?;
@@ -180,7 +200,13 @@ fn write_tsv(g: &serenqa_graph::Graph, preds: &Predictions, out: &PathBuf) -> Re
     Ok(())
 }
 
-fn run_eval(args: RunArgs, folds: usize, kind: &str, json: Option<PathBuf>, progress: bool) -> Result<()> {
+fn run_eval(
+    args: RunArgs,
+    folds: usize,
+    kind: &str,
+    json: Option<PathBuf>,
+    progress: bool,
+) -> Result<()> {
     let kinds = match kind {
         "edges" => vec![FoldKind::Edges],
         "diseases" => vec![FoldKind::Diseases],
@@ -193,14 +219,18 @@ fn run_eval(args: RunArgs, folds: usize, kind: &str, json: Option<PathBuf>, prog
     for k in kinds {
         let report = cross_validate(&g, &params, folds, k, &mut |label, f| {
             if progress {
-                eprintln!("fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s", f.fold, k, f.metrics.auroc, f.metrics.auprc, f.iterations, f.seconds);
+                eprintln!(
+                    "fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s",
+                    f.fold, k, f.metrics.auroc, f.metrics.auprc, f.iterations, f.seconds
+                );
             }
         })?;
         println!("{}", report.table());
         reports.push(report);
     }
     if let Some(path) = json {
-        std::fs::write(&path, serde_json::to_vec_pretty(&reports)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, serde_json::to_vec_pretty(&reports)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
@@ -212,11 +242,30 @@ fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
     let preds = predict(&g, &params)?;
     let total = t.elapsed().as_secs_f64();
     let i = &preds.info;
-    println!("graph: {} ({} nodes, {} edges), {} threads", g.meta().name, g.node_count(), g.edge_count(), rayon::current_num_threads());
-    println!("pairs: {} ({} compounds × {} diseases)", preds.scores.len(), preds.compounds.len(), preds.diseases.len());
-    println!("metapaths: {} enumerated, {} kept as features; {} degree features", i.metapaths_considered, i.metapaths.len(), i.degree_features.len());
+    println!(
+        "graph: {} ({} nodes, {} edges), {} threads",
+        g.meta().name,
+        g.node_count(),
+        g.edge_count(),
+        rayon::current_num_threads()
+    );
+    println!(
+        "pairs: {} ({} compounds × {} diseases)",
+        preds.scores.len(),
+        preds.compounds.len(),
+        preds.diseases.len()
+    );
+    println!(
+        "metapaths: {} enumerated, {} kept as features; {} degree features",
+        i.metapaths_considered,
+        i.metapaths.len(),
+        i.degree_features.len()
+    );
     print!("{}", summary(&preds));
-    println!("features {:.2} s, fits {:.2} s, calibration {:.2} s, predict {:.2} s; total {:.2} s", i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict, total);
+    println!(
+        "features {:.2} s, fits {:.2} s, calibration {:.2} s, predict {:.2} s; total {:.2} s",
+        i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict, total
+    );
     if let Some(b) = crate::rss::peak_rss_bytes() {
         println!("peak RSS: {}", crate::rss::human_bytes(b));
     }

@@ -28,8 +28,12 @@ enum QueueCommand {
 }
 
 pub fn run(args: QueueArgs) -> Result<()> {
-    let url = args.queue.ok_or_else(|| anyhow!("--queue redis://… (or $SERENQA_QUEUE) is required"))?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let url = args
+        .queue
+        .ok_or_else(|| anyhow!("--queue redis://… (or $SERENQA_QUEUE) is required"))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let redis = Redis::connect(&url).await.map_err(|e| anyhow!(e))?;
         match args.command {
@@ -41,14 +45,23 @@ pub fn run(args: QueueArgs) -> Result<()> {
                     println!("no active runs");
                 }
                 for r in &runs {
-                    let pending: Vec<String> = r.pending.iter().filter(|(_, n)| **n > 0).map(|(w, n)| format!("{w} {n}")).collect();
+                    let pending: Vec<String> = r
+                        .pending
+                        .iter()
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(w, n)| format!("{w} {n}"))
+                        .collect();
                     println!(
                         "run {}: {}/{} results, {} enqueued, pending: {}",
                         r.run_id,
                         r.results,
                         r.items,
                         r.enqueued,
-                        if pending.is_empty() { "none".to_string() } else { pending.join(", ") }
+                        if pending.is_empty() {
+                            "none".to_string()
+                        } else {
+                            pending.join(", ")
+                        }
                     );
                     for (w, why) in &r.refused {
                         println!("  refused by {w}: {why}");
@@ -58,7 +71,10 @@ pub fn run(args: QueueArgs) -> Result<()> {
                     println!("no live workers");
                 }
                 for (name, h) in &workers {
-                    println!("worker {name}: {} pid {}, {}/{} in flight", h.host, h.pid, h.in_flight, h.concurrency);
+                    println!(
+                        "worker {name}: {} pid {}, {}/{} in flight",
+                        h.host, h.pid, h.in_flight, h.concurrency
+                    );
                 }
                 Ok(())
             }
@@ -67,7 +83,10 @@ pub fn run(args: QueueArgs) -> Result<()> {
                 if !active.iter().any(|r| r.run_id == run) {
                     return Err(anyhow!("no active run {run:?} on {}", redis.url()));
                 }
-                RunQueue::new(redis.clone(), &run).retire().await.map_err(|e| anyhow!(e))?;
+                RunQueue::new(redis.clone(), &run)
+                    .retire()
+                    .await
+                    .map_err(|e| anyhow!(e))?;
                 println!("run {run} is no longer active; its keys expire in 7 days");
                 Ok(())
             }

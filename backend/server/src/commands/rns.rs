@@ -8,8 +8,9 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use serenqa_benchmark::agreement::{
-    self, candidate_terms, constant_share, evaluate, fit_with_cv, is_heldout, linked_questions, paired_difference, row, BatchLinks, LinkedQuestion,
-    Method, MethodRow, QuestionScore, Spread, FIT_BATCHES, GRID_STEP,
+    self, candidate_terms, constant_share, evaluate, fit_with_cv, is_heldout, linked_questions,
+    paired_difference, row, BatchLinks, LinkedQuestion, Method, MethodRow, QuestionScore, Spread,
+    FIT_BATCHES, GRID_STEP,
 };
 use serenqa_benchmark::questionnaire::Questionnaire;
 use serenqa_graph::Graph;
@@ -97,27 +98,47 @@ struct Loaded {
 fn load(c: &Common, progress: bool) -> Result<Loaded> {
     let dir = match &c.questionnaire {
         Some(d) => d.clone(),
-        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire")
-            .ok_or_else(|| anyhow!(serenqa_graph::datadir::where_to_put("serenqa-questionnaire")))?,
+        None => serenqa_graph::datadir::find_dataset("serenqa-questionnaire").ok_or_else(|| {
+            anyhow!(serenqa_graph::datadir::where_to_put(
+                "serenqa-questionnaire"
+            ))
+        })?,
     };
     let q = Questionnaire::load(&dir).map_err(|e| anyhow!(e))?;
     let (g, model) = crate::model_source::load_required(&c.graph, progress)?;
     let cache = BlockCache::new(1);
     let (questions, links) = linked_questions(&g, &model, &cache, &q);
     if questions.is_empty() {
-        bail!("no questionnaire question has {} candidates linked to the loaded graph", agreement::MIN_LINKED);
+        bail!(
+            "no questionnaire question has {} candidates linked to the loaded graph",
+            agreement::MIN_LINKED
+        );
     }
-    Ok(Loaded { g, model, questions, links })
+    Ok(Loaded {
+        g,
+        model,
+        questions,
+        links,
+    })
 }
 
 fn weights_of(e: &EvalArgs) -> Result<WeightsInForce> {
     if let Some(w) = e.weights {
-        return Ok(WeightsInForce { weights: w, source: WeightsSource { label: "weights given on the command line".into(), ..WeightsSource::request() } });
+        return Ok(WeightsInForce {
+            weights: w,
+            source: WeightsSource {
+                label: "weights given on the command line".into(),
+                ..WeightsSource::request()
+            },
+        });
     }
     if let Some(p) = &e.weights_file {
         let text = std::fs::read_to_string(p).map_err(|err| anyhow!("{}: {err}", p.display()))?;
         let f = parse(&text).map_err(|err| anyhow!("{}: {err}", p.display()))?;
-        return Ok(WeightsInForce { weights: f.weights, source: f.source });
+        return Ok(WeightsInForce {
+            weights: f.weights,
+            source: f.source,
+        });
     }
     Ok(shipped())
 }
@@ -168,13 +189,23 @@ fn render(t: &Table) -> String {
     let mut out = String::from("| method | top-b agreement [95% CI] | Spearman ρ [95% CI] | Kendall τ-b [95% CI] |\n|---|---:|---:|---:|\n");
     for r in &t.rows {
         let e = |x: &agreement::Estimate| format!("{:.3} [{:.3}, {:.3}]", x.mean, x.lo, x.hi);
-        out += &format!("| {} | {} | {} | {} |\n", r.method, e(&r.top_b), e(&r.spearman), e(&r.kendall));
+        out += &format!(
+            "| {} | {} | {} | {} |\n",
+            r.method,
+            e(&r.top_b),
+            e(&r.spearman),
+            e(&r.kendall)
+        );
     }
     out
 }
 
 /// RNS minus the best baseline (by mean) on one measure, paired bootstrap.
-fn versus_best(t: &Table, pick: fn(&QuestionScore) -> f64, seed: u64) -> (String, agreement::Estimate) {
+fn versus_best(
+    t: &Table,
+    pick: fn(&QuestionScore) -> f64,
+    seed: u64,
+) -> (String, agreement::Estimate) {
     let col = |s: &[QuestionScore]| s.iter().map(pick).collect::<Vec<f64>>();
     let rns = col(&t.per_method[0].1);
     let (best_m, best) = t.per_method[1..]
@@ -182,18 +213,28 @@ fn versus_best(t: &Table, pick: fn(&QuestionScore) -> f64, seed: u64) -> (String
         .map(|(m, s)| (*m, col(s)))
         .max_by(|a, b| (a.1.iter().sum::<f64>()).total_cmp(&b.1.iter().sum::<f64>()))
         .expect("baselines");
-    (best_m.name().to_string(), paired_difference(&rns, &best, seed))
+    (
+        best_m.name().to_string(),
+        paired_difference(&rns, &best, seed),
+    )
 }
 
 fn split(l: &Loaded, heldout: bool) -> Vec<&LinkedQuestion> {
-    l.questions.iter().filter(|q| is_heldout(q.batch) == heldout).collect()
+    l.questions
+        .iter()
+        .filter(|q| is_heldout(q.batch) == heldout)
+        .collect()
 }
 
 fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
     let l = load(&a.common, progress)?;
     let train = split(&l, false);
     if train.is_empty() {
-        bail!("no linked question in batches {}–{}", FIT_BATCHES.start(), FIT_BATCHES.end());
+        bail!(
+            "no linked question in batches {}–{}",
+            FIT_BATCHES.start(),
+            FIT_BATCHES.end()
+        );
     }
     let t0 = std::time::Instant::now();
     let fitted = fit_with_cv(&l.g, &l.model, &train, GRID_STEP);
@@ -203,7 +244,12 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
     // Held-out scores are computed after the fit, with the fitted weights, and only reported.
     let held = split(&l, true);
     let held_scores = summary(&evaluate(&l.g, &l.model, &held, Method::Rns, &w));
-    let date = iso_date(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0));
+    let date = iso_date(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    );
     let source = WeightsSource {
         kind: "fitted".into(),
         label: format!(
@@ -250,7 +296,10 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
         "leave-one-batch-out on batches 1–10 (each batch scored with weights fitted on the others): top-b {:.3}, Spearman {:.3}, Kendall {:.3}",
         cv.top_b, cv.spearman, cv.kendall
     );
-    println!("held-out (batches 11–14, {} questions): top-b {:.3}, Spearman {:.3}, Kendall {:.3}", held_scores.questions, held_scores.top_b, held_scores.spearman, held_scores.kendall);
+    println!(
+        "held-out (batches 11–14, {} questions): top-b {:.3}, Spearman {:.3}, Kendall {:.3}",
+        held_scores.questions, held_scores.top_b, held_scores.spearman, held_scores.kendall
+    );
     println!("wrote {}", a.out.display());
     Ok(())
 }
@@ -280,13 +329,19 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
                     })
                 })
                 .collect();
-            out += &serde_json::to_string(&json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals}))?;
+            out += &serde_json::to_string(
+                &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals}),
+            )?;
             out.push('\n');
         }
         std::fs::write(p, out)?;
     }
     let t = table(&l, &held, &wf.weights);
-    let which = if a.fit_batches { "fitting batches 1–10 (not held out)" } else { "held-out batches 11–14" };
+    let which = if a.fit_batches {
+        "fitting batches 1–10 (not held out)"
+    } else {
+        "held-out batches 11–14"
+    };
     let (best_top, d_top) = versus_best(&t, |q| q.top_b, 21);
     let (best_sp, d_sp) = versus_best(&t, |q| q.spearman, 22);
     if a.common.json {
@@ -300,12 +355,25 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
         return Ok(());
     }
     let w = wf.weights;
-    println!("weights α = {:.3}, β = {:.3}, γ = {:.3} — {} ({})", w.alpha, w.beta, w.gamma, wf.source.label, wf.source.kind);
+    println!(
+        "weights α = {:.3}, β = {:.3}, γ = {:.3} — {} ({})",
+        w.alpha, w.beta, w.gamma, wf.source.label, wf.source.kind
+    );
     println!("\nlink rates per batch:\n{}", link_table(&l.links));
-    println!("{which}: {} questions with ≥ {} linked candidates\n", held.len(), agreement::MIN_LINKED);
+    println!(
+        "{which}: {} questions with ≥ {} linked candidates\n",
+        held.len(),
+        agreement::MIN_LINKED
+    );
     println!("{}", render(&t));
-    println!("RNS − best baseline, top-b ({best_top}): {:+.3} [{:+.3}, {:+.3}]", d_top.mean, d_top.lo, d_top.hi);
-    println!("RNS − best baseline, Spearman ({best_sp}): {:+.3} [{:+.3}, {:+.3}]", d_sp.mean, d_sp.lo, d_sp.hi);
+    println!(
+        "RNS − best baseline, top-b ({best_top}): {:+.3} [{:+.3}, {:+.3}]",
+        d_top.mean, d_top.lo, d_top.hi
+    );
+    println!(
+        "RNS − best baseline, Spearman ({best_sp}): {:+.3} [{:+.3}, {:+.3}]",
+        d_sp.mean, d_sp.lo, d_sp.hi
+    );
     Ok(())
 }
 
@@ -328,14 +396,27 @@ struct SpreadReport {
 
 fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadReport {
     let all: Vec<&serenqa_shared::rns::Terms> = lists.iter().flatten().collect();
-    let col = |f: &dyn Fn(&serenqa_shared::rns::Terms) -> f64| all.iter().map(|t| f(t)).collect::<Vec<f64>>();
-    let (r, n, s) = (Spread::of(&col(&|t| t.r)), Spread::of(&col(&|t| t.n)), Spread::of(&col(&|t| t.s)));
+    let col = |f: &dyn Fn(&serenqa_shared::rns::Terms) -> f64| {
+        all.iter().map(|t| f(t)).collect::<Vec<f64>>()
+    };
+    let (r, n, s) = (
+        Spread::of(&col(&|t| t.r)),
+        Spread::of(&col(&|t| t.n)),
+        Spread::of(&col(&|t| t.s)),
+    );
     let rns = Spread::of(&col(&|t| w.combine(t.r, t.n, t.s)));
     let widest = r.iqr().max(n.iqr()).max(s.iqr()).max(1e-300);
     let mut worst = [0.0f64; 3];
     let mut over = [0usize; 3];
     for l in lists {
-        for (k, f) in [|t: &serenqa_shared::rns::Terms| t.r, |t: &serenqa_shared::rns::Terms| t.n, |t: &serenqa_shared::rns::Terms| t.s].iter().enumerate() {
+        for (k, f) in [
+            |t: &serenqa_shared::rns::Terms| t.r,
+            |t: &serenqa_shared::rns::Terms| t.n,
+            |t: &serenqa_shared::rns::Terms| t.s,
+        ]
+        .iter()
+        .enumerate()
+        {
             let v: Vec<f64> = l.iter().map(f).collect();
             // 0 unless some value repeats, so a short list of distinct values never counts.
             let share = constant_share(&v);
@@ -360,13 +441,26 @@ fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadRe
 
 fn render_spread(title: &str, s: &SpreadReport) -> String {
     let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share tied at one value | lists > 10% tied at one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
-    let rows = [("R", &s.r, Some(0)), ("N", &s.n, Some(1)), ("S", &s.s, Some(2)), ("RNS", &s.rns, None)];
+    let rows = [
+        ("R", &s.r, Some(0)),
+        ("N", &s.n, Some(1)),
+        ("S", &s.s, Some(2)),
+        ("RNS", &s.rns, None),
+    ];
     for (name, sp, k) in rows {
         let extra = match k {
-            Some(k) => format!("{:.2} | {:.1}% | {}", s.iqr_ratio[k], 100.0 * s.worst_constant_share[k], s.lists_over_10pct_constant[k]),
+            Some(k) => format!(
+                "{:.2} | {:.1}% | {}",
+                s.iqr_ratio[k],
+                100.0 * s.worst_constant_share[k],
+                s.lists_over_10pct_constant[k]
+            ),
             None => "– | – | –".into(),
         };
-        out += &format!("| {name} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {extra} |\n", sp.min, sp.q1, sp.median, sp.q3, sp.max, sp.std);
+        out += &format!(
+            "| {name} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {extra} |\n",
+            sp.min, sp.q1, sp.median, sp.q3, sp.max, sp.std
+        );
     }
     out
 }
@@ -375,7 +469,8 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let wf = weights_of(&a)?;
     let l = load(&a.common, progress)?;
     let w = wf.weights;
-    let q_lists: Vec<Vec<serenqa_shared::rns::Terms>> = l.questions.iter().map(|q| q.terms.clone()).collect();
+    let q_lists: Vec<Vec<serenqa_shared::rns::Terms>> =
+        l.questions.iter().map(|q| q.terms.clone()).collect();
     // Discover's lists: every disease, 200 candidates, scored against its known treatments.
     let cache = BlockCache::new(1);
     let mut d_lists = Vec::new();
@@ -391,22 +486,48 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
             None
         }
     };
-    let proposed_by = if preds.is_some() { "the plausibility model (stored predictions)" } else { "walk proximity (no stored predictions; run `serenqa predict`)" };
+    let proposed_by = if preds.is_some() {
+        "the plausibility model (stored predictions)"
+    } else {
+        "walk proximity (no stored predictions; run `serenqa predict`)"
+    };
     let limit = serenqa_model::discover::MAX_CANDIDATES;
     if let Some(t) = disease {
         for &d in l.g.nodes_of_type(t) {
-            let located = preds.as_ref().and_then(|p| crate::api::predictions::locate(p, d).map(|loc| (p, loc)));
-            let propose = |_q: serenqa_graph::NodeId, _t: serenqa_graph::TypeId, known: &[serenqa_graph::NodeId]| -> Vec<(serenqa_graph::NodeId, f64)> {
-                let Some((p, (is_c, local))) = &located else { return Vec::new() };
+            let located = preds
+                .as_ref()
+                .and_then(|p| crate::api::predictions::locate(p, d).map(|loc| (p, loc)));
+            let propose = |_q: serenqa_graph::NodeId,
+                           _t: serenqa_graph::TypeId,
+                           known: &[serenqa_graph::NodeId]|
+             -> Vec<(serenqa_graph::NodeId, f64)> {
+                let Some((p, (is_c, local))) = &located else {
+                    return Vec::new();
+                };
                 crate::api::predictions::ranked_pairs(p, *is_c, *local)
                     .into_iter()
-                    .map(|(c, dd)| (if *is_c { p.diseases[dd] } else { p.compounds[c] }, p.scores[p.pair(c, dd)] as f64))
+                    .map(|(c, dd)| {
+                        (
+                            if *is_c {
+                                p.diseases[dd]
+                            } else {
+                                p.compounds[c]
+                            },
+                            p.scores[p.pair(c, dd)] as f64,
+                        )
+                    })
                     .filter(|(n, _)| known.binary_search(n).is_err())
                     .take(limit)
                     .collect()
             };
-            let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() { Some(&propose) } else { None };
-            if let Ok(found) = serenqa_model::discover::discover_with(&l.g, &l.model, &cache, d, limit, &w, proposal) {
+            let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
+                Some(&propose)
+            } else {
+                None
+            };
+            if let Ok(found) = serenqa_model::discover::discover_with(
+                &l.g, &l.model, &cache, d, limit, &w, proposal,
+            ) {
                 if found.terms.is_empty() {
                     continue;
                 }
@@ -416,15 +537,33 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         }
     }
     // Sanity: the per-candidate terms of the questionnaire sets are what `candidate_terms` gives.
-    debug_assert!(l.questions.first().map(|q| candidate_terms(&q.slice).as_ref() == Some(&q.terms)).unwrap_or(true));
+    debug_assert!(l
+        .questions
+        .first()
+        .map(|q| candidate_terms(&q.slice).as_ref() == Some(&q.terms))
+        .unwrap_or(true));
     let qs = spread_of(&q_lists, &w);
     let ds = spread_of(&d_lists, &w);
     if a.common.json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback })
+            )?
+        );
         return Ok(());
     }
-    println!("weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\n", w.alpha, w.beta, w.gamma, wf.source.label);
-    println!("{}", render_spread("Questionnaire candidate sets (RNS(Ac∖{c}, {c}), all batches)", &qs));
+    println!(
+        "weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\n",
+        w.alpha, w.beta, w.gamma, wf.source.label
+    );
+    println!(
+        "{}",
+        render_spread(
+            "Questionnaire candidate sets (RNS(Ac∖{c}, {c}), all batches)",
+            &qs
+        )
+    );
     println!("{}", render_spread(&format!("Discover lists (every disease, ≤ 200 candidates proposed by {proposed_by}, RNS(Ae, {{c}}))"), &ds));
     if fallback > 0 {
         println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");

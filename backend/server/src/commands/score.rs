@@ -16,7 +16,11 @@ fn parse_weights(s: &str) -> Result<Weights, String> {
 }
 
 fn ids(list: &str) -> Vec<String> {
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 #[derive(Args)]
@@ -51,7 +55,10 @@ pub struct PartitionArgs {
 }
 
 fn names(v: &[NodeView]) -> String {
-    v.iter().map(|n| format!("{}::{} ({})", n.kind, n.id, n.name)).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|n| format!("{}::{} ({})", n.kind, n.id, n.name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
@@ -59,7 +66,14 @@ pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
     let t = Instant::now();
     let wf = crate::weights::for_request(args.weights, &serenqa_model::weights::shipped());
     let w = wf.weights;
-    let r = slice::score(&g, &model, &BlockCache::new(1), &ids(&args.existing), &ids(&args.serendipity), &wf)?;
+    let r = slice::score(
+        &g,
+        &model,
+        &BlockCache::new(1),
+        &ids(&args.existing),
+        &ids(&args.serendipity),
+        &wf,
+    )?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -67,7 +81,10 @@ pub fn run_score(args: ScoreArgs, progress: bool) -> Result<()> {
     }
     println!("existing:    {}", names(&r.existing));
     println!("serendipity: {}", names(&r.serendipity));
-    println!("weights:     α={:.3} β={:.3} γ={:.3} ({})", w.alpha, w.beta, w.gamma, wf.source.label);
+    println!(
+        "weights:     α={:.3} β={:.3} γ={:.3} ({})",
+        w.alpha, w.beta, w.gamma, wf.source.label
+    );
     println!("R   = {:.6}", r.terms.r);
     println!("N   = {:.6}", r.terms.n);
     println!("S   = {:.6}", r.terms.s);
@@ -89,9 +106,18 @@ pub fn run_partition(args: PartitionArgs, progress: bool) -> Result<()> {
     }
     println!("existing (Ae):    {}", names(&r.existing));
     println!("serendipity (As): {}", names(&r.serendipity));
-    println!("weights:          α={:.3} β={:.3} γ={:.3} ({})", w.alpha, w.beta, w.gamma, wf.source.label);
-    println!("initial RNS = {:.6}  →  RNS = {:.6} after {} swaps ({} evaluations)", r.initial.rns, r.terms.rns, r.swaps, r.evaluations);
-    println!("R = {:.6}, N = {:.6}, S = {:.6}", r.terms.r, r.terms.n, r.terms.s);
+    println!(
+        "weights:          α={:.3} β={:.3} γ={:.3} ({})",
+        w.alpha, w.beta, w.gamma, wf.source.label
+    );
+    println!(
+        "initial RNS = {:.6}  →  RNS = {:.6} after {} swaps ({} evaluations)",
+        r.initial.rns, r.terms.rns, r.swaps, r.evaluations
+    );
+    println!(
+        "R = {:.6}, N = {:.6}, S = {:.6}",
+        r.terms.r, r.terms.n, r.terms.s
+    );
     eprintln!("partitioned in {ms:.1} ms");
     Ok(())
 }

@@ -117,7 +117,9 @@ impl AdmissionArgs {
     pub fn config(&self) -> Result<AdmissionConfig> {
         let secs = |name: &str, v: f64| -> Result<std::time::Duration> {
             if !v.is_finite() || v <= 0.0 || v > 86_400.0 {
-                anyhow::bail!("--{name} must be a positive number of seconds (at most a day), not {v}");
+                anyhow::bail!(
+                    "--{name} must be a positive number of seconds (at most a day), not {v}"
+                );
             }
             Ok(std::time::Duration::from_secs_f64(v))
         };
@@ -139,7 +141,14 @@ impl AdmissionArgs {
         c.rate = self.rate;
         c.burst = self.burst;
         c.max_clients = self.max_clients;
-        c.trusted_proxies = self.trusted_proxy.iter().map(|p| p.parse::<Cidr>().map_err(|e| anyhow::anyhow!("--trusted-proxy {e}"))).collect::<Result<_>>()?;
+        c.trusted_proxies = self
+            .trusted_proxy
+            .iter()
+            .map(|p| {
+                p.parse::<Cidr>()
+                    .map_err(|e| anyhow::anyhow!("--trusted-proxy {e}"))
+            })
+            .collect::<Result<_>>()?;
         c.anonymous_llm = self.anonymous_llm;
         Ok(c)
     }
@@ -151,12 +160,22 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
         Ok((g, m, _)) => (g, m),
         Err(e) if args.demo_if_missing && args.graph.graph.is_none() => {
             eprintln!("warning: {e:#}\nwarning: serving a SYNTHETIC demo graph (not real data)");
-            (generate(&SynthSpec { nodes: 10_000, edges: 60_000, seed: 7, progress: false }), None)
+            (
+                generate(&SynthSpec {
+                    nodes: 10_000,
+                    edges: 60_000,
+                    seed: 7,
+                    progress: false,
+                }),
+                None,
+            )
         }
         Err(e) => return Err(e),
     };
     let graph = Arc::new(graph);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     // The edge store first: a wrong URL or a foreign store fails before any model work.
     let edges = match &args.edges {
         Some(url) => {
@@ -208,23 +227,46 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
         Some(p) => serenqa_pipeline::llm::ModelsFile::load(p).map_err(|e| anyhow::anyhow!(e))?,
         None => serenqa_pipeline::llm::ModelsFile::offline(),
     };
-    let cache = Some(models.cache_dir.clone().unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")));
-    let runs = args.runs.clone().unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
-    let repo = serenqa_store::SqliteRepo::open(&args.db).with_context(|| format!("opening the annotation database {}", args.db.display()))?;
+    let cache = Some(
+        models
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm")),
+    );
+    let runs = args
+        .runs
+        .clone()
+        .unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
+    let repo = serenqa_store::SqliteRepo::open(&args.db)
+        .with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
-    if !args.no_baseline && args.graph.graph.is_none() && serenqa_pipeline::run::list_runs(&runs).is_empty() {
+    if !args.no_baseline
+        && args.graph.graph.is_none()
+        && serenqa_pipeline::run::list_runs(&runs).is_empty()
+    {
         start_baseline(&runs);
     }
-    let state = AppState::new(graph).with_model(model).with_predictions(predictions).with_pipeline(runs, models, cache).with_annotation(Some(annotation)).with_edges(edges).with_admission(admission);
+    let state = AppState::new(graph)
+        .with_model(model)
+        .with_predictions(predictions)
+        .with_pipeline(runs, models, cache)
+        .with_annotation(Some(annotation))
+        .with_edges(edges)
+        .with_admission(admission);
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
         println!("serenqa serving on http://{}", listener.local_addr()?);
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
         Ok(())
     })
 }

@@ -21,7 +21,15 @@ pub fn run(args: StatsArgs, progress: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&info)?);
         return Ok(());
     }
-    println!("graph: {}{}", info.name, if info.synthetic { " (SYNTHETIC — not real data)" } else { "" });
+    println!(
+        "graph: {}{}",
+        info.name,
+        if info.synthetic {
+            " (SYNTHETIC — not real data)"
+        } else {
+            ""
+        }
+    );
     println!("source: {}", info.source);
     println!("{} nodes, {} edges", info.nodes, info.edges);
     println!("\nnodes by type:");

@@ -26,7 +26,12 @@ pub struct SynthArgs {
 
 pub fn run(args: SynthArgs, progress: bool) -> Result<()> {
     let t = Instant::now();
-    let g = generate(&SynthSpec { nodes: args.nodes, edges: args.edges, seed: args.seed, progress });
+    let g = generate(&SynthSpec {
+        nodes: args.nodes,
+        edges: args.edges,
+        seed: args.seed,
+        progress,
+    });
     let gen_time = t.elapsed();
     g.save(&args.out)?;
     println!(

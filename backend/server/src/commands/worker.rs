@@ -12,7 +12,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use serenqa_graph::datadir;
-use serenqa_pipeline::queue::{default_worker_name, run_worker, Redis, Shutdown, WorkerConfig, WorkerGraph, MAX_DELIVERIES};
+use serenqa_pipeline::queue::{
+    default_worker_name, run_worker, Redis, Shutdown, WorkerConfig, WorkerGraph, MAX_DELIVERIES,
+};
 use tokio::sync::watch;
 
 use crate::graph_source::GraphArgs;
@@ -71,9 +73,12 @@ pub fn run(args: WorkerArgs, progress: bool) -> Result<()> {
         Some(p) => serenqa_pipeline::llm::ModelsFile::load(p).map_err(|e| anyhow!(e))?,
         None => serenqa_pipeline::llm::ModelsFile::offline(),
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     // Fail fast on an unreachable queue, before the graph is loaded.
-    rt.block_on(Redis::connect(&args.queue)).map_err(|e| anyhow!(e))?;
+    rt.block_on(Redis::connect(&args.queue))
+        .map_err(|e| anyhow!(e))?;
     let (g, model) = super::eval::load_graph_and_model(&args.graph, progress)?;
     let g = Arc::new(g);
     let mut graph = WorkerGraph::new(g.clone(), model.map(Arc::new));
@@ -86,7 +91,16 @@ pub fn run(args: WorkerArgs, progress: bool) -> Result<()> {
     cfg.max_deliveries = args.max_deliveries.max(1);
     cfg.once = args.once;
     cfg.grace = grace;
-    cfg.cache_dir = if args.no_cache { None } else { Some(models.cache_dir.clone().unwrap_or_else(|| datadir::cache_dir().join("llm"))) };
+    cfg.cache_dir = if args.no_cache {
+        None
+    } else {
+        Some(
+            models
+                .cache_dir
+                .clone()
+                .unwrap_or_else(|| datadir::cache_dir().join("llm")),
+        )
+    };
     cfg.models = models;
     let report = rt.block_on(async {
         let (tx, rx) = watch::channel(Shutdown::Run);
