@@ -103,7 +103,7 @@ pub fn AskBox() -> impl IntoView {
                         v.push(Arrived {
                             stage,
                             at_ms: now_ms() - started,
-                        })
+                        });
                     }),
                     Ok(AskEvent::Result(a)) => finish(Ok(a)),
                     Ok(AskEvent::Error(err)) => finish(Err(err.message)),

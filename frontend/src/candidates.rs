@@ -40,7 +40,7 @@ fn entity(n: &NodeView) -> ShortlistEntity {
 /// Re-scores all candidates; returns the terms (candidate order) and the elapsed milliseconds.
 fn rescore(d: &DiscoverResponse, w: &Weights) -> (Result<Vec<Terms>, String>, f64) {
     let perf = web_sys::window().and_then(|w| w.performance());
-    let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
+    let t0 = perf.as_ref().map(web_sys::Performance::now).unwrap_or(0.0);
     let result = Scorer::new(&d.slice)
         .map_err(|e| e.to_string())
         .and_then(|s| {

@@ -88,7 +88,7 @@ pub fn Entity() -> impl IntoView {
     // take the focus, and close with Esc or the close button.
     let drawer = NodeRef::<leptos::html::Aside>::new();
     let drawer_open =
-        Memo::new(move |_| explain.with(|e| e.is_some()) || explain_pred.with(|e| e.is_some()));
+        Memo::new(move |_| explain.with(std::option::Option::is_some) || explain_pred.with(std::option::Option::is_some));
     let close_drawer = move || {
         set_explain.set(None);
         set_explain_pred.set(None);

@@ -347,7 +347,7 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
                             }
                         }
                     }
-                })
+                });
             });
         }
         idx.into_iter()
@@ -668,7 +668,7 @@ fn Boards(
             }
         })
         .collect_view();
-    let n_runs = runs.with_value(|r| r.len());
+    let n_runs = runs.with_value(std::vec::Vec::len);
     view! {
         {proxy.then(|| view! { <div class="notice" role="note">"Judge scores of the offline pipeline (Faithful., Compre., Relevance) come from code-based proxies, not from LLM judges: they have their own columns, marked (proxy), and are never ranked against LLM judgments."</div> })}
         <section class="panel">
@@ -697,7 +697,7 @@ fn Boards(
             {move || {
                 let p = partition.get();
                 let series: Vec<(String, Vec<f64>)> = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p).into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect())).collect());
-                view! { <Compass axes=METRICS.iter().map(|s| s.to_string()).collect() series=series /> }
+                view! { <Compass axes=METRICS.iter().map(std::string::ToString::to_string).collect() series=series /> }
             }}
         </section>
         <section class="panel" data-testid="fig7">
@@ -728,7 +728,7 @@ fn Boards(
             {move || {
                 let p = partition.get();
                 let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p))).unzip());
-                view! { <Heatmap rows=rows cols=METRICS.iter().map(|s| s.to_string()).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
+                view! { <Heatmap rows=rows cols=METRICS.iter().map(std::string::ToString::to_string).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
             }}
         </section>
         <section class="panel">

@@ -250,9 +250,9 @@ pub fn KeepButton(item: ShortlistItem) -> impl IntoView {
     let item = StoredValue::new(item);
     let click = move |_| {
         if kept() {
-            s.remove(qk.clone(), ck.clone())
+            s.remove(qk.clone(), ck.clone());
         } else {
-            s.add(item.get_value())
+            s.add(item.get_value());
         }
     };
     view! {
@@ -274,7 +274,7 @@ pub fn ShortlistCount() -> impl IntoView {
         Where::Local => "local",
         Where::Server => "server",
     };
-    view! { <span class="count" data-testid="shortlist-count" data-place=place>{move || { let n = s.items.with(|v| v.len()); (n > 0).then(|| format!(" {n}")) }}</span> }
+    view! { <span class="count" data-testid="shortlist-count" data-place=place>{move || { let n = s.items.with(std::vec::Vec::len); (n > 0).then(|| format!(" {n}")) }}</span> }
 }
 
 fn fmt_opt(v: Option<f64>, d: usize, suffix: &str) -> String {
@@ -337,12 +337,12 @@ pub fn ShortlistPage() -> impl IntoView {
         <section class="panel">
             <p class="muted" data-testid="shortlist-where">{place}</p>
             {move || s.error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-            {move || if s.items.with(|v| v.is_empty()) {
+            {move || if s.items.with(std::vec::Vec::is_empty) {
                 view! { <p data-testid="shortlist-empty">"Nothing kept yet. On a disease or drug page, press “☆ Keep” next to a candidate or in its explanation."</p> }.into_any()
             } else {
                 view! {
                     <div class="row-between">
-                        <span class="muted">{move || format!("{} kept; scores as shown when kept, with the weights then in force.", s.items.with(|v| v.len()))}</span>
+                        <span class="muted">{move || format!("{} kept; scores as shown when kept, with the weights then in force.", s.items.with(std::vec::Vec::len))}</span>
                         <a class="button" download="serenqa-shortlist.csv" href=csv_href data-testid="shortlist-csv">"Download (CSV)"</a>
                     </div>
                     <div class="scroll-x">

@@ -86,7 +86,7 @@ pub fn SubgraphSvg(
         pins[c] = Some((W / 2.0, H / 2.0));
     }
     let perf = web_sys::window().and_then(|w| w.performance());
-    let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
+    let t0 = perf.as_ref().map(web_sys::Performance::now).unwrap_or(0.0);
     let layout = force_layout(
         n,
         &edges,

@@ -112,7 +112,7 @@ fn TraceLoader(
         spawn_local(async move {
             set_main.set(Some(
                 api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&run))).await,
-            ))
+            ));
         });
     }
     if pair {
@@ -120,12 +120,12 @@ fn TraceLoader(
         spawn_local(async move {
             set_other.set(Some(
                 api::get_json(&format!("/api/runs/{}/trace/{qid}", api::enc(&vs))).await,
-            ))
+            ));
         });
     }
     let vs_nav = vs.clone();
     let head = move || {
-        main.get().and_then(|t| t.ok()).map(|t| {
+        main.get().and_then(std::result::Result::ok).map(|t| {
             let other = (!vs_nav.is_empty()).then_some(vs_nav.as_str());
             let prev = t.prev_qid.map(|p| view! { <a href=trace_href(&t.run_id, p, other) data-testid="trace-prev">{format!("← previous question (Q{p})")}</a> });
             let next = t.next_qid.map(|n| view! { <a href=trace_href(&t.run_id, n, other) data-testid="trace-next">{format!("next question (Q{n}) →")}</a> });

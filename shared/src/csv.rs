@@ -11,7 +11,7 @@
 pub fn neutralise(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let number =
-        s.trim().parse::<f64>().is_ok_and(|x| x.is_finite()) && !s.starts_with(['\t', '\r']);
+        s.trim().parse::<f64>().is_ok_and(f64::is_finite) && !s.starts_with(['\t', '\r']);
     if risky && !number {
         format!("'{s}")
     } else {

@@ -229,7 +229,7 @@ pub fn build(
         (Strategy::Ensemble, ens_parts),
         (
             Strategy::RnsGuided,
-            rns_parts.into_iter().map(|r| r.ok()).collect(),
+            rns_parts.into_iter().map(std::result::Result::ok).collect(),
         ),
         (Strategy::Expert, expert_parts),
     ];
@@ -318,7 +318,7 @@ pub fn build(
                     kept_parts.iter().map(|p| p.serendipity.len() as f64),
                 )),
                 mean_rns: (!rns.is_empty()).then(|| round4(mean(rns.iter().copied()))),
-                paths: s.paths.iter().map(|p| p.len()).sum(),
+                paths: s.paths.iter().map(std::vec::Vec::len).sum(),
                 questions_without_path: s
                     .paths
                     .iter()

@@ -121,7 +121,7 @@ impl PatternType {
             })
             .collect();
         if total >= PatternType::ALL.len() {
-            for e in q.iter_mut() {
+            for e in &mut q {
                 if e.1 == 0 {
                     e.1 = 1;
                     e.2 = 0;

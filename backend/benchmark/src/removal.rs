@@ -190,7 +190,7 @@ pub fn resolve(g: &Graph, tasks: &[Task<'_>]) -> Removal {
     // How many questions each edge is critical for, and how many cut options contain it.
     let mut critical_for: HashMap<EdgeId, u32> = HashMap::new();
     let mut in_cuts: HashMap<EdgeId, u32> = HashMap::new();
-    for p in prepared.iter() {
+    for p in &prepared {
         let Ok(cuts) = &p.cuts else { continue };
         for &e in &p.critical {
             *critical_for.entry(e).or_insert(0) += 1;

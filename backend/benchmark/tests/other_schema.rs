@@ -1,6 +1,7 @@
 //! The builder is schema-generic: on a CKG-shaped synthetic graph (other node types and
 //! relation names, no hand-written phrases) it still produces clean questions whose Cypher
 //! the executor answers identically, and valid removals, without a model.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_benchmark::build::{build, BuildConfig, Strategy};
 use serenqa_benchmark::cypher;

@@ -1,5 +1,6 @@
 //! Small, hand-made cases: global conflict resolution in edge removal, the expert-rankings
 //! format, LLM reply parsing, and the questionnaire import.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

@@ -86,7 +86,7 @@ fn budget_err(msg: String) -> CypherError {
 }
 
 fn mib(b: u64) -> String {
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
     } else {
         format!("{b} bytes")
@@ -116,7 +116,7 @@ impl<'a> Ctx<'a> {
     pub(crate) fn tick(&self) -> Result<()> {
         let t = self.ticks.get().wrapping_add(1);
         self.ticks.set(t);
-        if t % CLOCK_EVERY == 0 {
+        if t.is_multiple_of(CLOCK_EVERY) {
             self.check_clock()?;
         }
         Ok(())
@@ -1792,7 +1792,7 @@ impl<'c, 'a, 'p> Projector<'c, 'a, 'p> {
                     return std::cmp::Ordering::Equal;
                 }
                 compared = compared.wrapping_add(1);
-                if compared % 4096 == 0 && ctx.past_deadline() {
+                if compared.is_multiple_of(4096) && ctx.past_deadline() {
                     late = true;
                     return std::cmp::Ordering::Equal;
                 }

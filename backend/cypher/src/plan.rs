@@ -281,7 +281,7 @@ impl PartPlan {
                 } else if !deps.contains(&s) {
                     deps.push(s);
                 }
-            })
+            });
         };
         for n in &self.nodes {
             n.props.iter().for_each(|(_, e)| visit(e));

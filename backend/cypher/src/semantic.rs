@@ -362,7 +362,7 @@ impl<'q> Lowerer<'q> {
                 let want_node = i % 2 == 0;
                 match (&f.kind, want_node) {
                     (A::PathFactorKind::Node(n), true) => {
-                        nodes.push(self.node_pat(n, scope, filters, in_width, in_match)?)
+                        nodes.push(self.node_pat(n, scope, filters, in_width, in_match)?);
                     }
                     (A::PathFactorKind::Relationship(r), false) => {
                         if let Some(v) = &r.variable {
@@ -377,7 +377,7 @@ impl<'q> Lowerer<'q> {
                             }
                             rels_here.push(v.kind.text.clone());
                         }
-                        rels.push(self.rel_pat(r, scope, filters, in_width, in_match)?)
+                        rels.push(self.rel_pat(r, scope, filters, in_width, in_match)?);
                     }
                     (A::PathFactorKind::LegacyShortest { .. }, _) => {
                         return Err(CypherError::unsupported(

@@ -1,4 +1,5 @@
 //! Small end-to-end checks on a hand-built graph.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::collections::BTreeMap;
 

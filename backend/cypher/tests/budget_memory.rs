@@ -3,6 +3,7 @@
 //!
 //! Before the byte budget, streaming aggregation and anonymous walks without relationship
 //! lists, each of these queries grew the heap by gigabytes before any limit stopped it.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! machine (no data needed): each budget is hit by the query that would otherwise exhaust
 //! it, ends with a `budget exceeded: <which>: …` error, and legitimate queries still answer
 //! exactly. `budget_memory.rs` checks the process memory while the hostile queries run.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! The executor on the real Hetionet graph: the nine SerenQA pattern types checked against
 //! answers computed here by direct traversal of the CSR, plus budget and error behaviour.
 //! Skipped (with a message) when the data is not present.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

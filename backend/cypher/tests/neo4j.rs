@@ -1,4 +1,5 @@
 //! Neo4j passthrough: runs only with the `neo4j` feature and `NEO4J_URI` set.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 #![cfg(feature = "neo4j")]
 
 use serenqa_cypher::neo4j::Neo4jClient;

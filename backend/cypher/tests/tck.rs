@@ -11,6 +11,7 @@
 //! below `tests/tck-baseline.json` (`TCK_UPDATE_BASELINE=1` rewrites it) or when a required
 //! area is under 60%. `TCK_FILTER=text` runs matching scenarios only; `TCK_VERBOSE=1` prints
 //! every failure.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;

@@ -578,8 +578,7 @@ mod tests {
         );
         assert_eq!(c.to_string(), "redis+cluster://a:7000,b:7001");
         let e = RedisTarget::parse("http://u:pw@host")
-            .err()
-            .expect("not redis");
+            .expect_err("not redis");
         assert!(!e.contains("pw") && e.contains("not a Redis URL"), "{e}");
     }
 }

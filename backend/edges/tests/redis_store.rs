@@ -1,6 +1,7 @@
 //! The Redis edge store against real Redis: export, lookups identical to the in-memory
 //! store, the key scheme, graph checks and clear errors; on a single instance and on a
 //! three-shard cluster.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 use common as redis_fixture;
@@ -127,8 +128,7 @@ async fn exercise(url: &str) {
     let err = edges
         .incident_many(&[0, 1])
         .await
-        .err()
-        .expect("corrupt")
+        .expect_err("corrupt")
         .to_string();
     assert!(err.contains(&bad) && err.contains("magic"), "{err}");
 
@@ -140,8 +140,7 @@ async fn exercise(url: &str) {
     let err = edges
         .incident_many(&[4])
         .await
-        .err()
-        .expect("missing key")
+        .expect_err("missing key")
         .to_string();
     assert!(err.contains("missing"), "{err}");
 
@@ -282,8 +281,7 @@ fn redis_cli(args: &[&str]) -> String {
 #[tokio::test]
 async fn unreachable_and_malformed_urls_are_one_line_errors() {
     let e = RedisTarget::parse("http://localhost")
-        .err()
-        .expect("not redis");
+        .expect_err("not redis");
     assert!(e.contains("not a Redis URL"), "{e}");
     assert!(RedisTarget::parse("redis+cluster://").is_err());
     let port = std::net::TcpListener::bind("127.0.0.1:0")

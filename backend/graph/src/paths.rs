@@ -183,7 +183,7 @@ fn walk(
         }
         // u must reach a target in exactly the hops left after this step (shortest first).
         match dist.get(&u) {
-            Some(&d) if (d as usize) <= left - 1 => {}
+            Some(&d) if (d as usize) < left => {}
             _ => continue,
         }
         if left - 1 == 0 && !is_target.contains(&u) {

@@ -112,7 +112,7 @@ impl<'a> SnapshotWriter<'a> {
 fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
-        .map(|n| n.to_os_string())
+        .map(std::ffi::OsStr::to_os_string)
         .unwrap_or_default();
     name.push(format!(".tmp{}", std::process::id()));
     path.with_file_name(name)
@@ -337,9 +337,9 @@ impl crate::Graph {
         let name_bytes = r.read_bytes("graph.name.bytes")?;
         let name_offsets = r.read_pod("graph.name.offsets")?;
         let ident = crate::strings::StringArena::from_parts(ident_bytes, ident_offsets)
-            .map_err(|m| bad(m))?;
+            .map_err(&bad)?;
         let name = crate::strings::StringArena::from_parts(name_bytes, name_offsets)
-            .map_err(|m| bad(m))?;
+            .map_err(&bad)?;
         let mut types = crate::vocab::Vocab::new();
         for t in &h.types {
             types.intern(t);

@@ -1,4 +1,5 @@
 //! Loading from a live Neo4j. Runs only with the `neo4j` feature and `NEO4J_URI` set.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 #[cfg(feature = "neo4j")]
 #[test]

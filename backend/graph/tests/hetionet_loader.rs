@@ -1,4 +1,5 @@
 //! The Hetionet loader on small fixtures (every error path) and on the real rebuild.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 
@@ -145,8 +146,7 @@ fn truncated_gzip_is_a_clear_error_not_a_partial_graph() {
         metagraph: None,
     };
     let e = load(&f, &LoadOptions::default())
-        .err()
-        .expect("truncated input must fail")
+        .expect_err("truncated input must fail")
         .to_string();
     assert!(e.contains("cut.sif.gz:") && e.contains("truncated"), "{e}");
 }

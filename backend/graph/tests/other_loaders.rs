@@ -1,4 +1,5 @@
 //! Neo4j admin-import CSV and generic table loaders.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Snapshots (round trip, corruption, truncation), the subgraph filter and the synthetic
 //! generator.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! slice property, independence from entities outside A, invariance to a common factor on
 //! the marginals and to return-to-self mass, and that N discriminates on a small hand-made
 //! graph where the paper's clipped form is constant.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! The transition model and marginals against dense computations from the edge list.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! P3 block, marginals, embeddings of A, π, T, O, I(As|Ae), Pe, Ps, JSD, R, N, S, RNS — equals the
 //! independent pure-Python computation in `tests/fixtures/worked_example.py` (its output is
 //! committed as `worked_example.json`) to 1e-9, for both walk directions.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serde_json::Value;
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};

@@ -613,7 +613,7 @@ pub async fn explore(
                         let id = item.split([' ', '|']).next().unwrap_or("");
                         match by_id.get(id) {
                             Some(&n) if !out.contains(&n) && !visited_now.contains(&n) => {
-                                out.push(n)
+                                out.push(n);
                             }
                             Some(_) => {}
                             None => t.issues.push(format!("not a candidate id: {item:?}")),

@@ -650,7 +650,7 @@ pub fn parse_reply(model: &str, body: &str, attempts: u32) -> Result<Reply, LlmE
     let tok = |k: &str| {
         usage
             .and_then(|u| u.get(k))
-            .and_then(|x| x.as_u64())
+            .and_then(serde_json::Value::as_u64)
             .unwrap_or(0)
     };
     let (text, cut) = if text.chars().count() > MAX_REPLY_CHARS {

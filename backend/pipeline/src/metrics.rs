@@ -88,7 +88,7 @@ pub fn parse_score(reply: &str) -> Option<u8> {
         let lower = l.to_ascii_lowercase();
         if let Some(rest) = lower.strip_prefix("score") {
             let rest = rest.trim_start_matches(['*', ':', ' ', '=']);
-            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
             if let Ok(n) = digits.parse::<u8>() {
                 if (1..=5).contains(&n) {
                     return Some(n);
@@ -114,7 +114,7 @@ mod tests {
     use super::*;
 
     fn set(xs: &[&str]) -> BTreeSet<String> {
-        xs.iter().map(|s| s.to_string()).collect()
+        xs.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

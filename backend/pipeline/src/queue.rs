@@ -1449,7 +1449,7 @@ async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> Outcome {
 type InFlight = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
 
 fn lock_ids(m: &InFlight) -> std::sync::MutexGuard<'_, BTreeMap<String, BTreeSet<String>>> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `serenqa worker`: takes items of every active run from Redis and runs them until stopped
@@ -1530,7 +1530,7 @@ pub async fn run_worker(
     // stop the others.
     let run_errors: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
     let run_error = |run_id: &str, e: String| {
-        let mut m = run_errors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = run_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if m.get(run_id) != Some(&e) {
             log(format!("run {run_id}: {e} (retrying)"));
             m.insert(run_id.to_string(), e);

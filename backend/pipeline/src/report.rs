@@ -438,7 +438,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
                             " {rel} | {} | {} | {n} |",
                             with_ci(c.type_match, c.ci.get("type_match"), 3),
                             with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)
-                        ))
+                        ));
                     }
                     None => s.push_str(" – | – | – | 0 |"),
                 }

@@ -1106,7 +1106,7 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
         split: cfg.split.clone(),
         limit: cfg.limit,
         explore: cfg.explore.clone(),
-        edge_source: cfg.edges.as_ref().map(|t| t.to_string()).unwrap_or_else(|| "memory".into()),
+        edge_source: cfg.edges.as_ref().map(std::string::ToString::to_string).unwrap_or_else(|| "memory".into()),
         ensemble: bench.ensemble.clone(),
         seeds: BTreeMap::from([("explore".to_string(), cfg.explore.seed)]),
         items: counts,
@@ -1345,11 +1345,11 @@ pub fn question_trace(
     }
     let t1: Vec<serde_json::Value> = read_lines(&dir.join(T1_FILE))
         .into_iter()
-        .filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid)))
+        .filter(|v| v.get("qid").and_then(serde_json::Value::as_u64) == Some(u64::from(qid)))
         .collect();
     let t3: Vec<serde_json::Value> = read_lines(&dir.join(T3_FILE))
         .into_iter()
-        .filter(|v| v.get("qid").and_then(|q| q.as_u64()) == Some(u64::from(qid)))
+        .filter(|v| v.get("qid").and_then(serde_json::Value::as_u64) == Some(u64::from(qid)))
         .collect();
     if t1.is_empty() && t3.is_empty() {
         return Err(format!("run {run_id} has no trace for question {qid}"));
@@ -1372,7 +1372,7 @@ pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<serde_json::Va
         .into_iter()
         .chain(read_lines(&dir.join(T3_FILE)))
     {
-        if let Some(q) = v.get("qid").and_then(|q| q.as_u64()) {
+        if let Some(q) = v.get("qid").and_then(serde_json::Value::as_u64) {
             seen.entry(q).or_insert_with(|| serde_json::json!({"qid": q, "pattern": v.get("pattern").cloned().unwrap_or_default(), "question": v.get("question").cloned().unwrap_or_default()}));
         }
     }

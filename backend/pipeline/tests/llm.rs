@@ -1,6 +1,7 @@
 //! The LLM client against a scripted OpenAI-compatible server on loopback: request format,
 //! retries on 429/500, timeouts, cache hits on rerun, malformed replies, the concurrency
 //! limit, and the throughput of the LLM path with 200 ms simulated latency.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

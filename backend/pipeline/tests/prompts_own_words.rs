@@ -1,6 +1,7 @@
 //! Every prompt template is in our own words: none shares a run of six or more consecutive
 //! words with the SerenQA paper (case and punctuation folded). The paper is read from
 //! `../shared/reference/serenqa-paper.txt` (or `$SERENQA_PAPER`); under CI its absence fails.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::collections::HashSet;
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! `redis-server`; without either the tests print `SKIPPED: no Redis`): idempotent enqueue,
 //! results written at most once, reclaim of idle entries and keepalive, poison tasks, and a
 //! distributed offline run that equals the local run. Each test uses its own database.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 mod common;
 

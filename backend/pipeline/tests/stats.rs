@@ -2,6 +2,7 @@
 //! (no data needed): n per cell, "–" for n = 0 (never 0.000), bootstrap intervals, the
 //! grammar-oracle label of the offline T1 row, proxy judges named as such, and the paired
 //! comparison of two runs written to a runs directory.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_pipeline::compare::{compare_runs, markdown as compare_md};
 use serenqa_pipeline::reasoning::Judged;
@@ -52,7 +53,7 @@ fn t3(qid: u32, partition: &str, hit: f64, judge: &str) -> T3Record {
 fn parts() -> Vec<String> {
     ["llm", "expert", "sscore"]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect()
 }
 

@@ -205,7 +205,7 @@ pub fn assign_folds(
     kind: FoldKind,
     seed: u64,
 ) -> Vec<usize> {
-    let npairs = positives.first().map_or(0, |p| p.len());
+    let npairs = positives.first().map_or(0, std::vec::Vec::len);
     let k = k.max(1);
     let mut fold = vec![0usize; npairs];
     match kind {

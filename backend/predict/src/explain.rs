@@ -185,6 +185,52 @@ pub fn paths(
     }
 }
 
+/// What the server keeps to explain predictions: the metagraph and each metapath's steps by
+/// name (compound → disease).
+pub struct Explainer {
+    pub mg: Metagraph,
+    pub by_name: std::collections::HashMap<String, Vec<usize>>,
+    pub damping: f64,
+}
+
+impl Explainer {
+    pub fn new(
+        g: &Graph,
+        params: &crate::features::FeatureParams,
+    ) -> Result<Self, crate::PredictError> {
+        let space = crate::features::Space::new(g, params)?;
+        let by_name = space
+            .paths
+            .iter()
+            .zip(&space.names)
+            .map(|(p, n)| (n.clone(), space.mg.reversed(p)))
+            .collect();
+        Ok(Explainer {
+            mg: space.mg,
+            by_name,
+            damping: params.damping,
+        })
+    }
+
+    /// Words for a metapath: the verbs and node types along it.
+    pub fn reading(&self, g: &Graph, steps: &[usize]) -> String {
+        steps
+            .iter()
+            .map(|&s| {
+                let st = &self.mg.steps[s];
+                let verb = &g.relation(st.rel).verb;
+                let verb = if st.inn && !st.out {
+                    format!("{verb} (by)")
+                } else {
+                    verb.clone()
+                };
+                format!("{verb} {}", g.type_display(st.to).to_lowercase())
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,51 +290,5 @@ mod tests {
         assert!(ps.paths[0].weight > ps.paths[1].weight);
         // g1: (2·1)^-0.4 · (1·2)^-0.4 ; hub: (2·10)^-0.4 · (1·2)^-0.4
         assert!((ps.paths[1].weight - (20.0f64 * 2.0).powf(-0.4)).abs() < 1e-12);
-    }
-}
-
-/// What the server keeps to explain predictions: the metagraph and each metapath's steps by
-/// name (compound → disease).
-pub struct Explainer {
-    pub mg: Metagraph,
-    pub by_name: std::collections::HashMap<String, Vec<usize>>,
-    pub damping: f64,
-}
-
-impl Explainer {
-    pub fn new(
-        g: &Graph,
-        params: &crate::features::FeatureParams,
-    ) -> Result<Self, crate::PredictError> {
-        let space = crate::features::Space::new(g, params)?;
-        let by_name = space
-            .paths
-            .iter()
-            .zip(&space.names)
-            .map(|(p, n)| (n.clone(), space.mg.reversed(p)))
-            .collect();
-        Ok(Explainer {
-            mg: space.mg,
-            by_name,
-            damping: params.damping,
-        })
-    }
-
-    /// Words for a metapath: the verbs and node types along it.
-    pub fn reading(&self, g: &Graph, steps: &[usize]) -> String {
-        steps
-            .iter()
-            .map(|&s| {
-                let st = &self.mg.steps[s];
-                let verb = &g.relation(st.rel).verb;
-                let verb = if st.inn && !st.out {
-                    format!("{verb} (by)")
-                } else {
-                    verb.clone()
-                };
-                format!("{verb} {}", g.type_display(st.to).to_lowercase())
-            })
-            .collect::<Vec<_>>()
-            .join(" · ")
     }
 }

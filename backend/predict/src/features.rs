@@ -284,7 +284,7 @@ impl<'g> Space<'g> {
                     }
                 }
             }
-            for v in col.iter_mut() {
+            for v in &mut col {
                 *v = v.asinh();
             }
             if let Some(h) = labels.iter().position(|&r| r == st.rel) {

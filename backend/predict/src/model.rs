@@ -122,7 +122,7 @@ impl Fitted {
     /// same order per pair).
     pub fn logits_all(&self, f: &Features) -> Vec<f64> {
         let m = &self.model;
-        let n = f.cols.first().map_or(0, |c| c.len());
+        let n = f.cols.first().map_or(0, std::vec::Vec::len);
         let mut z = vec![0.0f64; n];
         for (j, c) in f.cols.iter().enumerate() {
             let (b, mu, sd) = (m.beta[j], m.mean[j], m.std[j]);

@@ -179,7 +179,7 @@ pub fn ensemble_reply(model: &str, answers: &[&str], attempt: usize) -> String {
     }
     ensemble_scores(model, answers)
         .iter()
-        .map(|x| x.to_string())
+        .map(std::string::ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
 }

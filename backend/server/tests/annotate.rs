@@ -1,6 +1,7 @@
 //! The annotation API on a live `serenqa serve` with a throwaway SQLite file: every route's
 //! access rule for every role, CSRF, login back-off, revisions and submission ids, bad input (nothing stored), the load and
 //! crash tests.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -245,7 +246,7 @@ fn keys(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => m.iter().for_each(|(k, x)| {
             out.push(k.clone());
-            keys(x, out)
+            keys(x, out);
         }),
         Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
         _ => {}

@@ -1,4 +1,5 @@
 //! The HTTP API of a live `serenqa serve` on loopback: JSON shapes, errors, headers, limits.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

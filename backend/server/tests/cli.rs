@@ -1,5 +1,6 @@
 //! The `serenqa` binary end to end: import → stats, synth, errors as one line, data fetch
 //! against a loopback HTTP server (no outside network).
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

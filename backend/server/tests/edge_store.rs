@@ -4,6 +4,7 @@
 //! run whose worker reads the cluster (`serenqa worker --edges …`) gives the same records.
 //! Ask (`serenqa ask --edges`, `serenqa serve --edges`) answers as it does from memory, and a
 //! store that vanishes under a running server gives a 503, not a wrong answer.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 #[path = "../../edges/tests/common/mod.rs"]
 mod redis_fixture;
@@ -94,7 +95,7 @@ fn fixture() -> Option<Fixture> {
     };
     let (single, s1) = redis_fixture::single()?;
     let (cluster, s2) = redis_fixture::cluster()?;
-    let lock = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = CLUSTER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().expect("tempdir");
     serenqa(
         &["--quiet", "precompute", "--out", "gm.snap"],
@@ -141,14 +142,14 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     }
     let out = serenqa(
         &[
-            "--quiet", "edges", "check", "--graph", "gm.snap", "--from", &cluster,
+            "--quiet", "edges", "check", "--graph", "gm.snap", "--from", cluster,
         ],
         d,
         data,
     );
     assert!(out.contains("equals the graph's"), "{out}");
     eval("single", Some(&single));
-    eval("cluster", Some(&cluster));
+    eval("cluster", Some(cluster));
 
     let mem = t3_records(&d.join("mem"));
     assert!(
@@ -332,7 +333,7 @@ fn ask_explores_on_the_redis_edge_store_with_the_in_memory_answer() {
     };
     let mem = ask(None);
     assert_eq!(mem["edge_source"], "memory");
-    let candidates = mem["candidates"].as_array().map_or(0, |c| c.len());
+    let candidates = mem["candidates"].as_array().map_or(0, std::vec::Vec::len);
     assert!(
         candidates >= 5,
         "the asthma question finds candidates to compare: {candidates}"

@@ -4,6 +4,7 @@
 //! distinct) and is accepted on its retry, and one that always replies with words. The build
 //! must average the three valid models, take the top b, drop the malformed model for every
 //! question and record that in the manifest. Nine questions on Hetionet, no RNS model: fast.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 #[path = "../src/scripted_llm.rs"]
 mod scripted_llm;

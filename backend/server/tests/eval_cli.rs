@@ -1,5 +1,6 @@
 //! `serenqa eval` killed with SIGKILL mid-run and run again ends with exactly the results of
 //! an uninterrupted run (Hetionet, a 30-question benchmark built by `eval` itself).
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

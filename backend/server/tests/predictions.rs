@@ -1,6 +1,7 @@
 //! `serenqa predict` and `GET /api/predictions` end to end on a small Hetionet-format graph:
 //! the TSV is byte-identical across runs, the server serves the stored predictions, and bad
 //! input gets a 4xx `{code, message}`.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -6,6 +6,7 @@
 //!
 //! Redis: `$SERENQA_REDIS_URL`, else a throwaway `redis-server`; without either the test
 //! prints `SKIPPED: no Redis`. Hetionet: `../shared/data` or `$SERENQA_DATA`.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 #[path = "../src/scripted_llm.rs"]
 mod scripted_llm;

@@ -1,6 +1,7 @@
 //! The shortlist API on a live `serenqa serve` with a throwaway SQLite file: sign-in and CSRF
 //! required, keys checked against the graph, scores checked, names from the graph, replace in
 //! place, removal, the per-user cap, and one-line JSON errors with a code.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

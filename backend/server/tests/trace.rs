@@ -1,6 +1,7 @@
 //! `GET /api/runs/{id}/trace/{qid}` on a live `serenqa serve`: one question of a run as the
 //! trace page reads it (typed `QuestionTrace`: names, hits, metrics, the beam's tree), and
 //! one-line JSON errors with a code for a bad run id, an unknown question and a bad key.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -71,7 +72,7 @@ fn start() -> Server {
             group: "one_hop".into(),
             question: "Which compounds treat hypertension?".into(),
             agent: "offline".into(),
-            gold: gold.iter().map(|s| s.to_string()).collect(),
+            gold: gold.iter().map(std::string::ToString::to_string).collect(),
             retrieved: Retrieved {
                 cypher: Some(
                     "MATCH (c:Compound)-[:TREATS_CtD]->(d:Disease {name: 'hypertension'}) RETURN c"
@@ -79,7 +80,7 @@ fn start() -> Server {
                 ),
                 executable: true,
                 error: None,
-                answers: answers.iter().map(|s| s.to_string()).collect(),
+                answers: answers.iter().map(std::string::ToString::to_string).collect(),
                 rows: answers.len(),
             },
             hit: 0.5,

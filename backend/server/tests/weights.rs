@@ -2,6 +2,7 @@
 //! and the RNS-guided partition use the shipped fitted weights (`backend/model/rns-weights.json`)
 //! and say so; once the annotation store holds a calibration on expert rankings, every one of
 //! them uses it and records it; weights given with a request override both, labelled `request`.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

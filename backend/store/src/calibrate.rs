@@ -147,7 +147,7 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
     let default_agreement = mean_agreement(items, &rns_sets(items, &Weights::default())?);
 
     let expert: Vec<&[usize]> = items.iter().map(|i| i.expert.as_slice()).collect();
-    let rns: Vec<&[usize]> = fitted.iter().map(|s| s.as_slice()).collect();
+    let rns: Vec<&[usize]> = fitted.iter().map(std::vec::Vec::as_slice).collect();
     let mut pairs = vec![PairStat {
         a: "expert".into(),
         b: "rns-guided".into(),

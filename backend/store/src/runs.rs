@@ -15,9 +15,9 @@ pub fn import_runs(repo: &dyn Repo, dir: &Path) -> Result<(Vec<String>, Vec<Stri
     let mut skipped = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .collect();
-    entries.sort_by_key(|e| e.file_name());
+    entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
         let p = e.path();
         if !p.is_dir() {

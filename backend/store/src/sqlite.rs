@@ -193,7 +193,7 @@ fn blind_candidate_ids(tx: &rusqlite::Transaction) -> Result<()> {
             .collect::<rusqlite::Result<_>>()?;
         let remap = |v: &mut Vec<RankEntry>| {
             v.iter_mut()
-                .for_each(|e| e.candidate = map.get(&e.candidate).copied().unwrap_or(e.candidate))
+                .for_each(|e| e.candidate = map.get(&e.candidate).copied().unwrap_or(e.candidate));
         };
         for (rid, ranking, pending) in resp {
             let mut r: Vec<RankEntry> = serde_json::from_str(&ranking).map_err(json_err)?;
@@ -271,7 +271,7 @@ impl SqliteRepo {
     fn c(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves the connection usable (SQLite rolls back an
         // unfinished transaction when it is dropped), so a poisoned lock is recovered.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

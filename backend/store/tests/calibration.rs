@@ -1,6 +1,7 @@
 //! Calibration recovers known weights: expert partitions are generated as the RNS-guided
 //! partitions at hidden weights on random slices; the fit must find weights that reproduce
 //! them and lie near the hidden ones.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
 use serenqa_store::calibrate::{calibrate, Item};

@@ -1,5 +1,6 @@
 //! The SQLite repository: migrations, invites, sessions, idempotent responses, aggregation,
 //! expert-rankings file and export — on a real database file.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_store::aggregate::{batch_aggregates, expert_rankings, export_csv, export_rows};
 use serenqa_store::repo::{NewBatch, NewCandidate, NewQuestion};

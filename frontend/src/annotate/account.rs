@@ -16,7 +16,7 @@ pub fn safe_next(n: &str) -> bool {
     n.starts_with('/')
         && !n.starts_with("//")
         && !n.contains('\\')
-        && !n.chars().any(|c| c.is_control())
+        && !n.chars().any(char::is_control)
         && !n.starts_with("/login")
         && n.len() <= 2000
 }

@@ -40,7 +40,7 @@ fn AdminBody(me: Me) -> impl IntoView {
     };
     let (cals, set_cals) = signal(None::<Result<Vec<CalibrationView>, Failure>>);
     let reload_cals = move || {
-        spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) })
+        spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) });
     };
     reload_cals();
     let (source, set_source) = signal(Source::Serenqa);
@@ -160,7 +160,7 @@ fn ResetButton(user: User) -> impl IntoView {
             )
             .await;
             set_out.set(Some(r.map_err(|f| f.message)));
-        })
+        });
     };
     view! {
         {move || match out.get() {

@@ -153,7 +153,7 @@ fn QuestionLoader(user: i64) -> impl IntoView {
             if let Ok(q) = id.parse::<i64>() {
                 sync::wait_for_saves(q).await;
             }
-            set_qv.set(Some(get(&format!("/api/annotate/questions/{id}")).await))
+            set_qv.set(Some(get(&format!("/api/annotate/questions/{id}")).await));
         });
     });
     move || {
@@ -336,7 +336,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                     <p><strong>"This question was saved elsewhere"</strong>
                         {format!(" (another tab or device stored {what}, revision {}). Your version, shown below, has not been saved over it.", s.revision)}</p>
                     {(!theirs.is_empty()).then(|| view! { <p class="muted" data-testid="theirs">"Theirs: " {theirs.join(", ")}</p> })}
-                    <button class="button" type="button" data-testid="keep-mine" on:click=move |_| saver.with_value(|sv| sv.keep_mine())>"Keep mine"</button>
+                    <button class="button" type="button" data-testid="keep-mine" on:click=move |_| saver.with_value(super::sync::Saver::keep_mine)>"Keep mine"</button>
                     " "
                     <button class="button secondary" type="button" data-testid="take-theirs" on:click=move |_| {
                         if let Some(snap) = saver.with_value(|sv| sv.take_theirs(&s2)) {
@@ -348,7 +348,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         })
     };
     let discard_edits = move |_| {
-        if let Some(snap) = saver.with_value(|s| s.submitted()) {
+        if let Some(snap) = saver.with_value(super::sync::Saver::submitted) {
             apply(&snap);
             changed();
         }
@@ -359,7 +359,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         let Some(i) = items.with_untracked(|v| v.iter().position(|x| x.cand.id == id)) else {
             return;
         };
-        let n = items.with_untracked(|v| v.len());
+        let n = items.with_untracked(std::vec::Vec::len);
         match ev.key().as_str() {
             "ArrowUp" if i > 0 => {
                 ev.prevent_default();
@@ -420,7 +420,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         retarget();
     };
     let stop_scroller = move || {
-        if let Some(h) = scroller.try_update_value(|s| s.take()).flatten() {
+        if let Some(h) = scroller.try_update_value(std::option::Option::take).flatten() {
             h.clear();
         }
     };

@@ -23,7 +23,7 @@ fn ReviewBody(me: Me) -> impl IntoView {
         if let Some(id) = open.get() {
             set_detail.set(None);
             spawn_local(async move {
-                set_detail.set(Some(get(&format!("/api/review/batches/{id}")).await))
+                set_detail.set(Some(get(&format!("/api/review/batches/{id}")).await));
             });
         }
     });

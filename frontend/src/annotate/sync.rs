@@ -225,7 +225,7 @@ impl Saver {
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {
-        self.core.lock().unwrap_or_else(|p| p.into_inner())
+        self.core.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The content changed: keep it on this device and save it after the pause.
@@ -573,7 +573,7 @@ async fn sleep_or_online(ms: i32) {
         let opts = js_sys::Object::new();
         let _ = js_sys::Reflect::set(&opts, &JsValue::from_str("once"), &JsValue::TRUE);
         if let Ok(add) = js_sys::Reflect::get(&w, &JsValue::from_str("addEventListener"))
-            .and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from))
+            .and_then(wasm_bindgen::JsCast::dyn_into::<js_sys::Function>)
         {
             let _ = add.call3(&w, &JsValue::from_str("online"), &resolve, &opts);
         }

@@ -1,4 +1,5 @@
 //! Helpers shared by the benchmark integration tests.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

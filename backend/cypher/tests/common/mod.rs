@@ -1,4 +1,5 @@
 //! A small graph built in code, shared by the budget tests (no data files needed).
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
 

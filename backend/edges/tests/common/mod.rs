@@ -1,6 +1,7 @@
 //! Real Redis for tests: the servers `scripts/redis.sh` started (`SERENQA_REDIS_URL`,
 //! `SERENQA_REDIS_CLUSTER`), else servers this test starts itself on free loopback ports
 //! (stopped on drop), else a loud SKIPPED line.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 #![allow(dead_code)]
 
 use std::process::{Child, Command, Stdio};

@@ -149,7 +149,7 @@ fn csv_reader(
 }
 
 fn csv_error(path: &Path, e: csv::Error) -> GraphError {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    let line = e.position().map(csv::Position::line).unwrap_or(0);
     let msg = match e.kind() {
         csv::ErrorKind::Io(io) => read_error_message(io),
         csv::ErrorKind::UnequalLengths {
@@ -206,7 +206,7 @@ pub fn load(
         let label_col = cols.iter().position(|c| matches!(c, Col::Label));
         for rec in rdr.records() {
             let rec = rec.map_err(|e| csv_error(path, e))?;
-            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let line = rec.position().map(csv::Position::line).unwrap_or(0);
             let id = rec.get(id_col).unwrap_or("");
             if id.is_empty() {
                 return Err(GraphError::line(path, line, "empty :ID"));
@@ -302,7 +302,7 @@ pub fn load(
         let score_col = cols.iter().position(|c| matches!(c, Col::Prop { name, ty: ColType::Float | ColType::Int, array: false } if ["score", "confidence", "weight"].contains(&name.as_str())));
         for rec in rdr.records() {
             let rec = rec.map_err(|e| csv_error(path, e))?;
-            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let line = rec.position().map(csv::Position::line).unwrap_or(0);
             let (s, e, ty) = (
                 rec.get(sc).unwrap_or(""),
                 rec.get(ec).unwrap_or(""),

@@ -106,7 +106,7 @@ fn get<'a>(r: &'a Resolved, rec: &'a csv::StringRecord) -> &'a str {
 }
 
 fn err(path: &Path, e: csv::Error) -> GraphError {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    let line = e.position().map(csv::Position::line).unwrap_or(0);
     let msg = match e.kind() {
         csv::ErrorKind::Io(io) => read_error_message(io),
         csv::ErrorKind::UnequalLengths {
@@ -153,7 +153,7 @@ pub fn load(spec: &TableSpec, opts: &LoadOptions) -> Result<Graph> {
         let mut cols: Option<(Resolved, Option<Resolved>, Resolved)> = None;
         for rec in rdr.records() {
             let rec = rec.map_err(|e| err(&t.path, e))?;
-            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let line = rec.position().map(csv::Position::line).unwrap_or(0);
             if cols.is_none() {
                 let w = rec.len();
                 cols = Some((
@@ -205,7 +205,7 @@ pub fn load(spec: &TableSpec, opts: &LoadOptions) -> Result<Graph> {
         let mut cols: Option<(Resolved, Resolved, Resolved, Option<Resolved>)> = None;
         for rec in rdr.records() {
             let rec = rec.map_err(|e| err(&t.path, e))?;
-            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let line = rec.position().map(csv::Position::line).unwrap_or(0);
             if cols.is_none() {
                 let w = rec.len();
                 cols = Some((

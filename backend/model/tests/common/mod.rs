@@ -1,5 +1,6 @@
 //! Test helpers: small graphs from edge lists, and dense reference computations written
 //! straight from the definitions in docs/RNS.md (independent of the sparse code under test).
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 #![allow(dead_code)]
 
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, NodeId, RelationType};

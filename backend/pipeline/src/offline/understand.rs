@@ -55,7 +55,7 @@ const MAX_SPAN: usize = 8;
 pub fn fold_word(w: &str) -> String {
     let mut s: String = w
         .chars()
-        .flat_map(|c| c.to_lowercase())
+        .flat_map(char::to_lowercase)
         .filter(|c| c.is_alphanumeric())
         .collect();
     if s.len() > 4 && s.ends_with("ies") {
@@ -131,7 +131,7 @@ pub struct LexiconFile {
 fn norm_label(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_alphanumeric())
-        .flat_map(|c| c.to_lowercase())
+        .flat_map(char::to_lowercase)
         .collect()
 }
 

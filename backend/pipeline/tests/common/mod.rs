@@ -1,5 +1,6 @@
 //! Test helpers: a scripted OpenAI-compatible server on loopback, the Hetionet graph through
 //! the CLI's cached snapshot, and a small benchmark built once per test binary.
+#![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

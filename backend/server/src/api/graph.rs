@@ -348,7 +348,7 @@ pub fn diverse(paths: Vec<GraphPath>, limit: usize) -> Vec<GraphPath> {
     let mut out = Vec::with_capacity(limit);
     while out.len() < limit {
         let mut took = false;
-        for (_, q) in groups.iter_mut() {
+        for (_, q) in &mut groups {
             if out.len() >= limit {
                 break;
             }

@@ -48,7 +48,7 @@ pub struct Annotation {
 impl Annotation {
     pub fn new(repo: Arc<dyn Repo>, secure_cookies: bool) -> Self {
         let cores = std::thread::available_parallelism()
-            .map(|n| n.get())
+            .map(std::num::NonZero::get)
             .unwrap_or(1);
         Annotation {
             repo,

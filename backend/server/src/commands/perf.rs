@@ -182,7 +182,7 @@ fn child(args: &[String]) -> Result<PhaseResult> {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 

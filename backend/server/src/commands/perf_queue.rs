@@ -88,7 +88,7 @@ impl Drop for Workers {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     if v.is_empty() {
         return f64::NAN;
     }
