@@ -15,6 +15,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding rust target wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
 fi
+for comp in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^$comp"; then
+    log "adding rust component $comp"
+    rustup component add "$comp"
+  fi
+done
 
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)

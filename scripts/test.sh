@@ -32,6 +32,12 @@ eval "$redis_env"
 echo "SERENQA_REDIS_URL=$SERENQA_REDIS_URL"
 echo "SERENQA_REDIS_CLUSTER=$SERENQA_REDIS_CLUSTER"
 
+step "format: cargo fmt --all --check (rustfmt.toml)"
+cargo fmt --all --check
+
+step "lint: cargo clippy --workspace --all-targets -- -D warnings ([workspace.lints], clippy.toml)"
+cargo clippy --workspace --all-targets -- -D warnings
+
 step "cargo test (all host crates)"
 cargo test --no-fail-fast
 
