@@ -191,14 +191,16 @@ class Crate:
                 deps.add(t)
             if a in self.files:  # a module brought into scope
                 aliases[alias or (a[-1] if a else "crate")] = a
-        for m in re.finditer(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", text):
+        # Paths in code (use declarations are read above).
+        code = re.sub(r"(?:^|(?<=[;{}\s]))(?:pub(?:\([^)]*\))?\s+)?use\s+[^;]+;", " ", text)
+        for m in re.finditer(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", code):
             a = self.absolute(f, m.group(1))
             if a is not None:
                 t = self.target(a)
                 if t:
                     deps.add(t)
         for name, a in aliases.items():
-            for m in re.finditer(r"(?<![\w:])" + re.escape(name) + r"((?:::\w+)+)", text):
+            for m in re.finditer(r"(?<![\w:])" + re.escape(name) + r"((?:::\w+)+)", code):
                 t = self.target(a + tuple(s for s in m.group(1).split("::") if s))
                 if t:
                     deps.add(t)

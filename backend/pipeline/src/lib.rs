@@ -104,6 +104,7 @@
 //!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
 //!   counts as an empty reply. The run goes on.
 
+pub mod agents;
 pub mod ask;
 pub mod bench;
 pub mod compare;

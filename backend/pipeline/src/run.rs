@@ -21,10 +21,9 @@ use serenqa_graph::Graph;
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
 
+use crate::agents::Agents;
 use crate::bench::{self, path_ends, resolve_ids, Benchmark};
-use crate::explore::{
-    self, path_line, Agents, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats,
-};
+use crate::explore::{self, path_line, CallTrace, Env, ExploreConfig, LevelTrace, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles, StatsSnapshot};
 use crate::metrics;
 use crate::reasoning::{self, Judged};
@@ -402,12 +401,12 @@ pub struct Ctx {
     g: Arc<Graph>,
     model: Option<Arc<Model>>,
     bench: Arc<Benchmark>,
-    lex: Arc<OfflineRetriever>,
     stats: Arc<TypeStats>,
     blocks: Arc<BlockCache>,
     /// A remote edge store for T3 (None: the in-memory graph).
     remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>>,
-    roles: Roles,
+    /// The agents of the run, chosen once from the roles.
+    agents: Agents,
     explore: ExploreConfig,
     t1_example: String,
     examples: BTreeMap<String, String>,
@@ -477,8 +476,9 @@ impl Ctx {
         } else {
             BTreeMap::new()
         };
+        let lex = Arc::new(OfflineRetriever::new(&g));
         Ctx {
-            lex: Arc::new(OfflineRetriever::new(&g)),
+            agents: Agents::from_roles(&roles, lex),
             stats: Arc::new(TypeStats::new(&g)),
             blocks: Arc::new(BlockCache::new(256)),
             by_qid: bench
@@ -490,7 +490,6 @@ impl Ctx {
             g,
             model,
             bench,
-            roles,
             explore,
             t1_example,
             examples,
@@ -662,12 +661,7 @@ pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, Strin
                 pattern: r.pattern_type.clone(),
                 group: bench::pattern_group(&r.pattern_type).to_string(),
                 question: r.question.clone(),
-                agent: ctx
-                    .roles
-                    .retrieval
-                    .as_ref()
-                    .map(|m| m.name.clone())
-                    .unwrap_or_else(|| "offline".into()),
+                agent: ctx.agents.retriever.model().unwrap_or("offline").into(),
                 gold: r.answer.iter().map(|a| a.answer_argument.clone()).collect(),
                 retrieved: Retrieved {
                     error: Some(msg.to_string()),
@@ -737,14 +731,11 @@ fn example_text(b: &Benchmark, partition: &str) -> String {
 async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
     let r = &ctx.bench.kgqa[i];
     let gold: Vec<String> = r.answer.iter().map(|a| a.answer_argument.clone()).collect();
-    let (retrieved, call, _) = retrieval::retrieve(
-        &ctx.g,
-        ctx.lex.as_ref(),
-        ctx.roles.retrieval.as_ref(),
-        &r.question,
-        &ctx.t1_example,
-    )
-    .await;
+    let (retrieved, call, _) = ctx
+        .agents
+        .retriever
+        .retrieve(&ctx.g, &r.question, &ctx.t1_example)
+        .await;
     let (hit, f1) = retrieval::score(&gold, &retrieved);
     T1Record {
         key: format!("t1:{}", r.qid),
@@ -752,12 +743,7 @@ async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
         pattern: r.pattern_type.clone(),
         group: bench::pattern_group(&r.pattern_type).to_string(),
         question: r.question.clone(),
-        agent: ctx
-            .roles
-            .retrieval
-            .as_ref()
-            .map(|m| m.name.clone())
-            .unwrap_or_else(|| "offline".into()),
+        agent: ctx.agents.retriever.model().unwrap_or("offline").into(),
         gold,
         retrieved,
         hit,
@@ -837,12 +823,6 @@ async fn run_t3(
             weights,
         },
     };
-    let agents = Agents {
-        relations: ctx.roles.relations.clone(),
-        nodes: ctx.roles.nodes.clone(),
-        cont: ctx.roles.cont.clone(),
-        summary: ctx.roles.summary.clone(),
-    };
     let mut cfg = ctx.explore.clone();
     cfg.use_summaries = with_summaries;
     let example = ctx.examples.get(partition).cloned().unwrap_or_default();
@@ -851,7 +831,7 @@ async fn run_t3(
         roots,
         example,
     };
-    let ex = explore::explore(&env, &agents, &cfg, &task).await?;
+    let ex = explore::explore(&env, &ctx.agents.explore, &cfg, &task).await?;
     let leaves = ex.leaves();
     let mut calls = ex.calls.clone();
     rec.levels = ex.levels.clone();
@@ -868,7 +848,7 @@ async fn run_t3(
         .map(|&n| g.type_label(g.node_type(n)).to_string())
         .collect();
     rec.summaries = ex.summaries.clone();
-    let judge = ctx.roles.judge.as_ref();
+    let judge = ctx.agents.judge.as_ref();
     if with_summaries && ctx.want_t2 {
         let ends: Vec<(String, String)> =
             rec.gold_paths.iter().filter_map(|p| path_ends(p)).collect();
