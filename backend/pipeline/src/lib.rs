@@ -3,20 +3,27 @@
 //! any OpenAI-compatible LLM per role, or with offline agents that need no model.
 //!
 //! # Code map
-//! - [`llm`] — OpenAI-compatible chat client: retries with backoff (429/5xx/timeouts),
+//! - [`llm`] — the [`llm::ChatModel`] trait (one chat completion → reply or typed error) and
+//!   its OpenAI-compatible impl [`llm::LlmClient`]: retries with backoff (429/5xx/timeouts),
 //!   per-model concurrency limit (default 64), on-disk response cache, token/latency
-//!   accounting; the models file ([`llm::ModelsFile`]) and the role → model map.
+//!   accounting; the models file ([`llm::ModelsFile`]), the roles ([`llm::Role`]) and the
+//!   role → model map ([`llm::Roles`]).
+//! - [`agents`] — the agent traits [`agents::Retriever`], [`agents::Explorer`],
+//!   [`agents::Summarizer`], [`agents::Judge`], each with an offline and an LLM impl; the
+//!   set playing a run or an Ask ([`agents::Agents`]) is chosen once from the roles.
 //! - [`prompts`] — template files (`prompts/*.txt`, compiled in) for every role, rendered
 //!   with checked `{{placeholders}}`; their hash goes into every run manifest.
 //! - [`bench`] — loads a benchmark directory (issue 5's output) against the graph:
 //!   records, partitions, removed edges as masks (G = Gc − R as a view).
-//! - [`retrieval`] — T1: NL → Cypher (LLM or the offline [`retrieval::Retriever`]),
+//! - [`retrieval`] — T1: NL → Cypher (the offline [`retrieval::OfflineRetriever`]; the LLM
+//!   one is in [`agents`]),
 //!   execution with `serenqa-cypher`, answer extraction, Hit / F1 / Executability.
 //! - [`explore`] — T3 (edges through `serenqa_edges::EdgeSource`: memory or Redis): Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
 //!   frontier node, edge confidence or the documented graph score at hubs, uniform sampling
 //!   without scores, continue decision, level descriptions as context, summaries per level,
 //!   one-shot guidance).
-//! - [`reasoning`] — T2: judges (LLM `Score: N` or offline proxy) and SerenCov; T3 Relevance.
+//! - [`reasoning`] — T2: judging through an [`agents::Judge`] (LLM `Score: N` or offline
+//!   proxy) and SerenCov; T3 Relevance.
 //! - [`offline`] — the no-LLM agents: grammar retrieval, statistics/RNS explorer, template
 //!   summariser, code-based proxy judges (labelled `proxy` everywhere).
 //! - [`metrics`] — Hit, F1, Executability, SerenCov, TypeMatch, SerenHit, `Score: N` parsing.
@@ -81,7 +88,7 @@
 //! `GET /api/runs/{id}/questions/{qid}` (`{run_id, qid, t1: [...], t3: [...]}`).
 //!
 //! # How good the offline agents are
-//! Offline retrieval ([`retrieval::OfflineRetriever`], behind the [`retrieval::Retriever`]
+//! Offline retrieval ([`retrieval::OfflineRetriever`], behind the [`agents::Retriever`]
 //! trait that Ask and T1 call) tries two stages. The grammar shares the benchmark generator's
 //! vocabulary (relation phrases, type nouns) and parses its sentence shapes, so on generated
 //! questions it is a grammar oracle (T1 F1 ≈ 100%), labelled so on the leaderboard. Questions
