@@ -1,5 +1,6 @@
-//! The benchmark's LLM ensemble (the paper's B.1 scoring): a language model behind the
-//! pipeline's OpenAI-compatible client as a `serenqa_benchmark::partition::Scorer`.
+//! The benchmark's LLM ensemble (the paper's B.1 scoring): a language model behind a
+//! [`ChatModel`] (the pipeline's OpenAI-compatible client, or any other implementation) as a
+//! `serenqa_benchmark::partition::Scorer` ([`Role::Ensemble`]).
 //!
 //! Each model is asked, per question, to score every correct answer 0–20 with the
 //! `ensemble_score` prompt (`prompts/ensemble_score.txt`: the answers as one comma-separated

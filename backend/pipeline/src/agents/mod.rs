@@ -1,7 +1,7 @@
 //! The pipeline's agents behind traits: [`Retriever`] (T1 / Ask: question → Cypher →
 //! answers), [`Explorer`] (T3 beam guidance: relations, nodes, continue), [`Summarizer`] (T2
 //! hop summaries) and [`Judge`] (T2/T3 scores). Each has an offline implementation (no
-//! model: [`OfflineRetriever`](crate::retrieval::OfflineRetriever), [`OfflineExplorer`],
+//! model: [`OfflineRetriever`], [`OfflineExplorer`],
 //! [`OfflineSummarizer`], [`ProxyJudge`]) and an LLM one ([`LlmRetriever`], [`LlmExplorer`],
 //! [`LlmSummarizer`], [`LlmJudge`]) that holds a [`RoleModel`] (an `Arc<dyn ChatModel>` and
 //! a model name).

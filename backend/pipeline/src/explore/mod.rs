@@ -12,13 +12,15 @@
 //! go on. Afterwards the summariser writes one summary per level reached (Σ), except a level
 //! whose continue decision was NO: the walk stops there before summarising it.
 //!
-//! Exploration starts from all of Ae at once (one beam, Π[r] = [] for every root): the
+//! Exploration starts from all of Ae at once (one beam, Π\[r\] = \[\] for every root): the
 //! paper's single root r0 generalised to an answer set. It runs on G = Gc − R of the
 //! partition (removed edges are invisible). Predicted serendipity set = the leaves of Π
 //! (explored nodes with no explored child).
 //!
-//! Edges come from an [`EdgeSource`] (the in-memory graph or the Redis edge store), one
-//! batched lookup per level for the whole frontier; node labels, types and the model always
+//! Edges come from an [`EdgeSource`](serenqa_edges::EdgeSource) (the in-memory graph or the
+//! Redis edge store), one batched lookup per level for the whole frontier; node labels, types
+//! and the model always come from the in-memory graph. Both edge stores give identical
+//! explorations.
 //!
 //! # Layout
 //! - `types` — settings ([`ExploreConfig`]), inputs ([`Task`]), steps, level traces and the

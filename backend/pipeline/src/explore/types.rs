@@ -20,7 +20,8 @@ pub struct ExploreConfig {
     pub nodes_per_node: usize,
     /// Feed level descriptions to later prompts ("with summary").
     pub use_summaries: bool,
-    /// Score edges that have no confidence with the graph score ([`graph_score`]). Off by
+    /// Score edges that have no confidence with the graph score
+    /// ([`graph_score`](super::graph_score)). Off by
     /// default, as in the paper's D.3: a frontier node none of whose edges has a confidence
     /// (all of Hetionet) keeps a uniform seeded sample of k edges.
     pub graph_score: bool,

@@ -33,6 +33,7 @@
 //!    "which genes does TP53 regulate"). Lexicon `alias` lines give abbreviations and lay
 //!    terms (COPD, lupus, hair loss). `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
+//!    the retriever runs them in order and keeps the first that returns rows.
 //!
 //! # Layout
 //! - `lexicon` — the lexicon file and word folding (step 1–2).
