@@ -139,3 +139,114 @@ impl Agents {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    use super::*;
+    use crate::explore::Exploration;
+    use crate::llm::{BoxFuture, ChatModel, LlmError, Message, Reply, ROLES};
+
+    /// A provider that is not the OpenAI-compatible client: one `impl ChatModel`. Replies
+    /// `text`, or fails when it is empty.
+    struct Canned(&'static str);
+
+    impl ChatModel for Canned {
+        fn complete<'a>(
+            &'a self,
+            model: &'a str,
+            _messages: &'a [Message],
+        ) -> BoxFuture<'a, Result<Reply, LlmError>> {
+            let r = if self.0.is_empty() {
+                Err(LlmError::Connect {
+                    model: model.into(),
+                    message: "down".into(),
+                })
+            } else {
+                Ok(Reply {
+                    text: self.0.into(),
+                    cached: false,
+                    prompt_tokens: 1,
+                    completion_tokens: 1,
+                    latency_ms: 2.0,
+                    attempts: 1,
+                    truncated: false,
+                })
+            };
+            Box::pin(std::future::ready(r))
+        }
+    }
+
+    /// Every future here is ready at once (no I/O): poll it once.
+    fn now<T>(mut f: BoxFuture<'_, T>) -> T {
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(t) => t,
+            Poll::Pending => panic!("the canned model never waits"),
+        }
+    }
+
+    fn judge_with(reply: &'static str) -> LlmJudge {
+        LlmJudge {
+            model: RoleModel {
+                client: Arc::new(Canned(reply)),
+                name: "canned".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn any_chat_model_plays_the_judge_and_offline_is_the_proxy() {
+        let g = serenqa_graph::GraphBuilder::default().build();
+        let ex = Exploration::default();
+        let input = JudgeInput {
+            g: &g,
+            question: "q",
+            ex: &ex,
+            predicted: &[],
+            gold: &[],
+        };
+        let (j, call) = now(judge_with("Fine.\nScore: 4").judge(Judgement::Relevance, &input));
+        assert_eq!(
+            (j.score, j.judge.as_str(), j.unparsable),
+            (4.0, "canned", false)
+        );
+        let call = call.expect("a model call is traced");
+        assert_eq!(call.role, "judge_relevance");
+        assert_eq!(call.reply.as_deref(), Some("Fine.\nScore: 4"));
+        assert!(call.issues.is_empty());
+
+        let (j, call) = now(judge_with("").judge(Judgement::Faithfulness, &input));
+        assert_eq!((j.score, j.unparsable), (1.0, true));
+        let call = call.expect("a failed call is traced too");
+        assert!(call.error.is_some() && call.reply.is_none());
+        assert_eq!(call.issues.len(), 1);
+
+        let (j, call) = now(ProxyJudge.judge(Judgement::Comprehensiveness, &input));
+        assert_eq!((j.judge.as_str(), call.is_none()), ("proxy", true));
+        assert!(ProxyJudge.model().is_none());
+        assert_eq!(judge_with("x").model(), Some("canned"));
+    }
+
+    #[test]
+    fn roles_name_models_file_keys_and_templates() {
+        let names: Vec<&str> = Role::MAPPED.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names, ROLES);
+        for r in Role::MAPPED.iter().filter(|&&r| r != Role::Judge) {
+            assert!(crate::prompts::template(r.template()).is_ok(), "{r}");
+        }
+        for j in [
+            Judgement::Faithfulness,
+            Judgement::Comprehensiveness,
+            Judgement::Relevance,
+        ] {
+            assert!(crate::prompts::template(j.template()).is_ok());
+        }
+        assert!(crate::prompts::template(Role::Ensemble.template()).is_ok());
+        let labels = Roles::offline().labels();
+        assert_eq!(labels.len(), 6);
+        assert!(labels.values().all(|v| v == "offline"));
+        assert!(!ExploreAgents::offline().uses_context());
+    }
+}
