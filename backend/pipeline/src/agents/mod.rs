@@ -142,7 +142,6 @@ impl Agents {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
     use std::task::{Context, Poll, Waker};
 
     use super::*;
