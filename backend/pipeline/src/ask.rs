@@ -22,10 +22,11 @@ use serenqa_model::Model;
 use serenqa_shared::api::{PathStep, PathView};
 use serenqa_shared::phrases::passive;
 
-use crate::explore::{self, Agents, Env, ExploreConfig, Step, TypeStats};
+use crate::agents::Agents;
+use crate::explore::{self, Env, ExploreConfig, Step, TypeStats};
 use crate::llm::{LlmClient, ModelsFile, Roles};
 use crate::offline::explorer::rns_gains_terms;
-use crate::retrieval::{self, OfflineRetriever};
+use crate::retrieval::OfflineRetriever;
 use serenqa_shared::rns::WeightsInForce;
 
 /// Everything `ask` needs, built once (the server keeps one).
@@ -182,6 +183,8 @@ pub async fn ask_with_progress(
         None => ctx.models.clone(),
     };
     let roles = Roles::from_file(&models, ctx.client.clone());
+    // The agents of this Ask, chosen once: the per-stage code below only calls them.
+    let agents = Agents::from_roles(&roles, ctx.lex.clone());
     let g = &*ctx.g;
     // The weights in force, on every reply (also one that stops before ranking anything).
     let mut out = AskResponse {
@@ -201,8 +204,7 @@ pub async fn ask_with_progress(
         clock = Instant::now();
     };
 
-    let (r, call, understood) =
-        retrieval::retrieve(g, ctx.lex.as_ref(), roles.retrieval.as_ref(), question, "").await;
+    let (r, call, understood) = agents.retriever.retrieve(g, question, "").await;
     out.understood = understood;
     if let Some(c) = &call {
         if let Some(e) = &c.error {
@@ -255,19 +257,13 @@ pub async fn ask_with_progress(
         stats: &ctx.stats,
         weights: ctx.weights.weights,
     };
-    let agents = Agents {
-        relations: roles.relations.clone(),
-        nodes: roles.nodes.clone(),
-        cont: roles.cont.clone(),
-        summary: roles.summary.clone(),
-    };
     let cfg = ExploreConfig::default();
     let task = explore::Task {
         question,
         roots: roots.clone(),
         example: String::new(),
     };
-    let ex = explore::explore(&env, &agents, &cfg, &task)
+    let ex = explore::explore(&env, &agents.explore, &cfg, &task)
         .await
         .map_err(AskError::Unavailable)?;
     for c in &ex.calls {

@@ -14,7 +14,8 @@ use std::path::Path;
 use serenqa_shared::results::{is_judged, paired_delta, CompareRow, Comparison, BOOTSTRAP_REPS};
 
 use crate::report::{series, Series};
-use crate::run::{check_run_id, Manifest, T1Record, T3Record, T1_FILE, T3_FILE};
+use crate::runs_dir::{check_run_id, Manifest};
+use crate::trace::{T1Record, T3Record, T1_FILE, T3_FILE};
 
 /// Question ids listed per direction at most (the counts are always complete).
 pub const MAX_LISTED: usize = 200;

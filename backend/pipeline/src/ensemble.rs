@@ -1,5 +1,6 @@
-//! The benchmark's LLM ensemble (the paper's B.1 scoring): a language model behind the
-//! pipeline's OpenAI-compatible client as a `serenqa_benchmark::partition::Scorer`.
+//! The benchmark's LLM ensemble (the paper's B.1 scoring): a language model behind a
+//! [`ChatModel`] (the pipeline's OpenAI-compatible client, or any other implementation) as a
+//! `serenqa_benchmark::partition::Scorer` ([`Role::Ensemble`]).
 //!
 //! Each model is asked, per question, to score every correct answer 0–20 with the
 //! `ensemble_score` prompt (`prompts/ensemble_score.txt`: the answers as one comma-separated
@@ -19,12 +20,12 @@ use std::sync::Arc;
 
 use serenqa_benchmark::partition::{parse_score_list, Scorer, ScoringRequest};
 
-use crate::llm::{LlmClient, Message, ModelsFile};
+use crate::llm::{ChatModel, Message, ModelsFile, Role};
 use crate::prompts;
 
 /// One ensemble model.
 pub struct LlmScorer {
-    client: Arc<LlmClient>,
+    client: Arc<dyn ChatModel>,
     /// The declared model name (models file).
     model: String,
     /// The runtime the client's calls run on; `score` blocks on it, so it must be called from
@@ -35,7 +36,7 @@ pub struct LlmScorer {
 }
 
 impl LlmScorer {
-    pub fn new(client: Arc<LlmClient>, model: &str, rt: tokio::runtime::Handle) -> LlmScorer {
+    pub fn new(client: Arc<dyn ChatModel>, model: &str, rt: tokio::runtime::Handle) -> LlmScorer {
         LlmScorer {
             client,
             model: model.to_string(),
@@ -64,7 +65,7 @@ pub fn answer_list(req: &ScoringRequest) -> String {
 /// The first messages of a scoring conversation.
 pub fn scoring_messages(req: &ScoringRequest) -> Result<Vec<Message>, String> {
     prompts::render(
-        "ensemble_score",
+        Role::Ensemble.template(),
         &[
             ("question", req.question.clone()),
             ("answers", answer_list(req)),
@@ -85,7 +86,10 @@ impl Scorer for LlmScorer {
         let attempts = self.retries + 1;
         let mut reason = String::new();
         for attempt in 1..=attempts {
-            let (reply, why) = match self.rt.block_on(self.client.chat(&self.model, &messages)) {
+            let (reply, why) = match self
+                .rt
+                .block_on(self.client.complete(&self.model, &messages))
+            {
                 Ok(r) => match parse_score_list(n, &r.text) {
                     Ok(v) => return Ok(v),
                     Err(e) => (r.text, e),
@@ -121,7 +125,7 @@ pub fn ensemble_models(file: &ModelsFile) -> Vec<String> {
 /// One scorer per ensemble model of `file`.
 pub fn llm_scorers(
     file: &ModelsFile,
-    client: Arc<LlmClient>,
+    client: Arc<dyn ChatModel>,
     rt: tokio::runtime::Handle,
 ) -> Vec<LlmScorer> {
     ensemble_models(file)

@@ -3,34 +3,48 @@
 //! any OpenAI-compatible LLM per role, or with offline agents that need no model.
 //!
 //! # Code map
-//! - [`llm`] — OpenAI-compatible chat client: retries with backoff (429/5xx/timeouts),
+//! - [`llm`] — the [`llm::ChatModel`] trait (one chat completion → reply or typed error) and
+//!   its OpenAI-compatible impl [`llm::LlmClient`]: retries with backoff (429/5xx/timeouts),
 //!   per-model concurrency limit (default 64), on-disk response cache, token/latency
-//!   accounting; the models file ([`llm::ModelsFile`]) and the role → model map.
+//!   accounting; the models file ([`llm::ModelsFile`]), the roles ([`llm::Role`]) and the
+//!   role → model map ([`llm::Roles`]).
+//! - [`agents`] — the agent traits [`agents::Retriever`], [`agents::Explorer`],
+//!   [`agents::Summarizer`], [`agents::Judge`], each with an offline and an LLM impl; the
+//!   set playing a run or an Ask ([`agents::Agents`]) is chosen once from the roles.
 //! - [`prompts`] — template files (`prompts/*.txt`, compiled in) for every role, rendered
 //!   with checked `{{placeholders}}`; their hash goes into every run manifest.
 //! - [`bench`] — loads a benchmark directory (issue 5's output) against the graph:
 //!   records, partitions, removed edges as masks (G = Gc − R as a view).
-//! - [`retrieval`] — T1: NL → Cypher (LLM or the offline [`retrieval::Retriever`]),
+//! - [`retrieval`] — T1: NL → Cypher (the offline [`retrieval::OfflineRetriever`]; the LLM
+//!   one is in [`agents`]),
 //!   execution with `serenqa-cypher`, answer extraction, Hit / F1 / Executability.
 //! - [`explore`] — T3 (edges through `serenqa_edges::EdgeSource`: memory or Redis): Algorithm 3 (beam width 30, depth 3, m relations and k nodes per
 //!   frontier node, edge confidence or the documented graph score at hubs, uniform sampling
 //!   without scores, continue decision, level descriptions as context, summaries per level,
 //!   one-shot guidance).
-//! - [`reasoning`] — T2: judges (LLM `Score: N` or offline proxy) and SerenCov; T3 Relevance.
+//! - [`reasoning`] — T2: judging through an [`agents::Judge`] (LLM `Score: N` or offline
+//!   proxy) and SerenCov; T3 Relevance.
 //! - [`offline`] — the no-LLM agents: grammar retrieval, statistics/RNS explorer, template
 //!   summariser, code-based proxy judges (labelled `proxy` everywhere).
 //! - [`metrics`] — Hit, F1, Executability, SerenCov, TypeMatch, SerenHit, `Score: N` parsing.
 //! - [`report`] — aggregate tables in the Table 2 / Table 3 layouts (JSON, CSV, Markdown).
-//! - [`run`] — `serenqa eval`: resumable runs, per-item JSONL traces, manifest, aggregates;
-//!   listing runs and reading one question's trace (for the web app).
-//! - [`trace`] — one question of a run as a reviewer reads it (`serenqa_shared::api::QuestionTrace`):
-//!   names from the served graph, predicted vs gold with hits marked, every metric with its
-//!   scale and meaning, the beam's paths folded into a tree.
+//! - [`run`] — `serenqa eval`: a run's plan (run id, directory, work items, what is done,
+//!   manifest), the local executor and the end of a run (aggregates, manifest `complete`).
+//! - [`items`] — one work item (T1 of a question, T2+T3 of a question × partition × mode),
+//!   the shared per-run inputs ([`items::Ctx`], G = Gc − R per partition) and the executor
+//!   both the local run and the queue workers call ([`items::run_item`]).
+//! - [`trace`] — the trace records ([`trace::T1Record`], [`trace::T3Record`]), appending and
+//!   reading the JSONL files, and one question of a run as a reviewer reads it
+//!   (`serenqa_shared::api::QuestionTrace`): names from the served graph, predicted vs gold
+//!   with hits marked, every metric with its scale and meaning, the beam's paths as a tree.
+//! - [`runs_dir`] — the runs directory: the manifest, listing runs, a run's questions, one
+//!   question's lines or view (for the web app); [`runs_dir::check_run_id`] is the only
+//!   run-id validation.
 //! - [`ask`] — one free-text question end to end (`serenqa ask`, `POST /api/ask`, and
 //!   `GET /api/ask/stream`, which sends each stage as it completes).
 //! - [`queue`] — distributed runs over Redis Streams: the coordinator (`serenqa eval
 //!   --queue`) publishes a run spec and one stream entry per work item; workers (`serenqa
-//!   worker`) run the items with [`run::run_item`] and store each result once (`HSETNX`);
+//!   worker`) run the items with [`items::run_item`] and store each result once (`HSETNX`);
 //!   reclaim of dead workers' entries, keepalive of slow ones, poison tasks; workers build
 //!   model clients from their own models file only (the spec carries model names and a
 //!   hash); key layout and invariants in the module docs.
@@ -39,17 +53,17 @@
 //! One subdirectory per run, named by the run id (`<label>-<hash>`; the hash covers the
 //! benchmark, models, tasks, partitions, exploration settings and prompts, so rerunning the
 //! same command resumes the same run):
-//! - `manifest.json` — [`run::Manifest`]: `format` = `serenqa-run`, `run_id`, `label`
+//! - `manifest.json` — [`runs_dir::Manifest`]: `format` = `serenqa-run`, `run_id`, `label`
 //!   (models of the roles joined by `+`, or `offline`), `status` (`running` / `complete`),
 //!   `created_unix`, `updated_unix`, `dataset` {dir, hash, graph_hash, questions},
 //!   `models_file`, `models` (no keys), `roles` (role → model or `offline`), `prompts_hash`,
 //!   `code_version`, `tasks`, `partitions`, `split`, `limit`, `explore` (beam settings),
 //!   `seeds`, `items` (work items per task), `llm` (calls, cache hits, errors, retries,
 //!   tokens, mean latency, max in flight), `seconds`, `notes`.
-//! - `t1.jsonl` — one [`run::T1Record`] per question: `key` (`t1:<qid>`), `qid`, `pattern`,
+//! - `t1.jsonl` — one [`trace::T1Record`] per question: `key` (`t1:<qid>`), `qid`, `pattern`,
 //!   `group`, `question`, `agent`, `gold`, `cypher`, `executable`, `error`, `answers`, `rows`,
 //!   `hit`, `f1`, `call` (prompt, reply, error, latency, cache, issues).
-//! - `t3.jsonl` — one [`run::T3Record`] per (question, partition, mode): `key`
+//! - `t3.jsonl` — one [`trace::T3Record`] per (question, partition, mode): `key`
 //!   (`t3:<qid>:<partition>:<with|without>`), `roots`, `gold`, `gold_paths`, `levels` (chosen
 //!   relations per frontier node, candidates, selected ids, description, continue decision),
 //!   `paths`, `leaves`, `leaf_types`, `summaries`, `t2` {faithfulness, comprehensiveness
@@ -74,7 +88,7 @@
 //! `GET /api/runs/{id}/questions/{qid}` (`{run_id, qid, t1: [...], t3: [...]}`).
 //!
 //! # How good the offline agents are
-//! Offline retrieval ([`retrieval::OfflineRetriever`], behind the [`retrieval::Retriever`]
+//! Offline retrieval ([`retrieval::OfflineRetriever`], behind the [`agents::Retriever`]
 //! trait that Ask and T1 call) tries two stages. The grammar shares the benchmark generator's
 //! vocabulary (relation phrases, type nouns) and parses its sentence shapes, so on generated
 //! questions it is a grammar oracle (T1 F1 ≈ 100%), labelled so on the leaderboard. Questions
@@ -104,11 +118,13 @@
 //!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
 //!   counts as an empty reply. The run goes on.
 
+pub mod agents;
 pub mod ask;
 pub mod bench;
 pub mod compare;
 pub mod ensemble;
 pub mod explore;
+pub mod items;
 pub mod llm;
 pub mod metrics;
 pub mod offline;
@@ -118,4 +134,5 @@ pub mod reasoning;
 pub mod report;
 pub mod retrieval;
 pub mod run;
+pub mod runs_dir;
 pub mod trace;

@@ -1,5 +1,7 @@
 //! T1 knowledge retrieval: question → Cypher (LLM with the graph schema, or the offline
-//! grammar agent) → our executor → answer ids → Hit, F1, Executability (Table 2).
+//! grammar agent) → our executor → answer ids → Hit, F1, Executability (Table 2). The
+//! retrieval agents are [`crate::agents::Retriever`]s: [`OfflineRetriever`] here, the LLM one
+//! in `crate::agents`.
 //!
 //! Scoring as the paper does: a reply with no Cypher, a query that fails to parse or run, or
 //! one over its budget is non-executable and scores Hit = F1 = 0. Answers are read from every
@@ -12,12 +14,9 @@ use serde::{Deserialize, Serialize};
 use serenqa_cypher::{execute, Budget, Options, Out};
 use serenqa_graph::{Graph, TypeId};
 
-use crate::explore::CallTrace;
-use crate::llm::{Message, RoleModel};
 use crate::metrics;
 use crate::offline::retrieval::{retrieve as offline_retrieve, to_cypher, Lexicon, PNode, Parse};
 use crate::offline::understand::{Match, Understander};
-use crate::prompts;
 use serenqa_model::slice::node_view;
 use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
 
@@ -27,12 +26,6 @@ pub const EXAMPLE_QUESTIONS: [&str; 3] = [
     "What genes does metformin bind?",
     "Which drugs bind genes associated with asthma?",
 ];
-
-/// Question → Cypher → answers, with what was understood. Ask and T1 call retrieval through
-/// this interface when no LLM plays the retrieval role.
-pub trait Retriever: Send + Sync {
-    fn retrieve(&self, g: &Graph, question: &str) -> (Retrieved, Understood);
-}
 
 /// The offline retriever: the benchmark grammar first (its own sentence shapes, exact), then
 /// the question-understanding stage for everyday phrasing ([`Understander`]). Both are
@@ -80,8 +73,10 @@ fn replace_ci(text: &str, mention: &str, with: &str) -> String {
     }
 }
 
-impl Retriever for OfflineRetriever {
-    fn retrieve(&self, g: &Graph, question: &str) -> (Retrieved, Understood) {
+impl OfflineRetriever {
+    /// Question → Cypher → answers, with what was understood (the offline
+    /// [`crate::agents::Retriever`]).
+    pub fn retrieve(&self, g: &Graph, question: &str) -> (Retrieved, Understood) {
         let mut last: Option<Retrieved> = None;
         let chosen = offline_retrieve(g, &self.grammar, question, |c| {
             let r = run_query(g, Some(c.to_string()));
@@ -130,7 +125,10 @@ impl Retriever for OfflineRetriever {
                 (false, _) => format!("Recognised {} but not what to find about it: name what you want (drugs, genes, diseases, side effects …) and how it relates (treats, binds, associated with …).", found.join(", ")),
             };
             u.not_understood = Some(msg);
-            u.examples = EXAMPLE_QUESTIONS.iter().map(std::string::ToString::to_string).collect();
+            u.examples = EXAMPLE_QUESTIONS
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect();
             let r = Retrieved {
                 error: Some("the question was not understood".into()),
                 ..Default::default()
@@ -330,65 +328,6 @@ pub fn schema_text(g: &Graph) -> (String, String) {
         .collect::<Vec<_>>()
         .join("\n");
     (labels, rels)
-}
-
-/// Retrieval for one question by the LLM (`model`) or the offline retriever; the
-/// understanding is reported for the offline one only.
-pub async fn retrieve(
-    g: &Graph,
-    offline: &dyn Retriever,
-    model: Option<&RoleModel>,
-    question: &str,
-    example: &str,
-) -> (Retrieved, Option<CallTrace>, Understood) {
-    match model {
-        None => {
-            let (r, u) = offline.retrieve(g, question);
-            (r, None, u)
-        }
-        Some(m) => {
-            let (labels, relationships) = schema_text(g);
-            let prompt: Vec<Message> = prompts::render(
-                "retrieval",
-                &[
-                    ("labels", labels),
-                    ("relationships", relationships),
-                    ("example", example.to_string()),
-                    ("question", question.to_string()),
-                ],
-            )
-            .unwrap_or_else(|e| vec![Message::system(format!("prompt error: {e}"))]);
-            let mut t = CallTrace {
-                role: "retrieval".into(),
-                model: m.name.clone(),
-                ..Default::default()
-            };
-            let r = match m.client.chat(&m.name, &prompt).await {
-                Ok(rep) => {
-                    t.latency_ms = rep.latency_ms;
-                    t.cached = rep.cached;
-                    if rep.truncated {
-                        t.issues.push("reply truncated (length limit)".into());
-                    }
-                    let c = extract_cypher(&rep.text);
-                    if c.is_none() {
-                        t.issues.push("no Cypher in reply".into());
-                    }
-                    t.reply = Some(rep.text);
-                    run_query(g, c)
-                }
-                Err(e) => {
-                    t.error = Some(e.to_string());
-                    Retrieved {
-                        error: Some(e.to_string()),
-                        ..Default::default()
-                    }
-                }
-            };
-            t.prompt = prompt;
-            (r, Some(t), Understood::default())
-        }
-    }
 }
 
 /// Hit and F1 of a retrieval against gold ids.

@@ -1,23 +1,199 @@
-//! One question of a run as a reviewer reads it (`GET /api/runs/{id}/trace/{qid}`): the
-//! trace lines of [`crate::run`] turned into [`QuestionTrace`] — ids resolved to names in the
-//! served graph, predicted and gold answers side by side with the hits marked, every metric
-//! of the question with its scale and meaning, and the beam's paths folded into a tree.
+//! The trace home of an evaluation run: the trace files' records ([`T1Record`] per question
+//! in [`T1_FILE`], [`T3Record`] per exploration in [`T3_FILE`]), how they are appended
+//! ([`Writer`]: whole lines, flushed) and read back ([`read_trace`] cuts a killed writer's
+//! torn last line), and one question of a run as a reviewer reads it
+//! (`GET /api/runs/{id}/trace/{qid}`): the records turned into [`QuestionTrace`] by
+//! [`question_view`] — ids resolved to names in the served graph, predicted and gold answers
+//! side by side with the hits marked, every metric of the question with its scale and
+//! meaning, and the beam's paths folded into a tree.
 //!
-//! The raw lines stay available (`GET /api/runs/{id}/questions/{qid}`); nothing here
-//! recomputes a score: every value is the one the run recorded.
+//! Reading a run's files for the view is [`crate::runs_dir`]'s (`question_view` takes the
+//! records, not a path). The raw lines stay available (`GET /api/runs/{id}/questions/{qid}`);
+//! nothing here recomputes a score: every value is the one the run recorded.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::OpenOptions;
+use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 use serenqa_shared::api::{
     ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
     TraceTreeNode,
 };
-use serenqa_shared::results::{metric_title, partition_title};
+use serenqa_shared::results::{metric_title, partition_title, RunSettings};
 
+use crate::explore::{CallTrace, LevelTrace};
 use crate::reasoning::Judged;
-use crate::run::{check_run_id, Manifest, T1Record, T3Record, T1_FILE, T3_FILE};
+use crate::retrieval::Retrieved;
+
+pub const T1_FILE: &str = "t1.jsonl";
+pub const T3_FILE: &str = "t3.jsonl";
+
+/// One T1 trace line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct T1Record {
+    pub key: String,
+    pub qid: u32,
+    pub pattern: String,
+    pub group: String,
+    pub question: String,
+    pub agent: String,
+    pub gold: Vec<String>,
+    #[serde(flatten)]
+    pub retrieved: Retrieved,
+    pub hit: f64,
+    pub f1: f64,
+    pub call: Option<CallTrace>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct T2Scores {
+    pub faithfulness: Judged,
+    pub comprehensiveness: Judged,
+    pub seren_cov: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct T3Scores {
+    pub relevance: Judged,
+    pub type_match: f64,
+    pub seren_hit: f64,
+}
+
+/// One T2/T3 trace line: one exploration of one question under one partition and mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct T3Record {
+    pub key: String,
+    pub qid: u32,
+    pub pattern: String,
+    pub partition: String,
+    /// `with` or `without` summaries.
+    pub mode: String,
+    pub question: String,
+    pub roots: Vec<String>,
+    pub gold: Vec<String>,
+    pub gold_paths: Vec<String>,
+    pub levels: Vec<LevelTrace>,
+    pub paths: Vec<String>,
+    pub leaves: Vec<String>,
+    pub leaf_types: Vec<String>,
+    pub summaries: Vec<String>,
+    pub t2: Option<T2Scores>,
+    pub t3: Option<T3Scores>,
+    pub calls: Vec<CallTrace>,
+    pub error: Option<String>,
+}
+
+/// Reads a JSONL trace, cutting a torn last line (a killed writer) off the file.
+pub fn read_trace<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut good_len = 0usize;
+    let mut start = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            let line = &bytes[start..i];
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                match serde_json::from_slice::<T>(line) {
+                    Ok(v) => out.push(v),
+                    Err(e) => {
+                        return Err(format!("{} line {}: {e}", path.display(), out.len() + 1))
+                    }
+                }
+            }
+            good_len = i + 1;
+            start = i + 1;
+        }
+    }
+    if good_len < bytes.len() {
+        // A line without its newline was never completed: drop it so it is redone.
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        f.set_len(good_len as u64)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(out)
+}
+
+/// Appends whole JSON lines to a trace file (one `write` per line, then flush).
+pub(crate) struct Writer {
+    file: Mutex<std::fs::File>,
+    /// Set by a simulated crash: a dead process writes nothing more, to any file.
+    dead: Arc<AtomicBool>,
+}
+
+impl Writer {
+    /// A writer that never simulates a crash.
+    pub(crate) fn append(path: &Path) -> Result<Writer, String> {
+        Writer::open(path, Arc::new(AtomicBool::new(false)))
+    }
+    pub(crate) fn open(path: &Path, dead: Arc<AtomicBool>) -> Result<Writer, String> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Writer {
+            file: Mutex::new(file),
+            dead,
+        })
+    }
+    pub(crate) fn write_line(&self, line: &str, torn: bool) -> Result<(), String> {
+        let mut f = self
+            .file
+            .lock()
+            .map_err(|_| "trace writer poisoned".to_string())?;
+        if self.dead.load(Ordering::SeqCst) {
+            return Err("simulated crash".into());
+        }
+        if torn {
+            self.dead.store(true, Ordering::SeqCst);
+            let half = &line.as_bytes()[..line.len() / 2];
+            f.write_all(half).map_err(|e| e.to_string())?;
+            return Err("simulated crash".into());
+        }
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        f.write_all(buf.as_bytes()).map_err(|e| e.to_string())?;
+        f.flush().map_err(|e| e.to_string())
+    }
+}
+
+/// Which trace file an item's record goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    T1,
+    T3,
+}
+
+impl TraceKind {
+    /// By key prefix (`t1:` / `t3:`).
+    pub fn of_key(key: &str) -> Option<TraceKind> {
+        if key.starts_with("t1:") {
+            Some(TraceKind::T1)
+        } else if key.starts_with("t3:") {
+            Some(TraceKind::T3)
+        } else {
+            None
+        }
+    }
+
+    pub fn file(self) -> &'static str {
+        match self {
+            TraceKind::T1 => T1_FILE,
+            TraceKind::T3 => T3_FILE,
+        }
+    }
+}
 
 /// Why a trace cannot be shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,23 +216,16 @@ impl std::fmt::Display for TraceError {
     }
 }
 
-/// One question of run `run_id`, readable, with names from `g` (the served graph).
-pub fn question_trace(
+/// One question of run `run_id` (with `settings`, its manifest's) from the run's records,
+/// readable, with names from `g` (the served graph).
+pub fn question_view(
     g: &Graph,
-    runs_dir: &Path,
     run_id: &str,
+    settings: RunSettings,
+    t1: &[T1Record],
+    t3: &[T3Record],
     qid: u32,
 ) -> Result<QuestionTrace, TraceError> {
-    check_run_id(run_id).map_err(TraceError::NoRun)?;
-    let dir = runs_dir.join(run_id);
-    let manifest: Manifest = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .ok_or_else(|| TraceError::NoRun(format!("no run {run_id:?}")))?;
-    // Read-only: a line being written is not cut off here (`read_trace` would truncate a torn
-    // last line, which only the writer may do).
-    let t1: Vec<T1Record> = read_complete(&dir.join(T1_FILE))?;
-    let t3: Vec<T3Record> = read_complete(&dir.join(T3_FILE))?;
     let qids: BTreeSet<u32> = t1
         .iter()
         .map(|r| r.qid)
@@ -93,7 +262,7 @@ pub fn question_trace(
     };
     let retrieval = one.map(|r| retrieval(&mut names, r));
     let explorations = ex.into_iter().map(|r| exploration(&mut names, r)).collect();
-    let mut settings = manifest.settings();
+    let mut settings = settings;
     settings.id = run_id.to_string();
     Ok(QuestionTrace {
         run_id: run_id.to_string(),
@@ -107,28 +276,6 @@ pub fn question_trace(
         next_qid: qids.range(qid + 1..).next().copied(),
         other_graph: names.unresolved,
     })
-}
-
-/// The complete lines of a trace file (a missing file has none).
-fn read_complete<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, TraceError> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Ok(Vec::new());
-    };
-    let complete = match text.rfind('\n') {
-        Some(i) => &text[..=i],
-        None => "",
-    };
-    let mut out = Vec::new();
-    for (i, line) in complete
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        out.push(serde_json::from_str(line).map_err(|e| {
-            TraceError::Unreadable(format!("{} line {}: {e}", path.display(), i + 1))
-        })?);
-    }
-    Ok(out)
 }
 
 /// Ids to names in the served graph; remembers whether any id was not found.
@@ -327,14 +474,14 @@ pub fn parse_path_line(line: &str) -> Option<(LineNode, Vec<LineStep>)> {
     let mut start = 0usize;
     while i < rest.len() {
         let tail = &rest[i..];
-        let arrow = if tail.starts_with(" -[") {
-            tail[3..]
+        let arrow = if let Some(after) = tail.strip_prefix(" -[") {
+            after
                 .find("]-> ")
-                .map(|e| (tail[3..3 + e].to_string(), true, 3 + e + 4))
-        } else if tail.starts_with(" <-[") {
-            tail[4..]
+                .map(|e| (after[..e].to_string(), true, 3 + e + 4))
+        } else if let Some(after) = tail.strip_prefix(" <-[") {
+            after
                 .find("]- ")
-                .map(|e| (tail[4..4 + e].to_string(), false, 4 + e + 3))
+                .map(|e| (after[..e].to_string(), false, 4 + e + 3))
         } else {
             None
         };

@@ -10,9 +10,8 @@ use std::sync::Arc;
 use common::{hetionet, small_bench, start, Answer};
 use serenqa_pipeline::ask::{ask, AskContext, AskRequest};
 use serenqa_pipeline::llm::{ModelSpec, ModelsFile};
-use serenqa_pipeline::run::{
-    read_trace, run_eval, EvalConfig, T1Record, T3Record, T1_FILE, T3_FILE,
-};
+use serenqa_pipeline::run::{run_eval, EvalConfig};
+use serenqa_pipeline::trace::{read_trace, T1Record, T3Record, T1_FILE, T3_FILE};
 
 fn config(runs: &std::path::Path) -> EvalConfig {
     let mut c = EvalConfig::new(small_bench(), runs.to_path_buf());
@@ -76,12 +75,12 @@ async fn offline_run_produces_both_tables_and_real_scores() {
         .iter()
         .any(|r| r.retrieved.cypher.is_some() && r.f1 == 1.0));
     // Listing for the web app.
-    let listed = serenqa_pipeline::run::list_runs(runs.path());
+    let listed = serenqa_pipeline::runs_dir::list_runs(runs.path());
     assert_eq!(listed.len(), 1);
     assert!(listed[0].2.is_some());
-    let q = serenqa_pipeline::run::question_trace(runs.path(), "test-run", t1[0].qid).unwrap();
+    let q = serenqa_pipeline::runs_dir::question_lines(runs.path(), "test-run", t1[0].qid).unwrap();
     assert_eq!(q["t1"].as_array().unwrap().len(), 1);
-    assert!(serenqa_pipeline::run::question_trace(runs.path(), "../etc", 1).is_err());
+    assert!(serenqa_pipeline::runs_dir::question_lines(runs.path(), "../etc", 1).is_err());
 }
 
 fn sorted_keys<T>(xs: &[T], key: impl Fn(&T) -> String) -> Vec<String> {

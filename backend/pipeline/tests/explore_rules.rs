@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use common::{hetionet, start, Answer};
 use serenqa_model::slice::BlockCache;
-use serenqa_pipeline::explore::{explore, Agents, Env, ExploreConfig, Task, TypeStats};
+use serenqa_pipeline::agents::{ExploreAgents as Agents, LlmExplorer};
+use serenqa_pipeline::explore::{explore, Env, ExploreConfig, Task, TypeStats};
 use serenqa_pipeline::llm::{LlmClient, ModelSpec, ModelsFile, RoleModel};
 
 fn spec(base: &str) -> ModelSpec {
@@ -60,9 +61,11 @@ async fn continue_no_stops_before_summarising_and_unscored_frontiers_sample_unif
     };
     let client = Arc::new(LlmClient::new(&file, None).unwrap());
     let agents = Agents {
-        cont: Some(RoleModel {
-            client,
-            name: "cont".into(),
+        cont: Arc::new(LlmExplorer {
+            model: RoleModel {
+                client,
+                name: "cont".into(),
+            },
         }),
         ..Default::default()
     };

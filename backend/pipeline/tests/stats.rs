@@ -7,7 +7,8 @@
 use serenqa_pipeline::compare::{compare_runs, markdown as compare_md};
 use serenqa_pipeline::reasoning::Judged;
 use serenqa_pipeline::report::{aggregate, csv, markdown};
-use serenqa_pipeline::run::{write_json, Manifest, T1Record, T2Scores, T3Record, T3Scores};
+use serenqa_pipeline::runs_dir::{write_json, Manifest};
+use serenqa_pipeline::trace::{T1Record, T2Scores, T3Record, T3Scores};
 use serenqa_shared::results::GRAMMAR_ORACLE;
 
 fn t1(qid: u32, group: &str, f1: f64, agent: &str) -> T1Record {

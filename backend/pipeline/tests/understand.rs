@@ -9,7 +9,7 @@ use serenqa_graph::Graph;
 use serenqa_pipeline::ask::{ask, AskContext, AskRequest};
 use serenqa_pipeline::llm::ModelsFile;
 use serenqa_pipeline::offline::understand::{LexiconFile, Match, Understander, HETIONET_LEXICON};
-use serenqa_pipeline::retrieval::{OfflineRetriever, Retriever};
+use serenqa_pipeline::retrieval::OfflineRetriever;
 use std::sync::{Arc, OnceLock};
 
 fn graph() -> Option<Arc<Graph>> {

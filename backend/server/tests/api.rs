@@ -271,7 +271,7 @@ fn ask_and_runs_endpoints() {
     .unwrap();
     std::fs::write(run.join("aggregate.json"), r#"{"label":"offline","judge":"proxy","table2":{"all":{"hit":50.0,"f1":40.0,"exe":100.0,"n":2}},"partitions":[]}"#).unwrap();
     let rec = |qid: u32, f1: f64| {
-        serde_json::to_string(&serenqa_pipeline::run::T1Record {
+        serde_json::to_string(&serenqa_pipeline::trace::T1Record {
             key: format!("t1:{qid}"),
             qid,
             group: "one_hop".into(),

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use serenqa_pipeline::reasoning::Judged;
 use serenqa_pipeline::retrieval::Retrieved;
-use serenqa_pipeline::run::{T1Record, T2Scores, T3Record, T3Scores};
+use serenqa_pipeline::trace::{T1Record, T2Scores, T3Record, T3Scores};
 use serenqa_shared::api::QuestionTrace;
 
 struct Server {
@@ -50,7 +50,7 @@ fn start() -> Server {
     std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
     let run = dir.path().join("runs").join("offline-1234");
     std::fs::create_dir_all(&run).unwrap();
-    let mut manifest = serenqa_pipeline::run::Manifest {
+    let mut manifest = serenqa_pipeline::runs_dir::Manifest {
         format: "serenqa-run".into(),
         run_id: "offline-1234".into(),
         label: "offline".into(),
@@ -64,8 +64,9 @@ fn start() -> Server {
         serde_json::to_string(&manifest).unwrap(),
     )
     .unwrap();
-    let t1 = |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
-        serde_json::to_string(&T1Record {
+    let t1 =
+        |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
+            serde_json::to_string(&T1Record {
             key: format!("t1:{qid}"),
             qid,
             pattern: "1.1".into(),
@@ -88,7 +89,7 @@ fn start() -> Server {
             call: None,
         })
         .unwrap()
-    };
+        };
     let judged = |score: f64| Judged {
         score,
         judge: "proxy".into(),

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 
-use crate::retrieval::{run_query, Retriever};
+use crate::retrieval::{run_query, OfflineRetriever};
 
 /// The evaluation set, compiled in.
 pub const UNDERSTAND_SET: &str = include_str!("../../eval/understand.jsonl");
@@ -124,7 +124,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// Runs every item through `r` and scores it against its gold query.
 pub fn evaluate(
     g: &Graph,
-    r: &dyn Retriever,
+    r: &OfflineRetriever,
     items: &[EvalItem],
 ) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
     evaluate_timed(g, r, items, None)
@@ -133,7 +133,7 @@ pub fn evaluate(
 /// [`evaluate`], also timing `stage` (the understanding stage alone) on every question.
 pub fn evaluate_timed(
     g: &Graph,
-    r: &dyn Retriever,
+    r: &OfflineRetriever,
     items: &[EvalItem],
     stage: Option<&dyn Fn(&str)>,
 ) -> Result<(Vec<Row>, Vec<ItemResult>), String> {

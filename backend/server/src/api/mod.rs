@@ -69,7 +69,7 @@ impl AppState {
             graph,
             model: None,
             blocks: Arc::new(BlockCache::default()),
-            runs_dir: serenqa_pipeline::run::default_runs_dir(),
+            runs_dir: serenqa_pipeline::runs_dir::default_runs_dir(),
             models: Arc::new(serenqa_pipeline::llm::ModelsFile::offline()),
             llm_cache: None,
             ask: Arc::new(OnceLock::new()),

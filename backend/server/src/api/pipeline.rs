@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serenqa_pipeline::ask::{
     ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse,
 };
-use serenqa_pipeline::run::{list_runs, question_trace, run_questions};
+use serenqa_pipeline::runs_dir::{list_runs, question_lines, run_questions};
 use serenqa_shared::api::{ApiError, AskEvent};
 
 use super::error::HttpError;
@@ -424,7 +424,7 @@ pub async fn get_question(
         HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
     })?;
     let dir: PathBuf = s.runs_dir.clone();
-    question_trace(&dir, &id, qid)
+    question_lines(&dir, &id, qid)
         .map(Json)
         .map_err(|e| HttpError::not_found("no_trace", e))
 }
@@ -450,13 +450,15 @@ pub async fn get_trace(
     })?;
     let (g, dir) = (s.graph.clone(), s.runs_dir.clone());
     // Reads the run's trace files: off the async threads.
-    tokio::task::spawn_blocking(move || serenqa_pipeline::trace::question_trace(&g, &dir, &id, qid))
-        .await
-        .map_err(|e| HttpError::internal(format!("trace task failed: {e}")))?
-        .map(Json)
-        .map_err(|e| match e {
-            TraceError::NoRun(m) => HttpError::not_found("no_run", m),
-            TraceError::NoQuestion(m) => HttpError::not_found("no_question", m),
-            TraceError::Unreadable(m) => HttpError::internal(m),
-        })
+    tokio::task::spawn_blocking(move || {
+        serenqa_pipeline::runs_dir::question_trace(&g, &dir, &id, qid)
+    })
+    .await
+    .map_err(|e| HttpError::internal(format!("trace task failed: {e}")))?
+    .map(Json)
+    .map_err(|e| match e {
+        TraceError::NoRun(m) => HttpError::not_found("no_run", m),
+        TraceError::NoQuestion(m) => HttpError::not_found("no_question", m),
+        TraceError::Unreadable(m) => HttpError::internal(m),
+    })
 }

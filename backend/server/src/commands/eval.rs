@@ -13,7 +13,8 @@ use serenqa_model::{Model, ModelConfig};
 use serenqa_pipeline::ask::{ask, render_text, AskContext, AskRequest};
 use serenqa_pipeline::llm::ModelsFile;
 use serenqa_pipeline::queue::run_coordinator;
-use serenqa_pipeline::run::{default_runs_dir, parse_tasks, run_eval, EvalConfig};
+use serenqa_pipeline::run::{parse_tasks, run_eval, EvalConfig};
+use serenqa_pipeline::runs_dir::default_runs_dir;
 
 use crate::graph_source::GraphArgs;
 

@@ -236,13 +236,13 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let runs = args
         .runs
         .clone()
-        .unwrap_or_else(serenqa_pipeline::run::default_runs_dir);
+        .unwrap_or_else(serenqa_pipeline::runs_dir::default_runs_dir);
     let repo = serenqa_store::SqliteRepo::open(&args.db)
         .with_context(|| format!("opening the annotation database {}", args.db.display()))?;
     let annotation = api::session::Annotation::new(Arc::new(repo), args.secure_cookies);
     if !args.no_baseline
         && args.graph.graph.is_none()
-        && serenqa_pipeline::run::list_runs(&runs).is_empty()
+        && serenqa_pipeline::runs_dir::list_runs(&runs).is_empty()
     {
         start_baseline(&runs);
     }

@@ -1,0 +1,165 @@
+//! The data of an exploration: its settings, inputs, steps, per-level traces and result, and
+//! the one-line path format shown to models and stored in traces.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serenqa_graph::{EdgeId, Graph, NodeId, RelId};
+
+use crate::llm::CallTrace;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExploreConfig {
+    /// n: nodes kept per level (beam width).
+    pub beam_width: usize,
+    /// h: levels at most.
+    pub depth: usize,
+    /// m: relation types per frontier node.
+    pub relations_per_node: usize,
+    /// k: candidate edges per frontier node after scoring.
+    pub nodes_per_node: usize,
+    /// Feed level descriptions to later prompts ("with summary").
+    pub use_summaries: bool,
+    /// Score edges that have no confidence with the graph score
+    /// ([`graph_score`](super::graph_score)). Off by
+    /// default, as in the paper's D.3: a frontier node none of whose edges has a confidence
+    /// (all of Hetionet) keeps a uniform seeded sample of k edges.
+    pub graph_score: bool,
+    pub seed: u64,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            beam_width: 30,
+            depth: 3,
+            relations_per_node: 3,
+            nodes_per_node: 10,
+            use_summaries: true,
+            graph_score: false,
+            seed: 7,
+        }
+    }
+}
+
+/// One hop of a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub from: NodeId,
+    pub rel: RelId,
+    pub to: NodeId,
+    /// Walked in the stored direction.
+    pub forward: bool,
+    pub edge: EdgeId,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelTrace {
+    pub level: usize,
+    pub frontier: usize,
+    /// `frontier id → chosen relation names`.
+    pub relations: BTreeMap<String, Vec<String>>,
+    pub candidates: usize,
+    pub uniform_sampled: bool,
+    pub selected: Vec<String>,
+    pub description: String,
+    pub go_on: bool,
+}
+
+/// The result of one exploration.
+#[derive(Clone, Debug, Default)]
+pub struct Exploration {
+    pub roots: Vec<NodeId>,
+    /// Π: explored node → path from a root (roots map to []).
+    pub paths: BTreeMap<NodeId, Vec<Step>>,
+    /// Explored nodes in order of discovery (roots first).
+    pub order: Vec<NodeId>,
+    pub levels: Vec<LevelTrace>,
+    /// Σ: one summary per level reached.
+    pub summaries: Vec<String>,
+    pub calls: Vec<CallTrace>,
+}
+
+impl Exploration {
+    /// Explored nodes without an explored child, in discovery order, roots excluded.
+    pub fn leaves(&self) -> Vec<NodeId> {
+        let parents: HashSet<NodeId> = self
+            .paths
+            .values()
+            .filter_map(|p| p.last().map(|s| s.from))
+            .collect();
+        self.order
+            .iter()
+            .copied()
+            .filter(|n| !self.roots.contains(n) && !parents.contains(n))
+            .collect()
+    }
+
+    /// Paths of exactly `hops` hops, in discovery order.
+    pub fn paths_of_depth(&self, hops: usize) -> Vec<&Vec<Step>> {
+        self.order
+            .iter()
+            .filter_map(|n| self.paths.get(n))
+            .filter(|p| p.len() == hops)
+            .collect()
+    }
+
+    /// Every edge of Π once.
+    pub fn edges(&self) -> Vec<Step> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for n in &self.order {
+            for s in self.paths.get(n).into_iter().flatten() {
+                if seen.insert(s.edge) {
+                    out.push(*s);
+                }
+            }
+        }
+        out
+    }
+
+    /// Nodes of the explored subgraph (roots included).
+    pub fn nodes(&self) -> BTreeSet<NodeId> {
+        self.paths.keys().copied().collect()
+    }
+}
+
+/// Inputs of one exploration.
+pub struct Task<'a> {
+    pub question: &'a str,
+    pub roots: Vec<NodeId>,
+    /// One-shot guidance: a training question with its ground-truth paths (prompt text).
+    pub example: String,
+}
+
+/// A node as paths show it: `id (name, Type)`.
+pub fn node_label(g: &Graph, n: NodeId) -> String {
+    format!(
+        "{} ({}, {})",
+        g.ident(n),
+        g.name(n),
+        g.type_label(g.node_type(n))
+    )
+}
+
+/// A path as one line: `end: root -[REL]-> name (id, Type) -[REL]-> …`.
+pub fn path_line(g: &Graph, p: &[Step]) -> String {
+    let Some(first) = p.first() else {
+        return String::new();
+    };
+    let mut s = format!(
+        "{}: {}",
+        g.ident(p[p.len() - 1].to),
+        node_label(g, first.from)
+    );
+    for st in p {
+        let rel = &g.relation(st.rel).name;
+        if st.forward {
+            s.push_str(&format!(" -[{rel}]-> "));
+        } else {
+            s.push_str(&format!(" <-[{rel}]- "));
+        }
+        s.push_str(&node_label(g, st.to));
+    }
+    s
+}

@@ -1,0 +1,448 @@
+//! Assembly: tagged items → structured queries (readings). Relation cues pick metaedges by
+//! the types at their ends; chains, intersections, cycles and bridges through the pair
+//! relation; alternatives from ambiguous phrases.
+
+use serenqa_graph::{Graph, NodeId, RelId, TypeId};
+
+use super::lexicon::Sense;
+use super::linking::{Item, Match, Mention, Understander, MAX_READINGS};
+use crate::offline::retrieval::{PNode, Parse};
+
+/// A scored (candidate, sense) pair: (match kind, fit, …) rank, the object node and type, the
+/// sense.
+type SenseChoice = (
+    (u8, usize, u8, usize),
+    Option<NodeId>,
+    Option<TypeId>,
+    Sense,
+);
+
+impl Understander {
+    fn rel_fits(&self, g: &Graph, s: Sense, a: Option<TypeId>, b: Option<TypeId>) -> bool {
+        let rt = g.relation(s.rel);
+        let ok = |want: Option<TypeId>, have: Option<TypeId>| {
+            want.is_none() || have.is_none() || want == have
+        };
+        (ok(a, rt.source_type) && ok(b, rt.target_type))
+            || (ok(a, rt.target_type) && ok(b, rt.source_type))
+    }
+
+    /// Builds readings from the tagged items; the first is the main one.
+    pub(super) fn assemble(
+        &self,
+        g: &Graph,
+        items: &[Item],
+        mentions: &[Mention],
+    ) -> (Vec<Parse>, Vec<Vec<(usize, NodeId)>>) {
+        // Alternative k takes the k-th fitting sense of every ambiguous phrase (the first that exists).
+        let mut readings = Vec::new();
+        let mut chosen = Vec::new();
+        for alt in 0..MAX_READINGS {
+            let Some((p, c)) = self.assemble_one(g, items, mentions, alt) else {
+                continue;
+            };
+            if !p.edges.is_empty() && !readings.contains(&p) {
+                readings.push(p);
+                chosen.push(c);
+            }
+        }
+        (readings, chosen)
+    }
+
+    fn assemble_one(
+        &self,
+        g: &Graph,
+        items: &[Item],
+        mentions: &[Mention],
+        alt: usize,
+    ) -> Option<(Parse, Vec<(usize, NodeId)>)> {
+        // Variables: types (None until a relation fixes it); node 0 is the answer.
+        // The answer is the first type noun, unless a relation phrase comes first ("side
+        // effects of drugs that …" is a phrase; its answer type follows from the relation).
+        let answer_at = items
+            .iter()
+            .position(|it| matches!(it, Item::Noun(_)))
+            .filter(|&i| {
+                !matches!(items.first(), Some(Item::Rel(_)))
+                    || items[..i].iter().any(|x| matches!(x, Item::Ent(_)))
+            });
+        let mut vars: Vec<Option<TypeId>> = vec![answer_at.and_then(|i| {
+            if let Item::Noun(t) = items[i] {
+                Some(t)
+            } else {
+                None
+            }
+        })];
+        #[derive(Clone, Copy)]
+        enum End {
+            Var(usize),
+            Ent(usize),
+        }
+        // Pending edges: (subject var, phrase or None, object).
+        let mut edges: Vec<(usize, Option<usize>, End, bool)> = Vec::new();
+        let mut cur = 0usize;
+        let mut pending_rel: Option<usize> = None;
+        let mut pending_ents: Vec<usize> = Vec::new();
+        let mut pending_vars: Vec<usize> = Vec::new();
+        let mut last_rel: Option<(usize, Option<usize>)> = None;
+        let mut skip_noun = false;
+        for (k, it) in items.iter().enumerate() {
+            if Some(k) == answer_at {
+                continue;
+            }
+            if skip_noun && matches!(it, Item::Noun(_)) {
+                skip_noun = false;
+                continue;
+            }
+            match *it {
+                Item::Ent(m) => {
+                    if let (Some(r), Some(Item::Noun(t))) = (pending_rel, items.get(k + 1)) {
+                        // "… interact with obesity genes": the name qualifies the noun after
+                        // it; the verb's object is a variable of that type, joined to the name
+                        // by the pair relation.
+                        if Some(k + 1) != answer_at {
+                            pending_rel = None;
+                            vars.push(Some(*t));
+                            let v = vars.len() - 1;
+                            edges.push((v, None, End::Ent(m), false));
+                            edges.push((cur, Some(r), End::Var(v), false));
+                            last_rel = None;
+                            skip_noun = true;
+                            continue;
+                        }
+                    }
+                    if let Some(r) = pending_rel.take() {
+                        edges.push((cur, Some(r), End::Ent(m), false));
+                        last_rel = Some((cur, Some(r)));
+                    } else if let Some((v, r)) = last_rel {
+                        edges.push((v, r, End::Ent(m), false));
+                    } else {
+                        pending_ents.push(m);
+                    }
+                }
+                Item::Rel(r) if !pending_vars.is_empty() => {
+                    for v in pending_vars.drain(..) {
+                        edges.push((cur, Some(r), End::Var(v), false));
+                    }
+                    last_rel = Some((cur, Some(r)));
+                }
+                Item::Rel(r) => {
+                    // Names before a verb that has its own object ("drugs for X that cause
+                    // Y") join the answer without a verb; else the verb is theirs ("what
+                    // genes does X bind").
+                    // A verb followed by a type noun opens a chain ("drugs for X that bind
+                    // genes …"): the names before it are not its object either.
+                    let has_object = matches!(items.get(k + 1), Some(Item::Ent(_) | Item::Noun(_)))
+                        && answer_at.is_some_and(|a| a < k);
+                    if has_object && !pending_ents.is_empty() {
+                        for m in pending_ents.drain(..) {
+                            edges.push((cur, None, End::Ent(m), false));
+                        }
+                    }
+                    if !pending_ents.is_empty() {
+                        // The names are the verb's subject ("which genes does TP53
+                        // regulate"): a same-type relation reads from them to the answer.
+                        for m in pending_ents.drain(..) {
+                            edges.push((cur, Some(r), End::Ent(m), true));
+                        }
+                        last_rel = Some((cur, Some(r)));
+                    } else {
+                        pending_rel = Some(r);
+                    }
+                }
+                Item::Noun(t) => {
+                    if let Some(r) = pending_rel.take() {
+                        vars.push(Some(t));
+                        let v = vars.len() - 1;
+                        edges.push((cur, Some(r), End::Var(v), false));
+                        cur = v;
+                        last_rel = None;
+                    } else if !pending_ents.is_empty() {
+                        // "hypertension drugs": a variable of that type joined to the names
+                        // before it by the pair relation, waiting for the verb that joins it
+                        // to the answer.
+                        vars.push(Some(t));
+                        let v = vars.len() - 1;
+                        for m in pending_ents.drain(..) {
+                            edges.push((v, None, End::Ent(m), false));
+                        }
+                        pending_vars.push(v);
+                    } else if answer_at.is_some_and(|a| a < k)
+                        && matches!(items.get(k - 1), Some(Item::Noun(_)))
+                    {
+                        // "pathways of genes associated with X": a second type noun right after
+                        // the first opens a chain joined by the pair relation of the two types.
+                        vars.push(Some(t));
+                        let v = vars.len() - 1;
+                        edges.push((cur, None, End::Var(v), false));
+                        cur = v;
+                        last_rel = None;
+                    }
+                }
+            }
+        }
+        for m in pending_ents.drain(..) {
+            edges.push((cur, None, End::Ent(m), false));
+        }
+        for v in pending_vars.drain(..) {
+            edges.push((cur, None, End::Var(v), false));
+        }
+        if edges.is_empty() {
+            return None;
+        }
+        // Resolve: per edge, the entity's candidate and the relation sense.
+        let mut nodes: Vec<PNode> = Vec::new();
+        let mut index_of_var: Vec<Option<usize>> = vec![None; vars.len()];
+        let mut out_edges = Vec::new();
+        let mut chosen = Vec::new();
+        let mut used_alt = alt == 0;
+        // Answer var first.
+        nodes.push(PNode::Var(vars[0].unwrap_or(0)));
+        index_of_var[0] = Some(0);
+        let mut queue: std::collections::VecDeque<(usize, Option<usize>, End, bool)> = edges.into();
+        let mut bridges = 0usize;
+        while let Some((subj, rel, obj, flip)) = queue.pop_front() {
+            let st = vars[subj];
+            let senses: Vec<Sense> = match rel {
+                Some(r) => self.lex.phrases[r].1.clone(),
+                None => Vec::new(),
+            };
+            // Object candidates: an entity's candidates or the variable's type.
+            let obj_options: Vec<(Option<NodeId>, Option<TypeId>, Match)> = match obj {
+                End::Var(v) => vec![(None, vars[v], Match::Exact)],
+                End::Ent(m) => mentions[m]
+                    .candidates
+                    .iter()
+                    .map(|c| (Some(c.node), Some(g.node_type(c.node)), c.how))
+                    .collect(),
+            };
+            // Score every (candidate, sense) pair: match kind, then fit, then candidate order.
+            let mut best: Option<SenseChoice> = None;
+            let mut fitting_senses: Vec<Sense> = Vec::new();
+            for (ci, (node, ot, how)) in obj_options.iter().enumerate() {
+                let fit: Vec<Sense> = if senses.is_empty() {
+                    match (st, *ot) {
+                        (Some(a), Some(b)) => self
+                            .lex
+                            .pairs
+                            .get(&(a, b))
+                            .map(|&r| {
+                                vec![Sense {
+                                    rel: r,
+                                    reversed: false,
+                                }]
+                            })
+                            .unwrap_or_default(),
+                        (None, Some(b)) => self.default_from(g, b),
+                        _ => Vec::new(),
+                    }
+                } else {
+                    let f: Vec<Sense> = senses
+                        .iter()
+                        .copied()
+                        .filter(|s| self.rel_fits(g, *s, st, *ot))
+                        .collect();
+                    if f.is_empty() {
+                        // The phrase fits nothing here: the pair's own relation.
+                        match (st, *ot) {
+                            (Some(a), Some(b)) => self
+                                .lex
+                                .pairs
+                                .get(&(a, b))
+                                .map(|&r| {
+                                    vec![Sense {
+                                        rel: r,
+                                        reversed: false,
+                                    }]
+                                })
+                                .unwrap_or_default(),
+                            _ => Vec::new(),
+                        }
+                    } else {
+                        f
+                    }
+                };
+                if fit.is_empty() {
+                    continue;
+                }
+                let pick = fit[0];
+                let phrase_fit = senses.is_empty() || senses.contains(&pick);
+                // With no verb, the lexicon's pair order decides between types ("migraine
+                // medicines": the disease, not the side effect of the same name).
+                let pair = if senses.is_empty() {
+                    self.pair_rank(pick.rel)
+                } else {
+                    0
+                };
+                let key = (u8::from(!phrase_fit), pair, *how as u8, ci);
+                if best.as_ref().is_none_or(|b| key < b.0) {
+                    best = Some((key, *node, *ot, pick));
+                    fitting_senses = fit;
+                }
+            }
+            let Some((_, node, ot, mut sense)) = best else {
+                // Nothing fits: bridge through the type the relation wants, joined by the
+                // lexicon's pair relation ("side effects of benzodiazepines": of the drugs in
+                // that class; "drug classes that treat epilepsy": classes of drugs that do).
+                let obj_types: Vec<TypeId> = obj_options.iter().filter_map(|o| o.1).collect();
+                let bridge = (bridges < 3)
+                    .then(|| self.bridge(g, &senses, st, &obj_types))
+                    .flatten();
+                let (want, on_subject) = bridge?;
+                bridges += 1;
+                vars.push(Some(want));
+                index_of_var.push(None);
+                let w = vars.len() - 1;
+                if on_subject {
+                    queue.push_front((w, rel, obj, flip));
+                    queue.push_front((subj, None, End::Var(w), false));
+                } else {
+                    queue.push_front((w, None, obj, false));
+                    queue.push_front((subj, rel, End::Var(w), flip));
+                }
+                continue;
+            };
+            if alt > 0 && alt < fitting_senses.len() {
+                sense = fitting_senses[alt];
+                used_alt = true;
+            }
+            // Fix the subject's type from the relation if it was open.
+            let rt = g.relation(sense.rel);
+            let st = st.or_else(|| {
+                let (a, b) = (rt.source_type, rt.target_type);
+                if ot == a {
+                    b
+                } else {
+                    a
+                }
+            });
+            vars[subj] = st;
+            let si = match index_of_var[subj] {
+                Some(i) => {
+                    if let (PNode::Var(_), Some(t)) = (&nodes[i], st) {
+                        nodes[i] = PNode::Var(t);
+                    }
+                    i
+                }
+                None => {
+                    nodes.push(PNode::Var(st?));
+                    index_of_var[subj] = Some(nodes.len() - 1);
+                    nodes.len() - 1
+                }
+            };
+            let oi = match (obj, node) {
+                (End::Ent(m), Some(n)) => {
+                    chosen.push((m, n));
+                    match nodes.iter().position(|x| *x == PNode::Entity(n)) {
+                        Some(i) => i,
+                        None => {
+                            nodes.push(PNode::Entity(n));
+                            nodes.len() - 1
+                        }
+                    }
+                }
+                (End::Var(v), _) => match index_of_var[v] {
+                    Some(i) => i,
+                    None => {
+                        nodes.push(PNode::Var(vars[v]?));
+                        index_of_var[v] = Some(nodes.len() - 1);
+                        nodes.len() - 1
+                    }
+                },
+                _ => return None,
+            };
+            // Orientation: the relation's source type is the source; same-type relations read
+            // subject → object unless the sense is reversed.
+            let st_t = st;
+            let forward = if rt.source_type == rt.target_type {
+                sense.reversed == flip
+            } else {
+                rt.source_type == st_t
+            };
+            out_edges.push(if forward {
+                (si, sense.rel, oi)
+            } else {
+                (oi, sense.rel, si)
+            });
+        }
+        if !used_alt {
+            return None;
+        }
+        if matches!(nodes[0], PNode::Var(_)) && vars[0].is_none() {
+            return None;
+        }
+        Some((
+            Parse {
+                nodes,
+                edges: out_edges,
+            },
+            chosen,
+        ))
+    }
+
+    /// A type to bridge an edge through when no sense of its phrase fits the subject type `st`
+    /// and the object types: `(type, true)` puts the bridge on the subject side (the
+    /// relation joins the bridge and the object; the pair relation joins subject and bridge),
+    /// `(type, false)` on the object side. The first sense in the phrase's order that allows
+    /// one wins.
+    fn bridge(
+        &self,
+        g: &Graph,
+        senses: &[Sense],
+        st: Option<TypeId>,
+        obj_types: &[TypeId],
+    ) -> Option<(TypeId, bool)> {
+        for s in senses {
+            let rt = g.relation(s.rel);
+            let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else {
+                continue;
+            };
+            for &e in obj_types {
+                // Object side: the subject fits one end, the object pairs with the other.
+                for (mine, other) in [(a, b), (b, a)] {
+                    if st.is_none_or(|t| t == mine)
+                        && e != other
+                        && self.lex.pairs.contains_key(&(other, e))
+                    {
+                        return Some((other, false));
+                    }
+                }
+                // Subject side: the object fits one end, the subject pairs with the other.
+                for (theirs, other) in [(a, b), (b, a)] {
+                    if e == theirs {
+                        if let Some(t) = st {
+                            if t != other && self.lex.pairs.contains_key(&(t, other)) {
+                                return Some((other, true));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// With no answer type and no verb: the first `pair` relation touching type `b`.
+    fn default_from(&self, g: &Graph, b: TypeId) -> Vec<Sense> {
+        let touches =
+            |r: RelId| g.relation(r).source_type == Some(b) || g.relation(r).target_type == Some(b);
+        self.lex
+            .pair_order
+            .iter()
+            .copied()
+            .filter(|&r| touches(r))
+            .map(|rel| Sense {
+                rel,
+                reversed: false,
+            })
+            .collect()
+    }
+
+    fn pair_rank(&self, r: RelId) -> usize {
+        self.lex
+            .pair_order
+            .iter()
+            .position(|&x| x == r)
+            .unwrap_or(usize::MAX)
+    }
+}

@@ -1,0 +1,86 @@
+//! A reading in plain words (the interpretation line shown with every answer).
+
+use serenqa_graph::{Graph, TypeId};
+
+use super::linking::Understander;
+use crate::offline::retrieval::{PNode, Parse};
+
+impl Understander {
+    /// Plural display word of a type ("drugs", "side effects").
+    pub fn plural(&self, g: &Graph, t: TypeId) -> String {
+        let w = self
+            .lex
+            .display
+            .get(&t)
+            .cloned()
+            .unwrap_or_else(|| g.type_display(t).to_lowercase());
+        if w.ends_with('s') || w.ends_with("sh") || w.ends_with("ch") {
+            format!("{w}es")
+        } else if w.ends_with('y') && !w.ends_with("ay") && !w.ends_with("ey") {
+            format!("{}ies", &w[..w.len() - 1])
+        } else {
+            format!("{w}s")
+        }
+    }
+
+    /// The plain-words interpretation of a reading: "Drugs that treat multiple sclerosis".
+    pub fn describe(&self, g: &Graph, p: &Parse) -> String {
+        let mut seen = vec![false; p.nodes.len()];
+        let s = self.describe_var(g, p, 0, &mut seen);
+        let mut c = s.chars();
+        match c.next() {
+            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+            None => s,
+        }
+    }
+
+    fn describe_var(&self, g: &Graph, p: &Parse, i: usize, seen: &mut Vec<bool>) -> String {
+        seen[i] = true;
+        let head = match p.nodes[i] {
+            PNode::Var(t) => self.plural(g, t),
+            PNode::Entity(e) => return g.name(e).to_string(),
+        };
+        let mut clauses = Vec::new();
+        for &(a, r, b) in &p.edges {
+            let (other, from_source) = if a == i && !seen[b] {
+                (b, true)
+            } else if b == i && !seen[a] {
+                (a, false)
+            } else {
+                continue;
+            };
+            let (f, bk) = self.lex.verbs.get(&r).cloned().unwrap_or_else(|| {
+                (
+                    g.relation(r).verb.clone(),
+                    format!("are linked by {} to", g.relation(r).verb),
+                )
+            });
+            let verb = if from_source { f } else { bk };
+            let obj = self.describe_var(g, p, other, seen);
+            clauses.push((verb, obj));
+        }
+        // Entities sharing one verb are joined: "associated with asthma and eczema".
+        let mut text = Vec::new();
+        let mut k = 0;
+        while k < clauses.len() {
+            let verb = clauses[k].0.clone();
+            let mut objs = vec![clauses[k].1.clone()];
+            while k + 1 < clauses.len() && clauses[k + 1].0 == verb {
+                k += 1;
+                objs.push(clauses[k].1.clone());
+            }
+            let joined = if objs.len() > 1 {
+                format!("both {}", objs.join(" and "))
+            } else {
+                objs.remove(0)
+            };
+            text.push(format!("{verb} {joined}"));
+            k += 1;
+        }
+        if text.is_empty() {
+            head
+        } else {
+            format!("{head} that {}", text.join(" and "))
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The lexicon ([`LexiconFile`]): type nouns, relation phrases → metaedges, pair relations,
+//! interpretation words, stop words and aliases, read from a TSV data file; and word folding
+//! (lower case, punctuation dropped, plural/possessive `s` dropped).
+
+use std::collections::HashMap;
+
+use serenqa_graph::{Graph, RelId, TypeId};
+
+/// The Hetionet lexicon, compiled in.
+pub const HETIONET_LEXICON: &str = include_str!("../../../lexicon/hetionet.tsv");
+
+/// Folds one word: lower case, letters and digits only, plural/possessive `s` dropped.
+pub fn fold_word(w: &str) -> String {
+    let mut s: String = w
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_alphanumeric())
+        .collect();
+    if s.len() > 4 && s.ends_with("ies") {
+        s.truncate(s.len() - 3);
+        s.push('y');
+    } else if s.len() > 4 && s.ends_with("sses") {
+        s.truncate(s.len() - 2);
+    } else if s.len() > 3
+        && s.ends_with('s')
+        && !s.ends_with("ss")
+        && !s.ends_with("us")
+        && !s.ends_with("is")
+    {
+        s.pop();
+    }
+    s
+}
+
+/// Splits text into words (at whitespace and punctuation; a possessive `'s` stays with its
+/// word), returning (original word, folded word) pairs.
+pub fn words(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, out: &mut Vec<(String, String)>| {
+        if !cur.is_empty() {
+            let f = fold_word(cur);
+            if !f.is_empty() {
+                out.push((cur.clone(), f));
+            }
+            cur.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '\'' || c == '’' {
+            cur.push(c);
+        } else {
+            flush(&mut cur, &mut out);
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+pub(super) fn fold_text(text: &str) -> Vec<String> {
+    words(text).into_iter().map(|(_, f)| f).collect()
+}
+
+/// One metaedge a phrase may mean; `reversed` reads a same-type directed relation backwards.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sense {
+    pub rel: RelId,
+    pub reversed: bool,
+}
+
+/// A lexicon, read from its text and checked against a graph.
+#[derive(Clone, Debug, Default)]
+pub struct LexiconFile {
+    /// Type noun words → type; first noun of a type is its display word.
+    pub nouns: Vec<(Vec<String>, TypeId)>,
+    pub display: HashMap<TypeId, String>,
+    pub phrases: Vec<(Vec<String>, Vec<Sense>)>,
+    pub pairs: HashMap<(TypeId, TypeId), RelId>,
+    /// Written forms of names (abbreviations, lay terms): (folded form, type, folded graph
+    /// name, file line).
+    pub aliases: Vec<(Vec<String>, TypeId, Vec<String>, usize)>,
+    /// `pair` relations in file order (earlier = preferred when a question names no verb).
+    pub pair_order: Vec<RelId>,
+    /// Relation → (said from its source, said from its target).
+    pub verbs: HashMap<RelId, (String, String)>,
+    pub stops: Vec<Vec<String>>,
+}
+
+fn norm_label(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl LexiconFile {
+    /// Reads a lexicon (`origin` names it in errors: `lexicon.tsv line 12: …`).
+    pub fn parse(text: &str, origin: &str, g: &Graph) -> Result<LexiconFile, String> {
+        let types: HashMap<String, TypeId> = (0..g.type_count() as TypeId)
+            .flat_map(|t| {
+                [
+                    (norm_label(g.type_label(t)), t),
+                    (norm_label(g.type_display(t)), t),
+                ]
+            })
+            .collect();
+        let rels: HashMap<String, RelId> = (0..g.relation_count() as RelId)
+            .flat_map(|r| {
+                [
+                    (g.relation(r).abbrev.clone(), r),
+                    (g.relation(r).name.clone(), r),
+                ]
+            })
+            .collect();
+        let mut lx = LexiconFile::default();
+        for (i, line) in text.lines().enumerate() {
+            let err = |m: String| format!("{origin} line {}: {m}", i + 1);
+            let line = line.trim_end_matches('\r');
+            if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
+            let want = |n: usize| -> Result<(), String> {
+                if cols.len() != n {
+                    Err(err(format!(
+                        "'{}' takes {} tab-separated columns, found {}",
+                        cols[0],
+                        n,
+                        cols.len()
+                    )))
+                } else if cols.iter().any(|c| c.is_empty()) {
+                    Err(err("empty column".into()))
+                } else {
+                    Ok(())
+                }
+            };
+            let ty = |s: &str| {
+                types
+                    .get(&norm_label(s))
+                    .copied()
+                    .ok_or_else(|| err(format!("unknown node type '{s}'")))
+            };
+            let rel = |s: &str| {
+                rels.get(s)
+                    .copied()
+                    .ok_or_else(|| err(format!("unknown metaedge '{s}'")))
+            };
+            let phrase = |s: &str| -> Result<Vec<String>, String> {
+                let w = fold_text(s);
+                if w.is_empty() {
+                    Err(err(format!("'{s}' has no words")))
+                } else {
+                    Ok(w)
+                }
+            };
+            match cols[0] {
+                "type" => {
+                    want(3)?;
+                    let t = ty(cols[1])?;
+                    lx.display.entry(t).or_insert_with(|| cols[2].to_string());
+                    lx.nouns.push((phrase(cols[2])?, t));
+                }
+                "rel" => {
+                    want(3)?;
+                    let mut senses = Vec::new();
+                    // '*': the two types' pair relation ("share", "in common with").
+                    for m in cols[1].split(',').filter(|m| m.trim() != "*") {
+                        let m = m.trim();
+                        let (m, reversed) = match m.strip_suffix('^') {
+                            Some(x) => (x, true),
+                            None => (m, false),
+                        };
+                        senses.push(Sense {
+                            rel: rel(m)?,
+                            reversed,
+                        });
+                    }
+                    let p = phrase(cols[2])?;
+                    match lx.phrases.iter_mut().find(|(q, _)| *q == p) {
+                        Some((_, s)) => s.extend(
+                            senses
+                                .into_iter()
+                                .filter(|x| !s.contains(x))
+                                .collect::<Vec<_>>(),
+                        ),
+                        None => lx.phrases.push((p, senses)),
+                    }
+                }
+                "alias" => {
+                    want(4)?;
+                    let t = ty(cols[1])?;
+                    lx.aliases
+                        .push((phrase(cols[2])?, t, phrase(cols[3])?, i + 1));
+                }
+                "pair" => {
+                    want(2)?;
+                    let r = rel(cols[1])?;
+                    let rt = g.relation(r);
+                    let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else {
+                        return Err(err(format!(
+                            "metaedge '{}' has no fixed end types",
+                            cols[1]
+                        )));
+                    };
+                    lx.pairs.insert((a, b), r);
+                    lx.pairs.insert((b, a), r);
+                    lx.pair_order.push(r);
+                }
+                "verb" => {
+                    want(3)?;
+                    let r = rel(cols[1])?;
+                    let Some((f, b)) = cols[2].split_once('|') else {
+                        return Err(err("verb needs '<from source> | <from target>'".into()));
+                    };
+                    lx.verbs
+                        .insert(r, (f.trim().to_string(), b.trim().to_string()));
+                }
+                "stop" => {
+                    want(2)?;
+                    lx.stops.push(phrase(cols[1])?);
+                }
+                other => {
+                    return Err(err(format!(
+                        "unknown entry kind '{other}' (type, rel, pair, verb or stop)"
+                    )))
+                }
+            }
+        }
+        if lx.nouns.is_empty() || lx.phrases.is_empty() {
+            return Err(format!("{origin}: no type nouns or no relation phrases"));
+        }
+        Ok(lx)
+    }
+
+    /// Reads a lexicon file from disk.
+    pub fn load(path: &std::path::Path, g: &Graph) -> Result<LexiconFile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        LexiconFile::parse(&text, &path.display().to_string(), g)
+    }
+}

@@ -1,0 +1,328 @@
+//! Entity linking: the folded-name index of a graph and the lookup of a span of words in it
+//! (exact, whole-word prefix, fuzzy, containment), with the [`Understander`] that holds the
+//! index and the lexicon.
+
+use std::collections::{HashMap, HashSet};
+
+use serenqa_graph::{Graph, NodeId, TypeId};
+
+use super::lexicon::{fold_text, LexiconFile, HETIONET_LEXICON};
+use crate::offline::retrieval::Parse;
+
+/// Readings tried at most per question.
+pub const MAX_READINGS: usize = 6;
+/// Candidates kept per mention.
+const MAX_CANDIDATES: usize = 8;
+/// Longest name span looked up, in words.
+pub(super) const MAX_SPAN: usize = 8;
+
+/// How a mention was linked to a node name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Match {
+    Exact,
+    Prefix,
+    Fuzzy,
+    Contains,
+}
+
+impl Match {
+    pub fn label(self) -> &'static str {
+        match self {
+            Match::Exact => "exact",
+            Match::Prefix => "prefix",
+            Match::Fuzzy => "fuzzy",
+            Match::Contains => "contains",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub node: NodeId,
+    pub how: Match,
+    /// Edit distance for fuzzy matches, extra words for prefix / containment.
+    pub distance: usize,
+}
+
+/// A span of the question linked to nodes.
+#[derive(Clone, Debug)]
+pub struct Mention {
+    pub text: String,
+    pub candidates: Vec<Candidate>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Item {
+    Noun(TypeId),
+    Rel(usize),
+    Ent(usize),
+}
+
+/// The understanding of one question.
+#[derive(Clone, Debug, Default)]
+pub struct Understanding {
+    /// Readings, best first.
+    pub readings: Vec<Parse>,
+    pub mentions: Vec<Mention>,
+    /// Per reading: the chosen candidate of each mention used (mention index, node).
+    pub chosen: Vec<Vec<(usize, NodeId)>>,
+    /// Words that were neither vocabulary nor names.
+    pub unknown: Vec<String>,
+}
+
+/// A folded name (or first-words prefix of one) in a length bucket: text, node, and how many
+/// of the name's words the prefix leaves out.
+type Bucketed = (String, NodeId, usize);
+
+pub(super) struct NameIndex {
+    /// Folded name → nodes, best connected first.
+    exact: HashMap<String, Vec<NodeId>>,
+    /// Sorted folded names, for whole-word prefix search.
+    sorted: Vec<(String, NodeId)>,
+    /// (first char, char count) → folded names (and first-words prefixes of longer names).
+    buckets: HashMap<(char, usize), Vec<Bucketed>>,
+    /// Folded word → nodes whose name contains it.
+    pub(super) by_word: HashMap<String, Vec<NodeId>>,
+}
+
+/// Question understanding over one graph: the lexicon and a folded-name index.
+pub struct Understander {
+    pub lex: LexiconFile,
+    pub(super) names: NameIndex,
+    /// Every vocabulary word (phrases, nouns, stops), never linked on its own.
+    pub(super) vocab: HashSet<String>,
+    /// Lexicon entries that do not apply to this graph (aliases of absent names).
+    pub warnings: Vec<String>,
+}
+
+pub(super) fn max_distance(chars: usize) -> usize {
+    match chars {
+        0..=4 => 0,
+        5..=8 => 1,
+        _ => 2,
+    }
+}
+
+impl Understander {
+    /// With the compiled-in Hetionet lexicon.
+    pub fn new(g: &Graph) -> Result<Understander, String> {
+        Understander::with_lexicon(
+            g,
+            LexiconFile::parse(HETIONET_LEXICON, "lexicon/hetionet.tsv", g)?,
+        )
+    }
+
+    pub fn with_lexicon(g: &Graph, lex: LexiconFile) -> Result<Understander, String> {
+        let mut exact: HashMap<String, Vec<NodeId>> = HashMap::new();
+        let mut by_word: HashMap<String, Vec<NodeId>> = HashMap::new();
+        let mut buckets: HashMap<(char, usize), Vec<Bucketed>> = HashMap::new();
+        for n in 0..g.node_count() as NodeId {
+            let name = g.name(n).trim();
+            let w = fold_text(if name.is_empty() { g.ident(n) } else { name });
+            if w.is_empty() {
+                continue;
+            }
+            let key = w.join(" ");
+            exact.entry(key.clone()).or_default().push(n);
+            for x in &w {
+                by_word.entry(x.clone()).or_default().push(n);
+            }
+            // Fuzzy targets: the whole name, and its first words (a misspelt "parkinsns").
+            for k in 1..=w.len() {
+                let part = w[..k].join(" ");
+                if let Some(c) = part.chars().next() {
+                    buckets.entry((c, part.chars().count())).or_default().push((
+                        part,
+                        n,
+                        w.len() - k,
+                    ));
+                }
+            }
+        }
+        for v in exact.values_mut().chain(by_word.values_mut()) {
+            v.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
+            v.dedup();
+        }
+        // Aliases link exactly, ahead of any node that happens to bear the written form, and
+        // are fuzzy targets too ("asprin" → the alias "aspirin"). One whose name is not in
+        // this graph (a subset, another release) is skipped with a warning.
+        let mut warnings = Vec::new();
+        for (form, t, target, line) in &lex.aliases {
+            let nodes: Vec<NodeId> = exact
+                .get(&target.join(" "))
+                .map(|v| {
+                    v.iter()
+                        .copied()
+                        .filter(|&n| g.node_type(n) == *t)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if nodes.is_empty() {
+                warnings.push(format!(
+                    "lexicon line {line}: alias '{}': no {} named '{}' in the graph; skipped",
+                    form.join(" "),
+                    g.type_display(*t),
+                    target.join(" ")
+                ));
+                continue;
+            }
+            let key = form.join(" ");
+            if let Some(c) = key.chars().next() {
+                for &n in &nodes {
+                    buckets
+                        .entry((c, key.chars().count()))
+                        .or_default()
+                        .push((key.clone(), n, 0));
+                }
+            }
+            let e = exact.entry(key).or_default();
+            for n in nodes.into_iter().rev() {
+                e.retain(|x| *x != n);
+                e.insert(0, n);
+            }
+        }
+        let mut sorted: Vec<(String, NodeId)> = exact
+            .iter()
+            .flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n)))
+            .collect();
+        sorted.sort();
+        let mut vocab = HashSet::new();
+        for p in lex
+            .phrases
+            .iter()
+            .map(|p| &p.0)
+            .chain(lex.nouns.iter().map(|n| &n.0))
+            .chain(lex.stops.iter())
+        {
+            vocab.extend(p.iter().cloned());
+        }
+        Ok(Understander {
+            lex,
+            names: NameIndex {
+                exact,
+                sorted,
+                buckets,
+                by_word,
+            },
+            vocab,
+            warnings,
+        })
+    }
+
+    pub(super) fn link(&self, g: &Graph, span: &[String], how: Match) -> Vec<Candidate> {
+        let key = span.join(" ");
+        let mut out: Vec<Candidate> = Vec::new();
+        match how {
+            Match::Exact => {
+                if let Some(v) = self.names.exact.get(&key) {
+                    out.extend(v.iter().map(|&n| Candidate {
+                        node: n,
+                        how,
+                        distance: 0,
+                    }));
+                }
+            }
+            Match::Prefix => {
+                let p = format!("{key} ");
+                let start = self
+                    .names
+                    .sorted
+                    .partition_point(|(k, _)| k.as_str() < p.as_str());
+                for (k, n) in self.names.sorted[start..]
+                    .iter()
+                    .take_while(|(k, _)| k.starts_with(&p))
+                    .take(2000)
+                {
+                    out.push(Candidate {
+                        node: *n,
+                        how,
+                        distance: k.split(' ').count() - span.len(),
+                    });
+                }
+            }
+            Match::Fuzzy => {
+                let len = key.chars().count();
+                let maxd = max_distance(len);
+                let Some(first) = key.chars().next() else {
+                    return out;
+                };
+                if maxd == 0 {
+                    return out;
+                }
+                for l in len.saturating_sub(maxd)..=len + maxd {
+                    let Some(b) = self.names.buckets.get(&(first, l)) else {
+                        continue;
+                    };
+                    for (name, n, extra) in b {
+                        let d = strsim::damerau_levenshtein(&key, name);
+                        if d <= maxd && d > 0 {
+                            out.push(Candidate {
+                                node: *n,
+                                how,
+                                distance: d * 10 + extra,
+                            });
+                        }
+                    }
+                }
+            }
+            Match::Contains => {
+                let mut sets = span.iter().map(|w| self.names.by_word.get(w));
+                let Some(Some(first)) = sets.next() else {
+                    return out;
+                };
+                let rest: Vec<&Vec<NodeId>> = match sets.collect::<Option<Vec<_>>>() {
+                    Some(r) => r,
+                    None => return out,
+                };
+                for &n in first.iter().take(5000) {
+                    if rest.iter().all(|s| s.contains(&n)) {
+                        // Ranked by degree alone: the well-known name containing the words.
+                        out.push(Candidate {
+                            node: n,
+                            how,
+                            distance: 0,
+                        });
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            a.distance
+                .cmp(&b.distance)
+                .then(g.degree(b.node).cmp(&g.degree(a.node)))
+                .then(a.node.cmp(&b.node))
+        });
+        out.truncate(if how == Match::Exact {
+            16
+        } else {
+            MAX_CANDIDATES
+        });
+        out
+    }
+
+    /// Nodes a search box should offer for `text`, best first: exact names (aliases
+    /// included), whole-word prefixes ("alzheimers" → "Alzheimer's disease"), misspellings
+    /// (edit distance), then names containing every word. Folding is the question folding
+    /// (case, apostrophes, punctuation, plural/possessive `s`).
+    pub fn suggest(&self, g: &Graph, text: &str, limit: usize) -> Vec<(NodeId, Match)> {
+        let span = fold_text(text);
+        let mut out: Vec<(NodeId, Match)> = Vec::new();
+        if span.is_empty() || span.len() > MAX_SPAN {
+            return out;
+        }
+        for how in [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains] {
+            if how != Match::Exact && span.len() == 1 && span[0].chars().count() < 3 {
+                break;
+            }
+            for c in self.link(g, &span, how) {
+                if out.len() >= limit {
+                    return out;
+                }
+                if !out.iter().any(|(n, _)| *n == c.node) {
+                    out.push((c.node, how));
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,75 @@
+//! Question understanding for everyday clinical phrasing: free text → a structured query over
+//! the graph's metaedges → Cypher, with what was understood said in plain words.
+//!
+//! 1. **Lexicon** ([`LexiconFile`], a data file: `lexicon/hetionet.tsv`, compiled in, or any
+//!    path): type nouns, relation phrases → metaedges (in preference order), the default
+//!    relation of a type pair, the words the interpretation line uses, and stop words. Errors
+//!    name the file line.
+//! 2. **Folding**: lower case, apostrophes and punctuation dropped, a plural or possessive
+//!    `s` dropped per word (`Parkinson's` = `parkinsons` = `parkinson`). Names are folded the
+//!    same way once per graph.
+//! 3. **Tagging**: multi-word exact names first (longest first, `idiopathic pulmonary
+//!    fibrosis`), then relation phrases, type nouns and stop words (longest first), then the
+//!    remaining words are linked to node names: exact, then a whole-word prefix of a name
+//!    (`alzheimers` → `Alzheimer's disease`), then fuzzy (Damerau–Levenshtein through
+//!    `strsim`, over names of about the same length with the same first letter), then a name
+//!    that contains the words (`diabetes` → the two diabetes mellitus types, a "did you
+//!    mean").
+//! 4. **Assembly**: the first type noun is the answer; relation phrases connect it to
+//!    entities (either order: `which drugs treat X`, `what genes does X bind`, `what is X used
+//!    for`), a relation phrase followed by a type noun opens a chain (`drugs that bind genes
+//!    associated with X`), and further entities after one relation share it (intersection:
+//!    `genes associated with X and Y`). Each entity's candidate is chosen by match kind, then
+//!    by fitting the relation's types, then by degree; a phrase's metaedge by the types at its
+//!    ends; no phrase between two types means the lexicon's `pair` relation.
+//!    More readings of the same kind: a name followed by a noun of its own type is that type
+//!    ("heart tissue", "fever as a symptom"); a name followed by another type's noun
+//!    qualifies it ("interact with obesity genes"); a second type noun right after the
+//!    answer's opens a chain by the pair relation ("pathways of genes …"); the same name
+//!    twice closes a cycle ("drugs for X that bind genes associated with X"); when no sense
+//!    of a phrase fits, the edge is bridged through the type it wants, joined by the pair
+//!    relation ("side effects of benzodiazepines" = of the drugs in that class); a name
+//!    before its verb is the verb's subject (same-type relations read from it:
+//!    "which genes does TP53 regulate"). Lexicon `alias` lines give abbreviations and lay
+//!    terms (COPD, lupus, hair loss). `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
+//! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
+//!    the retriever runs them in order and keeps the first that returns rows.
+//!
+//! # Layout
+//! - `lexicon` — the lexicon file and word folding (step 1–2).
+//! - `linking` — entity linking: the folded-name index, match kinds, candidates (step 3's
+//!   name lookup).
+//! - `tagging` — the question → tagged items (names, relation phrases, type nouns) and the
+//!   readings ([`Understander::understand`]).
+//! - `assembly` — tagged items → structured queries ([`Parse`](super::retrieval::Parse)):
+//!   relation cues, chains, intersections, bridges (steps 4–5).
+//! - `describe` — a reading in plain words.
+
+mod assembly;
+mod describe;
+mod lexicon;
+mod linking;
+mod tagging;
+
+pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
+pub use linking::{Candidate, Match, Mention, Understander, Understanding, MAX_READINGS};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_drops_plural_and_possessive() {
+        assert_eq!(fold_word("Parkinson's"), "parkinson");
+        assert_eq!(fold_word("parkinsons"), "parkinson");
+        assert_eq!(fold_word("Drugs"), "drug");
+        assert_eq!(fold_word("sclerosis"), "sclerosis");
+        assert_eq!(fold_word("therapies"), "therapy");
+        assert_eq!(fold_word("processes"), "process");
+        let w: Vec<String> = words("Which drugs treat Alzheimer's disease?")
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
+        assert_eq!(w, vec!["which", "drug", "treat", "alzheimer", "disease"]);
+    }
+}

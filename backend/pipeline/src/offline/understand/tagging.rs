@@ -1,0 +1,262 @@
+//! Tagging a question: multi-word names, relation phrases, type nouns and stop words, then
+//! the remaining words linked to names; the tagged items go to assembly
+//! ([`Understander::understand`]).
+
+use serenqa_graph::Graph;
+
+use super::lexicon::words;
+use super::linking::{
+    max_distance, Candidate, Item, Match, Mention, Understander, Understanding, MAX_SPAN,
+};
+
+impl Understander {
+    /// Understands a question.
+    pub fn understand(&self, g: &Graph, question: &str) -> Understanding {
+        let ws = words(question);
+        // A misspelt vocabulary word ("medicatons", "desease") that is no name's word is
+        // read as the vocabulary word.
+        let folded: Vec<String> = ws.iter().map(|w| self.correct_vocab(&w.1)).collect();
+        let corrected: Vec<bool> = ws.iter().zip(&folded).map(|(w, f)| w.1 != *f).collect();
+        // A name reached through a corrected word was not typed exactly: say so.
+        let demote = |c: &mut Vec<Candidate>, span: std::ops::Range<usize>| {
+            if corrected[span].iter().any(|x| *x) {
+                for x in c.iter_mut().filter(|x| x.how == Match::Exact) {
+                    x.how = Match::Fuzzy;
+                    x.distance = 10;
+                }
+            }
+        };
+        let n = folded.len();
+        let mut tags: Vec<Option<(usize, Item)>> = vec![None; n]; // (span start, item) at span start; covered words marked
+        let mut covered = vec![false; n];
+        let mut mentions: Vec<Mention> = Vec::new();
+        let is_vocab_span = |s: &[String]| s.iter().all(|w| self.vocab.contains(w));
+        // 1. Multi-word exact names, longest first.
+        for len in (2..=MAX_SPAN.min(n)).rev() {
+            for i in 0..=n - len {
+                if covered[i..i + len].iter().any(|c| *c) || is_vocab_span(&folded[i..i + len]) {
+                    continue;
+                }
+                let mut c = self.link(g, &folded[i..i + len], Match::Exact);
+                demote(&mut c, i..i + len);
+                if !c.is_empty() {
+                    mentions.push(Mention {
+                        text: ws[i..i + len]
+                            .iter()
+                            .map(|w| w.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        candidates: c,
+                    });
+                    tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                }
+            }
+        }
+        // 2. Vocabulary, longest first at each position.
+        let mut i = 0;
+        while i < n {
+            if covered[i] {
+                i += 1;
+                continue;
+            }
+            let fits = |p: &[String]| {
+                p.len() <= n - i
+                    && folded[i..i + p.len()] == p[..]
+                    && !covered[i..i + p.len()].iter().any(|c| *c)
+            };
+            let mut best: Option<(usize, Option<Item>)> = None;
+            for (k, (p, _)) in self.lex.phrases.iter().enumerate() {
+                if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
+                    best = Some((p.len(), Some(Item::Rel(k))));
+                }
+            }
+            for (p, t) in &self.lex.nouns {
+                if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
+                    best = Some((p.len(), Some(Item::Noun(*t))));
+                }
+            }
+            for p in &self.lex.stops {
+                if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
+                    best = Some((p.len(), None));
+                }
+            }
+            match best {
+                Some((len, item)) => {
+                    if let Some(it) = item {
+                        tags[i] = Some((len, it));
+                    }
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        // 3. The remaining runs of words: names (exact, prefix, fuzzy, containment).
+        let mut unknown = Vec::new();
+        let mut i = 0;
+        while i < n {
+            if covered[i] {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < n && !covered[j] {
+                j += 1;
+            }
+            let before = mentions.len();
+            self.link_run(
+                g,
+                &ws,
+                &folded,
+                i,
+                j,
+                &mut tags,
+                &mut covered,
+                &mut mentions,
+                &mut unknown,
+            );
+            // Spans of the new mentions: demote those reached through corrected words.
+            for (k, t) in tags.iter().enumerate().take(j).skip(i) {
+                if let Some((len, Item::Ent(m))) = t {
+                    if *m >= before {
+                        demote(&mut mentions[*m].candidates, k..k + len);
+                    }
+                }
+            }
+            i = j;
+        }
+        let mut items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
+        // A name followed by a noun of one of its own types is that type ("heart tissue",
+        // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
+        // class"): keep the candidates of that type and drop the noun. The first noun (the
+        // answer's) is never dropped.
+        let mut k = 0;
+        while k + 1 < items.len() {
+            if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
+                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
+                if !is_answer
+                    && mentions[m]
+                        .candidates
+                        .iter()
+                        .any(|c| g.node_type(c.node) == t)
+                {
+                    mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                    items.remove(k + 1);
+                }
+            }
+            k += 1;
+        }
+        let (readings, chosen) = self.assemble(g, &items, &mentions);
+        if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
+            let show: Vec<String> = items
+                .iter()
+                .map(|it| match it {
+                    Item::Ent(m) => format!("E({})", mentions[*m].text),
+                    Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")),
+                    Item::Noun(t) => format!("N({})", g.type_display(*t)),
+                })
+                .collect();
+            eprintln!("items: {}\nreadings: {}", show.join(" "), readings.len());
+        }
+        Understanding {
+            readings,
+            mentions,
+            chosen,
+            unknown,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn link_run(
+        &self,
+        g: &Graph,
+        ws: &[(String, String)],
+        folded: &[String],
+        a: usize,
+        b: usize,
+        tags: &mut [Option<(usize, Item)>],
+        covered: &mut [bool],
+        mentions: &mut Vec<Mention>,
+        unknown: &mut Vec<String>,
+    ) {
+        const KINDS: [Match; 4] = [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains];
+        // Longest span first; per span exact, prefix, fuzzy; containment only when nothing else.
+        for pass in [&KINDS[..3], &KINDS[3..]] {
+            for len in (1..=MAX_SPAN.min(b - a)).rev() {
+                for i in a..=b - len {
+                    if covered[i..i + len].iter().any(|c| *c) {
+                        continue;
+                    }
+                    let span = &folded[i..i + len];
+                    // Candidates of every kind from the first kind that matches on: the relation
+                    // may fit a weaker match better (a prefix side effect vs a contained disease).
+                    let mut c: Vec<Candidate> = Vec::new();
+                    for &how in pass {
+                        // Single short words are too often a gene symbol by accident.
+                        if how != Match::Exact && len == 1 && span[0].chars().count() < 4 {
+                            continue;
+                        }
+                        let found = self.link(g, span, how);
+                        if c.is_empty() && found.is_empty() {
+                            continue;
+                        }
+                        c.extend(
+                            found
+                                .into_iter()
+                                .filter(|x| !c.iter().any(|y| y.node == x.node))
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                    if !c.is_empty() && pass.len() == 3 && c.iter().all(|x| x.how != Match::Exact) {
+                        let more = self.link(g, span, Match::Contains);
+                        c.extend(
+                            more.into_iter()
+                                .filter(|x| !c.iter().any(|y| y.node == x.node))
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                    if c.is_empty() {
+                        continue;
+                    }
+                    mentions.push(Mention {
+                        text: ws[i..i + len]
+                            .iter()
+                            .map(|w| w.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        candidates: c,
+                    });
+                    tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
+                    covered[i..i + len].iter_mut().for_each(|c| *c = true);
+                }
+            }
+        }
+        for i in a..b {
+            if !covered[i] {
+                unknown.push(ws[i].0.clone());
+            }
+        }
+    }
+
+    fn correct_vocab(&self, w: &str) -> String {
+        if self.vocab.contains(w) || self.names.by_word.contains_key(w) {
+            return w.to_string();
+        }
+        let maxd = max_distance(w.chars().count());
+        if maxd == 0 {
+            return w.to_string();
+        }
+        let best = self
+            .vocab
+            .iter()
+            .filter(|v| v.chars().count() >= 5)
+            .map(|v| (strsim::damerau_levenshtein(w, v), v))
+            .filter(|(d, _)| *d <= maxd)
+            .min();
+        match best {
+            Some((_, v)) => v.clone(),
+            None => w.to_string(),
+        }
+    }
+}
