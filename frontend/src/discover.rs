@@ -4,9 +4,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView};
+use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView, PathsReply};
 
-use crate::api::{self, key_of, PathsReply};
+use crate::api::{self, key_of};
 use crate::subgraph::SubgraphSvg;
 
 #[component]

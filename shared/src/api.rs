@@ -2,6 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod runs;
+pub use runs::{
+    DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo, RunEntry, RunQuestion,
+    RunsReply, StatsSnapshot,
+};
+
 /// A node as the UI shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -88,6 +94,14 @@ pub struct SubgraphView {
     /// (source index, target index, relation name), stored direction.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub edges: Vec<(u32, u32, String)>,
+}
+
+/// `GET /api/paths`: explanation paths and their union as a subgraph to draw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PathsReply {
+    pub paths: Vec<PathView>,
+    pub subgraph: SubgraphView,
 }
 
 impl SubgraphView {

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_shared::api::{
-    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView,
-    TypeCount,
+    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, PathsReply,
+    SubgraphView, TypeCount,
 };
 use serenqa_shared::links::source_link;
 use serenqa_shared::phrases::passive;
@@ -372,12 +372,6 @@ pub struct PathsQuery {
     to: String,
     max_hops: Option<usize>,
     limit: Option<usize>,
-}
-
-#[derive(serde::Serialize, utoipa::ToSchema)]
-pub struct PathsReply {
-    paths: Vec<PathView>,
-    subgraph: SubgraphView,
 }
 
 fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {

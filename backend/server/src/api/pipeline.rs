@@ -25,8 +25,9 @@ use serde::Deserialize;
 use serenqa_pipeline::ask::{
     ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse,
 };
-use serenqa_pipeline::runs_dir::{list_runs, question_lines, run_questions};
+use serenqa_pipeline::runs_dir::{question_lines, run_questions, runs_reply};
 use serenqa_shared::api::{ApiError, AskEvent};
+use serenqa_shared::api::{QuestionLines, RunQuestion, RunsReply};
 
 use super::error::HttpError;
 use super::extract::{J, Q};
@@ -354,23 +355,9 @@ pub fn same_origin(
 
 /// Every evaluation run in the runs directory with its manifest, its settings (what the
 /// leaderboard labels it with) and aggregate tables.
-#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`")))]
-pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
-    let runs: Vec<serde_json::Value> = list_runs(&s.runs_dir)
-        .into_iter()
-        .map(|(id, m, a)| {
-            let mut settings = m.settings();
-            settings.id = id.clone();
-            serde_json::json!({"id": id, "manifest": m, "settings": settings, "aggregate": a})
-        })
-        .collect();
-    // The directory's name only: absolute server paths are not for anonymous clients.
-    let dir = s
-        .runs_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Json(serde_json::json!({"runs_dir": dir, "runs": runs}))
+#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`", body = RunsReply)))]
+pub async fn get_runs(State(s): State<AppState>) -> Json<RunsReply> {
+    Json(runs_reply(&s.runs_dir))
 }
 
 #[derive(Deserialize)]
@@ -403,11 +390,11 @@ pub async fn get_compare(
 }
 
 /// The questions of one run: `[{qid, pattern, question}]`.
-#[utoipa::path(get, path = "/api/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run"), (status = 404, description = "No such run")))]
+#[utoipa::path(get, path = "/api/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run", body = Vec<RunQuestion>), (status = 404, description = "No such run", body = ApiError)))]
 pub async fn get_questions(
     State(s): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
+) -> Result<Json<Vec<RunQuestion>>, HttpError> {
     run_questions(&s.runs_dir, &id)
         .map(Json)
         .map_err(|e| HttpError::not_found("no_run", e))
@@ -415,11 +402,11 @@ pub async fn get_questions(
 
 /// One question's traces in a run: `{run_id, qid, t1: [...], t3: [...]}` (prompts, replies,
 /// Cypher, beam paths, summaries, scores).
-#[utoipa::path(get, path = "/api/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces"), (status = 400, description = "Bad question id"), (status = 404, description = "No such run or question")))]
+#[utoipa::path(get, path = "/api/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces", body = QuestionLines), (status = 400, description = "Bad question id", body = ApiError), (status = 404, description = "No such run or question", body = ApiError)))]
 pub async fn get_question(
     State(s): State<AppState>,
     Path((id, qid)): Path<(String, String)>,
-) -> Result<Json<serde_json::Value>, HttpError> {
+) -> Result<Json<QuestionLines>, HttpError> {
     let qid: u32 = qid.parse().map_err(|_| {
         HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
     })?;
