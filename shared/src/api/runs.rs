@@ -201,3 +201,46 @@ pub struct StatsSnapshot {
     pub mean_latency_ms: f64,
     pub max_in_flight: usize,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys the browser and the e2e tests read; an unset `queue` is left out.
+    #[test]
+    fn wire_keys() {
+        let entry = RunEntry {
+            aggregate: None,
+            id: "offline-1".into(),
+            manifest: Manifest::default(),
+            settings: RunSettings::default(),
+        };
+        let v = serde_json::to_value(RunsReply {
+            runs: vec![entry],
+            runs_dir: "runs".into(),
+        })
+        .expect("serialises");
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object()
+                .expect("object")
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&v), ["runs", "runs_dir"]);
+        let run = &v["runs"][0];
+        assert_eq!(keys(run), ["aggregate", "id", "manifest", "settings"]);
+        assert!(run["aggregate"].is_null());
+        assert!(run["manifest"].get("queue").is_none());
+        assert!(run["manifest"]["split"].is_null());
+        let back: RunsReply = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back.runs[0].id, "offline-1");
+        let q = serde_json::to_value(QuestionLines {
+            qid: 7,
+            run_id: "r".into(),
+            ..Default::default()
+        })
+        .expect("serialises");
+        assert_eq!(keys(&q), ["qid", "run_id", "t1", "t3"]);
+    }
+}
