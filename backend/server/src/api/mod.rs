@@ -269,6 +269,39 @@ mod tests {
         assert!(checked >= paths.len());
     }
 
+    /// Every schema the document refers to is in it (`routes!` collects each handler's
+    /// request and reply types).
+    #[test]
+    fn every_schema_reference_resolves() {
+        fn refs(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        match (k.as_str(), x.as_str()) {
+                            ("$ref", Some(r)) => out.push(r.to_string()),
+                            _ => refs(x, out),
+                        }
+                    }
+                }
+                serde_json::Value::Array(xs) => xs.iter().for_each(|x| refs(x, out)),
+                _ => {}
+            }
+        }
+        let doc = serde_json::to_value(openapi()).expect("document as JSON");
+        let mut all = Vec::new();
+        refs(&doc, &mut all);
+        assert!(all.iter().any(|r| r.ends_with("/RunsReply")), "{all:?}");
+        for r in all {
+            let name = r
+                .strip_prefix("#/components/schemas/")
+                .unwrap_or_else(|| panic!("unexpected reference {r}"));
+            assert!(
+                doc["components"]["schemas"].get(name).is_some(),
+                "{r} is not in the document"
+            );
+        }
+    }
+
     /// Routes under `/api` come only from `routes!` (one registration for the router and the
     /// document): no `axum` `.route(…)` in the API modules outside their tests.
     #[test]
