@@ -2,9 +2,8 @@
 
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serenqa_shared::api::{
-    ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathView, SubgraphView,
+    ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathsReply,
 };
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
@@ -51,12 +50,6 @@ pub async fn search(q: &str, kind: Option<&str>) -> Result<Vec<NodeView>, String
 
 pub async fn node(key: &str) -> Result<NodeDetail, String> {
     get_json(&format!("/api/node/{}", enc(key))).await
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct PathsReply {
-    pub paths: Vec<PathView>,
-    pub subgraph: SubgraphView,
 }
 
 pub async fn paths(from: &str, to: &str) -> Result<PathsReply, String> {

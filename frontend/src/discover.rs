@@ -4,9 +4,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView};
+use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView, PathsReply};
 
-use crate::api::{self, key_of, PathsReply};
+use crate::api::{self, key_of};
 use crate::subgraph::SubgraphSvg;
 
 #[component]
@@ -87,10 +87,8 @@ pub fn Entity() -> impl IntoView {
     // Explanations open in a drawer over the page, where the user is (not below 200 rows),
     // take the focus, and close with Esc or the close button.
     let drawer = NodeRef::<leptos::html::Aside>::new();
-    let drawer_open = Memo::new(move |_| {
-        explain.with(std::option::Option::is_some)
-            || explain_pred.with(std::option::Option::is_some)
-    });
+    let drawer_open =
+        Memo::new(move |_| explain.with(std::option::Option::is_some) || explain_pred.with(std::option::Option::is_some));
     let close_drawer = move || {
         set_explain.set(None);
         set_explain_pred.set(None);

@@ -10,48 +10,14 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
+use serenqa_shared::api::{RunQuestion, RunsReply};
 use serenqa_shared::results::{
     group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label,
-    Aggregate, Ci, Comparison, Place, RunSettings, GROUPS, PARTITIONS,
+    Aggregate, Ci, Comparison, Place, GROUPS, PARTITIONS,
 };
 
 use crate::api;
 use crate::charts::{Compass, CorrelationMatrix, GroupedBars, Heatmap, LogScatter};
-
-#[derive(Clone, Debug, Deserialize, Default)]
-pub struct Manifest {
-    #[serde(default)]
-    pub status: String,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct RunEntry {
-    pub id: String,
-    #[serde(default)]
-    pub manifest: Option<Manifest>,
-    #[serde(default)]
-    pub settings: Option<RunSettings>,
-    #[serde(default)]
-    pub aggregate: Option<Aggregate>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct RunsReply {
-    pub runs: Vec<RunEntry>,
-    /// The runs directory's name (never a full server path).
-    #[serde(default)]
-    pub runs_dir: String,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct QuestionSummary {
-    pub qid: u32,
-    #[serde(default)]
-    pub pattern: String,
-    #[serde(default)]
-    pub question: String,
-}
 
 /// One shown value: NaN when the cell has no question (n = 0) or the run lacks the column.
 #[derive(Clone, Debug)]
@@ -446,13 +412,13 @@ const METRICS: &[&str] = &[
     "SerenHit",
 ];
 
+/// Partition keys, the correlation matrix (None: too few runs) and the runs behind each cell.
+type Correlation = (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>);
+
 /// The paper's Figure 3 per metric: for one T2/T3 metric (index into [`metric_vector`]),
 /// the Pearson correlation between partition strategies over the runs, with the number of
 /// runs behind each coefficient (both partitions must have a value).
-fn partition_correlation(
-    runs: &[Run],
-    metric: usize,
-) -> (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>) {
+fn partition_correlation(runs: &[Run], metric: usize) -> Correlation {
     let keys: Vec<&str> = PARTITIONS.iter().map(|(k, _)| *k).collect();
     let vectors: Vec<Vec<f64>> = keys
         .iter()
@@ -492,27 +458,18 @@ fn labelled(r: &RunsReply) -> Vec<Run> {
         .iter()
         .filter_map(|e| {
             let agg = e.aggregate.clone()?;
-            let base = match &e.settings {
-                Some(s) if !s.label.is_empty() || s.beam > 0 => {
-                    let mut s = s.clone();
-                    if s.label.is_empty() {
-                        s.label = agg.label.clone();
-                    }
-                    s.summary()
+            let base = if !e.settings.label.is_empty() || e.settings.beam > 0 {
+                let mut s = e.settings.clone();
+                if s.label.is_empty() {
+                    s.label = agg.label.clone();
                 }
-                _ => {
-                    if agg.label.is_empty() {
-                        e.id.clone()
-                    } else {
-                        agg.label.clone()
-                    }
-                }
+                s.summary()
+            } else if agg.label.is_empty() {
+                e.id.clone()
+            } else {
+                agg.label.clone()
             };
-            let status = e
-                .manifest
-                .as_ref()
-                .map(|m| m.status.clone())
-                .unwrap_or_default();
+            let status = e.manifest.status.clone();
             let label = if status == "running" {
                 format!("{base} (running)")
             } else {
@@ -522,7 +479,7 @@ fn labelled(r: &RunsReply) -> Vec<Run> {
                 label,
                 id: e.id.clone(),
                 agg,
-                params_b: e.settings.as_ref().and_then(|s| s.explorer_params_b),
+                params_b: e.settings.explorer_params_b,
             })
         })
         .collect();
@@ -650,12 +607,11 @@ fn Boards(
     let (bars_f1, bars_hit) = (bars(false), bars(true));
     let groups_hit = groups.clone();
     // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
-    let corr: Vec<(usize, (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>))> = runs
-        .with_value(|r| {
-            (3..METRICS.len())
-                .map(|m| (m, partition_correlation(r, m)))
-                .collect()
-        });
+    let corr: Vec<(usize, Correlation)> = runs.with_value(|r| {
+        (3..METRICS.len())
+            .map(|m| (m, partition_correlation(r, m)))
+            .collect()
+    });
     let corr_views = corr
         .into_iter()
         .map(|(m, (labels, matrix, counts))| {
@@ -868,7 +824,7 @@ fn CompareTable(c: Comparison) -> impl IntoView {
 fn TraceViewer(run_ids: Vec<(String, String)>) -> impl IntoView {
     let first = run_ids.first().map(|r| r.0.clone()).unwrap_or_default();
     let (run, set_run) = signal(first);
-    let (questions, set_questions) = signal(None::<Result<Vec<QuestionSummary>, String>>);
+    let (questions, set_questions) = signal(None::<Result<Vec<RunQuestion>, String>>);
     Effect::new(move |_| {
         let id = run.get();
         set_questions.set(None);

@@ -12,7 +12,7 @@ use serenqa_shared::api::{
 };
 
 use crate::api;
-use crate::leaderboard::RunsReply;
+use serenqa_shared::api::RunsReply;
 
 /// Entities shown before the rest folds away.
 const SHOWN: usize = 25;
@@ -41,12 +41,7 @@ pub fn TracePage() -> impl IntoView {
                 r.runs
                     .into_iter()
                     .filter(|e| e.aggregate.is_some())
-                    .map(|e| {
-                        (
-                            e.id.clone(),
-                            e.settings.map(|s| s.summary()).unwrap_or_default(),
-                        )
-                    })
+                    .map(|e| (e.id.clone(), e.settings.summary()))
                     .collect(),
             );
         }

@@ -2,6 +2,22 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod runs;
+pub mod shortlist;
+pub mod trace;
+pub use runs::{
+    DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo, RunEntry, RunQuestion,
+    RunsReply, StatsSnapshot,
+};
+pub use shortlist::{
+    shortlist_csv, Shortlist, ShortlistAdd, ShortlistEntity, ShortlistItem, ShortlistScores,
+    SHORTLIST_MAX_ITEMS,
+};
+pub use trace::{
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
+    TraceTreeNode,
+};
+
 /// A node as the UI shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -88,6 +104,14 @@ pub struct SubgraphView {
     /// (source index, target index, relation name), stored direction.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub edges: Vec<(u32, u32, String)>,
+}
+
+/// `GET /api/paths`: explanation paths and their union as a subgraph to draw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PathsReply {
+    pub paths: Vec<PathView>,
+    pub subgraph: SubgraphView,
 }
 
 impl SubgraphView {
@@ -508,359 +532,4 @@ pub struct ExplainResponse {
     pub subgraph: SubgraphView,
     /// Source and licence per edge of `subgraph.edges`, same order.
     pub edge_sources: Vec<String>,
-}
-
-/// An entity named in a question trace (an answer, a gold answer, a root or a leaf), with
-/// whether it counts: a predicted answer that is gold, or a gold answer that was found.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct TraceEntity {
-    /// Source identifier as the run recorded it (`DB00945`).
-    pub id: String,
-    /// Name in the server's graph; empty when the id is not in it (another graph).
-    pub name: String,
-    /// Node type (`Compound`); empty when unknown.
-    pub kind: String,
-    /// Predicted and gold (in a predicted list), or gold and found (in a gold list).
-    pub hit: bool,
-}
-
-/// One metric of one question, on its own scale.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct TraceMetric {
-    /// `hit`, `f1`, `exe`, `faithfulness`, `comprehensiveness`, `seren_cov`, `relevance`,
-    /// `type_match`, `seren_hit`.
-    pub key: String,
-    /// As the leaderboard heads it (`SerenHit`).
-    pub label: String,
-    pub value: f64,
-    /// The best value the metric can take (1 for shares and 0/1 metrics, 5 for judge scores).
-    pub max: f64,
-    /// Who scored it: a model name, `proxy` (the offline code-based judge) or empty (computed).
-    pub judge: String,
-    /// What it measures, in one sentence.
-    pub meaning: String,
-}
-
-/// T1 (knowledge retrieval) of one question: the query the agent wrote and what it returned.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct RetrievalTrace {
-    /// Model name or `offline`.
-    pub agent: String,
-    pub cypher: Option<String>,
-    pub executable: bool,
-    pub error: Option<String>,
-    /// Rows the query returned.
-    pub rows: usize,
-    /// Answers of the query, gold ones marked.
-    pub predicted: Vec<TraceEntity>,
-    /// The benchmark's answers, found ones marked.
-    pub gold: Vec<TraceEntity>,
-    pub metrics: Vec<TraceMetric>,
-    /// Model latency of the call (0 offline or cached).
-    pub latency_ms: f64,
-}
-
-/// A node of the beam's exploration tree, in depth-first order (`parent` indexes this list).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct TraceTreeNode {
-    pub entity: TraceEntity,
-    /// Index of the parent in the same list; none for a root.
-    pub parent: Option<usize>,
-    pub depth: usize,
-    /// The relation from the parent (`TREATS_CtD`); empty for a root.
-    pub relation: String,
-    /// The edge points parent → this node (else this node → parent).
-    pub forward: bool,
-}
-
-/// One beam level: how wide the frontier was and what the explorer kept.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct TraceLevel {
-    pub level: usize,
-    pub frontier: usize,
-    pub candidates: usize,
-    pub selected: usize,
-    /// No edge had a score: the explorer sampled uniformly.
-    pub uniform_sampled: bool,
-    /// The continue decision after this level.
-    pub go_on: bool,
-}
-
-/// T2/T3 of one question under one partition and summary mode.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ExplorationTrace {
-    /// The trace line's key (`t3:204:llm:with`), for the raw record.
-    pub key: String,
-    /// Partition key (`llm`, `expert`, `sscore`) and its title.
-    pub partition: String,
-    pub partition_title: String,
-    /// Level summaries were passed on as context.
-    pub with_summaries: bool,
-    /// Where the beam started (the question's explicit answers).
-    pub roots: Vec<TraceEntity>,
-    /// Where it ended, gold ones marked.
-    pub leaves: Vec<TraceEntity>,
-    /// The partition's serendipity set, reached ones marked.
-    pub gold: Vec<TraceEntity>,
-    pub metrics: Vec<TraceMetric>,
-    pub tree: Vec<TraceTreeNode>,
-    pub levels: Vec<TraceLevel>,
-    pub summaries: Vec<String>,
-    /// Model calls of this exploration (explorer and judges).
-    pub calls: usize,
-    pub error: Option<String>,
-}
-
-/// `GET /api/runs/{id}/trace/{qid}`: one question of a run as a reviewer reads it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct QuestionTrace {
-    pub run_id: String,
-    /// The run's settings (the leaderboard's label).
-    pub settings: crate::results::RunSettings,
-    pub qid: u32,
-    pub pattern: String,
-    pub question: String,
-    pub retrieval: Option<RetrievalTrace>,
-    pub explorations: Vec<ExplorationTrace>,
-    /// The run's neighbouring questions, for stepping through it.
-    pub prev_qid: Option<u32>,
-    pub next_qid: Option<u32>,
-    /// The run's trace graph differs from the server's: names may be missing.
-    pub other_graph: bool,
-}
-
-// ----- shortlist (clinician) -----
-
-/// Most items one shortlist may hold (server-side per user, and in the browser's storage).
-pub const SHORTLIST_MAX_ITEMS: usize = 200;
-
-/// An entity named in a shortlist: type, source identifier and name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ShortlistEntity {
-    pub kind: String,
-    pub id: String,
-    pub name: String,
-}
-
-impl ShortlistEntity {
-    /// `Type::identifier`, the key the API takes.
-    pub fn key(&self) -> String {
-        format!("{}::{}", self.kind, self.id)
-    }
-}
-
-/// Scores of a candidate as shown when it was kept, with the weights then in force.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ShortlistScores {
-    /// Plausibility (0–1) of the treatment pair, when predictions are loaded.
-    #[serde(default)]
-    pub plausibility: Option<f64>,
-    /// Its percentile (0–100) among the query's predictions.
-    #[serde(default)]
-    pub percentile: Option<f64>,
-    pub rns: f64,
-    pub r: f64,
-    pub n: f64,
-    pub s: f64,
-    /// The RNS weights (α, β, γ) the scores were computed with.
-    pub weights: crate::rns::Weights,
-    /// The plausibility/RNS blend of the page (0 = serendipity only, 1 = plausibility only).
-    #[serde(default)]
-    pub blend: Option<f64>,
-}
-
-impl ShortlistScores {
-    /// A one-line reason when a score is out of its range or not finite.
-    pub fn check(&self) -> Result<(), String> {
-        let in_range = |name: &str, v: f64, lo: f64, hi: f64| -> Result<(), String> {
-            if v.is_finite() && (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{name} must be a number from {lo} to {hi} (got {v})"
-                ))
-            }
-        };
-        if let Some(p) = self.plausibility {
-            in_range("plausibility", p, 0.0, 1.0)?;
-        }
-        if let Some(p) = self.percentile {
-            in_range("percentile", p, 0.0, 100.0)?;
-        }
-        if let Some(b) = self.blend {
-            in_range("blend", b, 0.0, 1.0)?;
-        }
-        // RNS is a weighted mean of terms in [0, 1] with weights that may be negative.
-        in_range("rns", self.rns, -1.0, 1.0)?;
-        in_range("r", self.r, 0.0, 1.0)?;
-        in_range("n", self.n, 0.0, 1.0)?;
-        in_range("s", self.s, 0.0, 1.0)?;
-        let w = self.weights;
-        in_range("alpha", w.alpha, -1.0, 1.0)?;
-        in_range("beta", w.beta, -1.0, 1.0)?;
-        in_range("gamma", w.gamma, -1.0, 1.0)?;
-        Ok(())
-    }
-}
-
-/// One kept candidate: the entity whose page proposed it, the candidate, its scores.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ShortlistItem {
-    pub query: ShortlistEntity,
-    pub candidate: ShortlistEntity,
-    pub scores: ShortlistScores,
-    /// When it was kept (seconds since the Unix epoch).
-    pub added_at: i64,
-}
-
-/// `POST /api/shortlist`: keep a candidate (again: its scores are replaced).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ShortlistAdd {
-    /// `Type::identifier` of the entity whose page proposed the candidate.
-    pub query: String,
-    /// `Type::identifier` of the candidate.
-    pub candidate: String,
-    pub scores: ShortlistScores,
-}
-
-/// `GET /api/shortlist` (and the reply of every change): the signed-in user's shortlist,
-/// oldest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Shortlist {
-    pub items: Vec<ShortlistItem>,
-    pub max_items: usize,
-}
-
-/// The shortlist as CSV: a comment line with the research-only caveat, a header, one row per
-/// item. Text cells are neutralised against spreadsheet formulas ([`crate::csv::cell`]).
-pub fn shortlist_csv(items: &[ShortlistItem]) -> String {
-    use crate::csv::cell;
-    let opt = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_default();
-    let mut s = String::from("# serenqa shortlist: research hypotheses, not clinical advice; they do not account for druggability, dosing or safety and need preclinical and clinical validation\n");
-    s.push_str("query_id,query_name,query_kind,candidate_id,candidate_name,candidate_kind,plausibility,percentile,rns,r,n,s,alpha,beta,gamma,blend,added_at\n");
-    for it in items {
-        let sc = &it.scores;
-        let row = [
-            cell(&it.query.id),
-            cell(&it.query.name),
-            cell(&it.query.kind),
-            cell(&it.candidate.id),
-            cell(&it.candidate.name),
-            cell(&it.candidate.kind),
-            opt(sc.plausibility, 4),
-            opt(sc.percentile, 2),
-            format!("{:.4}", sc.rns),
-            format!("{:.4}", sc.r),
-            format!("{:.4}", sc.n),
-            format!("{:.4}", sc.s),
-            format!("{:.2}", sc.weights.alpha),
-            format!("{:.2}", sc.weights.beta),
-            format!("{:.2}", sc.weights.gamma),
-            opt(sc.blend, 2),
-            it.added_at.to_string(),
-        ];
-        s.push_str(&row.join(","));
-        s.push('\n');
-    }
-    s
-}
-
-#[cfg(test)]
-mod shortlist_tests {
-    use super::*;
-    use crate::rns::Weights;
-
-    fn scores() -> ShortlistScores {
-        ShortlistScores {
-            plausibility: Some(0.5),
-            percentile: Some(99.5),
-            rns: 0.4,
-            r: 0.5,
-            n: 0.2,
-            s: 0.3,
-            weights: Weights {
-                alpha: 0.5,
-                beta: 0.25,
-                gamma: -0.25,
-            },
-            blend: Some(0.5),
-        }
-    }
-
-    #[test]
-    fn scores_out_of_range_are_refused() {
-        assert!(scores().check().is_ok());
-        let bad = [
-            ShortlistScores {
-                plausibility: Some(1.5),
-                ..scores()
-            },
-            ShortlistScores {
-                percentile: Some(-1.0),
-                ..scores()
-            },
-            ShortlistScores {
-                rns: f64::NAN,
-                ..scores()
-            },
-            ShortlistScores { s: 2.0, ..scores() },
-            ShortlistScores {
-                weights: Weights {
-                    alpha: f64::INFINITY,
-                    beta: 0.0,
-                    gamma: 0.0,
-                },
-                ..scores()
-            },
-            ShortlistScores {
-                blend: Some(3.0),
-                ..scores()
-            },
-        ];
-        for b in bad {
-            assert!(b.check().is_err(), "{b:?}");
-        }
-    }
-
-    #[test]
-    fn csv_has_the_caveat_first_and_neutralised_cells() {
-        let e = |kind: &str, id: &str, name: &str| ShortlistEntity {
-            kind: kind.into(),
-            id: id.into(),
-            name: name.into(),
-        };
-        let items = vec![ShortlistItem {
-            query: e("Disease", "DOID:2841", "asthma"),
-            candidate: e("Compound", "DB1", "=HYPERLINK(\"x\"), evil"),
-            scores: scores(),
-            added_at: 7,
-        }];
-        let csv = shortlist_csv(&items);
-        let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].starts_with('#') && lines[0].contains("not clinical advice"));
-        assert!(lines[1].starts_with("query_id,query_name"));
-        assert_eq!(lines.len(), 3);
-        assert!(
-            lines[2].contains("\"'=HYPERLINK(\"\"x\"\"), evil\""),
-            "{}",
-            lines[2]
-        );
-        assert!(
-            lines[2].contains(",0.5000,99.50,0.4000,0.5000,0.2000,0.3000,0.50,0.25,-0.25,0.50,7"),
-            "{}",
-            lines[2]
-        );
-    }
 }

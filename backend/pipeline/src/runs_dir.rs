@@ -12,13 +12,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serenqa_graph::Graph;
-use serenqa_shared::api::QuestionTrace;
-use serenqa_shared::results::Aggregate;
+use serenqa_shared::api::{QuestionLines, QuestionTrace, RunEntry, RunQuestion, RunsReply};
 
-use crate::explore::ExploreConfig;
-use crate::llm::StatsSnapshot;
+/// The manifest's types live with the API replies that carry them.
+pub use serenqa_shared::api::{DatasetInfo, Manifest, QueueInfo};
+
 use crate::trace::{question_view, T1Record, T3Record, TraceError, T1_FILE, T3_FILE};
 
 /// `$SERENQA_RUNS`, default `./runs`.
@@ -37,91 +37,7 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Manifest {
-    pub format: String,
-    pub run_id: String,
-    /// Short name for leaderboards: the retrieval/explorer model names or `offline`.
-    pub label: String,
-    pub status: String,
-    pub created_unix: u64,
-    pub updated_unix: u64,
-    pub dataset: DatasetInfo,
-    pub models_file: String,
-    /// Declared models (no keys).
-    pub models: Vec<serde_json::Value>,
-    pub roles: BTreeMap<String, String>,
-    pub prompts_hash: String,
-    pub code_version: String,
-    pub tasks: Vec<String>,
-    pub partitions: Vec<String>,
-    pub split: Option<String>,
-    pub limit: Option<usize>,
-    pub explore: ExploreConfig,
-    /// Where T3 read edges: `memory` or the Redis edge store's URL.
-    pub edge_source: String,
-    /// Who scored the benchmark's `llm` partition (`llm`, `offline proxy`, `mixed`, `unknown`).
-    pub ensemble: String,
-    pub seeds: BTreeMap<String, u64>,
-    pub items: BTreeMap<String, usize>,
-    pub llm: StatsSnapshot,
-    /// Wall seconds of the last invocation.
-    pub seconds: f64,
-    pub notes: Vec<String>,
-    /// Set when the items ran on queue workers (`serenqa eval --queue`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueInfo>,
-}
-
-impl Manifest {
-    /// The run's settings as the leaderboard labels it.
-    pub fn settings(&self) -> serenqa_shared::results::RunSettings {
-        serenqa_shared::results::RunSettings {
-            id: self.run_id.clone(),
-            label: self.label.clone(),
-            roles: self.roles.clone(),
-            beam: self.explore.beam_width,
-            depth: self.explore.depth,
-            relations: self.explore.relations_per_node,
-            nodes: self.explore.nodes_per_node,
-            limit: self.limit,
-            split: self.split.clone(),
-            questions: self.dataset.questions,
-            ensemble: self.ensemble.clone(),
-            explorer_params_b: self
-                .roles
-                .get("nodes")
-                .and_then(|name| {
-                    self.models
-                        .iter()
-                        .find(|m| m["name"].as_str() == Some(name.as_str()))
-                })
-                .and_then(|m| m["params_b"].as_f64()),
-            created_unix: self.created_unix,
-            status: self.status.clone(),
-        }
-    }
-}
-
-/// How a distributed run was executed (see [`crate::queue`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct QueueInfo {
-    /// The Redis URL without credentials.
-    pub redis: String,
-    /// Workers that completed items of this run.
-    pub workers: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DatasetInfo {
-    pub dir: String,
-    pub hash: String,
-    pub graph_hash: String,
-    pub questions: usize,
-}
-
+/// Writes `v` as pretty JSON to `path` whole (a temporary file, then a rename).
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
     let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())? + "\n";
     let tmp = path.with_extension("json.tmp");
@@ -129,8 +45,9 @@ pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-/// Runs listed in a runs directory: (id, manifest, aggregate if finished), newest first.
-pub fn list_runs(runs_dir: &Path) -> Vec<(String, Manifest, Option<Aggregate>)> {
+/// Runs listed in a runs directory (the directories with a readable manifest; the aggregate
+/// when finished), newest first.
+pub fn list_runs(runs_dir: &Path) -> Vec<RunEntry> {
     let Ok(rd) = std::fs::read_dir(runs_dir) else {
         return Vec::new();
     };
@@ -140,16 +57,41 @@ pub fn list_runs(runs_dir: &Path) -> Vec<(String, Manifest, Option<Aggregate>)> 
         let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
             continue;
         };
-        let Ok(m) = serde_json::from_str::<Manifest>(&text) else {
+        let Ok(manifest) = serde_json::from_str::<Manifest>(&text) else {
             continue;
         };
-        let agg = std::fs::read_to_string(dir.join("aggregate.json"))
+        let aggregate = std::fs::read_to_string(dir.join("aggregate.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
-        out.push((e.file_name().to_string_lossy().to_string(), m, agg));
+        let id = e.file_name().to_string_lossy().to_string();
+        let mut settings = manifest.settings();
+        settings.id = id.clone();
+        out.push(RunEntry {
+            aggregate,
+            id,
+            manifest,
+            settings,
+        });
     }
-    out.sort_by(|a, b| b.1.updated_unix.cmp(&a.1.updated_unix).then(a.0.cmp(&b.0)));
+    out.sort_by(|a, b| {
+        b.manifest
+            .updated_unix
+            .cmp(&a.manifest.updated_unix)
+            .then(a.id.cmp(&b.id))
+    });
     out
+}
+
+/// `GET /api/runs`: every run ([`list_runs`]) and the runs directory's name (only the name:
+/// absolute server paths are not for anonymous clients).
+pub fn runs_reply(runs_dir: &Path) -> RunsReply {
+    RunsReply {
+        runs: list_runs(runs_dir),
+        runs_dir: runs_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
 }
 
 /// One question of run `run_id`, readable, with names from `g` (the served graph): the
@@ -174,11 +116,7 @@ pub fn question_trace(
 }
 
 /// The trace records of one question in a run (T1 and every T2/T3 exploration).
-pub fn question_lines(
-    runs_dir: &Path,
-    run_id: &str,
-    qid: u32,
-) -> Result<serde_json::Value, String> {
+pub fn question_lines(runs_dir: &Path, run_id: &str, qid: u32) -> Result<QuestionLines, String> {
     check_run_id(run_id)?;
     let dir = runs_dir.join(run_id);
     if !dir.join("manifest.json").is_file() {
@@ -195,24 +133,45 @@ pub fn question_lines(
     if t1.is_empty() && t3.is_empty() {
         return Err(format!("run {run_id} has no trace for question {qid}"));
     }
-    Ok(serde_json::json!({"run_id": run_id, "qid": qid, "t1": t1, "t3": t3}))
+    Ok(QuestionLines {
+        qid,
+        run_id: run_id.to_string(),
+        t1,
+        t3,
+    })
 }
 
-/// The questions of a run (`qid`, `pattern`, `question`), by qid.
-pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
+/// The questions of a run (`qid`, `pattern`, `question`), by qid: each from its first line.
+pub fn run_questions(runs_dir: &Path, run_id: &str) -> Result<Vec<RunQuestion>, String> {
     check_run_id(run_id)?;
     if !runs_dir.join(run_id).join("manifest.json").is_file() {
         return Err(format!("no run {run_id:?}"));
     }
     let dir = runs_dir.join(run_id);
-    let mut seen: BTreeMap<u64, serde_json::Value> = BTreeMap::new();
+    let text = |v: &serde_json::Value, k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut seen: BTreeMap<u32, RunQuestion> = BTreeMap::new();
     for v in read_lines(&dir.join(T1_FILE))
         .into_iter()
         .chain(read_lines(&dir.join(T3_FILE)))
     {
-        if let Some(q) = v.get("qid").and_then(serde_json::Value::as_u64) {
-            seen.entry(q).or_insert_with(|| serde_json::json!({"qid": q, "pattern": v.get("pattern").cloned().unwrap_or_default(), "question": v.get("question").cloned().unwrap_or_default()}));
-        }
+        // Records' question ids are `u32` (`T1Record::qid`, `T3Record::qid`).
+        let Some(qid) = v
+            .get("qid")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|q| u32::try_from(q).ok())
+        else {
+            continue;
+        };
+        seen.entry(qid).or_insert_with(|| RunQuestion {
+            pattern: text(&v, "pattern"),
+            qid,
+            question: text(&v, "question"),
+        });
     }
     Ok(seen.into_values().collect())
 }

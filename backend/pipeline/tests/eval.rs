@@ -77,9 +77,9 @@ async fn offline_run_produces_both_tables_and_real_scores() {
     // Listing for the web app.
     let listed = serenqa_pipeline::runs_dir::list_runs(runs.path());
     assert_eq!(listed.len(), 1);
-    assert!(listed[0].2.is_some());
+    assert!(listed[0].aggregate.is_some());
     let q = serenqa_pipeline::runs_dir::question_lines(runs.path(), "test-run", t1[0].qid).unwrap();
-    assert_eq!(q["t1"].as_array().unwrap().len(), 1);
+    assert_eq!(q.t1.len(), 1);
     assert!(serenqa_pipeline::runs_dir::question_lines(runs.path(), "../etc", 1).is_err());
 }
 

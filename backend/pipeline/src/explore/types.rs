@@ -8,39 +8,8 @@ use serenqa_graph::{EdgeId, Graph, NodeId, RelId};
 
 use crate::llm::CallTrace;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExploreConfig {
-    /// n: nodes kept per level (beam width).
-    pub beam_width: usize,
-    /// h: levels at most.
-    pub depth: usize,
-    /// m: relation types per frontier node.
-    pub relations_per_node: usize,
-    /// k: candidate edges per frontier node after scoring.
-    pub nodes_per_node: usize,
-    /// Feed level descriptions to later prompts ("with summary").
-    pub use_summaries: bool,
-    /// Score edges that have no confidence with the graph score
-    /// ([`graph_score`](super::graph_score)). Off by
-    /// default, as in the paper's D.3: a frontier node none of whose edges has a confidence
-    /// (all of Hetionet) keeps a uniform seeded sample of k edges.
-    pub graph_score: bool,
-    pub seed: u64,
-}
-
-impl Default for ExploreConfig {
-    fn default() -> Self {
-        ExploreConfig {
-            beam_width: 30,
-            depth: 3,
-            relations_per_node: 3,
-            nodes_per_node: 10,
-            use_summaries: true,
-            graph_score: false,
-            seed: 7,
-        }
-    }
-}
+/// The exploration settings (defined with the run manifest that records them).
+pub use serenqa_shared::api::ExploreConfig;
 
 /// One hop of a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

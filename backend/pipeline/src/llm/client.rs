@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use super::cache::{Cache, CacheEntry};
@@ -31,17 +30,8 @@ pub struct Stats {
     pub max_in_flight: AtomicUsize,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StatsSnapshot {
-    pub calls: u64,
-    pub cache_hits: u64,
-    pub errors: u64,
-    pub retries: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub mean_latency_ms: f64,
-    pub max_in_flight: usize,
-}
+/// A run's LLM call statistics (defined with the run manifest that records them).
+pub use serenqa_shared::api::StatsSnapshot;
 
 impl Stats {
     pub fn snapshot(&self) -> StatsSnapshot {

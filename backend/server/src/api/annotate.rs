@@ -20,14 +20,15 @@ use std::time::Instant;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response as HttpResponse};
-use axum::routing::{get, post, put};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_shared::annotate::*;
 use serenqa_shared::links::source_link;
 use serenqa_store::aggregate::{self, ExpertRankings};
 use serenqa_store::auth;
 use serenqa_store::StoreError;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::{J, Q};
@@ -44,31 +45,31 @@ pub const INVITE_SECS: i64 = 7 * 24 * 3600;
 /// Password-reset links stay valid this long.
 pub const RESET_SECS: i64 = 24 * 3600;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/auth/login", post(login))
-        .route("/auth/logout", post(logout))
-        .route("/auth/me", get(me))
-        .route("/auth/invite/{token}", get(invite_info).post(accept_invite))
-        .route("/auth/reset/{token}", get(reset_info).post(reset_password))
-        .route("/annotate/batches", get(my_batches))
-        .route("/annotate/batches/{id}", get(my_batch))
-        .route("/annotate/questions/{id}", get(my_question))
-        .route("/annotate/questions/{id}/response", put(save_response))
-        .route("/annotate/responses", get(my_responses))
-        .route("/responses/{id}", get(one_response))
-        .route("/review/batches", get(review_batches))
-        .route("/review/batches/{id}", get(review_batch))
-        .route("/review/expert-rankings", get(expert_rankings))
-        .route("/review/export.json", get(export_json))
-        .route("/review/export.csv", get(export_csv))
-        .route("/review/runs", get(runs))
-        .route("/admin/invites", post(create_invite))
-        .route("/admin/users", get(users))
-        .route("/admin/users/{id}/reset", post(create_reset))
-        .route("/admin/assignments", get(assignments))
-        .route("/admin/batches/{id}/assignment", put(set_assignment))
-        .route("/admin/calibrations", get(calibrations).post(calibrate))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(me))
+        .routes(routes!(invite_info, accept_invite))
+        .routes(routes!(reset_info, reset_password))
+        .routes(routes!(my_batches))
+        .routes(routes!(my_batch))
+        .routes(routes!(my_question))
+        .routes(routes!(save_response))
+        .routes(routes!(my_responses))
+        .routes(routes!(one_response))
+        .routes(routes!(review_batches))
+        .routes(routes!(review_batch))
+        .routes(routes!(expert_rankings))
+        .routes(routes!(export_json))
+        .routes(routes!(export_csv))
+        .routes(routes!(runs))
+        .routes(routes!(create_invite))
+        .routes(routes!(users))
+        .routes(routes!(create_reset))
+        .routes(routes!(assignments))
+        .routes(routes!(set_assignment))
+        .routes(routes!(calibrations, calibrate))
         .layer(DefaultBodyLimit::max(MAX_ANNOTATION_BODY))
 }
 
@@ -109,7 +110,7 @@ async fn start_session(
 
 // ----- auth -----
 
-#[utoipa::path(post, path = "/api/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Failed attempts back off exponentially per e-mail, per client network (IPv6 /64) and per pair (429 with Retry-After while backing off).", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 400, description = "E-mail over 254 bytes or password too long"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Backing off: retry after `Retry-After` seconds"), (status = 503, description = "Too many sign-ins being checked at once")))]
+#[utoipa::path(post, path = "/auth/login", tag = "annotation", description = "Sign in with e-mail and password; sets the session cookie. Failed attempts back off exponentially per e-mail, per client network (IPv6 /64) and per pair (429 with Retry-After while backing off).", request_body(content = serde_json::Value, description = "`{email, password}`"), responses((status = 200, description = "The signed-in user (`Me`) and a `Set-Cookie` session"), (status = 400, description = "E-mail over 254 bytes or password too long"), (status = 401, description = "Wrong e-mail or password"), (status = 429, description = "Backing off: retry after `Retry-After` seconds"), (status = 503, description = "Too many sign-ins being checked at once")))]
 pub(crate) async fn login(
     w: PublicWrite,
     J(req): J<LoginRequest>,
@@ -185,7 +186,7 @@ pub(crate) async fn login(
     }
 }
 
-#[utoipa::path(post, path = "/api/auth/logout", tag = "annotation", description = "Ends the session.", responses((status = 200, description = "Signed out"), (status = 401, description = "Not signed in")))]
+#[utoipa::path(post, path = "/auth/logout", tag = "annotation", description = "Ends the session.", responses((status = 200, description = "Signed out"), (status = 401, description = "Not signed in")))]
 pub(crate) async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse, HttpError> {
     let token =
         super::session::cookie(&headers, super::session::SESSION_COOKIE).unwrap_or_default();
@@ -197,7 +198,7 @@ pub(crate) async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse
     ))
 }
 
-#[utoipa::path(get, path = "/api/auth/me", tag = "annotation", description = "The signed-in user: id, pseudonym, role.", responses((status = 200, description = "`Me`"), (status = 401, description = "Not signed in")))]
+#[utoipa::path(get, path = "/auth/me", tag = "annotation", description = "The signed-in user: id, pseudonym, role.", responses((status = 200, description = "`Me`"), (status = 401, description = "Not signed in")))]
 pub(crate) async fn me(a: Authed) -> Json<Me> {
     Json(Me {
         user: a.session.user,
@@ -215,7 +216,7 @@ fn check_token(token: &str) -> Result<String, HttpError> {
     Ok(auth::token_hash(token))
 }
 
-#[utoipa::path(get, path = "/api/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown, used or expired invite")))]
+#[utoipa::path(get, path = "/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown, used or expired invite")))]
 pub(crate) async fn invite_info(
     State(s): State<AppState>,
     Path(token): Path<String>,
@@ -238,7 +239,7 @@ pub(crate) async fn invite_info(
     }))
 }
 
-#[utoipa::path(post, path = "/api/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Weak password or bad body"), (status = 404, description = "Unknown, used or expired invite")))]
+#[utoipa::path(post, path = "/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Weak password or bad body"), (status = 404, description = "Unknown, used or expired invite")))]
 pub(crate) async fn accept_invite(
     w: PublicWrite,
     Path(token): Path<String>,
@@ -268,14 +269,14 @@ pub(crate) async fn accept_invite(
 const ANNOTATE: &[Role] = &[Role::Annotator];
 const REVIEW: &[Role] = &[Role::Reviewer];
 
-#[utoipa::path(get, path = "/api/annotate/batches", tag = "annotation", description = "The batches assigned to the signed-in annotator, with progress.", responses((status = 200, description = "`[BatchProgress]`"), (status = 401, description = "Not signed in")))]
+#[utoipa::path(get, path = "/annotate/batches", tag = "annotation", description = "The batches assigned to the signed-in annotator, with progress.", responses((status = 200, description = "`[BatchProgress]`"), (status = 401, description = "Not signed in")))]
 pub(crate) async fn my_batches(a: Authed) -> Result<Json<Vec<BatchProgress>>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
     Ok(Json(db(&a.svc, move |r| r.progress(uid)).await?))
 }
 
-#[utoipa::path(get, path = "/api/annotate/batches/{id}", tag = "annotation", description = "One batch: its questions and which are answered.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchView`"), (status = 403, description = "Not your batch"), (status = 404, description = "No such batch")))]
+#[utoipa::path(get, path = "/annotate/batches/{id}", tag = "annotation", description = "One batch: its questions and which are answered.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchView`"), (status = 403, description = "Not your batch"), (status = 404, description = "No such batch")))]
 pub(crate) async fn my_batch(a: Authed, Path(id): Path<i64>) -> Result<Json<BatchView>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
@@ -440,7 +441,7 @@ fn link_label(url: &str) -> String {
     label.to_string()
 }
 
-#[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
+#[utoipa::path(get, path = "/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
 pub(crate) async fn my_question(
     State(s): State<AppState>,
     a: Authed,
@@ -500,7 +501,7 @@ pub(crate) async fn my_question(
     }))
 }
 
-#[utoipa::path(put, path = "/api/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
+#[utoipa::path(put, path = "/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
 pub(crate) async fn save_response(
     a: Authed,
     Path(id): Path<i64>,
@@ -532,7 +533,7 @@ pub(crate) async fn save_response(
     }
 }
 
-#[utoipa::path(get, path = "/api/annotate/responses", tag = "annotation", description = "The signed-in annotator's responses.", responses((status = 200, description = "`[Response]`")))]
+#[utoipa::path(get, path = "/annotate/responses", tag = "annotation", description = "The signed-in annotator's responses.", responses((status = 200, description = "`[Response]`")))]
 pub(crate) async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
@@ -540,7 +541,7 @@ pub(crate) async fn my_responses(a: Authed) -> Result<Json<Vec<Response>>, HttpE
     Ok(Json(all.into_iter().filter(|r| r.user_id == uid).collect()))
 }
 
-#[utoipa::path(get, path = "/api/responses/{id}", tag = "annotation", description = "One response (its author or an admin).", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`Response`"), (status = 403, description = "Someone else's response"), (status = 404, description = "No such response")))]
+#[utoipa::path(get, path = "/responses/{id}", tag = "annotation", description = "One response (its author or an admin).", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`Response`"), (status = 403, description = "Someone else's response"), (status = 404, description = "No such response")))]
 pub(crate) async fn one_response(
     a: Authed,
     Path(id): Path<i64>,
@@ -556,13 +557,13 @@ pub(crate) async fn one_response(
 
 // ----- reviewers -----
 
-#[utoipa::path(get, path = "/api/review/batches", tag = "review", description = "Per-batch aggregates: responses, agreement (Kendall's W, Krippendorff's alpha). Reviewers and admins.", responses((status = 200, description = "`[BatchAggregate]`"), (status = 403, description = "Not a reviewer")))]
+#[utoipa::path(get, path = "/review/batches", tag = "review", description = "Per-batch aggregates: responses, agreement (Kendall's W, Krippendorff's alpha). Reviewers and admins.", responses((status = 200, description = "`[BatchAggregate]`"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn review_batches(a: Authed) -> Result<Json<Vec<BatchAggregate>>, HttpError> {
     a.require(REVIEW)?;
     Ok(Json(db(&a.svc, |r| aggregate::batch_aggregates(r)).await?))
 }
 
-#[utoipa::path(get, path = "/api/review/batches/{id}", tag = "review", description = "One batch in detail: per-question rankings by pseudonym, agreement, consensus.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchReview`"), (status = 403, description = "Not a reviewer"), (status = 404, description = "No such batch")))]
+#[utoipa::path(get, path = "/review/batches/{id}", tag = "review", description = "One batch in detail: per-question rankings by pseudonym, agreement, consensus.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`BatchReview`"), (status = 403, description = "Not a reviewer"), (status = 404, description = "No such batch")))]
 pub(crate) async fn review_batch(
     a: Authed,
     Path(id): Path<i64>,
@@ -598,7 +599,7 @@ fn parse_source(s: &str) -> Result<Source, HttpError> {
     })
 }
 
-#[utoipa::path(get, path = "/api/review/expert-rankings", tag = "review", description = "The expert rankings file the benchmark builder reads (expert partition).", params(("source" = Option<String>, Query, description = "Question set (default `serenqa`)"), ("min_annotators" = Option<usize>, Query, description = "Questions with at least this many submitted rankings")), responses((status = 200, description = "`ExpertRankings`"), (status = 403, description = "Not a reviewer")))]
+#[utoipa::path(get, path = "/review/expert-rankings", tag = "review", description = "The expert rankings file the benchmark builder reads (expert partition).", params(("source" = Option<String>, Query, description = "Question set (default `serenqa`)"), ("min_annotators" = Option<usize>, Query, description = "Questions with at least this many submitted rankings")), responses((status = 200, description = "`ExpertRankings`"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn expert_rankings(
     a: Authed,
     Q(q): Q<ExpertQuery>,
@@ -611,7 +612,7 @@ pub(crate) async fn expert_rankings(
     ))
 }
 
-#[utoipa::path(get, path = "/api/review/export.json", tag = "review", description = "Every response as rows (pseudonyms; e-mails for admins only).", responses((status = 200, description = "`[ExportRow]`"), (status = 403, description = "Not a reviewer")))]
+#[utoipa::path(get, path = "/review/export.json", tag = "review", description = "Every response as rows (pseudonyms; e-mails for admins only).", responses((status = 200, description = "`[ExportRow]`"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
@@ -620,7 +621,7 @@ pub(crate) async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpE
     ))
 }
 
-#[utoipa::path(get, path = "/api/review/export.csv", tag = "review", description = "The same rows as CSV.", responses((status = 200, description = "text/csv"), (status = 403, description = "Not a reviewer")))]
+#[utoipa::path(get, path = "/review/export.csv", tag = "review", description = "The same rows as CSV.", responses((status = 200, description = "text/csv"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
@@ -639,7 +640,7 @@ pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
         .into_response())
 }
 
-#[utoipa::path(get, path = "/api/review/runs", tag = "review", description = "Evaluation runs imported into the store.", responses((status = 200, description = "`[RunRecord]`"), (status = 403, description = "Not a reviewer")))]
+#[utoipa::path(get, path = "/review/runs", tag = "review", description = "Evaluation runs imported into the store.", responses((status = 200, description = "`[RunRecord]`"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>>, HttpError> {
     a.require(REVIEW)?;
     Ok(Json(db(&a.svc, |r| r.runs()).await?))
@@ -649,7 +650,7 @@ pub(crate) async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>
 
 const ADMIN: &[Role] = &[Role::Admin];
 
-#[utoipa::path(post, path = "/api/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link"), (status = 400, description = "Bad e-mail or role"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(post, path = "/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link"), (status = 400, description = "Bad e-mail or role"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn create_invite(
     a: Authed,
     headers: HeaderMap,
@@ -694,7 +695,7 @@ pub(crate) async fn create_invite(
     }))
 }
 
-#[utoipa::path(get, path = "/api/admin/users", tag = "admin", description = "Every account (admins).", responses((status = 200, description = "`[User]`"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(get, path = "/admin/users", tag = "admin", description = "Every account (admins).", responses((status = 200, description = "`[User]`"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn users(a: Authed) -> Result<Json<Vec<User>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(db(&a.svc, |r| r.users()).await?))
@@ -714,7 +715,7 @@ fn link_base(a: &Authed, headers: &HeaderMap) -> String {
     format!("{scheme}://{host}")
 }
 
-#[utoipa::path(post, path = "/api/admin/users/{id}/reset", tag = "admin", description = "Creates a one-time password-reset link for a user (admins); valid 24 hours. Using it sets a new password and ends the user's sessions.", params(("id" = i64, Path, description = "User id")), responses((status = 200, description = "`ResetCreated` with the link"), (status = 403, description = "Not an admin"), (status = 404, description = "No such user")))]
+#[utoipa::path(post, path = "/admin/users/{id}/reset", tag = "admin", description = "Creates a one-time password-reset link for a user (admins); valid 24 hours. Using it sets a new password and ends the user's sessions.", params(("id" = i64, Path, description = "User id")), responses((status = 200, description = "`ResetCreated` with the link"), (status = 403, description = "Not an admin"), (status = 404, description = "No such user")))]
 pub(crate) async fn create_reset(
     a: Authed,
     headers: HeaderMap,
@@ -739,7 +740,7 @@ fn check_reset_token(token: &str) -> Result<String, HttpError> {
         .map_err(|_| HttpError::not_found("unknown_reset", "this password-reset link is not valid"))
 }
 
-#[utoipa::path(get, path = "/api/auth/reset/{token}", tag = "annotation", description = "Whose password a reset link sets, before it is used.", params(("token" = String, Path, description = "The token from the link")), responses((status = 200, description = "`ResetInfo`"), (status = 404, description = "Unknown, used or expired link")))]
+#[utoipa::path(get, path = "/auth/reset/{token}", tag = "annotation", description = "Whose password a reset link sets, before it is used.", params(("token" = String, Path, description = "The token from the link")), responses((status = 200, description = "`ResetInfo`"), (status = 404, description = "Unknown, used or expired link")))]
 pub(crate) async fn reset_info(
     State(s): State<AppState>,
     Path(token): Path<String>,
@@ -756,7 +757,7 @@ pub(crate) async fn reset_info(
     Ok(Json(ResetInfo { email: user.email }))
 }
 
-#[utoipa::path(post, path = "/api/auth/reset/{token}", tag = "annotation", description = "Sets a new password with a reset link, ends the user's other sessions and signs in.", params(("token" = String, Path, description = "The token from the link")), request_body(content = serde_json::Value, description = "`{password}`"), responses((status = 200, description = "Signed in (`Me`)"), (status = 404, description = "Unknown link"), (status = 409, description = "Used or expired link"), (status = 422, description = "Weak password")))]
+#[utoipa::path(post, path = "/auth/reset/{token}", tag = "annotation", description = "Sets a new password with a reset link, ends the user's other sessions and signs in.", params(("token" = String, Path, description = "The token from the link")), request_body(content = serde_json::Value, description = "`{password}`"), responses((status = 200, description = "Signed in (`Me`)"), (status = 404, description = "Unknown link"), (status = 409, description = "Used or expired link"), (status = 422, description = "Weak password")))]
 pub(crate) async fn reset_password(
     w: PublicWrite,
     Path(token): Path<String>,
@@ -780,13 +781,13 @@ pub(crate) async fn reset_password(
     start_session(&w.svc, user, w.tls).await
 }
 
-#[utoipa::path(get, path = "/api/admin/assignments", tag = "admin", description = "Every batch with its assigned annotators, overlap target (k annotators per question) and coverage per question (admins).", responses((status = 200, description = "`[BatchAssignment]`"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(get, path = "/admin/assignments", tag = "admin", description = "Every batch with its assigned annotators, overlap target (k annotators per question) and coverage per question (admins).", responses((status = 200, description = "`[BatchAssignment]`"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn assignments(a: Authed) -> Result<Json<Vec<BatchAssignment>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(db(&a.svc, |r| r.assignments()).await?))
 }
 
-#[utoipa::path(put, path = "/api/admin/batches/{id}/assignment", tag = "admin", description = "Assigns a batch to annotators (replacing the previous set; an empty list opens it to every annotator) with an overlap target (admins).", params(("id" = i64, Path, description = "Batch id")), request_body(content = serde_json::Value, description = "`{annotators: [user id], overlap?}`"), responses((status = 200, description = "The batch's `BatchAssignment`"), (status = 400, description = "Not annotators, or overlap outside 1–1000"), (status = 403, description = "Not an admin"), (status = 404, description = "No such batch")))]
+#[utoipa::path(put, path = "/admin/batches/{id}/assignment", tag = "admin", description = "Assigns a batch to annotators (replacing the previous set; an empty list opens it to every annotator) with an overlap target (admins).", params(("id" = i64, Path, description = "Batch id")), request_body(content = serde_json::Value, description = "`{annotators: [user id], overlap?}`"), responses((status = 200, description = "The batch's `BatchAssignment`"), (status = 400, description = "Not annotators, or overlap outside 1–1000"), (status = 403, description = "Not an admin"), (status = 404, description = "No such batch")))]
 pub(crate) async fn set_assignment(
     a: Authed,
     Path(id): Path<i64>,
@@ -823,7 +824,7 @@ fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
     }
 }
 
-#[utoipa::path(get, path = "/api/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, with provenance (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(get, path = "/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, with provenance (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
     a.require(ADMIN)?;
     Ok(Json(
@@ -835,7 +836,7 @@ pub(crate) async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>
     ))
 }
 
-#[utoipa::path(post, path = "/api/admin/calibrations", tag = "admin", description = "Fits the RNS weights to the expert partitions and stores the result (admins).", request_body(content = serde_json::Value, description = "`{grid?, min_questions?}`"), responses((status = 200, description = "`CalibrationReport`"), (status = 400, description = "Not enough expert data"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(post, path = "/admin/calibrations", tag = "admin", description = "Fits the RNS weights to the expert partitions and stores the result (admins).", request_body(content = serde_json::Value, description = "`{grid?, min_questions?}`"), responses((status = 200, description = "`CalibrationReport`"), (status = 400, description = "Not enough expert data"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn calibrate(
     State(s): State<AppState>,
     a: Authed,

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_cypher::{Budget, ErrorKind, Options, Value};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::AppState;
@@ -21,8 +22,8 @@ pub const MAX_RESULT_ROWS: usize = 10_000;
 /// size of one value (16 MiB) and the depth of an unbounded `*` (32).
 pub const BUDGET: Budget = Budget::with_time_rows(Duration::from_secs(10), 1_000_000);
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/cypher", post(run_query))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(run_query))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -54,7 +55,7 @@ fn json_to_value(v: &serde_json::Value) -> Value {
 
 /// Runs a read-only Cypher query on the loaded graph (time and row budgets; writing clauses
 /// are refused). Errors carry a `cypher_*` code and, for syntax errors, line and column.
-#[utoipa::path(post, path = "/api/cypher", tag = "cypher", request_body = CypherRequest,
+#[utoipa::path(post, path = "/cypher", tag = "cypher", request_body = CypherRequest,
     responses((status = 200, description = "columns and rows (truncated beyond the row limit)", body = Object), (status = 400, body = serenqa_shared::api::ApiError)))]
 pub async fn run_query(
     State(s): State<AppState>,

@@ -1,21 +1,22 @@
 //! `GET /api/discover/{key}`: the clinician's view of one disease or drug.
 
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_model::discover::{discover_with, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
 use serenqa_model::slice::node_view;
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::Q;
 use super::graph::resolve;
 use super::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/discover/{key}", get(get_discover))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_discover))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -32,7 +33,7 @@ const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the pl
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 
 /// Known answers and serendipitous candidates of a disease (drugs) or a drug (diseases).
-#[utoipa::path(get, path = "/api/discover/{key}", tag = "serendipity",
+#[utoipa::path(get, path = "/discover/{key}", tag = "serendipity",
     params(("key" = String, Path, description = "`Type::identifier` of a disease or a drug"), DiscoverQuery),
     responses((status = 200, body = DiscoverResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn get_discover(

@@ -2,28 +2,32 @@
 //! (`GET /api/docs`), rendered here so it works offline (no CDN scripts).
 
 use axum::response::Html;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::AppState;
 
+/// The document's title, description and tags; its paths are the routes, registered in
+/// [`super::api_routes`] (each handler once, for routing and for this document).
 #[derive(OpenApi)]
 #[openapi(
     info(title = "serenqa API", description = "Serendipity discovery in biomedical knowledge graphs. Errors are JSON `{code, message}` with a 4xx/5xx status."),
-    paths(super::graph::get_graph, super::graph::search, super::graph::find, super::graph::get_node, super::graph::get_paths, super::discover::get_discover, super::rns::get_slice, super::rns::post_rns, super::rns::post_partition, super::cypher::run_query, super::pipeline::post_ask, super::pipeline::get_ask_stream, super::pipeline::get_runs, super::pipeline::get_questions, super::pipeline::get_question, super::pipeline::get_trace, super::understand::get_score, super::annotate::login, super::annotate::logout, super::annotate::me, super::annotate::invite_info, super::annotate::accept_invite, super::annotate::my_batches, super::annotate::my_batch, super::annotate::my_question, super::annotate::save_response, super::annotate::my_responses, super::annotate::one_response, super::annotate::review_batches, super::annotate::review_batch, super::annotate::expert_rankings, super::annotate::export_json, super::annotate::export_csv, super::annotate::runs, super::annotate::create_invite, super::annotate::users, super::annotate::calibrations, super::annotate::calibrate, super::annotate::create_reset, super::annotate::reset_info, super::annotate::reset_password, super::annotate::assignments, super::annotate::set_assignment, super::predictions::get_predictions, super::predictions::get_explain, super::pipeline::get_compare, super::shortlist::get_shortlist, super::shortlist::add, super::shortlist::remove),
-    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"), (name = "pipeline", description = "Ask one question; evaluation runs"), (name = "cypher", description = "Read-only Cypher"), (name = "annotation", description = "Sign-in, invites and expert rankings of candidate answers (session cookie)"), (name = "review", description = "Agreement, expert rankings and exports (reviewers, admins)"), (name = "admin", description = "Accounts and RNS weight calibration (admins)"), (name = "shortlist", description = "A signed-in clinician's shortlist of candidates (session cookie)"))
+    tags((name = "graph", description = "The loaded knowledge graph"), (name = "serendipity", description = "RNS scoring and discovery"), (name = "pipeline", description = "Ask one question; evaluation runs"), (name = "cypher", description = "Read-only Cypher"), (name = "annotation", description = "Sign-in, invites and expert rankings of candidate answers (session cookie)"), (name = "review", description = "Agreement, expert rankings and exports (reviewers, admins)"), (name = "admin", description = "Accounts and RNS weight calibration (admins)"), (name = "shortlist", description = "A signed-in clinician's shortlist of candidates (session cookie)"), (name = "docs", description = "This description of the API"))
 )]
 pub struct ApiDoc;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/openapi.json", get(openapi_json))
-        .route("/docs", get(docs_page))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(openapi_json))
+        .routes(routes!(docs_page))
 }
 
+/// This document (OpenAPI 3.1).
+#[utoipa::path(get, path = "/openapi.json", tag = "docs", responses((status = 200, description = "The OpenAPI document of every endpoint")))]
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+    Json(super::openapi())
 }
 
 fn esc(s: &str) -> String {
@@ -33,8 +37,10 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// This document as a readable page (rendered here: no CDN scripts).
+#[utoipa::path(get, path = "/docs", tag = "docs", responses((status = 200, description = "HTML")))]
 async fn docs_page() -> Html<String> {
-    let doc = ApiDoc::openapi();
+    let doc = super::openapi();
     let json = serde_json::to_value(&doc).unwrap_or_default();
     let mut body = String::new();
     body.push_str(&format!(

@@ -5,29 +5,30 @@
 //! redirect to the best-matching entity's page, or to Ask for a question).
 
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_shared::api::{
-    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, SubgraphView,
-    TypeCount,
+    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, PathsReply,
+    SubgraphView, TypeCount,
 };
 use serenqa_shared::links::source_link;
 use serenqa_shared::phrases::passive;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::Q;
 use super::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/graph", get(get_graph))
-        .route("/search", get(search))
-        .route("/node/{key}", get(get_node))
-        .route("/paths", get(get_paths))
-        .route("/find", get(find))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_graph))
+        .routes(routes!(search))
+        .routes(routes!(get_node))
+        .routes(routes!(get_paths))
+        .routes(routes!(find))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -41,7 +42,7 @@ pub struct FindQuery {
 /// loaded): `303` to the best search hit's entity page (`/entity/Type::id`) for a name, or to
 /// Ask (`/?q=…`) for a question (it ends in `?` or has more than four words) or a name
 /// nothing matches; to `/` for an empty form.
-#[utoipa::path(get, path = "/api/find", tag = "graph", params(FindQuery), responses((status = 303, description = "Redirect to the entity page or to Ask")))]
+#[utoipa::path(get, path = "/find", tag = "graph", params(FindQuery), responses((status = 303, description = "Redirect to the entity page or to Ask")))]
 pub async fn find(State(s): State<AppState>, Q(q): Q<FindQuery>) -> axum::response::Redirect {
     use axum::response::Redirect;
     let text: String = q.q.trim().chars().take(500).collect();
@@ -111,7 +112,7 @@ pub fn graph_info(g: &Graph) -> GraphInfo {
 }
 
 /// The loaded graph: counts by type, provenance, what the filter dropped, data licenses.
-#[utoipa::path(get, path = "/api/graph", tag = "graph", responses((status = 200, body = GraphInfo)))]
+#[utoipa::path(get, path = "/graph", tag = "graph", responses((status = 200, body = GraphInfo)))]
 pub async fn get_graph(State(s): State<AppState>) -> Json<GraphInfo> {
     Json(graph_info(&s.graph))
 }
@@ -125,7 +126,7 @@ pub struct SearchQuery {
 }
 
 /// Autocomplete: nodes whose name starts with `q` (case-insensitive), or the node whose key is `q`.
-#[utoipa::path(get, path = "/api/search", tag = "graph", params(SearchQuery),
+#[utoipa::path(get, path = "/search", tag = "graph", params(SearchQuery),
     responses((status = 200, body = Vec<NodeView>), (status = 400, body = ApiError)))]
 pub async fn search(
     State(s): State<AppState>,
@@ -296,7 +297,7 @@ pub fn node_detail(g: &Graph, n: NodeId) -> NodeDetail {
 }
 
 /// A node, its source-database link and its neighbours grouped by relation and direction.
-#[utoipa::path(get, path = "/api/node/{key}", tag = "graph",
+#[utoipa::path(get, path = "/node/{key}", tag = "graph",
     params(("key" = String, Path, description = "`Type::identifier`, e.g. `Compound::DB00945`")),
     responses((status = 200, body = NodeDetail), (status = 404, body = ApiError)))]
 pub async fn get_node(
@@ -374,12 +375,6 @@ pub struct PathsQuery {
     limit: Option<usize>,
 }
 
-#[derive(serde::Serialize, utoipa::ToSchema)]
-pub struct PathsReply {
-    paths: Vec<PathView>,
-    subgraph: SubgraphView,
-}
-
 fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
     let keys: Vec<&str> = list
         .split(',')
@@ -403,7 +398,7 @@ fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
 
 /// Up to `limit` shortest explanation paths (≤ `max_hops` hops, both edge directions) from
 /// any `from` node to any `to` node, and their union as a subgraph to draw.
-#[utoipa::path(get, path = "/api/paths", tag = "graph", params(PathsQuery),
+#[utoipa::path(get, path = "/paths", tag = "graph", params(PathsQuery),
     responses((status = 200, body = PathsReply), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
 pub async fn get_paths(
     State(s): State<AppState>,

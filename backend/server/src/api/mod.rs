@@ -1,4 +1,7 @@
-//! The HTTP API and static file serving. One module per area; each exposes `routes()`.
+//! The HTTP API and static file serving. One module per area; each exposes `routes()`, an
+//! `OpenApiRouter` whose handlers are registered with `routes!` from their `#[utoipa::path]`,
+//! so the router and the OpenAPI document (`GET /api/openapi.json`) list the same endpoints
+//! ([`api_routes`]; checked by this module's tests).
 //!
 //! Every error is JSON `{code, message}` with a 4xx/5xx status. Request bodies are limited in
 //! size and in time ([`body`]: JSON 413 / 408, read before admission so a slow body cannot
@@ -34,6 +37,8 @@ use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 /// What every handler can read. Immutable after start-up; cheap to clone.
 #[derive(Clone)]
@@ -127,9 +132,12 @@ impl AppState {
 /// Largest request body accepted anywhere (bigger ones get 413).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
-pub fn router(state: AppState, dist: &Path) -> Router {
-    let admission = state.admission.clone();
-    let api = Router::new()
+/// Every endpoint under `/api`, each registered once, by its handler's `#[utoipa::path]`
+/// (`routes!`): the same registration gives the route and its entry in the OpenAPI document,
+/// so no handler is routed without being documented or documented without being routed.
+/// Unknown `/api` paths answer JSON 404; replies are compressed.
+pub fn api_routes() -> OpenApiRouter<AppState> {
+    let api = OpenApiRouter::new()
         .merge(graph::routes())
         .merge(rns::routes())
         .merge(cypher::routes())
@@ -141,10 +149,22 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(shortlist::routes())
         .merge(understand::routes())
         .fallback(error::not_found)
-        .with_state(state)
         // JSON replies (a disease page is ~250 KB) go compressed when the client accepts it;
         // the event stream of Ask is never buffered for compression (tower-http skips SSE).
         .layer(tower_http::compression::CompressionLayer::new());
+    OpenApiRouter::with_openapi(docs::ApiDoc::openapi()).nest("/api", api)
+}
+
+/// The OpenAPI document (`GET /api/openapi.json`): [`api_routes`]'s, built once.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    static DOC: OnceLock<utoipa::openapi::OpenApi> = OnceLock::new();
+    DOC.get_or_init(|| api_routes().into_openapi()).clone()
+}
+
+pub fn router(state: AppState, dist: &Path) -> Router {
+    let admission = state.admission.clone();
+    let (api, _) = api_routes().split_for_parts();
+    let api = api.with_state(state);
     // Static files: the brotli / gzip copies `serve` writes beside them (`static_assets`).
     let static_files = ServeDir::new(dist)
         .precompressed_br()
@@ -154,9 +174,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
                 .precompressed_br()
                 .precompressed_gzip(),
         );
-    Router::new()
-        .nest("/api", api)
-        .fallback_service(static_files)
+    api.fallback_service(static_files)
         .layer(axum::middleware::from_fn_with_state(admission, admission::admit))
         // Outside admission: the whole body is read (bounded in size and time) before a
         // request may take a slot.
@@ -178,4 +196,139 @@ pub fn router(state: AppState, dist: &Path) -> Router {
             header::HeaderName::from_static("cross-origin-resource-policy"),
             HeaderValue::from_static("same-origin"),
         ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use http_body_util::BodyExt;
+    use serenqa_graph::synth::{generate, SynthSpec};
+    use tower::ServiceExt;
+
+    use super::{openapi, router, AppState};
+
+    /// The error code of the `/api` fallback (no route matched).
+    const NO_ROUTE: &str = "no_such_endpoint";
+
+    async fn answer(app: &axum::Router, method: &str, uri: &str) -> (StatusCode, String) {
+        let req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::empty())
+            .expect("request");
+        let resp = app.clone().oneshot(req).await.expect("router answers");
+        let status = resp.status();
+        let body = resp.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// Every operation of `/api/openapi.json` reaches a handler: no 405, no fallback 404.
+    /// (The converse, no route outside the document, is `routes_come_from_the_document`.)
+    #[tokio::test]
+    async fn every_documented_operation_is_routed() {
+        let g = generate(&SynthSpec {
+            nodes: 50,
+            edges: 200,
+            seed: 1,
+            progress: false,
+        });
+        let app = router(
+            AppState::new(Arc::new(g)),
+            std::path::Path::new("/nonexistent"),
+        );
+        // The check can tell: an unknown path is the fallback's.
+        let (st, body) = answer(&app, "GET", "/api/no-such-thing").await;
+        assert_eq!(st, StatusCode::NOT_FOUND);
+        assert!(body.contains(NO_ROUTE), "{body}");
+
+        let doc = serde_json::to_value(openapi()).expect("document as JSON");
+        let paths = doc["paths"].as_object().expect("paths");
+        assert!(paths.len() >= 40, "{} paths", paths.len());
+        let mut checked = 0;
+        for (path, ops) in paths {
+            assert!(path.starts_with("/api/"), "{path}");
+            // Path parameters get a placeholder value.
+            let uri: String = path
+                .split('/')
+                .map(|seg| if seg.starts_with('{') { "x" } else { seg })
+                .collect::<Vec<_>>()
+                .join("/");
+            for method in ops.as_object().expect("operations").keys() {
+                let (st, body) = answer(&app, &method.to_uppercase(), &uri).await;
+                assert_ne!(st, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+                assert!(
+                    !(st == StatusCode::NOT_FOUND && body.contains(NO_ROUTE)),
+                    "{method} {path} is documented but not routed"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= paths.len());
+    }
+
+    /// Every schema the document refers to is in it (`routes!` collects each handler's
+    /// request and reply types).
+    #[test]
+    fn every_schema_reference_resolves() {
+        fn refs(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        match (k.as_str(), x.as_str()) {
+                            ("$ref", Some(r)) => out.push(r.to_string()),
+                            _ => refs(x, out),
+                        }
+                    }
+                }
+                serde_json::Value::Array(xs) => xs.iter().for_each(|x| refs(x, out)),
+                _ => {}
+            }
+        }
+        let doc = serde_json::to_value(openapi()).expect("document as JSON");
+        let mut all = Vec::new();
+        refs(&doc, &mut all);
+        assert!(all.iter().any(|r| r.ends_with("/RunsReply")), "{all:?}");
+        for r in all {
+            let name = r
+                .strip_prefix("#/components/schemas/")
+                .unwrap_or_else(|| panic!("unexpected reference {r}"));
+            assert!(
+                doc["components"]["schemas"].get(name).is_some(),
+                "{r} is not in the document"
+            );
+        }
+    }
+
+    /// Routes under `/api` come only from `routes!` (one registration for the router and the
+    /// document): no `axum` `.route(…)` in the API modules outside their tests.
+    #[test]
+    fn routes_come_from_the_document() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
+        let mut files = 0;
+        for e in std::fs::read_dir(&dir).expect("src/api") {
+            let path = e.expect("entry").path();
+            if path.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for banned in [
+                ".route(",
+                ".route_service(",
+                ".nest_service(",
+                "axum::routing",
+            ] {
+                assert!(
+                    !code.contains(banned),
+                    "{}: `{banned}` routes outside the OpenAPI document (use `routes!`)",
+                    path.display()
+                );
+            }
+            files += 1;
+        }
+        assert!(files > 10, "{files} API modules");
+    }
 }

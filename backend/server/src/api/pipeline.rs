@@ -19,28 +19,30 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_pipeline::ask::{
     ask, ask_with_progress, AskContext, AskError, AskRequest, AskResponse,
 };
-use serenqa_pipeline::runs_dir::{list_runs, question_lines, run_questions};
+use serenqa_pipeline::runs_dir::{question_lines, run_questions, runs_reply};
 use serenqa_shared::api::{ApiError, AskEvent};
+use serenqa_shared::api::{QuestionLines, RunQuestion, RunsReply};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::{J, Q};
 use super::{session, AppState};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/ask", post(post_ask))
-        .route("/ask/stream", get(get_ask_stream))
-        .route("/runs", get(get_runs))
-        .route("/runs/compare", get(get_compare))
-        .route("/runs/{id}/questions", get(get_questions))
-        .route("/runs/{id}/questions/{qid}", get(get_question))
-        .route("/runs/{id}/trace/{qid}", get(get_trace))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_ask))
+        .routes(routes!(get_ask_stream))
+        .routes(routes!(get_runs))
+        .routes(routes!(get_compare))
+        .routes(routes!(get_questions))
+        .routes(routes!(get_question))
+        .routes(routes!(get_trace))
 }
 
 pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
@@ -68,7 +70,7 @@ pub(crate) fn context(s: &AppState) -> Result<Arc<AskContext>, HttpError> {
 /// R, N, S, RNS and their paths; `stages` gives each stage's time. Body: `{question, model?, limit?}`.
 /// Bounded by the server's Ask deadline (`serve --ask-deadline`) and cancelled when the client
 /// goes away; with models configured, only signed-in users may ask (unless `--anonymous-llm`).
-#[utoipa::path(post, path = "/api/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 429, description = "Rate limited or busy (Retry-After)"), (status = 503, description = "The edge store (serve --edges) cannot be read"), (status = 504, description = "The Ask deadline passed")))]
+#[utoipa::path(post, path = "/ask", tag = "pipeline", request_body(content = serde_json::Value, description = "`{question, model?, limit?}`"), responses((status = 200, description = "The Ask result"), (status = 400, description = "Empty question, unknown model, bad JSON"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 429, description = "Rate limited or busy (Retry-After)"), (status = 503, description = "The edge store (serve --edges) cannot be read"), (status = 504, description = "The Ask deadline passed")))]
 pub async fn post_ask(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -234,7 +236,7 @@ pub(crate) struct AskQuery {
 /// stage completes (`{kind: "stage", name, ms}`), then `{kind: "result", …AskResponse}` or
 /// `{kind: "error", code, message}`. The page shows progress from these. A request whose
 /// `Origin` is another site is refused (403): any page can open an EventSource.
-#[utoipa::path(get, path = "/api/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 403, description = "Cross-origin request"), (status = 429, description = "Rate limited or busy (Retry-After)")))]
+#[utoipa::path(get, path = "/ask/stream", tag = "pipeline", params(("question" = String, Query, description = "The question"), ("model" = Option<String>, Query, description = "A configured model for every role (default: the server's roles)"), ("limit" = Option<usize>, Query, description = "Candidates at most")), responses((status = 200, description = "text/event-stream of AskEvent JSON"), (status = 400, description = "Empty question, unknown model"), (status = 401, description = "A model-backed Ask without a signed-in user"), (status = 403, description = "Cross-origin request"), (status = 429, description = "Rate limited or busy (Retry-After)")))]
 pub async fn get_ask_stream(
     State(s): State<AppState>,
     Peer(peer): Peer,
@@ -354,23 +356,9 @@ pub fn same_origin(
 
 /// Every evaluation run in the runs directory with its manifest, its settings (what the
 /// leaderboard labels it with) and aggregate tables.
-#[utoipa::path(get, path = "/api/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`")))]
-pub async fn get_runs(State(s): State<AppState>) -> Json<serde_json::Value> {
-    let runs: Vec<serde_json::Value> = list_runs(&s.runs_dir)
-        .into_iter()
-        .map(|(id, m, a)| {
-            let mut settings = m.settings();
-            settings.id = id.clone();
-            serde_json::json!({"id": id, "manifest": m, "settings": settings, "aggregate": a})
-        })
-        .collect();
-    // The directory's name only: absolute server paths are not for anonymous clients.
-    let dir = s
-        .runs_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Json(serde_json::json!({"runs_dir": dir, "runs": runs}))
+#[utoipa::path(get, path = "/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`", body = RunsReply)))]
+pub async fn get_runs(State(s): State<AppState>) -> Json<RunsReply> {
+    Json(runs_reply(&s.runs_dir))
 }
 
 #[derive(Deserialize)]
@@ -382,7 +370,7 @@ pub(crate) struct CompareQuery {
 /// Two runs compared question by question: for every metric of every cell both have, the
 /// questions both answered, the means, Δ = B − A with a paired-bootstrap 95% interval, and
 /// the questions where A wins and B loses (and the reverse).
-#[utoipa::path(get, path = "/api/runs/compare", tag = "pipeline", params(("a" = String, Query, description = "Run id A"), ("b" = String, Query, description = "Run id B")), responses((status = 200, description = "The comparison", body = serenqa_shared::results::Comparison), (status = 400, description = "Missing run id"), (status = 404, description = "No such run"), (status = 429, description = "Busy (Retry-After)")))]
+#[utoipa::path(get, path = "/runs/compare", tag = "pipeline", params(("a" = String, Query, description = "Run id A"), ("b" = String, Query, description = "Run id B")), responses((status = 200, description = "The comparison", body = serenqa_shared::results::Comparison), (status = 400, description = "Missing run id"), (status = 404, description = "No such run"), (status = 429, description = "Busy (Retry-After)")))]
 pub async fn get_compare(
     State(s): State<AppState>,
     Q(q): Q<CompareQuery>,
@@ -403,11 +391,11 @@ pub async fn get_compare(
 }
 
 /// The questions of one run: `[{qid, pattern, question}]`.
-#[utoipa::path(get, path = "/api/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run"), (status = 404, description = "No such run")))]
+#[utoipa::path(get, path = "/runs/{id}/questions", tag = "pipeline", params(("id" = String, Path, description = "Run id")), responses((status = 200, description = "Questions of the run", body = Vec<RunQuestion>), (status = 404, description = "No such run", body = ApiError)))]
 pub async fn get_questions(
     State(s): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<serde_json::Value>>, HttpError> {
+) -> Result<Json<Vec<RunQuestion>>, HttpError> {
     run_questions(&s.runs_dir, &id)
         .map(Json)
         .map_err(|e| HttpError::not_found("no_run", e))
@@ -415,11 +403,11 @@ pub async fn get_questions(
 
 /// One question's traces in a run: `{run_id, qid, t1: [...], t3: [...]}` (prompts, replies,
 /// Cypher, beam paths, summaries, scores).
-#[utoipa::path(get, path = "/api/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces"), (status = 400, description = "Bad question id"), (status = 404, description = "No such run or question")))]
+#[utoipa::path(get, path = "/runs/{id}/questions/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The traces", body = QuestionLines), (status = 400, description = "Bad question id", body = ApiError), (status = 404, description = "No such run or question", body = ApiError)))]
 pub async fn get_question(
     State(s): State<AppState>,
     Path((id, qid)): Path<(String, String)>,
-) -> Result<Json<serde_json::Value>, HttpError> {
+) -> Result<Json<QuestionLines>, HttpError> {
     let qid: u32 = qid.parse().map_err(|_| {
         HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
     })?;
@@ -433,7 +421,7 @@ pub async fn get_question(
 /// answers with the hits marked, every metric of the question with its scale, and per
 /// partition and summary mode the beam's paths as a tree, the levels and the summaries. Ids
 /// are named from the served graph (`other_graph` when some are not in it).
-#[utoipa::path(get, path = "/api/runs/{id}/trace/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The question's trace", body = serenqa_shared::api::QuestionTrace), (status = 400, description = "The question id is not a number", body = ApiError), (status = 404, description = "No such run, or no such question in it", body = ApiError)))]
+#[utoipa::path(get, path = "/runs/{id}/trace/{qid}", tag = "pipeline", params(("id" = String, Path, description = "Run id"), ("qid" = u32, Path, description = "Question id")), responses((status = 200, description = "The question's trace", body = serenqa_shared::api::QuestionTrace), (status = 400, description = "The question id is not a number", body = ApiError), (status = 404, description = "No such run, or no such question in it", body = ApiError)))]
 pub async fn get_trace(
     State(s): State<AppState>,
     Path((id, qid)): Path<(String, String)>,

@@ -3,8 +3,7 @@
 //! `serenqa-predict`; computed by `serenqa predict`, read at start-up).
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::node_view;
@@ -13,16 +12,18 @@ use serenqa_shared::api::{
     ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
     Palliation, Prediction, PredictionsResponse, SubgraphView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::Q;
 use super::graph::resolve;
 use super::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/predictions", get(get_predictions))
-        .route("/predictions/explain", get(get_explain))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_predictions))
+        .routes(routes!(get_explain))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -107,7 +108,7 @@ pub fn ranked_pairs(p: &Predictions, is_compound: bool, local: usize) -> Vec<(us
 }
 
 /// A disease's compounds or a compound's diseases, best first.
-#[utoipa::path(get, path = "/api/predictions", tag = "serendipity", params(PredictionsQuery),
+#[utoipa::path(get, path = "/predictions", tag = "serendipity", params(PredictionsQuery),
     responses((status = 200, body = PredictionsResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn get_predictions(
     State(s): State<AppState>,
@@ -193,7 +194,7 @@ const PATHS_PER_METAPATH: usize = 6;
 const MAX_VISITS: usize = 200_000;
 
 /// The paths that carry one prediction, grouped by its top metapaths.
-#[utoipa::path(get, path = "/api/predictions/explain", tag = "serendipity", params(ExplainQuery),
+#[utoipa::path(get, path = "/predictions/explain", tag = "serendipity", params(ExplainQuery),
     responses((status = 200, body = ExplainResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn get_explain(
     State(s): State<AppState>,

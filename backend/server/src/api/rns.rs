@@ -6,24 +6,25 @@ use std::sync::Arc;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_model::slice;
 use serenqa_model::{Model, ModelError};
 use serenqa_shared::api::{
     PartitionRequest, PartitionResponse, RnsRequest, RnsResponse, SliceResponse,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::Q;
 use super::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/slice", get(get_slice))
-        .route("/rns", post(post_rns))
-        .route("/partition", post(post_partition))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_slice))
+        .routes(routes!(post_rns))
+        .routes(routes!(post_partition))
 }
 
 impl From<ModelError> for HttpError {
@@ -65,7 +66,7 @@ pub struct SliceQuery {
 
 /// The closed-world slice of a set of entities (embeddings, marginals, P3 block), for
 /// scoring RNS in the browser.
-#[utoipa::path(get, path = "/api/slice", tag = "serendipity", params(SliceQuery),
+#[utoipa::path(get, path = "/slice", tag = "serendipity", params(SliceQuery),
     responses((status = 200, body = SliceResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
 pub async fn get_slice(
     State(s): State<AppState>,
@@ -90,7 +91,7 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
 }
 
 /// R, N, S and RNS of a partition (existing, serendipity).
-#[utoipa::path(post, path = "/api/rns", tag = "serendipity", request_body = RnsRequest,
+#[utoipa::path(post, path = "/rns", tag = "serendipity", request_body = RnsRequest,
     responses((status = 200, body = RnsResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 404, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
 pub async fn post_rns(
     State(s): State<AppState>,
@@ -106,7 +107,7 @@ pub async fn post_rns(
 }
 
 /// RNS-guided partition of a candidate set (greedy swap, Algorithm 1).
-#[utoipa::path(post, path = "/api/partition", tag = "serendipity", request_body = PartitionRequest,
+#[utoipa::path(post, path = "/partition", tag = "serendipity", request_body = PartitionRequest,
     responses((status = 200, body = PartitionResponse), (status = 400, body = serenqa_shared::api::ApiError), (status = 503, body = serenqa_shared::api::ApiError)))]
 pub async fn post_partition(
     State(s): State<AppState>,

@@ -15,12 +15,13 @@
 
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serenqa_shared::api::{
     Shortlist, ShortlistAdd, ShortlistEntity, ShortlistItem, SHORTLIST_MAX_ITEMS,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::extract::{J, Q};
@@ -30,9 +31,9 @@ use super::AppState;
 /// Largest request body (one item is ~300 bytes).
 pub const MAX_SHORTLIST_BODY: usize = 8 * 1024;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/shortlist", get(get_shortlist).post(add).delete(remove))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_shortlist, add, remove))
         .layer(DefaultBodyLimit::max(MAX_SHORTLIST_BODY))
 }
 
@@ -59,12 +60,12 @@ async fn list(a: &Authed) -> Result<Shortlist, HttpError> {
     })
 }
 
-#[utoipa::path(get, path = "/api/shortlist", tag = "shortlist", description = "The signed-in user's shortlist of candidates, oldest first.", responses((status = 200, description = "The list", body = Shortlist), (status = 401, description = "Not signed in (the page keeps the list in the browser instead)")))]
+#[utoipa::path(get, path = "/shortlist", tag = "shortlist", description = "The signed-in user's shortlist of candidates, oldest first.", responses((status = 200, description = "The list", body = Shortlist), (status = 401, description = "Not signed in (the page keeps the list in the browser instead)")))]
 pub(crate) async fn get_shortlist(a: Authed) -> Result<Json<Shortlist>, HttpError> {
     Ok(Json(list(&a).await?))
 }
 
-#[utoipa::path(post, path = "/api/shortlist", tag = "shortlist", description = "Keeps a candidate of an entity page with the scores shown and the weights in force; keeping the same pair again replaces its scores in place. Needs `X-CSRF-Token`.", request_body = ShortlistAdd, responses((status = 200, description = "The whole list after the change", body = Shortlist), (status = 400, description = "Bad JSON, a bad key or a score out of range (`bad_scores`)"), (status = 401, description = "Not signed in"), (status = 404, description = "A key names no node (`unknown_node`)"), (status = 409, description = "The list is full (`shortlist_full`)")))]
+#[utoipa::path(post, path = "/shortlist", tag = "shortlist", description = "Keeps a candidate of an entity page with the scores shown and the weights in force; keeping the same pair again replaces its scores in place. Needs `X-CSRF-Token`.", request_body = ShortlistAdd, responses((status = 200, description = "The whole list after the change", body = Shortlist), (status = 400, description = "Bad JSON, a bad key or a score out of range (`bad_scores`)"), (status = 401, description = "Not signed in"), (status = 404, description = "A key names no node (`unknown_node`)"), (status = 409, description = "The list is full (`shortlist_full`)")))]
 pub(crate) async fn add(
     State(s): State<AppState>,
     a: Authed,
@@ -101,7 +102,7 @@ pub(crate) struct RemoveQuery {
     candidate: String,
 }
 
-#[utoipa::path(delete, path = "/api/shortlist", tag = "shortlist", description = "Removes one item. Needs `X-CSRF-Token`.", params(("query" = String, Query, description = "`Type::identifier` of the entity whose page proposed it"), ("candidate" = String, Query, description = "`Type::identifier` of the candidate")), responses((status = 200, description = "The whole list after the change", body = Shortlist), (status = 400, description = "Missing or bad keys"), (status = 401, description = "Not signed in"), (status = 404, description = "No such item (`not_in_shortlist`)")))]
+#[utoipa::path(delete, path = "/shortlist", tag = "shortlist", description = "Removes one item. Needs `X-CSRF-Token`.", params(("query" = String, Query, description = "`Type::identifier` of the entity whose page proposed it"), ("candidate" = String, Query, description = "`Type::identifier` of the candidate")), responses((status = 200, description = "The whole list after the change", body = Shortlist), (status = 400, description = "Missing or bad keys"), (status = 401, description = "Not signed in"), (status = 404, description = "No such item (`not_in_shortlist`)")))]
 pub(crate) async fn remove(
     State(s): State<AppState>,
     a: Authed,

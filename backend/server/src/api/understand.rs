@@ -7,17 +7,18 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serenqa_pipeline::offline::understand_eval as ev;
 use serenqa_shared::api::{UnderstandRow, UnderstandScore};
 use tokio::sync::OnceCell;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::HttpError;
 use super::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/understand/score", get(get_score))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_score))
 }
 
 type Cell = Arc<OnceCell<Result<UnderstandScore, String>>>;
@@ -27,9 +28,7 @@ type Cell = Arc<OnceCell<Result<UnderstandScore, String>>>;
 static SCORES: std::sync::Mutex<Vec<(usize, Cell)>> = std::sync::Mutex::new(Vec::new());
 
 fn cell_for(key: usize) -> Cell {
-    let mut v = SCORES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut v = SCORES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, c)) = v.iter().find(|(k, _)| *k == key) {
         return c.clone();
     }
@@ -40,7 +39,7 @@ fn cell_for(key: usize) -> Cell {
 
 /// The offline agent's answer F1 and exact-interpretation rate per pattern type on the
 /// independent everyday-question set (not generated from the benchmark's templates).
-#[utoipa::path(get, path = "/api/understand/score", tag = "pipeline", responses((status = 200, description = "Scores per pattern type", body = UnderstandScore), (status = 503, description = "The Ask pipeline is not available")))]
+#[utoipa::path(get, path = "/understand/score", tag = "pipeline", responses((status = 200, description = "Scores per pattern type", body = UnderstandScore), (status = 503, description = "The Ask pipeline is not available")))]
 pub async fn get_score(State(s): State<AppState>) -> Result<Json<UnderstandScore>, HttpError> {
     let ctx = super::pipeline::context(&s)?;
     let cell = cell_for(Arc::as_ptr(&s.graph) as usize);
