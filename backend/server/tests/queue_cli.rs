@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serenqa_pipeline::queue::{live_workers, Redis, RunQueue, TestRedis};
+use serenqa_pipeline::queue::{live_workers, Redis, RunQueue};
+use serenqa_testkit::TestRedis;
 
 fn shared_data() -> Option<PathBuf> {
     serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
