@@ -82,3 +82,38 @@ pub fn assert_error_line(st: u16, body: &str, status: u16, code: &str, what: &st
     );
     e
 }
+
+/// `method url` with `headers` and, when given, a JSON body: status, body (empty when it
+/// cannot be read) and the response headers.
+pub fn call(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> (u16, String, Vec<(String, String)>) {
+    let agent = agent();
+    let mut b = ureq::http::Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let resp = match body {
+        Some(body) => agent.run(
+            b.header("Content-Type", "application/json")
+                .body(body.to_string())
+                .unwrap(),
+        ),
+        None => agent.run(b.body(()).unwrap()),
+    };
+    let mut resp = resp.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    (
+        status,
+        resp.body_mut().read_to_string().unwrap_or_default(),
+        headers,
+    )
+}

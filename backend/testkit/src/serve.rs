@@ -7,14 +7,27 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// A running `serenqa serve`, killed when dropped.
+/// A running `serenqa serve`, killed when dropped (before the directory it may own is
+/// removed).
 pub struct Served {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Served {
+    /// Keeps `dir` (the server's working directory) until the server is dropped.
+    pub fn with_dir(mut self, dir: tempfile::TempDir) -> Served {
+        self.dir = Some(dir);
+        self
+    }
+
+    /// The directory given to [`Served::with_dir`].
+    pub fn dir(&self) -> &Path {
+        self.dir.as_ref().expect("Served::with_dir").path()
+    }
+
     /// `127.0.0.1:PORT`.
     pub fn addr(&self) -> &str {
         self.base.trim_start_matches("http://")
@@ -71,7 +84,11 @@ impl Serve {
             .next()
             .unwrap_or_default()
             .to_string();
-        let served = Served { child, base };
+        let served = Served {
+            child,
+            base,
+            dir: None,
+        };
         assert!(served.base.starts_with("http://127.0.0.1:"), "{line}");
         served
     }
