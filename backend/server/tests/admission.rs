@@ -12,11 +12,10 @@ mod scripted_llm;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use serenqa_testkit::serve::{import_hetionet, Serve, Served};
+use serenqa_testkit::serve::{admin_invite, import_hetionet, Serve, Served};
 
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
@@ -366,29 +365,7 @@ fn model_backed_ask_needs_a_signed_in_user_unless_opted_out() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     models_file(dir.path(), &llm.base_url);
-    let out = Command::new(EXE)
-        .args([
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
 
     let s = serve(dir.path(), &["--models", "models.json"]);
     let ask = format!("{}/api/ask", s.base);

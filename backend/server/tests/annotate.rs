@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
-use serenqa_testkit::http::call;
-use serenqa_testkit::serve::{import_hetionet, spawn_serve, Served};
+use serenqa_testkit::http::Session as C;
+use serenqa_testkit::serve::{admin_invite, import_hetionet, spawn_serve, Served};
 
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
@@ -56,20 +56,7 @@ fn start() -> (Served, String) {
         ],
     );
     assert!(out.contains("2 questions added"), "{out}");
-    let link = cli(
-        dir.path(),
-        &[
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ],
-    )
-    .trim()
-    .to_string();
-    let token = link.rsplit('/').next().unwrap().to_string();
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
     let s = spawn_serve(
         EXE,
         dir.path(),
@@ -79,54 +66,15 @@ fn start() -> (Served, String) {
     (s, token)
 }
 
-/// A client with an optional session.
-#[derive(Clone, Default)]
-struct C {
-    cookie: String,
-    csrf: String,
-}
-
-impl C {
-    fn req(
-        &self,
-        method: &str,
-        url: &str,
-        body: Option<&str>,
-        extra: &[(&str, &str)],
-    ) -> (u16, String, Vec<(String, String)>) {
-        let mut headers: Vec<(&str, &str)> = Vec::new();
-        if !self.cookie.is_empty() {
-            headers.push(("Cookie", &self.cookie));
-        }
-        if !self.csrf.is_empty() && method != "GET" {
-            headers.push(("X-CSRF-Token", &self.csrf));
-        }
-        headers.extend_from_slice(extra);
-        call(method, url, body, &headers)
-    }
-    fn get(&self, url: &str) -> (u16, String) {
-        let (s, b, _) = self.req("GET", url, None, &[]);
-        (s, b)
-    }
-}
-
 /// Signs in from a login/accept reply: the session cookie and the CSRF token.
 fn session_from(status: u16, body: &str, headers: &[(String, String)]) -> C {
     assert_eq!(status, 200, "{body}");
-    let cookie = headers
-        .iter()
-        .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
-        .map(|(_, v)| v.clone())
-        .expect("session cookie");
+    let cookie = C::set_cookie(headers);
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
     );
-    let me: Value = serde_json::from_str(body).unwrap();
-    C {
-        cookie: cookie.split(';').next().unwrap().to_string(),
-        csrf: me["csrf"].as_str().unwrap().to_string(),
-    }
+    C::from_reply(status, body, headers)
 }
 
 const XRW: (&str, &str) = ("X-Requested-With", "serenqa");

@@ -3,19 +3,13 @@
 //! place, removal, the per-user cap, and one-line JSON errors with a code.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::path::Path;
-
 use serde_json::{json, Value};
-use serenqa_testkit::http::{call, error_code};
-use serenqa_testkit::serve::{import_hetionet, spawn_serve, Served};
+use serenqa_testkit::http::{error_code, Session as C};
+use serenqa_testkit::serve::{admin_invite, import_hetionet, spawn_serve, Served};
 
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 /// `serenqa_shared::api::SHORTLIST_MAX_ITEMS`.
 const CAP: usize = serenqa_shared::api::SHORTLIST_MAX_ITEMS;
-
-fn cli(dir: &Path, args: &[&str]) -> String {
-    serenqa_testkit::serve::cli(EXE, dir, args)
-}
 
 /// A graph with one disease and CAP + 5 compounds (so the cap can be reached), an annotation
 /// store with an admin's invite.
@@ -30,20 +24,7 @@ fn start() -> (Served, String) {
     // A name a spreadsheet would run as a formula.
     nodes.push_str("Compound::DB99999\t=HYPERLINK(\"http://x\")\tCompound\n");
     import_hetionet(EXE, dir.path(), &nodes, &edges);
-    let link = cli(
-        dir.path(),
-        &[
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ],
-    )
-    .trim()
-    .to_string();
-    let token = link.rsplit('/').next().unwrap().to_string();
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
     let s = spawn_serve(
         EXE,
         dir.path(),
@@ -61,32 +42,6 @@ fn start() -> (Served, String) {
     (s, token)
 }
 
-#[derive(Clone, Default)]
-struct C {
-    cookie: String,
-    csrf: String,
-}
-
-impl C {
-    fn req(
-        &self,
-        method: &str,
-        url: &str,
-        body: Option<&str>,
-        extra: &[(&str, &str)],
-    ) -> (u16, String, Vec<(String, String)>) {
-        let mut headers: Vec<(&str, &str)> = Vec::new();
-        if !self.cookie.is_empty() {
-            headers.push(("Cookie", &self.cookie));
-        }
-        if !self.csrf.is_empty() && method != "GET" {
-            headers.push(("X-CSRF-Token", &self.csrf));
-        }
-        headers.extend_from_slice(extra);
-        call(method, url, body, &headers)
-    }
-}
-
 fn accept(s: &Served, token: &str) -> C {
     let body = json!({"name": "Admin", "password": "a long password 1"}).to_string();
     let (st, b, h) = C::default().req(
@@ -95,17 +50,7 @@ fn accept(s: &Served, token: &str) -> C {
         Some(&body),
         &[("X-Requested-With", "serenqa")],
     );
-    assert_eq!(st, 200, "{b}");
-    let cookie = h
-        .iter()
-        .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
-        .map(|(_, v)| v.clone())
-        .expect("session cookie");
-    let me: Value = serde_json::from_str(&b).unwrap();
-    C {
-        cookie: cookie.split(';').next().unwrap().to_string(),
-        csrf: me["csrf"].as_str().unwrap().to_string(),
-    }
+    C::from_reply(st, &b, &h)
 }
 
 fn scores() -> Value {

@@ -117,3 +117,58 @@ pub fn call(
         headers,
     )
 }
+
+/// A client of the signed-in API: the session cookie (`sq_session=…`) and the CSRF token sent
+/// on every call but GET (empty: none).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+impl Session {
+    /// The session's `Set-Cookie` header (with its attributes) in a reply's headers.
+    pub fn set_cookie(headers: &[(String, String)]) -> String {
+        headers
+            .iter()
+            .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
+            .map(|(_, v)| v.clone())
+            .expect("session cookie")
+    }
+
+    /// The session a login / invite-accept reply opens (asserts it succeeded).
+    pub fn from_reply(status: u16, body: &str, headers: &[(String, String)]) -> Session {
+        assert_eq!(status, 200, "{body}");
+        let cookie = Session::set_cookie(headers);
+        let me: Value = serde_json::from_str(body).unwrap();
+        Session {
+            cookie: cookie.split(';').next().unwrap().to_string(),
+            csrf: me["csrf"].as_str().unwrap().to_string(),
+        }
+    }
+
+    /// [`call`] with the session's cookie and CSRF token, then `extra` headers.
+    pub fn req(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&str>,
+        extra: &[(&str, &str)],
+    ) -> (u16, String, Vec<(String, String)>) {
+        let mut headers: Vec<(&str, &str)> = Vec::new();
+        if !self.cookie.is_empty() {
+            headers.push(("Cookie", &self.cookie));
+        }
+        if !self.csrf.is_empty() && method != "GET" {
+            headers.push(("X-CSRF-Token", &self.csrf));
+        }
+        headers.extend_from_slice(extra);
+        call(method, url, body, &headers)
+    }
+
+    /// `GET url`: status and body.
+    pub fn get(&self, url: &str) -> (u16, String) {
+        let (s, b, _) = self.req("GET", url, None, &[]);
+        (s, b)
+    }
+}

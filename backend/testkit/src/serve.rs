@@ -129,3 +129,21 @@ pub fn import_hetionet(exe: &str, dir: &Path, nodes: &str, edges: &str) {
         .unwrap();
     assert!(st.success());
 }
+
+/// `serenqa admin --db <db> create --email admin@example.org` in `dir`: the invite token (the
+/// last segment of the printed link).
+pub fn admin_invite(exe: &str, dir: &Path, db: &str) -> String {
+    let link = cli(
+        exe,
+        dir,
+        &[
+            "admin",
+            "--db",
+            db,
+            "create",
+            "--email",
+            "admin@example.org",
+        ],
+    );
+    link.trim().rsplit('/').next().unwrap().to_string()
+}
