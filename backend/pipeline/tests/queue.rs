@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use common::{hetionet, small_bench};
 use serenqa_pipeline::queue::{
-    run_coordinator, run_worker, Keys, Redis, RunQueue, Shutdown, TestRedis, WorkerConfig,
+    run_coordinator, run_worker, Keys, QueueError, Redis, RunQueue, Shutdown, WorkerConfig,
     WorkerGraph, WorkerReport, RUNS_KEY,
 };
 use serenqa_pipeline::run::{
     read_trace, run_eval, EvalConfig, T1Record, T3Record, T1_FILE, T3_FILE,
 };
+use serenqa_testkit::TestRedis;
 use tokio::sync::watch;
 
 fn keys(n: usize) -> Vec<String> {
@@ -87,7 +88,7 @@ async fn a_result_is_written_at_most_once() {
         "HSETNX: the second is dropped"
     );
     assert_eq!(
-        q.results(&[d.key.clone()]).await.unwrap(),
+        q.results(std::slice::from_ref(&d.key)).await.unwrap(),
         vec![Some("{\"first\":1}".to_string())]
     );
     assert_eq!(q.result_count().await.unwrap(), 1);
@@ -171,7 +172,7 @@ async fn spawn_worker(
     graph: WorkerGraph,
 ) -> (
     watch::Sender<Shutdown>,
-    tokio::task::JoinHandle<Result<WorkerReport, String>>,
+    tokio::task::JoinHandle<Result<WorkerReport, QueueError>>,
 ) {
     let (tx, rx) = watch::channel(Shutdown::Run);
     let url = url.to_string();
@@ -516,9 +517,9 @@ async fn distributed_run_on_a_redis_cluster_equals_local_run() {
     // A fresh run on the cluster (earlier test runs may have left this run id's keys).
     let redis = Redis::connect(&url).await.expect("cluster");
     for k in Keys::new("on-cluster").all() {
-        let _: Result<i64, String> = redis.query(redis::cmd("DEL").arg(&k)).await;
+        let _: Result<i64, QueueError> = redis.query(redis::cmd("DEL").arg(&k)).await;
     }
-    let _: Result<i64, String> = redis
+    let _: Result<i64, QueueError> = redis
         .query(redis::cmd("SREM").arg(RUNS_KEY).arg("on-cluster"))
         .await;
     let (_t1, h1) = spawn_worker(&url, worker_cfg("c1"), WorkerGraph::new(g.clone(), None)).await;

@@ -9,88 +9,41 @@
 #[path = "../src/scripted_llm.rs"]
 mod scripted_llm;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use serenqa_testkit::serve::{admin_invite, import_hetionet, Serve, Served};
+
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
-
-struct Server {
-    child: Child,
-    base: String,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A graph snapshot, a built-looking `dist/index.html` with an inline module script, and an
 /// empty cache directory, in `dir`.
 fn setup(dir: &Path) {
-    let het = dir.join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
+    import_hetionet(
+        EXE,
+        dir,
         "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\nDisease::DOID:0050783\tfever\tDisease\nGene::1\tA1BG\tGene\n",
-    )
-    .unwrap();
-    std::fs::write(
-        het.join("hetionet-edges.sif"),
         "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\nCompound::DB00316\tCbG\tGene::1\nCompound::DB00945\tCbG\tGene::1\n",
-    )
-    .unwrap();
-    let st = Command::new(EXE)
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    );
     std::fs::create_dir(dir.join("dist")).unwrap();
     std::fs::write(dir.join("dist/index.html"), "<!DOCTYPE html><html><head><script type=\"module\">import init from '/app.js';await init();</script></head><body></body></html>").unwrap();
 }
 
-fn serve(dir: &Path, extra: &[&str]) -> Server {
+fn serve(dir: &Path, extra: &[&str]) -> Served {
     serve_with_cache(dir, extra, "cache")
 }
 
 /// `serve` with its own LLM response cache directory (`$SERENQA_CACHE`), so that model calls
 /// are really made.
-fn serve_with_cache(dir: &Path, extra: &[&str], cache: &str) -> Server {
-    let mut child = Command::new(EXE)
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "dist",
-            "--db",
-            "a.sqlite",
-        ])
+fn serve_with_cache(dir: &Path, extra: &[&str], cache: &str) -> Served {
+    Serve::new(EXE, dir)
+        .args(&["--graph", "g.snap", "--dist", "dist", "--db", "a.sqlite"])
         .args(extra)
-        .current_dir(dir)
         .env("SERENQA_CACHE", dir.join(cache))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    let addr = base.trim_start_matches("http://").to_string();
-    Server { child, base, addr }
 }
 
 struct Reply {
@@ -115,32 +68,10 @@ impl Reply {
 }
 
 fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Reply {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut b = ureq::http::Request::builder().method(method).uri(url);
-    for (k, v) in headers {
-        b = b.header(*k, *v);
-    }
-    let resp = match body {
-        Some(body) => agent.run(
-            b.header("Content-Type", "application/json")
-                .body(body.to_string())
-                .unwrap(),
-        ),
-        None => agent.run(b.body(()).unwrap()),
-    };
-    let mut resp = resp.unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp
-        .headers()
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-        .collect();
+    let (status, body, headers) = serenqa_testkit::http::call(method, url, body, headers);
     Reply {
         status,
-        body: resp.body_mut().read_to_string().unwrap_or_default(),
+        body,
         headers,
     }
 }
@@ -175,8 +106,8 @@ fn concurrency_cap_answers_429_with_retry_after() {
     );
 
     // A client that has sent its headers and half its body holds nothing: others get through.
-    let mut slow = TcpStream::connect(&s.addr).unwrap();
-    write!(slow, "POST /api/cypher HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", s.addr, q.len(), &q[..10]).unwrap();
+    let mut slow = TcpStream::connect(s.addr()).unwrap();
+    write!(slow, "POST /api/cypher HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", s.addr(), q.len(), &q[..10]).unwrap();
     slow.flush().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
@@ -184,7 +115,7 @@ fn concurrency_cap_answers_429_with_retry_after() {
         200,
         "a half-sent body must not hold the slot"
     );
-    slow.write_all(q[10..].as_bytes()).unwrap();
+    slow.write_all(&q.as_bytes()[10..]).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let mut buf = [0u8; 12];
@@ -337,7 +268,7 @@ fn ask_stream_refuses_foreign_origins_and_pages_carry_security_headers() {
     for origin in [
         "http://evil.example",
         "null",
-        &format!("http://{}.evil.example", s.addr),
+        &format!("http://{}.evil.example", s.addr()),
     ] {
         let r = get(&url, &[("Origin", origin)]);
         assert_eq!(
@@ -434,29 +365,7 @@ fn model_backed_ask_needs_a_signed_in_user_unless_opted_out() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     models_file(dir.path(), &llm.base_url);
-    let out = Command::new(EXE)
-        .args([
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
 
     let s = serve(dir.path(), &["--models", "models.json"]);
     let ask = format!("{}/api/ask", s.base);
@@ -515,11 +424,7 @@ fn model_backed_ask_needs_a_signed_in_user_unless_opted_out() {
         &[],
     );
     assert_eq!(r.status, 200, "--anonymous-llm: {}", r.body);
-    assert!(
-        r.body.contains("\"retrieval\":\"scripted\""),
-        "{}",
-        r.body
-    );
+    assert!(r.body.contains("\"retrieval\":\"scripted\""), "{}", r.body);
 }
 
 /// An Ask whose model is slower than the deadline ends with a clear 504 (or an error event).
@@ -643,8 +548,8 @@ fn client_disconnect_cancels_the_ask() {
     // first model call.
     let s = serve_with_cache(dir.path(), &flags, "cache-post");
     let body = serde_json::json!({"question": question}).to_string();
-    let post = format!("POST /api/ask HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", s.addr, body.len());
-    let n = calls_after_disconnect(&s.addr, &post, &llm.calls);
+    let post = format!("POST /api/ask HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", s.addr(), body.len());
+    let n = calls_after_disconnect(s.addr(), &post, &llm.calls);
     eprintln!("complete Ask: {full} model calls; POST cancelled after the first: {n}");
     assert!(
         n <= 2,
@@ -653,8 +558,8 @@ fn client_disconnect_cancels_the_ask() {
     drop(s);
 
     let s = serve_with_cache(dir.path(), &flags, "cache-stream");
-    let stream = format!("GET /api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n", s.addr);
-    let n = calls_after_disconnect(&s.addr, &stream, &llm.calls);
+    let stream = format!("GET /api/ask/stream?question=Which%20compounds%20treat%20hypertension%3F HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n", s.addr());
+    let n = calls_after_disconnect(s.addr(), &stream, &llm.calls);
     eprintln!("stream cancelled after the first: {n}");
     assert!(
         n <= 2,

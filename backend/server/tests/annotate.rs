@@ -3,39 +3,17 @@
 //! crash tests.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
-
-struct Server {
-    child: Child,
-    base: String,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serenqa_testkit::http::Session as C;
+use serenqa_testkit::serve::{admin_invite, import_hetionet, spawn_serve, Served};
 
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
 fn cli(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    serenqa_testkit::serve::cli(EXE, dir, args)
 }
 
 fn questionnaire(dir: &Path) {
@@ -57,19 +35,13 @@ fn questionnaire(dir: &Path) {
     std::fs::write(q.join("batch1.json"), batch.to_string()).unwrap();
 }
 
-fn start() -> (Server, String) {
+fn start() -> (Served, String) {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
-        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nCompound::DB00001\tLepirudin\tCompound\n",
-    )
-    .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCrC\tCompound::DB00316\nCompound::DB00001\tCrC\tCompound::DB00945\nCompound::DB00316\tCtD\tDisease::DOID:10763\n").unwrap();
-    cli(
+    import_hetionet(
+        EXE,
         dir.path(),
-        &["--quiet", "import", "hetionet", "het", "--out", "g.snap"],
+        "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nCompound::DB00001\tLepirudin\tCompound\n",
+        "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCrC\tCompound::DB00316\nCompound::DB00001\tCrC\tCompound::DB00945\nCompound::DB00316\tCtD\tDisease::DOID:10763\n",
     );
     questionnaire(dir.path());
     let out = cli(
@@ -84,129 +56,30 @@ fn start() -> (Server, String) {
         ],
     );
     assert!(out.contains("2 questions added"), "{out}");
-    let link = cli(
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
+    let s = spawn_serve(
+        EXE,
         dir.path(),
-        &[
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ],
+        &["--graph", "g.snap", "--db", "a.sqlite", "--dist", "nodist"],
     )
-    .trim()
-    .to_string();
-    let token = link.rsplit('/').next().unwrap().to_string();
-    let mut child = Command::new(EXE)
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--db",
-            "a.sqlite",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "nodist",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    (Server { child, base, dir }, token)
-}
-
-/// A client with an optional session.
-#[derive(Clone, Default)]
-struct C {
-    cookie: String,
-    csrf: String,
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into()
-}
-
-impl C {
-    fn req(
-        &self,
-        method: &str,
-        url: &str,
-        body: Option<&str>,
-        extra: &[(&str, &str)],
-    ) -> (u16, String, Vec<(String, String)>) {
-        let a = agent();
-        let mut b = ureq::http::Request::builder().method(method).uri(url);
-        if !self.cookie.is_empty() {
-            b = b.header("Cookie", &self.cookie);
-        }
-        if !self.csrf.is_empty() && method != "GET" {
-            b = b.header("X-CSRF-Token", &self.csrf);
-        }
-        for (k, v) in extra {
-            b = b.header(*k, *v);
-        }
-        let resp = if let Some(body) = body {
-            a.run(
-                b.header("Content-Type", "application/json")
-                    .body(body.to_string())
-                    .unwrap(),
-            )
-        } else {
-            a.run(b.body(()).unwrap())
-        };
-        let mut resp = resp.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-            .collect();
-        (
-            status,
-            resp.body_mut().read_to_string().unwrap_or_default(),
-            headers,
-        )
-    }
-    fn get(&self, url: &str) -> (u16, String) {
-        let (s, b, _) = self.req("GET", url, None, &[]);
-        (s, b)
-    }
+    .with_dir(dir);
+    (s, token)
 }
 
 /// Signs in from a login/accept reply: the session cookie and the CSRF token.
 fn session_from(status: u16, body: &str, headers: &[(String, String)]) -> C {
     assert_eq!(status, 200, "{body}");
-    let cookie = headers
-        .iter()
-        .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
-        .map(|(_, v)| v.clone())
-        .expect("session cookie");
+    let cookie = C::set_cookie(headers);
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
     );
-    let me: Value = serde_json::from_str(body).unwrap();
-    C {
-        cookie: cookie.split(';').next().unwrap().to_string(),
-        csrf: me["csrf"].as_str().unwrap().to_string(),
-    }
+    C::from_reply(status, body, headers)
 }
 
 const XRW: (&str, &str) = ("X-Requested-With", "serenqa");
 
-fn accept(s: &Server, token: &str, name: &str) -> C {
+fn accept(s: &Served, token: &str, name: &str) -> C {
     let body = json!({"name": name, "password": "a long password 1"}).to_string();
     let (st, b, h) = C::default().req(
         "POST",
@@ -217,7 +90,7 @@ fn accept(s: &Server, token: &str, name: &str) -> C {
     session_from(st, &b, &h)
 }
 
-fn invite(s: &Server, admin: &C, email: &str, role: &str) -> String {
+fn invite(s: &Served, admin: &C, email: &str, role: &str) -> String {
     let (st, b, _) = admin.req(
         "POST",
         &format!("{}/api/admin/invites", s.base),
@@ -893,7 +766,7 @@ fn roles_csrf_bad_input_and_aggregates() {
         400
     );
     // The benchmark builder reads the file as written.
-    let path = s.dir.path().join("experts.json");
+    let path = s.dir().join("experts.json");
     std::fs::write(&path, serde_json::to_string(&er).unwrap()).unwrap();
     use serenqa_benchmark::partition::LoadExpertRankings;
     let parsed = serenqa_benchmark::partition::ExpertRankings::load(&path).unwrap();
@@ -912,7 +785,7 @@ fn roles_csrf_bad_input_and_aggregates() {
         .iter()
         .any(|(k, v)| k == "set-cookie" && v.contains("Max-Age=0")));
     assert_eq!(ann2.get(&format!("{b}/api/auth/me")).0, 401);
-    assert!(s.dir.path().join("a.sqlite").is_file());
+    assert!(s.dir().join("a.sqlite").is_file());
 }
 
 #[test]

@@ -1,81 +1,20 @@
 //! The HTTP API of a live `serenqa serve` on loopback: JSON shapes, errors, headers, limits.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use serenqa_testkit::http::{assert_error, get_with_headers as get, post_json};
+use serenqa_testkit::serve::{import_hetionet, spawn_serve, Served};
 
-struct Server {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
+const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Server {
+fn start() -> Served {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
+    import_hetionet(
+        EXE,
+        dir.path(),
         "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\nDisease::DOID:0050783\tfever\tDisease\n",
-    )
-    .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\n").unwrap();
-    let exe = env!("CARGO_BIN_EXE_serenqa");
-    let st = Command::new(exe)
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mut child = Command::new(exe)
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "nodist",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Server {
-        child,
-        base,
-        _dir: dir,
-    }
-}
-
-fn get(url: &str) -> (u16, String, Vec<(String, String)>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut resp = agent.get(url).call().unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp
-        .headers()
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-        .collect();
-    (status, resp.body_mut().read_to_string().unwrap(), headers)
+        "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\n",
+    );
+    spawn_serve(EXE, dir.path(), &["--graph", "g.snap", "--dist", "nodist"]).with_dir(dir)
 }
 
 #[test]
@@ -221,46 +160,21 @@ fn graph_search_node_and_errors() {
         ("/api/paths?to=Compound::DB00945", 400, "bad_query"),
     ] {
         let (st, body, _) = get(&format!("{}{url}", s.base));
-        assert_eq!(st, status, "{url}");
-        let e: serde_json::Value =
-            serde_json::from_str(&body).unwrap_or_else(|_| panic!("{url}: not JSON: {body}"));
-        assert_eq!(e["code"], code, "{url}");
+        let e = assert_error(st, &body, status, code, url);
         assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
-}
-
-fn post_json(url: &str, body: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut resp = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .send(body)
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.body_mut().read_to_string().unwrap(),
-    )
 }
 
 /// `POST /api/ask`, `GET /api/runs`, `GET /api/runs/{id}/questions/{qid}` on a served graph.
 #[test]
 fn ask_and_runs_endpoints() {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
+    import_hetionet(
+        EXE,
+        dir.path(),
         "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::1\tA1BG\tGene\n",
-    )
-    .unwrap();
-    std::fs::write(
-        het.join("hetionet-edges.sif"),
         "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00316\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::1\n",
-    )
-    .unwrap();
+    );
     let runs = dir.path().join("runs");
     let run = runs.join("offline-1234");
     std::fs::create_dir_all(&run).unwrap();
@@ -286,41 +200,12 @@ fn ask_and_runs_endpoints() {
         format!("{}\n{}\n", rec(7, 1.0), rec(8, 0.0)),
     )
     .unwrap();
-    let exe = env!("CARGO_BIN_EXE_serenqa");
-    let st = Command::new(exe)
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mut child = Command::new(exe)
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "nodist",
-            "--runs",
-            "runs",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    let s = Server {
-        child,
-        base,
-        _dir: dir,
-    };
+    let s = spawn_serve(
+        EXE,
+        dir.path(),
+        &["--graph", "g.snap", "--dist", "nodist", "--runs", "runs"],
+    )
+    .with_dir(dir);
 
     let (st, body) = post_json(
         &format!("{}/api/ask", s.base),
@@ -380,9 +265,7 @@ fn ask_and_runs_endpoints() {
         ("{", "bad_json"),
     ] {
         let (st, reply) = post_json(&format!("{}/api/ask", s.base), body);
-        assert_eq!(st, 400, "{body}: {reply}");
-        let e: serde_json::Value = serde_json::from_str(&reply).unwrap();
-        assert_eq!(e["code"], code);
+        assert_error(st, &reply, 400, code, body);
     }
 
     let (_, doc, _) = get(&format!("{}/api/openapi.json", s.base));
@@ -433,9 +316,7 @@ fn ask_and_runs_endpoints() {
         ("/api/runs/compare?a=..&b=offline-1234", 404, "no_run"),
     ] {
         let (st, body, _) = get(&format!("{}{url}", s.base));
-        assert_eq!(st, status, "{url}: {body}");
-        let e: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(e["code"], code, "{url}");
+        assert_error(st, &body, status, code, url);
     }
     let (st, body, _) = get(&format!("{}/api/runs/offline-1234/questions", s.base));
     assert_eq!(st, 200, "{body}");
@@ -456,8 +337,6 @@ fn ask_and_runs_endpoints() {
         ("/api/runs/offline-1234/questions/x", 400, "bad_qid"),
     ] {
         let (st, body, _) = get(&format!("{}{url}", s.base));
-        assert_eq!(st, status, "{url}: {body}");
-        let e: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(e["code"], code);
+        assert_error(st, &body, status, code, url);
     }
 }

@@ -12,13 +12,13 @@ mod redis_fixture;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serenqa_testkit::data::hetionet_data;
+use serenqa_testkit::http::agent;
+use serenqa_testkit::serve::{Serve, Served};
+
 /// The cluster has one keyspace (no databases): the tests here take turns on it, since each
 /// flushes it before exporting.
 static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn shared_data() -> Option<PathBuf> {
-    serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
-}
 
 fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_serenqa"))
@@ -87,15 +87,14 @@ struct Fixture {
 
 /// `None` (after saying why) when the data or Redis is missing.
 fn fixture() -> Option<Fixture> {
-    let Some(data) = shared_data() else {
-        serenqa_graph::datadir::missing_resource(
-            "no Hetionet data (../shared/data or $SERENQA_DATA)",
-        );
+    let Some(data) = hetionet_data() else {
         return None;
     };
     let (single, s1) = redis_fixture::single()?;
     let (cluster, s2) = redis_fixture::cluster()?;
-    let lock = CLUSTER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lock = CLUSTER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().expect("tempdir");
     serenqa(
         &["--quiet", "precompute", "--out", "gm.snap"],
@@ -227,25 +226,9 @@ fn t3_is_identical_on_memory_single_redis_and_cluster() {
     }
 }
 
-/// A `serenqa serve` child, killed when dropped.
-struct Served {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(d: &Path, data: &Path, edges: &str) -> Served {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args([
-            "--quiet",
-            "serve",
+    Serve::new(env!("CARGO_BIN_EXE_serenqa"), d)
+        .args(&[
             "--graph",
             "gm.snap",
             "--db",
@@ -254,36 +237,15 @@ fn serve(d: &Path, data: &Path, edges: &str) -> Served {
             "no-runs",
             "--dist",
             "no-dist",
-            "--addr",
-            "127.0.0.1:0",
             "--edges",
             edges,
         ])
-        .current_dir(d)
         .env("SERENQA_DATA", data)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("serve prints its address");
-    let base = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    assert!(base.starts_with("http://"), "serve said {line:?}");
-    Served { child, base }
 }
 
 fn post_ask(base: &str, question: &str) -> (u16, serde_json::Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = agent();
     let body = serde_json::json!({"question": question}).to_string();
     let mut resp = agent
         .post(format!("{base}/api/ask"))

@@ -9,43 +9,21 @@
 #[path = "../src/scripted_llm.rs"]
 mod scripted_llm;
 
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serenqa_benchmark::build::{build, BuildConfig, Strategy};
 use serenqa_benchmark::partition::{budget, Scorer, ScoringRequest};
-use serenqa_graph::filter::{self, FilterSpec};
-use serenqa_graph::load::{hetionet, LoadOptions};
-use serenqa_graph::{datadir, Graph};
 use serenqa_pipeline::ensemble::{answer_list, llm_scorers};
 use serenqa_pipeline::llm::{LlmClient, ModelsFile};
-
-/// Hetionet as the CLI loads it (default filter), through the cached snapshot when present.
-fn hetionet_graph(data: &Path) -> Graph {
-    let files = hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
-    let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-    if let Some(m) = &files.metagraph {
-        inputs.push(m);
-    }
-    let snap = datadir::cache_dir().join(format!(
-        "hetionet-{:016x}.snap",
-        datadir::fingerprint(&inputs)
-    ));
-    if let Ok(g) = Graph::load(&snap) {
-        return g;
-    }
-    let g = hetionet::load(&files, &LoadOptions { progress: false }).expect("load Hetionet");
-    filter::apply(g, &FilterSpec::default()).0
-}
+use serenqa_testkit::data::{hetionet_data, hetionet_graph};
 
 const MODELS: [&str; 4] = ["ens-a", "ens-b", "ens-flaky", "ens-bad"];
 
 #[test]
 fn four_model_ensemble_averages_the_valid_models_and_records_the_dropped_one() {
-    let Some(data) = datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR"))) else {
-        datadir::missing_resource("no Hetionet data (../shared/data or $SERENQA_DATA)");
+    let Some(data) = hetionet_data() else {
         return;
     };
     let g = hetionet_graph(&data);

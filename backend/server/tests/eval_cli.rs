@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn shared_data() -> Option<PathBuf> {
-    serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
-}
+use serenqa_testkit::data::hetionet_data;
 
 fn serenqa(args: &[&str], cwd: &Path, data: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_serenqa"))
@@ -46,10 +44,7 @@ fn keys(p: &Path) -> Vec<String> {
 
 #[test]
 fn sigkill_then_rerun_equals_uninterrupted() {
-    let Some(data) = shared_data() else {
-        serenqa_graph::datadir::missing_resource(
-            "no Hetionet data (../shared/data or $SERENQA_DATA)",
-        );
+    let Some(data) = hetionet_data() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

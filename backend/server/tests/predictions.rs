@@ -3,26 +3,16 @@
 //! input gets a 4xx `{code, message}`.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-struct Server {
-    child: Child,
-    base: String,
-}
+use serenqa_testkit::http::get_json as get;
+use serenqa_testkit::serve::{import_hetionet, Serve, Served};
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
 /// 30 compounds, 8 diseases, 20 genes; treatments follow shared genes; some palliations.
 fn write_graph(dir: &Path) {
-    let het = dir.join("het");
-    std::fs::create_dir(&het).unwrap();
     let mut nodes = String::from("id\tname\tkind\n");
     let mut edges = String::from("source\tmetaedge\ttarget\n");
     for i in 0..30 {
@@ -53,27 +43,20 @@ fn write_graph(dir: &Path) {
             edges += &format!("Disease::DOID:{d}\tDaG\tGene::{g}\n");
         }
     }
-    for c in 0..30 {
-        for d in 0..8 {
-            if binds[c].iter().any(|g| assoc[d].contains(g)) && r(3) > 0 {
+    for (c, bc) in binds.iter().enumerate() {
+        for (d, ad) in assoc.iter().enumerate() {
+            if bc.iter().any(|g| ad.contains(g)) && r(3) > 0 {
                 edges += &format!("Compound::DB{c:05}\tCtD\tDisease::DOID:{d}\n");
             } else if r(8) == 0 {
                 edges += &format!("Compound::DB{c:05}\tCpD\tDisease::DOID:{d}\n");
             }
         }
     }
-    std::fs::write(het.join("hetionet-nodes.tsv"), nodes).unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), edges).unwrap();
-    let st = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    import_hetionet(EXE, dir, &nodes, &edges);
 }
 
 fn serenqa(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_serenqa"))
+    Command::new(EXE)
         .args(args)
         .current_dir(dir)
         .env("SERENQA_CACHE", dir.join("cache"))
@@ -81,47 +64,11 @@ fn serenqa(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn serve(dir: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_serenqa"))
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "nodist",
-            "--db",
-            "a.sqlite",
-        ])
-        .current_dir(dir)
+fn serve(dir: &Path) -> Served {
+    Serve::new(EXE, dir)
+        .args(&["--graph", "g.snap", "--dist", "nodist", "--db", "a.sqlite"])
         .env("SERENQA_CACHE", dir.join("cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Server { child, base }
-}
-
-fn get(url: &str) -> (u16, serde_json::Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut resp = agent.get(url).call().unwrap();
-    let status = resp.status().as_u16();
-    let body = resp.body_mut().read_to_string().unwrap();
-    (
-        status,
-        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")),
-    )
 }
 
 #[test]

@@ -12,15 +12,13 @@
 mod scripted_llm;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serenqa_pipeline::queue::{live_workers, Redis, RunQueue, TestRedis};
-
-fn shared_data() -> Option<PathBuf> {
-    serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
-}
+use serenqa_pipeline::queue::{live_workers, Redis, RunQueue};
+use serenqa_testkit::data::hetionet_data;
+use serenqa_testkit::TestRedis;
 
 fn serenqa(cwd: &Path, data: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_serenqa"));
@@ -73,10 +71,7 @@ fn wait_exit(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatus>
 
 #[test]
 fn killed_worker_tasks_are_reclaimed_and_the_run_equals_a_local_run() {
-    let Some(data) = shared_data() else {
-        serenqa_graph::datadir::missing_resource(
-            "no Hetionet data (../shared/data or $SERENQA_DATA)",
-        );
+    let Some(data) = hetionet_data() else {
         return;
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -3,49 +3,18 @@
 //! place, removal, the per-user cap, and one-line JSON errors with a code.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
 use serde_json::{json, Value};
+use serenqa_testkit::http::{error_code, Session as C};
+use serenqa_testkit::serve::{admin_invite, import_hetionet, spawn_serve, Served};
 
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 /// `serenqa_shared::api::SHORTLIST_MAX_ITEMS`.
 const CAP: usize = serenqa_shared::api::SHORTLIST_MAX_ITEMS;
 
-struct Server {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn cli(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// A graph with one disease and CAP + 5 compounds (so the cap can be reached), an annotation
 /// store with an admin's invite.
-fn start() -> (Server, String) {
+fn start() -> (Served, String) {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
     let mut nodes = String::from("id\tname\tkind\nDisease::DOID:2841\tasthma\tDisease\n");
     let mut edges = String::from("source\tmetaedge\ttarget\n");
     for i in 0..CAP + 5 {
@@ -54,112 +23,26 @@ fn start() -> (Server, String) {
     }
     // A name a spreadsheet would run as a formula.
     nodes.push_str("Compound::DB99999\t=HYPERLINK(\"http://x\")\tCompound\n");
-    std::fs::write(het.join("hetionet-nodes.tsv"), nodes).unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), edges).unwrap();
-    cli(
-        dir.path(),
-        &["--quiet", "import", "hetionet", "het", "--out", "g.snap"],
-    );
-    let link = cli(
+    import_hetionet(EXE, dir.path(), &nodes, &edges);
+    let token = admin_invite(EXE, dir.path(), "a.sqlite");
+    let s = spawn_serve(
+        EXE,
         dir.path(),
         &[
-            "admin",
-            "--db",
-            "a.sqlite",
-            "create",
-            "--email",
-            "admin@example.org",
-        ],
-    )
-    .trim()
-    .to_string();
-    let token = link.rsplit('/').next().unwrap().to_string();
-    let mut child = Command::new(EXE)
-        .args([
-            "--quiet",
-            "serve",
             "--graph",
             "g.snap",
             "--db",
             "a.sqlite",
-            "--addr",
-            "127.0.0.1:0",
             "--dist",
             "nodist",
             "--no-baseline",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    (
-        Server {
-            child,
-            base,
-            _dir: dir,
-        },
-        token,
+        ],
     )
+    .with_dir(dir);
+    (s, token)
 }
 
-#[derive(Clone, Default)]
-struct C {
-    cookie: String,
-    csrf: String,
-}
-
-impl C {
-    fn req(
-        &self,
-        method: &str,
-        url: &str,
-        body: Option<&str>,
-        extra: &[(&str, &str)],
-    ) -> (u16, String, Vec<(String, String)>) {
-        let a: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into();
-        let mut b = ureq::http::Request::builder().method(method).uri(url);
-        if !self.cookie.is_empty() {
-            b = b.header("Cookie", &self.cookie);
-        }
-        if !self.csrf.is_empty() && method != "GET" {
-            b = b.header("X-CSRF-Token", &self.csrf);
-        }
-        for (k, v) in extra {
-            b = b.header(*k, *v);
-        }
-        let resp = match body {
-            Some(body) => a.run(
-                b.header("Content-Type", "application/json")
-                    .body(body.to_string())
-                    .unwrap(),
-            ),
-            None => a.run(b.body(()).unwrap()),
-        };
-        let mut resp = resp.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-            .collect();
-        (
-            status,
-            resp.body_mut().read_to_string().unwrap_or_default(),
-            headers,
-        )
-    }
-}
-
-fn accept(s: &Server, token: &str) -> C {
+fn accept(s: &Served, token: &str) -> C {
     let body = json!({"name": "Admin", "password": "a long password 1"}).to_string();
     let (st, b, h) = C::default().req(
         "POST",
@@ -167,24 +50,14 @@ fn accept(s: &Server, token: &str) -> C {
         Some(&body),
         &[("X-Requested-With", "serenqa")],
     );
-    assert_eq!(st, 200, "{b}");
-    let cookie = h
-        .iter()
-        .find(|(k, v)| k == "set-cookie" && v.starts_with("sq_session="))
-        .map(|(_, v)| v.clone())
-        .expect("session cookie");
-    let me: Value = serde_json::from_str(&b).unwrap();
-    C {
-        cookie: cookie.split(';').next().unwrap().to_string(),
-        csrf: me["csrf"].as_str().unwrap().to_string(),
-    }
+    C::from_reply(st, &b, &h)
 }
 
 fn scores() -> Value {
     json!({"plausibility": 0.42, "percentile": 99.5, "rns": 0.31, "r": 0.5, "n": 0.25, "s": 0.125, "weights": {"alpha": 0.5, "beta": 0.3, "gamma": 0.2}, "blend": 0.5})
 }
 
-fn add(c: &C, s: &Server, candidate: &str, scores: Value) -> (u16, Value) {
+fn add(c: &C, s: &Served, candidate: &str, scores: Value) -> (u16, Value) {
     let body = json!({"query": "Disease::DOID:2841", "candidate": candidate, "scores": scores})
         .to_string();
     let (st, b, _) = c.req(
@@ -195,18 +68,6 @@ fn add(c: &C, s: &Server, candidate: &str, scores: Value) -> (u16, Value) {
     );
     let v: Value = serde_json::from_str(&b).unwrap_or_else(|_| panic!("reply is not JSON: {b}"));
     (st, v)
-}
-
-/// An error reply: one line of JSON with a code and a message.
-fn error_code(st: u16, v: &Value, want_status: u16) -> String {
-    assert_eq!(st, want_status, "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .is_some_and(|m| !m.is_empty() && !m.contains('\n')),
-        "{v}"
-    );
-    v["code"].as_str().unwrap_or_default().to_string()
 }
 
 #[test]

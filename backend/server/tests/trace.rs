@@ -3,51 +3,25 @@
 //! one-line JSON errors with a code for a bad run id, an unknown question and a bad key.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use serenqa_pipeline::reasoning::Judged;
 use serenqa_pipeline::retrieval::Retrieved;
 use serenqa_pipeline::trace::{T1Record, T2Scores, T3Record, T3Scores};
 use serenqa_shared::api::QuestionTrace;
+use serenqa_testkit::http::{assert_error_line, get};
+use serenqa_testkit::serve::{import_hetionet, spawn_serve, Served};
 
-struct Server {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn get(url: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut resp = agent.get(url).call().unwrap();
-    (
-        resp.status().as_u16(),
-        resp.body_mut().read_to_string().unwrap(),
-    )
-}
+const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
 /// A four-node graph and one run with question 7 (T1 and one exploration) and question 9
 /// (T1 only); the trace file ends in a half-written line, as a running eval leaves it.
-fn start() -> Server {
+fn start() -> Served {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
+    import_hetionet(
+        EXE,
+        dir.path(),
         "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\n",
-    )
-    .unwrap();
-    std::fs::write(het.join("hetionet-edges.sif"), "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n").unwrap();
+        "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\n",
+    );
     let run = dir.path().join("runs").join("offline-1234");
     std::fs::create_dir_all(&run).unwrap();
     let mut manifest = serenqa_pipeline::runs_dir::Manifest {
@@ -64,8 +38,9 @@ fn start() -> Server {
         serde_json::to_string(&manifest).unwrap(),
     )
     .unwrap();
-    let t1 = |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
-        serde_json::to_string(&T1Record {
+    let t1 =
+        |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
+            serde_json::to_string(&T1Record {
             key: format!("t1:{qid}"),
             qid,
             pattern: "1.1".into(),
@@ -88,7 +63,7 @@ fn start() -> Server {
             call: None,
         })
         .unwrap()
-    };
+        };
     let judged = |score: f64| Judged {
         score,
         judge: "proxy".into(),
@@ -137,43 +112,20 @@ fn start() -> Server {
     )
     .unwrap();
 
-    let exe = env!("CARGO_BIN_EXE_serenqa");
-    let st = Command::new(exe)
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mut child = Command::new(exe)
-        .args([
-            "--quiet",
-            "serve",
+    spawn_serve(
+        EXE,
+        dir.path(),
+        &[
             "--graph",
             "g.snap",
-            "--addr",
-            "127.0.0.1:0",
             "--dist",
             "nodist",
             "--runs",
             "runs",
             "--no-baseline",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Server {
-        child,
-        base,
-        _dir: dir,
-    }
+        ],
+    )
+    .with_dir(dir)
 }
 
 #[test]
@@ -263,7 +215,9 @@ fn a_question_trace_reads_as_names_hits_metrics_and_a_tree() {
         ]
     );
     assert!(e.leaves[0].hit && e.gold[0].hit && e.gold[0].name == "Acetaminophen");
-    let tree: Vec<(usize, Option<usize>, &str, &str, bool, bool)> = e
+    // (depth, parent, entity name, relation, forward, hit) per tree node.
+    type Row<'a> = (usize, Option<usize>, &'a str, &'a str, bool, bool);
+    let tree: Vec<Row> = e
         .tree
         .iter()
         .map(|n| {
@@ -352,15 +306,7 @@ fn bad_run_ids_and_keys_are_one_line_json_errors() {
         ),
     ] {
         let (st, body) = get(&format!("{}{url}", s.base));
-        assert_eq!(st, status, "{url}: {body}");
-        assert!(!body.trim_end().contains('\n'), "{url}: one line: {body}");
-        let e: serde_json::Value =
-            serde_json::from_str(&body).unwrap_or_else(|_| panic!("{url}: not JSON: {body}"));
-        assert_eq!(e["code"], code, "{url}: {body}");
-        assert!(
-            e["message"].as_str().is_some_and(|m| !m.is_empty()),
-            "{url}: {body}"
-        );
+        assert_error_line(st, &body, status, code, &url);
     }
 }
 

@@ -4,78 +4,27 @@
 //! them uses it and records it; weights given with a request override both, labelled `request`.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use serde_json::Value;
 use serenqa_store::{CalibrationRecord, Repo, SqliteRepo};
+use serenqa_testkit::http::agent;
+use serenqa_testkit::serve::{import_hetionet, spawn_serve, Served};
 
-struct Server {
-    child: Child,
-    base: String,
-    dir: tempfile::TempDir,
-}
+const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Server {
+fn start() -> Served {
     let dir = tempfile::tempdir().unwrap();
-    let het = dir.path().join("het");
-    std::fs::create_dir(&het).unwrap();
-    std::fs::write(
-        het.join("hetionet-nodes.tsv"),
+    import_hetionet(
+        EXE,
+        dir.path(),
         "id\tname\tkind\nCompound::DB00945\tAcetylsalicylic acid\tCompound\nCompound::DB00316\tAcetaminophen\tCompound\nCompound::DB01050\tIbuprofen\tCompound\nDisease::DOID:10763\thypertension\tDisease\nGene::5743\tPTGS2\tGene\nGene::5742\tPTGS1\tGene\nDisease::DOID:0050783\tfever\tDisease\n",
-    )
-    .unwrap();
-    std::fs::write(
-        het.join("hetionet-edges.sif"),
         "source\tmetaedge\ttarget\nCompound::DB00945\tCtD\tDisease::DOID:10763\nCompound::DB00945\tCbG\tGene::5743\nCompound::DB00316\tCbG\tGene::5743\nCompound::DB00316\tCtD\tDisease::DOID:0050783\nCompound::DB01050\tCbG\tGene::5742\nCompound::DB00945\tCbG\tGene::5742\n",
+    );
+    spawn_serve(
+        EXE,
+        dir.path(),
+        &["--graph", "g.snap", "--dist", "nodist", "--db", "w.sqlite"],
     )
-    .unwrap();
-    let exe = env!("CARGO_BIN_EXE_serenqa");
-    let st = Command::new(exe)
-        .args(["--quiet", "import", "hetionet", "het", "--out", "g.snap"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mut child = Command::new(exe)
-        .args([
-            "--quiet",
-            "serve",
-            "--graph",
-            "g.snap",
-            "--addr",
-            "127.0.0.1:0",
-            "--dist",
-            "nodist",
-            "--db",
-            "w.sqlite",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Server { child, base, dir }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into()
+    .with_dir(dir)
 }
 
 fn get(url: &str) -> Value {
@@ -144,7 +93,7 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     assert_eq!(p["weights_source"]["kind"], shipped.source.kind.as_str());
 
     // 2. A calibration on expert rankings in the store takes precedence everywhere.
-    let repo = SqliteRepo::open(&s.dir.path().join("w.sqlite")).unwrap();
+    let repo = SqliteRepo::open(&s.dir().join("w.sqlite")).unwrap();
     let id = repo
         .add_calibration(&CalibrationRecord {
             id: 0,

@@ -13,9 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use serenqa_graph::filter::{self, FilterSpec};
-use serenqa_graph::load::{hetionet, LoadOptions};
-use serenqa_graph::{datadir, Graph};
+use serenqa_graph::Graph;
 
 /// What the script answers: status, body, delay before answering.
 pub struct Answer {
@@ -161,31 +159,14 @@ pub fn system_text(v: &serde_json::Value) -> String {
         .to_string()
 }
 
-pub fn shared_data() -> Option<PathBuf> {
-    serenqa_graph::datadir::data_dir_above(Path::new(env!("CARGO_MANIFEST_DIR")))
-}
+pub use serenqa_testkit::data::shared_data;
 
 /// Hetionet as the CLI loads it, through the same cached snapshot.
 pub fn hetionet() -> Arc<Graph> {
     static G: OnceLock<Arc<Graph>> = OnceLock::new();
     G.get_or_init(|| {
         let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
-        let files =
-            hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
-        let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-        if let Some(m) = &files.metagraph {
-            inputs.push(m);
-        }
-        let snap = datadir::cache_dir().join(format!(
-            "hetionet-{:016x}.snap",
-            datadir::fingerprint(&inputs)
-        ));
-        if let Ok(g) = Graph::load(&snap) {
-            return Arc::new(g);
-        }
-        let g = hetionet::load(&files, &LoadOptions { progress: false }).expect("load Hetionet");
-        let (g, _) = filter::apply(g, &FilterSpec::default());
-        Arc::new(g)
+        Arc::new(serenqa_testkit::data::hetionet_graph(&data))
     })
     .clone()
 }

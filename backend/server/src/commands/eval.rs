@@ -239,7 +239,9 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     cfg.explore.nodes_per_node = args.nodes.max(1);
     cfg.explore.graph_score = args.graph_score;
     let out = match &args.queue {
-        Some(url) => rt.block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url)),
+        Some(url) => rt
+            .block_on(run_coordinator(&cfg, Arc::new(g), model.map(Arc::new), url))
+            .map_err(|e| e.to_string()),
         None => rt.block_on(run_eval(&cfg, Arc::new(g), model.map(Arc::new))),
     }
     .map_err(|e| anyhow!(e))?;
