@@ -135,13 +135,16 @@ impl Rect {
     }
 }
 
+/// A straight edge: its two end points.
+pub type Segment = ((f64, f64), (f64, f64));
+
 /// Places edge labels so that no two overlap and none covers an obstacle (the nodes and their
 /// names). `edges` are segments (from, to), `sizes` the labels' width and height. Each label
 /// tries points along its edge, middle first, then a little to either side of the line; the
 /// first free spot wins, in edge order (deterministic). A label with no free spot gets `None`:
 /// the caller shows it only on hover or focus. Returns each label's centre.
 pub fn place_labels(
-    edges: &[((f64, f64), (f64, f64))],
+    edges: &[Segment],
     sizes: &[(f64, f64)],
     obstacles: &[Rect],
 ) -> Vec<Option<(f64, f64)>> {

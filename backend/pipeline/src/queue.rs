@@ -1530,7 +1530,9 @@ pub async fn run_worker(
     // stop the others.
     let run_errors: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
     let run_error = |run_id: &str, e: String| {
-        let mut m = run_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut m = run_errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if m.get(run_id) != Some(&e) {
             log(format!("run {run_id}: {e} (retrying)"));
             m.insert(run_id.to_string(), e);

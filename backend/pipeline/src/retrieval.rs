@@ -130,7 +130,10 @@ impl Retriever for OfflineRetriever {
                 (false, _) => format!("Recognised {} but not what to find about it: name what you want (drugs, genes, diseases, side effects …) and how it relates (treats, binds, associated with …).", found.join(", ")),
             };
             u.not_understood = Some(msg);
-            u.examples = EXAMPLE_QUESTIONS.iter().map(std::string::ToString::to_string).collect();
+            u.examples = EXAMPLE_QUESTIONS
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect();
             let r = Retrieved {
                 error: Some("the question was not understood".into()),
                 ..Default::default()

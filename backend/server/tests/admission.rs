@@ -515,11 +515,7 @@ fn model_backed_ask_needs_a_signed_in_user_unless_opted_out() {
         &[],
     );
     assert_eq!(r.status, 200, "--anonymous-llm: {}", r.body);
-    assert!(
-        r.body.contains("\"retrieval\":\"scripted\""),
-        "{}",
-        r.body
-    );
+    assert!(r.body.contains("\"retrieval\":\"scripted\""), "{}", r.body);
 }
 
 /// An Ask whose model is slower than the deadline ends with a clear 504 (or an error event).

@@ -95,7 +95,9 @@ fn fixture() -> Option<Fixture> {
     };
     let (single, s1) = redis_fixture::single()?;
     let (cluster, s2) = redis_fixture::cluster()?;
-    let lock = CLUSTER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lock = CLUSTER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().expect("tempdir");
     serenqa(
         &["--quiet", "precompute", "--out", "gm.snap"],

@@ -64,8 +64,9 @@ fn start() -> Server {
         serde_json::to_string(&manifest).unwrap(),
     )
     .unwrap();
-    let t1 = |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
-        serde_json::to_string(&T1Record {
+    let t1 =
+        |qid: u32, answers: &[&str], gold: &[&str], f1: f64| {
+            serde_json::to_string(&T1Record {
             key: format!("t1:{qid}"),
             qid,
             pattern: "1.1".into(),
@@ -88,7 +89,7 @@ fn start() -> Server {
             call: None,
         })
         .unwrap()
-    };
+        };
     let judged = |score: f64| Judged {
         score,
         judge: "proxy".into(),

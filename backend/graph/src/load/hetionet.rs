@@ -117,12 +117,12 @@ const BUILTIN_ABBREV: &[(&str, &str)] = &[
     ("upregulates", "u"),
 ];
 
+/// A metaedge as the metagraph lists it: source kind, target kind, relation, direction.
+type MetaedgeTuple = (String, String, String, String);
+
 /// Metaedges from a `metagraph.json`, or Hetionet v1.0's when `path` is `None`.
 pub fn metaedges(path: Option<&Path>) -> Result<Vec<Metaedge>> {
-    let (tuples, abbrev): (
-        Vec<(String, String, String, String)>,
-        HashMap<String, String>,
-    ) = match path {
+    let (tuples, abbrev): (Vec<MetaedgeTuple>, HashMap<String, String>) = match path {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).map_err(|e| GraphError::file(p, e.to_string()))?;

@@ -63,7 +63,10 @@ async fn docs_page() -> Html<String> {
                     for p in params {
                         let s =
                             |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-                        let req = p.get("required").and_then(serde_json::Value::as_bool).unwrap_or(false);
+                        let req = p
+                            .get("required")
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(false);
                         body.push_str(&format!(
                             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
                             esc(&s("name")),
