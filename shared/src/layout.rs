@@ -30,11 +30,8 @@ impl Default for LayoutParams {
 }
 
 fn jitter(i: usize) -> f64 {
-    // SplitMix64 finaliser: a fixed pseudo-random value in [0, 1) per index.
-    let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    // A fixed pseudo-random value in [0, 1) per index.
+    crate::rng::unit_f64(crate::rng::splitmix64(i as u64))
 }
 
 /// Lays out `n` nodes joined by `edges` (pairs of node indexes; out-of-range pairs and

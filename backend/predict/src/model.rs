@@ -40,15 +40,13 @@ impl Default for PredictParams {
     }
 }
 
-/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64).
+/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64 of
+/// `seed + i·0xBF58476D1CE4E5B9`).
 pub fn unit(seed: u64, i: u64) -> f64 {
-    let mut z = seed
-        .wrapping_add(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
+    use serenqa_shared::rng::{splitmix64, unit_f64};
+    unit_f64(splitmix64(
+        seed.wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+    ))
 }
 
 /// A fitted model on one feature table.
@@ -413,7 +411,7 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         }
         for (p, &x) in f.cols[j].iter().enumerate() {
             let v = (b * (x as f64 - mu) / sd) as f32;
-            if !(v > 0.0) {
+            if v.is_nan() || v <= 0.0 {
                 continue;
             }
             let slots = &mut top_val[p * TOP_METAPATHS..(p + 1) * TOP_METAPATHS];

@@ -312,10 +312,8 @@ async fn check_assigned(a: &Authed, batch_id: i64) -> Result<(), HttpError> {
 /// A stable per-annotator shuffle of the candidates (no saved order yet), so nobody starts
 /// from the LLM's order or the same order as everyone else.
 fn shuffle_key(user: i64, cand: i64) -> u64 {
-    let mut z = (user as u64).wrapping_mul(0x9E3779B97F4A7C15) ^ (cand as u64);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-    z ^ (z >> 31)
+    use serenqa_shared::rng::{mix64, GOLDEN_GAMMA};
+    mix64((user as u64).wrapping_mul(GOLDEN_GAMMA) ^ (cand as u64))
 }
 
 /// Relation groups shown per candidate, and neighbours named per group.
