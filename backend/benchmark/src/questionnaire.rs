@@ -107,18 +107,7 @@ pub enum Link {
     Unlinked,
 }
 
-/// The link's source, named by host ("drugbank", "uniprot", …).
-pub fn source_of(link: &str) -> String {
-    let host = link
-        .split("://")
-        .nth(1)
-        .unwrap_or(link)
-        .split('/')
-        .next()
-        .unwrap_or("");
-    let host = host.trim_start_matches("www.").trim_start_matches("go.");
-    host.split('.').next().unwrap_or("").to_string()
-}
+pub use serenqa_shared::links::source_of;
 
 fn node_of_type(g: &Graph, nodes: &[NodeId], ty: &str) -> Option<NodeId> {
     nodes

@@ -24,7 +24,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serenqa_shared::annotate::*;
-use serenqa_shared::links::source_link;
+use serenqa_shared::links::{source_label, source_link};
 use serenqa_store::aggregate::{self, ExpertRankings};
 use serenqa_store::auth;
 use serenqa_store::StoreError;
@@ -339,7 +339,7 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
     let link = c
         .link
         .clone()
-        .map(|l| (link_label(&l), l))
+        .map(|l| (source_label(&l), l))
         .or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
     let node = crate::calibration::resolve_candidate(g, c);
     let Some(n) = node else {
@@ -412,30 +412,6 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         lines,
         link,
     }
-}
-
-/// The database a stored link points to, for its label.
-fn link_label(url: &str) -> String {
-    let host = url
-        .split("://")
-        .nth(1)
-        .unwrap_or(url)
-        .split('/')
-        .next()
-        .unwrap_or("");
-    let label = match host {
-        h if h.contains("drugbank") => "DrugBank",
-        h if h.contains("uniprot") => "UniProt",
-        h if h.contains("genecards") => "GeneCards",
-        h if h.contains("reactome") => "Reactome",
-        h if h.contains("smpdb") => "SMPDB",
-        h if h.contains("monarchinitiative") => "Monarch (HPO)",
-        h if h.contains("disease-ontology") => "Disease Ontology",
-        h if h.contains("hmdb") => "HMDB",
-        h if h.contains("ebi.ac.uk") => "InterPro/Pfam",
-        h => h,
-    };
-    label.to_string()
 }
 
 #[utoipa::path(get, path = "/api/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
