@@ -18,7 +18,7 @@ use crate::metrics;
 use crate::offline::retrieval::{retrieve as offline_retrieve, to_cypher, Lexicon, PNode, Parse};
 use crate::offline::understand::{Match, Understander};
 use crate::prompts;
-use serenqa_model::slice::node_view;
+use serenqa_graph::view::node_view;
 use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
 
 /// Questions of the kinds the offline retriever understands (shown when one is not).

@@ -89,12 +89,9 @@ pub fn items(
         by_llm.sort();
         let ensemble =
             (by_llm.len() == nodes.len()).then(|| by_llm.iter().take(b).map(|&(_, p)| p).collect());
-        let slice = match build_slice(g, model, cache, &nodes) {
-            Ok(s) => s,
-            Err(_) => {
-                skipped += 1;
-                continue;
-            }
+        let Ok(slice) = build_slice(g, model, cache, &nodes) else {
+            skipped += 1;
+            continue;
         };
         out.push(Item {
             slice,

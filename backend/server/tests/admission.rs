@@ -184,7 +184,7 @@ fn concurrency_cap_answers_429_with_retry_after() {
         200,
         "a half-sent body must not hold the slot"
     );
-    slow.write_all(q[10..].as_bytes()).unwrap();
+    slow.write_all(&q.as_bytes()[10..]).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let mut buf = [0u8; 12];

@@ -53,6 +53,7 @@ fn write_graph(dir: &Path) {
             edges += &format!("Disease::DOID:{d}\tDaG\tGene::{g}\n");
         }
     }
+    #[allow(clippy::needless_range_loop)]
     for c in 0..30 {
         for d in 0..8 {
             if binds[c].iter().any(|g| assoc[d].contains(g)) && r(3) > 0 {

@@ -264,6 +264,7 @@ fn a_question_trace_reads_as_names_hits_metrics_and_a_tree() {
         ]
     );
     assert!(e.leaves[0].hit && e.gold[0].hit && e.gold[0].name == "Acetaminophen");
+    #[allow(clippy::type_complexity)]
     let tree: Vec<(usize, Option<usize>, &str, &str, bool, bool)> = e
         .tree
         .iter()

@@ -23,6 +23,18 @@ pub struct HetionetFiles {
 }
 
 impl HetionetFiles {
+    /// The one snapshot-name rule: where the graph built from these files (default filter) is
+    /// cached, `<cache dir>/hetionet-<fingerprint of the inputs>.snap`, so any change to an
+    /// input file (path, size, modification time) names a new snapshot.
+    pub fn snapshot_path(&self) -> PathBuf {
+        let mut inputs: Vec<&Path> = vec![&self.nodes, &self.edges];
+        if let Some(m) = &self.metagraph {
+            inputs.push(m);
+        }
+        let fp = crate::datadir::fingerprint(&inputs);
+        crate::datadir::cache_dir().join(format!("hetionet-{fp:016x}.snap"))
+    }
+
     /// Finds the files in a directory (`hetionet-nodes.tsv[.gz]`, `hetionet-edges.sif[.gz]`).
     pub fn in_dir(dir: &Path) -> Result<Self> {
         let pick = |stem: &str| -> Option<PathBuf> {

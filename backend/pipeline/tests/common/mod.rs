@@ -15,7 +15,7 @@ use axum::routing::post;
 use axum::Router;
 use serenqa_graph::filter::{self, FilterSpec};
 use serenqa_graph::load::{hetionet, LoadOptions};
-use serenqa_graph::{datadir, Graph};
+use serenqa_graph::Graph;
 
 /// What the script answers: status, body, delay before answering.
 pub struct Answer {
@@ -172,14 +172,7 @@ pub fn hetionet() -> Arc<Graph> {
         let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
         let files =
             hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
-        let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-        if let Some(m) = &files.metagraph {
-            inputs.push(m);
-        }
-        let snap = datadir::cache_dir().join(format!(
-            "hetionet-{:016x}.snap",
-            datadir::fingerprint(&inputs)
-        ));
+        let snap = files.snapshot_path();
         if let Ok(g) = Graph::load(&snap) {
             return Arc::new(g);
         }

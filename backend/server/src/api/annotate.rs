@@ -816,11 +816,7 @@ pub(crate) async fn calibrate(
     J(req): J<CalibrateRequest>,
 ) -> Result<Json<CalibrationReport>, HttpError> {
     a.require(ADMIN)?;
-    let model = s.model.clone().ok_or_else(|| HttpError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "no_model",
-        message: "the graph has no precomputed model; run `serenqa precompute` and restart".into(),
-    })?;
+    let model = super::rns::require_model(&s)?;
     if !(req.step >= 0.01 && req.step <= 0.5) {
         return Err(HttpError::bad_request(
             "bad_step",

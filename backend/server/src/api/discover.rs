@@ -4,8 +4,8 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
+use serenqa_graph::view::node_view;
 use serenqa_model::discover::{discover_with, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
-use serenqa_model::slice::node_view;
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
 
@@ -42,13 +42,7 @@ pub async fn get_discover(
 ) -> Result<Json<DiscoverResponse>, HttpError> {
     let g = s.graph.clone();
     let node = resolve(&g, &key)?;
-    let Some(model) = s.model.clone() else {
-        return Err(HttpError {
-            status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            code: "no_model",
-            message: "the serendipity model is not loaded; run `serenqa precompute`".into(),
-        });
-    };
+    let model = super::rns::require_model(&s)?;
     let limit = q.limit.unwrap_or(50);
     if limit == 0 || limit > MAX_CANDIDATES {
         return Err(HttpError::bad_request(

@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
+use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
-use serenqa_model::slice::node_view;
 use serenqa_predict::Predictions;
 use serenqa_shared::api::{
     ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
