@@ -116,6 +116,23 @@ fn node_of_type(g: &Graph, nodes: &[NodeId], ty: &str) -> Option<NodeId> {
         .find(|&n| g.type_display(g.node_type(n)) == ty)
 }
 
+/// The graph node of a stored annotation candidate (calibration, the annotation page's
+/// context): by `Type::identifier` key, or — for genes (GeneCards
+/// symbols) and proteins (UniProt accessions, which Hetionet does not hold) — a Gene node
+/// whose name is the candidate's name (Hetionet names genes by HGNC symbol).
+pub fn resolve_candidate(g: &Graph, c: &serenqa_shared::annotate::Candidate) -> Option<NodeId> {
+    g.find_by_key(&c.key).or_else(|| {
+        (c.kind == "Gene" || c.kind == "Protein")
+            .then(|| {
+                g.find_by_name(&c.name)
+                    .iter()
+                    .copied()
+                    .find(|&n| g.type_display(g.node_type(n)) == "Gene")
+            })
+            .flatten()
+    })
+}
+
 pub fn link(g: &Graph, name: &str, url: Option<&str>) -> Link {
     let url = url.unwrap_or("");
     if let Some(db) = url.split("/drugs/").nth(1) {

@@ -499,6 +499,59 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
 }
 
 impl Predictions {
+    /// Where node `n` sits: (is a compound, local index).
+    pub fn locate(&self, n: u32) -> Option<(bool, usize)> {
+        if let Some(i) = self.compounds.iter().position(|&c| c == n) {
+            return Some((true, i));
+        }
+        self.diseases
+            .iter()
+            .position(|&d| d == n)
+            .map(|i| (false, i))
+    }
+
+    /// The pairs (compound, disease local indexes) of one entity, best first (ties by local
+    /// index).
+    pub fn ranked_pairs(&self, is_compound: bool, local: usize) -> Vec<(usize, usize)> {
+        let mut pairs: Vec<(usize, usize)> = if is_compound {
+            (0..self.diseases.len()).map(|d| (local, d)).collect()
+        } else {
+            (0..self.compounds.len()).map(|c| (c, local)).collect()
+        };
+        pairs.sort_by(|a, b| {
+            self.scores[self.pair(b.0, b.1)]
+                .total_cmp(&self.scores[self.pair(a.0, a.1)])
+                .then(a.cmp(b))
+        });
+        pairs
+    }
+
+    /// Discover's proposal step from the plausibility model: the other side of the located
+    /// entity's pairs (its diseases for a compound, its compounds for a disease) with their
+    /// scores, best first, leaving out `known` (sorted node ids), at most `limit`.
+    pub fn propose(
+        &self,
+        (is_compound, local): (bool, usize),
+        known: &[u32],
+        limit: usize,
+    ) -> Vec<(u32, f64)> {
+        self.ranked_pairs(is_compound, local)
+            .into_iter()
+            .map(|(c, d)| {
+                (
+                    if is_compound {
+                        self.diseases[d]
+                    } else {
+                        self.compounds[c]
+                    },
+                    f64::from(self.scores[self.pair(c, d)]),
+                )
+            })
+            .filter(|(n, _)| known.binary_search(n).is_err())
+            .take(limit)
+            .collect()
+    }
+
     pub fn pair(&self, c: usize, d: usize) -> usize {
         c * self.diseases.len() + d
     }

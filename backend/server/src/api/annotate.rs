@@ -341,7 +341,7 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         .clone()
         .map(|l| (source_label(&l), l))
         .or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
-    let node = crate::calibration::resolve_candidate(g, c);
+    let node = serenqa_benchmark::questionnaire::resolve_candidate(g, c);
     let Some(n) = node else {
         return CandidateContext {
             candidate: c.id,

@@ -64,25 +64,15 @@ pub async fn get_discover(
         let preds = s.predictions.clone();
         let located = preds
             .as_ref()
-            .and_then(|p| super::predictions::locate(p, node).map(|l| (p.clone(), l)));
+            .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
         let propose = |_q: serenqa_graph::NodeId,
                        _t: serenqa_graph::TypeId,
                        known: &[serenqa_graph::NodeId]|
          -> Vec<(serenqa_graph::NodeId, f64)> {
-            let Some((p, (is_c, local))) = &located else {
+            let Some((p, loc)) = &located else {
                 return Vec::new();
             };
-            super::predictions::ranked_pairs(p, *is_c, *local)
-                .into_iter()
-                .map(|(c, d)| {
-                    (
-                        if *is_c { p.diseases[d] } else { p.compounds[c] },
-                        p.scores[p.pair(c, d)] as f64,
-                    )
-                })
-                .filter(|(n, _)| known.binary_search(n).is_err())
-                .take(limit)
-                .collect()
+            p.propose(*loc, known, limit)
         };
         let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
             Some(&propose)
@@ -98,7 +88,7 @@ pub async fn get_discover(
                 .map(|(&(c, p), t)| {
                     let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
                     let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
-                        let other = super::predictions::locate(pr, c)?;
+                        let other = pr.locate(c)?;
                         let (ci, di) = if *is_c {
                             (*local, other.1)
                         } else {
