@@ -87,8 +87,10 @@ pub fn Entity() -> impl IntoView {
     // Explanations open in a drawer over the page, where the user is (not below 200 rows),
     // take the focus, and close with Esc or the close button.
     let drawer = NodeRef::<leptos::html::Aside>::new();
-    let drawer_open =
-        Memo::new(move |_| explain.with(std::option::Option::is_some) || explain_pred.with(std::option::Option::is_some));
+    let drawer_open = Memo::new(move |_| {
+        explain.with(std::option::Option::is_some)
+            || explain_pred.with(std::option::Option::is_some)
+    });
     let close_drawer = move || {
         set_explain.set(None);
         set_explain_pred.set(None);

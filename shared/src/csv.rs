@@ -10,8 +10,7 @@
 /// writers that quote by themselves (the `csv` crate).
 pub fn neutralise(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
-    let number =
-        s.trim().parse::<f64>().is_ok_and(f64::is_finite) && !s.starts_with(['\t', '\r']);
+    let number = s.trim().parse::<f64>().is_ok_and(f64::is_finite) && !s.starts_with(['\t', '\r']);
     if risky && !number {
         format!("'{s}")
     } else {

@@ -30,11 +30,8 @@ impl Default for LayoutParams {
 }
 
 fn jitter(i: usize) -> f64 {
-    // SplitMix64 finaliser: a fixed pseudo-random value in [0, 1) per index.
-    let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    // A fixed pseudo-random value in [0, 1) per index.
+    crate::rng::unit_f64(crate::rng::splitmix64(i as u64))
 }
 
 /// Lays out `n` nodes joined by `edges` (pairs of node indexes; out-of-range pairs and
@@ -135,13 +132,16 @@ impl Rect {
     }
 }
 
+/// A straight edge: its two end points.
+pub type Segment = ((f64, f64), (f64, f64));
+
 /// Places edge labels so that no two overlap and none covers an obstacle (the nodes and their
 /// names). `edges` are segments (from, to), `sizes` the labels' width and height. Each label
 /// tries points along its edge, middle first, then a little to either side of the line; the
 /// first free spot wins, in edge order (deterministic). A label with no free spot gets `None`:
 /// the caller shows it only on hover or focus. Returns each label's centre.
 pub fn place_labels(
-    edges: &[((f64, f64), (f64, f64))],
+    edges: &[Segment],
     sizes: &[(f64, f64)],
     obstacles: &[Rect],
 ) -> Vec<Option<(f64, f64)>> {

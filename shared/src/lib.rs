@@ -10,4 +10,5 @@ pub mod layout;
 pub mod links;
 pub mod phrases;
 pub mod results;
+pub mod rng;
 pub mod rns;

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::rng::SplitMix64;
+
 /// Table 2 pattern groups: (key, title).
 pub const GROUPS: &[(&str, &str)] = &[
     ("one_hop", "One-Hop"),
@@ -241,23 +243,6 @@ pub fn seed_for(name: &str) -> u64 {
     })
 }
 
-/// SplitMix64: a small deterministic generator (no I/O, same sequence everywhere).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in 0..n (n > 0), by the multiply-shift reduction.
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
-    }
-}
-
 /// The 2.5th and 97.5th percentiles (linear interpolation) of `xs`.
 fn percentile_ci(mut xs: Vec<f64>) -> Ci {
     xs.sort_by(f64::total_cmp);
@@ -283,9 +268,9 @@ pub fn bootstrap_ci(xs: &[f64], reps: usize, seed: u64) -> Option<Ci> {
     if n == 0 || reps == 0 {
         return None;
     }
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     let means: Vec<f64> = (0..reps)
-        .map(|_| (0..n).map(|_| xs[rng.below(n)]).sum::<f64>() / n as f64)
+        .map(|_| (0..n).map(|_| xs[rng.below_mul_shift(n)]).sum::<f64>() / n as f64)
         .collect();
     Some(percentile_ci(means))
 }

@@ -214,7 +214,7 @@ pub fn kendall(x: &[f64], y: &[f64]) -> f64 {
         for j in i + 1..x.len() {
             let (dx, dy) = (x[i].total_cmp(&x[j]) as i64, y[i].total_cmp(&y[j]) as i64);
             if dx == 0 && dy == 0 {
-                continue;
+                // Tied in both: counts for neither.
             } else if dx == 0 {
                 tx += 1;
             } else if dy == 0 {

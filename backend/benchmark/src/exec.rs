@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serenqa_cypher::store::{Dir, RelRef};
+use serenqa_cypher::{Dir, RelRef};
 use serenqa_cypher::{Options, Out, Store, Value};
 use serenqa_graph::{Graph, NodeId};
 

@@ -112,12 +112,9 @@ pub fn generate_type(
             rep.unfocused += 1;
             continue;
         }
-        let answers = match q.answers_upto(View::full(g), SAMPLE_BUDGET, MAX_ANSWERS) {
-            Ok(a) => a,
-            Err(_) => {
-                rep.over_budget += 1;
-                continue;
-            }
+        let Ok(answers) = q.answers_upto(View::full(g), SAMPLE_BUDGET, MAX_ANSWERS) else {
+            rep.over_budget += 1;
+            continue;
         };
         let n = answers.len();
         if n < MIN_ANSWERS {
@@ -143,12 +140,9 @@ pub fn generate_type(
             continue;
         }
         let variant = rng.below(phrasing::variants(p));
-        let text = match phrasing::render(g, p, &q, variant) {
-            Ok(t) => t,
-            Err(_) => {
-                rep.bad_text += 1;
-                continue;
-            }
+        let Ok(text) = phrasing::render(g, p, &q, variant) else {
+            rep.bad_text += 1;
+            continue;
         };
         out.push(Question {
             qid: 0,

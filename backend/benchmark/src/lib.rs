@@ -36,6 +36,9 @@
 //! - [`agreement`] — RNS against the questionnaire's LLM-ensemble ranks: linking with
 //!   per-batch link rates, top-b / Spearman / Kendall per question, baselines, bootstrap CIs,
 //!   the weight fit on batches 1–10 and the held-out table on 11–14, the terms' spread.
+//! - [`perf`] — the nine pattern types as Cypher on a Hetionet-shaped graph (anchors picked
+//!   deterministically) and their latency through `serenqa-cypher` (`serenqa perf cypher`);
+//!   the engine itself knows no relation names.
 //! - [`rng`] — our own SplitMix64, so outputs never change with a dependency upgrade.
 //!
 //! # Known limits
@@ -58,6 +61,7 @@ pub mod generate;
 pub mod partition;
 pub mod paths;
 pub mod patterns;
+pub mod perf;
 pub mod phrasing;
 pub mod query;
 pub mod questionnaire;

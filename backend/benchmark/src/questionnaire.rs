@@ -107,24 +107,30 @@ pub enum Link {
     Unlinked,
 }
 
-/// The link's source, named by host ("drugbank", "uniprot", …).
-pub fn source_of(link: &str) -> String {
-    let host = link
-        .split("://")
-        .nth(1)
-        .unwrap_or(link)
-        .split('/')
-        .next()
-        .unwrap_or("");
-    let host = host.trim_start_matches("www.").trim_start_matches("go.");
-    host.split('.').next().unwrap_or("").to_string()
-}
+pub use serenqa_shared::links::source_of;
 
 fn node_of_type(g: &Graph, nodes: &[NodeId], ty: &str) -> Option<NodeId> {
     nodes
         .iter()
         .copied()
         .find(|&n| g.type_display(g.node_type(n)) == ty)
+}
+
+/// The graph node of a stored annotation candidate (calibration, the annotation page's
+/// context): by `Type::identifier` key, or — for genes (GeneCards
+/// symbols) and proteins (UniProt accessions, which Hetionet does not hold) — a Gene node
+/// whose name is the candidate's name (Hetionet names genes by HGNC symbol).
+pub fn resolve_candidate(g: &Graph, c: &serenqa_shared::annotate::Candidate) -> Option<NodeId> {
+    g.find_by_key(&c.key).or_else(|| {
+        (c.kind == "Gene" || c.kind == "Protein")
+            .then(|| {
+                g.find_by_name(&c.name)
+                    .iter()
+                    .copied()
+                    .find(|&n| g.type_display(g.node_type(n)) == "Gene")
+            })
+            .flatten()
+    })
 }
 
 pub fn link(g: &Graph, name: &str, url: Option<&str>) -> Link {

@@ -1,12 +1,15 @@
-//! A small seeded PRNG (SplitMix64). Our own rather than `rand` so the stream, and therefore
-//! every benchmark file, stays byte-identical across dependency upgrades.
+//! The benchmark's seeded streams: the workspace's SplitMix64 ([`serenqa_shared::rng`]) with a
+//! benchmark-specific seed offset and named sub-streams, so every benchmark file stays
+//! byte-identical across dependency upgrades.
+
+use serenqa_shared::rng::SplitMix64;
 
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x5EE0_DA5E_u64.rotate_left(17))
+        Rng(SplitMix64::new(seed ^ 0x5EE0_DA5E_u64.rotate_left(17)))
     }
 
     /// An independent stream for a named purpose, so adding draws in one stage does not shift
@@ -16,22 +19,18 @@ impl Rng {
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (n > 0); the modulo bias is below 2⁻³² for the sizes used here.
     pub fn below(&mut self, n: usize) -> usize {
         debug_assert!(n > 0);
-        (self.next_u64() % n.max(1) as u64) as usize
+        self.0.below(n)
     }
 
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> Option<&'a T> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::error::{CypherError, ErrorKind, Result};
 use crate::plan::*;
 use crate::store::{Dir, NodeId, RelRef, Store};
-use crate::value::{as_f64, format_float, Path, Value};
+use crate::value::{as_f64, Path, Value};
 
 /// Limits for one query. Every limit is charged where the work or the memory is spent, and
 /// running out of any of them ends the query with an [`ErrorKind::Budget`] error that names
@@ -1955,12 +1955,20 @@ fn finish_agg(f: AggFn, vals: &[Value], count: i64, arg2: &Value) -> Result<Valu
 }
 
 /// Whether `name` is a scalar function we implement (for the semantic check).
-pub fn known_function(name: &str, argc: usize) -> Result<bool> {
-    crate::func::arity(name, argc)
-}
-
-pub(crate) fn float_str(f: f64) -> String {
-    format_float(f)
+/// What scalar functions see of the running query.
+impl crate::func::Env for Ctx<'_> {
+    fn store(&self) -> &dyn Store {
+        self.store
+    }
+    fn all_props(&self, v: &Value) -> Result<BTreeMap<String, Value>> {
+        Ctx::all_props(self, v)
+    }
+    fn precheck(&self, bytes: u64) -> Result<()> {
+        Ctx::precheck(self, bytes)
+    }
+    fn regex(&self, pattern: &str) -> Result<regex::Regex> {
+        Ctx::regex(self, pattern)
+    }
 }
 
 /// Drops a large collection on a background thread (small ones right here).

@@ -1,11 +1,25 @@
 //! Scalar functions and binary operators on [`Value`]s (null in, null out, unless stated).
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use crate::error::{CypherError, Result};
-use crate::exec::{float_str, Ctx};
 use crate::plan::BinOp;
-use crate::value::{as_f64, Value};
+use crate::store::Store;
+use crate::value::{as_f64, format_float as float_str, Value};
+
+/// What scalar functions need from the running query (implemented by the executor's
+/// context): the store, the budget check made before a large value is built, and the
+/// per-query regular-expression cache.
+pub trait Env {
+    fn store(&self) -> &dyn Store;
+    /// The properties of a node, relationship or map.
+    fn all_props(&self, v: &Value) -> Result<BTreeMap<String, Value>>;
+    /// Checks, before allocating, that a value of `bytes` may be built.
+    fn precheck(&self, bytes: u64) -> Result<()>;
+    /// `pattern` compiled as a whole-string match.
+    fn regex(&self, pattern: &str) -> Result<regex::Regex>;
+}
 
 /// Inline size of one value (what a list element costs before its own heap).
 const VALUE_INLINE: u64 = std::mem::size_of::<Value>() as u64;
@@ -87,7 +101,7 @@ pub(crate) fn range_spec(args: &[Value]) -> Result<(i128, i128, u128)> {
     Ok((a as i128, step as i128, count))
 }
 
-pub fn call(ctx: &Ctx, name: &str, args: Vec<Value>) -> Result<Value> {
+pub fn call(ctx: &dyn Env, name: &str, args: Vec<Value>) -> Result<Value> {
     let a0 = args.first().cloned().unwrap_or(Value::Null);
     if name == "coalesce" {
         return Ok(args
@@ -109,7 +123,7 @@ pub fn call(ctx: &Ctx, name: &str, args: Vec<Value>) -> Result<Value> {
     {
         return Ok(Value::Null);
     }
-    let store = ctx.store;
+    let store = ctx.store();
     Ok(match name {
         "tolower" | "toupper" => match a0 {
             Value::Str(s) => Value::Str(if name == "tolower" {
@@ -514,7 +528,7 @@ fn overflow() -> CypherError {
     CypherError::runtime("IntegerOverflow", "integer overflow")
 }
 
-pub fn binary(ctx: &Ctx, op: BinOp, l: Value, r: Value) -> Result<Value> {
+pub fn binary(ctx: &dyn Env, op: BinOp, l: Value, r: Value) -> Result<Value> {
     use Value::*;
     Ok(match op {
         BinOp::Eq => l.cypher_eq(&r).map_or(Null, Bool),

@@ -24,7 +24,6 @@
 //! - [`store`] — the [`Store`] trait the executor reads, implemented by the CSR
 //!   [`serenqa_graph::Graph`] (fast path, typed adjacency sub-ranges, indexes) and by
 //!   [`MemGraph`] (multi-label property graph for the TCK, fuzzing and tests).
-//! - [`perf`] — latency measurement of the SerenQA pattern types (`serenqa perf cypher`).
 //! - `neo4j` (cargo feature `neo4j`) — the same API against a live Neo4j over Bolt.
 //!
 //! Entry point: [`execute`]`(&store, query, &Options)` → [`QueryResult`] or [`CypherError`].
@@ -43,26 +42,31 @@
 //! (SerenQA patterns against traversal, budgets, errors), `tests/basic.rs`; `fuzz/` is a
 //! cargo-fuzz target (`cargo +nightly fuzz run parse_execute`).
 
-pub mod error;
-pub mod exec;
-pub mod func;
+// Stages import only stages below them: ids < value < store < plan < func < semantic < exec;
+// parse, error and result sit beside them (see the code map above). Only `plan` (the output
+// of [`prepare`]) and `neo4j` are public modules; the rest is reached through the re-exports.
+mod error;
+mod exec;
+mod func;
+mod ids;
 #[cfg(feature = "neo4j")]
 pub mod neo4j;
-pub mod parse;
-pub mod perf;
+mod parse;
 pub mod plan;
-pub mod result;
-pub mod semantic;
-pub mod store;
-pub mod value;
+mod result;
+mod semantic;
+mod store;
+mod value;
 
 use std::collections::HashMap;
 
 pub use error::{CypherError, ErrorKind};
 pub use exec::Budget;
-pub use result::{Out, QueryResult};
-pub use store::{MemGraph, Store};
-pub use value::Value;
+pub use ids::{Dir, NodeId, RelRef};
+pub use parse::MAX_TOKENS;
+pub use result::{NodeOut, Out, QueryResult, RelOut};
+pub use store::{prop_to_value, MemGraph, Store};
+pub use value::{Path, Value};
 
 /// Per-query options.
 #[derive(Clone, Debug, Default)]

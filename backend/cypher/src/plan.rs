@@ -6,7 +6,7 @@
 //! can answer from its index (inline `{id: …}` or a `WHERE n.id = …` conjunct), else the
 //! smallest label, else all nodes — and expands outwards along typed adjacency ranges.
 
-use crate::store::Dir;
+use crate::ids::Dir;
 use crate::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,8 +8,8 @@
 use open_cypher::ast::{self as A, ExprKind as E};
 
 use crate::error::{CypherError, ErrorKind, Result};
+use crate::ids::Dir;
 use crate::plan::*;
-use crate::store::Dir;
 use crate::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,26 +120,20 @@ pub fn lower(src: &str, program: &A::Program) -> Result<QueryPlan> {
         }
         _ => return Err(CypherError::unsupported("more than one statement")),
     };
-    let q = match &stmt.kind {
-        A::StatementKind::Query(q) => q,
-        _ => {
-            return Err(CypherError::new(
-                ErrorKind::Syntax { line: 1, col: 1 },
-                "not a query",
-            ))
-        }
+    let A::StatementKind::Query(q) = &stmt.kind else {
+        return Err(CypherError::new(
+            ErrorKind::Syntax { line: 1, col: 1 },
+            "not a query",
+        ));
     };
     if q.mode.is_some() {
         return Err(CypherError::unsupported("EXPLAIN / PROFILE"));
     }
-    let reg = match &q.query.kind {
-        A::QueryKind::Regular(r) => r,
-        _ => {
-            return Err(CypherError::new(
-                ErrorKind::Syntax { line: 1, col: 1 },
-                "not a query",
-            ))
-        }
+    let A::QueryKind::Regular(reg) = &q.query.kind else {
+        return Err(CypherError::new(
+            ErrorKind::Syntax { line: 1, col: 1 },
+            "not a query",
+        ));
     };
     let mut l = Lowerer { src, anon: 0 };
     // Read-only check over every branch first, so a write is reported as such even when
@@ -1307,7 +1301,7 @@ impl<'q> Lowerer<'q> {
                 ));
             }
         }
-        if !crate::exec::known_function(&name, args.len())? {
+        if !crate::func::arity(&name, args.len())? {
             return Err(sem("UnknownFunction", format!("unknown function `{name}`")));
         }
         Ok(Expr::Call(name, args))

@@ -9,25 +9,7 @@ use serenqa_graph::{Graph, PropValue};
 
 use crate::value::Value;
 
-pub type NodeId = u32;
-
-/// A relationship as the executor carries it: its id plus endpoints and type, so that no
-/// lookup is needed to render or compare it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RelRef {
-    pub id: u64,
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub ty: u32,
-}
-
-/// Which way to expand from a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    Out,
-    In,
-    Both,
-}
+pub use crate::ids::{Dir, NodeId, RelRef};
 
 /// Read access to a property graph. Node ids are dense `0..node_count()`.
 pub trait Store: Sync {

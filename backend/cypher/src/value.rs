@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::store::{NodeId, RelRef};
+use crate::ids::{NodeId, RelRef};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {

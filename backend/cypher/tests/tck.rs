@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use open_cypher::ast as A;
-use serenqa_cypher::result::{NodeOut, RelOut};
 use serenqa_cypher::{execute, Budget, CypherError, ErrorKind, MemGraph, Options, Out, Value};
+use serenqa_cypher::{NodeOut, RelOut};
 
 const REQUIRED: &[&str] = &[
     "clauses/match",

@@ -30,16 +30,9 @@ pub fn sample_nodes(g: &Graph, n: usize, seed: u64) -> Vec<NodeId> {
     if with_edges.is_empty() {
         return Vec::new();
     }
-    let mut s = seed;
+    let mut rng = serenqa_shared::rng::SplitMix64::new(seed);
     (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            with_edges[(z % with_edges.len() as u64) as usize]
-        })
+        .map(|_| with_edges[rng.below(with_edges.len())])
         .collect()
 }
 

@@ -577,8 +577,7 @@ mod tests {
             RedisTarget::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()])
         );
         assert_eq!(c.to_string(), "redis+cluster://a:7000,b:7001");
-        let e = RedisTarget::parse("http://u:pw@host")
-            .expect_err("not redis");
+        let e = RedisTarget::parse("http://u:pw@host").expect_err("not redis");
         assert!(!e.contains("pw") && e.contains("not a Redis URL"), "{e}");
     }
 }

@@ -280,8 +280,7 @@ fn redis_cli(args: &[&str]) -> String {
 
 #[tokio::test]
 async fn unreachable_and_malformed_urls_are_one_line_errors() {
-    let e = RedisTarget::parse("http://localhost")
-        .expect_err("not redis");
+    let e = RedisTarget::parse("http://localhost").expect_err("not redis");
     assert!(e.contains("not a Redis URL"), "{e}");
     assert!(RedisTarget::parse("redis+cluster://").is_err());
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -25,7 +25,10 @@ pub const PAPER_DROPPED: &[&str] = &[
 
 impl Default for FilterSpec {
     fn default() -> Self {
-        let list: Vec<String> = PAPER_DROPPED.iter().map(std::string::ToString::to_string).collect();
+        let list: Vec<String> = PAPER_DROPPED
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         FilterSpec {
             drop_node_types: list.clone(),
             drop_relations: list,
@@ -58,10 +61,9 @@ fn words(name: &str) -> Vec<String> {
     let mut cur = String::new();
     let mut prev_lower = false;
     for c in name.chars() {
-        if (!c.is_alphanumeric() || (c.is_uppercase() && prev_lower))
-            && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
+        if (!c.is_alphanumeric() || (c.is_uppercase() && prev_lower)) && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
         if c.is_alphanumeric() {
             cur.extend(c.to_lowercase());
         }

@@ -36,8 +36,12 @@ impl Path {
 
     /// The SerenQA record form `ID--REL--Name:Type--REL--…--ID` (paper, Appendix A.3):
     /// end points by identifier, inner nodes by name and type.
+    /// Empty for a path without nodes.
     pub fn to_record_string(&self, g: &Graph) -> String {
-        let mut s = String::from(g.ident(self.nodes[0]));
+        let Some(&first) = self.nodes.first() else {
+            return String::new();
+        };
+        let mut s = String::from(g.ident(first));
         for (i, step) in self.steps.iter().enumerate() {
             s.push_str("--");
             s.push_str(&g.relation(step.rel).name);
@@ -198,6 +202,43 @@ fn walk(
             return;
         }
     }
+}
+
+/// A path's relation sequence with directions.
+type Metapath = Vec<(RelId, bool)>;
+
+/// Picks `limit` paths round-robin over their metapaths (relation sequence and directions),
+/// shortest first within each, so twenty paths through twenty shared side effects do not
+/// crowd out the one path through a shared target gene.
+pub fn diverse(paths: Vec<Path>, limit: usize) -> Vec<Path> {
+    let mut groups: Vec<(Metapath, std::collections::VecDeque<Path>)> = Vec::new();
+    for p in paths {
+        let sig: Metapath = p.steps.iter().map(|s| (s.rel, s.forward)).collect();
+        match groups.iter_mut().find(|(k, _)| *k == sig) {
+            Some((_, q)) => q.push_back(p),
+            None => groups.push((sig, std::collections::VecDeque::from([p]))),
+        }
+    }
+    // Shorter metapaths first; stable for equal lengths (first seen first).
+    groups.sort_by_key(|(k, _)| k.len());
+    let mut out = Vec::with_capacity(limit);
+    while out.len() < limit {
+        let mut took = false;
+        for (_, q) in &mut groups {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(p) = q.pop_front() {
+                out.push(p);
+                took = true;
+            }
+        }
+        if !took {
+            break;
+        }
+    }
+    out.sort_by_key(Path::hops);
+    out
 }
 
 #[cfg(test)]

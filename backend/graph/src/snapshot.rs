@@ -336,10 +336,10 @@ impl crate::Graph {
         let ident_offsets = r.read_pod("graph.ident.offsets")?;
         let name_bytes = r.read_bytes("graph.name.bytes")?;
         let name_offsets = r.read_pod("graph.name.offsets")?;
-        let ident = crate::strings::StringArena::from_parts(ident_bytes, ident_offsets)
-            .map_err(&bad)?;
-        let name = crate::strings::StringArena::from_parts(name_bytes, name_offsets)
-            .map_err(&bad)?;
+        let ident =
+            crate::strings::StringArena::from_parts(ident_bytes, ident_offsets).map_err(&bad)?;
+        let name =
+            crate::strings::StringArena::from_parts(name_bytes, name_offsets).map_err(&bad)?;
         let mut types = crate::vocab::Vocab::new();
         for t in &h.types {
             types.intern(t);

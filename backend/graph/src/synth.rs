@@ -132,21 +132,8 @@ pub struct SynthSpec {
     pub progress: bool,
 }
 
-/// SplitMix64: tiny, fast, good enough to draw endpoints; determinism is what matters.
-#[derive(Clone)]
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
+/// Endpoints are drawn with the workspace's SplitMix64: determinism is what matters.
+use serenqa_shared::rng::SplitMix64 as Rng;
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
@@ -252,8 +239,9 @@ pub fn generate(spec: &SynthSpec) -> Graph {
         let pairs: Vec<Vec<(u32, u32)>> = (0..chunks)
             .into_par_iter()
             .map(|c| {
-                let mut rng =
-                    Rng(spec.seed ^ ((ri as u64) << 40) ^ c.wrapping_mul(0xA24B_AED4_963E_E407));
+                let mut rng = Rng::new(
+                    spec.seed ^ ((ri as u64) << 40) ^ c.wrapping_mul(0xA24B_AED4_963E_E407),
+                );
                 let len = CHUNK.min(m - c * CHUNK);
                 (0..len)
                     .map(|_| {

@@ -87,12 +87,7 @@ impl Default for FastRp {
 /// Columns propagated together.
 const BLOCK: usize = 16;
 
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use serenqa_shared::rng::splitmix64;
 
 /// FNV-1a 64 of `Type::identifier` without building the string.
 fn key_hash(g: &Graph, n: NodeId) -> u64 {

@@ -3,8 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
-use serenqa_shared::api::{NodeView, PartitionResponse, RnsResponse, SliceResponse};
+use serenqa_shared::api::{PartitionResponse, RnsResponse, SliceResponse};
 use serenqa_shared::rns::{Scorer, Slice, WeightsInForce};
 
 use crate::transition::{FastMap, Transition};
@@ -108,15 +109,6 @@ pub fn resolve_all(g: &Graph, ids: &[String]) -> Result<Vec<NodeId>, ModelError>
         out.push(n);
     }
     Ok(out)
-}
-
-pub fn node_view(g: &Graph, n: NodeId) -> NodeView {
-    NodeView {
-        index: n,
-        id: g.ident(n).to_string(),
-        name: g.name(n).to_string(),
-        kind: g.type_display(g.node_type(n)).to_string(),
-    }
 }
 
 /// The slice of distinct `nodes` (in that order).

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serenqa_edges::{EdgeSource, MemoryEdges};
+use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::discover::{known_for, KNOWN_FOR_SHOWN};
-use serenqa_model::slice::{node_view, BlockCache};
+use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
-use serenqa_shared::api::{PathStep, PathView};
-use serenqa_shared::phrases::passive;
+use serenqa_shared::api::PathView;
 
 use crate::agents::Agents;
 use crate::explore::{self, Env, ExploreConfig, Step, TypeStats};
@@ -89,45 +89,26 @@ impl AskContext {
 // The request and reply shapes are shared with the browser (serenqa_shared::api).
 pub use serenqa_shared::api::{AskCandidate as Candidate, AskRequest, AskResponse, Stage};
 
+/// A walked path as the API shows it (the one rule: `serenqa_graph::view::path_view`).
 fn path_view(g: &Graph, p: &[Step]) -> PathView {
-    let mut nodes = Vec::new();
-    let mut steps = Vec::new();
-    if let Some(f) = p.first() {
-        nodes.push(node_view(g, f.from));
-    }
-    let mut record = p
-        .first()
-        .map(|f| g.ident(f.from).to_string())
-        .unwrap_or_default();
-    for (i, s) in p.iter().enumerate() {
-        let r = g.relation(s.rel);
-        let verb = if r.verb.is_empty() {
-            r.name.to_lowercase().replace('_', " ")
-        } else {
-            r.verb.clone()
-        };
-        steps.push(PathStep {
-            relation: r.name.clone(),
-            verb: if s.forward { verb } else { passive(&verb) },
-            forward: s.forward,
-        });
-        nodes.push(node_view(g, s.to));
-        record.push_str(&format!("--{}--", r.name));
-        if i + 1 == p.len() {
-            record.push_str(g.ident(s.to));
-        } else {
-            record.push_str(&format!(
-                "{}:{}",
-                g.name(s.to),
-                g.type_label(g.node_type(s.to))
-            ));
-        }
-    }
-    PathView {
-        nodes,
-        steps,
-        record,
-    }
+    use serenqa_graph::paths::{Path, Step as PathStep};
+    let path = Path {
+        nodes: p
+            .first()
+            .map(|f| f.from)
+            .into_iter()
+            .chain(p.iter().map(|s| s.to))
+            .collect(),
+        steps: p
+            .iter()
+            .map(|s| PathStep {
+                edge: s.edge,
+                rel: s.rel,
+                forward: s.forward,
+            })
+            .collect(),
+    };
+    serenqa_graph::view::path_view(g, &path)
 }
 
 /// Why [`ask`] gave no result.

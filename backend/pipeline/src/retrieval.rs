@@ -17,7 +17,7 @@ use serenqa_graph::{Graph, TypeId};
 use crate::metrics;
 use crate::offline::retrieval::{retrieve as offline_retrieve, to_cypher, Lexicon, PNode, Parse};
 use crate::offline::understand::{Match, Understander};
-use serenqa_model::slice::node_view;
+use serenqa_graph::view::node_view;
 use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
 
 /// Questions of the kinds the offline retriever understands (shown when one is not).
@@ -125,7 +125,10 @@ impl OfflineRetriever {
                 (false, _) => format!("Recognised {} but not what to find about it: name what you want (drugs, genes, diseases, side effects …) and how it relates (treats, binds, associated with …).", found.join(", ")),
             };
             u.not_understood = Some(msg);
-            u.examples = EXAMPLE_QUESTIONS.iter().map(std::string::ToString::to_string).collect();
+            u.examples = EXAMPLE_QUESTIONS
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect();
             let r = Retrieved {
                 error: Some("the question was not understood".into()),
                 ..Default::default()

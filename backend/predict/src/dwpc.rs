@@ -264,7 +264,9 @@ pub fn dwpc_all(
         rows,
     };
     ctx.descend(&id, 0, &order, None, &mut suffix_cache, &mut out);
-    out.into_iter().map(std::option::Option::unwrap_or_default).collect()
+    out.into_iter()
+        .map(std::option::Option::unwrap_or_default)
+        .collect()
 }
 
 struct Ctx<'a> {

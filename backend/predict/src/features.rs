@@ -242,7 +242,7 @@ impl<'g> Space<'g> {
                 continue;
             }
             let mean = m.iter().map(|&v| v as f64).sum::<f64>() / npairs as f64;
-            if !(mean > 0.0) {
+            if mean.is_nan() || mean <= 0.0 {
                 continue;
             }
             let mut col = vec![0f32; npairs];

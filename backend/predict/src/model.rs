@@ -40,15 +40,13 @@ impl Default for PredictParams {
     }
 }
 
-/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64).
+/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64 of
+/// `seed + i·0xBF58476D1CE4E5B9`).
 pub fn unit(seed: u64, i: u64) -> f64 {
-    let mut z = seed
-        .wrapping_add(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
+    use serenqa_shared::rng::{splitmix64, unit_f64};
+    unit_f64(splitmix64(
+        seed.wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+    ))
 }
 
 /// A fitted model on one feature table.
@@ -413,7 +411,7 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         }
         for (p, &x) in f.cols[j].iter().enumerate() {
             let v = (b * (x as f64 - mu) / sd) as f32;
-            if !(v > 0.0) {
+            if v.is_nan() || v <= 0.0 {
                 continue;
             }
             let slots = &mut top_val[p * TOP_METAPATHS..(p + 1) * TOP_METAPATHS];
@@ -501,6 +499,59 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
 }
 
 impl Predictions {
+    /// Where node `n` sits: (is a compound, local index).
+    pub fn locate(&self, n: u32) -> Option<(bool, usize)> {
+        if let Some(i) = self.compounds.iter().position(|&c| c == n) {
+            return Some((true, i));
+        }
+        self.diseases
+            .iter()
+            .position(|&d| d == n)
+            .map(|i| (false, i))
+    }
+
+    /// The pairs (compound, disease local indexes) of one entity, best first (ties by local
+    /// index).
+    pub fn ranked_pairs(&self, is_compound: bool, local: usize) -> Vec<(usize, usize)> {
+        let mut pairs: Vec<(usize, usize)> = if is_compound {
+            (0..self.diseases.len()).map(|d| (local, d)).collect()
+        } else {
+            (0..self.compounds.len()).map(|c| (c, local)).collect()
+        };
+        pairs.sort_by(|a, b| {
+            self.scores[self.pair(b.0, b.1)]
+                .total_cmp(&self.scores[self.pair(a.0, a.1)])
+                .then(a.cmp(b))
+        });
+        pairs
+    }
+
+    /// Discover's proposal step from the plausibility model: the other side of the located
+    /// entity's pairs (its diseases for a compound, its compounds for a disease) with their
+    /// scores, best first, leaving out `known` (sorted node ids), at most `limit`.
+    pub fn propose(
+        &self,
+        (is_compound, local): (bool, usize),
+        known: &[u32],
+        limit: usize,
+    ) -> Vec<(u32, f64)> {
+        self.ranked_pairs(is_compound, local)
+            .into_iter()
+            .map(|(c, d)| {
+                (
+                    if is_compound {
+                        self.diseases[d]
+                    } else {
+                        self.compounds[c]
+                    },
+                    f64::from(self.scores[self.pair(c, d)]),
+                )
+            })
+            .filter(|(n, _)| known.binary_search(n).is_err())
+            .take(limit)
+            .collect()
+    }
+
     pub fn pair(&self, c: usize, d: usize) -> usize {
         c * self.diseases.len() + d
     }

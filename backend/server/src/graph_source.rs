@@ -24,15 +24,8 @@ pub fn default_snapshot() -> Result<(hetionet::HetionetFiles, PathBuf)> {
     let dir = datadir::find_dataset("hetionet")
         .ok_or_else(|| anyhow::anyhow!(datadir::where_to_put("hetionet")))?;
     let files = hetionet::HetionetFiles::in_dir(&dir)?;
-    let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-    if let Some(m) = &files.metagraph {
-        inputs.push(m);
-    }
-    let fp = datadir::fingerprint(&inputs);
-    Ok((
-        files,
-        datadir::cache_dir().join(format!("hetionet-{fp:016x}.snap")),
-    ))
+    let snap = files.snapshot_path();
+    Ok((files, snap))
 }
 
 /// Imports Hetionet from its files, applies the default filter and writes the snapshot.

@@ -28,6 +28,56 @@ pub struct Item {
     pub ensemble: Option<Vec<usize>>,
 }
 
+/// One question's partitions for calibration: `link` maps a candidate to its graph node (a
+/// node counts once, at its first candidate, in question order). Returns (the linked nodes,
+/// expert As, LLM-ensemble As) as positions among those nodes: the expert As are the b best
+/// by mean rank, the ensemble As the b best by LLM rank (rank 1 = most serendipitous) when
+/// every linked candidate has one. `None` when fewer than two candidates are linked or the
+/// experts ranked fewer than b of them.
+#[allow(clippy::type_complexity)]
+pub fn partitions(
+    q: &serenqa_shared::annotate::Question,
+    agg: &serenqa_shared::annotate::QuestionAggregate,
+    link: impl Fn(&serenqa_shared::annotate::Candidate) -> Option<u32>,
+) -> Option<(Vec<u32>, Vec<usize>, Option<Vec<usize>>)> {
+    let mut nodes: Vec<u32> = Vec::new();
+    let mut cand_ids = Vec::new();
+    for c in &q.candidates {
+        if let Some(n) = link(c) {
+            if !nodes.contains(&n) {
+                nodes.push(n);
+                cand_ids.push(c.id);
+            }
+        }
+    }
+    let b = budget(nodes.len());
+    let expert: Vec<usize> = agg
+        .candidates
+        .iter()
+        .filter(|c| c.mean_rank.is_some())
+        .filter_map(|c| cand_ids.iter().position(|&id| id == c.candidate))
+        .take(b)
+        .collect();
+    if nodes.len() < 2 || expert.len() < b {
+        return None;
+    }
+    let mut by_llm: Vec<(i64, usize)> = Vec::new();
+    for (pos, id) in cand_ids.iter().enumerate() {
+        if let Some(r) = q
+            .candidates
+            .iter()
+            .find(|c| c.id == *id)
+            .and_then(|c| c.llm_rank)
+        {
+            by_llm.push((r, pos));
+        }
+    }
+    by_llm.sort_unstable();
+    let ensemble =
+        (by_llm.len() == nodes.len()).then(|| by_llm.iter().take(b).map(|&(_, p)| p).collect());
+    Some((nodes, expert, ensemble))
+}
+
 /// The grid on the simplex with `1/step` divisions.
 pub fn simplex_grid(step: f64) -> Vec<Weights> {
     let k = (1.0 / step).round().max(1.0) as usize;

@@ -197,7 +197,9 @@ impl LoginLimiter {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Kind, String), Entry>> {
-        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn policy(&self, k: Kind) -> Policy {

@@ -18,58 +18,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use serenqa_shared::links::entity_from_link;
+
 use crate::repo::{NewBatch, NewCandidate, NewQuestion};
 use crate::types::Source;
-
-/// (type, identifier) of an entity from its source-database link.
-pub fn entity_from_link(link: &str, name: &str) -> (String, String) {
-    let after = |marker: &str| link.split_once(marker).map(|(_, r)| r.to_string());
-    let first_segment = |s: String| {
-        s.split(['/', '?', '#', '&'])
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
-    let found = if link.contains("drugbank") {
-        after("/drugs/")
-            .map(first_segment)
-            .map(|id| ("Compound", id))
-    } else if link.contains("uniprot.org") {
-        after("/uniprotkb/")
-            .or_else(|| after("/uniprot/"))
-            .map(first_segment)
-            .map(|id| ("Protein", id))
-    } else if link.contains("genecards.org") {
-        after("gene=").map(first_segment).map(|id| ("Gene", id))
-    } else if link.contains("reactome.org") {
-        link.find("R-HSA-")
-            .map(|i| first_segment(link[i..].to_string()))
-            .map(|id| ("Pathway", id))
-    } else if link.contains("smpdb.ca") {
-        after("/view/").map(first_segment).map(|id| ("Pathway", id))
-    } else if link.contains("monarchinitiative.org") {
-        link.rsplit('/')
-            .next()
-            .filter(|s| s.starts_with("HP:"))
-            .map(|s| ("Phenotype", s.to_string()))
-    } else if link.contains("disease-ontology.org") {
-        after("id=").map(first_segment).map(|id| ("Disease", id))
-    } else if link.contains("hmdb.ca") {
-        after("/metabolites/")
-            .map(first_segment)
-            .map(|id| ("Metabolite", id))
-    } else if link.contains("/pfam/") {
-        after("/pfam/")
-            .map(first_segment)
-            .map(|id| ("Protein family", id))
-    } else {
-        None
-    };
-    match found {
-        Some((k, id)) if !id.is_empty() => (k.to_string(), id),
-        _ => ("Entity".to_string(), name.to_string()),
-    }
-}
 
 /// One questionnaire candidate (as read by `serenqa_benchmark::questionnaire`, the one
 /// reader of the release) as a store candidate, typed from its link.
@@ -162,56 +114,4 @@ pub fn read_benchmark(
             questions,
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn links_give_types_and_ids() {
-        assert_eq!(
-            entity_from_link("https://go.drugbank.com/drugs/DB01593", "Zinc"),
-            ("Compound".into(), "DB01593".into())
-        );
-        assert_eq!(
-            entity_from_link("https://www.uniprot.org/uniprotkb/P01106/entry", "MYC"),
-            ("Protein".into(), "P01106".into())
-        );
-        assert_eq!(
-            entity_from_link(
-                "https://www.genecards.org/cgi-bin/carddisp.pl?gene=BOLA2",
-                "BOLA2"
-            ),
-            ("Gene".into(), "BOLA2".into())
-        );
-        assert_eq!(
-            entity_from_link("https://reactome.org/PathwayBrowser/#/R-HSA-110312", "x"),
-            ("Pathway".into(), "R-HSA-110312".into())
-        );
-        assert_eq!(
-            entity_from_link("http://smpdb.ca/view/SMP0111853", "x"),
-            ("Pathway".into(), "SMP0111853".into())
-        );
-        assert_eq!(
-            entity_from_link("https://disease-ontology.org/?id=DOID:162", "cancer"),
-            ("Disease".into(), "DOID:162".into())
-        );
-        assert_eq!(
-            entity_from_link("https://monarchinitiative.org/HP:0002664", "x"),
-            ("Phenotype".into(), "HP:0002664".into())
-        );
-        assert_eq!(
-            entity_from_link("https://hmdb.ca/metabolites/HMDB0011649", "x"),
-            ("Metabolite".into(), "HMDB0011649".into())
-        );
-        assert_eq!(
-            entity_from_link("https://www.ebi.ac.uk/interpro/entry/pfam/PF00653/", "x"),
-            ("Protein family".into(), "PF00653".into())
-        );
-        assert_eq!(
-            entity_from_link("", "Thing"),
-            ("Entity".into(), "Thing".into())
-        );
-    }
 }

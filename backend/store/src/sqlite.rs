@@ -271,7 +271,9 @@ impl SqliteRepo {
     fn c(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves the connection usable (SQLite rolls back an
         // unfinished transaction when it is dropped), so a poisoned lock is recovered.
-        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -6,28 +6,18 @@
 use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
 use serenqa_store::calibrate::{calibrate, Item};
 
-/// SplitMix64: deterministic test data without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    fn f(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// Deterministic test data from the workspace's SplitMix64.
+use serenqa_shared::rng::SplitMix64 as Rng;
 
 fn random_slice(rng: &mut Rng, n: usize, dim: usize) -> Slice {
-    let embeddings = (0..n * dim).map(|_| (rng.f() * 2.0 - 1.0) as f32).collect();
-    let marginals = (0..n).map(|_| 0.001 + rng.f()).collect();
+    let embeddings = (0..n * dim)
+        .map(|_| (rng.unit() * 2.0 - 1.0) as f32)
+        .collect();
+    let marginals = (0..n).map(|_| 0.001 + rng.unit()).collect();
     // Sparse-ish positive block with a few strong entries, like P3 between related entities.
     let block = (0..n * n)
         .map(|_| {
-            let x = rng.f();
+            let x = rng.unit();
             if x < 0.6 {
                 x * 0.01
             } else {
@@ -46,7 +36,7 @@ fn random_slice(rng: &mut Rng, n: usize, dim: usize) -> Slice {
 }
 
 fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     (0..count)
         .map(|k| {
             let n = 5 + k % 8; // |Ac| from 5 to 12, so b is 1 or 2

@@ -33,14 +33,7 @@ pub fn hetionet_data() -> Option<PathBuf> {
 /// snapshot when present.
 pub fn hetionet_graph(data: &Path) -> Graph {
     let files = hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
-    let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-    if let Some(m) = &files.metagraph {
-        inputs.push(m);
-    }
-    let snap = datadir::cache_dir().join(format!(
-        "hetionet-{:016x}.snap",
-        datadir::fingerprint(&inputs)
-    ));
+    let snap = files.snapshot_path();
     if let Ok(g) = Graph::load(&snap) {
         return g;
     }

@@ -420,7 +420,10 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         retarget();
     };
     let stop_scroller = move || {
-        if let Some(h) = scroller.try_update_value(std::option::Option::take).flatten() {
+        if let Some(h) = scroller
+            .try_update_value(std::option::Option::take)
+            .flatten()
+        {
             h.clear();
         }
     };

@@ -225,7 +225,9 @@ impl Saver {
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {
-        self.core.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.core
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The content changed: keep it on this device and save it after the pause.

@@ -22,14 +22,7 @@ pub fn hetionet() -> &'static Graph {
         let data = shared_data().expect("Hetionet data (../shared/data/hetionet or $SERENQA_DATA)");
         let files =
             hetionet::HetionetFiles::in_dir(&data.join("hetionet")).expect("Hetionet files");
-        let mut inputs: Vec<&Path> = vec![&files.nodes, &files.edges];
-        if let Some(m) = &files.metagraph {
-            inputs.push(m);
-        }
-        let snap = datadir::cache_dir().join(format!(
-            "hetionet-{:016x}.snap",
-            datadir::fingerprint(&inputs)
-        ));
+        let snap = files.snapshot_path();
         if let Ok(g) = Graph::load(&snap) {
             return g;
         }

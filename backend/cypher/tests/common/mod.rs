@@ -37,15 +37,9 @@ pub fn graph() -> Graph {
     let cs: Vec<_> = (0..60)
         .map(|i| b.add_node(c, &format!("DB{i:05}"), &format!("compound {i}")))
         .collect();
-    // SplitMix-style mixing for a fixed, seed-free edge list.
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = |n: usize| {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    };
+    // A fixed, seed-free edge list from the workspace's SplitMix64.
+    let mut rng = serenqa_shared::rng::SplitMix64::new(serenqa_shared::rng::GOLDEN_GAMMA);
+    let mut next = |n: usize| rng.below(n);
     for &dn in &ds {
         for _ in 0..8 {
             let t = gs[next(gs.len())];

@@ -23,6 +23,18 @@ pub struct HetionetFiles {
 }
 
 impl HetionetFiles {
+    /// The one snapshot-name rule: where the graph built from these files (default filter) is
+    /// cached, `<cache dir>/hetionet-<fingerprint of the inputs>.snap`, so any change to an
+    /// input file (path, size, modification time) names a new snapshot.
+    pub fn snapshot_path(&self) -> PathBuf {
+        let mut inputs: Vec<&Path> = vec![&self.nodes, &self.edges];
+        if let Some(m) = &self.metagraph {
+            inputs.push(m);
+        }
+        let fp = crate::datadir::fingerprint(&inputs);
+        crate::datadir::cache_dir().join(format!("hetionet-{fp:016x}.snap"))
+    }
+
     /// Finds the files in a directory (`hetionet-nodes.tsv[.gz]`, `hetionet-edges.sif[.gz]`).
     pub fn in_dir(dir: &Path) -> Result<Self> {
         let pick = |stem: &str| -> Option<PathBuf> {
@@ -117,12 +129,12 @@ const BUILTIN_ABBREV: &[(&str, &str)] = &[
     ("upregulates", "u"),
 ];
 
+/// A metaedge as the metagraph lists it: source kind, target kind, relation, direction.
+type MetaedgeTuple = (String, String, String, String);
+
 /// Metaedges from a `metagraph.json`, or Hetionet v1.0's when `path` is `None`.
 pub fn metaedges(path: Option<&Path>) -> Result<Vec<Metaedge>> {
-    let (tuples, abbrev): (
-        Vec<(String, String, String, String)>,
-        HashMap<String, String>,
-    ) = match path {
+    let (tuples, abbrev): (Vec<MetaedgeTuple>, HashMap<String, String>) = match path {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).map_err(|e| GraphError::file(p, e.to_string()))?;

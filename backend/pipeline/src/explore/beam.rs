@@ -9,7 +9,6 @@ use serenqa_graph::{NodeId, RelId, TypeId};
 use super::env::{graph_score, normalise_per_relation, Env, Hop};
 use super::types::{node_label, Exploration, ExploreConfig, LevelTrace, Step, Task};
 use crate::agents::{ExploreAgents, LevelView};
-use crate::offline;
 
 /// What every decision of one exploration sees, whatever the level.
 struct Walk<'a> {
@@ -57,7 +56,9 @@ pub async fn explore(
     let targets: BTreeSet<TypeId> = task.roots.iter().map(|&r| g.node_type(r)).collect();
     let mut frontier: Vec<NodeId> = ex.order.clone();
     let mut context: Vec<String> = Vec::new();
-    let mut rng = offline::SplitMix(cfg.seed ^ task.roots.first().map(|&r| r as u64).unwrap_or(0));
+    let mut rng = serenqa_shared::rng::SplitMix64::new(
+        cfg.seed ^ task.roots.first().map(|&r| r as u64).unwrap_or(0),
+    );
     let root_list = task
         .roots
         .iter()
@@ -127,7 +128,7 @@ pub async fn explore(
             edges.retain(|(s, _)| seen.insert(s.to));
             if edges.iter().all(|(_, sc)| *sc < 0.0) {
                 lt.uniform_sampled = true;
-                offline::shuffle(&mut edges, &mut rng);
+                rng.shuffle(&mut edges);
             }
             edges.truncate(cfg.nodes_per_node);
             cands.extend(edges);

@@ -20,24 +20,3 @@ pub mod retrieval;
 pub mod summary;
 pub mod understand;
 pub mod understand_eval;
-
-/// SplitMix64: our own generator so sampled results never change with a dependency upgrade.
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// Fisher–Yates with [`SplitMix`].
-pub fn shuffle<T>(xs: &mut [T], rng: &mut SplitMix) {
-    for i in (1..xs.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        xs.swap(i, j);
-    }
-}

@@ -1,7 +1,6 @@
 //! A small Hetionet-shaped graph built in code, with a planted signal: a compound tends to
 //! treat a disease when it binds a gene the disease is associated with.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
-
 #![allow(dead_code)]
 
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};

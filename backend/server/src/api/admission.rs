@@ -315,12 +315,18 @@ impl Buckets {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 
     /// Takes `cost` tokens from `key`'s bucket, or says how long until it has them.
     pub fn take(&self, key: IpAddr, cost: f64, now: Instant) -> Result<(), Duration> {
-        let mut map = self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self
+            .map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !map.contains_key(&key) && map.len() >= self.max {
             let (rate, burst) = (self.rate, self.burst);
             map.retain(|_, b| {

@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::Json;
 use serde::Deserialize;
 use serenqa_shared::annotate::*;
-use serenqa_shared::links::source_link;
+use serenqa_shared::links::{source_label, source_link};
 use serenqa_store::aggregate::{self, ExpertRankings};
 use serenqa_store::auth;
 use serenqa_store::StoreError;
@@ -313,10 +313,8 @@ async fn check_assigned(a: &Authed, batch_id: i64) -> Result<(), HttpError> {
 /// A stable per-annotator shuffle of the candidates (no saved order yet), so nobody starts
 /// from the LLM's order or the same order as everyone else.
 fn shuffle_key(user: i64, cand: i64) -> u64 {
-    let mut z = (user as u64).wrapping_mul(0x9E3779B97F4A7C15) ^ (cand as u64);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-    z ^ (z >> 31)
+    use serenqa_shared::rng::{mix64, GOLDEN_GAMMA};
+    mix64((user as u64).wrapping_mul(GOLDEN_GAMMA) ^ (cand as u64))
 }
 
 /// Relation groups shown per candidate, and neighbours named per group.
@@ -342,9 +340,9 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
     let link = c
         .link
         .clone()
-        .map(|l| (link_label(&l), l))
+        .map(|l| (source_label(&l), l))
         .or_else(|| source_link(&c.kind, &c.ident).map(|(a, b)| (a.to_string(), b)));
-    let node = crate::calibration::resolve_candidate(g, c);
+    let node = serenqa_benchmark::questionnaire::resolve_candidate(g, c);
     let Some(n) = node else {
         return CandidateContext {
             candidate: c.id,
@@ -415,30 +413,6 @@ fn context(g: &serenqa_graph::Graph, c: &Candidate) -> CandidateContext {
         lines,
         link,
     }
-}
-
-/// The database a stored link points to, for its label.
-fn link_label(url: &str) -> String {
-    let host = url
-        .split("://")
-        .nth(1)
-        .unwrap_or(url)
-        .split('/')
-        .next()
-        .unwrap_or("");
-    let label = match host {
-        h if h.contains("drugbank") => "DrugBank",
-        h if h.contains("uniprot") => "UniProt",
-        h if h.contains("genecards") => "GeneCards",
-        h if h.contains("reactome") => "Reactome",
-        h if h.contains("smpdb") => "SMPDB",
-        h if h.contains("monarchinitiative") => "Monarch (HPO)",
-        h if h.contains("disease-ontology") => "Disease Ontology",
-        h if h.contains("hmdb") => "HMDB",
-        h if h.contains("ebi.ac.uk") => "InterPro/Pfam",
-        h => h,
-    };
-    label.to_string()
 }
 
 #[utoipa::path(get, path = "/annotate/questions/{id}", tag = "annotation", description = "One question with its candidate answers (source links and graph context; never their questionnaire position or LLM rank, in a per-annotator shuffle), the annotator's saved response, its place in the batch and the next question to do.", params(("id" = i64, Path, description = "Numeric id")), responses((status = 200, description = "`QuestionView`"), (status = 403, description = "Not assigned to you"), (status = 404, description = "No such question")))]
@@ -843,11 +817,7 @@ pub(crate) async fn calibrate(
     J(req): J<CalibrateRequest>,
 ) -> Result<Json<CalibrationReport>, HttpError> {
     a.require(ADMIN)?;
-    let model = s.model.clone().ok_or_else(|| HttpError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "no_model",
-        message: "the graph has no precomputed model; run `serenqa precompute` and restart".into(),
-    })?;
+    let model = super::rns::require_model(&s)?;
     if !(req.step >= 0.01 && req.step <= 0.5) {
         return Err(HttpError::bad_request(
             "bad_step",

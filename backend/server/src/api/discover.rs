@@ -3,8 +3,8 @@
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
+use serenqa_graph::view::node_view;
 use serenqa_model::discover::{discover_with, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
-use serenqa_model::slice::node_view;
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
 use utoipa_axum::router::OpenApiRouter;
@@ -43,13 +43,7 @@ pub async fn get_discover(
 ) -> Result<Json<DiscoverResponse>, HttpError> {
     let g = s.graph.clone();
     let node = resolve(&g, &key)?;
-    let Some(model) = s.model.clone() else {
-        return Err(HttpError {
-            status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            code: "no_model",
-            message: "the serendipity model is not loaded; run `serenqa precompute`".into(),
-        });
-    };
+    let model = super::rns::require_model(&s)?;
     let limit = q.limit.unwrap_or(50);
     if limit == 0 || limit > MAX_CANDIDATES {
         return Err(HttpError::bad_request(
@@ -71,25 +65,15 @@ pub async fn get_discover(
         let preds = s.predictions.clone();
         let located = preds
             .as_ref()
-            .and_then(|p| super::predictions::locate(p, node).map(|l| (p.clone(), l)));
+            .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
         let propose = |_q: serenqa_graph::NodeId,
                        _t: serenqa_graph::TypeId,
                        known: &[serenqa_graph::NodeId]|
          -> Vec<(serenqa_graph::NodeId, f64)> {
-            let Some((p, (is_c, local))) = &located else {
+            let Some((p, loc)) = &located else {
                 return Vec::new();
             };
-            super::predictions::ranked_pairs(p, *is_c, *local)
-                .into_iter()
-                .map(|(c, d)| {
-                    (
-                        if *is_c { p.diseases[d] } else { p.compounds[c] },
-                        p.scores[p.pair(c, d)] as f64,
-                    )
-                })
-                .filter(|(n, _)| known.binary_search(n).is_err())
-                .take(limit)
-                .collect()
+            p.propose(*loc, known, limit)
         };
         let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
             Some(&propose)
@@ -105,7 +89,7 @@ pub async fn get_discover(
                 .map(|(&(c, p), t)| {
                     let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
                     let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
-                        let other = super::predictions::locate(pr, c)?;
+                        let other = pr.locate(c)?;
                         let (ci, di) = if *is_c {
                             (*local, other.1)
                         } else {

@@ -7,11 +7,11 @@
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
-use serenqa_graph::paths::{find_paths, Path as GraphPath, PathQuery};
+use serenqa_graph::paths::{find_paths, PathQuery};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_shared::api::{
-    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathStep, PathView, PathsReply,
-    SubgraphView, TypeCount,
+    ApiError, GraphInfo, NeighbourGroup, NodeDetail, NodeView, PathView, PathsReply, SubgraphView,
+    TypeCount,
 };
 use serenqa_shared::links::source_link;
 use serenqa_shared::phrases::passive;
@@ -73,7 +73,7 @@ pub async fn find(State(s): State<AppState>, Q(q): Q<FindQuery>) -> axum::respon
 }
 
 /// A node as the UI shows it (one definition, in the model crate).
-pub use serenqa_model::slice::node_view;
+pub use serenqa_graph::view::{node_view, path_view};
 
 pub fn graph_info(g: &Graph) -> GraphInfo {
     let meta = g.meta();
@@ -174,58 +174,27 @@ fn rank_search(
     kind: Option<serenqa_graph::TypeId>,
     limit: usize,
 ) -> Vec<NodeId> {
+    use serenqa_graph::search::HitClass;
     use serenqa_pipeline::offline::understand::{fold_word, Match};
     let g = &s.graph;
-    let folded = |x: &str| {
-        x.split_whitespace()
-            .map(fold_word)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let want = folded(text);
-    let fits = |n: NodeId| kind.is_none_or(|k| g.node_type(n) == k);
-    // (class, node): 0 exact, 1 prefix, 2 misspelt or contained.
-    let mut found: Vec<(u8, NodeId)> = Vec::new();
-    let push = |class: u8, n: NodeId, found: &mut Vec<(u8, NodeId)>| {
-        if !fits(n) {
-            return;
-        }
-        match found.iter_mut().find(|(_, m)| *m == n) {
-            Some(e) => e.0 = e.0.min(class),
-            None => found.push((class, n)),
-        }
-    };
-    // Scan more than `limit` so the ranking and the type filter see enough.
-    for n in g.search_prefix(text, if kind.is_some() { 20_000 } else { 2_000 }) {
-        let class = if folded(g.name(n)) == want { 0 } else { 1 };
-        push(class, n, &mut found);
-    }
+    let mut extra = Vec::new();
     if let Ok(ctx) = super::pipeline::context(s) {
         if let Ok(u) = &ctx.lex.understander {
-            for (n, how) in u.suggest(g, text, 200) {
-                let class = match how {
-                    Match::Exact => 0,
-                    Match::Prefix => 1,
-                    _ => 2,
-                };
-                push(class, n, &mut found);
-            }
+            extra = u
+                .suggest(g, text, 200)
+                .into_iter()
+                .map(|(n, how)| {
+                    let class = match how {
+                        Match::Exact => HitClass::Exact,
+                        Match::Prefix => HitClass::Prefix,
+                        _ => HitClass::Fuzzy,
+                    };
+                    (n, class)
+                })
+                .collect();
         }
     }
-    let preferred = |n: NodeId| -> u8 {
-        match g.type_label(g.node_type(n)) {
-            "Disease" | "Compound" => 0,
-            _ => 1,
-        }
-    };
-    found.sort_by(|a, b| {
-        (a.0, preferred(a.1))
-            .cmp(&(b.0, preferred(b.1)))
-            .then(g.degree(b.1).cmp(&g.degree(a.1)))
-            .then(g.name(a.1).cmp(g.name(b.1)))
-            .then(a.1.cmp(&b.1))
-    });
-    found.into_iter().take(limit).map(|(_, n)| n).collect()
+    serenqa_graph::search::rank_search(g, text, kind, limit, &fold_word, extra)
 }
 
 /// Resolves `Type::identifier` or an unambiguous bare identifier, else 404 with the key.
@@ -309,63 +278,6 @@ pub async fn get_node(
     Ok(Json(node_detail(g, n)))
 }
 
-pub fn path_view(g: &Graph, p: &GraphPath) -> PathView {
-    PathView {
-        nodes: p.nodes.iter().map(|&n| node_view(g, n)).collect(),
-        steps: p
-            .steps
-            .iter()
-            .map(|s| {
-                let rel = g.relation(s.rel);
-                PathStep {
-                    relation: rel.name.clone(),
-                    verb: if s.forward {
-                        rel.verb.clone()
-                    } else {
-                        passive(&rel.verb)
-                    },
-                    forward: s.forward,
-                }
-            })
-            .collect(),
-        record: p.to_record_string(g),
-    }
-}
-
-/// Picks `limit` paths round-robin over their metapaths (relation sequence and directions),
-/// shortest first within each, so twenty paths through twenty shared side effects do not
-/// crowd out the one path through a shared target gene.
-pub fn diverse(paths: Vec<GraphPath>, limit: usize) -> Vec<GraphPath> {
-    let mut groups: Vec<(Vec<(u16, bool)>, std::collections::VecDeque<GraphPath>)> = Vec::new();
-    for p in paths {
-        let sig: Vec<(u16, bool)> = p.steps.iter().map(|s| (s.rel, s.forward)).collect();
-        match groups.iter_mut().find(|(k, _)| *k == sig) {
-            Some((_, q)) => q.push_back(p),
-            None => groups.push((sig, std::collections::VecDeque::from([p]))),
-        }
-    }
-    // Shorter metapaths first; stable for equal lengths (first seen first).
-    groups.sort_by_key(|(k, _)| k.len());
-    let mut out = Vec::with_capacity(limit);
-    while out.len() < limit {
-        let mut took = false;
-        for (_, q) in &mut groups {
-            if out.len() >= limit {
-                break;
-            }
-            if let Some(p) = q.pop_front() {
-                out.push(p);
-                took = true;
-            }
-        }
-        if !took {
-            break;
-        }
-    }
-    out.sort_by_key(GraphPath::hops);
-    out
-}
-
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct PathsQuery {
     /// Comma-separated node keys.
@@ -422,7 +334,7 @@ pub async fn get_paths(
         limit: (limit * 8).min(400),
         max_degree: 20_000,
     };
-    let paths = diverse(find_paths(g, &from, &to, query, &|_| true), limit);
+    let paths = serenqa_graph::paths::diverse(find_paths(g, &from, &to, query, &|_| true), limit);
     let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
     let subgraph = SubgraphView::from_paths(&views);
     Ok(Json(PathsReply {

@@ -5,8 +5,8 @@
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
+use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
-use serenqa_model::slice::node_view;
 use serenqa_predict::Predictions;
 use serenqa_shared::api::{
     ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
@@ -39,14 +39,6 @@ pub struct PredictionsQuery {
 pub const MAX_LIMIT: usize = 2000;
 
 pub const METHOD: &str = "Plausibility: an L2 logistic regression on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's recipe), its probability calibrated on out-of-fold predictions; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
-
-/// Where `n` sits in the predictions: (is a compound, local index).
-pub fn locate(p: &Predictions, n: NodeId) -> Option<(bool, usize)> {
-    if let Some(i) = p.compounds.iter().position(|&c| c == n) {
-        return Some((true, i));
-    }
-    p.diseases.iter().position(|&d| d == n).map(|i| (false, i))
-}
 
 /// Whether the graph has an edge of the relation abbreviated `abbrev` between `c` and `d`.
 fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
@@ -92,21 +84,6 @@ pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -
     }
 }
 
-/// The pairs of one entity, best first (ties by local index).
-pub fn ranked_pairs(p: &Predictions, is_compound: bool, local: usize) -> Vec<(usize, usize)> {
-    let mut pairs: Vec<(usize, usize)> = if is_compound {
-        (0..p.diseases.len()).map(|d| (local, d)).collect()
-    } else {
-        (0..p.compounds.len()).map(|c| (c, local)).collect()
-    };
-    pairs.sort_by(|a, b| {
-        p.scores[p.pair(b.0, b.1)]
-            .total_cmp(&p.scores[p.pair(a.0, a.1)])
-            .then(a.cmp(b))
-    });
-    pairs
-}
-
 /// A disease's compounds or a compound's diseases, best first.
 #[utoipa::path(get, path = "/predictions", tag = "serendipity", params(PredictionsQuery),
     responses((status = 200, body = PredictionsResponse), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 503, body = ApiError)))]
@@ -136,7 +113,7 @@ pub async fn get_predictions(
     let Some(p) = s.predictions.clone() else {
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
-    let Some((is_compound, local)) = locate(&p, node) else {
+    let Some((is_compound, local)) = p.locate(node) else {
         return Err(HttpError::bad_request(
             "wrong_type",
             format!(
@@ -158,7 +135,7 @@ pub async fn get_predictions(
         ));
     }
     let known = serenqa_model::discover::treatment_links(&g, node);
-    let ranked = ranked_pairs(&p, is_compound, local);
+    let ranked = p.ranked_pairs(is_compound, local);
     let total = ranked.len();
     let predictions = ranked
         .into_iter()
@@ -212,7 +189,7 @@ pub async fn get_explain(
     let (Some(p), Some(ex)) = (s.predictions.clone(), s.explainer.clone()) else {
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
-    let (Some((true, c)), Some((false, d))) = (locate(&p, cn), locate(&p, dn)) else {
+    let (Some((true, c)), Some((false, d))) = (p.locate(cn), p.locate(dn)) else {
         return Err(HttpError::bad_request(
             "wrong_type",
             "`compound` must be a compound and `disease` a disease of the model",

@@ -44,7 +44,9 @@ impl From<ModelError> for HttpError {
     }
 }
 
-fn model(s: &AppState) -> Result<Arc<Model>, HttpError> {
+/// The loaded serendipity model, or the one "no model" reply (503 `no_model`, from
+/// [`ModelError::NoModel`]) every model-backed endpoint gives.
+pub(crate) fn require_model(s: &AppState) -> Result<Arc<Model>, HttpError> {
     s.model.clone().ok_or_else(|| ModelError::NoModel.into())
 }
 
@@ -80,7 +82,7 @@ pub async fn get_slice(
         .filter(|x| !x.is_empty())
         .map(String::from)
         .collect();
-    let m = model(&s)?;
+    let m = require_model(&s)?;
     blocking(move || slice::slice_for(&s.graph, &m, &s.blocks, &ids)).await
 }
 
@@ -98,7 +100,7 @@ pub async fn post_rns(
     req: Result<Json<RnsRequest>, JsonRejection>,
 ) -> Result<Json<RnsResponse>, HttpError> {
     let req = body(req)?;
-    let m = model(&s)?;
+    let m = require_model(&s)?;
     blocking(move || {
         let w = crate::weights::for_request(req.weights, &crate::weights::of_state(&s));
         slice::score(&s.graph, &m, &s.blocks, &req.existing, &req.serendipity, &w)
@@ -114,7 +116,7 @@ pub async fn post_partition(
     req: Result<Json<PartitionRequest>, JsonRejection>,
 ) -> Result<Json<PartitionResponse>, HttpError> {
     let req = body(req)?;
-    let m = model(&s)?;
+    let m = require_model(&s)?;
     blocking(move || {
         let w = crate::weights::for_request(req.weights, &crate::weights::of_state(&s));
         slice::partition(&s.graph, &m, &s.blocks, &req.candidates, &w)

@@ -43,7 +43,7 @@ fn entity(s: &AppState, key: &str, what: &'static str) -> Result<ShortlistEntity
         message: format!("{what}: {}", e.message),
         ..e
     })?;
-    let v = serenqa_model::slice::node_view(&s.graph, n);
+    let v = serenqa_graph::view::node_view(&s.graph, n);
     Ok(ShortlistEntity {
         kind: v.kind,
         id: v.id,

@@ -28,7 +28,9 @@ type Cell = Arc<OnceCell<Result<UnderstandScore, String>>>;
 static SCORES: std::sync::Mutex<Vec<(usize, Cell)>> = std::sync::Mutex::new(Vec::new());
 
 fn cell_for(key: usize) -> Cell {
-    let mut v = SCORES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut v = SCORES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, c)) = v.iter().find(|(k, _)| *k == key) {
         return c.clone();
     }

@@ -190,9 +190,8 @@ pub fn run(args: ImportArgs, progress: bool) -> Result<()> {
     };
     let (graph, report) = filter::apply(graph, &spec);
     print_report(&report);
-    let out = match args.out.or(default_out) {
-        Some(o) => o,
-        None => bail!("say where to write the snapshot with --out FILE"),
+    let Some(out) = args.out.or(default_out) else {
+        bail!("say where to write the snapshot with --out FILE");
     };
     graph.save(&out)?;
     println!(

@@ -283,8 +283,8 @@ fn perf_cypher(
     progress: bool,
 ) -> Result<()> {
     let g = graph.load(progress)?;
-    let mut cases = serenqa_cypher::perf::pattern_cases(&g, per_pattern.max(1));
-    cases.extend(serenqa_cypher::perf::anchored_cases(&g, anchored));
+    let mut cases = serenqa_benchmark::perf::pattern_cases(&g, per_pattern.max(1));
+    cases.extend(serenqa_benchmark::perf::anchored_cases(&g, anchored));
     if cases.is_empty() {
         bail!("the graph lacks Hetionet's relation types (SerenQA patterns); use --anchored N for id-anchored queries");
     }
@@ -292,9 +292,13 @@ fn perf_cypher(
         "{} queries, {reps} runs each (parse + plan + execute + render)",
         cases.len()
     );
-    let rows =
-        serenqa_cypher::perf::measure(&g, &cases, reps.max(1), &serenqa_cypher::Options::default());
-    print!("{}", serenqa_cypher::perf::report(&rows));
+    let rows = serenqa_benchmark::perf::measure(
+        &g,
+        &cases,
+        reps.max(1),
+        &serenqa_cypher::Options::default(),
+    );
+    print!("{}", serenqa_benchmark::perf::report(&rows));
     Ok(())
 }
 

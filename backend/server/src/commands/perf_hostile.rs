@@ -466,7 +466,9 @@ pub fn run(args: HostileArgs) -> Result<()> {
                     let t = Instant::now();
                     let (status, code) = send(&a, &base, attack, &client);
                     let took = t.elapsed();
-                    let mut tl = tally.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut tl = tally
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     let slot = tl.slowest.entry(attack.name()).or_default();
                     *slot = (*slot).max(took);
                     if !acceptable(&status, &code) && tl.violations.len() < 20 {
@@ -498,7 +500,9 @@ pub fn run(args: HostileArgs) -> Result<()> {
         server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
     before.sort_by(f64::total_cmp);
     during.sort_by(f64::total_cmp);
-    let tally = tally.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let tally = tally
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let sent: u64 = tally.by_attack.values().flat_map(|m| m.values()).sum();
 
     println!("serenqa perf hostile — {} attackers × {} rounds × {} attacks on {base} ({attack_secs:.1} s)", args.attackers, args.rounds, list.len());

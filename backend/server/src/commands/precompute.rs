@@ -40,7 +40,7 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
     if !(args.lambda > 0.0 && args.lambda < 1.0) {
         anyhow::bail!("--lambda must be in (0, 1)");
     }
-    if !(args.epsilon > 0.0) || args.dim == 0 || args.dim > 1024 {
+    if args.epsilon.is_nan() || args.epsilon <= 0.0 || args.dim == 0 || args.dim > 1024 {
         anyhow::bail!("--epsilon must be positive and --dim in 1..=1024");
     }
     let (path, fresh) = crate::model_source::snapshot_path(&args.graph, progress)?;

@@ -494,31 +494,15 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let limit = serenqa_model::discover::MAX_CANDIDATES;
     if let Some(t) = disease {
         for &d in l.g.nodes_of_type(t) {
-            let located = preds
-                .as_ref()
-                .and_then(|p| crate::api::predictions::locate(p, d).map(|loc| (p, loc)));
+            let located = preds.as_ref().and_then(|p| p.locate(d).map(|loc| (p, loc)));
             let propose = |_q: serenqa_graph::NodeId,
                            _t: serenqa_graph::TypeId,
                            known: &[serenqa_graph::NodeId]|
              -> Vec<(serenqa_graph::NodeId, f64)> {
-                let Some((p, (is_c, local))) = &located else {
+                let Some((p, loc)) = &located else {
                     return Vec::new();
                 };
-                crate::api::predictions::ranked_pairs(p, *is_c, *local)
-                    .into_iter()
-                    .map(|(c, dd)| {
-                        (
-                            if *is_c {
-                                p.diseases[dd]
-                            } else {
-                                p.compounds[c]
-                            },
-                            p.scores[p.pair(c, dd)] as f64,
-                        )
-                    })
-                    .filter(|(n, _)| known.binary_search(n).is_err())
-                    .take(limit)
-                    .collect()
+                p.propose(*loc, known, limit)
             };
             let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
                 Some(&propose)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serenqa_graph::{Graph, NodeId, RelId};
 
-use crate::{execute, Options};
+use serenqa_cypher::{execute, Options};
 
 /// The pattern types, in the paper's order.
 pub const PATTERNS: [&str; 9] = [
