@@ -38,6 +38,10 @@ cargo fmt --all --check
 step "lint: cargo clippy --workspace --all-targets -- -D warnings ([workspace.lints], clippy.toml)"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "structure: no file-level import cycle in the cypher and pipeline crates"
+python3 scripts/import_cycles.py backend/cypher
+python3 scripts/import_cycles.py backend/pipeline
+
 step "cargo test (all host crates)"
 cargo test --no-fail-fast
 

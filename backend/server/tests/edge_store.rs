@@ -87,9 +87,7 @@ struct Fixture {
 
 /// `None` (after saying why) when the data or Redis is missing.
 fn fixture() -> Option<Fixture> {
-    let Some(data) = hetionet_data() else {
-        return None;
-    };
+    let data = hetionet_data()?;
     let (single, s1) = redis_fixture::single()?;
     let (cluster, s2) = redis_fixture::cluster()?;
     let lock = CLUSTER
