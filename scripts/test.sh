@@ -41,6 +41,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "structure: no file-level import cycle in the cypher and pipeline crates"
 python3 scripts/import_cycles.py backend/cypher
 python3 scripts/import_cycles.py backend/pipeline
+# …and no grab-bag file in the pipeline crate (split by concept past 800 lines).
+find backend/pipeline -name '*.rs' -print0 | xargs -0 wc -l |
+  awk '$2 != "total" && $1 > 800 { print "too long (> 800 lines): " $2; bad = 1 } END { exit bad }'
 
 step "cargo test (all host crates)"
 cargo test --no-fail-fast
