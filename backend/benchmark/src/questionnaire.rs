@@ -135,26 +135,26 @@ pub fn resolve_candidate(g: &Graph, c: &serenqa_shared::annotate::Candidate) -> 
 
 pub fn link(g: &Graph, name: &str, url: Option<&str>) -> Link {
     let url = url.unwrap_or("");
-    if let Some(db) = url.split("/drugs/").nth(1) {
-        let id = db.trim_end_matches('/');
-        if let Some(n) = g.find_by_key(&format!("Compound::{id}")) {
-            return Link::ById(n);
+    // What the link names is read by `shared::links`, the one home of source-database URLs.
+    let (kind, id) = serenqa_shared::links::entity_from_link(url, name);
+    match kind.as_str() {
+        "Compound" | "Disease" => {
+            if let Some(n) = g.find_by_key(&format!("{kind}::{id}")) {
+                return Link::ById(n);
+            }
         }
-    }
-    if let Some(doid) = url.split("id=").nth(1).filter(|s| s.starts_with("DOID:")) {
-        if let Some(n) = g.find_by_key(&format!("Disease::{doid}")) {
-            return Link::ById(n);
+        "Gene" => {
+            if let Some(n) = node_of_type(g, g.find_by_name(&id), "Gene") {
+                return Link::ById(n);
+            }
         }
-    }
-    if let Some(sym) = url.split("gene=").nth(1) {
-        if let Some(n) = node_of_type(g, g.find_by_name(sym), "Gene") {
-            return Link::ById(n);
+        // UniProt accessions have no mapping in the graph: the Gene of the candidate's name.
+        _ if source_of(url) == "uniprot" => {
+            if let Some(n) = node_of_type(g, g.find_by_name(name.trim()), "Gene") {
+                return Link::ByName(n);
+            }
         }
-    }
-    if source_of(url) == "uniprot" {
-        if let Some(n) = node_of_type(g, g.find_by_name(name.trim()), "Gene") {
-            return Link::ByName(n);
-        }
+        _ => {}
     }
     Link::Unlinked
 }
