@@ -44,6 +44,18 @@ python3 scripts/import_cycles.py backend/pipeline
 # …and no grab-bag file in the pipeline crate (split by concept past 800 lines).
 find backend/pipeline -name '*.rs' -print0 | xargs -0 wc -l |
   awk '$2 != "total" && $1 > 800 { print "too long (> 800 lines): " $2; bad = 1 } END { exit bad }'
+# One seeded RNG (shared::rng), one home of source-database URLs (shared::links), and no
+# Hetionet relation name in the generic Cypher engine (its perf cases live in benchmark::perf).
+if grep -rniE "struct splitmix|fn splitmix" --include=*.rs shared backend frontend | grep -v '^shared/src/rng.rs:'; then
+  echo "a second SplitMix64 outside shared::rng"; exit 1
+fi
+if grep -rnE '"[^"]*(drugbank\.com|uniprot\.org|genecards\.org|disease-ontology\.org|reactome\.org|smpdb\.ca|hmdb\.ca)' \
+    --include=*.rs shared/src backend/*/src frontend/src | grep -v '^shared/src/links.rs:'; then
+  echo "a source-database URL outside shared::links"; exit 1
+fi
+if grep -rnE '"[^"]*_(CtD|CpD|DaG|CbG|GpPW)' --include=*.rs backend/cypher/src; then
+  echo "a Hetionet relation name in the Cypher engine"; exit 1
+fi
 
 step "cargo test (all host crates)"
 cargo test --no-fail-fast
