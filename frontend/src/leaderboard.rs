@@ -112,8 +112,8 @@ struct Run {
 fn table2(runs: &[Run]) -> Table {
     let mut columns = Vec::new();
     for (_, title) in GROUPS {
-        for m in ["Hit", "F1", "Exe"] {
-            columns.push((title.to_string(), m.to_string()));
+        for m in ["hit", "f1", "exe"] {
+            columns.push((title.to_string(), metric_title(m).to_string()));
         }
     }
     let rows = runs
@@ -174,13 +174,13 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
         }
         out
     };
-    let mut reasoning_cols = judged("Faithful.");
-    reasoning_cols.extend(judged("Compre."));
-    reasoning_cols.push(("".into(), "SerenCov".into()));
-    let mut explore_cols = judged("Relevance");
+    let mut reasoning_cols = judged(metric_title("faithfulness"));
+    reasoning_cols.extend(judged(metric_title("comprehensiveness")));
+    reasoning_cols.push(("".into(), metric_title("seren_cov").into()));
+    let mut explore_cols = judged(metric_title("relevance"));
     explore_cols.extend([
-        ("".to_string(), "TypeMatch".to_string()),
-        ("".into(), "SerenHit".into()),
+        ("".to_string(), metric_title("type_match").to_string()),
+        ("".into(), metric_title("seren_hit").into()),
     ]);
     let mut r_rows = Vec::new();
     let mut e_rows = Vec::new();
@@ -400,17 +400,13 @@ fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
     ]
 }
 
-const METRICS: &[&str] = &[
-    "Hit",
-    "F1",
-    "Exe",
-    "Faithful.",
-    "Compre.",
-    "SerenCov",
-    "Relevance",
-    "TypeMatch",
-    "SerenHit",
-];
+/// The metrics' titles in table order (the one list: `serenqa_shared::results::METRICS`).
+fn metric_titles() -> Vec<&'static str> {
+    serenqa_shared::results::METRICS
+        .iter()
+        .map(|m| m.title)
+        .collect()
+}
 
 /// Partition keys, the correlation matrix (None: too few runs) and the runs behind each cell.
 type Correlation = (Vec<String>, Vec<Vec<Option<f64>>>, Vec<Vec<usize>>);
@@ -608,17 +604,17 @@ fn Boards(
     let groups_hit = groups.clone();
     // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
     let corr: Vec<(usize, Correlation)> = runs.with_value(|r| {
-        (3..METRICS.len())
+        (3..metric_titles().len())
             .map(|m| (m, partition_correlation(r, m)))
             .collect()
     });
     let corr_views = corr
         .into_iter()
         .map(|(m, (labels, matrix, counts))| {
-            let key = METRICS[m].trim_end_matches('.').to_lowercase();
+            let key = metric_titles()[m].trim_end_matches('.').to_lowercase();
             view! {
                 <div class="corr">
-                    <h3>{METRICS[m]}</h3>
+                    <h3>{metric_titles()[m]}</h3>
                     <CorrelationMatrix labels=labels matrix=matrix counts=counts lower=true testid=format!("correlation-{key}") />
                 </div>
             }
@@ -653,7 +649,7 @@ fn Boards(
             {move || {
                 let p = partition.get();
                 let series: Vec<(String, Vec<f64>)> = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p).into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect())).collect());
-                view! { <Compass axes=METRICS.iter().map(std::string::ToString::to_string).collect() series=series /> }
+                view! { <Compass axes=metric_titles().iter().map(std::string::ToString::to_string).collect() series=series /> }
             }}
         </section>
         <section class="panel" data-testid="fig7">
@@ -684,7 +680,7 @@ fn Boards(
             {move || {
                 let p = partition.get();
                 let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p))).unzip());
-                view! { <Heatmap rows=rows cols=METRICS.iter().map(std::string::ToString::to_string).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
+                view! { <Heatmap rows=rows cols=metric_titles().iter().map(std::string::ToString::to_string).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
             }}
         </section>
         <section class="panel">

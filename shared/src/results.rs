@@ -336,25 +336,104 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
 }
 
-/// A metric key's title (`seren_hit` → `SerenHit`).
-pub fn metric_title(key: &str) -> &'static str {
-    match key {
-        "hit" => "Hit",
-        "f1" => "F1",
-        "exe" => "Exe.",
-        "faithfulness" => "Faithful.",
-        "comprehensiveness" => "Compre.",
-        "seren_cov" => "SerenCov",
-        "relevance" => "Relevance",
-        "type_match" => "TypeMatch",
-        "seren_hit" => "SerenHit",
-        _ => "?",
+/// What the project knows about one metric, in one place: the leaderboard, the reports, the
+/// trace view and the comparison all read it from [`METRICS`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MetricInfo {
+    /// Field name in the cells (`T1Cell::f1`, …), the CSV `metric` column and `ci` keys.
+    pub key: &'static str,
+    /// As the tables head it (the paper's Table 2/3 titles).
+    pub title: &'static str,
+    /// The largest value (1 for shares, 5 for judge scores).
+    pub max: f64,
+    /// A 1–5 judge score (a proxy offline, an LLM otherwise).
+    pub judged: bool,
+    /// What it measures, in one sentence (shown next to the value in a question's trace).
+    pub meaning: &'static str,
+}
+
+const fn share(key: &'static str, title: &'static str, meaning: &'static str) -> MetricInfo {
+    MetricInfo {
+        key,
+        title,
+        max: 1.0,
+        judged: false,
+        meaning,
     }
+}
+
+const fn judge(key: &'static str, title: &'static str, meaning: &'static str) -> MetricInfo {
+    MetricInfo {
+        key,
+        title,
+        max: 5.0,
+        judged: true,
+        meaning,
+    }
+}
+
+/// Every metric, in the order of the paper's tables: T1 (Table 2), T2 and T3 (Table 3).
+pub const METRICS: &[MetricInfo] = &[
+    share(
+        "hit",
+        "Hit",
+        "Share of the gold answers the query returned.",
+    ),
+    share(
+        "f1",
+        "F1",
+        "Harmonic mean of precision and recall of the returned answers against the gold answers.",
+    ),
+    share(
+        "exe",
+        "Exe.",
+        "1 if the query ran without error (a query that fails scores Hit = F1 = 0).",
+    ),
+    judge(
+        "faithfulness",
+        "Faithful.",
+        "Judge score 1–5: the summaries say only what the explored subgraph supports.",
+    ),
+    judge(
+        "comprehensiveness",
+        "Compre.",
+        "Judge score 1–5: the summaries cover what the explored subgraph holds.",
+    ),
+    share(
+        "seren_cov",
+        "SerenCov",
+        "Share of the gold serendipity paths whose two ends the summaries name.",
+    ),
+    judge(
+        "relevance",
+        "Relevance",
+        "Judge score 1–5: the entities reached bear on the question.",
+    ),
+    share(
+        "type_match",
+        "TypeMatch",
+        "1 if any entity reached has the type of a gold serendipity answer.",
+    ),
+    share(
+        "seren_hit",
+        "SerenHit",
+        "1 if any entity reached is in the partition's serendipity set.",
+    ),
+];
+
+/// A metric by its key.
+pub fn metric_info(key: &str) -> Option<&'static MetricInfo> {
+    METRICS.iter().find(|m| m.key == key)
+}
+
+/// A metric key's title (`seren_hit` → `SerenHit`; `?` for an unknown key).
+pub fn metric_title(key: &str) -> &'static str {
+    metric_info(key).map_or("?", |m| m.title)
 }
 
 /// Whether a metric is a 1–5 judge score (a proxy offline, an LLM otherwise).
 pub fn is_judged(metric: &str) -> bool {
-    matches!(metric, "faithfulness" | "comprehensiveness" | "relevance")
+    metric_info(metric).is_some_and(|m| m.judged)
 }
 
 /// Pearson correlation of two equally long series (None when undefined).
@@ -428,6 +507,39 @@ pub fn marks(values: &[f64], digits: usize) -> Vec<Mark> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every metric a table cell carries is described once in `METRICS`, and nothing else is.
+    #[test]
+    fn every_cell_metric_is_in_the_table() {
+        let mut keys = Vec::new();
+        for cell in [
+            serde_json::to_value(T1Cell::default()).unwrap(),
+            serde_json::to_value(T2Cell::default()).unwrap(),
+            serde_json::to_value(T3Cell::default()).unwrap(),
+        ] {
+            let obj = cell.as_object().unwrap().clone();
+            keys.extend(obj.into_iter().filter(|(_, v)| v.is_f64()).map(|(k, _)| k));
+        }
+        let mut table: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+        keys.sort();
+        table.sort_unstable();
+        assert_eq!(keys, table, "cells and METRICS list the same metrics");
+        for m in METRICS {
+            assert!(
+                !m.meaning.is_empty() && m.max > 0.0,
+                "{} is described",
+                m.key
+            );
+            assert_eq!(
+                is_judged(m.key),
+                m.max == 5.0,
+                "{}: judge scores are 1–5",
+                m.key
+            );
+        }
+        assert_eq!(metric_title("seren_hit"), "SerenHit");
+        assert_eq!(metric_title("nope"), "?");
+    }
 
     #[test]
     fn pearson_by_hand() {

@@ -13,7 +13,7 @@ use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
 // The result types are shared with the web app's leaderboard (`serenqa_shared::results`).
 pub use serenqa_shared::results::{
-    bootstrap_ci, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell,
+    bootstrap_ci, metric_title, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell,
     BOOTSTRAP_REPS,
 };
 
@@ -342,7 +342,8 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
     if let Some(t2) = &a.table2 {
         s.push_str("### Table 2 — Knowledge Retrieval (T1)\n\n| Model |");
         for (_, title) in GROUPS {
-            s.push_str(&format!(" {title} Hit(%) | F1(%) | Exe.(%) | n |"));
+            let [hit, f1, exe] = ["hit", "f1", "exe"].map(metric_title);
+            s.push_str(&format!(" {title} {hit}(%) | {f1}(%) | {exe}(%) | n |"));
         }
         s.push_str("\n|---|");
         s.push_str(&"---:|".repeat(GROUPS.len() * 4));
@@ -394,9 +395,9 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         titles(
             &mut s,
             &[
-                &judged("Faithful.", &a.judge),
-                &judged("Compre.", &a.judge),
-                "SerenCov",
+                &judged(metric_title("faithfulness"), &a.judge),
+                &judged(metric_title("comprehensiveness"), &a.judge),
+                metric_title("seren_cov"),
             ],
         );
         s.push_str(&format!("| {} |", a.label));
@@ -418,7 +419,11 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push_str("### Table 3 (lower) — Serendipity Exploration (T3)\n\n");
         titles(
             &mut s,
-            &[&judged("Relevance", &a.judge), "TypeMatch", "SerenHit"],
+            &[
+                &judged(metric_title("relevance"), &a.judge),
+                metric_title("type_match"),
+                metric_title("seren_hit"),
+            ],
         );
         for (name, t) in [(a.label.clone(), w), ("↳ w.o. summary".to_string(), wo)] {
             s.push_str(&format!("| {name} |"));

@@ -24,7 +24,7 @@ use serenqa_shared::api::{
     ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
     TraceTreeNode,
 };
-use serenqa_shared::results::{metric_title, partition_title, RunSettings};
+use serenqa_shared::results::{metric_info, metric_title, partition_title, RunSettings};
 
 use crate::explore::{CallTrace, LevelTrace};
 use crate::reasoning::Judged;
@@ -315,31 +315,20 @@ impl Names<'_> {
     }
 }
 
-fn metric(key: &str, value: f64, max: f64, judge: &str) -> TraceMetric {
-    let meaning = match key {
-        "hit" => "Share of the gold answers the query returned.",
-        "f1" => "Harmonic mean of precision and recall of the returned answers against the gold answers.",
-        "exe" => "1 if the query ran without error (a query that fails scores Hit = F1 = 0).",
-        "faithfulness" => "Judge score 1–5: the summaries say only what the explored subgraph supports.",
-        "comprehensiveness" => "Judge score 1–5: the summaries cover what the explored subgraph holds.",
-        "seren_cov" => "Share of the gold serendipity paths whose two ends the summaries name.",
-        "relevance" => "Judge score 1–5: the entities reached bear on the question.",
-        "type_match" => "1 if any entity reached has the type of a gold serendipity answer.",
-        "seren_hit" => "1 if any entity reached is in the partition's serendipity set.",
-        _ => "",
-    };
+fn metric(key: &str, value: f64, judge: &str) -> TraceMetric {
+    let info = metric_info(key);
     TraceMetric {
         key: key.into(),
         label: metric_title(key).into(),
         value,
-        max,
+        max: info.map_or(1.0, |m| m.max),
         judge: judge.into(),
-        meaning: meaning.into(),
+        meaning: info.map_or("", |m| m.meaning).into(),
     }
 }
 
 fn judged(key: &str, j: &Judged) -> TraceMetric {
-    let mut m = metric(key, j.score, 5.0, &j.judge);
+    let mut m = metric(key, j.score, &j.judge);
     if j.unparsable {
         m.meaning
             .push_str(" The judge's reply had no score: scored 1.");
@@ -368,9 +357,9 @@ fn retrieval(names: &mut Names, t: &T1Record) -> RetrievalTrace {
             .map(|a| names.entity(a, None, r.executable && found.contains(a.as_str())))
             .collect(),
         metrics: vec![
-            metric("hit", t.hit, 1.0, ""),
-            metric("f1", t.f1, 1.0, ""),
-            metric("exe", if r.executable { 1.0 } else { 0.0 }, 1.0, ""),
+            metric("hit", t.hit, ""),
+            metric("f1", t.f1, ""),
+            metric("exe", if r.executable { 1.0 } else { 0.0 }, ""),
         ],
         latency_ms: t.call.as_ref().map(|c| c.latency_ms).unwrap_or(0.0),
     }
@@ -383,12 +372,12 @@ fn exploration(names: &mut Names, r: &T3Record) -> ExplorationTrace {
     if let Some(t2) = &r.t2 {
         metrics.push(judged("faithfulness", &t2.faithfulness));
         metrics.push(judged("comprehensiveness", &t2.comprehensiveness));
-        metrics.push(metric("seren_cov", t2.seren_cov, 1.0, ""));
+        metrics.push(metric("seren_cov", t2.seren_cov, ""));
     }
     if let Some(t3) = &r.t3 {
         metrics.push(judged("relevance", &t3.relevance));
-        metrics.push(metric("type_match", t3.type_match, 1.0, ""));
-        metrics.push(metric("seren_hit", t3.seren_hit, 1.0, ""));
+        metrics.push(metric("type_match", t3.type_match, ""));
+        metrics.push(metric("seren_hit", t3.seren_hit, ""));
     }
     ExplorationTrace {
         key: r.key.clone(),
