@@ -369,35 +369,13 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
     }
 }
 
-/// Normalised metric vector of a run (all in [0, 1]) for the compass and the heatmap; NaN
-/// where a cell has no question.
+/// Normalised metric vector of a run (all in [0, 1], in `METRICS` order) for the compass and
+/// the heatmap; NaN where a cell has no question.
 fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
-    let t2 = a
-        .table2
-        .as_ref()
-        .and_then(|t| t.get("all"))
-        .filter(|c| c.n > 0);
-    let r = a
-        .table3_reasoning
-        .as_ref()
-        .and_then(|t| t.get(partition))
-        .filter(|c| c.n > 0);
-    let e = a
-        .table3_exploration
-        .as_ref()
-        .and_then(|t| t.get(partition))
-        .filter(|c| c.n > 0);
-    vec![
-        t2.map(|c| c.hit / 100.0).unwrap_or(f64::NAN),
-        t2.map(|c| c.f1 / 100.0).unwrap_or(f64::NAN),
-        t2.map(|c| c.exe / 100.0).unwrap_or(f64::NAN),
-        r.map(|c| c.faithfulness / 5.0).unwrap_or(f64::NAN),
-        r.map(|c| c.comprehensiveness / 5.0).unwrap_or(f64::NAN),
-        r.map(|c| c.seren_cov).unwrap_or(f64::NAN),
-        e.map(|c| c.relevance / 5.0).unwrap_or(f64::NAN),
-        e.map(|c| c.type_match).unwrap_or(f64::NAN),
-        e.map(|c| c.seren_hit).unwrap_or(f64::NAN),
-    ]
+    serenqa_shared::results::METRICS
+        .iter()
+        .map(|m| serenqa_shared::results::metric_value(a, partition, m.key).unwrap_or(f64::NAN))
+        .collect()
 }
 
 /// The metrics' titles in table order (the one list: `serenqa_shared::results::METRICS`).
@@ -602,9 +580,10 @@ fn Boards(
     };
     let (bars_f1, bars_hit) = (bars(false), bars(true));
     let groups_hit = groups.clone();
-    // Figure 3: one lower-triangle matrix per T2/T3 metric (indices 3.. of `metric_vector`).
+    // Figure 3: one lower-triangle matrix per T2/T3 metric (they depend on the partition).
     let corr: Vec<(usize, Correlation)> = runs.with_value(|r| {
-        (3..metric_titles().len())
+        (0..metric_titles().len())
+            .filter(|&m| serenqa_shared::results::METRICS[m].task > 1)
             .map(|m| (m, partition_correlation(r, m)))
             .collect()
     });

@@ -340,6 +340,8 @@ pub struct Comparison {
 /// trace view and the comparison all read it from [`METRICS`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MetricInfo {
+    /// The task it scores: 1 (retrieval, Table 2), 2 (reasoning) or 3 (exploration, Table 3).
+    pub task: u8,
     /// Field name in the cells (`T1Cell::f1`, …), the CSV `metric` column and `ci` keys.
     pub key: &'static str,
     /// As the tables head it (the paper's Table 2/3 titles).
@@ -352,8 +354,14 @@ pub struct MetricInfo {
     pub meaning: &'static str,
 }
 
-const fn share(key: &'static str, title: &'static str, meaning: &'static str) -> MetricInfo {
+const fn share(
+    task: u8,
+    key: &'static str,
+    title: &'static str,
+    meaning: &'static str,
+) -> MetricInfo {
     MetricInfo {
+        task,
         key,
         title,
         max: 1.0,
@@ -362,8 +370,14 @@ const fn share(key: &'static str, title: &'static str, meaning: &'static str) ->
     }
 }
 
-const fn judge(key: &'static str, title: &'static str, meaning: &'static str) -> MetricInfo {
+const fn judge(
+    task: u8,
+    key: &'static str,
+    title: &'static str,
+    meaning: &'static str,
+) -> MetricInfo {
     MetricInfo {
+        task,
         key,
         title,
         max: 5.0,
@@ -375,51 +389,105 @@ const fn judge(key: &'static str, title: &'static str, meaning: &'static str) ->
 /// Every metric, in the order of the paper's tables: T1 (Table 2), T2 and T3 (Table 3).
 pub const METRICS: &[MetricInfo] = &[
     share(
+        1,
         "hit",
         "Hit",
         "Share of the gold answers the query returned.",
     ),
     share(
+        1,
         "f1",
         "F1",
         "Harmonic mean of precision and recall of the returned answers against the gold answers.",
     ),
     share(
+        1,
         "exe",
         "Exe.",
         "1 if the query ran without error (a query that fails scores Hit = F1 = 0).",
     ),
     judge(
+        2,
         "faithfulness",
         "Faithful.",
         "Judge score 1–5: the summaries say only what the explored subgraph supports.",
     ),
     judge(
+        2,
         "comprehensiveness",
         "Compre.",
         "Judge score 1–5: the summaries cover what the explored subgraph holds.",
     ),
     share(
+        2,
         "seren_cov",
         "SerenCov",
         "Share of the gold serendipity paths whose two ends the summaries name.",
     ),
     judge(
+        3,
         "relevance",
         "Relevance",
         "Judge score 1–5: the entities reached bear on the question.",
     ),
     share(
+        3,
         "type_match",
         "TypeMatch",
         "1 if any entity reached has the type of a gold serendipity answer.",
     ),
     share(
+        3,
         "seren_hit",
         "SerenHit",
         "1 if any entity reached is in the partition's serendipity set.",
     ),
 ];
+
+/// One metric of a run's aggregate on a 0–1 scale (T1 percentages / 100, judge scores / 5):
+/// T1 over all questions, T2 and T3 in `partition`; None when the run has no such cell.
+pub fn metric_value(a: &Aggregate, partition: &str, key: &str) -> Option<f64> {
+    let info = metric_info(key)?;
+    let v = match info.task {
+        1 => {
+            let c = a.table2.as_ref()?.get("all").filter(|c| c.n > 0)?;
+            let percent = match key {
+                "hit" => c.hit,
+                "f1" => c.f1,
+                "exe" => c.exe,
+                _ => return None,
+            };
+            percent / 100.0
+        }
+        2 => {
+            let c = a
+                .table3_reasoning
+                .as_ref()?
+                .get(partition)
+                .filter(|c| c.n > 0)?;
+            match key {
+                "faithfulness" => c.faithfulness,
+                "comprehensiveness" => c.comprehensiveness,
+                "seren_cov" => c.seren_cov,
+                _ => return None,
+            }
+        }
+        _ => {
+            let c = a
+                .table3_exploration
+                .as_ref()?
+                .get(partition)
+                .filter(|c| c.n > 0)?;
+            match key {
+                "relevance" => c.relevance,
+                "type_match" => c.type_match,
+                "seren_hit" => c.seren_hit,
+                _ => return None,
+            }
+        }
+    };
+    Some(if info.judged { v / info.max } else { v })
+}
 
 /// A metric by its key.
 pub fn metric_info(key: &str) -> Option<&'static MetricInfo> {
@@ -534,6 +602,48 @@ mod tests {
                 is_judged(m.key),
                 m.max == 5.0,
                 "{}: judge scores are 1–5",
+                m.key
+            );
+        }
+        let mut agg = Aggregate::default();
+        assert!(METRICS
+            .iter()
+            .all(|m| metric_value(&agg, "x", m.key).is_none()));
+        agg.table2 = Some(BTreeMap::from([(
+            "all".to_string(),
+            T1Cell {
+                hit: 50.0,
+                f1: 50.0,
+                exe: 50.0,
+                n: 1,
+                ..T1Cell::default()
+            },
+        )]));
+        agg.table3_reasoning = Some(BTreeMap::from([(
+            "x".to_string(),
+            T2Cell {
+                faithfulness: 2.5,
+                comprehensiveness: 2.5,
+                seren_cov: 0.5,
+                n: 1,
+                ..T2Cell::default()
+            },
+        )]));
+        agg.table3_exploration = Some(BTreeMap::from([(
+            "x".to_string(),
+            T3Cell {
+                relevance: 2.5,
+                type_match: 0.5,
+                seren_hit: 0.5,
+                n: 1,
+                ..T3Cell::default()
+            },
+        )]));
+        for m in METRICS {
+            assert_eq!(
+                metric_value(&agg, "x", m.key),
+                Some(0.5),
+                "{} on a 0–1 scale",
                 m.key
             );
         }

@@ -60,7 +60,8 @@ fn start() -> Served {
             },
             hit: 0.5,
             f1,
-            call: None,
+            // `call: None` and any field added later.
+            ..T1Record::default()
         })
         .unwrap()
         };
