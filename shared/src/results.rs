@@ -609,35 +609,28 @@ mod tests {
         assert!(METRICS
             .iter()
             .all(|m| metric_value(&agg, "x", m.key).is_none()));
+        // Each cell with every metric of its task at the middle of its scale, read from
+        // METRICS (T1 cells hold percentages), so a new metric needs no change here.
+        let cell = |task: u8| {
+            let mut obj = serde_json::Map::new();
+            obj.insert("n".into(), 1.into());
+            for m in METRICS.iter().filter(|m| m.task == task) {
+                let mid = if task == 1 { 50.0 } else { m.max / 2.0 };
+                obj.insert(m.key.into(), mid.into());
+            }
+            serde_json::Value::Object(obj)
+        };
         agg.table2 = Some(BTreeMap::from([(
             "all".to_string(),
-            T1Cell {
-                hit: 50.0,
-                f1: 50.0,
-                exe: 50.0,
-                n: 1,
-                ..T1Cell::default()
-            },
+            serde_json::from_value(cell(1)).unwrap(),
         )]));
         agg.table3_reasoning = Some(BTreeMap::from([(
             "x".to_string(),
-            T2Cell {
-                faithfulness: 2.5,
-                comprehensiveness: 2.5,
-                seren_cov: 0.5,
-                n: 1,
-                ..T2Cell::default()
-            },
+            serde_json::from_value(cell(2)).unwrap(),
         )]));
         agg.table3_exploration = Some(BTreeMap::from([(
             "x".to_string(),
-            T3Cell {
-                relevance: 2.5,
-                type_match: 0.5,
-                seren_hit: 0.5,
-                n: 1,
-                ..T3Cell::default()
-            },
+            serde_json::from_value(cell(3)).unwrap(),
         )]));
         for m in METRICS {
             assert_eq!(
