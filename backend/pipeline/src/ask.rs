@@ -24,7 +24,7 @@ use serenqa_shared::api::PathView;
 
 use crate::agents::Agents;
 use crate::explore::{self, Env, ExploreConfig, Step, TypeStats};
-use crate::llm::{LlmClient, ModelsFile, Roles};
+use crate::llm::{self, ChatModel, ModelsFile, Roles};
 use crate::offline::explorer::rns_gains_terms;
 use crate::retrieval::OfflineRetriever;
 use serenqa_shared::rns::WeightsInForce;
@@ -39,7 +39,7 @@ pub struct AskContext {
     pub stats: Arc<TypeStats>,
     pub blocks: Arc<BlockCache>,
     pub models: ModelsFile,
-    pub client: Option<Arc<LlmClient>>,
+    pub client: Option<Arc<dyn ChatModel>>,
     /// Where exploration reads edges: `None` is the in-memory graph; a Redis edge store
     /// (`serenqa edges export`) gives identical results (serenqa-edges' invariant).
     pub edges: Option<Arc<dyn EdgeSource>>,
@@ -55,11 +55,7 @@ impl AskContext {
         models: ModelsFile,
         cache: Option<PathBuf>,
     ) -> Result<AskContext, String> {
-        let client = if models.models.is_empty() {
-            None
-        } else {
-            Some(Arc::new(LlmClient::new(&models, cache)?))
-        };
+        let client = llm::connect(&models, cache)?;
         Ok(AskContext {
             lex: Arc::new(OfflineRetriever::new(&g)),
             stats: Arc::new(TypeStats::new(&g)),
@@ -163,7 +159,7 @@ pub async fn ask_with_progress(
         Some(m) => ctx.models.all_roles(m).map_err(AskError::BadQuestion)?,
         None => ctx.models.clone(),
     };
-    let roles = Roles::from_file(&models, ctx.client.clone());
+    let roles = Roles::with_model(&models, ctx.client.clone());
     // The agents of this Ask, chosen once: the per-stage code below only calls them.
     let agents = Agents::from_roles(&roles, ctx.lex.clone());
     let g = &*ctx.g;

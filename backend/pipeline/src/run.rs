@@ -23,7 +23,7 @@ use serenqa_model::Model;
 
 use crate::bench::{self, Benchmark};
 use crate::explore::ExploreConfig;
-use crate::llm::{LlmClient, ModelsFile, Roles, StatsSnapshot};
+use crate::llm::{self, ModelsFile, Roles, StatsSnapshot};
 use crate::report::{self, Aggregate};
 use crate::runs_dir::{check_run_id, write_json, DatasetInfo, Manifest};
 
@@ -424,15 +424,8 @@ pub async fn run_eval(
     model: Option<Arc<Model>>,
 ) -> Result<RunOutcome, String> {
     let started = Instant::now();
-    let client = if cfg.models.models.is_empty() {
-        None
-    } else {
-        Some(Arc::new(LlmClient::new(
-            &cfg.models,
-            cfg.cache_dir.clone(),
-        )?))
-    };
-    let roles = Roles::from_file(&cfg.models, client.clone());
+    let client = llm::connect(&cfg.models, cfg.cache_dir.clone())?;
+    let roles = Roles::with_model(&cfg.models, client.clone());
     // The edge store first: an unreachable one must not leave a run directory behind.
     let remote_edges: Option<Arc<dyn serenqa_edges::EdgeSource>> = match &cfg.edges {
         Some(t) => Some(Arc::new(
@@ -510,7 +503,7 @@ pub async fn run_eval(
         &plan,
         manifest,
         started,
-        client.as_ref().map(|c| c.stats.snapshot()),
+        client.as_ref().map(|c| c.stats()),
     )
 }
 

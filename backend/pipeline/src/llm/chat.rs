@@ -26,6 +26,25 @@ pub trait ChatModel: Send + Sync {
         model: &'a str,
         messages: &'a [Message],
     ) -> BoxFuture<'a, Result<Reply, LlmError>>;
+
+    /// Calls, cache hits, tokens and latency so far (recorded in a run's manifest); a client
+    /// that does not count reports zeros.
+    fn stats(&self) -> serenqa_shared::api::StatsSnapshot {
+        serenqa_shared::api::StatsSnapshot::default()
+    }
+}
+
+/// The one place a models file becomes a model client (`None` when it names no model: the
+/// offline agents play). Every model is served by the OpenAI-compatible [`super::LlmClient`];
+/// a provider that is not OpenAI-compatible is chosen here, by its [`super::ModelSpec`].
+pub fn connect(
+    file: &super::ModelsFile,
+    cache: Option<std::path::PathBuf>,
+) -> Result<Option<Arc<dyn ChatModel>>, String> {
+    if file.models.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(super::LlmClient::new(file, cache)?)))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

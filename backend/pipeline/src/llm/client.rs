@@ -329,6 +329,10 @@ pub fn parse_reply(model: &str, body: &str, attempts: u32) -> Result<Reply, LlmE
 }
 
 impl ChatModel for LlmClient {
+    fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
     fn complete<'a>(
         &'a self,
         model: &'a str,

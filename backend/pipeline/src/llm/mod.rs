@@ -32,7 +32,7 @@ mod roles;
 
 pub use cache::Cache;
 pub use chat::{
-    track_unavailable, BoxFuture, ChatModel, LlmError, Message, Reply, MAX_REPLY_CHARS,
+    connect, track_unavailable, BoxFuture, ChatModel, LlmError, Message, Reply, MAX_REPLY_CHARS,
 };
 pub use client::{parse_reply, Endpoint, LlmClient, Stats, StatsSnapshot};
 pub use models::{ModelSpec, ModelsFile};

@@ -15,7 +15,7 @@ use super::keys::{models_mismatch, MAX_DELIVERIES, SPEC_FORMAT};
 use super::redis::Redis;
 use super::stream::{Delivery, RunQueue};
 use crate::bench::Benchmark;
-use crate::llm::{self, LlmClient, ModelsFile, Roles};
+use crate::llm::{self, ChatModel, ModelsFile, Roles};
 use crate::run::{self, Ctx, Item, ItemResult, T1Record, T3Record, TraceKind};
 
 /// How a worker runs.
@@ -135,7 +135,7 @@ pub struct WorkerReport {
 pub(super) struct RunCtx {
     pub(super) q: RunQueue,
     ctx: Arc<Ctx>,
-    client: Option<Arc<LlmClient>>,
+    client: Option<Arc<dyn ChatModel>>,
 }
 
 #[derive(Clone)]
@@ -222,15 +222,11 @@ pub(super) async fn prepare_run(
         return Ok(Err(why));
     }
     // Clients come from this worker's own models file only, never from Redis.
-    let client = if cfg.models.models.is_empty() {
-        None
-    } else {
-        match LlmClient::new(&cfg.models, cfg.cache_dir.clone()) {
-            Ok(c) => Some(Arc::new(c)),
-            Err(e) => return Ok(Err(format!("run {run_id}: {e}"))),
-        }
+    let client = match llm::connect(&cfg.models, cfg.cache_dir.clone()) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(format!("run {run_id}: {e}"))),
     };
-    let roles = Roles::from_file(&cfg.models, client.clone());
+    let roles = Roles::with_model(&cfg.models, client.clone());
     let (g, model, edges) = (graph.g.clone(), graph.model.clone(), graph.edges.clone());
     let ctx = tokio::task::spawn_blocking(move || {
         Ctx::new(
@@ -354,7 +350,7 @@ pub(super) async fn process(rc: Arc<RunCtx>, d: Delivery, cfg: WorkerConfig) -> 
         match q.complete(&d.id, &d.key, &line).await {
             Ok(new) => {
                 if let Some(c) = &rc.client {
-                    if let Ok(text) = serde_json::to_string(&c.stats.snapshot()) {
+                    if let Ok(text) = serde_json::to_string(&c.stats()) {
                         let _: QueueResult<i64> = q
                             .redis
                             .query(

@@ -12,7 +12,7 @@ use serenqa_benchmark::partition::{offline_scorers, ExpertRankings, LoadExpertRa
 use serenqa_benchmark::questionnaire::{overlap, Questionnaire};
 use serenqa_benchmark::stats;
 use serenqa_model::{Model, ModelConfig};
-use serenqa_pipeline::llm::{LlmClient, ModelsFile};
+use serenqa_pipeline::llm::ModelsFile;
 use serenqa_shared::rns::Weights;
 
 use crate::graph_source::GraphArgs;
@@ -184,7 +184,9 @@ fn run_build(a: BuildArgs, progress: bool) -> Result<()> {
                     .clone()
                     .unwrap_or_else(|| serenqa_graph::datadir::cache_dir().join("llm"))
             });
-            let client = std::sync::Arc::new(LlmClient::new(&file, cache).map_err(|e| anyhow!(e))?);
+            let client = serenqa_pipeline::llm::connect(&file, cache)
+                .map_err(|e| anyhow!(e))?
+                .ok_or_else(|| anyhow!("{}: no model for the ensemble", p.display()))?;
             let s: Vec<Box<dyn Scorer>> =
                 serenqa_pipeline::ensemble::llm_scorers(&file, client, rt.handle().clone())
                     .into_iter()
