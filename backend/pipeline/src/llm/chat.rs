@@ -34,19 +34,6 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
-/// The one place a models file becomes a model client (`None` when it names no model: the
-/// offline agents play). Every model is served by the OpenAI-compatible [`super::LlmClient`];
-/// a provider that is not OpenAI-compatible is chosen here, by its [`super::ModelSpec`].
-pub fn connect(
-    file: &super::ModelsFile,
-    cache: Option<std::path::PathBuf>,
-) -> Result<Option<Arc<dyn ChatModel>>, String> {
-    if file.models.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(Arc::new(super::LlmClient::new(file, cache)?)))
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     pub role: String,

@@ -26,15 +26,17 @@
 mod cache;
 mod chat;
 mod client;
+mod connect;
 mod models;
 mod role;
 mod roles;
 
 pub use cache::Cache;
 pub use chat::{
-    connect, track_unavailable, BoxFuture, ChatModel, LlmError, Message, Reply, MAX_REPLY_CHARS,
+    track_unavailable, BoxFuture, ChatModel, LlmError, Message, Reply, MAX_REPLY_CHARS,
 };
 pub use client::{parse_reply, Endpoint, LlmClient, Stats, StatsSnapshot};
+pub use connect::connect;
 pub use models::{ModelSpec, ModelsFile};
 pub use role::{Role, ROLES};
 pub use roles::{CallTrace, RoleModel, Roles};
