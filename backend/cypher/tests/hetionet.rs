@@ -13,23 +13,11 @@ use serenqa_graph::load::hetionet::{load, HetionetFiles};
 use serenqa_graph::load::LoadOptions;
 use serenqa_graph::{Graph, NodeId, RelId};
 
+/// `hetionet/` under the tests' data directory (`serenqa_graph::datadir::data_dir_above`).
 fn data_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SERENQA_DATA") {
-        let p = PathBuf::from(d).join("hetionet");
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if std::fs::read_to_string(d.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]")) {
-            let p = d.join("../shared/data/hetionet");
-            return p.is_dir().then_some(p);
-        }
-        if !d.pop() {
-            return None;
-        }
-    }
+    serenqa_graph::datadir::data_dir_above(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .map(|d| d.join("hetionet"))
+        .filter(|p| p.is_dir())
 }
 
 /// One graph for all tests of this file (loading takes seconds).
