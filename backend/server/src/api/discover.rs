@@ -4,7 +4,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::view::node_view;
-use serenqa_model::discover::{discover_with, known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
+use serenqa_model::discover::{known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
 use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
 use serenqa_shared::rns::Weights;
 use utoipa_axum::router::OpenApiRouter;
@@ -66,22 +66,17 @@ pub async fn get_discover(
         let located = preds
             .as_ref()
             .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
-        let propose = |_q: serenqa_graph::NodeId,
-                       _t: serenqa_graph::TypeId,
-                       known: &[serenqa_graph::NodeId]|
-         -> Vec<(serenqa_graph::NodeId, f64)> {
-            let Some((p, loc)) = &located else {
-                return Vec::new();
-            };
-            p.propose(*loc, known, limit)
-        };
-        let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
-            Some(&propose)
-        } else {
-            None
-        };
         let includes = g.relation_id("INCLUDES_PCiC");
-        discover_with(&g, &model, &blocks, node, limit, &used.weights, proposal).map(|d| {
+        super::predictions::discover_proposed(
+            &g,
+            &model,
+            &blocks,
+            preds.as_deref(),
+            node,
+            limit,
+            &used.weights,
+        )
+        .map(|d| {
             let candidates = d
                 .candidates
                 .iter()

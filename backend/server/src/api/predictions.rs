@@ -289,3 +289,23 @@ pub fn explain(
         edge_sources,
     }
 }
+
+/// Discover's candidates for `node`, as `GET /api/discover` and `serenqa rns spread` both take
+/// them: proposed by the plausibility model when `preds` covers the node, else by walk
+/// proximity; then scored by RNS against its known answers.
+pub fn discover_proposed(
+    g: &Graph,
+    model: &serenqa_model::Model,
+    blocks: &serenqa_model::slice::BlockCache,
+    preds: Option<&Predictions>,
+    node: NodeId,
+    limit: usize,
+    weights: &serenqa_shared::rns::Weights,
+) -> Result<serenqa_model::discover::Discovery, serenqa_model::ModelError> {
+    let located = preds.and_then(|p| p.locate(node).map(|loc| (p, loc)));
+    let propose = |_q: NodeId, _t: serenqa_graph::TypeId, known: &[NodeId]| -> Vec<(NodeId, f64)> {
+        located.map_or_else(Vec::new, |(p, loc)| p.propose(loc, known, limit))
+    };
+    let proposal: Option<serenqa_model::discover::Proposal> = located.is_some().then_some(&propose);
+    serenqa_model::discover::discover_with(g, model, blocks, node, limit, weights, proposal)
+}

@@ -494,23 +494,14 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let limit = serenqa_model::discover::MAX_CANDIDATES;
     if let Some(t) = disease {
         for &d in l.g.nodes_of_type(t) {
-            let located = preds.as_ref().and_then(|p| p.locate(d).map(|loc| (p, loc)));
-            let propose = |_q: serenqa_graph::NodeId,
-                           _t: serenqa_graph::TypeId,
-                           known: &[serenqa_graph::NodeId]|
-             -> Vec<(serenqa_graph::NodeId, f64)> {
-                let Some((p, loc)) = &located else {
-                    return Vec::new();
-                };
-                p.propose(*loc, known, limit)
-            };
-            let proposal: Option<serenqa_model::discover::Proposal> = if located.is_some() {
-                Some(&propose)
-            } else {
-                None
-            };
-            if let Ok(found) = serenqa_model::discover::discover_with(
-                &l.g, &l.model, &cache, d, limit, &w, proposal,
+            if let Ok(found) = crate::api::predictions::discover_proposed(
+                &l.g,
+                &l.model,
+                &cache,
+                preds.as_ref(),
+                d,
+                limit,
+                &w,
             ) {
                 if found.terms.is_empty() {
                     continue;
