@@ -74,8 +74,9 @@ struct EvalArgs {
     /// a term or the fit without looking at batches 11–14).
     #[arg(long)]
     fit_batches: bool,
-    /// With `--fit-batches`: write every candidate's terms and node statistics (batches 1–10
-    /// only) as JSON lines to this file, for analysis.
+    /// With `--fit-batches`: write every candidate's terms and node statistics, and each
+    /// question's slice (P3 block, marginals, embeddings), batches 1–10 only, as JSON lines
+    /// to this file, for analysis (`scripts/rns_variants.py` reads it).
     #[arg(long, requires = "fit_batches")]
     dump: Option<PathBuf>,
 }
@@ -330,7 +331,7 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
                 })
                 .collect();
             out += &serde_json::to_string(
-                &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals}),
+                &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals, "dim": q.slice.dim, "embeddings": q.slice.embeddings}),
             )?;
             out.push('\n');
         }
