@@ -42,13 +42,25 @@ def load(path):
             B = [d["block"][r * n:(r + 1) * n] for r in range(n)]
             dim = d.get("dim", 0)
             emb = d.get("embeddings", [])
-            E = []
-            for r in range(n):
-                v = emb[r * dim:(r + 1) * dim] if dim else []
-                norm = math.sqrt(sum(x * x for x in v))
-                E.append([x / norm for x in v] if norm > 0 else v)
-            qs.append({"batch": d["batch"], "c": d["c"], "B": B, "P": d["marginals"], "E": E, "n": n})
+            E = [unit(emb[r * dim:(r + 1) * dim]) if dim else [] for r in range(n)]
+            q = {"batch": d["batch"], "c": d["c"], "B": B, "P": d["marginals"], "E": E, "n": n}
+            w = d.get("wide")
+            if w:
+                # Candidates first, then the entities the question names (its `resource`).
+                N = len(w["marginals"])
+                q["wide"] = {
+                    "B": [w["block"][r * N:(r + 1) * N] for r in range(N)],
+                    "P": w["marginals"],
+                    "E": [unit(w["embeddings"][r * dim:(r + 1) * dim]) for r in range(N)],
+                    "N": N,
+                }
+            qs.append(q)
     return qs
+
+
+def unit(v):
+    norm = math.sqrt(sum(x * x for x in v))
+    return [x / norm for x in v] if norm > 0 else list(v)
 
 
 def jsd(p, q):
@@ -139,6 +151,36 @@ def v_r_nearest(q):
     return [(relevance(q, k, "min"), c["n"], c["s"]) for k, c in enumerate(q["c"])]
 
 
+def anchored_terms(q, c):
+    """RNS(Ae, {c}) with Ae = the other candidates + the entities the question names."""
+    w = q.get("wide")
+    if not w or w["N"] == q["n"]:
+        return None
+    B, P, E = w["B"], w["P"], w["E"]
+    ae = [i for i in range(w["N"]) if i != c]
+    A = ae + [c]
+    z = sum(P[i] for i in A)
+    ze = sum(P[i] for i in ae)
+    o = sum(P[i] / ze * B[i][c] * leave(B[i][i]) for i in ae)
+    bits = -math.log2((1 - EPS) * o + EPS * P[c] / z + DELTA)
+    r = 1.0 - sum(dist(E[c], E[j]) for j in ae) / len(ae)
+    T = []
+    for i in A:
+        row = [B[i][x] + DELTA for x in A]
+        s = sum(row)
+        T.append([v / s for v in row])
+    pe = [sum(T[k][x] for k in range(len(ae))) / len(ae) for x in range(len(A))]
+    return r, min(1.0, bits / BITS), jsd(T[-1], pe)
+
+
+def v_anchored(q):
+    out = []
+    for k, c in enumerate(q["c"]):
+        t = anchored_terms(q, k)
+        out.append(t if t is not None else (c["r"], c["n"], c["s"]))
+    return out
+
+
 VARIANTS = [
     ("shipped: R mean distance, N = I/40, S with return-to-self", v_shipped),
     ("S without return-to-self (rows renormalised in A)", v_s_no_self),
@@ -146,6 +188,7 @@ VARIANTS = [
     ("N = I/(I + 4)", v_n_soft(4.0)),
     ("N = I/(I + 8)", v_n_soft(8.0)),
     ("R = 1 - distance to the nearest other candidate", v_r_nearest),
+    ("Ae = the other candidates + the entities the question names", v_anchored),
 ]
 
 

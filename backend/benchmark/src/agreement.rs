@@ -463,6 +463,9 @@ pub struct Fit {
     /// batches, computed from the fitting batches alone — the criterion for choosing between
     /// variants of a term, never the held-out batches.
     pub cv: Vec<QuestionScore>,
+    /// The weights each leave-one-batch-out fold picked (held-out batch, weights). How much
+    /// they move between folds is the selection noise any comparison of LOBO scores carries.
+    pub folds: Vec<(u32, Weights)>,
 }
 
 /// [`fit`] plus the leave-one-batch-out CV. Every grid point is evaluated once per question;
@@ -495,9 +498,11 @@ pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step
     batches.sort_unstable();
     batches.dedup();
     let mut cv = Vec::new();
+    let mut folds = Vec::new();
     if batches.len() > 1 {
         for &b in &batches {
             let k = best_on(&|i| questions[i].batch != b);
+            folds.push((b, grid[k]));
             cv.extend(
                 per[k]
                     .iter()
@@ -511,6 +516,7 @@ pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step
         weights: grid[all],
         objective: objective(&per[all]),
         cv,
+        folds,
     }
 }
 

@@ -92,6 +92,7 @@ pub fn run(a: RnsArgs, progress: bool) -> Result<()> {
 struct Loaded {
     g: Graph,
     model: Model,
+    q: Questionnaire,
     questions: Vec<LinkedQuestion>,
     links: Vec<BatchLinks>,
 }
@@ -118,6 +119,7 @@ fn load(c: &Common, progress: bool) -> Result<Loaded> {
     Ok(Loaded {
         g,
         model,
+        q,
         questions,
         links,
     })
@@ -220,6 +222,80 @@ fn versus_best(
     )
 }
 
+/// The questions whose answers are of one type (or "mixed"), with every method's means there.
+struct TypeRow {
+    answers: String,
+    questions: usize,
+    /// (method, mean top-b, mean Spearman), in the order of the main table.
+    methods: Vec<(String, f64, f64)>,
+}
+
+/// RNS and every baseline by the type of a question's answers (all Compound, all Gene, …,
+/// or mixed). Means only — the subsets are small; the point is where agreement comes from,
+/// not a second test.
+fn by_answer_type(l: &Loaded, qs: &[&LinkedQuestion], t: &Table) -> Vec<TypeRow> {
+    let kind = |q: &LinkedQuestion| {
+        let mut names: Vec<&str> = q
+            .nodes
+            .iter()
+            .map(|&n| l.g.type_display(l.g.node_type(n)))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.len() == 1 {
+            names[0].to_string()
+        } else {
+            "mixed".to_string()
+        }
+    };
+    let kinds: Vec<String> = qs.iter().map(|q| kind(q)).collect();
+    let mut distinct = kinds.clone();
+    distinct.sort();
+    distinct.dedup();
+    distinct
+        .into_iter()
+        .map(|k| {
+            let idx: Vec<usize> = (0..qs.len()).filter(|&i| kinds[i] == k).collect();
+            let n = idx.len().max(1) as f64;
+            let rows = t
+                .per_method
+                .iter()
+                .map(|(m, s)| {
+                    let top = idx.iter().map(|&i| s[i].top_b).sum::<f64>() / n;
+                    let sp = idx.iter().map(|&i| s[i].spearman).sum::<f64>() / n;
+                    (m.name().to_string(), top, sp)
+                })
+                .collect();
+            TypeRow {
+                answers: k,
+                questions: idx.len(),
+                methods: rows,
+            }
+        })
+        .collect()
+}
+
+fn render_by_type(rows: &[TypeRow]) -> String {
+    let Some(first) = rows.first().map(|r| &r.methods) else {
+        return String::new();
+    };
+    let mut out = String::from("| answers | questions |");
+    for (m, _, _) in first {
+        out += &format!(" {m} top-b / ρ |");
+    }
+    out += "\n|---|---:|";
+    out += &"---:|".repeat(first.len());
+    out += "\n";
+    for r in rows {
+        out += &format!("| {} | {} |", r.answers, r.questions);
+        for (_, top, sp) in &r.methods {
+            out += &format!(" {top:.3} / {sp:.3} |");
+        }
+        out += "\n";
+    }
+    out
+}
+
 fn split(l: &Loaded, heldout: bool) -> Vec<&LinkedQuestion> {
     l.questions
         .iter()
@@ -275,7 +351,10 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
             "grid": format!("|α|+|β|+|γ| = 1, signs free, step {GRID_STEP}"),
             "objective": "mean top-b agreement + mean Spearman on batches 1-10",
             "objective_value": objective,
-            "leave_one_batch_out": { "questions": cv.questions, "top_b": cv.top_b, "spearman": cv.spearman, "kendall": cv.kendall },
+            "leave_one_batch_out": {
+                "questions": cv.questions, "top_b": cv.top_b, "spearman": cv.spearman, "kendall": cv.kendall,
+                "fold_weights": fitted.folds.iter().map(|(b, fw)| json!({ "left_out": b, "alpha": fw.alpha, "beta": fw.beta, "gamma": fw.gamma })).collect::<Vec<_>>(),
+            },
             "min_linked_candidates": agreement::MIN_LINKED,
             "link_rates": l.links,
             "seconds": t0.elapsed().as_secs_f64(),
@@ -296,6 +375,17 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
     println!(
         "leave-one-batch-out on batches 1–10 (each batch scored with weights fitted on the others): top-b {:.3}, Spearman {:.3}, Kendall {:.3}",
         cv.top_b, cv.spearman, cv.kendall
+    );
+    // The folds' own picks: when they disagree, LOBO differences between variants of a term
+    // of a few hundredths are selection noise (docs/RNS.md, "Choosing between variants").
+    let picks: Vec<String> = fitted
+        .folds
+        .iter()
+        .map(|(b, fw)| format!("{b}: ({:+.2}, {:+.2}, {:+.2})", fw.alpha, fw.beta, fw.gamma))
+        .collect();
+    println!(
+        "weights picked per left-out batch (α, β, γ): {}",
+        picks.join("; ")
     );
     println!(
         "held-out (batches 11–14, {} questions): top-b {:.3}, Spearman {:.3}, Kendall {:.3}",
@@ -330,8 +420,39 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
                     })
                 })
                 .collect();
+            // The entities the question names (its `resource`), linked like the candidates,
+            // and the slice over candidates + those entities (candidates first).
+            let mut anchors: Vec<u32> = Vec::new();
+            if let Some(it) =
+                l.q.batches
+                    .iter()
+                    .filter(|b| b.info.batch_id == q.batch)
+                    .flat_map(|b| &b.items)
+                    .find(|it| it.qid == q.qid)
+            {
+                for r in &it.resource {
+                    match serenqa_benchmark::questionnaire::link(
+                        &l.g,
+                        &r.entity_name,
+                        r.entity_link.as_deref(),
+                    ) {
+                        serenqa_benchmark::questionnaire::Link::ById(x)
+                        | serenqa_benchmark::questionnaire::Link::ByName(x)
+                            if !q.nodes.contains(&x) && !anchors.contains(&x) =>
+                        {
+                            anchors.push(x);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let mut all = q.nodes.clone();
+            all.extend(&anchors);
+            let wide =
+                serenqa_model::slice::build_slice(&l.g, &l.model, &BlockCache::new(1), &all).ok();
             out += &serde_json::to_string(
-                &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals, "dim": q.slice.dim, "embeddings": q.slice.embeddings}),
+                &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals, "dim": q.slice.dim, "embeddings": q.slice.embeddings,
+                        "anchors": anchors.len(), "wide": wide.map(|w| json!({"block": w.block, "marginals": w.marginals, "embeddings": w.embeddings}))}),
             )?;
             out.push('\n');
         }
@@ -345,11 +466,16 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
     };
     let (best_top, d_top) = versus_best(&t, |q| q.top_b, 21);
     let (best_sp, d_sp) = versus_best(&t, |q| q.spearman, 22);
+    let types = by_answer_type(&l, &held, &t);
     if a.common.json {
+        let types_json: Vec<serde_json::Value> = types
+            .iter()
+            .map(|r| json!({ "answers": r.answers, "questions": r.questions, "methods": r.methods.iter().map(|(m, top, sp)| json!({ "method": m, "top_b": top, "spearman": sp })).collect::<Vec<_>>() }))
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "weights": wf, "questions": held.len(), "rows": t.rows, "link_rates": l.links,
+                "weights": wf, "questions": held.len(), "rows": t.rows, "link_rates": l.links, "by_answer_type": types_json,
                 "rns_minus_best_baseline": { "top_b": { "baseline": best_top, "difference": d_top }, "spearman": { "baseline": best_sp, "difference": d_sp } },
             }))?
         );
@@ -374,6 +500,10 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
     println!(
         "RNS − best baseline, Spearman ({best_sp}): {:+.3} [{:+.3}, {:+.3}]",
         d_sp.mean, d_sp.lo, d_sp.hi
+    );
+    println!(
+        "\nby the type of the answers (means, no CI):\n{}",
+        render_by_type(&types)
     );
     Ok(())
 }
