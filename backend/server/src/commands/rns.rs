@@ -12,9 +12,9 @@ use serenqa_benchmark::agreement::{
     paired_difference, row, BatchLinks, LinkedQuestion, Method, MethodRow, QuestionScore, Spread,
     FIT_BATCHES, GRID_STEP,
 };
-use serenqa_benchmark::questionnaire::Questionnaire;
+use serenqa_benchmark::questionnaire::{link, Link, Questionnaire};
 use serenqa_graph::Graph;
-use serenqa_model::slice::BlockCache;
+use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::weights::{iso_date, parse, shipped, WeightsFile, REPO_PATH};
 use serenqa_model::Model;
 use serenqa_shared::rns::{AgreementSummary, Weights, WeightsInForce, WeightsSource};
@@ -404,6 +404,7 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
     }
     if let Some(p) = &a.dump {
         let mut out = String::new();
+        let cache = BlockCache::new(1);
         for q in &held {
             let n = q.nodes.len();
             let rows: Vec<serde_json::Value> = (0..n)
@@ -431,13 +432,8 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
                     .find(|it| it.qid == q.qid)
             {
                 for r in &it.resource {
-                    match serenqa_benchmark::questionnaire::link(
-                        &l.g,
-                        &r.entity_name,
-                        r.entity_link.as_deref(),
-                    ) {
-                        serenqa_benchmark::questionnaire::Link::ById(x)
-                        | serenqa_benchmark::questionnaire::Link::ByName(x)
+                    match link(&l.g, &r.entity_name, r.entity_link.as_deref()) {
+                        Link::ById(x) | Link::ByName(x)
                             if !q.nodes.contains(&x) && !anchors.contains(&x) =>
                         {
                             anchors.push(x);
@@ -448,8 +444,7 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
             }
             let mut all = q.nodes.clone();
             all.extend(&anchors);
-            let wide =
-                serenqa_model::slice::build_slice(&l.g, &l.model, &BlockCache::new(1), &all).ok();
+            let wide = build_slice(&l.g, &l.model, &cache, &all).ok();
             out += &serde_json::to_string(
                 &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals, "dim": q.slice.dim, "embeddings": q.slice.embeddings,
                         "anchors": anchors.len(), "wide": wide.map(|w| json!({"block": w.block, "marginals": w.marginals, "embeddings": w.embeddings}))}),
