@@ -2,7 +2,7 @@
 """Compare variants of the RNS terms on the questionnaire's FITTING batches (1-10) only.
 
 Input: the dump written by
-    serenqa rns heldout --fit-batches --dump FILE
+    serenqa rns heldout --fit-batches --ae candidates --dump FILE
 (one JSON line per linked question: its candidates in ensemble order with R, N, S and node
 statistics, the P3 block and the marginals of the slice, and the slice's embeddings).
 The script refuses a dump that holds a held-out batch (11-14).
@@ -280,9 +280,35 @@ def bootstrap_diff(a, b, batches, seed=7, draws=2000):
     return mean([x - y for x, y in zip(a, b)]), means[int(0.025 * (draws - 1))], means[int(0.975 * (draws - 1))]
 
 
+def compare_cv(path_a, path_b):
+    """Question-by-question LOBO of two `serenqa rns fit --cv-out` files (B − A), with the
+    batch-resampled CI: how a variant implemented in the program (e.g. `--ae with-named`)
+    compares with another, judged on the fitting batches alone."""
+    def read(path):
+        out = {}
+        with open(path) as f:
+            for line in f:
+                d = json.loads(line)
+                if d["batch"] not in FIT_BATCHES:
+                    sys.exit(f"{path}: batch {d['batch']} is held out")
+                out[(d["batch"], d["qid"])] = d["top_b"] + d["spearman"]
+        return out
+    a, b = read(path_a), read(path_b)
+    keys = sorted(set(a) & set(b))
+    if not keys:
+        sys.exit("the two files share no question")
+    m, lo, hi = bootstrap_diff([b[k] for k in keys], [a[k] for k in keys], [k[0] for k in keys])
+    print(f"{len(keys)} questions in both ({len(a)} in A, {len(b)} in B)")
+    print(f"LOBO top-b + Spearman: A {mean([a[k] for k in keys]):.3f}, B {mean([b[k] for k in keys]):.3f}")
+    print(f"B − A: {m:+.3f} [95% CI, batches resampled: {lo:+.3f}, {hi:+.3f}]")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--cv":
+        return compare_cv(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 2:
-        sys.exit("usage: rns_variants.py DUMP  (from `serenqa rns heldout --fit-batches --dump DUMP`)")
+        sys.exit("usage: rns_variants.py DUMP  (from `serenqa rns heldout --fit-batches --ae candidates --dump DUMP`)\n"
+                 "       rns_variants.py --cv A B  (two `serenqa rns fit --cv-out` files)")
     qs = load(sys.argv[1])
     print(f"{len(qs)} questions, batches {sorted({q['batch'] for q in qs})}\n")
     print("| variant | fitted (α, β, γ) | fit top-b | fit ρ | LOBO top-b | LOBO ρ | LOBO (top-b + ρ) − shipped [95% CI] |")

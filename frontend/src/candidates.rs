@@ -383,8 +383,11 @@ pub fn Candidates(
         let csv = data.with_value(|d| ranking_csv(d, &order(), w, &from));
         format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
     };
+    // Ae ends with the page's own entity; the list shows the known answers only.
+    let query_key = data.with_value(|d| crate::api::key_of(&d.query));
     let existing_view = existing
         .iter()
+        .filter(|n| crate::api::key_of(n) != query_key)
         .map(|n| view! { <li><a href=format!("/entity/{}", crate::api::enc(&crate::api::key_of(n)))>{n.name.clone()}</a></li> })
         .collect_view();
     view! {

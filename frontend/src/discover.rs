@@ -150,7 +150,8 @@ pub fn Entity() -> impl IntoView {
         let mut from = vec![key()];
         if let Some(Ok(d)) = discovery.get_untracked() {
             if d.existing_known {
-                from.extend(d.existing.iter().map(key_of));
+                // Ae = the known answers + this entity, which `from` already holds.
+                from.extend(d.existing.iter().map(key_of).filter(|k| *k != from[0]));
             }
         }
         let to = key_of(&cand);

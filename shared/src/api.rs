@@ -267,8 +267,10 @@ pub struct DiscoverResponse {
     pub query: NodeView,
     /// Type of the answers (`Compound` for a disease, `Disease` for a drug).
     pub answer_kind: String,
-    /// Ae: the known answers, or `[query]` when none is known (`existing_known = false`).
+    /// Ae as scored: the known answers followed by the query itself (the entity the page
+    /// names is always in Ae; docs/RNS.md, "What Ae holds").
     pub existing: Vec<NodeView>,
+    /// True when `existing` holds known answers besides the query.
     pub existing_known: bool,
     pub candidates: Vec<Candidate>,
     /// Slice over `existing` then the candidates, in that order.

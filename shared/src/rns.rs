@@ -625,7 +625,21 @@ impl<'a> Scorer<'a> {
         initial_as: Option<&[usize]>,
         w: &Weights,
     ) -> Result<SwapResult, RnsError> {
-        let st = SwapState::new(self, ac, w)?;
+        self.greedy_swap_anchored(ac, &[], initial_as, w)
+    }
+
+    /// [`Scorer::greedy_swap`] with `anchors` — entities the asker already has in mind (e.g.
+    /// the ones a question names) — kept in Ae throughout: A = Ac ∪ anchors, As is chosen
+    /// among Ac only and b = max(1, ⌊0.2|Ac|⌋) counts the candidates only. The result's
+    /// `existing` lists the candidates left in Ae (the anchors are in Ae as well).
+    pub fn greedy_swap_anchored(
+        &self,
+        ac: &[usize],
+        anchors: &[usize],
+        initial_as: Option<&[usize]>,
+        w: &Weights,
+    ) -> Result<SwapResult, RnsError> {
+        let st = SwapState::new(self, ac, anchors, w)?;
         let init: Vec<usize> = match initial_as {
             Some(s) => {
                 let b = budget(ac.len());
@@ -644,7 +658,7 @@ impl<'a> Scorer<'a> {
     /// The default starting partition: the b candidates c with the highest RNS(Ac∖{c}, {c})
     /// (each scored alone against all others, A = Ac), ties by node index.
     pub fn initial_partition(&self, ac: &[usize], w: &Weights) -> Result<Vec<usize>, RnsError> {
-        Ok(SwapState::new(self, ac, w)?.initial())
+        Ok(SwapState::new(self, ac, &[], w)?.initial())
     }
 }
 
@@ -685,10 +699,15 @@ pub struct SwapResult {
     pub evaluations: u64,
 }
 
-/// Precomputed quantities for a fixed A = Ac (local indices 0..m).
+/// Precomputed quantities for a fixed A = Ac ∪ anchors (local indices 0..m).
 struct SwapState<'s, 'a> {
     sc: &'s Scorer<'a>,
+    /// A's positions in the slice, in node-index order.
     ac: Vec<usize>,
+    /// Local index is a candidate (false: an anchor, always in Ae).
+    movable: Vec<bool>,
+    /// Number of candidates (movable entries).
+    nc: usize,
     m: usize,
     w: Weights,
     /// π restricted to Ac.
@@ -718,15 +737,22 @@ struct Part {
 }
 
 impl<'s, 'a> SwapState<'s, 'a> {
-    fn new(sc: &'s Scorer<'a>, ac: &[usize], w: &Weights) -> Result<Self, RnsError> {
+    fn new(
+        sc: &'s Scorer<'a>,
+        cands: &[usize],
+        anchors: &[usize],
+        w: &Weights,
+    ) -> Result<Self, RnsError> {
         w.validate()?;
-        if ac.len() < 2 {
+        if cands.len() < 2 {
             return Err(RnsError::TooFewCandidates);
         }
+        let mut ac: Vec<usize> = cands.iter().chain(anchors).copied().collect();
         sc.check(&ac[..1], &ac[1..])?;
         // Local order by node index: the tie-break order of Algorithm 1.
-        let mut ac = ac.to_vec();
         ac.sort_by_key(|&p| sc.slice.ids[p]);
+        let movable: Vec<bool> = ac.iter().map(|p| !anchors.contains(p)).collect();
+        let nc = cands.len();
         let m = ac.len();
         let p = &sc.slice.marginals;
         let z: f64 = ac.iter().map(|&x| p[x]).sum();
@@ -759,6 +785,8 @@ impl<'s, 'a> SwapState<'s, 'a> {
         Ok(SwapState {
             sc,
             ac,
+            movable,
+            nc,
             m,
             w: *w,
             pi,
@@ -771,7 +799,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
     #[allow(clippy::needless_range_loop)] // index arithmetic over m × m matrices
     fn initial(&self) -> Vec<usize> {
         let m = self.m;
-        let b = budget(m);
+        let b = budget(self.nc);
         let mut col_t = vec![0.0; m];
         let mut col_q = vec![0.0; m];
         let mut row_d = vec![0.0; m];
@@ -783,6 +811,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
             }
         }
         let mut scored: Vec<(f64, usize)> = (0..m)
+            .filter(|&c| self.movable[c])
             .map(|c| {
                 let ne = (m - 1) as f64;
                 let r = 1.0 - row_d[c] / ne;
@@ -911,6 +940,11 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 .iter()
                 .position(|&x| x == p)
                 .ok_or(RnsError::OutOfRange(p))?;
+            if !self.movable[local] {
+                return Err(RnsError::BadSlice(
+                    "the initial serendipity set may hold candidates only, not anchors".into(),
+                ));
+            }
             if in_s[local] {
                 return Err(RnsError::Overlap(self.sc.slice.ids[p]));
             }
@@ -926,7 +960,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
         let mut evaluations = 0u64;
         loop {
             let s_list: Vec<usize> = (0..m).filter(|&i| pt.in_s[i]).collect();
-            let e_list: Vec<usize> = (0..m).filter(|&j| !pt.in_s[j]).collect();
+            let e_list: Vec<usize> = (0..m).filter(|&j| !pt.in_s[j] && self.movable[j]).collect();
             // Best j for one i: the first strictly largest gain in node-index order.
             let row_best = |&i: &usize| -> (f64, usize) {
                 let mut best = (f64::NEG_INFINITY, usize::MAX);
@@ -973,7 +1007,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
             swaps += 1;
         }
         let mut existing: Vec<usize> = (0..m)
-            .filter(|&x| !pt.in_s[x])
+            .filter(|&x| !pt.in_s[x] && self.movable[x])
             .map(|x| self.ac[x])
             .collect();
         let mut serendipity: Vec<usize> =
@@ -1047,7 +1081,7 @@ mod tests {
         let sc = Scorer::new(&s).unwrap();
         let w = Weights::default();
         let ac: Vec<usize> = (0..15).collect();
-        let st = SwapState::new(&sc, &ac, &w).unwrap();
+        let st = SwapState::new(&sc, &ac, &[], &w).unwrap();
         let mut in_s = vec![false; 15];
         for k in [1, 4, 9] {
             in_s[k] = true;
@@ -1181,6 +1215,49 @@ mod tests {
                 gamma: 3.0
             }
         );
+    }
+
+    #[test]
+    fn anchors_stay_in_ae_and_do_not_count_towards_b() {
+        let s = slice(16, 5);
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::new(-0.3, 0.7, 0.0).unwrap();
+        let ac: Vec<usize> = (0..11).collect();
+        let anchors = [11, 13, 15];
+        let res = sc.greedy_swap_anchored(&ac, &anchors, None, &w).unwrap();
+        // b = ⌊0.2 · 11⌋ = 2 of the candidates; the anchors are in neither output list.
+        assert_eq!(res.serendipity.len(), budget(ac.len()));
+        assert_eq!(res.existing.len() + res.serendipity.len(), ac.len());
+        assert!(res.serendipity.iter().all(|p| ac.contains(p)));
+        assert!(res.existing.iter().all(|p| ac.contains(p)));
+        // The terms are those of Ae = the candidates left + the anchors.
+        let mut ae = res.existing.clone();
+        ae.extend(anchors);
+        let g = sc.score(&ae, &res.serendipity, &w).unwrap();
+        assert!((g.rns - res.terms.rns).abs() < 1e-12);
+        // No single swap of a candidate pair improves it (a local optimum over Ac only).
+        for &i in &res.serendipity {
+            for &j in &res.existing {
+                let mut as2: Vec<usize> = res
+                    .serendipity
+                    .iter()
+                    .map(|&x| if x == i { j } else { x })
+                    .collect();
+                as2.sort();
+                let mut ae2: Vec<usize> = ae.iter().map(|&x| if x == j { i } else { x }).collect();
+                ae2.sort();
+                assert!(sc.score(&ae2, &as2, &w).unwrap().rns <= res.terms.rns + 1e-12);
+            }
+        }
+        // Without anchors it is the plain swap; an anchor cannot start in As or be a candidate.
+        assert_eq!(
+            sc.greedy_swap_anchored(&ac, &[], None, &w).unwrap(),
+            sc.greedy_swap(&ac, None, &w).unwrap()
+        );
+        assert!(sc
+            .greedy_swap_anchored(&ac, &anchors, Some(&[0, 11]), &w)
+            .is_err());
+        assert!(sc.greedy_swap_anchored(&ac, &[3], None, &w).is_err());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::Model;
 use serenqa_shared::rns::{budget, Scorer, Slice, Terms, Weights};
 
-use crate::questionnaire::{link, Link, Questionnaire};
+use crate::questionnaire::{link, Item, Link, Questionnaire};
 use crate::rng::Rng;
 
 /// Questions need at least this many linked candidates.
@@ -46,6 +46,18 @@ pub fn is_heldout(batch: u32) -> bool {
     !FIT_BATCHES.contains(&batch)
 }
 
+/// What a question's Ae holds besides the candidates left in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AeRule {
+    /// Ae = the other candidates only (the paper's partition of Ac).
+    #[default]
+    Candidates,
+    /// Ae = the other candidates + the entities the question names (its `resource`, linked
+    /// like the candidates; those that are also candidates stay candidates): what the asker
+    /// already has in mind. The greedy swap keeps them in Ae ([`Scorer::greedy_swap_anchored`]).
+    WithNamed,
+}
+
 /// One question's linked candidates with their terms.
 #[derive(Clone, Debug)]
 pub struct LinkedQuestion {
@@ -53,10 +65,26 @@ pub struct LinkedQuestion {
     pub qid: u32,
     /// Linked candidates, distinct, in ensemble order (best first).
     pub nodes: Vec<NodeId>,
-    /// RNS(Ac∖{c}, {c}) terms per candidate (weights applied later).
+    /// Entities always in Ae besides the candidates (empty under [`AeRule::Candidates`]).
+    pub anchors: Vec<NodeId>,
+    /// RNS(Ac∖{c} ∪ anchors, {c}) terms per candidate (weights applied later).
     pub terms: Vec<Terms>,
-    /// The slice of `nodes` (for the greedy swap under any weights).
+    /// The slice of `nodes` followed by `anchors` (for the greedy swap under any weights).
     pub slice: Slice,
+}
+
+/// The entities a questionnaire item names (its `resource`), linked like the candidates,
+/// distinct and not among `candidates`.
+pub fn named_entities(g: &Graph, item: &Item, candidates: &[NodeId]) -> Vec<NodeId> {
+    let mut out: Vec<NodeId> = Vec::new();
+    for r in &item.resource {
+        if let Link::ById(x) | Link::ByName(x) = link(g, &r.entity_name, r.entity_link.as_deref()) {
+            if !candidates.contains(&x) && !out.contains(&x) {
+                out.push(x);
+            }
+        }
+    }
+    out
 }
 
 /// Link rate of one batch.
@@ -88,6 +116,7 @@ pub fn linked_questions(
     model: &Model,
     cache: &BlockCache,
     q: &Questionnaire,
+    rule: AeRule,
 ) -> (Vec<LinkedQuestion>, Vec<BatchLinks>) {
     let mut out = Vec::new();
     let mut links = Vec::new();
@@ -125,10 +154,15 @@ pub fn linked_questions(
             if nodes.len() < MIN_LINKED {
                 continue;
             }
-            let Ok(slice) = build_slice(g, model, cache, &nodes) else {
+            let anchors = match rule {
+                AeRule::Candidates => Vec::new(),
+                AeRule::WithNamed => named_entities(g, it, &nodes),
+            };
+            let all: Vec<NodeId> = nodes.iter().chain(&anchors).copied().collect();
+            let Ok(slice) = build_slice(g, model, cache, &all) else {
                 continue;
             };
-            let Some(terms) = candidate_terms(&slice) else {
+            let Some(terms) = candidate_terms(&slice, nodes.len()) else {
                 continue;
             };
             bl.questions_used += 1;
@@ -136,6 +170,7 @@ pub fn linked_questions(
                 batch: b.info.batch_id,
                 qid: it.qid,
                 nodes,
+                anchors,
                 terms,
                 slice,
             });
@@ -145,12 +180,13 @@ pub fn linked_questions(
     (out, links)
 }
 
-/// RNS(A∖{c}, {c}) for every entity c of the slice (A = the whole slice).
-pub fn candidate_terms(slice: &Slice) -> Option<Vec<Terms>> {
+/// RNS(A∖{c}, {c}) for each of the slice's first `candidates` entities c (A = the whole
+/// slice: the entities after the candidates are anchors, always in Ae).
+pub fn candidate_terms(slice: &Slice, candidates: usize) -> Option<Vec<Terms>> {
     let sc = Scorer::new(slice).ok()?;
     let m = slice.len();
     let w = Weights::default();
-    (0..m)
+    (0..candidates.min(m))
         .map(|c| {
             let others: Vec<usize> = (0..m).filter(|&x| x != c).collect();
             sc.score(&others, &[c], &w).ok()
@@ -348,8 +384,12 @@ pub fn evaluate(
 /// The RNS-guided As (greedy swap) as positions in `q.nodes`.
 pub fn rns_partition(q: &LinkedQuestion, w: &Weights) -> Option<Vec<usize>> {
     let sc = Scorer::new(&q.slice).ok()?;
-    let ac: Vec<usize> = (0..q.nodes.len()).collect();
-    sc.greedy_swap(&ac, None, w).ok().map(|r| r.serendipity)
+    let n = q.nodes.len();
+    let ac: Vec<usize> = (0..n).collect();
+    let anchors: Vec<usize> = (n..n + q.anchors.len()).collect();
+    sc.greedy_swap_anchored(&ac, &anchors, None, w)
+        .ok()
+        .map(|r| r.serendipity)
 }
 
 /// Mean with a percentile-bootstrap 95% CI.

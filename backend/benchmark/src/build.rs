@@ -172,7 +172,8 @@ pub fn build(
                 let ep = ep
                     .as_mut()
                     .ok_or_else(|| "no ensemble partition to start from".to_string())?;
-                let ctx = RnsContext::new(g, m, &cache, &q.answers, cfg.weights)?;
+                let named: Vec<NodeId> = q.query.entities().collect();
+                let ctx = RnsContext::new(g, m, &cache, &q.answers, &named, cfg.weights)?;
                 rns_guided(&ctx, ep)
             })
             .collect(),

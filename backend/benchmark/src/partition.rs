@@ -395,22 +395,41 @@ pub fn ensemble(
     })
 }
 
-/// RNS scoring context for one question: the slice of Ac on Gc.
+/// RNS scoring context for one question: the slice of Ac and of the entities the question
+/// names on Gc. The named entities (`anchors`) are in Ae in every partition scored here —
+/// the rule the shipped weights were fitted with (docs/RNS.md, "What Ae holds").
 pub struct RnsContext {
     slice: rns::Slice,
+    /// Slice positions of the anchors.
+    anchors: Vec<usize>,
     weights: Weights,
 }
 
 impl RnsContext {
+    /// `named`: the entities the question names (those among `ac` stay candidates).
     pub fn new(
         g: &Graph,
         model: &Model,
         cache: &BlockCache,
         ac: &[NodeId],
+        named: &[NodeId],
         weights: Weights,
     ) -> Result<Self, String> {
-        let slice = build_slice(g, model, cache, ac).map_err(|e| e.to_string())?;
-        Ok(RnsContext { slice, weights })
+        let mut nodes = ac.to_vec();
+        for &x in named {
+            if !nodes.contains(&x) {
+                nodes.push(x);
+            }
+        }
+        let slice = build_slice(g, model, cache, &nodes).map_err(|e| e.to_string())?;
+        let anchors = (ac.len()..nodes.len())
+            .filter_map(|k| slice.position(nodes[k]))
+            .collect();
+        Ok(RnsContext {
+            slice,
+            anchors,
+            weights,
+        })
     }
 
     fn positions(&self, xs: &[NodeId]) -> Result<Vec<usize>, String> {
@@ -426,12 +445,10 @@ impl RnsContext {
     /// RNS(Ae, As).
     pub fn score(&self, p: &Partition) -> Result<f64, String> {
         let sc = rns::Scorer::new(&self.slice).map_err(|e| e.to_string())?;
+        let mut ae = self.positions(&p.existing)?;
+        ae.extend(&self.anchors);
         let t = sc
-            .score(
-                &self.positions(&p.existing)?,
-                &self.positions(&p.serendipity)?,
-                &self.weights,
-            )
+            .score(&ae, &self.positions(&p.serendipity)?, &self.weights)
             .map_err(|e| e.to_string())?;
         Ok(t.rns)
     }
@@ -449,7 +466,7 @@ impl RnsContext {
         let ac = self.positions(&all)?;
         let init = self.positions(&start.serendipity)?;
         let r = sc
-            .greedy_swap(&ac, Some(&init), &self.weights)
+            .greedy_swap_anchored(&ac, &self.anchors, Some(&init), &self.weights)
             .map_err(|e| e.to_string())?;
         let ser: Vec<NodeId> = r.serendipity.iter().map(|&i| self.slice.ids[i]).collect();
         let mut p = Partition::from_serendipity(&all, &ser);

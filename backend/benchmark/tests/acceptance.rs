@@ -259,8 +259,16 @@ fn rns_guided_partition_is_never_below_the_ensemble() {
         };
         // Recomputed here rather than trusting the stored values, with the weights the build
         // used (the shipped fitted weights, BuildConfig's default).
-        let ctx = RnsContext::new(g, model(), &cache, &q.answers, config(QUESTIONS).weights)
-            .expect("slice");
+        let named: Vec<_> = q.query.entities().collect();
+        let ctx = RnsContext::new(
+            g,
+            model(),
+            &cache,
+            &q.answers,
+            &named,
+            config(QUESTIONS).weights,
+        )
+        .expect("slice");
         let (se, sr) = (ctx.score(e).expect("score"), ctx.score(r).expect("score"));
         assert!(
             sr >= se - 1e-12,

@@ -65,11 +65,12 @@ fn questions() -> (Graph, Model, Vec<LinkedQuestion>) {
                 }
             }
             let slice = build_slice(&g, &model, &cache, &nodes).unwrap();
-            let terms = candidate_terms(&slice).unwrap();
+            let terms = candidate_terms(&slice, nodes.len()).unwrap();
             out.push(LinkedQuestion {
                 batch,
                 qid,
                 nodes,
+                anchors: Vec::new(),
                 terms,
                 slice,
             });

@@ -33,9 +33,11 @@ pub struct Discovery {
     pub query: NodeId,
     /// The answer type (e.g. Compound for a disease).
     pub answer_type: TypeId,
-    /// Known answers (Ae as scored; may be `[query]` when nothing is known).
+    /// Ae as scored: the known answers (at most [`MAX_EXISTING`]) followed by the query
+    /// itself — the entity the page names is always in Ae, as the entities a question names
+    /// are in the fitted weights' Ae (docs/RNS.md, "What Ae holds").
     pub existing: Vec<NodeId>,
-    /// True when `existing` holds real known answers, false when it fell back to the query.
+    /// True when `existing` holds known answers besides the query.
     pub existing_known: bool,
     /// (candidate, walk proximity), best first.
     pub candidates: Vec<(NodeId, f64)>,
@@ -157,9 +159,7 @@ pub fn discover_with(
     };
     let existing_known = !known.is_empty();
     let mut existing: Vec<NodeId> = known.iter().copied().take(MAX_EXISTING).collect();
-    if existing.is_empty() {
-        existing.push(q);
-    }
+    existing.push(q);
 
     let ranked = if let Some(propose) = propose {
         let mut r: Vec<(NodeId, f64)> = propose(q, answer_type, &known)

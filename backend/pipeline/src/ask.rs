@@ -253,13 +253,34 @@ pub async fn ask_with_progress(
 
     let answer_types: std::collections::BTreeSet<_> =
         answers.iter().map(|&n| g.node_type(n)).collect();
+    // Ae for scoring = the answers explored from + the entities the question names (the
+    // rule the shipped weights were fitted with, docs/RNS.md "What Ae holds").
+    let named: Vec<NodeId> = out
+        .understood
+        .entities
+        .iter()
+        .filter_map(|e| {
+            g.find_by_ident(&e.node.id)
+                .iter()
+                .copied()
+                .find(|&n| g.type_display(g.node_type(n)) == e.node.kind)
+        })
+        .collect();
+    let mut ae = roots.clone();
+    for &x in &named {
+        if !ae.contains(&x) {
+            ae.push(x);
+        }
+    }
     let cands: Vec<NodeId> = ex
         .order
         .iter()
         .copied()
-        .filter(|n| !answers.contains(n) && answer_types.contains(&g.node_type(*n)))
+        .filter(|n| {
+            !answers.contains(n) && !named.contains(n) && answer_types.contains(&g.node_type(*n))
+        })
         .collect();
-    let terms = rns_gains_terms(&env, &roots, &cands);
+    let terms = rns_gains_terms(&env, &ae, &cands);
     if ctx.model.is_none() {
         out.notes.push(
             "no precomputed model (run `serenqa precompute`): candidates are unscored".into(),

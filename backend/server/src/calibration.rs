@@ -10,7 +10,7 @@
 //! two of its candidates are nodes of the loaded graph.
 
 use anyhow::{bail, Result};
-use serenqa_benchmark::questionnaire::resolve_candidate;
+use serenqa_benchmark::questionnaire::{link, resolve_candidate, Link};
 use serenqa_graph::Graph;
 use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::Model;
@@ -41,13 +41,23 @@ pub fn items(
             skipped += 1;
             continue;
         };
-        let Ok(slice) = build_slice(g, model, cache, &nodes) else {
+        // The entities the question names, linked like the questionnaire's, stay in Ae.
+        let mut all = nodes.clone();
+        for r in &q.resources {
+            if let Link::ById(x) | Link::ByName(x) = link(g, &r.name, r.link.as_deref()) {
+                if !all.contains(&x) {
+                    all.push(x);
+                }
+            }
+        }
+        let Ok(slice) = build_slice(g, model, cache, &all) else {
             skipped += 1;
             continue;
         };
         out.push(Item {
             slice,
             ac: (0..nodes.len()).collect(),
+            anchors: (nodes.len()..all.len()).collect(),
             expert,
             ensemble,
         });

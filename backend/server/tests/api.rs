@@ -92,10 +92,14 @@ fn graph_search_node_and_errors() {
         w["gamma"].as_f64().unwrap(),
     );
     assert!((rns - (a * r + b * n + c * sv) / (a.abs() + b.abs() + c.abs())).abs() < 1e-9);
+    // Ae = the known treatment + the disease itself (the entity the page names).
+    assert_eq!(d["existing"].as_array().unwrap().len(), 2);
+    assert_eq!(d["existing"][1]["id"], d["query"]["id"]);
+    assert_eq!(d["existing"][1]["kind"], "Disease");
     assert_eq!(
         d["slice"]["ids"].as_array().unwrap().len(),
-        2,
-        "slice = existing + candidates"
+        3,
+        "slice = existing (known + query) + candidates"
     );
     let (st, body, _) = get(&format!("{}/api/discover/Gene::5743", s.base));
     assert_eq!(st, 400, "{body}");

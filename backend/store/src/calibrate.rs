@@ -22,6 +22,9 @@ pub struct Item {
     pub slice: Slice,
     /// Candidate positions in the slice (Ac).
     pub ac: Vec<usize>,
+    /// Positions of the entities the question names (not candidates): always in Ae, the
+    /// rule the shipped weights were fitted with (docs/RNS.md, "What Ae holds").
+    pub anchors: Vec<usize>,
     /// Expert As (b positions).
     pub expert: Vec<usize>,
     /// LLM-ensemble As (b positions), when known.
@@ -108,7 +111,7 @@ fn rns_sets(items: &[Item], w: &Weights) -> Result<Vec<Vec<usize>>, String> {
         .map(|it| {
             let sc = Scorer::new(&it.slice).map_err(|e| e.to_string())?;
             let r = sc
-                .greedy_swap(&it.ac, it.ensemble.as_deref(), w)
+                .greedy_swap_anchored(&it.ac, &it.anchors, it.ensemble.as_deref(), w)
                 .map_err(|e| e.to_string())?;
             Ok(r.serendipity)
         })

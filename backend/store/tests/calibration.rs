@@ -49,6 +49,7 @@ fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
             Item {
                 slice,
                 ac,
+                anchors: Vec::new(),
                 expert,
                 ensemble: Some(ens),
             }

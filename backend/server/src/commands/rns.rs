@@ -9,10 +9,10 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use serenqa_benchmark::agreement::{
     self, candidate_terms, constant_share, evaluate, fit_with_cv, is_heldout, linked_questions,
-    paired_difference, row, BatchLinks, LinkedQuestion, Method, MethodRow, QuestionScore, Spread,
-    FIT_BATCHES, GRID_STEP,
+    named_entities, paired_difference, row, AeRule, BatchLinks, LinkedQuestion, Method, MethodRow,
+    QuestionScore, Spread, FIT_BATCHES, GRID_STEP,
 };
-use serenqa_benchmark::questionnaire::{link, Link, Questionnaire};
+use serenqa_benchmark::questionnaire::Questionnaire;
 use serenqa_graph::Graph;
 use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::weights::{iso_date, parse, shipped, WeightsFile, REPO_PATH};
@@ -49,6 +49,28 @@ struct Common {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// What a question's Ae holds besides the candidates left in it: also the entities the
+    /// question names (the rule the shipped weights were fitted with, docs/RNS.md) or nothing
+    /// (the paper's partition of the candidates; the rule before session 24).
+    #[arg(long, value_enum, default_value_t = AeArg::WithNamed)]
+    ae: AeArg,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum AeArg {
+    /// Ae = the other candidates.
+    Candidates,
+    /// Ae = the other candidates + the entities the question names (its `resource`).
+    WithNamed,
+}
+
+impl From<AeArg> for AeRule {
+    fn from(a: AeArg) -> AeRule {
+        match a {
+            AeArg::Candidates => AeRule::Candidates,
+            AeArg::WithNamed => AeRule::WithNamed,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -58,6 +80,10 @@ struct FitArgs {
     /// Where to write the weights file.
     #[arg(long, default_value = REPO_PATH)]
     out: PathBuf,
+    /// Also write each fitting question's leave-one-batch-out scores (JSON lines: batch,
+    /// qid, top_b, spearman, kendall), for comparing variants question by question.
+    #[arg(long)]
+    cv_out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -109,7 +135,7 @@ fn load(c: &Common, progress: bool) -> Result<Loaded> {
     let q = Questionnaire::load(&dir).map_err(|e| anyhow!(e))?;
     let (g, model) = crate::model_source::load_required(&c.graph, progress)?;
     let cache = BlockCache::new(1);
-    let (questions, links) = linked_questions(&g, &model, &cache, &q);
+    let (questions, links) = linked_questions(&g, &model, &cache, &q, c.ae.into());
     if questions.is_empty() {
         bail!(
             "no questionnaire question has {} candidates linked to the loaded graph",
@@ -347,6 +373,8 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
             "model": { "directed": l.model.params.directed, "embedding_dim": l.model.embeddings.dim() },
             "reference": "llm_rank of the SerenQA questionnaire (the authors' four-LLM ensemble), rank 1 = most serendipitous",
             "fit_batches": "1-10",
+            "ae": match a.common.ae { AeArg::Candidates => "the other candidates", AeArg::WithNamed => "the other candidates + the entities the question names" },
+            "ae_rule": match a.common.ae { AeArg::Candidates => "candidates", AeArg::WithNamed => "with-named" },
             "heldout_batches": "11-14 (never used for fitting or tuning)",
             "grid": format!("|α|+|β|+|γ| = 1, signs free, step {GRID_STEP}"),
             "objective": "mean top-b agreement + mean Spearman on batches 1-10",
@@ -360,6 +388,17 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
             "seconds": t0.elapsed().as_secs_f64(),
         }),
     };
+    if let Some(p) = &a.cv_out {
+        // fit_with_cv appends each fold's questions in batch order, as `train` is ordered.
+        let mut order: Vec<&&LinkedQuestion> = train.iter().collect();
+        order.sort_by_key(|q| q.batch);
+        let mut out = String::new();
+        for (q, s) in order.iter().zip(&fitted.cv) {
+            out += &json!({ "batch": q.batch, "qid": q.qid, "top_b": s.top_b, "spearman": s.spearman, "kendall": s.kendall }).to_string();
+            out.push('\n');
+        }
+        std::fs::write(p, out).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+    }
     let text = serde_json::to_string_pretty(&file)? + "\n";
     parse(&text).map_err(|e| anyhow!(e))?;
     std::fs::write(&a.out, &text).map_err(|e| anyhow!("{}: {e}", a.out.display()))?;
@@ -403,6 +442,9 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
         bail!("no linked question in the chosen batches");
     }
     if let Some(p) = &a.dump {
+        if !matches!(a.common.ae, AeArg::Candidates) {
+            bail!("--dump writes the candidates' slice and the slice with the named entities itself: add --ae candidates");
+        }
         let mut out = String::new();
         let cache = BlockCache::new(1);
         for q in &held {
@@ -421,27 +463,16 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
                     })
                 })
                 .collect();
-            // The entities the question names (its `resource`), linked like the candidates,
-            // and the slice over candidates + those entities (candidates first).
-            let mut anchors: Vec<u32> = Vec::new();
-            if let Some(it) =
+            // The entities the question names and the slice over candidates + those entities
+            // (candidates first).
+            let anchors: Vec<u32> =
                 l.q.batches
                     .iter()
                     .filter(|b| b.info.batch_id == q.batch)
                     .flat_map(|b| &b.items)
                     .find(|it| it.qid == q.qid)
-            {
-                for r in &it.resource {
-                    match link(&l.g, &r.entity_name, r.entity_link.as_deref()) {
-                        Link::ById(x) | Link::ByName(x)
-                            if !q.nodes.contains(&x) && !anchors.contains(&x) =>
-                        {
-                            anchors.push(x);
-                        }
-                        _ => {}
-                    }
-                }
-            }
+                    .map(|it| named_entities(&l.g, it, &q.nodes))
+                    .unwrap_or_default();
             let mut all = q.nodes.clone();
             all.extend(&anchors);
             let wide = build_slice(&l.g, &l.model, &cache, &all).ok();
@@ -641,7 +672,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     debug_assert!(l
         .questions
         .first()
-        .map(|q| candidate_terms(&q.slice).as_ref() == Some(&q.terms))
+        .map(|q| candidate_terms(&q.slice, q.nodes.len()).as_ref() == Some(&q.terms))
         .unwrap_or(true));
     let qs = spread_of(&q_lists, &w);
     let ds = spread_of(&d_lists, &w);
