@@ -3,7 +3,7 @@
 //! (they are what shows the selection noise of LOBO comparisons, docs/RNS.md).
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
-use serenqa_benchmark::agreement::{candidate_terms, fit_with_cv, LinkedQuestion};
+use serenqa_benchmark::agreement::{candidate_terms, fit_with_cv, rns_partition, LinkedQuestion};
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
 use serenqa_model::embeddings::FastRp;
 use serenqa_model::slice::{build_slice, BlockCache};
@@ -102,4 +102,56 @@ fn each_fold_is_the_fit_without_its_batch_and_is_reported() {
     let one: Vec<&LinkedQuestion> = qs.iter().filter(|q| q.batch == 1).collect();
     let f1 = fit_with_cv(&g, &model, &one, step);
     assert!(f1.folds.is_empty() && f1.cv.is_empty());
+}
+
+/// Ae = the other candidates + the entities the question names: the named entities sit after
+/// the candidates in the slice, are in Ae for every candidate's terms, and never in the
+/// RNS-guided As; with no named entity everything is as before.
+#[test]
+fn named_entities_stay_in_ae() {
+    let (g, model, qs) = questions();
+    let cache = BlockCache::new(1);
+    let w = serenqa_shared::rns::Weights::new(-0.3, 0.7, 0.0).unwrap();
+    let mut changed = 0;
+    for q in qs.iter().filter(|q| q.nodes.len() >= 5) {
+        let anchors: Vec<u32> = (0..60u32)
+            .filter(|x| !q.nodes.contains(x))
+            .take(2)
+            .collect();
+        let all: Vec<u32> = q.nodes.iter().chain(&anchors).copied().collect();
+        let slice = build_slice(&g, &model, &cache, &all).unwrap();
+        let n = q.nodes.len();
+        let terms = candidate_terms(&slice, n).unwrap();
+        assert_eq!(terms.len(), n);
+        let sc = serenqa_shared::rns::Scorer::new(&slice).unwrap();
+        for (c, t) in terms.iter().enumerate() {
+            let ae: Vec<usize> = (0..n + anchors.len()).filter(|&x| x != c).collect();
+            let direct = sc
+                .score(&ae, &[c], &serenqa_shared::rns::Weights::default())
+                .unwrap();
+            assert_eq!(*t, direct);
+        }
+        changed += usize::from(terms != q.terms);
+        let anchored = LinkedQuestion {
+            anchors: anchors.clone(),
+            terms,
+            slice,
+            ..q.clone()
+        };
+        let chosen = rns_partition(&anchored, &w).unwrap();
+        assert_eq!(chosen.len(), serenqa_shared::rns::budget(n));
+        assert!(
+            chosen.iter().all(|&p| p < n),
+            "{chosen:?}: an anchor was chosen"
+        );
+        // No anchors: the plain partition of the candidates.
+        let plain = rns_partition(q, &w).unwrap();
+        let sc0 = serenqa_shared::rns::Scorer::new(&q.slice).unwrap();
+        let ac: Vec<usize> = (0..n).collect();
+        assert_eq!(plain, sc0.greedy_swap(&ac, None, &w).unwrap().serendipity);
+    }
+    assert!(
+        changed > 0,
+        "the named entities never changed a candidate's terms"
+    );
 }

@@ -64,6 +64,17 @@ enum AeArg {
     WithNamed,
 }
 
+impl AeArg {
+    fn describe(self) -> &'static str {
+        match self {
+            AeArg::Candidates => "the other candidates (--ae candidates)",
+            AeArg::WithNamed => {
+                "the other candidates + the entities the question names (--ae with-named)"
+            }
+        }
+    }
+}
+
 impl From<AeArg> for AeRule {
     fn from(a: AeArg) -> AeRule {
         match a {
@@ -373,7 +384,7 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
             "model": { "directed": l.model.params.directed, "embedding_dim": l.model.embeddings.dim() },
             "reference": "llm_rank of the SerenQA questionnaire (the authors' four-LLM ensemble), rank 1 = most serendipitous",
             "fit_batches": "1-10",
-            "ae": match a.common.ae { AeArg::Candidates => "the other candidates", AeArg::WithNamed => "the other candidates + the entities the question names" },
+            "ae": a.common.ae.describe(),
             "ae_rule": match a.common.ae { AeArg::Candidates => "candidates", AeArg::WithNamed => "with-named" },
             "heldout_batches": "11-14 (never used for fitting or tuning)",
             "grid": format!("|α|+|β|+|γ| = 1, signs free, step {GRID_STEP}"),
@@ -512,6 +523,7 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
         "weights α = {:.3}, β = {:.3}, γ = {:.3} — {} ({})",
         w.alpha, w.beta, w.gamma, wf.source.label, wf.source.kind
     );
+    println!("Ae of a question: {}", a.common.ae.describe());
     println!("\nlink rates per batch:\n{}", link_table(&l.links));
     println!(
         "{which}: {} questions with ≥ {} linked candidates\n",
@@ -686,8 +698,12 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\n",
-        w.alpha, w.beta, w.gamma, wf.source.label
+        "weights α = {:.3}, β = {:.3}, γ = {:.3} — {}\nAe of a questionnaire list: {}\n",
+        w.alpha,
+        w.beta,
+        w.gamma,
+        wf.source.label,
+        a.common.ae.describe()
     );
     println!(
         "{}",
