@@ -147,11 +147,12 @@ pub fn Entity() -> impl IntoView {
                 return;
             }
         }
-        let mut from = vec![key()];
+        let me = key();
+        let mut from = vec![me.clone()];
         if let Some(Ok(d)) = discovery.get_untracked() {
             if d.existing_known {
                 // Ae = the known answers + this entity, which `from` already holds.
-                from.extend(d.existing.iter().map(key_of).filter(|k| *k != from[0]));
+                from.extend(d.existing.iter().map(key_of).filter(|k| *k != me));
             }
         }
         let to = key_of(&cand);
