@@ -76,9 +76,26 @@ pub struct LinkedQuestion {
 /// The entities a questionnaire item names (its `resource`), linked like the candidates,
 /// distinct and not among `candidates`.
 pub fn named_entities(g: &Graph, item: &Item, candidates: &[NodeId]) -> Vec<NodeId> {
+    link_named(
+        g,
+        item.resource
+            .iter()
+            .map(|r| (r.entity_name.as_str(), r.entity_link.as_deref())),
+        candidates,
+    )
+}
+
+/// Links (name, URL) pairs a question names like the questionnaire's candidates
+/// ([`link`]); the distinct linked nodes not among `candidates`, in order. The one home of
+/// "the entities a question names" for the questionnaire and the annotation store alike.
+pub fn link_named<'a>(
+    g: &Graph,
+    named: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+    candidates: &[NodeId],
+) -> Vec<NodeId> {
     let mut out: Vec<NodeId> = Vec::new();
-    for r in &item.resource {
-        if let Link::ById(x) | Link::ByName(x) = link(g, &r.entity_name, r.entity_link.as_deref()) {
+    for (name, url) in named {
+        if let Link::ById(x) | Link::ByName(x) = link(g, name, url) {
             if !candidates.contains(&x) && !out.contains(&x) {
                 out.push(x);
             }
@@ -501,7 +518,8 @@ pub struct Fit {
     /// Leave-one-batch-out: each batch scored with the weights fitted on the other batches
     /// (pooled over questions). The honest estimate of how a fit generalises to unseen
     /// batches, computed from the fitting batches alone — the criterion for choosing between
-    /// variants of a term, never the held-out batches.
+    /// variants of a term, never the held-out batches. Parallel to the questions fitted on
+    /// (empty when they hold a single batch).
     pub cv: Vec<QuestionScore>,
     /// The weights each leave-one-batch-out fold picked (held-out batch, weights). How much
     /// they move between folds is the selection noise any comparison of LOBO scores carries.
@@ -540,16 +558,15 @@ pub fn fit_with_cv(g: &Graph, model: &Model, questions: &[&LinkedQuestion], step
     let mut cv = Vec::new();
     let mut folds = Vec::new();
     if batches.len() > 1 {
+        cv = vec![QuestionScore::default(); questions.len()];
         for &b in &batches {
             let k = best_on(&|i| questions[i].batch != b);
             folds.push((b, grid[k]));
-            cv.extend(
-                per[k]
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| questions[*i].batch == b)
-                    .map(|(_, s)| *s),
-            );
+            for (i, q) in questions.iter().enumerate() {
+                if q.batch == b {
+                    cv[i] = per[k][i];
+                }
+            }
         }
     }
     Fit {

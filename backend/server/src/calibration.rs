@@ -10,7 +10,8 @@
 //! two of its candidates are nodes of the loaded graph.
 
 use anyhow::{bail, Result};
-use serenqa_benchmark::questionnaire::{link, resolve_candidate, Link};
+use serenqa_benchmark::agreement::link_named;
+use serenqa_benchmark::questionnaire::resolve_candidate;
 use serenqa_graph::Graph;
 use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::Model;
@@ -41,15 +42,15 @@ pub fn items(
             skipped += 1;
             continue;
         };
-        // The entities the question names, linked like the questionnaire's, stay in Ae.
-        let mut all = nodes.clone();
-        for r in &q.resources {
-            if let Link::ById(x) | Link::ByName(x) = link(g, &r.name, r.link.as_deref()) {
-                if !all.contains(&x) {
-                    all.push(x);
-                }
-            }
-        }
+        // The entities the question names stay in Ae.
+        let named = link_named(
+            g,
+            q.resources
+                .iter()
+                .map(|r| (r.name.as_str(), r.link.as_deref())),
+            &nodes,
+        );
+        let all: Vec<u32> = nodes.iter().chain(&named).copied().collect();
         let Ok(slice) = build_slice(g, model, cache, &all) else {
             skipped += 1;
             continue;

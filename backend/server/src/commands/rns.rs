@@ -400,11 +400,8 @@ fn run_fit(a: FitArgs, progress: bool) -> Result<()> {
         }),
     };
     if let Some(p) = &a.cv_out {
-        // fit_with_cv appends each fold's questions in batch order, as `train` is ordered.
-        let mut order: Vec<&&LinkedQuestion> = train.iter().collect();
-        order.sort_by_key(|q| q.batch);
         let mut out = String::new();
-        for (q, s) in order.iter().zip(&fitted.cv) {
+        for (q, s) in train.iter().zip(&fitted.cv) {
             out += &json!({ "batch": q.batch, "qid": q.qid, "top_b": s.top_b, "spearman": s.spearman, "kendall": s.kendall }).to_string();
             out.push('\n');
         }
