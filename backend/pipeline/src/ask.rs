@@ -235,9 +235,23 @@ pub async fn ask_with_progress(
         weights: ctx.weights.weights,
     };
     let cfg = ExploreConfig::default();
+    // The entities the question was understood to name: known to the asker, so anchors in
+    // Ae wherever candidates are scored (docs/RNS.md "What Ae holds").
+    let named: Vec<NodeId> = out
+        .understood
+        .entities
+        .iter()
+        .filter_map(|e| {
+            g.find_by_ident(&e.node.id)
+                .iter()
+                .copied()
+                .find(|&n| g.type_display(g.node_type(n)) == e.node.kind)
+        })
+        .collect();
     let task = explore::Task {
         question,
         roots: roots.clone(),
+        named: named.clone(),
         example: String::new(),
     };
     let ex = explore::explore(&env, &agents.explore, &cfg, &task)
@@ -254,24 +268,9 @@ pub async fn ask_with_progress(
     let answer_types: std::collections::BTreeSet<_> =
         answers.iter().map(|&n| g.node_type(n)).collect();
     // Ae for scoring = the answers explored from + the entities the question names (the
-    // rule the shipped weights were fitted with, docs/RNS.md "What Ae holds").
-    let named: Vec<NodeId> = out
-        .understood
-        .entities
-        .iter()
-        .filter_map(|e| {
-            g.find_by_ident(&e.node.id)
-                .iter()
-                .copied()
-                .find(|&n| g.type_display(g.node_type(n)) == e.node.kind)
-        })
-        .collect();
-    let mut ae = roots.clone();
-    for &x in &named {
-        if !ae.contains(&x) {
-            ae.push(x);
-        }
-    }
+    // rule the shipped weights were fitted with, docs/RNS.md "What Ae holds"); the explorer
+    // scored its candidates against the same set.
+    let ae = task.known();
     let cands: Vec<NodeId> = ex
         .order
         .iter()

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serenqa_benchmark::query::EdgeMask;
-use serenqa_graph::Graph;
+use serenqa_graph::{Graph, NodeId};
 use serenqa_model::slice::BlockCache;
 use serenqa_model::Model;
 
@@ -371,6 +371,25 @@ async fn run_t1(ctx: &Ctx, i: usize) -> T1Record {
     }
 }
 
+/// The entities a record's question names (its pattern's entity nodes), resolved in `g`: Ae's
+/// anchors when the explorer scores candidates, as in the builder's RNS-guided partition.
+fn named_entities(g: &Graph, r: &serenqa_benchmark::records::KgqaRecord) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    for n in r
+        .graph_query
+        .nodes
+        .iter()
+        .filter(|n| n.node_type == "entity")
+    {
+        for x in resolve_ids(g, std::slice::from_ref(&n.id), Some(&n.class)) {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+    }
+    out
+}
+
 /// The answer type label of a record (its question node's class).
 fn answer_type(r: &serenqa_benchmark::records::KgqaRecord) -> Option<String> {
     r.graph_query
@@ -448,6 +467,7 @@ async fn run_t3(
     let task = explore::Task {
         question: &r.question,
         roots,
+        named: named_entities(g, r),
         example,
     };
     let ex = explore::explore(&env, &ctx.agents.explore, &cfg, &task).await?;

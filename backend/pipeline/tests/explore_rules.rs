@@ -76,6 +76,7 @@ async fn continue_no_stops_before_summarising_and_unscored_frontiers_sample_unif
     let task = Task {
         question: "Which compounds treat breast cancer?",
         roots: vec![root],
+        named: Vec::new(),
         example: String::new(),
     };
     let ex = explore(&env, &agents, &cfg, &task).await.unwrap();

@@ -62,7 +62,8 @@ impl Explorer for OfflineExplorer {
         let chosen = explorer::select_nodes(
             v.env,
             v.targets,
-            &v.task.roots,
+            &v.task.known(),
+            &v.task.named,
             cands,
             v.cfg.beam_width,
             v.remaining,

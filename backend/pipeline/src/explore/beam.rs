@@ -46,6 +46,7 @@ pub async fn explore(
     let g = env.g;
     let mut ex = Exploration {
         roots: task.roots.clone(),
+        named: task.named.clone(),
         ..Default::default()
     };
     for &r in &task.roots {

@@ -39,6 +39,8 @@ pub struct LevelTrace {
 #[derive(Clone, Debug, Default)]
 pub struct Exploration {
     pub roots: Vec<NodeId>,
+    /// The entities the question names ([`Task::named`]): walked through, never leaves.
+    pub named: Vec<NodeId>,
     /// Π: explored node → path from a root (roots map to []).
     pub paths: BTreeMap<NodeId, Vec<Step>>,
     /// Explored nodes in order of discovery (roots first).
@@ -50,7 +52,8 @@ pub struct Exploration {
 }
 
 impl Exploration {
-    /// Explored nodes without an explored child, in discovery order, roots excluded.
+    /// Explored nodes without an explored child, in discovery order, roots and the entities
+    /// the question names excluded (they are known, so never a predicted answer).
     pub fn leaves(&self) -> Vec<NodeId> {
         let parents: HashSet<NodeId> = self
             .paths
@@ -60,7 +63,7 @@ impl Exploration {
         self.order
             .iter()
             .copied()
-            .filter(|n| !self.roots.contains(n) && !parents.contains(n))
+            .filter(|n| !self.roots.contains(n) && !self.named.contains(n) && !parents.contains(n))
             .collect()
     }
 
@@ -96,9 +99,27 @@ impl Exploration {
 /// Inputs of one exploration.
 pub struct Task<'a> {
     pub question: &'a str,
+    /// Where the beam starts: the answers already known (Ae's candidates part).
     pub roots: Vec<NodeId>,
+    /// The entities the question names. They are known to the asker, so candidates are scored
+    /// with them in Ae (anchors: never candidates, never leaves; docs/RNS.md "What Ae
+    /// holds"). The beam does not start from them.
+    pub named: Vec<NodeId>,
     /// One-shot guidance: a training question with its ground-truth paths (prompt text).
     pub example: String,
+}
+
+impl Task<'_> {
+    /// Ae for scoring candidates: the roots, then the named entities not among them.
+    pub fn known(&self) -> Vec<NodeId> {
+        let mut ae = self.roots.clone();
+        for &x in &self.named {
+            if !ae.contains(&x) {
+                ae.push(x);
+            }
+        }
+        ae
+    }
 }
 
 /// A node as paths show it: `id (name, Type)`.
@@ -131,4 +152,53 @@ pub fn path_line(g: &Graph, p: &[Step]) -> String {
         s.push_str(&node_label(g, st.to));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(from: NodeId, to: NodeId) -> Step {
+        Step {
+            from,
+            rel: 0,
+            to,
+            forward: true,
+            edge: to,
+        }
+    }
+
+    #[test]
+    fn named_entities_are_known_never_leaves() {
+        // 1 is the root; the walk went 1 → 7 (a named entity) → 3 and 1 → 4.
+        let mut ex = Exploration {
+            roots: vec![1],
+            named: vec![7],
+            ..Default::default()
+        };
+        for (n, p) in [
+            (1, vec![]),
+            (7, vec![step(1, 7)]),
+            (3, vec![step(1, 7), step(7, 3)]),
+            (4, vec![step(1, 4)]),
+        ] {
+            ex.paths.insert(n, p);
+            ex.order.push(n);
+        }
+        assert_eq!(ex.leaves(), vec![3, 4]);
+        // A named entity reached last is still not a predicted answer.
+        ex.paths.remove(&3);
+        ex.order.retain(|&n| n != 3);
+        assert_eq!(ex.leaves(), vec![4]);
+        ex.named.clear();
+        assert_eq!(ex.leaves(), vec![7, 4]);
+
+        let task = Task {
+            question: "q",
+            roots: vec![1, 2],
+            named: vec![2, 9],
+            example: String::new(),
+        };
+        assert_eq!(task.known(), vec![1, 2, 9], "roots first, each entity once");
+    }
 }

@@ -98,13 +98,15 @@ fn normalise(xs: &HashMap<NodeId, f64>) -> HashMap<NodeId, f64> {
         .collect()
 }
 
-/// ≤ n nodes: answer-typed candidates first, by marginal RNS gain (or edge score without a
-/// model); then other candidates by reach of the answer types × edge score; nothing that can
-/// no longer reach an answer type.
+/// ≤ n nodes: answer-typed candidates first, by marginal RNS gain against `known` (Ae: the
+/// roots and the entities the question names; or by edge score without a model); then other
+/// candidates — and the `named` entities, which are walked through but never proposed — by
+/// reach of the answer types × edge score; nothing that can no longer reach an answer type.
 pub fn select_nodes(
     env: &Env<'_>,
     targets: &BTreeSet<TypeId>,
-    roots: &[NodeId],
+    known: &[NodeId],
+    named: &[NodeId],
     cands: &[(Step, f64)],
     n: usize,
     remaining: usize,
@@ -118,16 +120,16 @@ pub fn select_nodes(
     let mut typed: Vec<NodeId> = edge_score
         .keys()
         .copied()
-        .filter(|&v| targets.contains(&g.node_type(v)))
+        .filter(|&v| targets.contains(&g.node_type(v)) && !named.contains(&v))
         .collect();
     typed.sort_unstable();
-    let rns = normalise(&rns_gains(env, roots, &typed));
+    let rns = normalise(&rns_gains(env, known, &typed));
     let es = normalise(&edge_score);
     let mut ranked: Vec<(f64, NodeId)> = edge_score
         .keys()
         .map(|&v| {
             let e = es.get(&v).copied().unwrap_or(0.0);
-            let p = if targets.contains(&g.node_type(v)) {
+            let p = if targets.contains(&g.node_type(v)) && !named.contains(&v) {
                 2.0 + rns.get(&v).copied().unwrap_or(e)
             } else {
                 env.stats.reach(g.node_type(v), targets, remaining) * (0.5 + 0.5 * e)
