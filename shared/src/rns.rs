@@ -904,8 +904,16 @@ impl<'s, 'a> SwapState<'s, 'a> {
     }
 
     /// Terms after swapping i ∈ As with j ∈ Ae (local indices), without changing `pt`.
-    #[inline]
+    #[cfg(test)]
     fn swapped(&self, pt: &Part, i: usize, j: usize) -> Terms {
+        self.swapped_terms(pt, i, j, true)
+    }
+
+    /// As `swapped`, but when `with_s` is false S is not computed (reported as 0): the O(m)
+    /// JSD is the only term that is not O(1) per swap, and with γ = 0 it cannot change the
+    /// RNS, so the greedy swap skips it (the swapped RNS is then exact all the same).
+    #[inline]
+    fn swapped_terms(&self, pt: &Part, i: usize, j: usize, with_s: bool) -> Terms {
         let m = self.m;
         let (d, q) = (&self.d, &self.q);
         let cross_d = pt.cross_d - pt.d_to_e[i] - pt.d_to_s[j] + d[i * m + j] + pt.d_to_s[i]
@@ -920,13 +928,15 @@ impl<'s, 'a> SwapState<'s, 'a> {
             + q[i * m + j];
         let z_e = pt.z_e - self.pi[j] + self.pi[i];
         let (ne, ns) = (pt.ne as f64, pt.ns as f64);
-        let (ti, tj) = (&self.t[i * m..(i + 1) * m], &self.t[j * m..(j + 1) * m]);
         let mut acc = 0.0;
-        for x in 0..m {
-            let diff = tj[x] - ti[x];
-            let ps = ((pt.sum_s[x] + diff) / ns).max(0.0);
-            let pe = ((pt.sum_e[x] - diff) / ne).max(0.0);
-            acc += jsd_term(ps, pe);
+        if with_s {
+            let (ti, tj) = (&self.t[i * m..(i + 1) * m], &self.t[j * m..(j + 1) * m]);
+            for x in 0..m {
+                let diff = tj[x] - ti[x];
+                let ps = ((pt.sum_s[x] + diff) / ns).max(0.0);
+                let pe = ((pt.sum_e[x] - diff) / ne).max(0.0);
+                acc += jsd_term(ps, pe);
+            }
         }
         self.terms_of(pt, cross_d, cross_q, z_e, (acc * 0.5).clamp(0.0, 1.0))
     }
@@ -956,6 +966,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
         // Gains below this are rounding noise (RNS is normalised by the weights' scale, so
         // scaling (α, β, γ) by c > 0 cannot change the result).
         let tol = 1e-12;
+        let with_s = self.w.gamma != 0.0;
         let mut swaps = 0usize;
         let mut evaluations = 0u64;
         loop {
@@ -965,7 +976,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
             let row_best = |&i: &usize| -> (f64, usize) {
                 let mut best = (f64::NEG_INFINITY, usize::MAX);
                 for &j in &e_list {
-                    let gain = self.swapped(&pt, i, j).rns - tau.rns;
+                    let gain = self.swapped_terms(&pt, i, j, with_s).rns - tau.rns;
                     if gain > best.0 {
                         best = (gain, j);
                     }
@@ -1073,6 +1084,34 @@ mod tests {
                 assert!((a - b).abs() < 1e-12, "{a} vs {b}");
             }
         }
+    }
+
+    /// With γ = 0 the greedy swap skips S per candidate swap; its RNS must still be exact.
+    #[test]
+    fn swap_without_s_keeps_the_exact_rns_when_gamma_is_zero() {
+        let s = slice(15, 5);
+        let sc = Scorer::new(&s).unwrap();
+        let w = Weights::new(-0.3, 0.7, 0.0).unwrap();
+        let ac: Vec<usize> = (0..15).collect();
+        let st = SwapState::new(&sc, &ac, &[], &w).unwrap();
+        let mut in_s = vec![false; 15];
+        for k in [2, 6, 11] {
+            in_s[k] = true;
+        }
+        let pt = st.part(in_s);
+        for i in [2, 6, 11] {
+            for j in [0, 3, 14] {
+                let full = st.swapped_terms(&pt, i, j, true);
+                let fast = st.swapped_terms(&pt, i, j, false);
+                assert_eq!(full.rns.to_bits(), fast.rns.to_bits(), "swap {i} ↔ {j}");
+                assert!(full.s > 0.0 && fast.s == 0.0);
+            }
+        }
+        // And the whole swap: same partition as with S computed (γ = 0 either way).
+        let res = sc.greedy_swap(&ac, None, &w).unwrap();
+        let again = sc.greedy_swap(&ac, Some(&res.serendipity), &w).unwrap();
+        assert_eq!(again.serendipity, res.serendipity);
+        assert_eq!(again.swaps, 0);
     }
 
     #[test]

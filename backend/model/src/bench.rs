@@ -148,6 +148,7 @@ pub fn swap(
     runs: usize,
     seed: u64,
     kind: Option<&str>,
+    w: &Weights,
 ) -> Result<SwapBench, ModelError> {
     let mut slice_ms = Vec::new();
     let mut greedy_ms = Vec::new();
@@ -162,7 +163,7 @@ pub fn swap(
         let start = Instant::now();
         let sc = Scorer::new(&slice)?;
         let ac: Vec<usize> = (0..a.len()).collect();
-        let res = sc.greedy_swap(&ac, None, &Weights::default())?;
+        let res = sc.greedy_swap(&ac, None, w)?;
         greedy_ms.push(start.elapsed().as_secs_f64() * 1e3);
         swaps.push(res.swaps);
         evaluations.push(res.evaluations);

@@ -17,6 +17,7 @@ use serenqa_model::bench;
 use serenqa_model::embeddings::{EmbeddingInfo, Embeddings, FastRp};
 use serenqa_model::marginals::MarginalParams;
 use serenqa_model::Model;
+use serenqa_shared::rns::Weights;
 
 struct Args {
     nodes: u64,
@@ -203,10 +204,26 @@ fn run() -> Result<(), String> {
     };
     let model = Model::from_parts(&g, a.directed, params, mb.stats.clone(), p, emb);
     let runs_swap = if a.wants("swap") { a.runs } else { 0 };
-    let sw_any =
-        bench::swap(&g, &model, 100, runs_swap, a.seed + 2, None).map_err(|e| e.to_string())?;
-    let sw_kind = bench::swap(&g, &model, 100, runs_swap, a.seed + 3, Some(kind))
-        .map_err(|e| e.to_string())?;
+    let sw_any = bench::swap(
+        &g,
+        &model,
+        100,
+        runs_swap,
+        a.seed + 2,
+        None,
+        &Weights::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    let sw_kind = bench::swap(
+        &g,
+        &model,
+        100,
+        runs_swap,
+        a.seed + 3,
+        Some(kind),
+        &Weights::default(),
+    )
+    .map_err(|e| e.to_string())?;
     for (what, sw) in [("uniform", &sw_any), (kind, &sw_kind)] {
         println!(
             "|Ac|=100 ({what}): slice median {:.2} ms (max {:.2}), greedy swap median {:.2} ms (max {:.2}), swaps {:?}",

@@ -322,15 +322,27 @@ fn perf_model(args: &crate::graph_source::GraphArgs, runs: usize, progress: bool
         Some(m) => m,
         None => serenqa_model::Model::compute(&g, &serenqa_model::ModelConfig::default(), progress),
     };
-    let s = bench::swap(&g, &model, 100, runs, 1, None)?;
-    println!(
-        "| slice, 100 candidates | {:.2} ms | block included, cold cache |",
-        s.slice.median_ms
-    );
-    println!(
-        "| greedy swap, 100 candidates | {:.2} ms | min {:.2}, max {:.2} ms |",
-        s.greedy.median_ms, s.greedy.min_ms, s.greedy.max_ms
-    );
+    // The same candidate sets (same seed) under the weights in force (what a server uses) and
+    // under equal weights (every term used: S's JSD is the O(m) part of a swap evaluation).
+    let shipped = serenqa_model::weights::shipped();
+    let equal = serenqa_shared::rns::Weights::default();
+    for (label, w) in [
+        ("the shipped weights", &shipped.weights),
+        ("equal weights", &equal),
+    ] {
+        let s = bench::swap(&g, &model, 100, runs, 1, None, w)?;
+        println!(
+            "| slice + greedy swap, 100 candidates, {label} (α {:.2}, β {:.2}, γ {:.2}) | {:.2} ms | slice {:.2} ms (block included, cold cache) + swap {:.2} ms (min {:.2}, max {:.2}); medians of each |",
+            w.alpha,
+            w.beta,
+            w.gamma,
+            s.slice.median_ms + s.greedy.median_ms,
+            s.slice.median_ms,
+            s.greedy.median_ms,
+            s.greedy.min_ms,
+            s.greedy.max_ms
+        );
+    }
     let c = bench::candidates(&g, &model, 20, 200, runs, 1, None)?;
     println!("| score 200 candidates vs 20 existing | {:.3} ms | the browser's per-slider work, native |", c.score.median_ms);
     println!(
