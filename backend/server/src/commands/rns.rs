@@ -640,6 +640,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     // Discover's lists: every disease, 200 candidates, scored against its known treatments.
     let cache = BlockCache::new(1);
     let mut d_lists = Vec::new();
+    let mut d_known = Vec::new();
     let mut fallback = 0usize;
     let disease = (0..l.g.type_count() as u16).find(|&t| l.g.type_display(t) == "Disease");
     // As the server does: candidates proposed by the plausibility model when `serenqa predict`
@@ -673,6 +674,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
                     continue;
                 }
                 fallback += (!found.existing_known) as usize;
+                d_known.push(found.existing_known);
                 d_lists.push(found.terms);
             }
         }
@@ -685,11 +687,21 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         .unwrap_or(true));
     let qs = spread_of(&q_lists, &w);
     let ds = spread_of(&d_lists, &w);
+    // Discover lists where more than 10% of the candidates sit at S's maximum as the page
+    // shows it (S ≥ 0.999, "1.000": walks of 1–3 steps between Ae and the candidate carry
+    // almost no mass), split by whether Ae holds known answers or only the page's entity.
+    let mut s_at_max = [0usize; 2];
+    for (l, &known) in d_lists.iter().zip(&d_known) {
+        let top = l.iter().filter(|t| t.s >= 0.999).count();
+        if top * 10 > l.len() {
+            s_at_max[known as usize] += 1;
+        }
+    }
     if a.common.json {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback })
+                &json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback, "discover_lists_over_10pct_at_s_0999": { "without_known_answers": s_at_max[0], "with_known_answers": s_at_max[1] } })
             )?
         );
         return Ok(());
@@ -712,6 +724,12 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     println!("{}", render_spread(&format!("Discover lists (every disease, ≤ 200 candidates proposed by {proposed_by}, RNS(Ae, {{c}}))"), &ds));
     if fallback > 0 {
         println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");
+    }
+    if s_at_max[0] + s_at_max[1] > 0 {
+        println!(
+            "Discover lists with more than 10% of the candidates at S ≥ 0.999 (shown as 1.000: walks of 1–3 steps between Ae and the candidate carry almost no mass, so the two walk distributions barely overlap): {} without known treatments (Ae = {{the disease}}), {} with.",
+            s_at_max[0], s_at_max[1]
+        );
     }
     Ok(())
 }
