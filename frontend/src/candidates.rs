@@ -402,14 +402,14 @@ pub fn Candidates(
             <p class="muted">{method}</p>
             <div class="sliders" role="group" aria-label="RNS weights">
                 {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
-                {slider("β novelty", "(not predicted by walks from the known answers)", beta, set_beta, "w-beta")}
+                {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta")}
                 {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
                 {move || {
                     // A negative weight reverses what its term rewards; say so in words.
                     let meaning = [
-                        (alpha.get(), "α < 0 favours candidates unlike the known answers"),
-                        (beta.get(), "β < 0 favours candidates the walks from the known answers predict"),
-                        (gamma.get(), "γ < 0 favours candidates whose walks resemble the known answers'"),
+                        (alpha.get(), "α < 0 favours candidates unlike what is already known"),
+                        (beta.get(), "β < 0 favours candidates the walks from what is already known predict"),
+                        (gamma.get(), "γ < 0 favours candidates whose walks resemble those of what is already known"),
                     ];
                     let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
                     (!neg.is_empty()).then(|| view! {
@@ -489,9 +489,9 @@ pub fn Candidates(
                         {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
                     })}
                     {sort_header("RNS", "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.", SortKey::Rns, sort, set_sort)}
-                    {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to the known answers (1 = same context).", SortKey::R, sort, set_sort)}
-                    {sort_header("N", "Novelty, 0–1: information (bits / 20) in landing on this candidate that a 1–3 step walk from the known answers does not predict (1 = never reached).", SortKey::N, sort, set_sort)}
-                    {sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of the known answers.", SortKey::S, sort, set_sort)}
+                    {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to what is already known — the known answers and the entity the page or question names (1 = same context).", SortKey::R, sort, set_sort)}
+                    {sort_header("N", "Novelty, 0–1: how unlikely it is that a 1–3 step walk leaving what is already known (the known answers and the named entity) lands on this candidate, in bits / 40: ½ at one chance in a million; a candidate no walk reaches is scored by how rare it is.", SortKey::N, sort, set_sort)}
+                    {sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of what is already known; near 1 for every candidate when only the page's entity is known (no known answers).", SortKey::S, sort, set_sort)}
                     <th></th></tr></thead>
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
