@@ -29,6 +29,9 @@ use crate::url_state::{self, num, parse_num};
 /// How long the view must stay unchanged before the address is updated.
 const URL_DEBOUNCE_MS: u64 = 250;
 
+/// Why a page with only its own entity known shows no S.
+const S_UNINFORMATIVE: &str = "Surprise is not shown: with only this entity known, S compares two walk distributions over just the entity and the candidate, each almost all return-to-self mass, so it is near 1 for every candidate. RNS leaves it out here.";
+
 fn entity(n: &NodeView) -> ShortlistEntity {
     ShortlistEntity {
         kind: n.kind.clone(),
@@ -89,6 +92,9 @@ pub fn Candidates(
         })
     });
     let start = from_url.unwrap_or(data.weights);
+    // With only the page's entity known (|A| = 2 per candidate) S cannot tell candidates apart:
+    // it is not shown, and RNS leaves it out (γ is disabled).
+    let s_ok = serenqa_shared::rns::surprise_informative(data.existing.len(), 1);
     let defaults = data.default_weights.clone();
     let data = StoredValue::new(data);
     let (alpha, set_alpha) = signal(start.alpha);
@@ -126,7 +132,7 @@ pub fn Candidates(
         let w = Weights {
             alpha: alpha.get(),
             beta: beta.get(),
-            gamma: gamma.get(),
+            gamma: if s_ok { gamma.get() } else { 0.0 },
         };
         let (r, ms) = data.with_value(|d| rescore(d, &w));
         set_last_ms.set(Some(ms));
@@ -152,6 +158,7 @@ pub fn Candidates(
     let (sort, set_sort) = signal(
         url_state::get("sort")
             .and_then(|s| SortKey::parse(&s))
+            .filter(|k| s_ok || *k != SortKey::S)
             .unwrap_or(SortKey::Blend),
     );
     let (min_plaus, set_min_plaus) = signal(
@@ -308,11 +315,11 @@ pub fn Candidates(
                 rns: t.rns,
                 r: t.r,
                 n: t.n,
-                s: t.s,
+                s: s_ok.then_some(t.s),
                 weights: Weights {
                     alpha: alpha.get_untracked(),
                     beta: beta.get_untracked(),
-                    gamma: gamma.get_untracked(),
+                    gamma: if s_ok { gamma.get_untracked() } else { 0.0 },
                 },
                 blend: has_plaus.then(|| blend.get_untracked()),
             },
@@ -334,11 +341,12 @@ pub fn Candidates(
                        help: &'static str,
                        get: ReadSignal<f64>,
                        set: WriteSignal<f64>,
-                       id: &'static str| {
+                       id: &'static str,
+                       enabled: bool| {
         view! {
             <label class="slider" for=id>
                 <span>{label} " " <span class="muted">{help}</span></span>
-                <input id=id type="range" min="-1" max="1" step="0.05" data-testid=id
+                <input id=id type="range" min="-1" max="1" step="0.05" data-testid=id disabled=!enabled
                     prop:value=move || get.get().to_string()
                     on:input=move |ev| {
                         if let Ok(v) = event_target_value(&ev).parse::<f64>() {
@@ -401,15 +409,15 @@ pub fn Candidates(
             <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
             <p class="muted">{method}</p>
             <div class="sliders" role="group" aria-label="RNS weights">
-                {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha")}
-                {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta")}
-                {slider("γ surprise", "(different walk distribution)", gamma, set_gamma, "w-gamma")}
+                {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha", true)}
+                {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta", true)}
+                {slider("γ surprise", if s_ok { "(different walk distribution)" } else { "(not used here: with only this entity known, S cannot tell candidates apart)" }, gamma, set_gamma, "w-gamma", s_ok)}
                 {move || {
                     // A negative weight reverses what its term rewards; say so in words.
                     let meaning = [
                         (alpha.get(), "α < 0 favours candidates unlike what is already known"),
                         (beta.get(), "β < 0 favours candidates the walks from what is already known predict"),
-                        (gamma.get(), "γ < 0 favours candidates whose walks resemble those of what is already known"),
+                        (if s_ok { gamma.get() } else { 0.0 }, "γ < 0 favours candidates whose walks resemble those of what is already known"),
                     ];
                     let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
                     (!neg.is_empty()).then(|| view! {
@@ -474,7 +482,7 @@ pub fn Candidates(
             <label class="sort-select" for="sort-select">
                 "Sort by "
                 <select id="sort-select" data-testid="sort-select" on:change=move |ev| if let Some(k) = SortKey::parse(&event_target_value(&ev)) { set_sort.set(k) }>
-                    {SortKey::ALL.into_iter().filter(|k| has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)).map(|k| view! {
+                    {SortKey::ALL.into_iter().filter(|k| (has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)) && (s_ok || *k != SortKey::S)).map(|k| view! {
                         <option value=k.name() selected=move || sort.get() == k>{k.label()}</option>
                     }).collect_view()}
                 </select>
@@ -491,7 +499,11 @@ pub fn Candidates(
                     {sort_header("RNS", "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.", SortKey::Rns, sort, set_sort)}
                     {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to what is already known — the known answers and the entity the page or question names (1 = same context).", SortKey::R, sort, set_sort)}
                     {sort_header("N", "Novelty, 0–1: how unlikely it is that a 1–3 step walk leaving what is already known (the known answers and the named entity) lands on this candidate, in bits / 40: ½ at one chance in a million; a candidate no walk reaches is scored by how rare it is.", SortKey::N, sort, set_sort)}
-                    {sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of what is already known; near 1 for every candidate when only the page's entity is known (no known answers).", SortKey::S, sort, set_sort)}
+                    {if s_ok {
+                        sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of what is already known.", SortKey::S, sort, set_sort).into_any()
+                    } else {
+                        view! { <th title=S_UNINFORMATIVE data-testid="s-header">"S"</th> }.into_any()
+                    }}
                     <th></th></tr></thead>
                 <tbody>
                     {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
@@ -524,7 +536,11 @@ pub fn Candidates(
                                 <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
                                 <td class="num" data-testid="r" data-label="R">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
                                 <td class="num" data-testid="n" data-label="N">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
-                                <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td>
+                                {if s_ok {
+                                    view! { <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td> }.into_any()
+                                } else {
+                                    view! { <td class="num muted" data-testid="s" data-label="S" title=S_UNINFORMATIVE>"—"</td> }.into_any()
+                                }}
                                 <td class="col-actions">
                                     <button class="link-button why" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button>
                                     {item.map(|it| view! { <crate::shortlist::KeepButton item=it /> })}
@@ -701,6 +717,9 @@ fn ranking_csv(
     from: &str,
 ) -> String {
     use serenqa_shared::csv::cell as csv_field;
+    // No S (and γ not used) where S cannot tell candidates apart.
+    let s_ok = serenqa_shared::rns::surprise_informative(d.existing.len(), 1);
+    let g = if s_ok { g } else { 0.0 };
     let mut s = format!(
         "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2} ({}); research hypotheses, not clinical advice\n",
         d.query.name,
@@ -714,7 +733,7 @@ fn ranking_csv(
         };
         let known: Vec<&str> = c.known_for.iter().map(|k| k.name.as_str()).collect();
         s.push_str(&format!(
-            "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{}\n",
+            "{},{},{},{},{:.4},{:.4},{:.4},{},{}\n",
             rank + 1,
             csv_field(&c.node.id),
             csv_field(&c.node.name),
@@ -722,7 +741,11 @@ fn ranking_csv(
             t.rns,
             t.r,
             t.n,
-            t.s,
+            if s_ok {
+                format!("{:.4}", t.s)
+            } else {
+                String::new()
+            },
             csv_field(&known.join("; "))
         ));
     }

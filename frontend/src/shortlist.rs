@@ -323,7 +323,7 @@ pub fn ShortlistPage() -> impl IntoView {
                         <td class="num" data-label="RNS"><strong>{format!("{:.3}", sc.rns)}</strong></td>
                         <td class="num" data-label="R">{format!("{:.3}", sc.r)}</td>
                         <td class="num" data-label="N">{format!("{:.3}", sc.n)}</td>
-                        <td class="num" data-label="S">{format!("{:.3}", sc.s)}</td>
+                        <td class="num" data-label="S" title=sc.s.is_none().then_some("Not informative on the page it was kept from (only that entity was known)")>{fmt_opt(sc.s, 3, "")}</td>
                         <td class="num" data-label="Weights (α, β, γ)">{format!("{:.2} {:.2} {:.2}", w.alpha, w.beta, w.gamma)}</td>
                         <td class="col-actions"><button class="keep" data-testid="shortlist-remove" on:click=move |_| s.remove(qk.clone(), ck.clone())>"Remove"</button></td>
                     </tr>

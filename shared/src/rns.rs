@@ -367,6 +367,15 @@ fn leave_factor(self_mass: f64) -> f64 {
     }
 }
 
+/// Whether S can tell candidates apart for a partition with `existing` entities in Ae and
+/// `answers` in As. S compares the two walk distributions within A; with |A| = 2 (one known
+/// entity, one candidate — the page of a disease with no known treatment) each row is almost
+/// all return-to-self mass, so S is near 1 for every candidate (docs/RNS.md, "S and the
+/// return-to-self mass"). Views show no S there and leave it out of RNS.
+pub fn surprise_informative(existing: usize, answers: usize) -> bool {
+    existing + answers >= 3
+}
+
 /// Jensen–Shannon divergence in bits of two distributions with positive entries.
 pub fn jsd_bits(p: &[f64], q: &[f64]) -> f64 {
     let mut acc = 0.0;

@@ -212,6 +212,37 @@ test('subgraph: edge labels never overlap (the rest on hover, every edge titled)
   await page.screenshot({ path: path.join(shots, 'subgraph-labels-390.png') });
 });
 
+test('candidates: with no known treatment S is not shown (it cannot tell candidates apart), γ is disabled and the CSV has no S', async (page) => {
+  // Celiac disease has no treatment in Hetionet: Ae = {the disease}, |A| = 2 per candidate.
+  await page.goto(base + '/entity/Disease::DOID:10608');
+  await page.getByTestId('candidates').waitFor({ timeout: 30000 });
+  const cells = page.locator('[data-testid=candidates] tbody [data-testid=s]');
+  const shown = (await cells.allInnerTexts()).map((t) => t.trim());
+  assert(shown.length >= 20 && shown.every((t) => t === '—'), `S cells: ${shown.slice(0, 5)}`);
+  assert(/return-to-self/.test(await cells.first().getAttribute('title')), 'the cell says why S is not shown');
+  assert(/return-to-self/.test(await page.getByTestId('s-header').getAttribute('title')), 'so does the header');
+  // R and N still tell the candidates apart.
+  for (const id of ['r', 'n']) {
+    const v = await page.locator(`[data-testid=candidates] tbody [data-testid=${id}]`).allInnerTexts();
+    assert(new Set(v.map((t) => t.trim())).size > v.length / 2, `${id} varies: ${v.slice(0, 5)}`);
+  }
+  assert(await page.getByTestId('w-gamma').isDisabled(), 'the γ slider is disabled');
+  const sorts = await page.locator('#sort-select option').evaluateAll((os) => os.map((o) => o.value));
+  assert(!sorts.includes('s') && sorts.includes('n'), `sort menu: ${sorts}`);
+  const csv = decodeURIComponent((await page.getByTestId('candidates-csv').getAttribute('href')).split(',').slice(1).join(','));
+  const lines = csv.trim().split('\n');
+  assert(/gamma=0\.00/.test(lines[0]), `CSV head: ${lines[0]}`);
+  assert(lines.length > 20 && lines.slice(2).every((l) => /,-?\d\.\d{4},\d\.\d{4},\d\.\d{4},(,|$)/.test(l)), `CSV: rns, r, n, then an empty S: ${lines[2]}`);
+  await page.getByTestId('candidates').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'candidates-no-known-treatment.png'), fullPage: false });
+  // A disease with known treatments shows S, and γ can be moved.
+  await page.goto(base + '/entity/Disease::DOID:1612');
+  await page.getByTestId('candidates').waitFor({ timeout: 30000 });
+  const s2 = await page.locator('[data-testid=candidates] tbody [data-testid=s]').first().innerText();
+  assert(/^\d\.\d{3}/.test(s2.trim()), `S shown with known treatments: ${s2}`);
+  assert(!(await page.getByTestId('w-gamma').isDisabled()), 'γ enabled with known treatments');
+});
+
 test('candidates: sliders re-rank 200 candidates in WASM without a network request', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:1612');
   await page.getByTestId('candidates').waitFor({ timeout: 30000 });

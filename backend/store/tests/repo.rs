@@ -652,7 +652,7 @@ fn shortlist_per_user_replaces_in_place_and_is_capped() {
         rns,
         r: 0.5,
         n: 0.5,
-        s: 0.5,
+        s: Some(0.5),
         weights: serenqa_shared::rns::Weights {
             alpha: 0.5,
             beta: 0.5,

@@ -35,7 +35,10 @@ pub struct ShortlistScores {
     pub rns: f64,
     pub r: f64,
     pub n: f64,
-    pub s: f64,
+    /// None where S cannot tell candidates apart (one known entity, one candidate:
+    /// [`crate::rns::surprise_informative`]); the page then shows no S and RNS leaves it out.
+    #[serde(default)]
+    pub s: Option<f64>,
     /// The RNS weights (α, β, γ) the scores were computed with.
     pub weights: crate::rns::Weights,
     /// The plausibility/RNS blend of the page (0 = serendipity only, 1 = plausibility only).
@@ -68,7 +71,9 @@ impl ShortlistScores {
         in_range("rns", self.rns, -1.0, 1.0)?;
         in_range("r", self.r, 0.0, 1.0)?;
         in_range("n", self.n, 0.0, 1.0)?;
-        in_range("s", self.s, 0.0, 1.0)?;
+        if let Some(v) = self.s {
+            in_range("s", v, 0.0, 1.0)?;
+        }
         let w = self.weights;
         in_range("alpha", w.alpha, -1.0, 1.0)?;
         in_range("beta", w.beta, -1.0, 1.0)?;
@@ -129,7 +134,7 @@ pub fn shortlist_csv(items: &[ShortlistItem]) -> String {
             format!("{:.4}", sc.rns),
             format!("{:.4}", sc.r),
             format!("{:.4}", sc.n),
-            format!("{:.4}", sc.s),
+            opt(sc.s, 4),
             format!("{:.2}", sc.weights.alpha),
             format!("{:.2}", sc.weights.beta),
             format!("{:.2}", sc.weights.gamma),
@@ -154,7 +159,7 @@ mod shortlist_tests {
             rns: 0.4,
             r: 0.5,
             n: 0.2,
-            s: 0.3,
+            s: Some(0.3),
             weights: Weights {
                 alpha: 0.5,
                 beta: 0.25,
@@ -180,7 +185,10 @@ mod shortlist_tests {
                 rns: f64::NAN,
                 ..scores()
             },
-            ShortlistScores { s: 2.0, ..scores() },
+            ShortlistScores {
+                s: Some(2.0),
+                ..scores()
+            },
             ShortlistScores {
                 weights: Weights {
                     alpha: f64::INFINITY,
@@ -226,6 +234,39 @@ mod shortlist_tests {
             lines[2].contains(",0.5000,99.50,0.4000,0.5000,0.2000,0.3000,0.50,0.25,-0.25,0.50,7"),
             "{}",
             lines[2]
+        );
+    }
+
+    #[test]
+    fn scores_without_s_are_valid_and_items_kept_before_still_read() {
+        let none = ShortlistScores {
+            s: None,
+            ..scores()
+        };
+        assert!(none.check().is_ok());
+        let json = serde_json::to_string(&none).expect("serialise");
+        let back: ShortlistScores = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back.s, None);
+        // An item stored before S became optional carries a number.
+        let old = r#"{"rns":0.4,"r":0.5,"n":0.2,"s":0.3,"weights":{"alpha":0.5,"beta":0.25,"gamma":-0.25}}"#;
+        let old: ShortlistScores = serde_json::from_str(old).expect("old item");
+        assert_eq!(old.s, Some(0.3));
+        let e = |id: &str| ShortlistEntity {
+            kind: "Disease".into(),
+            id: id.into(),
+            name: id.into(),
+        };
+        let csv = shortlist_csv(&[ShortlistItem {
+            query: e("DOID:1"),
+            candidate: e("DB1"),
+            scores: none,
+            added_at: 1,
+        }]);
+        assert!(
+            csv.lines()
+                .nth(2)
+                .is_some_and(|l| l.contains(",0.4000,0.5000,0.2000,,0.50,")),
+            "{csv}"
         );
     }
 }

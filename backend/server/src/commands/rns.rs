@@ -687,6 +687,15 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         .unwrap_or(true));
     let qs = spread_of(&q_lists, &w);
     let ds = spread_of(&d_lists, &w);
+    // The lists whose page shows S: Ae holds more than the page's entity
+    // (`rns::surprise_informative`; the other pages show no S and leave it out of RNS).
+    let shown: Vec<Vec<serenqa_shared::rns::Terms>> = d_lists
+        .iter()
+        .zip(&d_known)
+        .filter(|(_, &k)| k)
+        .map(|(l, _)| l.clone())
+        .collect();
+    let ds_shown = spread_of(&shown, &w);
     // Discover lists where more than 10% of the candidates sit at S's maximum as the page
     // shows it (S ≥ 0.999, "1.000": walks of 1–3 steps between Ae and the candidate carry
     // almost no mass), split by whether Ae holds known answers or only the page's entity.
@@ -701,7 +710,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback, "discover_lists_over_10pct_at_s_0999": { "without_known_answers": s_at_max[0], "with_known_answers": s_at_max[1] } })
+                &json!({ "weights": wf, "questionnaire": qs, "discover": ds, "discover_with_known_answers": ds_shown, "discover_proposed_by": proposed_by, "discover_lists_without_known_answers": fallback, "discover_lists_over_10pct_at_s_0999": { "without_known_answers": s_at_max[0], "with_known_answers": s_at_max[1] } })
             )?
         );
         return Ok(());
@@ -722,14 +731,22 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         )
     );
     println!("{}", render_spread(&format!("Discover lists (every disease, ≤ 200 candidates proposed by {proposed_by}, RNS(Ae, {{c}}))"), &ds));
+    println!(
+        "{}",
+        render_spread(
+            &format!(
+                "Discover lists whose page shows S (Ae holds known treatments: {} lists)",
+                shown.len()
+            ),
+            &ds_shown
+        )
+    );
     if fallback > 0 {
-        println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}.");
+        println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}, where S cannot tell candidates apart (|A| = 2), so the page shows no S and RNS leaves it out.");
     }
-    if s_at_max[0] + s_at_max[1] > 0 {
-        println!(
-            "Discover lists with more than 10% of the candidates at S ≥ 0.999 (shown as 1.000: walks of 1–3 steps between Ae and the candidate carry almost no mass, so the two walk distributions barely overlap): {} without known treatments (Ae = {{the disease}}), {} with.",
-            s_at_max[0], s_at_max[1]
-        );
-    }
+    println!(
+        "Discover lists with more than 10% of the candidates at S ≥ 0.999 (1.000 as shown: walks of 1–3 steps between Ae and the candidate carry almost no mass, so the two walk distributions barely overlap): {} without known treatments (S not shown there), {} with.",
+        s_at_max[0], s_at_max[1]
+    );
     Ok(())
 }
