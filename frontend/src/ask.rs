@@ -236,6 +236,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
         .map(|n| view! { <li><a href=format!("/entity/{}", api::enc(&api::key_of(n)))>{n.name.clone()}</a></li> })
         .collect_view();
     let (open, set_open) = signal(None::<usize>);
+    let s_hidden = answer.s_hidden;
     let cands = StoredValue::new(answer.candidates.clone());
     let rows = answer
         .candidates
@@ -254,7 +255,11 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
                     <td class="num"><strong>{f(t.map(|t| t.rns))}</strong></td>
                     <td class="num">{f(t.map(|t| t.r))}</td>
                     <td class="num">{f(t.map(|t| t.n))}</td>
-                    <td class="num">{f(t.map(|t| t.s))}</td>
+                    {if s_hidden {
+                        view! { <td class="num muted" data-testid="ask-s" title="Not shown: the candidates were scored against a single known entity, where S is near 1 for every candidate; RNS leaves it out.">"—"</td> }.into_any()
+                    } else {
+                        view! { <td class="num" data-testid="ask-s">{f(t.map(|t| t.s))}</td> }.into_any()
+                    }}
                     <td><button class="link-button" on:click=move |_| set_open.set(Some(i))>{format!("{} path{}", c.paths.len(), if c.paths.len() == 1 { "" } else { "s" })}</button></td>
                 </tr>
             }

@@ -361,6 +361,11 @@ pub struct AskResponse {
     /// What the offline retrieval understood of the question (empty with an LLM retriever).
     #[serde(default)]
     pub understood: Understood,
+    /// True when the candidates were scored against a single known entity, where S cannot
+    /// tell them apart ([`crate::rns::surprise_informative`]): their RNS leaves S out and a
+    /// view shows no S.
+    #[serde(default)]
+    pub s_hidden: bool,
 }
 
 /// What the question was understood to ask, in plain words, and how its names were linked.

@@ -289,6 +289,18 @@ pub struct Terms {
     pub rns: f64,
 }
 
+impl Terms {
+    /// The same terms with RNS computed as if γ were 0: for a view that shows no S
+    /// ([`surprise_informative`]).
+    pub fn without_s(self, w: &Weights) -> Terms {
+        let w = Weights { gamma: 0.0, ..*w };
+        Terms {
+            rns: w.combine(self.r, self.n, self.s),
+            ..self
+        }
+    }
+}
+
 /// Intermediate values of one scoring (for tests, the worked example and explanations).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Details {
@@ -1093,6 +1105,22 @@ mod tests {
                 assert!((a - b).abs() < 1e-12, "{a} vs {b}");
             }
         }
+    }
+
+    #[test]
+    fn surprise_needs_three_entities_and_without_s_drops_gamma() {
+        assert!(!surprise_informative(1, 1));
+        assert!(surprise_informative(2, 1) && surprise_informative(1, 2));
+        let w = Weights::new(0.2, 0.3, 0.5).unwrap();
+        let t = Terms {
+            r: 0.4,
+            n: 0.6,
+            s: 0.99,
+            rns: w.combine(0.4, 0.6, 0.99),
+        };
+        let u = t.without_s(&w);
+        assert_eq!((u.r, u.n, u.s), (t.r, t.n, t.s));
+        assert!((u.rns - (0.2 * 0.4 + 0.3 * 0.6) / 0.5).abs() < 1e-12);
     }
 
     /// With γ = 0 the greedy swap skips S per candidate swap; its RNS must still be exact.

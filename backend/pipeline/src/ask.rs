@@ -279,7 +279,14 @@ pub async fn ask_with_progress(
             !answers.contains(n) && !named.contains(n) && answer_types.contains(&g.node_type(*n))
         })
         .collect();
-    let terms = rns_gains_terms(&env, &ae, &cands);
+    let mut terms = rns_gains_terms(&env, &ae, &cands);
+    // One known entity and one candidate: S cannot tell candidates apart (docs/RNS.md).
+    if !serenqa_shared::rns::surprise_informative(ae.len(), 1) {
+        out.s_hidden = true;
+        for t in terms.values_mut() {
+            *t = t.without_s(&env.weights);
+        }
+    }
     if ctx.model.is_none() {
         out.notes.push(
             "no precomputed model (run `serenqa precompute`): candidates are unscored".into(),

@@ -369,6 +369,8 @@ async fn ask_answers_a_free_text_question_offline() {
         r.cypher
     );
     assert!(r.answers.len() >= 2, "{:?}", r.answers);
+    // Ae (the answers and asthma) holds more than one entity: S is informative and shown.
+    assert!(!r.s_hidden);
     assert!(!r.candidates.is_empty());
     assert!(r
         .candidates
