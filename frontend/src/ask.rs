@@ -256,7 +256,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
                     <td class="num">{f(t.map(|t| t.r))}</td>
                     <td class="num">{f(t.map(|t| t.n))}</td>
                     {if s_hidden {
-                        view! { <td class="num muted" data-testid="ask-s" title="Not shown: the candidates were scored against a single known entity, where S is near 1 for every candidate; RNS leaves it out.">"—"</td> }.into_any()
+                        view! { <td class="num muted" data-testid="ask-s" title="Not shown: the candidates were scored against a single known entity, where S only says whether walks connect the two; RNS leaves it out.">"—"</td> }.into_any()
                     } else {
                         view! { <td class="num" data-testid="ask-s">{f(t.map(|t| t.s))}</td> }.into_any()
                     }}

@@ -30,7 +30,7 @@ use crate::url_state::{self, num, parse_num};
 const URL_DEBOUNCE_MS: u64 = 250;
 
 /// Why a page with only its own entity known shows no S.
-const S_UNINFORMATIVE: &str = "Surprise is not shown: with only this entity known, S compares two walk distributions over just the entity and the candidate, each almost all return-to-self mass, so it is near 1 for every candidate. RNS leaves it out here.";
+const S_UNINFORMATIVE: &str = "Surprise is not shown: with only this entity known, S compares where walks from the entity and from the candidate land among just those two, so it only says whether walks connect them at all (S = 1 if so, 0 if not), which N already measures. RNS leaves it out here.";
 
 fn entity(n: &NodeView) -> ShortlistEntity {
     ShortlistEntity {
@@ -100,6 +100,9 @@ pub fn Candidates(
     let (alpha, set_alpha) = signal(start.alpha);
     let (beta, set_beta) = signal(start.beta);
     let (gamma, set_gamma) = signal(start.gamma);
+    // The γ RNS uses: the slider's, or 0 where S is not shown (one home for that rule).
+    let gamma_in_use = move || if s_ok { gamma.get() } else { 0.0 };
+    let gamma_in_use_untracked = move || if s_ok { gamma.get_untracked() } else { 0.0 };
     let moved = move || {
         let d = defaults.weights;
         (alpha.get() - d.alpha).abs() > 1e-9
@@ -132,7 +135,7 @@ pub fn Candidates(
         let w = Weights {
             alpha: alpha.get(),
             beta: beta.get(),
-            gamma: if s_ok { gamma.get() } else { 0.0 },
+            gamma: gamma_in_use(),
         };
         let (r, ms) = data.with_value(|d| rescore(d, &w));
         set_last_ms.set(Some(ms));
@@ -319,7 +322,7 @@ pub fn Candidates(
                 weights: Weights {
                     alpha: alpha.get_untracked(),
                     beta: beta.get_untracked(),
-                    gamma: if s_ok { gamma.get_untracked() } else { 0.0 },
+                    gamma: gamma_in_use_untracked(),
                 },
                 blend: has_plaus.then(|| blend.get_untracked()),
             },
@@ -382,13 +385,13 @@ pub fn Candidates(
         )
     });
     let csv_href = move || {
-        let w = (alpha.get(), beta.get(), gamma.get());
+        let w = (alpha.get(), beta.get(), gamma_in_use());
         let from = if moved() {
             "set on the page".to_string()
         } else {
             data.with_value(|d| d.default_weights.source.label.clone())
         };
-        let csv = data.with_value(|d| ranking_csv(d, &order(), w, &from));
+        let csv = data.with_value(|d| ranking_csv(d, &order(), w, s_ok, &from));
         format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
     };
     // Ae ends with the page's own entity; the list shows the known answers only.
@@ -417,7 +420,7 @@ pub fn Candidates(
                     let meaning = [
                         (alpha.get(), "α < 0 favours candidates unlike what is already known"),
                         (beta.get(), "β < 0 favours candidates the walks from what is already known predict"),
-                        (if s_ok { gamma.get() } else { 0.0 }, "γ < 0 favours candidates whose walks resemble those of what is already known"),
+                        (gamma_in_use(), "γ < 0 favours candidates whose walks resemble those of what is already known"),
                     ];
                     let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
                     (!neg.is_empty()).then(|| view! {
@@ -500,7 +503,7 @@ pub fn Candidates(
                     {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to what is already known — the known answers and the entity the page or question names (1 = same context).", SortKey::R, sort, set_sort)}
                     {sort_header("N", "Novelty, 0–1: how unlikely it is that a 1–3 step walk leaving what is already known (the known answers and the named entity) lands on this candidate, in bits / 40: ½ at one chance in a million; a candidate no walk reaches is scored by how rare it is.", SortKey::N, sort, set_sort)}
                     {if s_ok {
-                        sort_header("S", "Surprise, 0–1: Jensen–Shannon divergence (bits) between the walk distributions of the candidate and of what is already known.", SortKey::S, sort, set_sort).into_any()
+                        sort_header("S", "Surprise, 0–1: how differently walks leaving the candidate and walks leaving what is already known spread over these entities (Jensen–Shannon divergence, bits).", SortKey::S, sort, set_sort).into_any()
                     } else {
                         view! { <th title=S_UNINFORMATIVE data-testid="s-header">"S"</th> }.into_any()
                     }}
@@ -709,17 +712,16 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
 }
 
 /// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
-/// header, then one row per candidate in the order shown.
+/// header, then one row per candidate in the order shown. `(a, b, g)` are the weights in
+/// use; with `s_ok` false (S cannot tell candidates apart here) the S cells are empty.
 fn ranking_csv(
     d: &DiscoverResponse,
     order: &[(usize, Terms)],
     (a, b, g): (f64, f64, f64),
+    s_ok: bool,
     from: &str,
 ) -> String {
     use serenqa_shared::csv::cell as csv_field;
-    // No S (and γ not used) where S cannot tell candidates apart.
-    let s_ok = serenqa_shared::rns::surprise_informative(d.existing.len(), 1);
-    let g = if s_ok { g } else { 0.0 };
     let mut s = format!(
         "# serenqa candidates for {} ({}), weights alpha={a:.2} beta={b:.2} gamma={g:.2} ({}); research hypotheses, not clinical advice\n",
         d.query.name,

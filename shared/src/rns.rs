@@ -4,7 +4,9 @@
 //! Definitions follow `docs/RNS.md` exactly. For an answer set A = Ae ∪ As (positions into a
 //! slice; the slice may hold more entities than A — only the rows and columns of A are read):
 //! - π(x) = P(x) / Σ_{y∈A} P(y); πₑ(i) = π(i) / Σ_{i'∈Ae} π(i').
-//! - T[i][x] = (B[i][x] + δ) / Σ_{y∈A} (B[i][y] + δ), δ = 1e-12.
+//! - T[i][x] = (B[i][x]·[x ≠ i] + δ) / Σ_{y∈A} (B[i][y]·[y ≠ i] + δ), δ = 1e-12: the walk
+//!   from i that leaves its start, conditioned on landing in A (docs/RNS.md "Surprise": the
+//!   return-to-self mass B[i][i] is dropped, as in N).
 //! - R = 1 − mean_{i∈As, j∈Ae} ‖nᵢ − nⱼ‖₂ / 2 on L2-normalised embeddings (rows are
 //!   normalised here again, so a slice from any source gives d ∈ [0, 1]; an all-zero row
 //!   stays zero). R ∈ [0, 1]; the paper's R is `R − 1`.
@@ -17,7 +19,8 @@
 //!   tying at the cap. I = −log₂(O′ + δ) bits is the conditional self-information of As,
 //!   and N = min(1, I / [`NOVELTY_BITS`]) ∈ [0, 1] with 40 bits (an unreached As reaches
 //!   it only when π(As) < 2⁻²⁰).
-//! - S = JSD(Ps ‖ Pe) in bits, Pe = mean of T rows over Ae, Ps = mean over As.
+//! - S = JSD(Ps ‖ Pe) in bits, Pe = mean of T rows over Ae, Ps = mean over As: where the
+//!   walks leaving As land in A, against where the walks leaving Ae land.
 //! - RNS = (αR + βN + γS) / (|α| + |β| + |γ|) (0 when all weights are 0): weights are
 //!   normalised, so RNS ∈ [0, 1] for non-negative weights and (1, 1, 1) means (⅓, ⅓, ⅓).
 //!
@@ -307,7 +310,7 @@ pub struct Details {
     /// Positions in the slice, Ae first then As (the order of the rows below).
     pub order: Vec<usize>,
     pub pi: Vec<f64>,
-    /// |A| × |A| row-major.
+    /// T, |A| × |A| row-major (return-to-self mass excluded: the rows S compares).
     pub t: Vec<f64>,
     /// O: probability that a walk from Ae (weighted by πₑ, return-to-self excluded) ends in As.
     pub observed: f64,
@@ -319,6 +322,9 @@ pub struct Details {
     pub pe: Vec<f64>,
     pub ps: Vec<f64>,
     pub jsd: f64,
+    /// The paper's S: the same JSD over rows that keep the return-to-self mass
+    /// (docs/RNS.md, "Surprise"), kept so the original stays recoverable.
+    pub s_paper: f64,
     pub terms: Terms,
 }
 
@@ -379,11 +385,23 @@ fn leave_factor(self_mass: f64) -> f64 {
     }
 }
 
+/// One unnormalised entry of a row of T: the block entry, except on the diagonal (the walk's
+/// return to its start, which S and N leave out), plus δ.
+#[inline]
+fn t_entry(b: f64, diagonal: bool) -> f64 {
+    if diagonal {
+        DELTA
+    } else {
+        b + DELTA
+    }
+}
+
 /// Whether S can tell candidates apart for a partition with `existing` entities in Ae and
-/// `answers` in As. S compares the two walk distributions within A; with |A| = 2 (one known
-/// entity, one candidate — the page of a disease with no known treatment) each row is almost
-/// all return-to-self mass, so S is near 1 for every candidate (docs/RNS.md, "S and the
-/// return-to-self mass"). Views show no S there and leave it out of RNS.
+/// `answers` in As. S compares where walks leaving Ae and leaving As land within A; with
+/// |A| = 2 (one known entity, one candidate — the page of a disease with no known treatment)
+/// a walk that leaves its start can only land on the other entity, so S is 1 when walks
+/// connect the two and 0 when they do not (both rows are then the uniform δ row) — what N
+/// already measures (docs/RNS.md, "Surprise"). Views show no S there and leave it out of RNS.
 pub fn surprise_informative(existing: usize, answers: usize) -> bool {
     existing + answers >= 3
 }
@@ -495,14 +513,20 @@ impl<'a> Scorer<'a> {
         let p = &self.slice.marginals;
         let z: f64 = order.iter().map(|&x| p[x]).sum();
         let pi: Vec<f64> = order.iter().map(|&x| p[x] / z).collect();
+        // T (S's rows, without the return-to-self mass) and the paper's rows (with it).
         let mut t = vec![0.0; m * m];
+        let mut t_paper = vec![0.0; m * m];
         for (r, &i) in order.iter().enumerate() {
             let row = &mut t[r * m..(r + 1) * m];
+            let row_paper = &mut t_paper[r * m..(r + 1) * m];
             for (c, &x) in order.iter().enumerate() {
-                row[c] = self.b(i, x) + DELTA;
+                row[c] = t_entry(self.b(i, x), r == c);
+                row_paper[c] = self.b(i, x) + DELTA;
             }
             let s: f64 = row.iter().sum();
             row.iter_mut().for_each(|v| *v /= s);
+            let s: f64 = row_paper.iter().sum();
+            row_paper.iter_mut().for_each(|v| *v /= s);
         }
         // Relevance.
         let mut dsum = 0.0;
@@ -520,7 +544,7 @@ impl<'a> Scorer<'a> {
             let leave = leave_factor(self.b(i, i));
             for (s, &j) in order.iter().enumerate().skip(ne) {
                 observed += we * self.b(i, j) * leave;
-                let tv = t[e * m + s];
+                let tv = t_paper[e * m + s];
                 mi_paper += we * tv * (tv / pi[s]).log2();
             }
         }
@@ -528,19 +552,27 @@ impl<'a> Scorer<'a> {
         let info_bits = novelty_bits(observed, prior);
         let n = novelty(observed, prior);
         // Surprise.
-        let mut pe = vec![0.0; m];
-        let mut ps = vec![0.0; m];
-        for row in 0..m {
-            let (target, k) = if row < ne {
-                (&mut pe, ne)
-            } else {
-                (&mut ps, ns)
-            };
-            for c in 0..m {
-                target[c] += t[row * m + c] / k as f64;
+        let means = |t: &[f64]| {
+            let mut pe = vec![0.0; m];
+            let mut ps = vec![0.0; m];
+            for row in 0..m {
+                let (target, k) = if row < ne {
+                    (&mut pe, ne)
+                } else {
+                    (&mut ps, ns)
+                };
+                for c in 0..m {
+                    target[c] += t[row * m + c] / k as f64;
+                }
             }
-        }
+            (pe, ps)
+        };
+        let (pe, ps) = means(&t);
         let jsd = jsd_bits(&ps, &pe);
+        let s_paper = {
+            let (pe, ps) = means(&t_paper);
+            jsd_bits(&ps, &pe)
+        };
         let terms = Terms {
             r,
             n,
@@ -557,6 +589,7 @@ impl<'a> Scorer<'a> {
             pe,
             ps,
             jsd,
+            s_paper,
             terms,
         })
     }
@@ -589,10 +622,10 @@ impl<'a> Scorer<'a> {
         let m = ne + 1;
         let p = &self.slice.marginals;
         let zp: f64 = ae.iter().map(|&e| p[e]).sum();
-        // Σ_{y∈Ae} B[e][y] for each e ∈ Ae.
+        // Σ_{y∈Ae, y≠e} B[e][y] for each e ∈ Ae (T leaves out the return-to-self mass).
         let sb: Vec<f64> = ae
             .iter()
-            .map(|&e| ae.iter().map(|&y| self.b(e, y)).sum())
+            .map(|&e| ae.iter().filter(|&&y| y != e).map(|&y| self.b(e, y)).sum())
             .collect();
         // πₑ(e) / (1 − B[e][e]) for each e ∈ Ae (πₑ's normaliser does not depend on c).
         let lead: Vec<f64> = ae
@@ -612,19 +645,18 @@ impl<'a> Scorer<'a> {
             for (k, &e) in ae.iter().enumerate() {
                 let inv = inv_rs[k];
                 for (x, &y) in ae.iter().enumerate() {
-                    pe[x] += (self.b(e, y) + DELTA) * inv;
+                    pe[x] += t_entry(self.b(e, y), x == k) * inv;
                 }
                 pe[ne] += (self.b(e, c) + DELTA) * inv;
                 observed += lead[k] * self.b(e, c);
             }
             pe.iter_mut().for_each(|v| *v /= ne as f64);
-            let rs_c: f64 =
-                ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + self.b(c, c) + m as f64 * DELTA;
+            let rs_c: f64 = ae.iter().map(|&y| self.b(c, y)).sum::<f64>() + m as f64 * DELTA;
             let mut acc = 0.0;
             for (x, &y) in ae.iter().enumerate() {
                 acc += jsd_term((self.b(c, y) + DELTA) / rs_c, pe[x]);
             }
-            acc += jsd_term((self.b(c, c) + DELTA) / rs_c, pe[ne]);
+            acc += jsd_term(DELTA / rs_c, pe[ne]);
             let s = (acc * 0.5).clamp(0.0, 1.0);
             let r = 1.0 - ae.iter().map(|&e| self.distance(c, e)).sum::<f64>() / ne as f64;
             let nov = novelty(observed, p[c] / (zp + p[c]));
@@ -783,7 +815,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
         for r in 0..m {
             let row = &mut t[r * m..(r + 1) * m];
             for c in 0..m {
-                row[c] = sc.b(ac[r], ac[c]) + DELTA;
+                row[c] = t_entry(sc.b(ac[r], ac[c]), r == c);
             }
             let s: f64 = row.iter().sum();
             row.iter_mut().for_each(|v| *v /= s);
@@ -1242,6 +1274,73 @@ mod tests {
         assert!((t2[0].n - t[0].n).abs() < 1e-12 && (t2[1].n - t[1].n).abs() < 1e-12);
         // With one existing answer N still informs (no closed-world normalisation).
         assert!(sc.score(&[0], &[1], &w).unwrap().n < sc.score(&[0], &[2], &w).unwrap().n);
+    }
+
+    /// S compares where the walks that leave their start land (docs/RNS.md "Surprise"): how
+    /// much of a row's mass returns to its start — for an Ae row or a candidate's row — does
+    /// not move S, on any of the three paths; the paper's S (return-to-self kept) does move.
+    #[test]
+    fn surprise_follows_walk_mass_not_self_mass() {
+        let n = 5;
+        let mut s = slice(n, 11);
+        s.marginals = vec![0.2; n];
+        s.block = vec![0.0; n * n];
+        let rows: [[f64; 5]; 5] = [
+            [0.50, 0.20, 0.05, 0.10, 0.05],
+            [0.10, 0.60, 0.05, 0.15, 0.02],
+            [0.01, 0.02, 0.70, 0.05, 0.10],
+            [0.12, 0.08, 0.04, 0.40, 0.20],
+            [0.03, 0.01, 0.09, 0.15, 0.55],
+        ];
+        for (r, row) in rows.iter().enumerate() {
+            s.block[r * n..(r + 1) * n].copy_from_slice(row);
+        }
+        // Rows 0 (in Ae) and 2 (a candidate): self mass raised, leaving mass scaled down in
+        // the same proportions.
+        let mut more_self = s.clone();
+        for (r, self_mass) in [(0, 0.9), (2, 0.95)] {
+            let leave_old = 1.0 - rows[r][r];
+            for (c, &v) in rows[r].iter().enumerate() {
+                more_self.block[r * n + c] = if c == r {
+                    self_mass
+                } else {
+                    v * (1.0 - self_mass) / leave_old
+                };
+            }
+        }
+        let w = Weights::new(0.2, 0.3, 0.5).unwrap();
+        let (a, b) = (Scorer::new(&s).unwrap(), Scorer::new(&more_self).unwrap());
+        // δ is added after the rows are rescaled, so equality holds up to δ-sized terms.
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-7;
+        for (ae, as_) in [(&[0, 1][..], &[2][..]), (&[0, 3, 4][..], &[1, 2][..])] {
+            let (da, db) = (
+                a.details(ae, as_, &w).unwrap(),
+                b.details(ae, as_, &w).unwrap(),
+            );
+            assert!(
+                close(da.terms.s, db.terms.s),
+                "{} vs {}",
+                da.terms.s,
+                db.terms.s
+            );
+            assert!(
+                (da.s_paper - db.s_paper).abs() > 1e-3,
+                "the paper's S keeps self mass"
+            );
+        }
+        let (ca, cb) = (
+            a.score_candidates(&[0, 1], &[2, 3, 4], &w).unwrap(),
+            b.score_candidates(&[0, 1], &[2, 3, 4], &w).unwrap(),
+        );
+        for (x, y) in ca.iter().zip(&cb) {
+            assert!(close(x.s, y.s));
+        }
+        let all: Vec<usize> = (0..n).collect();
+        let (ga, gb) = (
+            a.greedy_swap(&all, Some(&[2]), &w).unwrap(),
+            b.greedy_swap(&all, Some(&[2]), &w).unwrap(),
+        );
+        assert!(close(ga.initial.s, gb.initial.s));
     }
 
     #[test]

@@ -157,6 +157,11 @@ fn check(directed: bool) {
     close("Pe", &d.pe, &nums(&want["pe"]));
     close("Ps", &d.ps, &nums(&want["ps"]));
     close("JSD", &[d.jsd], &[want["jsd"].as_f64().unwrap()]);
+    close(
+        "S (paper's form, return-to-self kept)",
+        &[d.s_paper],
+        &[want["s_paper"].as_f64().unwrap()],
+    );
     close("R", &[d.terms.r], &[want["r"].as_f64().unwrap()]);
     close("N", &[d.terms.n], &[want["n"].as_f64().unwrap()]);
     close("S", &[d.terms.s], &[want["s"].as_f64().unwrap()]);

@@ -126,8 +126,9 @@ pub fn full_rns(
     let a: Vec<usize> = ae.iter().chain(as_).copied().collect();
     let z: f64 = a.iter().map(|&x| marg[x]).sum();
     let pi = |x: usize| marg[x] / z;
-    let t =
-        |i: usize, x: usize| (p3[i][x] + delta) / a.iter().map(|&y| p3[i][y] + delta).sum::<f64>();
+    // S's rows: the walk from i that leaves its start, conditioned on landing in A.
+    let off = |i: usize, x: usize| if i == x { delta } else { p3[i][x] + delta };
+    let t = |i: usize, x: usize| off(i, x) / a.iter().map(|&y| off(i, y)).sum::<f64>();
     let norm = |v: Vec<f64>| {
         let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         if n > 0.0 {

@@ -548,9 +548,12 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
 struct SpreadReport {
     lists: usize,
     candidates: usize,
+    /// Lists whose view shows S (`rns::surprise_informative`); S's row covers these only.
+    s_lists: usize,
     r: Spread,
     n: Spread,
     s: Spread,
+    /// RNS as the views compute it (γ left out where S is not shown).
     rns: Spread,
     /// Per term: IQR / the widest term's IQR.
     iqr_ratio: [f64; 3],
@@ -560,29 +563,44 @@ struct SpreadReport {
     lists_over_10pct_constant: [usize; 3],
 }
 
-fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadReport {
-    let all: Vec<&serenqa_shared::rns::Terms> = lists.iter().flatten().collect();
-    let col = |f: &dyn Fn(&serenqa_shared::rns::Terms) -> f64| {
-        all.iter().map(|t| f(t)).collect::<Vec<f64>>()
+/// The spread of the terms over candidate lists, each with whether its view shows S: S is
+/// counted on those lists only — elsewhere no one sees it and RNS leaves it out.
+fn spread_of(lists: &[(Vec<serenqa_shared::rns::Terms>, bool)], w: &Weights) -> SpreadReport {
+    use serenqa_shared::rns::Terms;
+    let all: Vec<(&Terms, bool)> = lists
+        .iter()
+        .flat_map(|(l, shown)| l.iter().map(move |t| (t, *shown)))
+        .collect();
+    let col = |f: &dyn Fn(&Terms) -> f64, only_shown: bool| {
+        all.iter()
+            .filter(|(_, shown)| *shown || !only_shown)
+            .map(|(t, _)| f(t))
+            .collect::<Vec<f64>>()
     };
     let (r, n, s) = (
-        Spread::of(&col(&|t| t.r)),
-        Spread::of(&col(&|t| t.n)),
-        Spread::of(&col(&|t| t.s)),
+        Spread::of(&col(&|t| t.r, false)),
+        Spread::of(&col(&|t| t.n, false)),
+        Spread::of(&col(&|t| t.s, true)),
     );
-    let rns = Spread::of(&col(&|t| w.combine(t.r, t.n, t.s)));
+    let rns = Spread::of(
+        &all.iter()
+            .map(|(t, shown)| {
+                let t = if *shown { **t } else { t.without_s(w) };
+                w.combine(t.r, t.n, if *shown { t.s } else { 0.0 })
+            })
+            .collect::<Vec<f64>>(),
+    );
     let widest = r.iqr().max(n.iqr()).max(s.iqr()).max(1e-300);
     let mut worst = [0.0f64; 3];
     let mut over = [0usize; 3];
-    for l in lists {
-        for (k, f) in [
-            |t: &serenqa_shared::rns::Terms| t.r,
-            |t: &serenqa_shared::rns::Terms| t.n,
-            |t: &serenqa_shared::rns::Terms| t.s,
-        ]
-        .iter()
-        .enumerate()
+    for (l, shown) in lists {
+        for (k, f) in [|t: &Terms| t.r, |t: &Terms| t.n, |t: &Terms| t.s]
+            .iter()
+            .enumerate()
         {
+            if k == 2 && !shown {
+                continue;
+            }
             let v: Vec<f64> = l.iter().map(f).collect();
             // 0 unless some value repeats, so a short list of distinct values never counts.
             let share = constant_share(&v);
@@ -595,6 +613,7 @@ fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadRe
     SpreadReport {
         lists: lists.len(),
         candidates: all.len(),
+        s_lists: lists.iter().filter(|(_, shown)| *shown).count(),
         r,
         n,
         s,
@@ -607,10 +626,15 @@ fn spread_of(lists: &[Vec<serenqa_shared::rns::Terms>], w: &Weights) -> SpreadRe
 
 fn render_spread(title: &str, s: &SpreadReport) -> String {
     let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share tied at one value | lists > 10% tied at one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
+    let s_label = if s.s_lists < s.lists {
+        format!("S (the {} lists that show it)", s.s_lists)
+    } else {
+        "S".to_string()
+    };
     let rows = [
         ("R", &s.r, Some(0)),
         ("N", &s.n, Some(1)),
-        ("S", &s.s, Some(2)),
+        (s_label.as_str(), &s.s, Some(2)),
         ("RNS", &s.rns, None),
     ];
     for (name, sp, k) in rows {
@@ -635,8 +659,17 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let wf = weights_of(&a)?;
     let l = load(&a.common, progress)?;
     let w = wf.weights;
-    let q_lists: Vec<Vec<serenqa_shared::rns::Terms>> =
-        l.questions.iter().map(|q| q.terms.clone()).collect();
+    // Each candidate c is scored against A∖{c} = the slice's other entities (the other
+    // candidates and the anchors), so S is shown when the slice holds three or more.
+    let q_lists: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> = l
+        .questions
+        .iter()
+        .map(|q| {
+            let m = q.slice.len();
+            let shown = serenqa_shared::rns::surprise_informative(m.saturating_sub(1), 1);
+            (q.terms.clone(), shown)
+        })
+        .collect();
     // Discover's lists: every disease, 200 candidates, scored against its known treatments.
     let cache = BlockCache::new(1);
     let mut d_lists = Vec::new();
@@ -686,19 +719,20 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         .map(|q| candidate_terms(&q.slice, q.nodes.len()).as_ref() == Some(&q.terms))
         .unwrap_or(true));
     let qs = spread_of(&q_lists, &w);
-    let ds = spread_of(&d_lists, &w);
-    // The lists whose page shows S: Ae holds more than the page's entity
-    // (`rns::surprise_informative`; the other pages show no S and leave it out of RNS).
-    let shown: Vec<Vec<serenqa_shared::rns::Terms>> = d_lists
+    // A page shows S when Ae holds more than the page's entity (`rns::surprise_informative`;
+    // the other pages show no S and leave it out of RNS).
+    let d_shown: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> = d_lists
         .iter()
         .zip(&d_known)
-        .filter(|(_, &k)| k)
-        .map(|(l, _)| l.clone())
+        .map(|(l, &k)| (l.clone(), k))
         .collect();
+    let ds = spread_of(&d_shown, &w);
+    let shown: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> =
+        d_shown.iter().filter(|(_, k)| *k).cloned().collect();
     let ds_shown = spread_of(&shown, &w);
     // Discover lists where more than 10% of the candidates sit at S's maximum as the page
-    // shows it (S ≥ 0.999, "1.000": walks of 1–3 steps between Ae and the candidate carry
-    // almost no mass), split by whether Ae holds known answers or only the page's entity.
+    // would show it (S ≥ 0.999, "1.000"), split by whether Ae holds known answers or only the
+    // page's entity (there |A| = 2 and S is 1 whenever walks connect the two).
     let mut s_at_max = [0usize; 2];
     for (l, &known) in d_lists.iter().zip(&d_known) {
         let top = l.iter().filter(|t| t.s >= 0.999).count();
@@ -745,7 +779,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
         println!("{fallback} of the Discover lists have no known treatment: their candidates are scored against Ae = {{the disease}}, where S cannot tell candidates apart (|A| = 2), so the page shows no S and RNS leaves it out.");
     }
     println!(
-        "Discover lists with more than 10% of the candidates at S ≥ 0.999 (1.000 as shown: walks of 1–3 steps between Ae and the candidate carry almost no mass, so the two walk distributions barely overlap): {} without known treatments (S not shown there), {} with.",
+        "Discover lists with more than 10% of the candidates at S ≥ 0.999 (1.000 as it would show): {} without known treatments (S not shown there: with |A| = 2 it is 1 whenever walks connect the disease and the candidate), {} with.",
         s_at_max[0], s_at_max[1]
     );
     Ok(())
