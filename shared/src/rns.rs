@@ -31,8 +31,11 @@
 //! - [`Scorer::greedy_swap`]: Algorithm 1 on a fixed candidate set. A = Ac does not change
 //!   during swaps, so π, T, the distance matrix and the MI summands are computed once; R and
 //!   the MI numerator are updated in O(1) per swap from running row/column sums, S in O(|A|).
-//!   With the `parallel` feature (native builds only) the candidate swaps of a round are
-//!   evaluated on all cores; the reduction is sequential, so results do not change.
+//!   With γ ≠ 0 each round first scores every swap with a libm-free logarithm (error below
+//!   1e-7) and then scores exactly only the swaps within that error of the best, so the
+//!   chosen swap is the one exact scoring of every swap would choose. With the `parallel`
+//!   feature (native builds only) the candidate swaps of a round are evaluated on all cores;
+//!   the reductions are sequential, so results do not change.
 //!
 //! Determinism: the swap loop visits candidates in node-index order and only a strictly
 //! larger gain (by more than 1e-12; RNS is normalised by |α|+|β|+|γ|) replaces the best, so ties go to the
@@ -429,6 +432,132 @@ fn jsd_term(a: f64, b: f64) -> f64 {
     t
 }
 
+/// Chebyshev coefficients of log₂ μ on μ ∈ [√½, √2] in v = (μ − 1 − c)·2√2,
+/// c = (√2 + √½)/2 − 1 (interpolated at 64 Chebyshev nodes and cut at degree 8, where the
+/// truncation error is about 5e-8: the screening needs speed more than digits).
+const LOG2_CHEB: [f64; 9] = [
+    0.043106606327224184,
+    0.4950546725594647,
+    -0.04246897678943033,
+    0.004857682971233207,
+    -0.0006250849758344373,
+    8.579810126546975e-05,
+    -1.226718910453048e-05,
+    1.8040430621989872e-06,
+    -2.7083424831118863e-07,
+];
+
+/// Bound on |[`fast_log2`](x) − log₂ x| for normal x (`fast_log2_is_within_its_bound`
+/// checks it on 200,000 random normals and every exponent's range-reduction edges).
+const FAST_LOG2_ERROR: f64 = 1e-7;
+
+/// log₂ x for x > 0 without libm and without division, for the greedy swap's screening pass
+/// only (exact results always come from `f64::log2`). x = 2ᵉ·μ with μ ∈ [√½, √2), and log₂ μ
+/// is a degree-8 Chebyshev series. Subnormal inputs are raised to the smallest normal;
+/// callers multiply the result by x, so that error is below 1e-305. Branch-free, so the loops
+/// that call it can vectorise.
+#[inline(always)]
+fn fast_log2(x: f64) -> f64 {
+    let x = x.max(f64::MIN_POSITIVE);
+    let bits = x.to_bits();
+    // The biased exponent as a float, via the 2⁵² trick (x > 0, so the sign bit is 0).
+    let mut e =
+        f64::from_bits((bits >> 52) | 0x4330_0000_0000_0000) - (4_503_599_627_370_496.0 + 1023.0);
+    let mut mu = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let big = mu > std::f64::consts::SQRT_2;
+    mu = if big { mu * 0.5 } else { mu };
+    e += if big { 1.0 } else { 0.0 };
+    let v = (mu - 1.060_660_171_779_821_4) * (2.0 * std::f64::consts::SQRT_2);
+    // Clenshaw's recurrence.
+    let (mut b1, mut b2) = (0.0, 0.0);
+    for &c in LOG2_CHEB[1..].iter().rev() {
+        (b1, b2) = (2.0 * v * b1 - b2 + c, b1);
+    }
+    e + (v * b1 - b2 + LOG2_CHEB[0])
+}
+
+/// ½·Σₓ JSD terms of a = (sₓ + tjₓ − tiₓ)/ns, b = (eₓ − tjₓ + tiₓ)/ne with [`fast_log2`]: S after
+/// a swap, within [`FAST_S_ERROR`] of the exact one. Fixed chunks of eight without bounds
+/// checks, so the compiler keeps the lanes in vector registers.
+///
+/// On x86-64 CPUs with AVX2 and FMA (checked at run time) the same code is compiled for
+/// them, which about halves the greedy swap with S (`serenqa perf model`); elsewhere (and in
+/// wasm32) the baseline build runs.
+#[inline]
+fn jsd_swap_fast(ti: &[f64], tj: &[f64], sum_s: &[f64], sum_e: &[f64], ns: f64, ne: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA, checked just above.
+        return unsafe { jsd_swap_fast_avx2(ti, tj, sum_s, sum_e, ns, ne) };
+    }
+    jsd_swap_fast_body(ti, tj, sum_s, sum_e, ns, ne)
+}
+
+/// [`jsd_swap_fast_body`] compiled for AVX2 + FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn jsd_swap_fast_avx2(
+    ti: &[f64],
+    tj: &[f64],
+    sum_s: &[f64],
+    sum_e: &[f64],
+    ns: f64,
+    ne: f64,
+) -> f64 {
+    jsd_swap_fast_body(ti, tj, sum_s, sum_e, ns, ne)
+}
+
+#[inline(always)]
+fn jsd_swap_fast_body(
+    ti: &[f64],
+    tj: &[f64],
+    sum_s: &[f64],
+    sum_e: &[f64],
+    ns: f64,
+    ne: f64,
+) -> f64 {
+    const LANES: usize = 8;
+    let (ins, ine) = (1.0 / ns, 1.0 / ne);
+    #[inline(always)]
+    fn term(ti: f64, tj: f64, s: f64, e: f64, ins: f64, ine: f64) -> f64 {
+        let diff = tj - ti;
+        let a = ((s + diff) * ins).max(0.0);
+        let b = ((e - diff) * ine).max(0.0);
+        let lm = fast_log2(0.5 * (a + b));
+        a * (fast_log2(a) - lm) + b * (fast_log2(b) - lm)
+    }
+    let mut lanes = [0.0f64; LANES];
+    let (ci, cj, cs, ce) = (
+        ti.chunks_exact(LANES),
+        tj.chunks_exact(LANES),
+        sum_s.chunks_exact(LANES),
+        sum_e.chunks_exact(LANES),
+    );
+    let (ri, rj, rs, re) = (
+        ci.remainder(),
+        cj.remainder(),
+        cs.remainder(),
+        ce.remainder(),
+    );
+    for (((xi, xj), xs), xe) in ci.zip(cj).zip(cs).zip(ce) {
+        for k in 0..LANES {
+            lanes[k] += term(xi[k], xj[k], xs[k], xe[k], ins, ine);
+        }
+    }
+    let mut acc: f64 = lanes.iter().sum();
+    for k in 0..ri.len() {
+        acc += term(ri[k], rj[k], rs[k], re[k], ins, ine);
+    }
+    (acc * 0.5).clamp(0.0, 1.0)
+}
+
+/// An upper bound on |S computed with [`fast_log2`] − S computed with `f64::log2`. Entry x
+/// contributes a·(log a − log m) + b·(log b − log m), so its error is at most
+/// 2(a + b)·[`FAST_LOG2_ERROR`]; over two distributions that sum to 1 the sum's error is at
+/// most 4·FAST_LOG2_ERROR and S (half the sum) 2·FAST_LOG2_ERROR, plus float rounding over
+/// at most a few thousand terms. Kept 50× above that.
+const FAST_S_ERROR: f64 = 100.0 * FAST_LOG2_ERROR;
+
 /// A slice prepared for scoring: embeddings L2-normalised to f64 once.
 #[derive(Clone, Debug)]
 pub struct Scorer<'a> {
@@ -752,6 +881,17 @@ pub struct SwapResult {
     pub evaluations: u64,
 }
 
+/// The first entry with the strictly largest gain (entries are in (i, j) order).
+fn pick_first_max(rows: &[(f64, usize, usize)]) -> (f64, usize, usize) {
+    let mut best = (f64::NEG_INFINITY, usize::MAX, usize::MAX);
+    for &r in rows {
+        if r.0 > best.0 {
+            best = r;
+        }
+    }
+    best
+}
+
 /// Precomputed quantities for a fixed A = Ac ∪ anchors (local indices 0..m).
 struct SwapState<'s, 'a> {
     sc: &'s Scorer<'a>,
@@ -771,6 +911,9 @@ struct SwapState<'s, 'a> {
     d: Vec<f64>,
     /// N's summands π(e)·B[e][s]/(1 − B[e][e]), m × m (zero diagonal).
     q: Vec<f64>,
+    /// Screen swaps with [`fast_log2`] before scoring the close ones exactly (always, except
+    /// in the test that compares it with scoring every swap exactly).
+    screen: bool,
 }
 
 /// Running sums of one partition.
@@ -846,6 +989,7 @@ impl<'s, 'a> SwapState<'s, 'a> {
             t,
             d,
             q,
+            screen: true,
         })
     }
 
@@ -994,6 +1138,82 @@ impl<'s, 'a> SwapState<'s, 'a> {
         self.terms_of(pt, cross_d, cross_q, z_e, (acc * 0.5).clamp(0.0, 1.0))
     }
 
+    /// S after swapping i ∈ As with j ∈ Ae, with [`fast_log2`]: within [`FAST_S_ERROR`] of
+    /// `swapped_terms(.., true).s`. Four lanes so the loop vectorises.
+    fn swapped_s_fast(&self, pt: &Part, i: usize, j: usize) -> f64 {
+        let m = self.m;
+        let (ti, tj) = (&self.t[i * m..(i + 1) * m], &self.t[j * m..(j + 1) * m]);
+        jsd_swap_fast(ti, tj, &pt.sum_s, &pt.sum_e, pt.ns as f64, pt.ne as f64)
+    }
+
+    /// The best swap of a round: the largest exact gain, ties to the smallest (i, j) in local
+    /// (node-index) order. With S in play the exact gain costs m libm logarithms per swap,
+    /// so every swap is first scored with [`fast_log2`] (error ≤ `slack` in RNS), and only
+    /// the swaps whose fast gain is within 2·slack of the best fast gain — a set that holds
+    /// every exact maximiser — are scored exactly. The result is the exhaustive one.
+    fn best_swap(
+        &self,
+        pt: &Part,
+        tau: f64,
+        s_list: &[usize],
+        e_list: &[usize],
+    ) -> (f64, usize, usize) {
+        let with_s = self.w.gamma != 0.0;
+        let exact_gain = |i: usize, j: usize| self.swapped_terms(pt, i, j, with_s).rns - tau;
+        // Rows are independent: natively (feature `parallel`) they run on all cores; the
+        // reductions below are sequential, so the result is the same either way.
+        #[cfg(feature = "parallel")]
+        use rayon::prelude::*;
+        #[cfg(feature = "parallel")]
+        let rows = s_list.par_iter();
+        #[cfg(not(feature = "parallel"))]
+        let rows = s_list.iter();
+        let pick = |cands: &mut dyn Iterator<Item = (usize, usize)>| {
+            let mut best = (f64::NEG_INFINITY, usize::MAX, usize::MAX);
+            for (i, j) in cands {
+                let g = exact_gain(i, j);
+                if g > best.0 {
+                    best = (g, i, j);
+                }
+            }
+            best
+        };
+        if !with_s || !self.screen {
+            // O(1) per swap already: score every swap exactly.
+            let per_row: Vec<(f64, usize, usize)> = rows
+                .map(|&i| pick(&mut e_list.iter().map(|&j| (i, j))))
+                .collect();
+            return pick_first_max(&per_row);
+        }
+        let w = self.w.normalised();
+        let slack = w.gamma.abs() * FAST_S_ERROR;
+        let fast: Vec<Vec<f64>> = rows
+            .map(|&i| {
+                e_list
+                    .iter()
+                    .map(|&j| {
+                        let mut t = self.swapped_terms(pt, i, j, false);
+                        t.s = self.swapped_s_fast(pt, i, j);
+                        self.w.combine(t.r, t.n, t.s)
+                    })
+                    .collect()
+            })
+            .collect();
+        let top = fast
+            .iter()
+            .flatten()
+            .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let floor = top - 2.0 * slack;
+        let mut close = s_list.iter().zip(&fast).flat_map(|(&i, row)| {
+            e_list
+                .iter()
+                .zip(row)
+                .filter(move |&(_, &g)| g >= floor)
+                .map(move |(&j, _)| (i, j))
+        });
+        pick(&mut close)
+    }
+
     fn run(&self, initial_as: &[usize]) -> Result<SwapResult, RnsError> {
         let m = self.m;
         let mut in_s = vec![false; m];
@@ -1019,44 +1239,16 @@ impl<'s, 'a> SwapState<'s, 'a> {
         // Gains below this are rounding noise (RNS is normalised by the weights' scale, so
         // scaling (α, β, γ) by c > 0 cannot change the result).
         let tol = 1e-12;
-        let with_s = self.w.gamma != 0.0;
         let mut swaps = 0usize;
         let mut evaluations = 0u64;
         loop {
             let s_list: Vec<usize> = (0..m).filter(|&i| pt.in_s[i]).collect();
             let e_list: Vec<usize> = (0..m).filter(|&j| !pt.in_s[j] && self.movable[j]).collect();
-            // Best j for one i: the first strictly largest gain in node-index order.
-            let row_best = |&i: &usize| -> (f64, usize) {
-                let mut best = (f64::NEG_INFINITY, usize::MAX);
-                for &j in &e_list {
-                    let gain = self.swapped_terms(&pt, i, j, with_s).rns - tau.rns;
-                    if gain > best.0 {
-                        best = (gain, j);
-                    }
-                }
-                best
-            };
-            // Rows are independent: natively (feature `parallel`) they run on all cores; the
-            // reduction below is sequential, so the result is the same either way.
-            #[cfg(feature = "parallel")]
-            let rows: Vec<(f64, usize)> = {
-                use rayon::prelude::*;
-                s_list.par_iter().map(row_best).collect()
-            };
-            #[cfg(not(feature = "parallel"))]
-            let rows: Vec<(f64, usize)> = s_list.iter().map(row_best).collect();
             evaluations += (s_list.len() * e_list.len()) as u64;
-            // Local indices are in node-index order, and only a strictly larger gain replaces
-            // the best: ties go to the smallest (i, j) by node index.
-            let mut best: Option<(usize, usize)> = None;
-            let mut best_gain = tol;
-            for (&i, &(gain, j)) in s_list.iter().zip(&rows) {
-                if gain > best_gain {
-                    best_gain = gain;
-                    best = Some((i, j));
-                }
+            let (gain, i, j) = self.best_swap(&pt, tau.rns, &s_list, &e_list);
+            if gain.is_nan() || gain <= tol {
+                break;
             }
-            let Some((i, j)) = best else { break };
             let mut in_s = pt.in_s.clone();
             in_s[i] = false;
             in_s[j] = true;
@@ -1181,6 +1373,144 @@ mod tests {
         let again = sc.greedy_swap(&ac, Some(&res.serendipity), &w).unwrap();
         assert_eq!(again.serendipity, res.serendipity);
         assert_eq!(again.swaps, 0);
+    }
+
+    #[test]
+    fn fast_log2_is_within_its_bound() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut worst = 0.0f64;
+        let mut check = |v: f64| {
+            let err = (fast_log2(v) - v.log2()).abs();
+            worst = worst.max(err);
+            assert!(err < FAST_LOG2_ERROR, "fast_log2({v:e}) off by {err:e}");
+        };
+        // Random bit patterns over every normal exponent, and the range-reduction edges.
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x >> 1); // sign bit 0
+            if v.is_normal() {
+                check(v);
+            }
+        }
+        let r2 = std::f64::consts::SQRT_2;
+        for k in -1074..1024 {
+            let p = 2f64.powi(k);
+            for v in [
+                p,
+                r2 * p,
+                r2.next_down() * p,
+                r2.next_up() * p,
+                p.next_down(),
+            ] {
+                if v.is_normal() {
+                    check(v);
+                }
+            }
+        }
+        assert!(
+            worst < FAST_LOG2_ERROR && worst > 0.0,
+            "worst error {worst:e}"
+        );
+        // Zero and subnormals are raised to the smallest normal (the caller multiplies by x).
+        assert!(0.0 * fast_log2(0.0) == 0.0);
+        assert!((5e-324 * fast_log2(5e-324)).abs() < 1e-300);
+    }
+
+    /// S after a swap from fast logarithms stays within the analytic bound of the exact S
+    /// (2 × the logarithm's bound), on the dispatched path (AVX2 where the CPU has it) and the
+    /// baseline one.
+    #[test]
+    fn fast_swap_s_is_within_its_bound() {
+        let mut worst = 0.0f64;
+        for seed in 0..6u64 {
+            let n = 23;
+            let s = slice(n, seed + 40);
+            let sc = Scorer::new(&s).unwrap();
+            let ac: Vec<usize> = (0..n).collect();
+            let st = SwapState::new(&sc, &ac, &[], &Weights::default()).unwrap();
+            let in_s: Vec<bool> = (0..n).map(|x| x % 5 == 1).collect();
+            let pt = st.part(in_s.clone());
+            for i in (0..n).filter(|&x| in_s[x]) {
+                for j in (0..n).filter(|&x| !in_s[x]) {
+                    let exact = st.swapped(&pt, i, j).s;
+                    let fast = st.swapped_s_fast(&pt, i, j);
+                    let (ti, tj) = (&st.t[i * n..(i + 1) * n], &st.t[j * n..(j + 1) * n]);
+                    let (ns, ne) = (pt.ns as f64, pt.ne as f64);
+                    let base = jsd_swap_fast_body(ti, tj, &pt.sum_s, &pt.sum_e, ns, ne);
+                    for v in [fast, base] {
+                        let err = (v - exact).abs();
+                        worst = worst.max(err);
+                        assert!(err <= 2.0 * FAST_LOG2_ERROR + 1e-12, "{v} vs {exact}");
+                    }
+                }
+            }
+        }
+        assert!(worst <= FAST_S_ERROR);
+    }
+
+    /// The screened swap (fast logarithms first, exact scoring of the close swaps) gives the
+    /// same result as scoring every swap exactly — partitions, terms to the bit, swap counts
+    /// — including slices built to tie: duplicated entities make equal gains.
+    #[test]
+    fn screened_swap_equals_exhaustive_swap() {
+        let weights = [
+            Weights::default(),
+            Weights::new(0.2, 0.2, 0.6).unwrap(),
+            Weights::new(-0.3, 0.4, 0.3).unwrap(),
+            Weights::new(0.0, 0.0, 1.0).unwrap(),
+            Weights::new(1.0, -1.0, 0.5).unwrap(),
+        ];
+        let (mut compared, mut swaps) = (0, 0);
+        for seed in 0..24u64 {
+            for n in [6usize, 11, 25] {
+                let mut s = slice(n, seed + 100);
+                if seed % 3 == 0 {
+                    // Entities 1 and 2 become copies of entity 0 (ties in every term).
+                    let dim = s.dim;
+                    for c in [1usize, 2] {
+                        for k in 0..dim {
+                            s.embeddings[c * dim + k] = s.embeddings[k];
+                        }
+                        s.marginals[c] = s.marginals[0];
+                    }
+                    for c in [1usize, 2] {
+                        for r in 0..n {
+                            s.block[r * n + c] = s.block[r * n];
+                        }
+                        for k in 0..n {
+                            s.block[c * n + k] = s.block[k];
+                        }
+                    }
+                }
+                let sc = Scorer::new(&s).unwrap();
+                let ac: Vec<usize> = (0..n).collect();
+                for w in &weights {
+                    let anchors: Vec<usize> = if n > 10 { vec![n - 1] } else { vec![] };
+                    let cands: Vec<usize> = ac
+                        .iter()
+                        .copied()
+                        .filter(|c| !anchors.contains(c))
+                        .collect();
+                    let fast = SwapState::new(&sc, &cands, &anchors, w).unwrap();
+                    let mut slow = SwapState::new(&sc, &cands, &anchors, w).unwrap();
+                    slow.screen = false;
+                    let init = fast.initial();
+                    let a = fast.run(&init).unwrap();
+                    let b = slow.run(&init).unwrap();
+                    assert_eq!(a, b, "seed {seed}, n {n}, {w:?}");
+                    assert_eq!(a.terms.rns.to_bits(), b.terms.rns.to_bits());
+                    compared += 1;
+                    swaps += a.swaps;
+                }
+            }
+        }
+        assert_eq!(compared, 24 * 3 * 5);
+        assert!(
+            swaps > compared / 2,
+            "the runs must actually swap ({swaps} swaps)"
+        );
     }
 
     #[test]

@@ -639,9 +639,133 @@ pub fn constant_share(x: &[f64]) -> f64 {
     }
 }
 
+/// Per-term spread over a set of candidate lists.
+#[derive(Clone, Debug, Serialize)]
+pub struct SpreadReport {
+    pub lists: usize,
+    pub candidates: usize,
+    /// Lists whose view shows S (`rns::surprise_informative`); S's row covers these only.
+    pub s_lists: usize,
+    pub r: Spread,
+    pub n: Spread,
+    pub s: Spread,
+    /// RNS as the views compute it (γ left out where S is not shown).
+    pub rns: Spread,
+    /// Per term: IQR / the widest term's IQR.
+    pub iqr_ratio: [f64; 3],
+    /// Per term: the largest share of one list's candidates with the same value, worst list.
+    pub worst_constant_share: [f64; 3],
+    /// Per term: lists where more than 10% of the candidates share one value.
+    pub lists_over_10pct_constant: [usize; 3],
+}
+
+/// The spread of the terms over candidate lists, each with whether its view shows S: S is
+/// counted on those lists only — elsewhere no one sees it and RNS leaves it out.
+pub fn spread_of(lists: &[(&[Terms], bool)], w: &Weights) -> SpreadReport {
+    let all: Vec<(&Terms, bool)> = lists
+        .iter()
+        .flat_map(|(l, shown)| l.iter().map(move |t| (t, *shown)))
+        .collect();
+    let col = |f: &dyn Fn(&Terms) -> f64, only_shown: bool| {
+        all.iter()
+            .filter(|(_, shown)| *shown || !only_shown)
+            .map(|(t, _)| f(t))
+            .collect::<Vec<f64>>()
+    };
+    let (r, n, s) = (
+        Spread::of(&col(&|t| t.r, false)),
+        Spread::of(&col(&|t| t.n, false)),
+        Spread::of(&col(&|t| t.s, true)),
+    );
+    let rns = Spread::of(
+        &all.iter()
+            .map(|(t, shown)| {
+                if *shown {
+                    w.combine(t.r, t.n, t.s)
+                } else {
+                    t.without_s(w).rns
+                }
+            })
+            .collect::<Vec<f64>>(),
+    );
+    let widest = r.iqr().max(n.iqr()).max(s.iqr()).max(1e-300);
+    let mut worst = [0.0f64; 3];
+    let mut over = [0usize; 3];
+    for &(l, shown) in lists {
+        for (k, f) in [|t: &Terms| t.r, |t: &Terms| t.n, |t: &Terms| t.s]
+            .iter()
+            .enumerate()
+        {
+            if k == 2 && !shown {
+                continue;
+            }
+            let v: Vec<f64> = l.iter().map(f).collect();
+            // 0 unless some value repeats, so a short list of distinct values never counts.
+            let share = constant_share(&v);
+            worst[k] = worst[k].max(share);
+            if share > 0.1 {
+                over[k] += 1;
+            }
+        }
+    }
+    SpreadReport {
+        lists: lists.len(),
+        candidates: all.len(),
+        s_lists: lists.iter().filter(|(_, shown)| *shown).count(),
+        r,
+        n,
+        s,
+        rns,
+        iqr_ratio: [r.iqr() / widest, n.iqr() / widest, s.iqr() / widest],
+        worst_constant_share: worst,
+        lists_over_10pct_constant: over,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn terms(r: f64, n: f64, s: f64, w: &Weights) -> Terms {
+        Terms {
+            r,
+            n,
+            s,
+            rns: w.combine(r, n, s),
+        }
+    }
+
+    /// S is counted only on the lists whose view shows it, RNS is what those views compute
+    /// (γ left out where S is hidden), and ties are counted per list.
+    #[test]
+    fn spread_counts_s_only_where_shown() {
+        let w = Weights::new(0.2, 0.3, 0.5).unwrap();
+        let shown: Vec<Terms> = (0..8)
+            .map(|k| terms(0.1 * k as f64, 0.05 * k as f64, 0.5, &w))
+            .collect();
+        // A hidden list: S sits at 1 for all, which must not reach S's row or RNS.
+        let hidden: Vec<Terms> = (0..4)
+            .map(|k| terms(0.2 + 0.1 * k as f64, 0.3, 1.0, &w))
+            .collect();
+        let rep = spread_of(&[(&shown, true), (&hidden, false)], &w);
+        assert_eq!((rep.lists, rep.candidates, rep.s_lists), (2, 12, 1));
+        assert_eq!((rep.s.min, rep.s.max), (0.5, 0.5));
+        // S is constant on its one shown list; N is constant on the hidden list; R never.
+        assert_eq!(rep.worst_constant_share, [0.0, 1.0, 1.0]);
+        assert_eq!(rep.lists_over_10pct_constant, [0, 1, 1]);
+        // RNS of a hidden list's candidate: renormalised over α and β only.
+        let top_hidden: f64 = (0.2 * 0.5 + 0.3 * 0.3) / 0.5;
+        let top_shown = w.combine(0.7, 0.35, 0.5);
+        assert!((rep.rns.max - top_hidden.max(top_shown)).abs() < 1e-12);
+        let all_rns: Vec<f64> = shown
+            .iter()
+            .map(|t| t.rns)
+            .chain(hidden.iter().map(|t| t.without_s(&w).rns))
+            .collect();
+        assert_eq!(rep.rns, Spread::of(&all_rns));
+        // The widest IQR is R's here, so R's ratio is 1.
+        assert_eq!(rep.iqr_ratio[0], 1.0);
+    }
 
     #[test]
     fn correlations_match_hand_values() {

@@ -8,9 +8,9 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use serenqa_benchmark::agreement::{
-    self, candidate_terms, constant_share, evaluate, fit_with_cv, is_heldout, linked_questions,
-    named_entities, paired_difference, row, AeRule, BatchLinks, LinkedQuestion, Method, MethodRow,
-    QuestionScore, Spread, FIT_BATCHES, GRID_STEP,
+    self, candidate_terms, evaluate, fit_with_cv, is_heldout, linked_questions, named_entities,
+    paired_difference, row, spread_of, AeRule, BatchLinks, LinkedQuestion, Method, MethodRow,
+    QuestionScore, SpreadReport, FIT_BATCHES, GRID_STEP,
 };
 use serenqa_benchmark::questionnaire::Questionnaire;
 use serenqa_graph::Graph;
@@ -543,87 +543,6 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
     Ok(())
 }
 
-/// Per-term spread over a set of candidate lists.
-#[derive(serde::Serialize)]
-struct SpreadReport {
-    lists: usize,
-    candidates: usize,
-    /// Lists whose view shows S (`rns::surprise_informative`); S's row covers these only.
-    s_lists: usize,
-    r: Spread,
-    n: Spread,
-    s: Spread,
-    /// RNS as the views compute it (γ left out where S is not shown).
-    rns: Spread,
-    /// Per term: IQR / the widest term's IQR.
-    iqr_ratio: [f64; 3],
-    /// Per term: the largest share of one list's candidates with the same value, worst list.
-    worst_constant_share: [f64; 3],
-    /// Per term: lists where more than 10% of the candidates share one value.
-    lists_over_10pct_constant: [usize; 3],
-}
-
-/// The spread of the terms over candidate lists, each with whether its view shows S: S is
-/// counted on those lists only — elsewhere no one sees it and RNS leaves it out.
-fn spread_of(lists: &[(Vec<serenqa_shared::rns::Terms>, bool)], w: &Weights) -> SpreadReport {
-    use serenqa_shared::rns::Terms;
-    let all: Vec<(&Terms, bool)> = lists
-        .iter()
-        .flat_map(|(l, shown)| l.iter().map(move |t| (t, *shown)))
-        .collect();
-    let col = |f: &dyn Fn(&Terms) -> f64, only_shown: bool| {
-        all.iter()
-            .filter(|(_, shown)| *shown || !only_shown)
-            .map(|(t, _)| f(t))
-            .collect::<Vec<f64>>()
-    };
-    let (r, n, s) = (
-        Spread::of(&col(&|t| t.r, false)),
-        Spread::of(&col(&|t| t.n, false)),
-        Spread::of(&col(&|t| t.s, true)),
-    );
-    let rns = Spread::of(
-        &all.iter()
-            .map(|(t, shown)| {
-                let t = if *shown { **t } else { t.without_s(w) };
-                w.combine(t.r, t.n, if *shown { t.s } else { 0.0 })
-            })
-            .collect::<Vec<f64>>(),
-    );
-    let widest = r.iqr().max(n.iqr()).max(s.iqr()).max(1e-300);
-    let mut worst = [0.0f64; 3];
-    let mut over = [0usize; 3];
-    for (l, shown) in lists {
-        for (k, f) in [|t: &Terms| t.r, |t: &Terms| t.n, |t: &Terms| t.s]
-            .iter()
-            .enumerate()
-        {
-            if k == 2 && !shown {
-                continue;
-            }
-            let v: Vec<f64> = l.iter().map(f).collect();
-            // 0 unless some value repeats, so a short list of distinct values never counts.
-            let share = constant_share(&v);
-            worst[k] = worst[k].max(share);
-            if share > 0.1 {
-                over[k] += 1;
-            }
-        }
-    }
-    SpreadReport {
-        lists: lists.len(),
-        candidates: all.len(),
-        s_lists: lists.iter().filter(|(_, shown)| *shown).count(),
-        r,
-        n,
-        s,
-        rns,
-        iqr_ratio: [r.iqr() / widest, n.iqr() / widest, s.iqr() / widest],
-        worst_constant_share: worst,
-        lists_over_10pct_constant: over,
-    }
-}
-
 fn render_spread(title: &str, s: &SpreadReport) -> String {
     let mut out = format!("{title}: {} lists, {} candidates\n\n| term | min | Q1 | median | Q3 | max | std | IQR / widest IQR | worst list: share tied at one value | lists > 10% tied at one value |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.lists, s.candidates);
     let s_label = if s.s_lists < s.lists {
@@ -661,13 +580,13 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let w = wf.weights;
     // Each candidate c is scored against A∖{c} = the slice's other entities (the other
     // candidates and the anchors), so S is shown when the slice holds three or more.
-    let q_lists: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> = l
+    let q_lists: Vec<(&[serenqa_shared::rns::Terms], bool)> = l
         .questions
         .iter()
         .map(|q| {
             let m = q.slice.len();
             let shown = serenqa_shared::rns::surprise_informative(m.saturating_sub(1), 1);
-            (q.terms.clone(), shown)
+            (q.terms.as_slice(), shown)
         })
         .collect();
     // Discover's lists: every disease, 200 candidates, scored against its known treatments.
@@ -721,14 +640,14 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let qs = spread_of(&q_lists, &w);
     // A page shows S when Ae holds more than the page's entity (`rns::surprise_informative`;
     // the other pages show no S and leave it out of RNS).
-    let d_shown: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> = d_lists
+    let d_shown: Vec<(&[serenqa_shared::rns::Terms], bool)> = d_lists
         .iter()
         .zip(&d_known)
-        .map(|(l, &k)| (l.clone(), k))
+        .map(|(l, &k)| (l.as_slice(), k))
         .collect();
     let ds = spread_of(&d_shown, &w);
-    let shown: Vec<(Vec<serenqa_shared::rns::Terms>, bool)> =
-        d_shown.iter().filter(|(_, k)| *k).cloned().collect();
+    let shown: Vec<(&[serenqa_shared::rns::Terms], bool)> =
+        d_shown.iter().filter(|(_, k)| *k).copied().collect();
     let ds_shown = spread_of(&shown, &w);
     // Discover lists where more than 10% of the candidates sit at S's maximum as the page
     // would show it (S ≥ 0.999, "1.000"), split by whether Ae holds known answers or only the
