@@ -9,7 +9,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::api;
+use crate::candidates::{N_HELP, RNS_HELP, R_HELP, S_HELP};
 use crate::subgraph::SubgraphSvg;
+
+/// Why Ask shows no S (`AskResponse.s_hidden`).
+const S_HIDDEN: &str = "Surprise is not shown: the candidates were scored against a single known entity, where S only says whether walks connect the two, which N already measures. RNS leaves it out.";
 
 /// The stages the server runs, in order: (name in the events, what the page says).
 const STAGES: &[(&str, &str)] = &[
@@ -247,20 +251,20 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             let f = move |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "–".into());
             view! {
                 <tr data-candidate=c.node.name.clone()>
-                    <td>{i + 1}</td>
-                    <td>
+                    <td class="col-rank">{i + 1}</td>
+                    <td class="col-name">
                         <a href=format!("/entity/{}", api::enc(&api::key_of(&c.node)))>{c.node.name.clone()}</a>" "<span class="muted">{c.node.kind.clone()}</span>
                         {crate::candidates::known_for_line(&c.node, &c.known_for, c.known_for_total).map(|k| view! { <div class="known-for muted">{k}</div> })}
                     </td>
-                    <td class="num"><strong>{f(t.map(|t| t.rns))}</strong></td>
-                    <td class="num">{f(t.map(|t| t.r))}</td>
-                    <td class="num">{f(t.map(|t| t.n))}</td>
+                    <td class="num" data-label="RNS"><strong>{f(t.map(|t| t.rns))}</strong></td>
+                    <td class="num" data-label="R">{f(t.map(|t| t.r))}</td>
+                    <td class="num" data-label="N">{f(t.map(|t| t.n))}</td>
                     {if s_hidden {
-                        view! { <td class="num muted" data-testid="ask-s" title="Not shown: the candidates were scored against a single known entity, where S only says whether walks connect the two; RNS leaves it out.">"—"</td> }.into_any()
+                        view! { <td class="num muted" data-testid="ask-s" data-label="S" title=S_HIDDEN>"—"</td> }.into_any()
                     } else {
-                        view! { <td class="num" data-testid="ask-s">{f(t.map(|t| t.s))}</td> }.into_any()
+                        view! { <td class="num" data-testid="ask-s" data-label="S">{f(t.map(|t| t.s))}</td> }.into_any()
                     }}
-                    <td><button class="link-button" on:click=move |_| set_open.set(Some(i))>{format!("{} path{}", c.paths.len(), if c.paths.len() == 1 { "" } else { "s" })}</button></td>
+                    <td class="col-actions"><button class="link-button paths-button" on:click=move |_| set_open.set(Some(i))>{format!("{} path{}", c.paths.len(), if c.paths.len() == 1 { "" } else { "s" })}</button></td>
                 </tr>
             }
         })
@@ -282,8 +286,10 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
             <h3>{format!("Serendipitous candidates ({})", answer.candidates.len())}</h3>
             <div class="scroll-x">
-                <table class="candidates" data-testid="ask-candidates">
-                    <thead><tr><th>"#"</th><th>"Candidate"</th><th class="num">"RNS"</th><th class="num">"R"</th><th class="num">"N"</th><th class="num">"S"</th><th></th></tr></thead>
+                <table class="candidates cards" data-testid="ask-candidates">
+                    <thead><tr><th>"#"</th><th>"Candidate"</th>
+                        <th class="num" title=RNS_HELP>"RNS"</th><th class="num" title=R_HELP>"R"</th><th class="num" title=N_HELP>"N"</th>
+                        <th class="num" title=if s_hidden { S_HIDDEN } else { S_HELP }>"S"</th><th></th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>

@@ -30,6 +30,13 @@ use crate::url_state::{self, num, parse_num};
 const URL_DEBOUNCE_MS: u64 = 250;
 
 /// Why a page with only its own entity known shows no S.
+/// One-sentence definitions of the terms, for the column headers of every candidates table
+/// (Discover, the shortlist, Ask).
+pub const RNS_HELP: &str = "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.";
+pub const R_HELP: &str = "Relevance, 0–1: one minus the mean embedding distance to what is already known — the known answers and the entity the page or question names (1 = same context).";
+pub const N_HELP: &str = "Novelty, 0–1: how unlikely it is that a 1–3 step walk leaving what is already known (the known answers and the named entity) lands on this candidate, in bits / 40: ½ at one chance in a million; a candidate no walk reaches is scored by how rare it is.";
+pub const S_HELP: &str = "Surprise, 0–1: how differently walks leaving the candidate and walks leaving what is already known spread over these entities (Jensen–Shannon divergence, bits).";
+
 const S_UNINFORMATIVE: &str = "Surprise is not shown: with only this entity known, S compares where walks from the entity and from the candidate land among just those two, so it only says whether walks connect them at all (S = 1 if so, 0 if not), which N already measures. RNS leaves it out here.";
 
 fn entity(n: &NodeView) -> ShortlistEntity {
@@ -499,11 +506,11 @@ pub fn Candidates(
                         {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
                         {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
                     })}
-                    {sort_header("RNS", "RNS = (αR + βN + γS) / (|α| + |β| + |γ|): the weighted mean of the three terms; ties ordered by the terms, then by node.", SortKey::Rns, sort, set_sort)}
-                    {sort_header("R", "Relevance, 0–1: one minus the mean embedding distance to what is already known — the known answers and the entity the page or question names (1 = same context).", SortKey::R, sort, set_sort)}
-                    {sort_header("N", "Novelty, 0–1: how unlikely it is that a 1–3 step walk leaving what is already known (the known answers and the named entity) lands on this candidate, in bits / 40: ½ at one chance in a million; a candidate no walk reaches is scored by how rare it is.", SortKey::N, sort, set_sort)}
+                    {sort_header("RNS", RNS_HELP, SortKey::Rns, sort, set_sort)}
+                    {sort_header("R", R_HELP, SortKey::R, sort, set_sort)}
+                    {sort_header("N", N_HELP, SortKey::N, sort, set_sort)}
                     {if s_ok {
-                        sort_header("S", "Surprise, 0–1: how differently walks leaving the candidate and walks leaving what is already known spread over these entities (Jensen–Shannon divergence, bits).", SortKey::S, sort, set_sort).into_any()
+                        sort_header("S", S_HELP, SortKey::S, sort, set_sort).into_any()
                     } else {
                         view! { <th title=S_UNINFORMATIVE data-testid="s-header">"S"</th> }.into_any()
                     }}

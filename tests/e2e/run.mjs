@@ -513,6 +513,19 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   assert(retrieval < result, `retrieval (${retrieval} ms) was shown before the result (${result} ms): progress is streamed`);
   console.log(`  ask progress: retrieval shown at ${(await arrived('[data-stage-done=retrieval]', 'data-arrived-ms')).toFixed(0)} ms, result at ${result.toFixed(0)} ms`);
   await page.screenshot({ path: path.join(shots, 'ask.png'), fullPage: true });
+  // Each term's header defines it in one sentence.
+  const heads = await page.locator('[data-testid=ask-candidates] thead th[title]').evaluateAll((ths) => ths.map((t) => `${t.textContent}: ${t.title}`));
+  for (const term of ['RNS', 'R', 'N', 'S']) assert(heads.some((h) => h.startsWith(`${term}: `) && h.length > 40), `${term} header tooltip: ${heads}`);
+  // On a phone the candidates are cards: every term is on screen without a sideways scroll.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const fit = await page.locator('[data-testid=ask-candidates]').evaluate((t) => ({ table: t.scrollWidth, box: t.parentElement.clientWidth }));
+  assert(fit.table <= fit.box + 1, `Ask candidates at 390 px: table ${fit.table} px in a ${fit.box} px box`);
+  const firstS = await page.locator('[data-testid=ask-candidates] tbody tr').first().getByTestId('ask-s').boundingBox();
+  assert(firstS && firstS.x + firstS.width <= 390, `S on screen at 390 px: ${JSON.stringify(firstS)}`);
+  const ov = await overflowAt(page);
+  assert(ov.px <= 1, `Ask overflows by ${ov.px}px at 390 px: ${ov.culprits.join('; ')}`);
+  await page.screenshot({ path: path.join(shots, 'ask-390.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
 });
 
 test('ask: an everyday question shows what was understood, misspellings offer alternatives, empty input is refused', async (page) => {
