@@ -1185,8 +1185,10 @@ impl<'s, 'a> SwapState<'s, 'a> {
                 .collect();
             return pick_first_max(&per_row);
         }
+        // S's error moves RNS by at most |γ|/(|α| + |β| + |γ|) times it; the rest covers the
+        // few ulps by which the two sums of the same R and N may round apart.
         let w = self.w.normalised();
-        let slack = w.gamma.abs() * FAST_S_ERROR;
+        let slack = w.gamma.abs() * FAST_S_ERROR + 1e-12;
         let fast: Vec<Vec<f64>> = rows
             .map(|&i| {
                 e_list
