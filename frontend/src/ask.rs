@@ -240,6 +240,18 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
         .map(|n| view! { <li><a href=format!("/entity/{}", api::enc(&api::key_of(n)))>{n.name.clone()}</a></li> })
         .collect_view();
     let (open, set_open) = signal(None::<usize>);
+    // The explanation is drawn below the whole list: bring it into view when a candidate's
+    // paths are opened (on a phone it is many cards down).
+    Effect::new(move |_| {
+        if open.get().is_some() {
+            if let Some(el) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("ask-why"))
+            {
+                el.scroll_into_view();
+            }
+        }
+    });
     let s_hidden = answer.s_hidden;
     let cands = StoredValue::new(answer.candidates.clone());
     let rows = answer
@@ -299,7 +311,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
             })}
             {move || open.get().and_then(|i| cands.with_value(|c| c.get(i).cloned())).map(|c: AskCandidate| {
                 let sg = SubgraphView::from_paths(&c.paths);
-                view! { <h3>{format!("Why {}?", c.node.name)}</h3><SubgraphSvg graph=sg centre=0 paths=c.paths /> }
+                view! { <div id="ask-why" data-testid="ask-why"><h3>{format!("Why {}?", c.node.name)}</h3><SubgraphSvg graph=sg centre=0 paths=c.paths /></div> }
             })}
         </div>
     }

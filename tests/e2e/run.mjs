@@ -525,6 +525,10 @@ test('ask: a free-text question gets Cypher, answers and serendipitous candidate
   const ov = await overflowAt(page);
   assert(ov.px <= 1, `Ask overflows by ${ov.px}px at 390 px: ${ov.culprits.join('; ')}`);
   await page.screenshot({ path: path.join(shots, 'ask-390.png'), fullPage: true });
+  // Opening a candidate's paths brings its explanation (drawn below the list) into view.
+  await page.locator('[data-testid=ask-candidates] tbody tr').first().getByRole('button').click();
+  await page.getByTestId('ask-why').waitFor({ timeout: 10000 });
+  await page.waitForFunction(() => { const r = document.querySelector('[data-testid=ask-why]').getBoundingClientRect(); return r.top >= -1 && r.top < window.innerHeight; }, null, { timeout: 5000 });
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
