@@ -112,8 +112,9 @@ struct EvalArgs {
     #[arg(long)]
     fit_batches: bool,
     /// With `--fit-batches`: write every candidate's terms and node statistics, and each
-    /// question's slice (P3 block, marginals, embeddings), batches 1–10 only, as JSON lines
-    /// to this file, for analysis (`scripts/rns_variants.py` reads it).
+    /// question's slice (P3 block, marginals, embeddings, node keys), batches 1–10 only, as
+    /// JSON lines to this file, for analysis (`scripts/rns_variants.py` and
+    /// `scripts/rns_walk_variant.py` read it).
     #[arg(long, requires = "fit_batches")]
     dump: Option<PathBuf>,
 }
@@ -486,7 +487,7 @@ fn run_heldout(a: EvalArgs, progress: bool) -> Result<()> {
             let wide = build_slice(&l.g, &l.model, &cache, &all).ok();
             out += &serde_json::to_string(
                 &json!({"batch": q.batch, "qid": q.qid, "c": rows, "block": q.slice.block, "marginals": q.slice.marginals, "dim": q.slice.dim, "embeddings": q.slice.embeddings,
-                        "anchors": anchors.len(), "wide": wide.map(|w| json!({"block": w.block, "marginals": w.marginals, "embeddings": w.embeddings}))}),
+                        "anchors": anchors.len(), "keys": all.iter().map(|&x| l.g.key(x)).collect::<Vec<_>>(), "wide": wide.map(|w| json!({"block": w.block, "marginals": w.marginals, "embeddings": w.embeddings}))}),
             )?;
             out.push('\n');
         }
