@@ -13,8 +13,26 @@ use serenqa_shared::api::{PathView, SubgraphView};
 use serenqa_shared::layout::{force_layout, place_labels, LayoutParams, Rect};
 use wasm_bindgen::JsCast;
 
-const W: f64 = 800.0;
-const H: f64 = 520.0;
+/// The drawing's size in its own units (names are drawn at 11 units, edge labels at 9): wide
+/// on a wide screen; upright on a phone, where a wide drawing would shrink to 0.4× (names
+/// 4 px high) and leave most of the screen's height unused.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Canvas {
+    w: f64,
+    h: f64,
+}
+
+const WIDE: Canvas = Canvas { w: 800.0, h: 520.0 };
+const UPRIGHT: Canvas = Canvas { w: 400.0, h: 600.0 };
+
+/// The canvas for a window `width` CSS pixels wide.
+fn canvas_for(width: f64) -> Canvas {
+    if width < 600.0 {
+        UPRIGHT
+    } else {
+        WIDE
+    }
+}
 
 /// Short label for a relation: Hetionet's abbreviation after the underscore (`TREATS_CtD` → `CtD`
 /// is cryptic, so use the verb part: `treats`).
@@ -34,10 +52,70 @@ fn short_name(name: &str) -> String {
     }
 }
 
+/// Estimated width of a drawn name (11-unit font).
+fn name_width(name: &str) -> f64 {
+    short_name(name).chars().count() as f64 * 6.3 + 2.0
+}
+
+/// Where each node's name starts and its anchor: right of the circle, or left of it
+/// (anchored at its end) when it would run past the drawing's right edge and the left side is
+/// free of other nodes' circles and names (else it stays right, cut by the edge).
+fn name_sides(graph: &SubgraphView, pos: &[(f64, f64)], cw: f64) -> Vec<(f64, &'static str)> {
+    let circle = |x: f64, y: f64| Rect {
+        x: x - 10.0,
+        y: y - 10.0,
+        w: 20.0,
+        h: 20.0,
+    };
+    let right = |x: f64, y: f64, w: f64| Rect {
+        x: x + 10.0,
+        y: y - 8.0,
+        w,
+        h: 13.0,
+    };
+    let nodes: Vec<(f64, f64, f64)> = graph
+        .nodes
+        .iter()
+        .zip(pos)
+        .map(|(v, &(x, y))| (x, y, name_width(&v.name)))
+        .collect();
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y, w))| {
+            if x + 11.0 + w <= cw {
+                return (x + 11.0, "start");
+            }
+            let left = Rect {
+                x: x - 10.0 - w,
+                y: y - 8.0,
+                w,
+                h: 13.0,
+            };
+            let free = left.x >= 0.0
+                && nodes.iter().enumerate().all(|(j, &(ox, oy, ow))| {
+                    // (another name that does not fit on the right is not there either)
+                    j == i
+                        || !(left.overlaps(&circle(ox, oy))
+                            || (ox + 11.0 + ow <= cw && left.overlaps(&right(ox, oy, ow))))
+                });
+            if free {
+                (x - 11.0, "end")
+            } else {
+                (x + 11.0, "start")
+            }
+        })
+        .collect()
+}
+
 /// Where each edge's label goes (its centre), or `None` when no spot is free: labels avoid
 /// each other, the node circles and the node names (sizes estimated from the font sizes of
 /// `style/main.css`: 9 px edge labels, 11 px names).
-fn label_positions(graph: &SubgraphView, pos: &[(f64, f64)]) -> Vec<Option<(f64, f64)>> {
+fn label_positions(
+    graph: &SubgraphView,
+    pos: &[(f64, f64)],
+    names: &[(f64, &'static str)],
+) -> Vec<Option<(f64, f64)>> {
     let mut obstacles = Vec::with_capacity(graph.nodes.len() * 2);
     for (i, v) in graph.nodes.iter().enumerate() {
         let Some(&(x, y)) = pos.get(i) else { continue };
@@ -47,10 +125,16 @@ fn label_positions(graph: &SubgraphView, pos: &[(f64, f64)]) -> Vec<Option<(f64,
             w: 20.0,
             h: 20.0,
         });
+        let w = name_width(&v.name);
+        let (nx, anchor) = names.get(i).copied().unwrap_or((x + 11.0, "start"));
         obstacles.push(Rect {
-            x: x + 10.0,
+            x: if anchor == "end" {
+                nx - w + 1.0
+            } else {
+                nx - 1.0
+            },
             y: y - 8.0,
-            w: short_name(&v.name).chars().count() as f64 * 6.3 + 2.0,
+            w,
             h: 13.0,
         });
     }
@@ -81,9 +165,16 @@ pub fn SubgraphSvg(
         .iter()
         .map(|(a, b, _)| (*a as usize, *b as usize))
         .collect();
+    let canvas = canvas_for(
+        web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|v| v.as_f64())
+            .unwrap_or(WIDE.w),
+    );
+    let Canvas { w: cw, h: ch } = canvas;
     let mut pins = vec![None; n];
     if let Some(c) = centre.filter(|&c| c < n) {
-        pins[c] = Some((W / 2.0, H / 2.0));
+        pins[c] = Some((cw / 2.0, ch / 2.0));
     }
     let perf = web_sys::window().and_then(|w| w.performance());
     let t0 = perf.as_ref().map(web_sys::Performance::now).unwrap_or(0.0);
@@ -92,8 +183,8 @@ pub fn SubgraphSvg(
         &edges,
         &pins,
         LayoutParams {
-            width: W,
-            height: H,
+            width: cw,
+            height: ch,
             iterations: if n > 200 { 80 } else { 150 },
         },
     );
@@ -130,17 +221,18 @@ pub fn SubgraphSvg(
     let view_box = move || {
         let z = zoom.get();
         let (px, py) = pan.get();
-        let (w, h) = (W / z, H / z);
+        let (w, h) = (cw / z, ch / z);
         format!(
             "{:.1} {:.1} {:.1} {:.1}",
-            (W - w) / 2.0 - px,
-            (H - h) / 2.0 - py,
+            (cw - w) / 2.0 - px,
+            (ch - h) / 2.0 - py,
             w,
             h
         )
     };
 
-    let labels = label_positions(&graph, &pos);
+    let names = name_sides(&graph, &pos, cw);
+    let labels = label_positions(&graph, &pos, &names);
     let edges_view = graph
         .edges
         .iter()
@@ -177,6 +269,7 @@ pub fn SubgraphSvg(
             let colour = crate::kind_colour(&v.kind);
             let title = format!("{} ({} {}) — open its page", v.name, v.kind, v.id);
             let name = short_name(&v.name);
+            let (name_x, anchor) = names.get(i).copied().unwrap_or((x + 11.0, "start"));
             let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(v)));
             let (nav1, nav2) = (navigate.clone(), navigate.clone());
             let (href1, href2) = (href.clone(), href.clone());
@@ -195,7 +288,7 @@ pub fn SubgraphSvg(
                 >
                     <title>{title}</title>
                     <circle cx=x cy=y r=if Some(i) == centre { 11.0 } else { 8.0 } fill=colour />
-                    <text x=x + 11.0 y=y + 4.0>{name}</text>
+                    <text x=name_x y=y + 4.0 text-anchor=anchor>{name}</text>
                 </g>
             }
         })
@@ -213,7 +306,7 @@ pub fn SubgraphSvg(
         .map(|k| view! { <li><span class="kind-dot" style=format!("background:{}", crate::kind_colour(&k))></span>{k}</li> })
         .collect_view();
     // Exports of what is drawn: a standalone SVG and Cytoscape.js JSON (data: links).
-    let svg_doc = standalone_svg(&graph, &pos, &labels);
+    let svg_doc = standalone_svg(&graph, &pos, &labels, &names, canvas);
     let svg_href = format!(
         "data:image/svg+xml;charset=utf-8,{}",
         crate::api::enc(&svg_doc)
@@ -223,7 +316,7 @@ pub fn SubgraphSvg(
     let export_png = move |_| {
         let doc = svg_doc.get_value();
         spawn_local(async move {
-            match svg_to_png(&doc, PNG_SCALE).await {
+            match svg_to_png(&doc, canvas, PNG_SCALE).await {
                 Ok(url) => {
                     set_png_error.set(None);
                     download(&url, "explanation.png");
@@ -268,7 +361,7 @@ pub fn SubgraphSvg(
                 <button on:click=move |_| set_zoom.update(|z| *z = (*z / 1.25).max(0.25)) aria-label="Zoom out">"−"</button>
                 <button on:click=move |_| { set_zoom.set(1.0); set_pan.set((0.0, 0.0)); }>"Reset view"</button>
                 <a class="button" download="explanation.svg" href=svg_href data-testid="export-svg">"SVG"</a>
-                <button class="button" on:click=export_png data-testid="export-png" title=format!("The drawing as a PNG image, {} × {} pixels", (W * PNG_SCALE) as u32, (H * PNG_SCALE) as u32)>"PNG"</button>
+                <button class="button" on:click=export_png data-testid="export-png" title=format!("The drawing as a PNG image, {} × {} pixels", (cw * PNG_SCALE) as u32, (ch * PNG_SCALE) as u32)>"PNG"</button>
                 <a class="button" download="explanation.cyjs" href=cyjs_href data-testid="export-cyjs">"Cytoscape JSON"</a>
                 <span class="muted" data-testid="layout-time">{format!("{n} nodes, {} edges · layout {layout_ms:.1} ms in WebAssembly", graph.edges.len())}</span>
             </div>
@@ -324,8 +417,10 @@ fn standalone_svg(
     graph: &SubgraphView,
     pos: &[(f64, f64)],
     labels: &[Option<(f64, f64)>],
+    names: &[(f64, &'static str)],
+    Canvas { w: cw, h: ch }: Canvas,
 ) -> String {
-    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\">");
+    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {cw} {ch}\" width=\"{cw}\" height=\"{ch}\" font-family=\"sans-serif\" font-size=\"11\">");
     s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
     for (k, (a, b, rel)) in graph.edges.iter().enumerate() {
         let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize))
@@ -339,11 +434,12 @@ fn standalone_svg(
     }
     for (i, v) in graph.nodes.iter().enumerate() {
         let Some(&(x, y)) = pos.get(i) else { continue };
+        let (name_x, anchor) = names.get(i).copied().unwrap_or((x + 11.0, "start"));
         s.push_str(&format!(
-            "<g><title>{}</title><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
+            "<g><title>{}</title><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text></g>",
             xml_escape(&format!("{} ({} {})", v.name, v.kind, v.id)),
             crate::kind_colour(&v.kind),
-            x + 11.0,
+            name_x,
             y + 4.0,
             xml_escape(&v.name)
         ));
@@ -359,7 +455,11 @@ fn js_err(e: wasm_bindgen::JsValue) -> String {
 }
 
 /// Rasterises an SVG document on a canvas `scale` times its size; a `data:image/png` URL.
-async fn svg_to_png(svg: &str, scale: f64) -> Result<String, String> {
+async fn svg_to_png(
+    svg: &str,
+    Canvas { w: cw, h: ch }: Canvas,
+    scale: f64,
+) -> Result<String, String> {
     let document = web_sys::window()
         .and_then(|w| w.document())
         .ok_or("no document")?;
@@ -376,7 +476,7 @@ async fn svg_to_png(svg: &str, scale: f64) -> Result<String, String> {
         .map_err(js_err)?
         .dyn_into()
         .map_err(|_| "no canvas".to_string())?;
-    let (w, h) = ((W * scale).round(), (H * scale).round());
+    let (w, h) = ((cw * scale).round(), (ch * scale).round());
     canvas.set_width(w as u32);
     canvas.set_height(h as u32);
     let ctx: web_sys::CanvasRenderingContext2d = canvas

@@ -87,6 +87,16 @@ test('discover: "why?" opens the explanation in view, takes the focus, and Esc c
   await drawer.waitFor({ state: 'visible', timeout: 5000 });
   await drawer.getByTestId('explanation').waitFor({ timeout: 60000 });
   await page.screenshot({ path: path.join(shots, 'why-drawer-390.png') });
+  // The explanation graph is drawn upright on a phone: its names stay readable.
+  const sg = drawer.locator('.subgraph svg');
+  await sg.scrollIntoViewIfNeeded();
+  const drawn = await sg.evaluate((s) => {
+    const r = s.getBoundingClientRect();
+    const t = s.querySelector('.node text');
+    return { w: r.width, h: r.height, name: t ? t.getBoundingClientRect().height : 0 };
+  });
+  assert(drawn.h > drawn.w && drawn.name >= 8, `the graph at 390 px: ${JSON.stringify(drawn)} (upright, names at least 8 px high)`);
+  await drawer.locator('.subgraph').screenshot({ path: path.join(shots, 'why-graph-390.png') });
   await page.getByTestId('explain-close').click();
   await drawer.waitFor({ state: 'hidden', timeout: 5000 });
 });
