@@ -1,5 +1,7 @@
 //! The explanation subgraph as SVG: force-directed layout computed in WebAssembly by
-//! `serenqa_shared::layout`, nodes coloured by type and linking to their entity pages (click,
+//! `serenqa_shared::layout`, then nodes moved apart where their names (measured in the page's
+//! font) would overlap or leave the drawing (`layout::separate`), nodes coloured by type and
+//! linking to their entity pages (click,
 //! or Enter on a focused node), edges labelled by relation where a label fits without
 //! overlapping another label or a node (`layout::place_labels`; the others appear when the
 //! edge is highlighted, and every edge has a title), hover a node or a path to highlight it,
@@ -10,7 +12,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
 use serenqa_shared::api::{PathView, SubgraphView};
-use serenqa_shared::layout::{force_layout, place_labels, LayoutParams, Rect};
+use serenqa_shared::layout::{force_layout, place_labels, separate, LayoutParams, Rect};
 use wasm_bindgen::JsCast;
 
 /// The drawing's size in its own units (names are drawn at 11 units, edge labels at 9): wide
@@ -52,9 +54,40 @@ fn short_name(name: &str) -> String {
     }
 }
 
-/// Estimated width of a drawn name (11-unit font).
+thread_local! {
+    /// A 2D canvas context set to the names' font (11 px in the page's own font family), to
+    /// measure names as this browser will draw them; `None` where no canvas is available.
+    static MEASURE: Option<web_sys::CanvasRenderingContext2d> = name_measurer();
+}
+
+fn name_measurer() -> Option<web_sys::CanvasRenderingContext2d> {
+    let window = web_sys::window()?;
+    let document = window.document()?;
+    let family = document
+        .body()
+        .and_then(|b| window.get_computed_style(&b).ok().flatten())
+        .and_then(|st| st.get_property_value("font-family").ok())
+        .filter(|f| !f.trim().is_empty())
+        .unwrap_or_else(|| "sans-serif".to_string());
+    let canvas: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").ok()?.dyn_into().ok()?;
+    let cx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+    cx.set_font(&format!("11px {family}"));
+    Some(cx)
+}
+
+/// Width of a drawn name (11-unit font) in drawing units: measured in this browser's font,
+/// else estimated from its length.
 fn name_width(name: &str) -> f64 {
-    short_name(name).chars().count() as f64 * 6.3 + 2.0
+    let text = short_name(name);
+    MEASURE
+        .with(|m| {
+            m.as_ref()
+                .and_then(|cx| cx.measure_text(&text).ok())
+                .map(|t| t.width())
+        })
+        .unwrap_or_else(|| text.chars().count() as f64 * 6.3)
+        + 2.0
 }
 
 /// Where each node's name starts and its anchor: right of the circle, or left of it
@@ -108,15 +141,69 @@ fn name_sides(graph: &SubgraphView, pos: &[(f64, f64)], cw: f64) -> Vec<(f64, &'
         .collect()
 }
 
+/// Moves apart nodes whose circles and names overlap (the force layout spaces points, not
+/// names), when the canvas has room for all of them: footprints covering more than half of it
+/// cannot all be cleared, and trying would only scatter the drawing.
+fn untangle_names(
+    graph: &SubgraphView,
+    pos: &mut [(f64, f64)],
+    pins: &[Option<(f64, f64)>],
+    canvas: Canvas,
+) {
+    let footprint: Vec<Rect> = graph
+        .nodes
+        .iter()
+        .map(|v| Rect {
+            x: -10.0,
+            y: -10.0,
+            w: 21.0 + name_width(&v.name),
+            h: 20.0,
+        })
+        .collect();
+    let area: f64 = footprint.iter().map(|r| r.w * r.h).sum();
+    if area <= 0.5 * canvas.w * canvas.h {
+        separate(pos, &footprint, pins, canvas.w, canvas.h, 60);
+    }
+}
+
 /// Where each edge's label goes (its centre), or `None` when no spot is free: labels avoid
 /// each other, the node circles and the node names (sizes estimated from the font sizes of
-/// `style/main.css`: 9 px edge labels, 11 px names).
+/// `style/main.css`: 9 px edge labels, 11 px names) and the drawing's edges.
 fn label_positions(
     graph: &SubgraphView,
     pos: &[(f64, f64)],
     names: &[(f64, &'static str)],
+    canvas: Canvas,
 ) -> Vec<Option<(f64, f64)>> {
-    let mut obstacles = Vec::with_capacity(graph.nodes.len() * 2);
+    let mut obstacles = Vec::with_capacity(graph.nodes.len() * 2 + 4);
+    // Outside the drawing: a label there would be cut by its edge.
+    let (far, Canvas { w: cw, h: ch }) = (1e5, canvas);
+    obstacles.extend([
+        Rect {
+            x: -far,
+            y: -far,
+            w: far,
+            h: 3.0 * far,
+        },
+        Rect {
+            x: cw,
+            y: -far,
+            w: far,
+            h: 3.0 * far,
+        },
+        Rect {
+            x: -far,
+            y: -far,
+            w: 3.0 * far,
+            h: far,
+        },
+        Rect {
+            x: -far,
+            y: ch,
+            w: 3.0 * far,
+            h: far,
+        },
+    ]);
     for (i, v) in graph.nodes.iter().enumerate() {
         let Some(&(x, y)) = pos.get(i) else { continue };
         obstacles.push(Rect {
@@ -188,8 +275,9 @@ pub fn SubgraphSvg(
             iterations: if n > 200 { 80 } else { 150 },
         },
     );
+    let mut pos = layout.positions;
+    untangle_names(&graph, &mut pos, &pins, canvas);
     let layout_ms = perf.as_ref().map(|p| p.now() - t0).unwrap_or(0.0);
-    let pos = layout.positions;
 
     // Highlight: a node (its edges) or a path (its nodes and edges).
     let (hover_node, set_hover_node) = signal(None::<usize>);
@@ -232,7 +320,7 @@ pub fn SubgraphSvg(
     };
 
     let names = name_sides(&graph, &pos, cw);
-    let labels = label_positions(&graph, &pos, &names);
+    let labels = label_positions(&graph, &pos, &names, canvas);
     let edges_view = graph
         .edges
         .iter()

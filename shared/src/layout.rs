@@ -117,6 +117,112 @@ pub fn force_layout(
     Layout { positions: pos }
 }
 
+/// Moves nodes apart until their footprints — each node's box given relative to its position
+/// (e.g. its circle and its name) — no longer overlap, or `passes` sweeps are spent: the force
+/// layout spaces *points*, so two nodes a name's width apart on one row can still print their
+/// names over each other, or print a name past the edge. First every free node is moved just
+/// enough for its footprint to lie within the `width` × `height` box (where it fits); then
+/// each sweep visits the pairs in index order and separates an overlapping pair along the
+/// axis where they overlap least (for wide, short names: up or down), by half the overlap
+/// each (all of it by the free one when the other is pinned), keeping footprints in the box.
+/// Deterministic; a node whose footprint is in the box and overlaps nothing does not move.
+/// Returns the number of overlapping pairs left (0 when the box has room).
+pub fn separate(
+    pos: &mut [(f64, f64)],
+    footprint: &[Rect],
+    pinned: &[Option<(f64, f64)>],
+    width: f64,
+    height: f64,
+    passes: usize,
+) -> usize {
+    let n = pos.len().min(footprint.len());
+    let at = |pos: &[(f64, f64)], i: usize| Rect {
+        x: pos[i].0 + footprint[i].x,
+        y: pos[i].1 + footprint[i].y,
+        w: footprint[i].w,
+        h: footprint[i].h,
+    };
+    let fixed = |i: usize| pinned.get(i).copied().flatten().is_some();
+    // Keeps node i's footprint in the box where it fits (else its position within 10 units).
+    let clamp = |p: &mut (f64, f64), i: usize| {
+        let f = footprint[i];
+        let (lo_x, hi_x) = (-f.x, width - (f.x + f.w));
+        let (lo_y, hi_y) = (-f.y, height - (f.y + f.h));
+        p.0 = if lo_x <= hi_x {
+            p.0.clamp(lo_x, hi_x)
+        } else {
+            p.0.clamp(10.0, (width - 10.0).max(10.0))
+        };
+        p.1 = if lo_y <= hi_y {
+            p.1.clamp(lo_y, hi_y)
+        } else {
+            p.1.clamp(10.0, (height - 10.0).max(10.0))
+        };
+    };
+    for (i, p) in pos.iter_mut().enumerate().take(n) {
+        if !fixed(i) {
+            clamp(p, i);
+        }
+    }
+    let count = |pos: &[(f64, f64)]| {
+        (0..n)
+            .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| at(pos, i).overlaps(&at(pos, j)))
+            .count()
+    };
+    for _ in 0..passes {
+        let mut moved = false;
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let (a, b) = (at(pos, i), at(pos, j));
+                if !a.overlaps(&b) || (fixed(i) && fixed(j)) {
+                    continue;
+                }
+                // Overlap along each axis, and which way j must go (away from i's centre).
+                let ox = (a.x + a.w).min(b.x + b.w) - a.x.max(b.x);
+                let oy = (a.y + a.h).min(b.y + b.h) - a.y.max(b.y);
+                let ca = (a.x + a.w / 2.0, a.y + a.h / 2.0);
+                let cb = (b.x + b.w / 2.0, b.y + b.h / 2.0);
+                // Ties (identical centres) are broken by index, so the result is deterministic.
+                let away = |d: f64| {
+                    if d > 0.0 || (d == 0.0 && j > i) {
+                        1.0
+                    } else {
+                        -1.0
+                    }
+                };
+                let (dx, dy) = if oy <= ox {
+                    (0.0, away(cb.1 - ca.1) * (oy + 0.5))
+                } else {
+                    (away(cb.0 - ca.0) * (ox + 0.5), 0.0)
+                };
+                let share_j = if fixed(i) {
+                    1.0
+                } else if fixed(j) {
+                    0.0
+                } else {
+                    0.5
+                };
+                pos[j].0 += dx * share_j;
+                pos[j].1 += dy * share_j;
+                pos[i].0 -= dx * (1.0 - share_j);
+                pos[i].1 -= dy * (1.0 - share_j);
+                if !fixed(i) {
+                    clamp(&mut pos[i], i);
+                }
+                if !fixed(j) {
+                    clamp(&mut pos[j], j);
+                }
+                moved = true;
+            }
+        }
+        if !moved {
+            return 0;
+        }
+    }
+    count(pos)
+}
+
 /// An axis-aligned box: left, top, width, height.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rect {
@@ -293,5 +399,111 @@ mod tests {
             vec![Some((50.0, 0.0))]
         );
         assert_eq!(place_labels(&edges, &sizes, &[node]), got);
+    }
+
+    /// A node's circle and, to its right, its name `w` units wide (as the frontend draws them).
+    fn named(w: f64) -> Rect {
+        Rect {
+            x: -10.0,
+            y: -10.0,
+            w: 20.0 + w,
+            h: 20.0,
+        }
+    }
+
+    #[test]
+    fn separate_moves_overlapping_names_apart_and_leaves_the_rest() {
+        // Two names on one row, 40 units apart, each 100 wide: they overlap; a third node far
+        // away overlaps nothing.
+        let mut pos = vec![(100.0, 200.0), (140.0, 200.0), (600.0, 400.0)];
+        let fp = vec![named(100.0); 3];
+        let left = separate(&mut pos, &fp, &[], 800.0, 520.0, 50);
+        assert_eq!(left, 0);
+        // Wide, short footprints part vertically, half each; x does not move.
+        assert_eq!((pos[0].0, pos[1].0), (100.0, 140.0));
+        assert!((pos[1].1 - pos[0].1).abs() >= 20.0, "{pos:?}");
+        assert!(((pos[0].1 + pos[1].1) / 2.0 - 200.0).abs() < 1e-9);
+        assert_eq!(pos[2], (600.0, 400.0));
+        // A name that would run past the right edge: its node moves left just enough.
+        let mut edge = vec![(750.0, 100.0)];
+        assert_eq!(separate(&mut edge, &fp[..1], &[], 800.0, 520.0, 50), 0);
+        assert_eq!(edge[0], (800.0 - 110.0, 100.0));
+        // A pinned node stays where it is; the other takes the whole move.
+        let mut pos = vec![(400.0, 260.0), (420.0, 265.0)];
+        let pins = [Some((400.0, 260.0)), None];
+        assert_eq!(separate(&mut pos, &fp[..2], &pins, 800.0, 520.0, 50), 0);
+        assert_eq!(pos[0], (400.0, 260.0));
+        assert!(pos[1].1 >= 280.0, "{pos:?}");
+        // Two nodes on the same spot still part, and the same input gives the same output.
+        let mut a = vec![(300.0, 300.0), (300.0, 300.0)];
+        let mut b = a.clone();
+        separate(&mut a, &fp[..2], &[], 800.0, 520.0, 50);
+        separate(&mut b, &fp[..2], &[], 800.0, 520.0, 50);
+        assert_eq!(a, b);
+        assert!(!Rect {
+            x: a[0].0 - 10.0,
+            y: a[0].1 - 10.0,
+            w: 120.0,
+            h: 20.0
+        }
+        .overlaps(&Rect {
+            x: a[1].0 - 10.0,
+            y: a[1].1 - 10.0,
+            w: 120.0,
+            h: 20.0
+        }));
+    }
+
+    #[test]
+    fn separate_clears_a_force_layout_with_room_to_spare() {
+        // 40 nodes on a chain with hubs, names 40–140 units wide: the force layout leaves
+        // some names over each other; after `separate` none overlap and all stay in the box.
+        let n = 40;
+        let edges: Vec<(usize, usize)> = (1..n).map(|i| (i / 3, i)).collect();
+        let mut pos = force_layout(
+            n,
+            &edges,
+            &[],
+            LayoutParams {
+                width: 800.0,
+                height: 520.0,
+                iterations: 150,
+            },
+        )
+        .positions;
+        let fp: Vec<Rect> = (0..n)
+            .map(|i| named(40.0 + (i * 37 % 100) as f64))
+            .collect();
+        let overlapping = |pos: &[(f64, f64)]| {
+            let r = |i: usize| Rect {
+                x: pos[i].0 + fp[i].x,
+                y: pos[i].1 + fp[i].y,
+                w: fp[i].w,
+                h: fp[i].h,
+            };
+            (0..n)
+                .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+                .filter(|&(i, j)| r(i).overlaps(&r(j)))
+                .count()
+        };
+        assert!(
+            overlapping(&pos) > 0,
+            "the fixture must start with overlaps"
+        );
+        assert_eq!(separate(&mut pos, &fp, &[], 800.0, 520.0, 200), 0);
+        assert_eq!(overlapping(&pos), 0);
+        // Every footprint lies in the box: no name runs past the edge.
+        for (p, f) in pos.iter().zip(&fp) {
+            let r = Rect {
+                x: p.0 + f.x,
+                y: p.1 + f.y,
+                w: f.w,
+                h: f.h,
+            };
+            assert!(
+                r.x >= 0.0 && r.y >= 0.0 && r.x + r.w <= 800.0 + 1e-9 && r.y + r.h <= 520.0 + 1e-9,
+                "{r:?}"
+            );
+        }
     }
 }

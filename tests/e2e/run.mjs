@@ -64,6 +64,23 @@ test('home: starting points; an example question asks itself and its URL reprodu
   await page.screenshot({ path: path.join(shots, 'home-1280.png'), fullPage: true });
 });
 
+// Pairs of node names in the drawing under `root` whose drawn boxes overlap (by more than half a
+// unit either way), as "A/B", and the names that run past the drawing's edges (unzoomed).
+const nameClashes = (page, root) => page.evaluate((root) => {
+  const ts = [...document.querySelectorAll(`${root} svg g.node text`)];
+  const boxes = ts.map((t) => t.getBBox());
+  const vb = document.querySelector(`${root} svg`).viewBox.baseVal;
+  const cut = ts.filter((t, k) => boxes[k].x < vb.x - 0.5 || boxes[k].x + boxes[k].width > vb.x + vb.width + 0.5).map((t) => t.textContent);
+  const out = [];
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 && a.y < b.y + b.height - 0.5 && b.y < a.y + a.height - 0.5) out.push(`${ts[i].textContent}/${ts[j].textContent}`);
+    }
+  }
+  return { names: ts.length, clashes: out, cut };
+}, root);
+
 test('discover: "why?" opens the explanation in view, takes the focus, and Esc closes it', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:2841');
   const why = page.getByTestId('candidates').getByRole('button', { name: 'why?' }).nth(7);
@@ -96,6 +113,9 @@ test('discover: "why?" opens the explanation in view, takes the focus, and Esc c
     return { w: r.width, h: r.height, name: t ? t.getBoundingClientRect().height : 0 };
   });
   assert(drawn.h > drawn.w && drawn.name >= 8, `the graph at 390 px: ${JSON.stringify(drawn)} (upright, names at least 8 px high)`);
+  const phone = await nameClashes(page, '[data-testid=explain-drawer] .subgraph');
+  assert(phone.names > 2 && phone.clashes.length === 0, `names drawn over each other at 390 px: ${phone.clashes.join(', ')}`);
+  assert(phone.cut.length === 0, `names cut by the drawing's edge at 390 px: ${phone.cut.join(', ')}`);
   await drawer.locator('.subgraph').screenshot({ path: path.join(shots, 'why-graph-390.png') });
   await page.getByTestId('explain-close').click();
   await drawer.waitFor({ state: 'hidden', timeout: 5000 });
@@ -191,6 +211,9 @@ test('subgraph: edge labels never overlap (the rest on hover, every edge titled)
   console.log(`     edge labels: ${l.shown} of ${l.total} drawn without overlap, the rest on hover`);
   assert(l.shown >= 1 && l.overlaps.length === 0, `overlapping edge labels: ${l.overlaps.slice(0, 3).join(', ')} (${JSON.stringify(l)})`);
   assert(l.titled === l.edges, `every edge has a title: ${l.titled} of ${l.edges}`);
+  const wide = await nameClashes(page, '[data-testid=subgraph]');
+  assert(wide.names > 2 && wide.clashes.length === 0, `names drawn over each other: ${wide.clashes.join(', ')}`);
+  assert(wide.cut.length === 0, `names cut by the drawing's edge: ${wide.cut.join(', ')}`);
   // Highlighting the centre shows its edges' labels, placed or not.
   await sg.locator('svg g.node').first().focus();
   const lit = await page.evaluate(() => [...document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit .edge-label')].every((t) => getComputedStyle(t).display !== 'none'));
