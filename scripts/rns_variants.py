@@ -10,7 +10,8 @@ The script refuses a dump that holds a held-out batch (11-14).
 For each variant it recomputes the per-candidate terms RNS(Ac minus {c}, {c}) from the slice,
 fits (alpha, beta, gamma) on the grid |a|+|b|+|g| = 1 (step 0.05, signs free) by mean top-b +
 mean Spearman, exactly as `serenqa rns fit` does (top-b here takes the b best single scores,
-which for b = 1 - every list under 10 candidates - is what the greedy swap picks), and reports
+which for b = 1 - every list under 10 candidates - is what the greedy swap picks; ties are
+broken by node key, never by position, which is the ensemble's order), and reports
   - the in-sample fit,
   - leave-one-batch-out (LOBO): each batch scored with the weights fitted on the other nine,
   - the LOBO difference to the shipped definition with a 95% CI from resampling whole batches.
@@ -46,7 +47,10 @@ def load(path):
             dim = d.get("dim", 0)
             emb = d.get("embeddings", [])
             E = [unit(emb[r * dim:(r + 1) * dim]) if dim else [] for r in range(n)]
-            q = {"batch": d["batch"], "c": d["c"], "B": B, "P": d["marginals"], "E": E, "n": n}
+            if "keys" not in d:
+                sys.exit(f"{path}: no node keys (needed to break ties as the program does); dump again")
+            q = {"batch": d["batch"], "c": d["c"], "B": B, "P": d["marginals"], "E": E, "n": n,
+                 "tie": d["keys"][:n]}
             w = d.get("wide")
             if w:
                 # Candidates first, then the entities the question names (its `resource`).
@@ -134,8 +138,8 @@ def v_shipped(q):
     return [(c["r"], c["n"], c["s"]) for c in q["c"]]
 
 
-def v_s_no_self(q):
-    T = rows(q, diagonal=False)
+def v_s_with_self(q):
+    T = rows(q, diagonal=True)
     return [(c["r"], c["n"], surprise(T, k)) for k, c in enumerate(q["c"])]
 
 
@@ -169,7 +173,7 @@ def anchored_terms(q, c):
     r = 1.0 - sum(dist(E[c], E[j]) for j in ae) / len(ae)
     T = []
     for i in A:
-        row = [B[i][x] + DELTA for x in A]
+        row = [(0.0 if x == i else B[i][x]) + DELTA for x in A]
         s = sum(row)
         T.append([v / s for v in row])
     pe = [sum(T[k][x] for k in range(len(ae))) / len(ae) for x in range(len(A))]
@@ -185,8 +189,8 @@ def v_anchored(q):
 
 
 VARIANTS = [
-    ("shipped: R mean distance, N = I/40, S with return-to-self", v_shipped),
-    ("S without return-to-self (rows renormalised in A)", v_s_no_self),
+    ("shipped: R mean distance, N = I/40, S over leaving walks (rows renormalised in A)", v_shipped),
+    ("S with return-to-self (the paper's rows; shipped until session 28)", v_s_with_self),
     ("S over leaving walks + an outside-A bucket", v_s_outside),
     ("N = I/(I + 4)", v_n_soft(4.0)),
     ("N = I/(I + 8)", v_n_soft(8.0)),
@@ -220,10 +224,13 @@ def spearman_vs_ensemble(x):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else 0.0
 
 
-def question_score(scores):
+def question_score(scores, tie):
+    """Top-b agreement and Spearman of one question. `scores` are in ensemble order, so ties
+    must NOT be broken by position (that would hand a tied score the ensemble's own order):
+    they are broken by `tie`, each candidate's node key, as the program breaks them by node."""
     m = len(scores)
     b = max(1, m // 5)
-    top = sorted(range(m), key=lambda k: (-round(scores[k], 12), k))[:b]
+    top = sorted(range(m), key=lambda k: (-round(scores[k], 12), tie[k]))[:b]
     return sum(1 for k in top if k < b) / b, spearman_vs_ensemble([round(s, 12) for s in scores])
 
 
@@ -240,7 +247,8 @@ def grid(step=0.05):
 
 def fit(qs, terms):
     G = grid()
-    per = [[question_score([w[0] * r + w[1] * n + w[2] * s for r, n, s in t]) for t in terms] for w in G]
+    per = [[question_score([w[0] * r + w[1] * n + w[2] * s for r, n, s in t], q["tie"]) for q, t in zip(qs, terms)]
+           for w in G]
 
     def best(keep):
         top, arg = -1e300, 0

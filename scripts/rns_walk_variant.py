@@ -16,9 +16,12 @@ The walks compared, all undirected (W = M + M^T with edge multiplicities, as the
     edges of that metaedge uniformly: P1[u][v] = sum over edges e of u-v of
     1 / (|metaedges(u)| * degree_{metaedge(e)}(u)). A drug's few `treats` edges weigh as much
     as its hundred side effects;
-  - degree-damped: an edge u-v weighs degree(v)^-0.4 (see `p1_damped`): walks avoid hubs.
-P3 = P1/6 + 2 P1^2/6 + 3 P1^3/6 and the marginals (Algorithm 2, lambda 0.85, eps 1e-10) are
-recomputed for each walk. The script first checks that its shipped walk reproduces the
+  - degree-damped: an edge u-v weighs degree(v)^-0.4 (see `p1_damped`): walks avoid hubs;
+  - near hops first: the shipped P1 with P3 = 3 P1/6 + 2 P1^2/6 + P1^3/6;
+  - one hop: the shipped P1 with P3 = P1 (only direct edges).
+P3 = P1/6 + 2 P1^2/6 + 3 P1^3/6 (unless stated) and the marginals (Algorithm 2, lambda 0.85,
+eps 1e-10, with the same hop weights) are recomputed for each walk. Extra arguments keep
+only the variants whose names contain one of them (the shipped walk always runs). The script first checks that its shipped walk reproduces the
 dump's blocks and marginals (an independent re-implementation of the model), then scores
 RNS(Ae, {c}) for every candidate c with Ae = the other candidates + the named entities, with
 the shipped terms (R mean distance, N = I/40 with the 2^-20 background draw, S over the
@@ -26,7 +29,7 @@ leaving walks renormalised in A), fits (alpha, beta, gamma) on the 0.05 grid by 
 mean Spearman, and prints in-sample, LOBO and the LOBO difference with its CI.
 
     pip install numpy scipy
-    python3 scripts/rns_walk_variant.py DUMP
+    python3 scripts/rns_walk_variant.py DUMP [VARIANT-SUBSTRING ...]
 """
 import gzip
 import math
@@ -110,7 +113,7 @@ def p1_balanced(n, s, t, r, nrel):
     return (p + sp.diags(dangling.astype(float))).tocsr()
 
 
-def p3_rows(p1t, nodes, cols, chunk=400):
+def p3_rows(p1t, nodes, cols, alpha=ALPHA, chunk=400):
     """Rows `nodes` of P3 restricted to columns `cols` (P3 = sum_h alpha_h P1^h)."""
     out = np.zeros((len(nodes), len(cols)))
     for a in range(0, len(nodes), chunk):
@@ -120,19 +123,19 @@ def p3_rows(p1t, nodes, cols, chunk=400):
         acc = np.zeros((len(cols), len(idx)))
         for h in range(3):
             x = p1t @ x
-            acc += ALPHA[h] * x[cols, :]
+            acc += alpha[h] * x[cols, :]
         out[a:a + chunk, :] = acc.T
     return out
 
 
-def marginals(p1t, n):
+def marginals(p1t, n, alpha=ALPHA):
     p0 = np.full(n, 1.0 / n)
     p = p0.copy()
     for _ in range(1000):
         h1 = p1t @ p
         h2 = p1t @ h1
         h3 = p1t @ h2
-        q = LAMBDA * (ALPHA[0] * h1 + ALPHA[1] * h2 + ALPHA[2] * h3) + (1 - LAMBDA) * p0
+        q = LAMBDA * (alpha[0] * h1 + alpha[1] * h2 + alpha[2] * h3) + (1 - LAMBDA) * p0
         done = np.abs(q - p).sum() < TOL
         p = q
         if done:
@@ -159,7 +162,7 @@ def anchored_terms(B, P, E, c):
     return r, min(1.0, bits / rv.BITS), rv.jsd(T[-1], pe)
 
 
-def main(path):
+def main(path, only):
     qs = []
     with open(path) as f:
         for line in f:
@@ -176,11 +179,17 @@ def main(path):
     col = {x: i for i, x in enumerate(union)}
     cols = np.array(union)
     walks = {}
-    variants = (("shipped", p1_shipped(n, s, t)), ("metaedge-balanced", p1_balanced(n, s, t, r, nrel)),
-                ("degree-damped (w = 0.4)", p1_damped(n, s, t)))
-    for name, p1 in variants:
-        p1t = p1.T.tocsr()
-        walks[name] = (p3_rows(p1t, cols, cols), marginals(p1t, n))
+    shipped = p1_shipped(n, s, t)
+    variants = [("shipped", lambda: shipped, ALPHA),
+                ("metaedge-balanced", lambda: p1_balanced(n, s, t, r, nrel), ALPHA),
+                ("degree-damped (w = 0.4)", lambda: p1_damped(n, s, t), ALPHA),
+                ("near hops first (3/6, 2/6, 1/6)", lambda: shipped, (3 / 6, 2 / 6, 1 / 6)),
+                ("one hop (P1 only)", lambda: shipped, (1.0, 0.0, 0.0))]
+    if only:
+        variants = [v for v in variants if v[0] == "shipped" or any(o in v[0] for o in only)]
+    for name, make, alpha in variants:
+        p1t = make().T.tocsr()
+        walks[name] = (p3_rows(p1t, cols, cols, alpha), marginals(p1t, n, alpha))
         print(f"{name}: P3 rows for {len(union)} nodes and marginals done", flush=True)
 
     # Independent check: the shipped walk must reproduce the program's slices.
@@ -210,20 +219,21 @@ def main(path):
             N, dim = len(ids), d["dim"]
             E = [rv.unit(d["wide"]["embeddings"][k * dim:(k + 1) * dim]) for k in range(N)]
             terms.append([anchored_terms(B, P, E, k) for k in range(len(d["c"]))])
-        fq = [{"batch": d["batch"]} for d in qs]
+        fq = [{"batch": d["batch"], "tie": d["keys"][:len(d["c"])]} for d in qs]
         w, ins, cv = rv.fit(fq, terms)
         res[name] = (w, ins, cv)
         print(f"| {name} | ({w[0]:+.2f}, {w[1]:+.2f}, {w[2]:+.2f}) | {rv.mean([a for a, _ in ins]):.3f} | "
               f"{rv.mean([b for _, b in ins]):.3f} | {rv.mean([a for a, _ in cv]):.3f} | "
               f"{rv.mean([b for _, b in cv]):.3f} |", flush=True)
     b = [x + y for x, y in res["shipped"][2]]
-    for name, _ in variants[1:]:
+    for name, _, _ in variants[1:]:
         a = [x + y for x, y in res[name][2]]
         m, lo, hi = rv.bootstrap_diff(a, b, [d["batch"] for d in qs])
         print(f"LOBO (top-b + ρ), {name} − shipped: {m:+.3f} [95% CI, batches resampled: {lo:+.3f}, {hi:+.3f}]")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: rns_walk_variant.py DUMP  (from `serenqa rns heldout --fit-batches --ae candidates --dump DUMP`)")
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        sys.exit("usage: rns_walk_variant.py DUMP [VARIANT-SUBSTRING ...]  "
+                 "(DUMP from `serenqa rns heldout --fit-batches --ae candidates --dump DUMP`)")
+    main(sys.argv[1], sys.argv[2:])
