@@ -246,18 +246,41 @@ pub fn SubgraphSvg(
     centre: Option<usize>,
     paths: Vec<PathView>,
 ) -> impl IntoView {
+    // The drawing is laid out again when the window crosses to the other canvas (a phone
+    // turned sideways, a window narrowed), not on every resize.
+    let window_width = || {
+        web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|v| v.as_f64())
+            .unwrap_or(WIDE.w)
+    };
+    let (canvas, set_canvas) = signal(canvas_for(window_width()));
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let now = canvas_for(window_width());
+        if canvas.get_untracked() != now {
+            set_canvas.set(now);
+        }
+    });
+    on_cleanup(move || resize.remove());
+    move || {
+        view! { <Drawing graph=graph.clone() centre=centre paths=paths.clone() canvas=canvas.get() /> }
+    }
+}
+
+/// The drawing on one canvas.
+#[component]
+fn Drawing(
+    graph: SubgraphView,
+    centre: Option<usize>,
+    paths: Vec<PathView>,
+    canvas: Canvas,
+) -> impl IntoView {
     let n = graph.nodes.len();
     let edges: Vec<(usize, usize)> = graph
         .edges
         .iter()
         .map(|(a, b, _)| (*a as usize, *b as usize))
         .collect();
-    let canvas = canvas_for(
-        web_sys::window()
-            .and_then(|w| w.inner_width().ok())
-            .and_then(|v| v.as_f64())
-            .unwrap_or(WIDE.w),
-    );
     let Canvas { w: cw, h: ch } = canvas;
     let mut pins = vec![None; n];
     if let Some(c) = centre.filter(|&c| c < n) {

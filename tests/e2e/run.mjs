@@ -117,6 +117,13 @@ test('discover: "why?" opens the explanation in view, takes the focus, and Esc c
   assert(phone.names > 2 && phone.clashes.length === 0, `names drawn over each other at 390 px: ${phone.clashes.join(', ')}`);
   assert(phone.cut.length === 0, `names cut by the drawing's edge at 390 px: ${phone.cut.join(', ')}`);
   await drawer.locator('.subgraph').screenshot({ path: path.join(shots, 'why-graph-390.png') });
+  // Turning the phone (here: widening the window) lays the open drawing out again for the new
+  // shape, and back.
+  const drawnWidth = (w) => page.waitForFunction((w) => document.querySelector('[data-testid=explain-drawer] .subgraph svg')?.viewBox.baseVal.width === w, w, { timeout: 5000 });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await drawnWidth(800);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await drawnWidth(400);
   await page.getByTestId('explain-close').click();
   await drawer.waitFor({ state: 'hidden', timeout: 5000 });
 });
