@@ -75,6 +75,13 @@ enum PerfCmd {
         #[arg(long, default_value_t = 10)]
         runs: usize,
     },
+    /// Explanation-graph layout as the browser computes it (natively here; WebAssembly is
+    /// slower by a small factor and the page prints its own time): the force layout alone and
+    /// followed by the name separation, for subgraphs of a few sizes.
+    Layout {
+        #[arg(long, default_value_t = 21)]
+        runs: usize,
+    },
     /// One measured phase in this process (used by `perf graph`; prints a PERF line).
     #[command(hide = true)]
     Phase {
@@ -113,6 +120,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
         PerfCmd::Hostile(a) => super::perf_hostile::run(a),
         PerfCmd::Queue(a) => super::perf_queue::run(a, progress),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
+        PerfCmd::Layout { runs } => perf_layout(runs.max(1)),
         PerfCmd::Cypher {
             graph,
             per_pattern,
@@ -299,6 +307,77 @@ fn perf_cypher(
         &serenqa_cypher::Options::default(),
     );
     print!("{}", serenqa_benchmark::perf::report(&rows));
+    Ok(())
+}
+
+/// Medians of `force_layout` and of `force_layout` + `separate` on deterministic subgraphs
+/// shaped like explanations (a tree around the pinned query entity plus cross links), on the
+/// wide 800 × 520 canvas with names 40–140 units wide, at sizes whose names still cover at
+/// most half the canvas (the frontend separates only then) and one beyond.
+fn perf_layout(runs: usize) -> Result<()> {
+    use serenqa_shared::layout::{force_layout, separate, LayoutParams, Rect};
+    let (w, h) = (800.0, 520.0);
+    println!(
+        "| nodes | edges | force layout | + separate | ratio | overlapping names before → after |"
+    );
+    println!("|---:|---:|---:|---:|---:|---|");
+    for n in [20usize, 40, 80, 100, 200] {
+        let mut edges: Vec<(usize, usize)> = (1..n).map(|i| ((i - 1) / 4, i)).collect();
+        edges.extend((0..n / 3).map(|k| ((k * 7 + 3) % n, (k * 13 + 5) % n)));
+        let fp: Vec<Rect> = (0..n)
+            .map(|i| Rect {
+                x: -10.0,
+                y: -10.0,
+                w: 21.0 + 40.0 + ((i * 37) % 100) as f64,
+                h: 20.0,
+            })
+            .collect();
+        let mut pins = vec![None; n];
+        pins[0] = Some((w / 2.0, h / 2.0));
+        let params = LayoutParams {
+            width: w,
+            height: h,
+            iterations: if n > 200 { 80 } else { 150 },
+        };
+        let overlapping = |pos: &[(f64, f64)]| {
+            let r = |i: usize| Rect {
+                x: pos[i].0 + fp[i].x,
+                y: pos[i].1 + fp[i].y,
+                w: fp[i].w,
+                h: fp[i].h,
+            };
+            (0..n)
+                .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+                .filter(|&(i, j)| r(i).overlaps(&r(j)))
+                .count()
+        };
+        let (mut alone, mut both) = (Vec::new(), Vec::new());
+        let (mut before, mut after) = (0, 0);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let mut pos = force_layout(n, &edges, &pins, params).positions;
+            alone.push(t.elapsed().as_secs_f64() * 1e3);
+            before = overlapping(&pos);
+            let t = Instant::now();
+            let mut pos2 = force_layout(n, &edges, &pins, params).positions;
+            separate(&mut pos2, &fp, &pins, w, h, 60);
+            both.push(t.elapsed().as_secs_f64() * 1e3);
+            pos = pos2;
+            after = overlapping(&pos);
+        }
+        let area: f64 = fp.iter().map(|r| r.w * r.h).sum();
+        let (a, b) = (median(alone), median(both));
+        println!(
+            "| {n} | {} | {a:.2} ms | {b:.2} ms | {:.2} | {before} → {after}{} |",
+            edges.len(),
+            b / a,
+            if area > 0.5 * w * h {
+                " (names cover more than half the canvas: the page skips this pass)"
+            } else {
+                ""
+            }
+        );
+    }
     Ok(())
 }
 
