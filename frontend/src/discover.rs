@@ -331,7 +331,7 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
     let empty = reply.groups.is_empty();
     view! {
         <p data-testid="explain-score">
-            {format!("Plausibility {:.3}: {:.1}th percentile of {}'s drugs, {:.1}th percentile of {}'s diseases.", p.score, p.disease_percentile, p.disease.name, p.compound_percentile, p.compound.name)}
+            {format!("Plausibility {:.3}: {}; {}.", p.score, standing(p.disease_percentile, "drugs", &p.disease.name), standing(p.compound_percentile, "diseases", &p.compound.name))}
         </p>
         <p class="muted">"Each group is a metapath (a kind of connection) with its contribution to the score; paths are weighted as in the model, so connections through hubs (common side effects, promiscuous enzymes) count little. Hover an edge for its source."</p>
         {empty.then(|| view! { <p class="muted">"No metapath raises this prediction above average."</p> })}
@@ -343,5 +343,16 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
             v.dedup();
             v.join("; ")
         })}</p>
+    }
+}
+
+/// Where a pair stands among the others scored for the same entity, in words: a percentile
+/// (the share of the others scoring lower, ties counted half) reads as "above 95.5% of …", and
+/// the top one as "the highest of …" rather than "the 100.0th percentile".
+fn standing(percentile: f64, others: &str, of: &str) -> String {
+    if percentile >= 99.95 {
+        format!("the highest of the {others} scored for {of}")
+    } else {
+        format!("above {percentile:.1}% of the {others} scored for {of}")
     }
 }

@@ -94,6 +94,9 @@ test('discover: "why?" opens the explanation in view, takes the focus, and Esc c
   assert(box && box.y >= 0 && box.y < vh / 2 && box.height > vh / 2, `the drawer is in view: ${JSON.stringify(box)}`);
   await page.waitForFunction(() => document.querySelector('[data-testid=explain-drawer]').contains(document.activeElement), null, { timeout: 5000 });
   await drawer.getByTestId('explanation').waitFor({ timeout: 60000 });
+  // The score's standing reads in words: "above 95.5% of the drugs scored for asthma".
+  const standing = await drawer.getByTestId('explain-score').textContent();
+  assert(/^Plausibility \d\.\d{3}: (above \d+\.\d% of|the highest of) the drugs scored for asthma; (above \d+\.\d% of|the highest of) the diseases scored for /.test(standing), `the score line: ${standing}`);
   await page.screenshot({ path: path.join(shots, 'why-drawer-1280.png') });
   await page.keyboard.press('Escape');
   await drawer.waitFor({ state: 'hidden', timeout: 5000 });
