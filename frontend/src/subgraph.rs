@@ -55,24 +55,30 @@ fn short_name(name: &str) -> String {
 }
 
 thread_local! {
-    /// A 2D canvas context set to the names' font (11 px in the page's own font family), to
-    /// measure names as this browser will draw them; `None` where no canvas is available.
+    /// The page's font family (the names are drawn in it, and the SVG export names it).
+    static FAMILY: String = page_font_family();
+    /// A 2D canvas context set to the names' font (11 px in the page's family), to measure
+    /// names as this browser will draw them; `None` where no canvas is available.
     static MEASURE: Option<web_sys::CanvasRenderingContext2d> = name_measurer();
 }
 
-fn name_measurer() -> Option<web_sys::CanvasRenderingContext2d> {
-    let window = web_sys::window()?;
-    let document = window.document()?;
-    let family = document
-        .body()
-        .and_then(|b| window.get_computed_style(&b).ok().flatten())
+fn page_font_family() -> String {
+    web_sys::window()
+        .and_then(|w| {
+            let body = w.document()?.body()?;
+            w.get_computed_style(&body).ok().flatten()
+        })
         .and_then(|st| st.get_property_value("font-family").ok())
         .filter(|f| !f.trim().is_empty())
-        .unwrap_or_else(|| "sans-serif".to_string());
+        .unwrap_or_else(|| "sans-serif".to_string())
+}
+
+fn name_measurer() -> Option<web_sys::CanvasRenderingContext2d> {
+    let document = web_sys::window()?.document()?;
     let canvas: web_sys::HtmlCanvasElement =
         document.create_element("canvas").ok()?.dyn_into().ok()?;
     let cx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
-    cx.set_font(&format!("11px {family}"));
+    FAMILY.with(|f| cx.set_font(&format!("11px {f}")));
     Some(cx)
 }
 
@@ -531,7 +537,7 @@ fn standalone_svg(
     names: &[(f64, &'static str)],
     Canvas { w: cw, h: ch }: Canvas,
 ) -> String {
-    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {cw} {ch}\" width=\"{cw}\" height=\"{ch}\" font-family=\"sans-serif\" font-size=\"11\">");
+    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {cw} {ch}\" width=\"{cw}\" height=\"{ch}\" font-family=\"{}\" font-size=\"11\">", FAMILY.with(|f| xml_escape(f)));
     s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
     for (k, (a, b, rel)) in graph.edges.iter().enumerate() {
         let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize))
