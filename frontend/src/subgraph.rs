@@ -4,7 +4,7 @@
 //! linking to their entity pages (click,
 //! or Enter on a focused node), edges labelled by relation where a label fits without
 //! overlapping another label or a node (`layout::place_labels`; the others appear when the
-//! edge is highlighted, and every edge has a title), hover a node or a path to highlight it,
+//! edge is highlighted, and every edge has a title) and drawn above all lines with a halo, hover a node or a path to highlight it,
 //! drag to pan, wheel (or the buttons) to zoom. Exports of what is drawn: a standalone SVG, a
 //! PNG (the same SVG rasterised on a canvas at twice its size) and Cytoscape.js JSON.
 
@@ -350,26 +350,69 @@ fn Drawing(
 
     let names = name_sides(&graph, &pos, cw);
     let labels = label_positions(&graph, &pos, &names, canvas);
-    let edges_view = graph
+    // Lines first, then every label above all lines (a halo keeps a label readable where
+    // another edge's line passes behind it), then the nodes.
+    struct EdgeDraw {
+        ends: (usize, usize),
+        line: ((f64, f64), (f64, f64)),
+        label: String,
+        title: String,
+        /// No free spot: the label waits at the middle, shown only when its edge is lit.
+        spare: bool,
+        at: (f64, f64),
+    }
+    let name_of = |i: usize| {
+        graph
+            .nodes
+            .get(i)
+            .map(|n| n.name.clone())
+            .unwrap_or_default()
+    };
+    let drawn_edges: Vec<EdgeDraw> = graph
         .edges
         .iter()
         .enumerate()
-        .map(|(k, (a, b, rel))| {
+        .filter_map(|(k, (a, b, rel))| {
             let (a, b) = (*a as usize, *b as usize);
-            let ((x1, y1), (x2, y2)) = (pos[a], pos[b]);
+            let ((x1, y1), (x2, y2)) = (*pos.get(a)?, *pos.get(b)?);
             let label = edge_label(rel);
-            let name_of = |i: usize| graph.nodes.get(i).map(|n| n.name.clone()).unwrap_or_default();
             let title = format!("{} {} {}", name_of(a), label, name_of(b));
-            // A label without a free spot waits at the middle, shown only when lit.
-            let (spare, (lx, ly)) = match labels.get(k).copied().flatten() {
+            let (spare, at) = match labels.get(k).copied().flatten() {
                 Some(p) => (false, p),
                 None => (true, ((x1 + x2) / 2.0, (y1 + y2) / 2.0)),
             };
+            Some(EdgeDraw {
+                ends: (a, b),
+                line: ((x1, y1), (x2, y2)),
+                label,
+                title,
+                spare,
+                at,
+            })
+        })
+        .collect();
+    let edges_view = drawn_edges
+        .iter()
+        .map(|e| {
+            let (a, b) = e.ends;
+            let ((x1, y1), (x2, y2)) = e.line;
             view! {
                 <g class="edge" class:lit=move || edge_lit(a, b)>
-                    <title>{title}</title>
+                    <title>{e.title.clone()}</title>
                     <line x1=x1 y1=y1 x2=x2 y2=y2 marker-end="url(#arrow)" />
-                    <text x=lx y=ly + 3.0 text-anchor="middle" class="edge-label" class:spare=spare>{label}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let edge_labels_view = drawn_edges
+        .iter()
+        .map(|e| {
+            let (a, b) = e.ends;
+            let (lx, ly) = e.at;
+            view! {
+                <g class="edge-tag" class:lit=move || edge_lit(a, b)>
+                    <title>{e.title.clone()}</title>
+                    <text x=lx y=ly + 3.0 text-anchor="middle" class="edge-label" class:spare=e.spare>{e.label.clone()}</text>
                 </g>
             }
         })
@@ -512,6 +555,7 @@ fn Drawing(
                     </marker>
                 </defs>
                 {edges_view}
+                {edge_labels_view}
                 {nodes_view}
             </svg>
             {move || png_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
@@ -539,14 +583,17 @@ fn standalone_svg(
 ) -> String {
     let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {cw} {ch}\" width=\"{cw}\" height=\"{ch}\" font-family=\"{}\" font-size=\"11\">", FAMILY.with(|f| xml_escape(f)));
     s.push_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>");
-    for (k, (a, b, rel)) in graph.edges.iter().enumerate() {
+    for (a, b, _) in &graph.edges {
         let (Some(&(x1, y1)), Some(&(x2, y2))) = (pos.get(*a as usize), pos.get(*b as usize))
         else {
             continue;
         };
         s.push_str(&format!("<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#8a94a6\" stroke-width=\"1.2\"/>"));
+    }
+    // Labels above every line, with a white halo, as on the page.
+    for (k, (_, _, rel)) in graph.edges.iter().enumerate() {
         if let Some((lx, ly)) = labels.get(k).copied().flatten() {
-            s.push_str(&format!("<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#5b6475\" font-size=\"9\">{}</text>", ly + 3.0, xml_escape(&edge_label(rel))));
+            s.push_str(&format!("<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#5b6475\" font-size=\"9\" stroke=\"#ffffff\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\">{}</text>", ly + 3.0, xml_escape(&edge_label(rel))));
         }
     }
     for (i, v) in graph.nodes.iter().enumerate() {

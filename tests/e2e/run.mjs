@@ -226,8 +226,18 @@ test('subgraph: edge labels never overlap (the rest on hover, every edge titled)
   assert(wide.cut.length === 0, `names cut by the drawing's edge: ${wide.cut.join(', ')}`);
   // Highlighting the centre shows its edges' labels, placed or not.
   await sg.locator('svg g.node').first().focus();
-  const lit = await page.evaluate(() => [...document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit .edge-label')].every((t) => getComputedStyle(t).display !== 'none'));
-  assert(lit, 'the labels of highlighted edges are shown');
+  const lit = await page.evaluate(() => {
+    const tags = [...document.querySelectorAll('[data-testid=subgraph] svg g.edge-tag.lit .edge-label')];
+    return { lit: tags.length, lines: document.querySelectorAll('[data-testid=subgraph] svg g.edge.lit').length, shown: tags.every((t) => getComputedStyle(t).display !== 'none') };
+  });
+  assert(lit.lit > 0 && lit.lit === lit.lines && lit.shown, `the labels of highlighted edges are shown: ${JSON.stringify(lit)}`);
+  // Labels are drawn above every line (the last edge's line comes before the first label).
+  const above = await page.evaluate(() => {
+    const svg = document.querySelector('[data-testid=subgraph] svg');
+    const lines = svg.querySelectorAll('g.edge'), tag = svg.querySelector('g.edge-tag');
+    return !!tag && lines.length > 0 && !!(lines[lines.length - 1].compareDocumentPosition(tag) & Node.DOCUMENT_POSITION_FOLLOWING);
+  });
+  assert(above, 'edge labels are drawn after (above) all edge lines');
   await page.screenshot({ path: path.join(shots, 'subgraph-labels-1280.png') });
   // PNG export: the drawing rasterised at twice its size.
   const { readFileSync } = await import('node:fs');
