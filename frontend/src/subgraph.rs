@@ -1,10 +1,10 @@
 //! The explanation subgraph as SVG: force-directed layout computed in WebAssembly by
 //! `serenqa_shared::layout`, then nodes moved apart where their names (measured in the page's
-//! font) would overlap or leave the drawing (`layout::separate`), nodes coloured by type and
-//! linking to their entity pages (click,
-//! or Enter on a focused node), edges labelled by relation where a label fits without
-//! overlapping another label or a node (`layout::place_labels`; the others appear when the
-//! edge is highlighted, and every edge has a title) and drawn above all lines with a halo, hover a node or a path to highlight it,
+//! font) would overlap or leave the drawing (`layout::separate`); nodes coloured by type and
+//! linking to their entity pages (click, or Enter on a focused node); edges labelled by
+//! relation where a label fits without overlapping another label or a node
+//! (`layout::place_labels`; the others appear when the edge is highlighted, and every edge has
+//! a title), labels drawn above all lines with a halo; hover a node or a path to highlight it,
 //! drag to pan, wheel (or the buttons) to zoom. Exports of what is drawn: a standalone SVG, a
 //! PNG (the same SVG rasterised on a canvas at twice its size) and Cytoscape.js JSON.
 
@@ -174,7 +174,7 @@ fn untangle_names(
 
 /// Where each edge's label goes (its centre), or `None` when no spot is free: labels avoid
 /// each other, the node circles and the node names (sizes estimated from the font sizes of
-/// `style/main.css`: 9 px edge labels, 11 px names) and the drawing's edges.
+/// `style/main.css`: 9 px edge labels, 11 px names) and the drawing's borders.
 fn label_positions(
     graph: &SubgraphView,
     pos: &[(f64, f64)],

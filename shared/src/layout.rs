@@ -126,7 +126,7 @@ pub fn force_layout(
 /// axis where they overlap least (for wide, short names: up or down), by half the overlap
 /// each (all of it by the free one when the other is pinned), keeping footprints in the box.
 /// Deterministic; a node whose footprint is in the box and overlaps nothing does not move.
-/// Returns the number of overlapping pairs left (0 when the box has room).
+/// Returns the number of overlapping pairs left (passes can run out where the box is crowded).
 pub fn separate(
     pos: &mut [(f64, f64)],
     footprint: &[Rect],
