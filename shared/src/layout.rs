@@ -136,12 +136,7 @@ pub fn separate(
     passes: usize,
 ) -> usize {
     let n = pos.len().min(footprint.len());
-    let at = |pos: &[(f64, f64)], i: usize| Rect {
-        x: pos[i].0 + footprint[i].x,
-        y: pos[i].1 + footprint[i].y,
-        w: footprint[i].w,
-        h: footprint[i].h,
-    };
+    let at = |pos: &[(f64, f64)], i: usize| placed(pos, footprint, i);
     let fixed = |i: usize| pinned.get(i).copied().flatten().is_some();
     // Keeps node i's footprint in the box where it fits (else its position within 10 units).
     let clamp = |p: &mut (f64, f64), i: usize| {
@@ -164,12 +159,6 @@ pub fn separate(
             clamp(p, i);
         }
     }
-    let count = |pos: &[(f64, f64)]| {
-        (0..n)
-            .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
-            .filter(|&(i, j)| at(pos, i).overlaps(&at(pos, j)))
-            .count()
-    };
     for _ in 0..passes {
         let mut moved = false;
         for i in 0..n {
@@ -220,7 +209,27 @@ pub fn separate(
             return 0;
         }
     }
-    count(pos)
+    overlapping_pairs(pos, footprint)
+}
+
+/// Node i's footprint where it stands.
+fn placed(pos: &[(f64, f64)], footprint: &[Rect], i: usize) -> Rect {
+    Rect {
+        x: pos[i].0 + footprint[i].x,
+        y: pos[i].1 + footprint[i].y,
+        w: footprint[i].w,
+        h: footprint[i].h,
+    }
+}
+
+/// How many pairs of nodes have overlapping footprints (each node's box relative to its
+/// position, as for [`separate`]).
+pub fn overlapping_pairs(pos: &[(f64, f64)], footprint: &[Rect]) -> usize {
+    let n = pos.len().min(footprint.len());
+    (0..n)
+        .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+        .filter(|&(i, j)| placed(pos, footprint, i).overlaps(&placed(pos, footprint, j)))
+        .count()
 }
 
 /// An axis-aligned box: left, top, width, height.
@@ -474,18 +483,7 @@ mod tests {
         let fp: Vec<Rect> = (0..n)
             .map(|i| named(40.0 + (i * 37 % 100) as f64))
             .collect();
-        let overlapping = |pos: &[(f64, f64)]| {
-            let r = |i: usize| Rect {
-                x: pos[i].0 + fp[i].x,
-                y: pos[i].1 + fp[i].y,
-                w: fp[i].w,
-                h: fp[i].h,
-            };
-            (0..n)
-                .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
-                .filter(|&(i, j)| r(i).overlaps(&r(j)))
-                .count()
-        };
+        let overlapping = |pos: &[(f64, f64)]| overlapping_pairs(pos, &fp);
         assert!(
             overlapping(&pos) > 0,
             "the fixture must start with overlaps"

@@ -315,7 +315,7 @@ fn perf_cypher(
 /// wide 800 × 520 canvas with names 40–140 units wide, at sizes whose names still cover at
 /// most half the canvas (the frontend separates only then) and one beyond.
 fn perf_layout(runs: usize) -> Result<()> {
-    use serenqa_shared::layout::{force_layout, separate, LayoutParams, Rect};
+    use serenqa_shared::layout::{force_layout, overlapping_pairs, separate, LayoutParams, Rect};
     let (w, h) = (800.0, 520.0);
     println!(
         "| nodes | edges | force layout | + separate | ratio | overlapping names before → after |"
@@ -339,18 +339,7 @@ fn perf_layout(runs: usize) -> Result<()> {
             height: h,
             iterations: if n > 200 { 80 } else { 150 },
         };
-        let overlapping = |pos: &[(f64, f64)]| {
-            let r = |i: usize| Rect {
-                x: pos[i].0 + fp[i].x,
-                y: pos[i].1 + fp[i].y,
-                w: fp[i].w,
-                h: fp[i].h,
-            };
-            (0..n)
-                .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
-                .filter(|&(i, j)| r(i).overlaps(&r(j)))
-                .count()
-        };
+        let overlapping = |pos: &[(f64, f64)]| overlapping_pairs(pos, &fp);
         let (mut alone, mut both) = (Vec::new(), Vec::new());
         let (mut before, mut after) = (0, 0);
         for _ in 0..runs {
