@@ -328,11 +328,17 @@ fn understood_view(
         .entities
         .iter()
         .map(|e| {
-            let title = format!("“{}” → {} ({}, {} match)", e.mention, e.node.name, e.node.id, e.matched);
+            let out = if e.left_out { ", left out of the answers" } else { "" };
+            let title = format!("“{}” → {} ({}, {} match{out})", e.mention, e.node.name, e.node.id, e.matched);
+            let label = if e.left_out {
+                format!("{} · {} · left out", e.node.kind, e.matched)
+            } else {
+                format!("{} · {}", e.node.kind, e.matched)
+            };
             view! {
-                <li class="chip" data-matched=e.matched.clone() title=title>
+                <li class="chip" data-matched=e.matched.clone() data-left-out=e.left_out.then_some("true") title=title>
                     <a href=format!("/entity/{}", api::enc(&api::key_of(&e.node)))>{e.node.name.clone()}</a>
-                    " " <span class="muted">{format!("{} · {}", e.node.kind, e.matched)}</span>
+                    " " <span class="muted">{label}</span>
                 </li>
             }
         })

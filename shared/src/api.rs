@@ -395,6 +395,9 @@ pub struct LinkedEntity {
     pub node: NodeView,
     /// `exact`, `prefix`, `fuzzy` or `contains`.
     pub matched: String,
+    /// Named to be left out of the answers ("… besides diabetes").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub left_out: bool,
 }
 
 /// An alternative for an uncertain link: the node and the question re-asked with its name.

@@ -610,6 +610,15 @@ test('ask: an everyday question shows what was understood, misspellings offer al
   await alt.click();
   await page.waitForFunction((n) => document.querySelector('[data-testid=ask-input]').value.includes(n), altName, { timeout: 5000 });
   await page.waitForFunction((n) => (document.querySelector('[data-testid=ask-interpretation]')?.textContent || '').includes(n), altName, { timeout: 60000 });
+  // A name after "besides" is left out of the answers, and its chip says so.
+  await page.getByTestId('ask-input').fill('Is metformin useful for anything besides diabetes?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.waitForFunction(() => /other than/.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  const leftOut = await page.getByTestId('ask-entities').locator('li[data-left-out=true]').allTextContents();
+  assert(leftOut.length >= 2 && leftOut.every((t) => /diabetes/.test(t) && /left out/.test(t)), `left-out chips: ${leftOut}`);
+  const exAnswers = await page.getByTestId('ask-answers').locator('li').allTextContents();
+  assert(exAnswers.length >= 1 && exAnswers.every((t) => !/diabetes/i.test(t)), `answers: ${exAnswers}`);
+  await page.screenshot({ path: path.join(shots, 'ask-besides.png'), fullPage: true });
   // Nothing understood: why, and examples that work.
   await page.getByTestId('ask-input').fill('zqxv blorf');
   await page.getByRole('button', { name: 'Ask' }).click();

@@ -15,7 +15,9 @@ use serenqa_cypher::{execute, Budget, Options, Out};
 use serenqa_graph::{Graph, TypeId};
 
 use crate::metrics;
-use crate::offline::retrieval::{retrieve as offline_retrieve, to_cypher, Lexicon, PNode, Parse};
+use crate::offline::retrieval::{
+    retrieve as offline_retrieve, to_cypher, Except, Lexicon, PNode, Parse,
+};
 use crate::offline::understand::{Match, Understander};
 use serenqa_graph::view::node_view;
 use serenqa_shared::api::{DidYouMean, LinkedEntity, Understood};
@@ -52,6 +54,7 @@ impl OfflineRetriever {
                     mention: g.name(*e).to_string(),
                     node: node_view(g, *e),
                     matched: "exact".into(),
+                    left_out: false,
                 }),
                 PNode::Var(_) => None,
             })
@@ -160,11 +163,20 @@ impl OfflineRetriever {
                 .find(|c| c.node == node)
                 .map(|c| c.how)
                 .unwrap_or(Match::Exact);
+            let left_out = p.except.iter().any(|x| match *x {
+                Except::Node(n) | Except::LinkedTo(_, n) => n == node,
+            });
             u.entities.push(LinkedEntity {
                 mention: mention.text.clone(),
                 node: node_view(g, node),
                 matched: how.label().into(),
+                left_out,
             });
+            // A name left out with all the nodes it contains ("besides diabetes") offers no
+            // alternatives: they are left out too.
+            if x.chosen[pick].iter().filter(|c| c.0 == m).count() > 1 {
+                continue;
+            }
             // Uncertain: not an exact name, or several nodes of the chosen type share the match.
             let t = g.node_type(node);
             let same_kind: Vec<_> = mention

@@ -270,6 +270,68 @@ fn ask_reports_the_interpretation() {
     );
 }
 
+/// Names after "besides", "other than", "except" … are left out of the answers, never joined
+/// to them (before, "metformin … besides diabetes" asked for the diseases like diabetes).
+#[test]
+fn exceptions_leave_answers_out() {
+    let Some(g) = graph() else { return };
+    let (a, u) = answers(&g, "Is metformin useful for anything besides diabetes?");
+    let want = gold(
+        &g,
+        "MATCH (:Compound {id: 'DB00331'})-[:TREATS_CtD]->(x:Disease) WHERE NOT x.name CONTAINS 'diabetes' RETURN x.id",
+    );
+    assert!(!want.is_empty());
+    assert_eq!(a, want, "{u:?}");
+    let i = u.interpretation.clone().unwrap_or_default();
+    assert!(
+        i.starts_with("Diseases that are treated by Metformin, other than ")
+            && i.contains("type 2 diabetes mellitus")
+            && i.contains("type 1 diabetes mellitus"),
+        "{i}"
+    );
+    // Every diabetes is left out, so none is offered as "did you mean"; the names say so.
+    assert!(u.did_you_mean.is_empty(), "{u:?}");
+    assert!(
+        u.entities
+            .iter()
+            .all(|e| e.left_out == e.node.name.contains("diabetes")),
+        "{u:?}"
+    );
+    // Several names, before or after the answer's noun.
+    for (q, cypher) in [
+        (
+            "genes associated with breast cancer except BRCA1 and BRCA2",
+            "MATCH (:Disease {id: 'DOID:1612'})-[:ASSOCIATES_DaG]->(x:Gene) WHERE NOT x.name IN ['BRCA1', 'BRCA2'] RETURN x.id",
+        ),
+        (
+            "apart from valproic acid, which drugs treat epilepsy?",
+            "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:1826'}) WHERE x.id <> 'DB00313' RETURN x.id",
+        ),
+    ] {
+        let (a, u) = answers(&g, q);
+        assert_eq!(a, gold(&g, cypher), "{q}: {u:?}");
+    }
+    // A name of another type leaves out what is joined to it: the drugs of a class.
+    let (a, u) = answers(&g, "drugs for asthma other than corticosteroids");
+    let all = gold(
+        &g,
+        "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) RETURN x.id",
+    );
+    let in_class = gold(
+        &g,
+        "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}), (x)<-[:INCLUDES_PCiC]-(p:PharmacologicClass) WHERE p.name CONTAINS 'Corticosteroid' RETURN x.id",
+    );
+    assert!(!in_class.is_empty());
+    let want: Vec<String> = all.into_iter().filter(|x| !in_class.contains(x)).collect();
+    assert_eq!(a, want, "{u:?}");
+    assert!(
+        u.interpretation
+            .as_deref()
+            .is_some_and(|i| i.contains(", except those that")),
+        "{u:?}"
+    );
+}
+
 /// The readings added for three-hop, branching, cyclic and bridged questions: each phrasing
 /// must give exactly the answers of its hand-written query.
 #[test]

@@ -148,11 +148,23 @@ pub enum PNode {
     Entity(NodeId),
 }
 
-/// A parse: node 0 is the answer variable; edges are (source node, relation, target node).
+/// A parse: node 0 is the answer variable; edges are (source node, relation, target node);
+/// `except` leaves answers out ("… besides diabetes").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parse {
     pub nodes: Vec<PNode>,
     pub edges: Vec<(usize, RelId, usize)>,
+    pub except: Vec<Except>,
+}
+
+/// An answer the question leaves out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Except {
+    /// This node ("drugs for epilepsy other than valproic acid").
+    Node(NodeId),
+    /// Every answer joined to this node by this relation, a node of another type than the
+    /// answer's ("drugs for asthma other than corticosteroids": not in that class).
+    LinkedTo(RelId, NodeId),
 }
 
 #[derive(Clone)]
@@ -289,6 +301,7 @@ impl<'a> Parser<'a> {
             self.out.push(Parse {
                 nodes: st.nodes,
                 edges: st.edges,
+                except: Vec::new(),
             });
             return;
         }
@@ -461,6 +474,7 @@ impl<'a> Parser<'a> {
                     self.out.push(Parse {
                         nodes: st.nodes,
                         edges: st.edges,
+                        except: Vec::new(),
                     });
                 }
             }
@@ -499,7 +513,7 @@ fn cypher_ident(s: &str) -> String {
 }
 
 /// The Cypher of a parse: one MATCH of comma-joined edges, the answer never one of the named
-/// entities of its type, distinct ids and names returned.
+/// entities of its type nor one the question leaves out, distinct ids and names returned.
 pub fn to_cypher(g: &Graph, p: &Parse) -> String {
     let mut declared = vec![false; p.nodes.len()];
     let mut node = |i: usize| -> String {
@@ -530,16 +544,31 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
         Some(PNode::Var(t)) => Some(*t),
         _ => None,
     };
-    let excl: Vec<String> = p
-        .nodes
-        .iter()
-        .filter_map(|n| match n {
-            PNode::Entity(e) if Some(g.node_type(*e)) == t0 => {
-                Some(format!("n0.id <> {}", cypher_string(g.ident(*e))))
-            }
-            _ => None,
-        })
-        .collect();
+    let mut excl: Vec<String> = Vec::new();
+    let named = p.nodes.iter().filter_map(|n| match n {
+        PNode::Entity(e) if Some(g.node_type(*e)) == t0 => Some(*e),
+        _ => None,
+    });
+    let left_out = p.except.iter().filter_map(|x| match x {
+        Except::Node(e) => Some(*e),
+        Except::LinkedTo(..) => None,
+    });
+    for e in named.chain(left_out) {
+        let c = format!("n0.id <> {}", cypher_string(g.ident(e)));
+        if !excl.contains(&c) {
+            excl.push(c);
+        }
+    }
+    for x in &p.except {
+        if let Except::LinkedTo(r, e) = *x {
+            excl.push(format!(
+                "NOT (n0)-[:{}]-(:{} {{id: {}}})",
+                cypher_ident(&g.relation(r).name),
+                cypher_ident(g.type_label(g.node_type(e))),
+                cypher_string(g.ident(e))
+            ));
+        }
+    }
     if !excl.is_empty() {
         text.push_str(&format!(" WHERE {}", excl.join(" AND ")));
     }

@@ -6,7 +6,7 @@ use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
 use super::lexicon::Sense;
 use super::linking::{Item, Match, Mention, Understander, MAX_READINGS};
-use crate::offline::retrieval::{PNode, Parse};
+use crate::offline::retrieval::{Except, PNode, Parse};
 
 /// A scored (candidate, sense) pair: (match kind, fit, …) rank, the object node and type, the
 /// sense.
@@ -27,26 +27,85 @@ impl Understander {
             || (ok(a, rt.target_type) && ok(b, rt.source_type))
     }
 
-    /// Builds readings from the tagged items; the first is the main one.
+    /// Builds readings from the tagged items, each leaving out the `excepted` mentions; the
+    /// first is the main one.
     pub(super) fn assemble(
         &self,
         g: &Graph,
         items: &[Item],
         mentions: &[Mention],
+        excepted: &[usize],
     ) -> (Vec<Parse>, Vec<Vec<(usize, NodeId)>>) {
         // Alternative k takes the k-th fitting sense of every ambiguous phrase (the first that exists).
         let mut readings = Vec::new();
         let mut chosen = Vec::new();
         for alt in 0..MAX_READINGS {
-            let Some((p, c)) = self.assemble_one(g, items, mentions, alt) else {
+            let Some((mut p, mut c)) = self.assemble_one(g, items, mentions, alt) else {
                 continue;
             };
+            self.leave_out(g, &mut p, &mut c, mentions, excepted);
             if !p.edges.is_empty() && !readings.contains(&p) {
                 readings.push(p);
                 chosen.push(c);
             }
         }
         (readings, chosen)
+    }
+
+    /// Leaves the `excepted` mentions out of a reading's answers. A mention with a candidate of
+    /// the answer's type leaves out that node — every such node when the name only contains
+    /// the words ("besides diabetes": both types of diabetes mellitus); otherwise the first
+    /// candidate of a type the answer pairs with leaves out the answers joined to it ("other
+    /// than corticosteroids": the drugs in that class). A mention that fits neither way is not
+    /// used.
+    fn leave_out(
+        &self,
+        g: &Graph,
+        p: &mut Parse,
+        chosen: &mut Vec<(usize, NodeId)>,
+        mentions: &[Mention],
+        excepted: &[usize],
+    ) {
+        let Some(PNode::Var(t)) = p.nodes.first().cloned() else {
+            return;
+        };
+        for &m in excepted {
+            let cands = &mentions[m].candidates;
+            let of_answer: Vec<_> = cands.iter().filter(|c| g.node_type(c.node) == t).collect();
+            if let Some(best) = of_answer.iter().map(|c| c.how).min() {
+                let take: Vec<NodeId> = if best == Match::Contains {
+                    of_answer.iter().map(|c| c.node).collect()
+                } else {
+                    of_answer
+                        .iter()
+                        .find(|c| c.how == best)
+                        .map(|c| c.node)
+                        .into_iter()
+                        .collect()
+                };
+                for n in take {
+                    if !p.except.contains(&Except::Node(n)) {
+                        p.except.push(Except::Node(n));
+                        chosen.push((m, n));
+                    }
+                }
+                continue;
+            }
+            // The best match kind; the linking order among equals.
+            let linked = cands
+                .iter()
+                .filter_map(|c| {
+                    let r = *self.lex.pairs.get(&(t, g.node_type(c.node)))?;
+                    Some((c.how, r, c.node))
+                })
+                .min_by_key(|x| x.0);
+            if let Some((_, r, n)) = linked {
+                if !p.except.contains(&Except::LinkedTo(r, n)) {
+                    p.except.push(Except::LinkedTo(r, n));
+                    chosen.push((m, n));
+                }
+            }
+        }
     }
 
     fn assemble_one(
@@ -150,6 +209,8 @@ impl Understander {
                         pending_rel = Some(r);
                     }
                 }
+                // Exception markers left the items in tagging.
+                Item::Except => {}
                 Item::Noun(t) => {
                     if let Some(r) = pending_rel.take() {
                         vars.push(Some(t));
@@ -375,6 +436,7 @@ impl Understander {
             Parse {
                 nodes,
                 edges: out_edges,
+                except: Vec::new(),
             },
             chosen,
         ))

@@ -3,7 +3,7 @@
 use serenqa_graph::{Graph, TypeId};
 
 use super::linking::Understander;
-use crate::offline::retrieval::{PNode, Parse};
+use crate::offline::retrieval::{Except, PNode, Parse};
 
 impl Understander {
     /// Plural display word of a type ("drugs", "side effects").
@@ -26,7 +26,33 @@ impl Understander {
     /// The plain-words interpretation of a reading: "Drugs that treat multiple sclerosis".
     pub fn describe(&self, g: &Graph, p: &Parse) -> String {
         let mut seen = vec![false; p.nodes.len()];
-        let s = self.describe_var(g, p, 0, &mut seen);
+        let mut s = self.describe_var(g, p, 0, &mut seen);
+        // What the question leaves out: ", other than Valproic Acid", ", except those linked
+        // to Corticosteroid Hormone Receptor Agonists".
+        let nodes: Vec<&str> = p
+            .except
+            .iter()
+            .filter_map(|x| match x {
+                Except::Node(n) => Some(g.name(*n)),
+                Except::LinkedTo(..) => None,
+            })
+            .collect();
+        if !nodes.is_empty() {
+            s.push_str(&format!(", other than {}", join_and(&nodes)));
+        }
+        for x in &p.except {
+            if let Except::LinkedTo(r, n) = *x {
+                let answer_is_source = g.relation(r).source_type != Some(g.node_type(n));
+                let (f, bk) = self.lex.verbs.get(&r).cloned().unwrap_or_else(|| {
+                    (
+                        g.relation(r).verb.clone(),
+                        format!("are linked by {} to", g.relation(r).verb),
+                    )
+                });
+                let verb = if answer_is_source { f } else { bk };
+                s.push_str(&format!(", except those that {verb} {}", g.name(n)));
+            }
+        }
         let mut c = s.chars();
         match c.next() {
             Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
@@ -82,5 +108,14 @@ impl Understander {
         } else {
             format!("{head} that {}", text.join(" and "))
         }
+    }
+}
+
+/// "A", "A and B", "A, B and C".
+fn join_and(xs: &[&str]) -> String {
+    match xs {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }

@@ -1,5 +1,5 @@
 //! The lexicon ([`LexiconFile`]): type nouns, relation phrases → metaedges, pair relations,
-//! interpretation words, stop words and aliases, read from a TSV data file; and word folding
+//! interpretation words, stop words, exception markers and aliases, read from a TSV data file; and word folding
 //! (lower case, punctuation dropped, plural/possessive `s` dropped).
 
 use std::collections::HashMap;
@@ -84,6 +84,8 @@ pub struct LexiconFile {
     /// Relation → (said from its source, said from its target).
     pub verbs: HashMap<RelId, (String, String)>,
     pub stops: Vec<Vec<String>>,
+    /// Phrases that leave out the names after them ("besides", "other than", "except").
+    pub excepts: Vec<Vec<String>>,
 }
 
 fn norm_label(s: &str) -> String {
@@ -219,10 +221,14 @@ impl LexiconFile {
                     want(2)?;
                     lx.stops.push(phrase(cols[1])?);
                 }
+                "except" => {
+                    want(2)?;
+                    lx.excepts.push(phrase(cols[1])?);
+                }
                 other => {
                     return Err(err(format!(
-                        "unknown entry kind '{other}' (type, rel, pair, verb or stop)"
-                    )))
+                    "unknown entry kind '{other}' (type, rel, pair, verb, stop, except or alias)"
+                )))
                 }
             }
         }

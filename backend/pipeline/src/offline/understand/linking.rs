@@ -56,6 +56,9 @@ pub(super) enum Item {
     Noun(TypeId),
     Rel(usize),
     Ent(usize),
+    /// An exception marker ("besides", "other than"): the names right after it are left out
+    /// of the answers rather than joined to them.
+    Except,
 }
 
 /// The understanding of one question.
@@ -89,7 +92,8 @@ pub(super) struct NameIndex {
 pub struct Understander {
     pub lex: LexiconFile,
     pub(super) names: NameIndex,
-    /// Every vocabulary word (phrases, nouns, stops), never linked on its own.
+    /// Every vocabulary word (phrases, nouns, stops, exception markers), never linked on its
+    /// own.
     pub(super) vocab: HashSet<String>,
     /// Lexicon entries that do not apply to this graph (aliases of absent names).
     pub warnings: Vec<String>,
@@ -193,6 +197,7 @@ impl Understander {
             .map(|p| &p.0)
             .chain(lex.nouns.iter().map(|n| &n.0))
             .chain(lex.stops.iter())
+            .chain(lex.excepts.iter())
         {
             vocab.extend(p.iter().cloned());
         }

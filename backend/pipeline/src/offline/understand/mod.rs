@@ -31,7 +31,12 @@
 //!    relation ("side effects of benzodiazepines" = of the drugs in that class); a name
 //!    before its verb is the verb's subject (same-type relations read from it:
 //!    "which genes does TP53 regulate"). Lexicon `alias` lines give abbreviations and lay
-//!    terms (COPD, lupus, hair loss). `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
+//!    terms (COPD, lupus, hair loss). Names right after an exception marker (lexicon
+//!    `except` lines: "besides", "other than", "apart from", "instead of") are left out of
+//!    the answers instead of joined to them — a name of the answer's type is excluded (all
+//!    the nodes a contained name matches: "besides diabetes"), a name of another type
+//!    excludes the answers joined to it by the pair relation ("other than corticosteroids").
+//!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.
 //!

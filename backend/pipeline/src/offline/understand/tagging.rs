@@ -81,6 +81,11 @@ impl Understander {
                     best = Some((p.len(), None));
                 }
             }
+            for p in &self.lex.excepts {
+                if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
+                    best = Some((p.len(), Some(Item::Except)));
+                }
+            }
             match best {
                 Some((len, item)) => {
                     if let Some(it) = item {
@@ -147,7 +152,23 @@ impl Understander {
             }
             k += 1;
         }
-        let (readings, chosen) = self.assemble(g, &items, &mentions);
+        // "… besides X and Y": the names right after an exception marker are left out of the
+        // answers, not joined to them; the marker and its names leave the items.
+        let mut excepted: Vec<usize> = Vec::new();
+        let mut kept = Vec::with_capacity(items.len());
+        let mut after_marker = false;
+        for it in items {
+            match it {
+                Item::Except => after_marker = true,
+                Item::Ent(m) if after_marker => excepted.push(m),
+                other => {
+                    after_marker = false;
+                    kept.push(other);
+                }
+            }
+        }
+        let items = kept;
+        let (readings, chosen) = self.assemble(g, &items, &mentions, &excepted);
         if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
             let show: Vec<String> = items
                 .iter()
@@ -155,9 +176,19 @@ impl Understander {
                     Item::Ent(m) => format!("E({})", mentions[*m].text),
                     Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")),
                     Item::Noun(t) => format!("N({})", g.type_display(*t)),
+                    Item::Except => "X".to_string(),
                 })
                 .collect();
-            eprintln!("items: {}\nreadings: {}", show.join(" "), readings.len());
+            let out: Vec<&str> = excepted
+                .iter()
+                .map(|m| mentions[*m].text.as_str())
+                .collect();
+            eprintln!(
+                "items: {}\nexcept: {}\nreadings: {}",
+                show.join(" "),
+                out.join(", "),
+                readings.len()
+            );
         }
         Understanding {
             readings,
