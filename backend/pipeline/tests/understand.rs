@@ -330,6 +330,25 @@ fn exceptions_leave_answers_out() {
             .is_some_and(|i| i.contains(", except those that")),
         "{u:?}"
     );
+    // A negated relation leaves out what it joins (before: "… and cause Drowsiness").
+    let (a, u) = answers(&g, "asthma drugs that do not cause drowsiness");
+    let want = gold(
+        &g,
+        "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) WHERE NOT (x)-[:CAUSES_CcSE]->(:SideEffect {name: 'Drowsiness'}) RETURN x.id",
+    );
+    assert!(!want.is_empty());
+    assert_eq!(a, want, "{u:?}");
+    assert_eq!(
+        u.interpretation.as_deref(),
+        Some("Drugs that treat asthma, except those that cause Drowsiness")
+    );
+    // "how many" counts nothing and links nothing.
+    let (a, u) = answers(&g, "how many genes are associated with asthma");
+    let want = gold(
+        &g,
+        "MATCH (:Disease {id: 'DOID:2841'})-[:ASSOCIATES_DaG]->(x:Gene) RETURN x.id",
+    );
+    assert_eq!(a, want, "{u:?}");
 }
 
 /// The readings added for three-hop, branching, cyclic and bridged questions: each phrasing

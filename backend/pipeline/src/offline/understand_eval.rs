@@ -13,8 +13,9 @@
 //! under a new set name rather than tuning to these), and two sets on questions that leave
 //! answers out ("… besides diabetes", "other than BRCA1 and BRCA2"), both written before
 //! exception markers were understood: `exclude-dev` (12, used while building that) and
-//! `exclude-held` (12, first scored after it was built, never used to change it). Per pattern
-//! type, per set and overall it
+//! `exclude-held` (12, first scored after it was built, never used to change it); and the same
+//! pair for negations ("asthma drugs that do not cause drowsiness"): `negation-dev` (6) and
+//! `negation-held` (6). Per pattern type, per set and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
@@ -261,10 +262,16 @@ mod tests {
             let n = items.iter().filter(|x| x.pattern == t).count();
             assert!(n >= 10, "pattern {t}: only {n} questions");
         }
-        assert!(items
-            .iter()
-            .all(|x| ["dev", "held", "fresh", "exclude-dev", "exclude-held"]
-                .contains(&x.set.as_str())));
+        assert!(items.iter().all(|x| [
+            "dev",
+            "held",
+            "fresh",
+            "exclude-dev",
+            "exclude-held",
+            "negation-dev",
+            "negation-held"
+        ]
+        .contains(&x.set.as_str())));
         let (r, i) =
             signature("MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2377'}) RETURN x.id");
         assert_eq!(r.into_iter().collect::<Vec<_>>(), vec!["TREATS_CtD"]);

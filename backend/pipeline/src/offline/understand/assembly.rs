@@ -34,7 +34,7 @@ impl Understander {
         g: &Graph,
         items: &[Item],
         mentions: &[Mention],
-        excepted: &[usize],
+        excepted: &[(usize, Option<usize>)],
     ) -> (Vec<Parse>, Vec<Vec<(usize, NodeId)>>) {
         // Alternative k takes the k-th fitting sense of every ambiguous phrase (the first that exists).
         let mut readings = Vec::new();
@@ -52,25 +52,48 @@ impl Understander {
         (readings, chosen)
     }
 
-    /// Leaves the `excepted` mentions out of a reading's answers. A mention with a candidate of
-    /// the answer's type leaves out that node — every such node when the name only contains
-    /// the words ("besides diabetes": both types of diabetes mellitus); otherwise the first
-    /// candidate of a type the answer pairs with leaves out the answers joined to it ("other
-    /// than corticosteroids": the drugs in that class). A mention that fits neither way is not
-    /// used.
+    /// Leaves the `excepted` mentions out of a reading's answers. With a relation phrase
+    /// ("that do not cause drowsiness") the answers the phrase joins to the mention's best
+    /// fitting candidate are left out. Without one, a mention with a candidate of the answer's
+    /// type leaves out that node — every such node when the name only contains the words
+    /// ("besides diabetes": both types of diabetes mellitus); otherwise the first candidate of
+    /// a type the answer pairs with leaves out the answers joined to it ("other than
+    /// corticosteroids": the drugs in that class). A mention that fits no way is not used.
     fn leave_out(
         &self,
         g: &Graph,
         p: &mut Parse,
         chosen: &mut Vec<(usize, NodeId)>,
         mentions: &[Mention],
-        excepted: &[usize],
+        excepted: &[(usize, Option<usize>)],
     ) {
         let Some(PNode::Var(t)) = p.nodes.first().cloned() else {
             return;
         };
-        for &m in excepted {
+        for &(m, phrase) in excepted {
             let cands = &mentions[m].candidates;
+            if let Some(r) = phrase {
+                // The best match kind whose candidate a sense of the phrase fits; the
+                // linking order among equals.
+                let fitting = cands
+                    .iter()
+                    .filter_map(|c| {
+                        let ct = g.node_type(c.node);
+                        let s = self.lex.phrases[r]
+                            .1
+                            .iter()
+                            .find(|s| self.rel_fits(g, **s, Some(t), Some(ct)))?;
+                        Some((c.how, s.rel, c.node))
+                    })
+                    .min_by_key(|x| x.0);
+                if let Some((_, rel, n)) = fitting {
+                    if !p.except.contains(&Except::LinkedTo(rel, n)) {
+                        p.except.push(Except::LinkedTo(rel, n));
+                        chosen.push((m, n));
+                    }
+                    continue;
+                }
+            }
             let of_answer: Vec<_> = cands.iter().filter(|c| g.node_type(c.node) == t).collect();
             if let Some(best) = of_answer.iter().map(|c| c.how).min() {
                 let take: Vec<NodeId> = if best == Match::Contains {

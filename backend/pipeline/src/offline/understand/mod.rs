@@ -36,6 +36,9 @@
 //!    the answers instead of joined to them — a name of the answer's type is excluded (all
 //!    the nodes a contained name matches: "besides diabetes"), a name of another type
 //!    excludes the answers joined to it by the pair relation ("other than corticosteroids").
+//!    Negations are markers too ("not", "don't", "never", "without"); a relation phrase
+//!    between the marker and its names leaves out what that relation joins ("that do not
+//!    cause drowsiness").
 //!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.

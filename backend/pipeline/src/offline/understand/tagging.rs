@@ -152,20 +152,33 @@ impl Understander {
             }
             k += 1;
         }
-        // "… besides X and Y": the names right after an exception marker are left out of the
-        // answers, not joined to them; the marker and its names leave the items.
-        let mut excepted: Vec<usize> = Vec::new();
+        // "… besides X and Y", "… that do not cause X": the names right after an exception
+        // marker (and a relation phrase between them) are left out of the answers, not joined
+        // to them; the marker, its phrase and its names leave the items.
+        let mut excepted: Vec<(usize, Option<usize>)> = Vec::new();
         let mut kept = Vec::with_capacity(items.len());
-        let mut after_marker = false;
-        for it in items {
-            match it {
-                Item::Except => after_marker = true,
-                Item::Ent(m) if after_marker => excepted.push(m),
-                other => {
-                    after_marker = false;
-                    kept.push(other);
-                }
+        let mut k = 0;
+        while k < items.len() {
+            if !matches!(items[k], Item::Except) {
+                kept.push(items[k].clone());
+                k += 1;
+                continue;
             }
+            let mut j = k + 1;
+            let rel = match (items.get(j), items.get(j + 1)) {
+                (Some(&Item::Rel(r)), Some(Item::Ent(_))) => {
+                    j += 1;
+                    Some(r)
+                }
+                _ => None,
+            };
+            let before = excepted.len();
+            while let Some(&Item::Ent(m)) = items.get(j) {
+                excepted.push((m, rel));
+                j += 1;
+            }
+            // A marker with no name after it ("not yet") is dropped alone.
+            k = if excepted.len() > before { j } else { k + 1 };
         }
         let items = kept;
         let (readings, chosen) = self.assemble(g, &items, &mentions, &excepted);
@@ -181,7 +194,7 @@ impl Understander {
                 .collect();
             let out: Vec<&str> = excepted
                 .iter()
-                .map(|m| mentions[*m].text.as_str())
+                .map(|m| mentions[m.0].text.as_str())
                 .collect();
             eprintln!(
                 "items: {}\nexcept: {}\nreadings: {}",
