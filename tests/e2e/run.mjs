@@ -619,6 +619,11 @@ test('ask: an everyday question shows what was understood, misspellings offer al
   const exAnswers = await page.getByTestId('ask-answers').locator('li').allTextContents();
   assert(exAnswers.length >= 1 && exAnswers.every((t) => !/diabetes/i.test(t)), `answers: ${exAnswers}`);
   await page.screenshot({ path: path.join(shots, 'ask-besides.png'), fullPage: true });
+  // A yes/no question is answered in words.
+  await page.getByTestId('ask-input').fill('Does metformin treat polycystic ovary syndrome?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.waitForFunction(() => /among the diseases that are treated by Metformin\? Yes\./.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  await page.screenshot({ path: path.join(shots, 'ask-yes-no.png'), fullPage: true });
   // Nothing understood: why, and examples that work.
   await page.getByTestId('ask-input').fill('zqxv blorf');
   await page.getByRole('button', { name: 'Ask' }).click();

@@ -342,6 +342,22 @@ fn exceptions_leave_answers_out() {
         u.interpretation.as_deref(),
         Some("Drugs that treat asthma, except those that cause Drowsiness")
     );
+    // Yes/no questions: the asked-about node when the graph holds the link, and the answer
+    // in words; a "no" names the link the graph does hold instead, if any.
+    let (a, u) = answers(&g, "Does metformin treat polycystic ovary syndrome?");
+    assert_eq!(a, vec!["DOID:11612".to_string()], "{u:?}");
+    assert_eq!(
+        u.interpretation.as_deref(),
+        Some("Is polycystic ovary syndrome among the diseases that are treated by Metformin? Yes.")
+    );
+    let (a, u) = answers(&g, "does prednisone treat migraine");
+    assert!(a.is_empty(), "{u:?}");
+    let i = u.interpretation.unwrap_or_default();
+    assert!(
+        i.starts_with("Is migraine among the diseases that are treated by Prednisone? No: ")
+            && i.contains("But migraine is among the diseases that are palliated by Prednisone."),
+        "{i}"
+    );
     // "how many" counts nothing and links nothing.
     let (a, u) = answers(&g, "how many genes are associated with asthma");
     let want = gold(

@@ -149,12 +149,14 @@ pub enum PNode {
 }
 
 /// A parse: node 0 is the answer variable; edges are (source node, relation, target node);
-/// `except` leaves answers out ("… besides diabetes").
+/// `except` leaves answers out ("… besides diabetes"); `only` keeps one answer, the node a
+/// yes/no question asks about ("does metformin treat PCOS?": PCOS if the graph says so).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parse {
     pub nodes: Vec<PNode>,
     pub edges: Vec<(usize, RelId, usize)>,
     pub except: Vec<Except>,
+    pub only: Option<NodeId>,
 }
 
 /// An answer the question leaves out.
@@ -302,6 +304,7 @@ impl<'a> Parser<'a> {
                 nodes: st.nodes,
                 edges: st.edges,
                 except: Vec::new(),
+                only: None,
             });
             return;
         }
@@ -475,6 +478,7 @@ impl<'a> Parser<'a> {
                         nodes: st.nodes,
                         edges: st.edges,
                         except: Vec::new(),
+                        only: None,
                     });
                 }
             }
@@ -522,6 +526,12 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
         }
         declared[i] = true;
         match p.nodes[i] {
+            // The one answer a yes/no question asks about.
+            PNode::Var(t) if i == 0 && p.only.is_some() => format!(
+                "(n0:{} {{id: {}}})",
+                cypher_ident(g.type_label(t)),
+                cypher_string(p.only.map_or("", |e| g.ident(e)))
+            ),
             PNode::Var(t) => format!("(n{i}:{})", cypher_ident(g.type_label(t))),
             PNode::Entity(e) => format!(
                 "(n{i}:{} {{id: {}}})",

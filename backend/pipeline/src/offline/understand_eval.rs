@@ -15,7 +15,9 @@
 //! exception markers were understood: `exclude-dev` (12, used while building that) and
 //! `exclude-held` (12, first scored after it was built, never used to change it); and the same
 //! pair for negations ("asthma drugs that do not cause drowsiness"): `negation-dev` (6) and
-//! `negation-held` (6). Per pattern type, per set and overall it
+//! `negation-held` (6); and for yes/no questions ("does metformin treat PCOS?"; the gold is
+//! the asked-about node when the graph holds the link, else nothing): `yesno-dev` (6) and
+//! `yesno-held` (6). Per pattern type, per set and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
@@ -269,7 +271,9 @@ mod tests {
             "exclude-dev",
             "exclude-held",
             "negation-dev",
-            "negation-held"
+            "negation-held",
+            "yesno-dev",
+            "yesno-held"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =

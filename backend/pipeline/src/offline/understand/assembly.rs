@@ -460,6 +460,7 @@ impl Understander {
                 nodes,
                 edges: out_edges,
                 except: Vec::new(),
+                only: None,
             },
             chosen,
         ))

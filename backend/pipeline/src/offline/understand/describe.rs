@@ -53,6 +53,11 @@ impl Understander {
                 s.push_str(&format!(", except those that {verb} {}", g.name(n)));
             }
         }
+        // A yes/no question: "Is polycystic ovary syndrome among the diseases that are treated
+        // by Metformin?"
+        if let Some(n) = p.only {
+            return format!("Is {} among the {s}?", g.name(n));
+        }
         let mut c = s.chars();
         match c.next() {
             Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),

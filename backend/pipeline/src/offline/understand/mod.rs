@@ -38,7 +38,9 @@
 //!    excludes the answers joined to it by the pair relation ("other than corticosteroids").
 //!    Negations are markers too ("not", "don't", "never", "without"); a relation phrase
 //!    between the marker and its names leaves out what that relation joins ("that do not
-//!    cause drowsiness").
+//!    cause drowsiness"). A yes/no question ("does metformin treat PCOS?": an auxiliary
+//!    verb first, no type noun, a name last) is read as "which <type of the last name> …"
+//!    keeping only that name; the interpretation answers "Yes." or "No: …" from the graph.
 //!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.

@@ -4,6 +4,8 @@
 
 use serenqa_graph::Graph;
 
+use crate::offline::retrieval::PNode;
+
 use super::lexicon::words;
 use super::linking::{
     max_distance, Candidate, Item, Match, Mention, Understander, Understanding, MAX_SPAN,
@@ -181,7 +183,10 @@ impl Understander {
             k = if excepted.len() > before { j } else { k + 1 };
         }
         let items = kept;
-        let (readings, chosen) = self.assemble(g, &items, &mentions, &excepted);
+        let (readings, chosen) = match self.yes_no(g, &folded, &items, &mentions, &excepted) {
+            Some(x) => x,
+            None => self.assemble(g, &items, &mentions, &excepted),
+        };
         if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
             let show: Vec<String> = items
                 .iter()
@@ -209,6 +214,89 @@ impl Understander {
             chosen,
             unknown,
         }
+    }
+
+    /// A yes/no question ("does metformin treat PCOS?", "is APOE linked to Alzheimer's?"):
+    /// it opens with an auxiliary verb, names no answer type and ends with a name after a
+    /// relation. It is read as "which <type of the last name> does <the rest> …" keeping only
+    /// that name: the answer is the name when the graph says so, else nothing. The last
+    /// name's candidate types are tried in their order; the first that gives a reading wins.
+    #[allow(clippy::type_complexity)]
+    fn yes_no(
+        &self,
+        g: &Graph,
+        folded: &[String],
+        items: &[Item],
+        mentions: &[Mention],
+        excepted: &[(usize, Option<usize>)],
+    ) -> Option<(
+        Vec<crate::offline::retrieval::Parse>,
+        Vec<Vec<(usize, serenqa_graph::NodeId)>>,
+    )> {
+        const AUX: [&str; 16] = [
+            "does", "do", "did", "is", "are", "was", "were", "can", "could", "may", "might",
+            "will", "would", "has", "have", "should",
+        ];
+        let first = folded.first()?;
+        if !AUX.iter().any(|a| super::lexicon::fold_word(a) == *first) {
+            return None;
+        }
+        let (Some(&Item::Ent(y)), Some(head)) = (items.last(), items.len().checked_sub(1)) else {
+            return None;
+        };
+        let rest = &items[..head];
+        if items.iter().any(|i| matches!(i, Item::Noun(_)))
+            || !rest.iter().any(|i| matches!(i, Item::Ent(_)))
+            || !rest.iter().any(|i| matches!(i, Item::Rel(_)))
+        {
+            return None;
+        }
+        // A type that a sense of the question's own verb fits comes first ("does prednisone
+        // treat migraine": the disease, not the side effect of the same name, which only the
+        // pair relation would join).
+        let senses: Vec<serenqa_graph::RelId> = rest
+            .iter()
+            .filter_map(|i| match i {
+                Item::Rel(r) => Some(self.lex.phrases[*r].1.iter().map(|s| s.rel)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let mut tried = Vec::new();
+        let verb_fits =
+            |p: &crate::offline::retrieval::Parse| p.edges.iter().any(|e| senses.contains(&e.1));
+        for (c, strict) in mentions[y]
+            .candidates
+            .iter()
+            .map(|c| (c, true))
+            .chain(mentions[y].candidates.iter().map(|c| (c, false)))
+        {
+            let t = g.node_type(c.node);
+            if tried.contains(&(t, strict)) {
+                continue;
+            }
+            tried.push((t, strict));
+            let mut asked = vec![Item::Noun(t)];
+            asked.extend(rest.iter().cloned());
+            let (readings, chosen) = self.assemble(g, &asked, mentions, excepted);
+            let (readings, chosen): (Vec<_>, Vec<_>) = readings
+                .into_iter()
+                .zip(chosen)
+                .filter(|(p, _)| {
+                    matches!(p.nodes.first(), Some(PNode::Var(v)) if *v == t)
+                        && (!strict || verb_fits(p))
+                })
+                .map(|(mut p, mut ch)| {
+                    p.only = Some(c.node);
+                    ch.push((y, c.node));
+                    (p, ch)
+                })
+                .unzip();
+            if !readings.is_empty() {
+                return Some((readings, chosen));
+            }
+        }
+        None
     }
 
     #[allow(clippy::too_many_arguments)]
