@@ -17,7 +17,8 @@
 //! pair for negations ("asthma drugs that do not cause drowsiness"): `negation-dev` (6) and
 //! `negation-held` (6); and for yes/no questions ("does metformin treat PCOS?"; the gold is
 //! the asked-about node when the graph holds the link, else nothing): `yesno-dev` (6) and
-//! `yesno-held` (6). Per pattern type, per set and overall it
+//! `yesno-held` (6); and "where" questions (Anatomy answers): `where-dev` (3), `where-held`
+//! (3). Per pattern type, per set and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
@@ -273,7 +274,9 @@ mod tests {
             "negation-dev",
             "negation-held",
             "yesno-dev",
-            "yesno-held"
+            "yesno-held",
+            "where-dev",
+            "where-held"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =
