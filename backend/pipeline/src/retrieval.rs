@@ -155,30 +155,24 @@ impl OfflineRetriever {
         let mut r = result.unwrap_or_default();
         // A yes/no question is answered on its first reading (the verb's own sense): "does
         // prednisone treat migraine" is "no" even though it palliates it — which is said.
-        let mut also = None;
+        let mut instead = None;
         if x.readings[0].only.is_some() && pick != 0 {
-            also = Some(und.describe(g, &x.readings[pick]));
+            instead = Some(und.answers_phrase(g, &x.readings[pick]));
             pick = 0;
             r = run_query(g, Some(to_cypher(g, &x.readings[0])));
         }
         let p = &x.readings[pick];
         let said = und.describe(g, p);
-        // A yes/no question gets its answer in words, from what the graph holds.
-        u.interpretation = Some(match (p.only, also) {
-            (Some(_), _) if r.rows > 0 => format!("{said} Yes."),
-            (Some(_), Some(a)) => {
-                // "Is migraine among the diseases that are palliated by Prednisone?" →
-                // "But migraine is among the diseases that are palliated by Prednisone."
-                let a = a.strip_prefix("Is ").unwrap_or(&a).trim_end_matches('?');
-                match a.split_once(" among ") {
-                    Some((name, rest)) => format!(
-                        "{said} No: the graph holds no such link. But {name} is among {rest}."
-                    ),
-                    None => format!("{said} No: the graph holds no such link."),
+        u.interpretation = Some(match p.only {
+            None => said,
+            Some(_) if r.rows > 0 => format!("{said} Yes."),
+            Some(n) => {
+                let mut no = format!("{said} No: the graph holds no such link.");
+                if let Some(other) = instead {
+                    no.push_str(&format!(" But {} is among the {other}.", g.name(n)));
                 }
+                no
             }
-            (Some(_), None) => format!("{said} No: the graph holds no such link."),
-            (None, _) => said,
         });
         for &(m, node) in &x.chosen[pick] {
             let mention = &x.mentions[m];

@@ -23,12 +23,26 @@ impl Understander {
         }
     }
 
-    /// The plain-words interpretation of a reading: "Drugs that treat multiple sclerosis".
+    /// The plain-words interpretation of a reading: "Drugs that treat multiple sclerosis";
+    /// a yes/no reading asks: "Is polycystic ovary syndrome among the diseases that are
+    /// treated by Metformin?"
     pub fn describe(&self, g: &Graph, p: &Parse) -> String {
+        let s = self.answers_phrase(g, p);
+        if let Some(n) = p.only {
+            return format!("Is {} among the {s}?", g.name(n));
+        }
+        let mut c = s.chars();
+        match c.next() {
+            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+            None => s,
+        }
+    }
+
+    /// The answers a reading asks for, in lower case and without the yes/no frame: "drugs
+    /// that treat asthma, other than Prednisone, except those that cause Drowsiness".
+    pub fn answers_phrase(&self, g: &Graph, p: &Parse) -> String {
         let mut seen = vec![false; p.nodes.len()];
         let mut s = self.describe_var(g, p, 0, &mut seen);
-        // What the question leaves out: ", other than Valproic Acid", ", except those linked
-        // to Corticosteroid Hormone Receptor Agonists".
         let nodes: Vec<&str> = p
             .except
             .iter()
@@ -53,16 +67,7 @@ impl Understander {
                 s.push_str(&format!(", except those that {verb} {}", g.name(n)));
             }
         }
-        // A yes/no question: "Is polycystic ovary syndrome among the diseases that are treated
-        // by Metformin?"
-        if let Some(n) = p.only {
-            return format!("Is {} among the {s}?", g.name(n));
-        }
-        let mut c = s.chars();
-        match c.next() {
-            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-            None => s,
-        }
+        s
     }
 
     fn describe_var(&self, g: &Graph, p: &Parse, i: usize, seen: &mut Vec<bool>) -> String {

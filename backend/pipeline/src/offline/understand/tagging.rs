@@ -2,9 +2,12 @@
 //! the remaining words linked to names; the tagged items go to assembly
 //! ([`Understander::understand`]).
 
-use serenqa_graph::Graph;
+use serenqa_graph::{Graph, NodeId, RelId};
 
-use crate::offline::retrieval::PNode;
+use crate::offline::retrieval::{PNode, Parse};
+
+/// Readings and, per reading, the chosen candidate of each mention used.
+type Readings = (Vec<Parse>, Vec<Vec<(usize, NodeId)>>);
 
 use super::lexicon::words;
 use super::linking::{
@@ -221,7 +224,6 @@ impl Understander {
     /// relation. It is read as "which <type of the last name> does <the rest> …" keeping only
     /// that name: the answer is the name when the graph says so, else nothing. The last
     /// name's candidate types are tried in their order; the first that gives a reading wins.
-    #[allow(clippy::type_complexity)]
     fn yes_no(
         &self,
         g: &Graph,
@@ -229,10 +231,7 @@ impl Understander {
         items: &[Item],
         mentions: &[Mention],
         excepted: &[(usize, Option<usize>)],
-    ) -> Option<(
-        Vec<crate::offline::retrieval::Parse>,
-        Vec<Vec<(usize, serenqa_graph::NodeId)>>,
-    )> {
+    ) -> Option<Readings> {
         const AUX: [&str; 16] = [
             "does", "do", "did", "is", "are", "was", "were", "can", "could", "may", "might",
             "will", "would", "has", "have", "should",
@@ -241,10 +240,9 @@ impl Understander {
         if !AUX.iter().any(|a| super::lexicon::fold_word(a) == *first) {
             return None;
         }
-        let (Some(&Item::Ent(y)), Some(head)) = (items.last(), items.len().checked_sub(1)) else {
+        let Some((&Item::Ent(y), rest)) = items.split_last() else {
             return None;
         };
-        let rest = &items[..head];
         if items.iter().any(|i| matches!(i, Item::Noun(_)))
             || !rest.iter().any(|i| matches!(i, Item::Ent(_)))
             || !rest.iter().any(|i| matches!(i, Item::Rel(_)))
@@ -254,7 +252,7 @@ impl Understander {
         // A type that a sense of the question's own verb fits comes first ("does prednisone
         // treat migraine": the disease, not the side effect of the same name, which only the
         // pair relation would join).
-        let senses: Vec<serenqa_graph::RelId> = rest
+        let senses: Vec<RelId> = rest
             .iter()
             .filter_map(|i| match i {
                 Item::Rel(r) => Some(self.lex.phrases[*r].1.iter().map(|s| s.rel)),
@@ -263,8 +261,7 @@ impl Understander {
             .flatten()
             .collect();
         let mut tried = Vec::new();
-        let verb_fits =
-            |p: &crate::offline::retrieval::Parse| p.edges.iter().any(|e| senses.contains(&e.1));
+        let verb_fits = |p: &Parse| p.edges.iter().any(|e| senses.contains(&e.1));
         for (c, strict) in mentions[y]
             .candidates
             .iter()
