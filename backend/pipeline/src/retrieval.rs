@@ -127,11 +127,23 @@ impl OfflineRetriever {
                 (true, true) => "No name of the graph was recognised in the question.".to_string(),
                 (false, _) => format!("Recognised {} but not what to find about it: name what you want (drugs, genes, diseases, side effects …) and how it relates (treats, binds, associated with …).", found.join(", ")),
             };
-            u.not_understood = Some(msg);
             u.examples = EXAMPLE_QUESTIONS
                 .iter()
                 .map(std::string::ToString::to_string)
                 .collect();
+            // A name the graph knows, asked for a link it never holds: say so, and offer
+            // the question it can answer about that name first.
+            let msg = match &x.never {
+                Some(n) => {
+                    let (m, instead) = und.never_message(g, n, &x.mentions[n.mention].text);
+                    if let Some(q) = instead {
+                        u.examples.insert(0, q);
+                    }
+                    m
+                }
+                None => msg,
+            };
+            u.not_understood = Some(msg);
             let r = Retrieved {
                 error: Some("the question was not understood".into()),
                 ..Default::default()

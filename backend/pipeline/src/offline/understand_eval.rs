@@ -18,7 +18,13 @@
 //! `negation-held` (6); and for yes/no questions ("does metformin treat PCOS?"; the gold is
 //! the asked-about node when the graph holds the link, else nothing): `yesno-dev` (6) and
 //! `yesno-held` (6); and "where" questions (Anatomy answers): `where-dev` (3), `where-held`
-//! (3). Per pattern type, per set and overall it
+//! (3); and questions the graph cannot answer as asked or that name a thing by a lay word
+//! (`absent-dev` (13), `absent-held` (13), written before either was handled): a treatment
+//! asked for something the graph holds only as a side effect or symptom ("which drugs treat
+//! tuberculosis") is `unanswerable` — the right outcome is a refusal with the reason, so such
+//! an item has no gold query, scores F1 1 when nothing is answered and counts as exact when
+//! no query was run at all — and "kidney failure", "lung fibrosis" name the graph's "Renal
+//! failure", "Pulmonary fibrosis". Per pattern type, per set and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
@@ -30,7 +36,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 
-use crate::retrieval::{run_query, OfflineRetriever};
+use crate::retrieval::{run_query, OfflineRetriever, Retrieved};
 
 /// The evaluation set, compiled in.
 pub const UNDERSTAND_SET: &str = include_str!("../../eval/understand.jsonl");
@@ -44,7 +50,12 @@ pub struct EvalItem {
     #[serde(default = "dev_set")]
     pub set: String,
     pub question: String,
+    /// The gold query; empty for an `unanswerable` item.
+    #[serde(default)]
     pub cypher: String,
+    /// The graph holds no answer to the question as asked: the right outcome is a refusal.
+    #[serde(default)]
+    pub unanswerable: bool,
 }
 
 fn dev_set() -> String {
@@ -58,7 +69,15 @@ pub fn load(text: &str, origin: &str) -> Result<Vec<EvalItem>, String> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(line).map_err(|e| format!("{origin} line {}: {e}", i + 1))?);
+        let it: EvalItem =
+            serde_json::from_str(line).map_err(|e| format!("{origin} line {}: {e}", i + 1))?;
+        if it.unanswerable != it.cypher.trim().is_empty() {
+            return Err(format!(
+                "{origin} line {}: an item has a gold query or is unanswerable, not both or neither",
+                i + 1
+            ));
+        }
+        out.push(it);
     }
     Ok(out)
 }
@@ -147,7 +166,14 @@ pub fn evaluate_timed(
 ) -> Result<(Vec<Row>, Vec<ItemResult>), String> {
     let mut results = Vec::new();
     for it in items {
-        let gold = run_query(g, Some(it.cypher.clone()));
+        let gold = if it.unanswerable {
+            Retrieved {
+                executable: true,
+                ..Default::default()
+            }
+        } else {
+            run_query(g, Some(it.cypher.clone()))
+        };
         if !gold.executable {
             return Err(format!(
                 "eval item {}: gold query failed: {}",
@@ -168,15 +194,18 @@ pub fn evaluate_timed(
         };
         let gs: BTreeSet<String> = gold.answers.iter().cloned().collect();
         let ps: BTreeSet<String> = got.answers.iter().cloned().collect();
-        let f1 = if gs.is_empty() && ps.is_empty() && got.executable {
+        let f1 = if gs.is_empty() && ps.is_empty() && (got.executable || it.unanswerable) {
             1.0
         } else {
             crate::metrics::f1(&gs, &ps)
         };
-        let exact = got
-            .cypher
-            .as_deref()
-            .is_some_and(|c| signature(c) == signature(&it.cypher));
+        let exact = if it.unanswerable {
+            got.cypher.is_none()
+        } else {
+            got.cypher
+                .as_deref()
+                .is_some_and(|c| signature(c) == signature(&it.cypher))
+        };
         results.push(ItemResult {
             id: it.id,
             pattern: it.pattern.clone(),
@@ -276,7 +305,9 @@ mod tests {
             "yesno-dev",
             "yesno-held",
             "where-dev",
-            "where-held"
+            "where-held",
+            "absent-dev",
+            "absent-held"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =
@@ -284,6 +315,12 @@ mod tests {
         assert_eq!(r.into_iter().collect::<Vec<_>>(), vec!["TREATS_CtD"]);
         assert_eq!(i.into_iter().collect::<Vec<_>>(), vec!["DOID:2377"]);
         let e = load("{\"id\": 1}\n", "bad.jsonl").unwrap_err();
+        assert!(e.starts_with("bad.jsonl line 1:"), "{e}");
+        let e = load(
+            "{\"id\": 1, \"pattern\": \"1.2\", \"question\": \"q\", \"cypher\": \"\"}\n",
+            "bad.jsonl",
+        )
+        .unwrap_err();
         assert!(e.starts_with("bad.jsonl line 1:"), "{e}");
     }
 }

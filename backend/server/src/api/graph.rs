@@ -186,7 +186,7 @@ fn rank_search(
                 .map(|(n, how)| {
                     let class = match how {
                         Match::Exact => HitClass::Exact,
-                        Match::Prefix => HitClass::Prefix,
+                        Match::Synonym | Match::Prefix => HitClass::Prefix,
                         _ => HitClass::Fuzzy,
                     };
                     (n, class)

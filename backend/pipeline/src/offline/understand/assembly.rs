@@ -304,7 +304,18 @@ impl Understander {
             let mut best: Option<SenseChoice> = None;
             let mut fitting_senses: Vec<Sense> = Vec::new();
             for (ci, (node, ot, how)) in obj_options.iter().enumerate() {
-                let fit: Vec<Sense> = if senses.is_empty() {
+                // No verb, but the two types' juxtaposition means something other than
+                // their pair relation ("drugs for nausea" asks for a treatment).
+                let bare = match (st, *ot) {
+                    (Some(a), Some(b)) if rel.is_none() => self.lex.bare.get(&(a, b)),
+                    _ => None,
+                };
+                let fit: Vec<Sense> = if let Some(bare) = bare {
+                    bare.iter()
+                        .copied()
+                        .filter(|s| self.rel_fits(g, *s, st, *ot))
+                        .collect()
+                } else if senses.is_empty() {
                     match (st, *ot) {
                         (Some(a), Some(b)) => self
                             .lex
@@ -327,8 +338,16 @@ impl Understander {
                         .filter(|s| self.rel_fits(g, *s, st, *ot))
                         .collect();
                     if f.is_empty() {
-                        // The phrase fits nothing here: the pair's own relation.
+                        // The phrase fits nothing here: the pair's own relation — unless the
+                        // phrase asks for a link the graph never holds for this type (a
+                        // treatment for a side effect is not what causes it).
                         match (st, *ot) {
+                            (a, Some(b))
+                                if self.lex.never_holds(&senses, b)
+                                    || a.is_some_and(|a| self.lex.never_holds(&senses, a)) =>
+                            {
+                                Vec::new()
+                            }
                             (Some(a), Some(b)) => self
                                 .lex
                                 .pairs
@@ -443,11 +462,16 @@ impl Understander {
             } else {
                 rt.source_type == st_t
             };
-            out_edges.push(if forward {
+            let edge = if forward {
                 (si, sense.rel, oi)
             } else {
                 (oi, sense.rel, si)
-            });
+            };
+            // The same link named twice ("eczema drugs atopic dermatitis", two names of one
+            // disease) is one pattern edge: Cypher never matches one relationship twice.
+            if !out_edges.contains(&edge) {
+                out_edges.push(edge);
+            }
         }
         if !used_alt {
             return None;
@@ -484,6 +508,14 @@ impl Understander {
                 continue;
             };
             for &e in obj_types {
+                // A link the graph never holds is not reached round about either ("what
+                // treats atrial fibrillation" is not "diseases treated by drugs that cause
+                // it").
+                if self.lex.never_holds(&[*s], e)
+                    || st.is_some_and(|t| self.lex.never_holds(&[*s], t))
+                {
+                    continue;
+                }
                 // Object side: the subject fits one end, the object pairs with the other.
                 for (mine, other) in [(a, b), (b, a)] {
                     if st.is_none_or(|t| t == mine)

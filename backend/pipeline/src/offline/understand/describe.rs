@@ -2,7 +2,7 @@
 
 use serenqa_graph::{Graph, TypeId};
 
-use super::linking::Understander;
+use super::linking::{NeverHeld, Understander};
 use crate::offline::retrieval::{Except, PNode, Parse};
 
 impl Understander {
@@ -118,6 +118,103 @@ impl Understander {
         } else {
             format!("{head} that {}", text.join(" and "))
         }
+    }
+}
+
+impl Understander {
+    /// The refusal of a question that asks for a link the graph never holds, and the question
+    /// the graph can answer about the same name: ("The graph holds 'tuberculosis' only as a
+    /// side effect (Tuberculosis), and no drugs there treat or palliate a side effect: drugs
+    /// are joined to side effects only by 'cause'.", "which drugs cause Tuberculosis").
+    pub fn never_message(
+        &self,
+        g: &Graph,
+        n: &NeverHeld,
+        mention: &str,
+    ) -> (String, Option<String>) {
+        let word = |t: TypeId| {
+            self.lex
+                .display
+                .get(&t)
+                .cloned()
+                .unwrap_or_else(|| g.type_display(t).to_lowercase())
+        };
+        let kinds: Vec<String> = n.types.iter().map(|&t| format!("a {}", word(t))).collect();
+        let kinds_ref: Vec<&str> = kinds.iter().map(String::as_str).collect();
+        let mut verbs: Vec<String> = Vec::new();
+        for r in &n.asked {
+            let v = self
+                .lex
+                .verbs
+                .get(r)
+                .map(|v| v.0.clone())
+                .unwrap_or_else(|| g.relation(*r).verb.clone());
+            if !verbs.contains(&v) {
+                verbs.push(v);
+            }
+        }
+        let verbs = verbs.join(" or ");
+        let name = g.name(n.node);
+        let asking = n.asking.map(|a| self.plural(g, a));
+        let mut msg = format!(
+            "The graph holds '{mention}' only as {} ({name})",
+            join_and(&kinds_ref)
+        );
+        match &asking {
+            Some(a) if n.asked.is_empty() => {
+                let kinds: Vec<String> = n.types.iter().map(|&t| self.plural(g, t)).collect();
+                let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+                msg.push_str(&format!(
+                    ", and nothing there links {a} to {}",
+                    kinds.join(" or ")
+                ));
+            }
+            Some(a) => msg.push_str(&format!(
+                ", and no {a} there {verbs} {}",
+                kinds_ref.join(" or ")
+            )),
+            None => {}
+        }
+        // What the graph does join to the name's first type, and the question that asks it.
+        let t = n.types[0];
+        let link = n
+            .asking
+            .and_then(|a| self.lex.pairs.get(&(a, t)).map(|&r| (a, r)))
+            .or_else(|| {
+                self.lex.pair_order.iter().find_map(|&r| {
+                    let rt = g.relation(r);
+                    match (rt.source_type, rt.target_type) {
+                        (Some(x), Some(y)) if y == t && x != t => Some((x, r)),
+                        (Some(x), Some(y)) if x == t && y != t => Some((y, r)),
+                        _ => None,
+                    }
+                })
+            });
+        let Some((other, r)) = link else {
+            msg.push('.');
+            return (msg, None);
+        };
+        let (from_source, from_target) = self
+            .lex
+            .verbs
+            .get(&r)
+            .cloned()
+            .unwrap_or_else(|| (g.relation(r).verb.clone(), g.relation(r).verb.clone()));
+        let verb = if g.relation(r).source_type == Some(other) {
+            from_source
+        } else {
+            from_target
+        };
+        let others = self.plural(g, other);
+        if Some(other) == n.asking {
+            msg.push_str(&format!(
+                ": {others} are joined to {} only by '{verb}'.",
+                self.plural(g, t)
+            ));
+        } else {
+            msg.push('.');
+        }
+        (msg, Some(format!("which {others} {verb} {name}")))
     }
 }
 

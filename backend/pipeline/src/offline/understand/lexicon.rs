@@ -86,6 +86,17 @@ pub struct LexiconFile {
     pub stops: Vec<Vec<String>>,
     /// Phrases that leave out the names after them ("besides", "other than", "except").
     pub excepts: Vec<Vec<String>>,
+    /// What a question asking for one type about a name of another means when it names no
+    /// verb, where that is not the types' pair relation: (asked type, named type) → senses
+    /// ("drugs for nausea" asks for a treatment, not for what causes it).
+    pub bare: HashMap<(TypeId, TypeId), Vec<Sense>>,
+    /// Links the graph never holds: a phrase meaning one of these relations, asked of a name
+    /// of this type ("which drugs treat tuberculosis", a side effect here), is refused with
+    /// the reason — never re-read through the pair relation or a bridge.
+    pub never: Vec<(Vec<RelId>, TypeId)>,
+    /// Interchangeable words inside names (folded; both directions): "kidney failure" finds
+    /// "Renal failure".
+    pub synonyms: HashMap<String, Vec<String>>,
 }
 
 fn norm_label(s: &str) -> String {
@@ -225,9 +236,41 @@ impl LexiconFile {
                     want(2)?;
                     lx.excepts.push(phrase(cols[1])?);
                 }
+                "bare" => {
+                    want(4)?;
+                    let (a, b) = (ty(cols[1])?, ty(cols[2])?);
+                    let senses = cols[3]
+                        .split(',')
+                        .map(|m| {
+                            rel(m.trim()).map(|rel| Sense {
+                                rel,
+                                reversed: false,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    lx.bare.insert((a, b), senses);
+                }
+                "never" => {
+                    want(3)?;
+                    let rels = cols[1]
+                        .split(',')
+                        .map(|m| rel(m.trim()))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    lx.never.push((rels, ty(cols[2])?));
+                }
+                "synonym" => {
+                    want(3)?;
+                    let (a, b) = (phrase(cols[1])?, phrase(cols[2])?);
+                    if a.len() != 1 || b.len() != 1 {
+                        return Err(err("a synonym is one word for one word".into()));
+                    }
+                    let (a, b) = (a[0].clone(), b[0].clone());
+                    lx.synonyms.entry(a.clone()).or_default().push(b.clone());
+                    lx.synonyms.entry(b).or_default().push(a);
+                }
                 other => {
                     return Err(err(format!(
-                    "unknown entry kind '{other}' (type, rel, pair, verb, stop, except or alias)"
+                    "unknown entry kind '{other}' (type, rel, pair, bare, never, verb, stop, except, alias or synonym)"
                 )))
                 }
             }
@@ -236,6 +279,37 @@ impl LexiconFile {
             return Err(format!("{origin}: no type nouns or no relation phrases"));
         }
         Ok(lx)
+    }
+
+    /// Whether a phrase meaning one of `senses`, asked of a name of type `t`, asks for a link
+    /// the graph never holds (a `never` line).
+    pub fn never_holds(&self, senses: &[Sense], t: TypeId) -> bool {
+        self.never
+            .iter()
+            .any(|(rels, nt)| *nt == t && senses.iter().any(|s| rels.contains(&s.rel)))
+    }
+
+    /// The span with its words replaced by their synonyms, every combination but the span
+    /// itself (at most 16).
+    pub(super) fn synonym_variants(&self, span: &[String]) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = vec![span.to_vec()];
+        for (i, w) in span.iter().enumerate() {
+            let Some(alts) = self.synonyms.get(w) else {
+                continue;
+            };
+            let mut more = Vec::new();
+            for v in &out {
+                for a in alts {
+                    let mut x = v.clone();
+                    x[i] = a.clone();
+                    more.push(x);
+                }
+            }
+            out.extend(more);
+            out.truncate(17);
+        }
+        out.remove(0);
+        out
     }
 
     /// Reads a lexicon file from disk.

@@ -1,10 +1,10 @@
 //! Entity linking: the folded-name index of a graph and the lookup of a span of words in it
-//! (exact, whole-word prefix, fuzzy, containment), with the [`Understander`] that holds the
+//! (exact, exact through word synonyms, whole-word prefix, fuzzy, containment), with the [`Understander`] that holds the
 //! index and the lexicon.
 
 use std::collections::{HashMap, HashSet};
 
-use serenqa_graph::{Graph, NodeId, TypeId};
+use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
 use super::lexicon::{fold_text, LexiconFile, HETIONET_LEXICON};
 use crate::offline::retrieval::Parse;
@@ -20,6 +20,9 @@ pub(super) const MAX_SPAN: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Match {
     Exact,
+    /// Exact once words are swapped for their lexicon synonyms ("kidney failure" → "Renal
+    /// failure").
+    Synonym,
     Prefix,
     Fuzzy,
     Contains,
@@ -29,6 +32,7 @@ impl Match {
     pub fn label(self) -> &'static str {
         match self {
             Match::Exact => "exact",
+            Match::Synonym => "synonym",
             Match::Prefix => "prefix",
             Match::Fuzzy => "fuzzy",
             Match::Contains => "contains",
@@ -71,6 +75,25 @@ pub struct Understanding {
     pub chosen: Vec<Vec<(usize, NodeId)>>,
     /// Words that were neither vocabulary nor names.
     pub unknown: Vec<String>,
+    /// With no reading: the question asked for a link the graph never holds for a name it
+    /// does know (a lexicon `never` line), the reason a refusal gives.
+    pub never: Option<NeverHeld>,
+}
+
+/// A question refused because it asks for a link the graph never holds: "which drugs treat
+/// tuberculosis" when tuberculosis is only a side effect.
+#[derive(Clone, Debug)]
+pub struct NeverHeld {
+    /// The mention (index into [`Understanding::mentions`]).
+    pub mention: usize,
+    /// Its node (the best candidate).
+    pub node: NodeId,
+    /// The types the mention's candidates have, none of which holds the link.
+    pub types: Vec<TypeId>,
+    /// What was asked: the relations of the phrase (or of the bare juxtaposition).
+    pub asked: Vec<RelId>,
+    /// The type asked for (the answer's noun, else the asked relation's source).
+    pub asking: Option<TypeId>,
 }
 
 /// A folded name (or first-words prefix of one) in a length bucket: text, node, and how many
@@ -270,23 +293,31 @@ impl Understander {
                     }
                 }
             }
-            Match::Contains => {
-                let mut sets = span.iter().map(|w| self.names.by_word.get(w));
-                let Some(Some(first)) = sets.next() else {
-                    return out;
-                };
-                let rest: Vec<&Vec<NodeId>> = match sets.collect::<Option<Vec<_>>>() {
-                    Some(r) => r,
-                    None => return out,
-                };
-                for &n in first.iter().take(5000) {
-                    if rest.iter().all(|s| s.contains(&n)) {
-                        // Ranked by degree alone: the well-known name containing the words.
-                        out.push(Candidate {
+            Match::Synonym => {
+                for v in self.lex.synonym_variants(span) {
+                    if let Some(nodes) = self.names.exact.get(&v.join(" ")) {
+                        out.extend(nodes.iter().map(|&n| Candidate {
                             node: n,
                             how,
                             distance: 0,
-                        });
+                        }));
+                    }
+                }
+            }
+            Match::Contains => {
+                // The words as written, or with their synonyms ("congestive heart failure" is
+                // in "Cardiac failure congestive").
+                let mut seen = HashSet::new();
+                for v in std::iter::once(span.to_vec()).chain(self.lex.synonym_variants(span)) {
+                    for n in self.containing(&v) {
+                        if seen.insert(n) {
+                            // Ranked by degree alone: the well-known name containing the words.
+                            out.push(Candidate {
+                                node: n,
+                                how,
+                                distance: 0,
+                            });
+                        }
                     }
                 }
             }
@@ -305,8 +336,25 @@ impl Understander {
         out
     }
 
+    /// Nodes whose name holds every word of `span` (at most 5,000 looked at).
+    fn containing(&self, span: &[String]) -> Vec<NodeId> {
+        let mut sets = span.iter().map(|w| self.names.by_word.get(w));
+        let Some(Some(first)) = sets.next() else {
+            return Vec::new();
+        };
+        let Some(rest) = sets.collect::<Option<Vec<_>>>() else {
+            return Vec::new();
+        };
+        first
+            .iter()
+            .take(5000)
+            .copied()
+            .filter(|n| rest.iter().all(|s| s.contains(n)))
+            .collect()
+    }
+
     /// Nodes a search box should offer for `text`, best first: exact names (aliases
-    /// included), whole-word prefixes ("alzheimers" → "Alzheimer's disease"), misspellings
+    /// included), names through word synonyms ("kidney failure" → "Renal failure"), whole-word prefixes ("alzheimers" → "Alzheimer's disease"), misspellings
     /// (edit distance), then names containing every word. Folding is the question folding
     /// (case, apostrophes, punctuation, plural/possessive `s`).
     pub fn suggest(&self, g: &Graph, text: &str, limit: usize) -> Vec<(NodeId, Match)> {
@@ -315,7 +363,13 @@ impl Understander {
         if span.is_empty() || span.len() > MAX_SPAN {
             return out;
         }
-        for how in [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains] {
+        for how in [
+            Match::Exact,
+            Match::Synonym,
+            Match::Prefix,
+            Match::Fuzzy,
+            Match::Contains,
+        ] {
             if how != Match::Exact && span.len() == 1 && span[0].chars().count() < 3 {
                 break;
             }

@@ -62,7 +62,9 @@ mod linking;
 mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
-pub use linking::{Candidate, Match, Mention, Understander, Understanding, MAX_READINGS};
+pub use linking::{
+    Candidate, Match, Mention, NeverHeld, Understander, Understanding, MAX_READINGS,
+};
 
 #[cfg(test)]
 mod tests {

@@ -2,16 +2,16 @@
 //! the remaining words linked to names; the tagged items go to assembly
 //! ([`Understander::understand`]).
 
-use serenqa_graph::{Graph, NodeId, RelId};
+use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
 use crate::offline::retrieval::{PNode, Parse};
 
 /// Readings and, per reading, the chosen candidate of each mention used.
 type Readings = (Vec<Parse>, Vec<Vec<(usize, NodeId)>>);
 
-use super::lexicon::words;
+use super::lexicon::{words, Sense};
 use super::linking::{
-    max_distance, Candidate, Item, Match, Mention, Understander, Understanding, MAX_SPAN,
+    max_distance, Candidate, Item, Match, Mention, NeverHeld, Understander, Understanding, MAX_SPAN,
 };
 
 impl Understander {
@@ -42,7 +42,33 @@ impl Understander {
                 if covered[i..i + len].iter().any(|c| *c) || is_vocab_span(&folded[i..i + len]) {
                     continue;
                 }
-                let mut c = self.link(g, &folded[i..i + len], Match::Exact);
+                let span = &folded[i..i + len];
+                let mut c = self.link(g, span, Match::Exact);
+                let exact = !c.is_empty();
+                // The name with a word's synonym ("chronic obstructive lung disease"), after
+                // any exact one: the relation may fit it better ("genes associated with renal
+                // cancer" — a side effect by that name, the disease "kidney cancer").
+                // A name reached through a synonym alone is taken here only when the span
+                // holds a vocabulary word ("disease"); otherwise the run is linked below,
+                // where words that all sit in one longer name come first ("congestive heart
+                // failure" is "Cardiac failure congestive", not "heart failure" and a
+                // cardiomyopathy).
+                let has_vocab = span.iter().any(|w| self.vocab.contains(w));
+                let mut more = if exact || has_vocab {
+                    self.link(g, span, Match::Synonym)
+                } else {
+                    Vec::new()
+                };
+                if !exact && !more.is_empty() {
+                    // As for any inexact match, the names holding the words as written
+                    // ("kidney failure": Renal failure, and chronic kidney failure).
+                    more.extend(self.link(g, span, Match::Contains));
+                }
+                for x in more {
+                    if !c.iter().any(|y| y.node == x.node) {
+                        c.push(x);
+                    }
+                }
                 demote(&mut c, i..i + len);
                 if !c.is_empty() {
                     mentions.push(Mention {
@@ -211,12 +237,113 @@ impl Understander {
                 readings.len()
             );
         }
+        let never = if readings.is_empty() {
+            self.never_held(g, &items, &mentions)
+        } else {
+            None
+        };
         Understanding {
             readings,
             mentions,
             chosen,
             unknown,
+            never,
         }
+    }
+
+    /// Why a question with no reading cannot be answered, when the reason is a link the graph
+    /// never holds: the first name every candidate of which has a type that the question's
+    /// relation phrase — or the bare juxtaposition of the answer's type with it — never
+    /// reaches ("which drugs treat tuberculosis", "drugs for insomnia").
+    fn never_held(&self, g: &Graph, items: &[Item], mentions: &[Mention]) -> Option<NeverHeld> {
+        let answer = items.iter().find_map(|x| match x {
+            Item::Noun(t) => Some(*t),
+            _ => None,
+        });
+        let phrase: Vec<Sense> = items
+            .iter()
+            .filter_map(|x| match x {
+                Item::Rel(r) => Some(self.lex.phrases[*r].1.iter().copied()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        // A name's best-matched candidates ("fever" is the symptom, not "fever generation").
+        let best = |m: usize| -> Vec<&Candidate> {
+            let c = &mentions[m].candidates;
+            let top = c.iter().map(|x| x.how).min();
+            c.iter().filter(|x| Some(x.how) == top).collect()
+        };
+        for it in items {
+            let Item::Ent(m) = *it else { continue };
+            let cands = best(m);
+            let asked_of = |t: TypeId| -> Vec<Sense> {
+                let mut s = phrase.clone();
+                if let Some(b) = answer.and_then(|a| self.lex.bare.get(&(a, t))) {
+                    s.extend(b.iter().copied());
+                }
+                s
+            };
+            if cands.is_empty()
+                || !cands.iter().all(|c| {
+                    self.lex
+                        .never_holds(&asked_of(g.node_type(c.node)), g.node_type(c.node))
+                })
+            {
+                continue;
+            }
+            let mut types: Vec<TypeId> = Vec::new();
+            for c in &cands {
+                if !types.contains(&g.node_type(c.node)) {
+                    types.push(g.node_type(c.node));
+                }
+            }
+            let mut asked: Vec<RelId> = Vec::new();
+            for s in asked_of(types[0]) {
+                if self.lex.never_holds(&[s], types[0]) && !asked.contains(&s.rel) {
+                    asked.push(s.rel);
+                }
+            }
+            let asking = answer.or_else(|| asked.first().and_then(|&r| g.relation(r).source_type));
+            return Some(NeverHeld {
+                mention: m,
+                node: cands[0].node,
+                types,
+                asked,
+                asking,
+            });
+        }
+        // Or no relation at all joins the answer's type to what a name is ("genes associated
+        // with heart failure": a side effect here, and genes meet side effects nowhere).
+        let a = answer?;
+        let joins = |t: TypeId| {
+            self.lex.pairs.contains_key(&(a, t))
+                || phrase.iter().any(|s| {
+                    let rt = g.relation(s.rel);
+                    (rt.source_type == Some(a) && rt.target_type == Some(t))
+                        || (rt.source_type == Some(t) && rt.target_type == Some(a))
+                })
+        };
+        items.iter().find_map(|it| {
+            let Item::Ent(m) = *it else { return None };
+            let cands = best(m);
+            if cands.is_empty() || cands.iter().any(|c| joins(g.node_type(c.node))) {
+                return None;
+            }
+            let mut types: Vec<TypeId> = Vec::new();
+            for c in &cands {
+                if !types.contains(&g.node_type(c.node)) {
+                    types.push(g.node_type(c.node));
+                }
+            }
+            Some(NeverHeld {
+                mention: m,
+                node: cands[0].node,
+                types,
+                asked: Vec::new(),
+                asking: Some(a),
+            })
+        })
     }
 
     /// A yes/no question ("does metformin treat PCOS?", "is APOE linked to Alzheimer's?"):
@@ -309,9 +436,18 @@ impl Understander {
         mentions: &mut Vec<Mention>,
         unknown: &mut Vec<String>,
     ) {
-        const KINDS: [Match; 4] = [Match::Exact, Match::Prefix, Match::Fuzzy, Match::Contains];
-        // Longest span first; per span exact, prefix, fuzzy; containment only when nothing else.
-        for pass in [&KINDS[..3], &KINDS[3..]] {
+        const KINDS: [Match; 5] = [
+            Match::Exact,
+            Match::Synonym,
+            Match::Prefix,
+            Match::Fuzzy,
+            Match::Contains,
+        ];
+        // Longest span first; per span exact, synonym, prefix, fuzzy; containment only when
+        // nothing else — except that words that all sit in one name are that name before
+        // they are split into several ("congestive heart failure" is "Cardiac failure
+        // congestive", not congestive cardiomyopathy and a heart attack).
+        for (first, pass) in [(true, &KINDS[..4]), (false, &KINDS[4..])] {
             for len in (1..=MAX_SPAN.min(b - a)).rev() {
                 for i in a..=b - len {
                     if covered[i..i + len].iter().any(|c| *c) {
@@ -337,7 +473,10 @@ impl Understander {
                                 .collect::<Vec<_>>(),
                         );
                     }
-                    if !c.is_empty() && pass.len() == 3 && c.iter().all(|x| x.how != Match::Exact) {
+                    if first && c.is_empty() && len > 1 {
+                        c = self.link(g, span, Match::Contains);
+                    }
+                    if !c.is_empty() && first && c.iter().all(|x| x.how != Match::Exact) {
                         let more = self.link(g, span, Match::Contains);
                         c.extend(
                             more.into_iter()
