@@ -432,3 +432,117 @@ fn search_suggestions_fold_apostrophes_and_forgive_misspellings() {
     assert_eq!(first("asprin").as_deref(), Some("Acetylsalicylic acid"));
     assert_eq!(first("parkinsons").as_deref(), Some("Parkinson's disease"));
 }
+
+/// A treatment asked for something the graph holds only as a side effect or a symptom is
+/// refused with the reason and the question it can answer — never answered with the drugs
+/// that cause it; lay organ words reach the graph's names; words that all sit in one name
+/// are that name.
+#[test]
+fn links_the_graph_never_holds_are_refused_and_lay_words_reach_names() {
+    let Some(g) = graph() else { return };
+    for q in [
+        "which drugs treat tuberculosis",
+        "drugs for insomnia",
+        "anxiety medications",
+        "what treats atrial fibrillation",
+        "does ibuprofen treat fever",
+    ] {
+        let (r, u) = retriever(&g).retrieve(&g, q);
+        assert!(r.cypher.is_none() && r.answers.is_empty(), "{q}: {r:?}");
+        let m = u.not_understood.clone().unwrap_or_default();
+        assert!(m.starts_with("The graph holds '"), "{q}: {m}");
+        assert!(m.contains("no drugs there treat or palliate"), "{q}: {m}");
+    }
+    let (_, u) = answers(&g, "which drugs treat tuberculosis");
+    assert_eq!(
+        u.not_understood.as_deref(),
+        Some(
+            "The graph holds 'tuberculosis' only as a side effect (Tuberculosis), and no drugs \
+             there treat or palliate a side effect: drugs are joined to side effects only by \
+             'cause'."
+        )
+    );
+    assert_eq!(
+        u.examples.first().map(String::as_str),
+        Some("which drugs cause Tuberculosis")
+    );
+    // The offered question is answered, and it is what causing means.
+    let (a, _) = answers(&g, "which drugs cause Tuberculosis");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Compound)-[:CAUSES_CcSE]->(:SideEffect {id: 'C0041296'}) RETURN DISTINCT x.id AS id")
+    );
+    assert!(!a.is_empty());
+    let (_, u) = answers(&g, "does ibuprofen treat fever");
+    assert_eq!(
+        u.examples.first().map(String::as_str),
+        Some("which diseases present with Fever")
+    );
+    // No relation at all joins genes to a side effect.
+    let (_, u) = answers(&g, "genes associated with heart failure");
+    let m = u.not_understood.unwrap_or_default();
+    assert!(
+        m.contains("(Cardiac failure), and nothing there links genes to side effects"),
+        "{m}"
+    );
+
+    // Lay organ words: the graph's name, said to be reached through a synonym.
+    let (a, u) = answers(&g, "which medications cause kidney failure");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Compound)-[:CAUSES_CcSE]->(:SideEffect {id: 'C0035078'}) RETURN DISTINCT x.id AS id")
+    );
+    assert_eq!(u.entities[0].node.name, "Renal failure");
+    assert_eq!(u.entities[0].matched, "synonym");
+    // … and the relation picks among the names: the disease for a treatment question, the
+    // disease (not the side effect "Renal cancer"-like names) for genes.
+    let (_, u) = answers(&g, "drugs for kidney failure");
+    assert_eq!(u.entities[0].node.name, "chronic kidney failure");
+    let (a, _) = answers(&g, "genes associated with renal cancer");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Gene)<-[:ASSOCIATES_DaG]-(:Disease {id: 'DOID:263'}) RETURN DISTINCT x.id AS id")
+    );
+    // Words that all sit in one name, in another order and with a synonym.
+    let (a, u) = answers(&g, "drugs that can trigger congestive heart failure");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Compound)-[:CAUSES_CcSE]->(:SideEffect {id: 'C0018802'}) RETURN DISTINCT x.id AS id")
+    );
+    assert_eq!(u.entities.len(), 1, "{:?}", u.entities);
+    // Two names of one disease are one link, not the same relationship matched twice.
+    let (a, _) = answers(&g, "eczema drugs atopic dermatitis");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:3310'}) RETURN DISTINCT x.id AS id")
+    );
+    assert!(!a.is_empty());
+    // "without X" still reads the pair relation: drugs that do not cause it.
+    let (a, _) = answers(&g, "asthma drugs without drowsiness");
+    assert_eq!(
+        a,
+        gold(&g, "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {id: 'DOID:2841'}) WHERE NOT (x)-[:CAUSES_CcSE]-(:SideEffect {id: 'C0013144'}) RETURN DISTINCT x.id AS id")
+    );
+}
+
+#[test]
+fn lexicon_synonyms_are_single_words() {
+    let Some(g) = graph() else { return };
+    let e = LexiconFile::parse(
+        "type\tCompound\tdrug\nrel\tCtD\ttreat\nsynonym\theart attack\tinfarct\n",
+        "s.tsv",
+        &g,
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("s.tsv line 3: a synonym is one word for one word"),
+        "{e}"
+    );
+    let e = LexiconFile::parse(
+        "type\tCompound\tdrug\nrel\tCtD\ttreat\nnever\tCtD,CxD\tSide Effect\n",
+        "n.tsv",
+        &g,
+    )
+    .unwrap_err();
+    assert!(e.starts_with("n.tsv line 3: unknown metaedge 'CxD'"), "{e}");
+}

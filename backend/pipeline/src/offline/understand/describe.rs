@@ -125,7 +125,9 @@ impl Understander {
     /// The refusal of a question that asks for a link the graph never holds, and the question
     /// the graph can answer about the same name: ("The graph holds 'tuberculosis' only as a
     /// side effect (Tuberculosis), and no drugs there treat or palliate a side effect: drugs
-    /// are joined to side effects only by 'cause'.", "which drugs cause Tuberculosis").
+    /// are joined to side effects only by 'cause'.", "which drugs cause Tuberculosis"); when
+    /// no relation joins the asked type to the name's at all: "… and nothing there links genes
+    /// to side effects."
     pub fn never_message(
         &self,
         g: &Graph,

@@ -41,6 +41,15 @@
 //!    cause drowsiness"). A yes/no question ("does metformin treat PCOS?": an auxiliary
 //!    verb first, no type noun, a name last) is read as "which <type of the last name> …"
 //!    keeping only that name; the interpretation answers "Yes." or "No: …" from the graph.
+//!    Lexicon `synonym` lines make words interchangeable inside names ("kidney failure" →
+//!    *Renal failure*, match kind `synonym`; the relation still picks among the candidates:
+//!    "drugs for kidney failure" → the disease *chronic kidney failure*), and a run of words
+//!    that all sit in one name is that name before it is split into several. A question
+//!    asking for a link the graph never holds (lexicon `never` lines: drugs that treat or
+//!    palliate a side effect or a symptom; `bare` lines say that "drugs for insomnia" asks
+//!    for one) is not re-read through the pair relation or a bridge — that answered "which
+//!    drugs treat tuberculosis" with the drugs that *cause* it — but refused with the reason
+//!    ([`NeverHeld`]) and the question the graph can answer about the name.
 //!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.
