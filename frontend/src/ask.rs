@@ -253,6 +253,8 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
         }
     });
     let s_hidden = answer.s_hidden;
+    let ran = answer.cypher.is_some();
+    let (n_answers, n_candidates) = (answer.answers.len(), answer.candidates.len());
     let cands = StoredValue::new(answer.candidates.clone());
     let rows = answer
         .candidates
@@ -284,27 +286,31 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
     view! {
         <div class="ask-result" data-testid="ask-result">
             <p class="muted" data-testid="ask-stages">{stages} " · agents: " {agents} {edges}</p>
-            <p class="muted" data-testid="ask-weights">{weights_line}</p>
+            {ran.then(|| view! { <p class="muted" data-testid="ask-weights">{weights_line}</p> })}
             <h3>"Generated Cypher"</h3>
             <pre data-testid="ask-cypher">{answer.cypher.clone().unwrap_or_else(|| "(no query)".into())}</pre>
-            {answer.error.clone().map(|e| view! { <p class="error">{e}</p> })}
+            // Without a query the reason is the sentence above; the error would only repeat it.
+            {answer.error.clone().filter(|_| ran).map(|e| view! { <p class="error">{e}</p> })}
             {
                 // The not-understood sentence is already shown above the examples: not twice.
                 let shown = answer.understood.not_understood.clone();
                 let notes: Vec<String> = answer.notes.iter().filter(|n| Some(*n) != shown.as_ref()).cloned().collect();
                 (!notes.is_empty()).then(|| view! { <ul class="muted">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })
             }
-            <h3>{format!("Existing answers ({})", answer.answers.len())}</h3>
-            <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
-            <h3>{format!("Serendipitous candidates ({})", answer.candidates.len())}</h3>
-            <div class="scroll-x">
-                <table class="candidates cards" data-testid="ask-candidates">
-                    <thead><tr><th>"#"</th><th>"Candidate"</th>
-                        <th class="num" title=RNS_HELP>"RNS"</th><th class="num" title=R_HELP>"R"</th><th class="num" title=N_HELP>"N"</th>
-                        <th class="num" title=if s_hidden { S_HIDDEN } else { S_HELP }>"S"</th><th></th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            </div>
+            // No query ran (not understood, or refused with the reason): no empty answer lists.
+            {ran.then(|| view! {
+                <h3>{format!("Existing answers ({})", n_answers)}</h3>
+                <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
+                <h3>{format!("Serendipitous candidates ({})", n_candidates)}</h3>
+                <div class="scroll-x">
+                    <table class="candidates cards" data-testid="ask-candidates">
+                        <thead><tr><th>"#"</th><th>"Candidate"</th>
+                            <th class="num" title=RNS_HELP>"RNS"</th><th class="num" title=R_HELP>"R"</th><th class="num" title=N_HELP>"N"</th>
+                            <th class="num" title=if s_hidden { S_HIDDEN } else { S_HELP }>"S"</th><th></th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            })}
             {(!answer.summaries.is_empty()).then(|| view! {
                 <h3>"Hop summaries"</h3>
                 <ol>{answer.summaries.iter().map(|s| view! { <li>{s.clone()}</li> }).collect_view()}</ol>

@@ -624,6 +624,20 @@ test('ask: an everyday question shows what was understood, misspellings offer al
   await page.getByRole('button', { name: 'Ask' }).click();
   await page.waitForFunction(() => /among the diseases that are treated by Metformin\? Yes\./.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
   await page.screenshot({ path: path.join(shots, 'ask-yes-no.png'), fullPage: true });
+  // A treatment for something the graph holds only as a side effect: refused with the
+  // reason (it used to list the drugs that CAUSE tuberculosis), and the question it can
+  // answer is offered first; clicking it re-asks and answers.
+  await page.getByTestId('ask-input').fill('which drugs treat tuberculosis');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.waitForFunction(() => /only as a side effect \(Tuberculosis\)/.test(document.querySelector('[data-testid=ask-not-understood]')?.textContent || ''), null, { timeout: 60000 });
+  assert((await page.getByTestId('ask-answers').locator('li').count()) === 0, 'no answers to a refused question');
+  assert((await page.getByTestId('ask-interpretation').count()) === 0, 'no interpretation for a refused question');
+  await page.screenshot({ path: path.join(shots, 'ask-refused.png'), fullPage: true });
+  const offered = page.getByTestId('ask-examples').getByRole('button').first();
+  assert((await offered.textContent()) === 'which drugs cause Tuberculosis', `offered: ${await offered.textContent()}`);
+  await offered.click();
+  await page.waitForFunction(() => /Drugs that cause Tuberculosis/.test(document.querySelector('[data-testid=ask-interpretation]')?.textContent || ''), null, { timeout: 60000 });
+  assert((await page.getByTestId('ask-answers').locator('li').count()) >= 1, 'the offered question is answered');
   // Nothing understood: why, and examples that work.
   await page.getByTestId('ask-input').fill('zqxv blorf');
   await page.getByRole('button', { name: 'Ask' }).click();

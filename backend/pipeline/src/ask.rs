@@ -202,8 +202,10 @@ pub async fn ask_with_progress(
         if let Some(m) = &out.understood.not_understood {
             out.notes.push(m.clone());
         }
-        out.notes
-            .push("no existing answers, so nothing to explore from".into());
+        if out.cypher.is_some() {
+            out.notes
+                .push("no existing answers, so nothing to explore from".into());
+        }
         return Ok(out);
     }
     // Large answer sets: explore from the best-connected ones (the slice limit bounds RNS).

@@ -145,7 +145,11 @@ impl OfflineRetriever {
             };
             u.not_understood = Some(msg);
             let r = Retrieved {
-                error: Some("the question was not understood".into()),
+                error: Some(if x.never.is_some() {
+                    "the question asks for a link the graph does not hold".into()
+                } else {
+                    "the question was not understood".into()
+                }),
                 ..Default::default()
             };
             return (r, u);
