@@ -1,6 +1,6 @@
 //! Entity linking: the folded-name index of a graph and the lookup of a span of words in it
-//! (exact, exact through word synonyms, whole-word prefix, fuzzy, containment), with the [`Understander`] that holds the
-//! index and the lexicon.
+//! (exact, exact through word synonyms, whole-word prefix, fuzzy, containment), with the
+//! [`Understander`] that holds the index and the lexicon.
 
 use std::collections::{HashMap, HashSet};
 
@@ -76,12 +76,14 @@ pub struct Understanding {
     /// Words that were neither vocabulary nor names.
     pub unknown: Vec<String>,
     /// With no reading: the question asked for a link the graph never holds for a name it
-    /// does know (a lexicon `never` line), the reason a refusal gives.
+    /// does know (a lexicon `never` line, or no relation at all between the two types), the
+    /// reason a refusal gives.
     pub never: Option<NeverHeld>,
 }
 
 /// A question refused because it asks for a link the graph never holds: "which drugs treat
-/// tuberculosis" when tuberculosis is only a side effect.
+/// tuberculosis" when tuberculosis is only a side effect (a `never` line), "genes associated
+/// with heart failure" when genes and side effects share no relation.
 #[derive(Clone, Debug)]
 pub struct NeverHeld {
     /// The mention (index into [`Understanding::mentions`]).
@@ -90,7 +92,8 @@ pub struct NeverHeld {
     pub node: NodeId,
     /// The types the mention's candidates have, none of which holds the link.
     pub types: Vec<TypeId>,
-    /// What was asked: the relations of the phrase (or of the bare juxtaposition).
+    /// What was asked: the relations of the phrase (or of the bare juxtaposition); empty when
+    /// no relation joins the two types at all.
     pub asked: Vec<RelId>,
     /// The type asked for (the answer's noun, else the asked relation's source).
     pub asking: Option<TypeId>,
