@@ -268,6 +268,16 @@ impl Understander {
             })
             .flatten()
             .collect();
+        // The distinct types of candidates, in their order.
+        let types_of = |cands: &[&Candidate]| -> Vec<TypeId> {
+            let mut types: Vec<TypeId> = Vec::new();
+            for c in cands {
+                if !types.contains(&g.node_type(c.node)) {
+                    types.push(g.node_type(c.node));
+                }
+            }
+            types
+        };
         // A name's best-matched candidates ("fever" is the symptom, not "fever generation").
         let best = |m: usize| -> Vec<&Candidate> {
             let c = &mentions[m].candidates;
@@ -292,12 +302,7 @@ impl Understander {
             {
                 continue;
             }
-            let mut types: Vec<TypeId> = Vec::new();
-            for c in &cands {
-                if !types.contains(&g.node_type(c.node)) {
-                    types.push(g.node_type(c.node));
-                }
-            }
+            let types = types_of(&cands);
             let mut asked: Vec<RelId> = Vec::new();
             for s in asked_of(types[0]) {
                 if self.lex.never_holds(&[s], types[0]) && !asked.contains(&s.rel) {
@@ -330,12 +335,7 @@ impl Understander {
             if cands.is_empty() || cands.iter().any(|c| joins(g.node_type(c.node))) {
                 return None;
             }
-            let mut types: Vec<TypeId> = Vec::new();
-            for c in &cands {
-                if !types.contains(&g.node_type(c.node)) {
-                    types.push(g.node_type(c.node));
-                }
-            }
+            let types = types_of(&cands);
             Some(NeverHeld {
                 mention: m,
                 node: cands[0].node,
