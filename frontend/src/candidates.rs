@@ -20,9 +20,11 @@
 
 use leptos::prelude::*;
 use serenqa_shared::api::{
-    DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores,
+    Candidate, DiscoverResponse, NodeView, SafetyFlag, ShortlistEntity, ShortlistItem,
+    ShortlistScores,
 };
 use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
+use serenqa_shared::screen::{self, Mechanism, ScreenItem, ScreenRule};
 
 use crate::url_state::{self, num, parse_num};
 
@@ -165,12 +167,76 @@ pub fn Candidates(
         .and_then(|s| parse_num(&s, 0.0, 1.0))
         .filter(|_| has_plaus);
     let (blend, set_blend) = signal(url_blend.unwrap_or(if has_plaus { 0.5 } else { 0.0 }));
+    // The first screen (`serenqa_shared::screen`): the API's order, and the default sort when
+    // the server says which rule it followed; its controls start at that rule.
+    let screen_rule0: Option<ScreenRule> = data.with_value(|d| d.screen.as_ref().map(|s| s.rule));
+    let has_screen = screen_rule0.is_some();
+    let rule0 = screen_rule0.unwrap_or_default();
+    let default_sort = if has_screen {
+        SortKey::Screen
+    } else {
+        SortKey::Blend
+    };
     let (sort, set_sort) = signal(
         url_state::get("sort")
             .and_then(|s| SortKey::parse(&s))
             .filter(|k| s_ok || *k != SortKey::S)
-            .unwrap_or(SortKey::Blend),
+            .filter(|k| has_screen || *k != SortKey::Screen)
+            .unwrap_or(default_sort),
     );
+    let (band, set_band) = signal(
+        url_state::get("band")
+            .and_then(|s| parse_num(&s, 0.0, 1.0))
+            .unwrap_or(rule0.band),
+    );
+    let (favour_new, set_favour_new) = signal(match url_state::get("newmech").as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => rule0.favour_new,
+    });
+    // Shown in place = not demoted.
+    let (show_flagged, set_show_flagged) = signal(match url_state::get("flagged").as_deref() {
+        Some("inplace") => true,
+        Some("last") => false,
+        _ => !rule0.demote_flagged,
+    });
+    let rule = move || ScreenRule {
+        band: band.get(),
+        demote_flagged: !show_flagged.get(),
+        favour_new: favour_new.get(),
+    };
+    let screen_moved = move || rule() != rule0;
+    let reset_screen = move |_| {
+        set_band.set(rule0.band);
+        set_favour_new.set(rule0.favour_new);
+        set_show_flagged.set(!rule0.demote_flagged);
+    };
+    // Mechanism filter: `any`, `new` (a new mechanism) or `obvious` (same class / shared target).
+    let has_mechanism = has_screen
+        || data.with_value(|d| {
+            d.candidates
+                .iter()
+                .any(|c| c.mechanism.kind != Mechanism::NoneKnown)
+        });
+    let (mech_filter, set_mech_filter) = signal(
+        url_state::get("mech")
+            .filter(|m| m == "new" || m == "obvious")
+            .unwrap_or_else(|| "any".to_string()),
+    );
+    // Position of each candidate in the first-screen order of the current controls.
+    let screen_pos = Memo::new(move |_| {
+        let r = rule();
+        data.with_value(|d| {
+            let items: Vec<ScreenItem> = d.candidates.iter().map(screen_item).collect();
+            let mut pos = vec![0usize; items.len()];
+            for (k, i) in screen::order(&items, &r).into_iter().enumerate() {
+                if let Some(p) = pos.get_mut(i) {
+                    *p = k;
+                }
+            }
+            pos
+        })
+    });
     let (min_plaus, set_min_plaus) = signal(
         url_state::get("pmin")
             .and_then(|s| parse_num(&s, 0.0, 100.0))
@@ -203,6 +269,12 @@ pub fn Candidates(
             class_mode.get(),
             sort.get(),
         );
+        let (bd, fav, inplace, mf) = (
+            band.get(),
+            favour_new.get(),
+            show_flagged.get(),
+            mech_filter.get(),
+        );
         if first.is_some() {
             let changes: Vec<(&'static str, Option<String>)> = vec![
                 ("w", Some(format!("{},{},{}", num(a), num(b), num(g)))),
@@ -210,10 +282,18 @@ pub fn Candidates(
                 ("pmin", (pmin > 0.0).then(|| num(pmin))),
                 ("class", (!cf.is_empty()).then_some(cf)),
                 ("cmode", (cm == "exclude").then(|| cm.clone())),
+                ("sort", (so != default_sort).then(|| so.name().to_string())),
+                ("band", ((bd - rule0.band).abs() > 1e-9).then(|| num(bd))),
                 (
-                    "sort",
-                    (so != SortKey::Blend).then(|| so.name().to_string()),
+                    "newmech",
+                    (fav != rule0.favour_new).then(|| if fav { "1" } else { "0" }.to_string()),
                 ),
+                (
+                    "flagged",
+                    (inplace == rule0.demote_flagged)
+                        .then(|| if inplace { "inplace" } else { "last" }.to_string()),
+                ),
+                ("mech", (mf != "any").then_some(mf)),
             ];
             if let Some(h) = url_timer.get_value() {
                 h.clear();
@@ -257,6 +337,7 @@ pub fn Candidates(
                 let min = min_plaus.get();
                 let cf = class_filter.get();
                 let include = class_mode.get() == "include";
+                let mf = mech_filter.get();
                 v.retain(|(ci, _)| {
                     let ok_plaus = !has_plaus || pct_of(*ci) >= min;
                     let ok_class = cf.is_empty() || {
@@ -264,9 +345,24 @@ pub fn Candidates(
                             .with_value(|d| d.candidates[*ci].classes.iter().any(|k| k.name == cf));
                         has == include
                     };
-                    ok_plaus && ok_class
+                    let kind = data.with_value(|d| d.candidates[*ci].mechanism.kind);
+                    let ok_mech = !has_mechanism
+                        || match mf.as_str() {
+                            "new" => kind == Mechanism::New,
+                            "obvious" => kind.is_obvious(),
+                            _ => true,
+                        };
+                    ok_plaus && ok_class && ok_mech
                 });
                 let key = sort.get();
+                if key == SortKey::Screen {
+                    // The first screen is ordered over every candidate, then filtered: a filter
+                    // hides rows, it does not change who competes for a slot.
+                    screen_pos.with(|pos| {
+                        v.sort_by_key(|(ci, _)| pos.get(*ci).copied().unwrap_or(usize::MAX));
+                    });
+                    return v;
+                }
                 // Stable sorts on top of the RNS order: ties keep the deterministic RNS order.
                 let val = |ci: usize, t: &Terms| -> f64 {
                     match key {
@@ -277,7 +373,7 @@ pub fn Candidates(
                         SortKey::R => t.r,
                         SortKey::N => t.n,
                         SortKey::S => t.s,
-                        SortKey::Name => 0.0,
+                        SortKey::Name | SortKey::Screen => 0.0,
                     }
                 };
                 if key == SortKey::Name {
@@ -367,19 +463,36 @@ pub fn Candidates(
             </label>
         }
     };
-    let (existing, answer_kind, known, method, query_kind) = data.with_value(|d| {
+    let (existing, answer_kind, existing_known, method, query_name) = data.with_value(|d| {
         (
             d.existing.clone(),
             d.answer_kind.clone(),
             d.existing_known,
             d.method.clone(),
-            d.query.kind.clone(),
+            d.query.name.clone(),
         )
     });
-    let known_title = if query_kind == "Disease" {
-        "Known treatments"
+    let (known_answers, known_note, screen_reason, flagged_total, weak_note) =
+        data.with_value(|d| {
+            (
+                d.known.clone(),
+                d.known_note.clone(),
+                d.screen.as_ref().map(|s| s.reason.clone()),
+                d.screen.as_ref().map(|s| s.flagged).unwrap_or(0),
+                d.evidence
+                    .as_ref()
+                    .filter(|e| e.weak)
+                    .map(|e| e.note.clone()),
+            )
+        });
+    // Headings for a disease's page (its drugs) and a drug's page (its diseases).
+    let (known_title, palliates_title) = if query_is_disease {
+        (
+            "Known treatments (disease-modifying)",
+            "Symptomatic (palliates)",
+        )
     } else {
-        "Known indications"
+        ("Known indications", "Palliates")
     };
     // The ranking as shown (current weights), for a clinician to take away.
     let csv_name = data.with_value(|d| {
@@ -398,26 +511,131 @@ pub fn Candidates(
         } else {
             data.with_value(|d| d.default_weights.source.label.clone())
         };
-        let csv = data.with_value(|d| ranking_csv(d, &order(), w, s_ok, &from));
+        let screen = has_screen.then(rule);
+        let so = sort.get();
+        let csv = data.with_value(|d| ranking_csv(d, &order(), w, s_ok, &from, so.label(), screen));
         format!("data:text/csv;charset=utf-8,{}", crate::api::enc(&csv))
     };
     // Ae ends with the page's own entity; the list shows the known answers only.
     let query_key = data.with_value(|d| crate::api::key_of(&d.query));
-    let existing_view = existing
-        .iter()
-        .filter(|n| crate::api::key_of(n) != query_key)
-        .map(|n| view! { <li><a href=format!("/entity/{}", crate::api::enc(&crate::api::key_of(n)))>{n.name.clone()}</a></li> })
-        .collect_view();
-    view! {
-        <section class="panel" data-testid="discovery">
-            <h2>{known_title}</h2>
-            {if known {
+    let known_li = |n: &NodeView, relation: &'static str| {
+        view! { <li data-relation=relation><a href=format!("/entity/{}", crate::api::enc(&crate::api::key_of(n)))>{n.name.clone()}</a></li> }
+    };
+    let known_view = if known_answers.is_empty() {
+        // An older server: one list of what is known.
+        let existing_view = existing
+            .iter()
+            .filter(|n| crate::api::key_of(n) != query_key)
+            .map(|n| known_li(n, "treats"))
+            .collect_view();
+        view! {
+            <h2>{if query_is_disease { "Known treatments" } else { "Known indications" }}</h2>
+            {if existing_known {
                 view! { <ul class="inline-list" data-testid="existing">{existing_view}</ul> }.into_any()
             } else {
                 view! { <p class="muted">"None recorded in the graph: candidates are scored against the entity itself."</p> }.into_any()
             }}
+        }
+        .into_any()
+    } else {
+        let of = |rel: &str| -> Vec<NodeView> {
+            known_answers
+                .iter()
+                .filter(|k| k.relation == rel)
+                .map(|k| k.node.clone())
+                .collect()
+        };
+        let (treats, palliates) = (of("treats"), of("palliates"));
+        let none = |what: &str| view! { <p class="muted">{format!("No {what} recorded in the graph.")}</p> };
+        view! {
+            <div class="known-answers">
+                {(!known_note.is_empty()).then(|| view! { <p class="known-note" data-testid="known-note">{known_note.clone()}</p> })}
+                <div class="known-group">
+                    <h2>{known_title}</h2>
+                    <ul class="inline-list" data-testid="existing">{treats.iter().map(|n| known_li(n, "treats")).collect_view()}</ul>
+                    {treats.is_empty().then(|| none(if query_is_disease { "disease-modifying treatment" } else { "indication" }))}
+                </div>
+                <div class="known-group">
+                    <h2>{palliates_title}</h2>
+                    <ul class="inline-list" data-testid="known-palliates">{palliates.iter().map(|n| known_li(n, "palliates")).collect_view()}</ul>
+                    {palliates.is_empty().then(|| none(if query_is_disease { "symptomatic (palliative) drug" } else { "palliated disease" }))}
+                </div>
+            </div>
+        }
+        .into_any()
+    };
+    // On a drug's page the candidates are diseases: the drug is the one that may cause them.
+    let drug_name = (!query_is_disease).then(|| query_name.clone());
+    let flagged_sentence = move |n: usize| -> String {
+        let s = if n == 1 { "" } else { "s" };
+        if query_is_disease {
+            format!(
+                "{n} drug{s} recorded as causing {query_name} (or a condition matched to it) {} at the end of the list.",
+                if n == 1 { "is" } else { "are" }
+            )
+        } else {
+            format!(
+                "{n} disease{s} that {query_name} is recorded as causing {} at the end of the list.",
+                if n == 1 { "is" } else { "are" }
+            )
+        }
+    };
+    // How many of the first ten rows shown are new mechanisms.
+    let top10_line = move || {
+        let o = order();
+        let top: Vec<usize> = o.iter().take(10).map(|(ci, _)| *ci).collect();
+        if top.is_empty() {
+            return String::new();
+        }
+        let (new, obvious) = data.with_value(|d| {
+            top.iter().fold((0, 0), |(n, ob), &ci| {
+                let k = d.candidates[ci].mechanism.kind;
+                (
+                    n + usize::from(k == Mechanism::New),
+                    ob + usize::from(k.is_obvious()),
+                )
+            })
+        });
+        format!(
+            "Of the top {} shown: {new} new mechanism{}, {obvious} same class or shared target as a known treatment.",
+            top.len(),
+            if new == 1 { "" } else { "s" }
+        )
+    };
+    view! {
+        <section class="panel" data-testid="discovery">
+            {known_view}
             <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
+            {weak_note.map(|n| view! { <p class="notice" data-testid="weak-evidence" role="note"><strong>"Weak evidence. "</strong>{n}</p> })}
             <p class="muted">{method}</p>
+            {screen_reason.map(|r| view! { <p class="muted" data-testid="screen-reason">{r}</p> })}
+            {has_screen.then(|| view! {
+                <fieldset class="sliders screen-controls" data-testid="screen-controls">
+                    <legend>"First screen"</legend>
+                    <label class="slider" for="w-band">
+                        <span>"Plausibility band " <span class="muted">"(a candidate competes for a slot when its plausibility is at least this share of the best remaining; 1 = plausibility order)"</span></span>
+                        <input id="w-band" type="range" min="0" max="1" step="0.05" data-testid="w-band"
+                            prop:value=move || band.get().to_string()
+                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_band.set(v.clamp(0.0, 1.0)); } } />
+                        <output>{move || format!("{:.2}", band.get())}</output>
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" data-testid="favour-new" prop:checked=move || favour_new.get()
+                            on:change=move |ev| set_favour_new.set(event_target_checked(&ev)) />
+                        " Favour new mechanisms inside the band"
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" data-testid="show-flagged" prop:checked=move || show_flagged.get()
+                            on:change=move |ev| set_show_flagged.set(event_target_checked(&ev)) />
+                        {if query_is_disease { " Show drugs that may cause the disease in place" } else { " Show diseases the drug may cause in place" }}
+                    </label>
+                    <p class="muted">
+                        {move || if sort.get() == SortKey::Screen { "These set the \"First screen\" order. " } else { "These set the \"First screen\" order (the table is sorted otherwise now). " }}
+                        {move || screen_moved().then(|| view! { <button class="link-button" data-testid="screen-reset" on:click=reset_screen>"Reset to the server's rule"</button> })}
+                        {move || (sort.get() != SortKey::Screen).then(|| view! { " " <button class="link-button" data-testid="sort-screen" on:click=move |_| set_sort.set(SortKey::Screen)>"Sort by the first screen"</button> })}
+                    </p>
+                </fieldset>
+            })}
             <div class="sliders" role="group" aria-label="RNS weights">
                 {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha", true)}
                 {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta", true)}
@@ -449,7 +667,7 @@ pub fn Candidates(
             {has_plaus.then(|| view! {
                 <div class="sliders" role="group" aria-label="Blend and filters">
                     <label class="slider" for="w-blend">
-                        <span>"Blend " <span class="muted">"(0 = serendipity only, 1 = plausibility only)"</span></span>
+                        <span>"Blend " <span class="muted">"(for the \"Blend\" sort: 0 = serendipity only, 1 = plausibility only)"</span></span>
                         <input id="w-blend" type="range" min="0" max="1" step="0.05" data-testid="w-blend"
                             prop:value=move || blend.get().to_string()
                             on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_blend.set(v.clamp(0.0, 1.0)); } } />
@@ -474,6 +692,16 @@ pub fn Candidates(
                         </select>
                         </span>
                     </label>
+                    {has_mechanism.then(|| view! {
+                        <label class="slider" for="filter-mechanism">
+                            <span>"Mechanism"</span>
+                            <select id="filter-mechanism" data-testid="filter-mechanism" on:change=move |ev| set_mech_filter.set(event_target_value(&ev))>
+                                <option value="any" selected=move || mech_filter.get() == "any">"any"</option>
+                                <option value="new" selected=move || mech_filter.get() == "new">"new mechanism only"</option>
+                                <option value="obvious" selected=move || mech_filter.get() == "obvious">"same class or shared target only"</option>
+                            </select>
+                        </label>
+                    })}
                     <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}</p>
                 </div>
                 {move || {
@@ -489,17 +717,24 @@ pub fn Candidates(
                 <span></span>
                 <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
             </div>
+            {move || (flagged_total > 0 && sort.get() == SortKey::Screen && !show_flagged.get()).then(|| view! {
+                <p class="notice flagged-note" data-testid="flagged-note" role="note">
+                    {flagged_sentence(flagged_total)} " "
+                    <button class="link-button" data-testid="flagged-inplace" on:click=move |_| set_show_flagged.set(true)>"Show them in place"</button>
+                </p>
+            })}
+            {has_mechanism.then(|| view! { <p class="muted" data-testid="new-count">{top10_line}</p> })}
             <label class="sort-select" for="sort-select">
                 "Sort by "
                 <select id="sort-select" data-testid="sort-select" on:change=move |ev| if let Some(k) = SortKey::parse(&event_target_value(&ev)) { set_sort.set(k) }>
-                    {SortKey::ALL.into_iter().filter(|k| (has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)) && (s_ok || *k != SortKey::S)).map(|k| view! {
+                    {SortKey::ALL.into_iter().filter(|k| (has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)) && (s_ok || *k != SortKey::S) && (has_screen || *k != SortKey::Screen)).map(|k| view! {
                         <option value=k.name() selected=move || sort.get() == k>{k.label()}</option>
                     }).collect_view()}
                 </select>
             </label>
             <div class="scroll-x">
             <table class="candidates cards" data-testid="candidates">
-                <thead><tr><th>"#"</th>
+                <thead><tr><th title="Position in the order chosen above">"#"</th>
                     {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
                     {has_plaus.then(|| view! {
                         {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
@@ -529,10 +764,26 @@ pub fn Candidates(
                             (!k.is_empty()).then(|| k.join(", "))
                         });
                         let item = item_of(ci, &t);
+                        let (mech_kind, mech_text, safety) = data.with_value(|d| {
+                            let c = &d.candidates[ci];
+                            (c.mechanism.kind, mechanism_text(c), c.safety.clone())
+                        });
+                        let flagged = !safety.is_empty();
+                        let badge_class = match mech_kind {
+                            Mechanism::New => "mechanism mech-new",
+                            Mechanism::SameClass | Mechanism::SharedTarget => "mechanism mech-obvious",
+                            Mechanism::NoneKnown => "mechanism mech-none muted",
+                        };
+                        let safety_view = flagged.then(|| view! {
+                            <div class="safety" data-testid="safety-flag" role="note" title=safety_title(&safety)>{safety_text(&safety, drug_name.as_deref())}</div>
+                        });
                         view! {
-                            <tr data-candidate=c.name.clone() class:selected=move || selected.get() == Some(ci)>
+                            <tr data-candidate=c.name.clone() data-mechanism=mech_kind.name() class:flagged=flagged class:selected=move || selected.get() == Some(ci)>
                                 <td class="col-rank">{rank + 1}</td>
-                                <td class="col-name"><a href=href>{c.name.clone()}</a>{known.map(|k| view! { <div class="known-for muted">{k}</div> })}
+                                <td class="col-name"><a href=href>{c.name.clone()}</a>
+                                    {safety_view}
+                                    {has_mechanism.then(|| view! { <div><span class=badge_class data-testid="mechanism" data-mechanism=mech_kind.name() title=mechanism_help(mech_kind, query_is_disease)>{mech_text.clone()}</span></div> })}
+                                    {known.map(|k| view! { <div class="known-for muted">{k}</div> })}
                                     {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
                                 {has_plaus.then(|| view! {
                                     <td class="num" data-testid="blend" data-label="Blend">{format!("{bl:.3}")}</td>
@@ -540,7 +791,7 @@ pub fn Candidates(
                                         {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
                                     <td class="num" data-testid="percentile" data-label="Percentile">{pl.map(|p| {
                                         let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
-                                        view! { {format!("{mine:.1}%")} <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
+                                        view! { {format!("{mine:.1}%")} " " <span class="p-abs" title="Calibrated probability of a treatment relation (the plausibility): the percentile only ranks the pair among the query's own predictions">{format!("(P = {})", fmt_p(p.0))}</span> <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
                                     })}</td>
                                 })}
                                 <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
@@ -567,6 +818,7 @@ pub fn Candidates(
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SortKey {
+    Screen,
     Blend,
     Plausibility,
     Percentile,
@@ -578,7 +830,8 @@ enum SortKey {
 }
 
 impl SortKey {
-    const ALL: [SortKey; 8] = [
+    const ALL: [SortKey; 9] = [
+        SortKey::Screen,
         SortKey::Blend,
         SortKey::Plausibility,
         SortKey::Percentile,
@@ -591,6 +844,7 @@ impl SortKey {
     /// The name in the address (`sort=`).
     fn name(self) -> &'static str {
         match self {
+            SortKey::Screen => "screen",
             SortKey::Blend => "blend",
             SortKey::Plausibility => "plausibility",
             SortKey::Percentile => "percentile",
@@ -604,9 +858,10 @@ impl SortKey {
     fn parse(s: &str) -> Option<SortKey> {
         SortKey::ALL.into_iter().find(|k| k.name() == s)
     }
-    /// What the phone's sort menu says.
+    /// What the sort menu says.
     fn label(self) -> &'static str {
         match self {
+            SortKey::Screen => "First screen",
             SortKey::Blend => "Blend",
             SortKey::Plausibility => "Plausibility",
             SortKey::Percentile => "Percentile",
@@ -697,6 +952,123 @@ fn scatter(
     }
 }
 
+/// What the first-screen rule needs of a candidate (the same as the server uses).
+fn screen_item(c: &Candidate) -> ScreenItem {
+    ScreenItem {
+        plausibility: c.plausibility.as_ref().map(|p| p.score).unwrap_or(0.0),
+        flagged: !c.safety.is_empty(),
+        obvious: c.mechanism.kind.is_obvious(),
+        key: c.node.index,
+    }
+}
+
+fn names(nodes: &[NodeView]) -> String {
+    nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The mechanism badge's text: "new mechanism", "same class as A: K", "shared target with A: G".
+pub fn mechanism_text(c: &Candidate) -> String {
+    let m = &c.mechanism;
+    let with = |word: &str, shared: &[NodeView]| {
+        let mut t = m.kind.label().to_string();
+        if !m.like.is_empty() {
+            t.push_str(&format!(" {word} {}", names(&m.like)));
+        }
+        if !shared.is_empty() {
+            t.push_str(&format!(": {}", names(shared)));
+        }
+        t
+    };
+    match m.kind {
+        Mechanism::SameClass => with("as", &m.classes),
+        Mechanism::SharedTarget => with("with", &m.targets),
+        Mechanism::New | Mechanism::NoneKnown => m.kind.label().to_string(),
+    }
+}
+
+/// What the badge means, for its tooltip.
+fn mechanism_help(kind: Mechanism, query_is_disease: bool) -> &'static str {
+    match (kind, query_is_disease) {
+        (Mechanism::SameClass, _) => {
+            "Shares a pharmacologic class with a known treatment: an obvious suggestion"
+        }
+        (Mechanism::SharedTarget, _) => {
+            "Binds a specific target (a gene few drugs bind) that a known treatment binds: an obvious suggestion"
+        }
+        (Mechanism::New, true) => {
+            "Neither shares a pharmacologic class nor a specific target with any known treatment of the disease"
+        }
+        (Mechanism::New, false) => {
+            "The drug shares neither a pharmacologic class nor a specific target with any known treatment of this disease"
+        }
+        (Mechanism::NoneKnown, true) => {
+            "Nothing is recorded as treating or palliating the disease, so there is nothing to compare with"
+        }
+        (Mechanism::NoneKnown, false) => {
+            "Nothing is recorded as treating or palliating this disease, so there is nothing to compare with"
+        }
+    }
+}
+
+/// "⚠ Recorded as causing Pulmonary fibrosis (SIDER 4.1)"; on a drug's page the candidate is a
+/// disease, so the sentence names the drug.
+fn safety_text(flags: &[SafetyFlag], drug: Option<&str>) -> String {
+    let what: Vec<String> = flags
+        .iter()
+        .map(|f| {
+            if f.source.is_empty() {
+                f.side_effect.name.clone()
+            } else {
+                format!("{} ({})", f.side_effect.name, f.source)
+            }
+        })
+        .collect();
+    match drug {
+        Some(d) => format!("⚠ {d} is recorded as causing {}", what.join("; ")),
+        None => format!("⚠ Recorded as causing {}", what.join("; ")),
+    }
+}
+
+fn safety_title(flags: &[SafetyFlag]) -> String {
+    flags
+        .iter()
+        .map(|f| {
+            let by = match f.by.as_str() {
+                "identifier" => "matched by identifier",
+                "name" => "matched by name",
+                _ => "matched",
+            };
+            let lic = if f.license.is_empty() {
+                String::new()
+            } else {
+                format!(", license {}", f.license)
+            };
+            format!(
+                "{} — {by}: {}; source {}{lic}",
+                f.side_effect.name, f.matched, f.source
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A calibrated probability in plain figures: "0.31", "0.006", "< 0.001".
+pub fn fmt_p(p: f64) -> String {
+    if !p.is_finite() {
+        "—".to_string()
+    } else if p >= 0.1 {
+        format!("{p:.2}")
+    } else if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        "< 0.001".to_string()
+    }
+}
+
 /// "treats: A, B, C (+4)" for a drug candidate, "treated by: …" for a disease candidate: what
 /// the candidate is already known for, so a clinician can judge the leap at a glance.
 pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> Option<String> {
@@ -718,15 +1090,18 @@ pub fn known_for_line(node: &NodeView, known_for: &[NodeView], total: usize) -> 
     Some(format!("{verb}: {}{tail}", names.join(", ")))
 }
 
-/// The ranking in CSV: a comment line (what, which weights, the research-only caveat), a
-/// header, then one row per candidate in the order shown. `(a, b, g)` are the weights in
-/// use; with `s_ok` false (S cannot tell candidates apart here) the S cells are empty.
+/// The ranking in CSV: comment lines (what, which weights, the research-only caveat; the
+/// order and the first-screen rule), a header, then one row per candidate in the order shown.
+/// `(a, b, g)` are the weights in use; with `s_ok` false (S cannot tell candidates apart here)
+/// the S cells are empty.
 fn ranking_csv(
     d: &DiscoverResponse,
     order: &[(usize, Terms)],
     (a, b, g): (f64, f64, f64),
     s_ok: bool,
     from: &str,
+    sort: &str,
+    screen: Option<ScreenRule>,
 ) -> String {
     use serenqa_shared::csv::cell as csv_field;
     let mut s = format!(
@@ -735,14 +1110,33 @@ fn ranking_csv(
         d.query.id,
         from.replace(['\n', '\r'], " ")
     );
-    s.push_str("rank,id,name,kind,rns,r,n,s,known_for\n");
+    s.push_str(&format!("# order: {sort}"));
+    if let Some(r) = screen {
+        s.push_str(&format!(
+            "; first-screen rule band={:.2} flagged={} new_mechanisms={}",
+            r.band,
+            if r.demote_flagged { "last" } else { "in-place" },
+            if r.favour_new {
+                "favoured"
+            } else {
+                "not-favoured"
+            }
+        ));
+    }
+    s.push('\n');
+    s.push_str("rank,id,name,kind,rns,r,n,s,known_for,p_treats,mechanism,safety\n");
     for (rank, (ci, t)) in order.iter().enumerate() {
         let Some(c) = d.candidates.get(*ci) else {
             continue;
         };
         let known: Vec<&str> = c.known_for.iter().map(|k| k.name.as_str()).collect();
+        let safety: Vec<&str> = c
+            .safety
+            .iter()
+            .map(|f| f.side_effect.name.as_str())
+            .collect();
         s.push_str(&format!(
-            "{},{},{},{},{:.4},{:.4},{:.4},{},{}\n",
+            "{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{},{}\n",
             rank + 1,
             csv_field(&c.node.id),
             csv_field(&c.node.name),
@@ -755,7 +1149,13 @@ fn ranking_csv(
             } else {
                 String::new()
             },
-            csv_field(&known.join("; "))
+            csv_field(&known.join("; ")),
+            c.plausibility
+                .as_ref()
+                .map(|p| format!("{:.6}", p.score))
+                .unwrap_or_default(),
+            c.mechanism.kind.name(),
+            csv_field(&safety.join("; "))
         ));
     }
     s
