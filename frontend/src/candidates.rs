@@ -1,11 +1,18 @@
 //! Candidates of a disease or drug: proposed by the plausibility model (when the server has
-//! predictions), each with its plausibility and percentiles next to R, N, S; the final order is
-//! the user's blend of plausibility and RNS (a slider), shown as a plausibility × serendipity
-//! scatter (click a point to explain it) and as a table sortable by any column and filterable
-//! (plausibility at least x, pharmacologic class included or excluded).
+//! predictions), each with its plausibility (a calibrated probability) and percentiles next to
+//! R, N, S, how it relates to the known treatments (new mechanism, same class, shared target)
+//! and any safety flag (the graph records the drug as causing the disease). The default order
+//! is the server's *first screen* (`serenqa_shared::screen`: plausible first, new mechanisms
+//! preferred inside a plausibility band, flagged drugs last), recomputed here with the same
+//! function when its controls move, so an untouched page shows the API's order exactly. Other
+//! orders: the user's blend of plausibility and RNS (a slider) and any column. Shown as a
+//! plausibility × serendipity scatter (click a point to explain it) and as a table filterable
+//! by plausibility percentile, pharmacologic class and mechanism. The known answers are listed
+//! by relation: disease-modifying (`treats`) and symptomatic (`palliates`).
 //!
-//! The view's state — weights, blend, filters, sort and the candidate whose explanation is
-//! open — is kept in the address (`crate::url_state`), so a link reproduces the view. Each
+//! The view's state — weights, blend, the first screen's rule, filters, sort and the candidate
+//! whose explanation is open — is kept in the address (`crate::url_state`), so a link
+//! reproduces the view. Each
 //! candidate can be kept on the shortlist (`crate::shortlist`) with the scores shown. On
 //! phones the table becomes one card per candidate (`style/main.css`, `table.cards`).
 //!
@@ -619,12 +626,12 @@ pub fn Candidates(
                             on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_band.set(v.clamp(0.0, 1.0)); } } />
                         <output>{move || format!("{:.2}", band.get())}</output>
                     </label>
-                    <label class="check">
+                    <label class="toggle">
                         <input type="checkbox" data-testid="favour-new" prop:checked=move || favour_new.get()
                             on:change=move |ev| set_favour_new.set(event_target_checked(&ev)) />
                         " Favour new mechanisms inside the band"
                     </label>
-                    <label class="check">
+                    <label class="toggle">
                         <input type="checkbox" data-testid="show-flagged" prop:checked=move || show_flagged.get()
                             on:change=move |ev| set_show_flagged.set(event_target_checked(&ev)) />
                         {if query_is_disease { " Show drugs that may cause the disease in place" } else { " Show diseases the drug may cause in place" }}

@@ -3,8 +3,10 @@
 //! the state changes. Opening the address in a new page reproduces the view.
 //!
 //! Entity pages use: `w=α,β,γ` (RNS weights), `blend`, `pmin` (plausibility percentile at
-//! least), `class` and `cmode` (`include` / `exclude`), `sort`, and `why` (the candidate whose
-//! explanation is open, `Type::identifier`).
+//! least), `class` and `cmode` (`include` / `exclude`), `mech` (`new` / `obvious`), `sort`, the
+//! first screen's rule where it differs from the server's (`band`, `newmech=0|1`,
+//! `flagged=inplace|last`), and `why` (the candidate whose explanation is open,
+//! `Type::identifier`).
 
 /// The current value of query parameter `name`.
 pub fn get(name: &str) -> Option<String> {

@@ -285,7 +285,8 @@ test('candidates: with no known treatment S is not shown (it cannot tell candida
   const csv = decodeURIComponent((await page.getByTestId('candidates-csv').getAttribute('href')).split(',').slice(1).join(','));
   const lines = csv.trim().split('\n');
   assert(/gamma=0\.00/.test(lines[0]), `CSV head: ${lines[0]}`);
-  assert(lines.length > 20 && lines.slice(2).every((l) => /,-?\d\.\d{4},\d\.\d{4},\d\.\d{4},(,|$)/.test(l)), `CSV: rns, r, n, then an empty S: ${lines[2]}`);
+  const body = lines.filter((l) => !l.startsWith('#')).slice(1);
+  assert(body.length > 20 && body.every((l) => /,-?\d\.\d{4},\d\.\d{4},\d\.\d{4},(,|$)/.test(l)), `CSV: rns, r, n, then an empty S: ${body[0]}`);
   await page.getByTestId('candidates').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'candidates-no-known-treatment.png'), fullPage: false });
   // A disease with known treatments shows S, and γ can be moved.
@@ -306,6 +307,9 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   const knownFor = await page.locator('[data-testid=candidates] .known-for').allTextContents();
   assert(knownFor.length >= 20 && knownFor.every((t) => /^treats: \S/.test(t)), `current indications shown: ${knownFor.slice(0, 3)}`);
   const order = async () => rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => tr.dataset.candidate).join('|'));
+  // The default order is the first screen, which the RNS weights do not move: sort by the blend.
+  await page.getByTestId('sort-select').selectOption('blend');
+  await page.waitForFunction(() => document.querySelector('[data-testid=candidates] th[aria-sort=descending]')?.textContent.includes('Blend'), null, { timeout: 5000 });
   const before = await order();
   // The sliders start at the server's default weights (read from its reply), and the page
   // says where those came from.
@@ -339,11 +343,13 @@ test('candidates: sliders re-rank 200 candidates in WASM without a network reque
   // The ranking as shown can be taken away as CSV (built in the page, no request).
   const csvHref = await page.getByTestId('candidates-csv').getAttribute('href');
   assert(csvHref.startsWith('data:text/csv'), `CSV link: ${csvHref.slice(0, 40)}`);
-  const csvLines = decodeURIComponent(csvHref.slice(csvHref.indexOf(',') + 1)).trim().split('\n');
-  assert(/not clinical advice/.test(csvLines[0]) && csvLines[1] === 'rank,id,name,kind,rns,r,n,s,known_for', `CSV head: ${csvLines.slice(0, 2)}`);
-  assert(csvLines.length === 202, `CSV rows: ${csvLines.length - 2}`);
+  const csvAll = decodeURIComponent(csvHref.slice(csvHref.indexOf(',') + 1)).trim().split('\n');
+  const csvNotes = csvAll.filter((l) => l.startsWith('#'));
+  const csvLines = csvAll.filter((l) => !l.startsWith('#'));
+  assert(/not clinical advice/.test(csvNotes[0]) && csvNotes.some((l) => /^# order: Blend/.test(l)) && csvLines[0] === 'rank,id,name,kind,rns,r,n,s,known_for,p_treats,mechanism,safety', `CSV head: ${csvAll.slice(0, 3)}`);
+  assert(csvLines.length === 201, `CSV rows: ${csvLines.length - 1}`);
   const topShown = after.split('|')[0];
-  assert(csvLines[2].split(',')[2] === topShown.replace(/^"|"$/g, '') || csvLines[2].includes(topShown), `CSV starts with the top candidate shown (${topShown}): ${csvLines[2]}`);
+  assert(csvLines[1].split(',')[2] === topShown.replace(/^"|"$/g, '') || csvLines[1].includes(topShown), `CSV starts with the top candidate shown (${topShown}): ${csvLines[1]}`);
   // Reset returns the sliders (and the order) to the defaults, still without a request.
   await page.getByTestId('weights-reset').click();
   for (const [id, want] of Object.entries(sliders)) {
@@ -437,17 +443,22 @@ async function discoverState(p) {
     return {
       order: [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|'),
       alpha: v('w-alpha'), beta: v('w-beta'), gamma: v('w-gamma'), blend: v('w-blend'),
-      pmin: v('filter-plaus'), cls: v('filter-class'), mode: v('filter-mode'),
+      pmin: v('filter-plaus'), cls: v('filter-class'), mode: v('filter-mode'), mech: v('filter-mechanism'),
+      band: v('w-band'), favourNew: document.querySelector('[data-testid=favour-new]')?.checked, showFlagged: document.querySelector('[data-testid=show-flagged]')?.checked,
+      sortMenu: v('sort-select'),
       sorted: document.querySelector('[data-testid=candidates] th[aria-sort=descending]')?.textContent.trim() || '',
       open,
     };
   });
 }
 
-test('discover: the address reproduces the view — weights, blend, filters, sort and the open explanation', async (page) => {
+test('discover: the address reproduces the view — weights, blend, first-screen rule, filters, sort and the open explanation', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:2841');
   const rows = page.locator('[data-testid=candidates] tbody tr');
   await rows.first().waitFor({ timeout: 60000 });
+  await page.getByTestId('w-band').fill('0.5');
+  await page.getByTestId('favour-new').uncheck();
+  await page.getByTestId('show-flagged').check();
   await page.getByTestId('w-alpha').fill('0.8');
   await page.getByTestId('w-beta').fill('-0.2');
   await page.getByTestId('w-blend').fill('0.3');
@@ -464,7 +475,7 @@ test('discover: the address reproduces the view — weights, blend, filters, sor
   const here = await discoverState(page);
   const url = page.url();
   const q = new URL(url).searchParams;
-  assert(q.get('w') === '0.8,-0.2,' + q.get('w').split(',')[2] && q.get('blend') === '0.3' && q.get('pmin') === '90' && q.get('class') === cls && q.get('cmode') === 'exclude' && q.get('sort') === 'rns' && q.get('why'), `the address holds the view: ${url}`);
+  assert(q.get('w') === '0.8,-0.2,' + q.get('w').split(',')[2] && q.get('blend') === '0.3' && q.get('pmin') === '90' && q.get('class') === cls && q.get('cmode') === 'exclude' && q.get('sort') === 'rns' && q.get('why') && q.get('band') === '0.5' && q.get('newmech') === '0' && q.get('flagged') === 'inplace', `the address holds the view: ${url}`);
   assert(here.open.includes(picked), `the explanation of ${picked} is open: ${here.open}`);
   console.log(`     shared link: ${url.replace(base, '')}`);
   // A fresh page (no shared state but the address) shows the same view.
@@ -482,6 +493,237 @@ test('discover: the address reproduces the view — weights, blend, filters, sor
   await other.getByTestId('explain-drawer').waitFor({ state: 'hidden', timeout: 5000 });
   assert(!new URL(other.url()).searchParams.get('why'), `why= left after closing: ${other.url()}`);
   await other.close();
+});
+
+// The first screen's rule (shared/src/screen.rs), written again here to check the API and the
+// page against it: flagged last (unless shown in place), then slot by slot the first new
+// mechanism inside the plausibility band, else the most plausible; ties by node index.
+function screenOrder(items, rule) {
+  const band = Number.isFinite(rule.band) ? Math.min(1, Math.max(0, rule.band)) : 1;
+  const pl = (i) => (Number.isFinite(items[i].plausibility) ? Math.max(items[i].plausibility, 0) : 0);
+  const byPl = items.map((_, i) => i).sort((a, b) => (pl(b) - pl(a)) || (items[a].key - items[b].key));
+  const groups = rule.demote_flagged ? [byPl.filter((i) => !items[i].flagged), byPl.filter((i) => items[i].flagged)] : [byPl];
+  const out = [];
+  for (const rest of groups) {
+    while (rest.length) {
+      const floor = band * pl(rest[0]);
+      let pick = 0;
+      if (rule.favour_new) {
+        for (let k = 0; k < rest.length && pl(rest[k]) >= floor; k++) if (!items[rest[k]].obvious) { pick = k; break; }
+      }
+      out.push(rest.splice(pick, 1)[0]);
+    }
+  }
+  return out;
+}
+const screenItems = (api) => api.candidates.map((c) => ({
+  plausibility: c.plausibility ? c.plausibility.score : 0,
+  flagged: (c.safety || []).length > 0,
+  obvious: ['same-class', 'shared-target'].includes(c.mechanism?.kind),
+  key: c.node.index,
+}));
+const discoverApi = async (key) => (await fetch(`${base}/api/discover/${key}?limit=200`)).json();
+const rowNames = (page) => page.locator('[data-testid=candidates] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.candidate));
+const rowOf = (page, name) => page.locator(`[data-testid=candidates] tbody tr[data-candidate="${name.replace(/["\\]/g, '\\$&')}"]`);
+
+// A disease page with a flagged candidate (the graph records the drug as causing the disease),
+// found once through the API (the page asks for 200 candidates too).
+let flaggedCase = null;
+async function findFlagged() {
+  if (flaggedCase) return flaggedCase;
+  const tried = [];
+  for (const key of ['Disease::DOID:0050156', 'Disease::DOID:14330', 'Disease::DOID:10763', 'Disease::DOID:9352', 'Disease::DOID:1826', 'Disease::DOID:2841', 'Disease::DOID:1612']) {
+    const api = await discoverApi(key);
+    tried.push(`${key}: ${(api.candidates || []).length} candidates`);
+    if (!(api.candidates || []).some((c) => (c.safety || []).length > 0)) continue;
+    // The flagged candidate that would stand highest if shown in place.
+    const inPlace = screenOrder(screenItems(api), { ...api.screen.rule, demote_flagged: false });
+    const i = inPlace.find((k) => api.candidates[k].safety.length > 0);
+    flaggedCase = { key, api, name: api.candidates[i].node.name, index: i };
+    return flaggedCase;
+  }
+  throw new Error(`no flagged candidate among ${tried.join('; ')}`);
+}
+
+test('discover: Parkinson\'s disease lists its palliative drugs as known answers (none of them a candidate) under a note; a drug page labels its own', async (page) => {
+  await page.goto(base + '/entity/Disease::DOID:14330');
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const note = (await page.getByTestId('known-note').textContent()).trim();
+  assert(note.length > 10, `the known note: ${note}`);
+  const pall = page.getByTestId('known-palliates').locator('li');
+  const palliates = await pall.allTextContents();
+  assert(palliates.length >= 5 && palliates.some((n) => /Levodopa|Pramipexole|Ropinirole/i.test(n)), `palliative drugs listed: ${palliates.slice(0, 8)}`);
+  assert((await pall.evaluateAll((ls) => ls.filter((l) => l.dataset.relation !== 'palliates' || !l.querySelector('a[href^="/entity/Compound"]')).length)) === 0, 'each palliative drug is marked and links to its page');
+  const treats = await page.getByTestId('existing').locator('li').evaluateAll((ls) => ls.map((l) => [l.dataset.relation, l.textContent]));
+  assert(treats.every(([r]) => r === 'treats'), `the treats list holds treats only: ${treats.slice(0, 3)}`);
+  const heads = await page.locator('.known-answers h2').allTextContents();
+  assert(heads.includes('Known treatments (disease-modifying)') && heads.includes('Symptomatic (palliates)'), `headings: ${heads}`);
+  const shown = new Set(await rowNames(page));
+  const known = [...palliates, ...treats.map(([, n]) => n)].filter((n) => shown.has(n));
+  assert(known.length === 0, `known answers among the candidates: ${known}`);
+  console.log(`     Parkinson's: ${treats.length} treat, ${palliates.length} palliate; note: ${note}`);
+  // A drug's page: its indications and what it palliates.
+  await page.goto(base + '/entity/Compound::DB01235');
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const dheads = await page.locator('.known-answers h2').allTextContents();
+  assert(dheads.includes('Known indications') && dheads.includes('Palliates'), `drug page headings: ${dheads}`);
+  const dpall = await page.getByTestId('known-palliates').locator('li').allTextContents();
+  assert(dpall.some((n) => /Parkinson/i.test(n)), `Levodopa palliates Parkinson's disease: ${dpall}`);
+});
+
+test('discover: the first screen is the default order — the first rows are the API\'s, the address stays clean, the probability is beside the percentile', async (page) => {
+  const key = 'Disease::DOID:2841';
+  const api = await discoverApi(key);
+  assert(api.screen && api.screen.rule && typeof api.screen.rule.band === 'number', `the API says its rule: ${JSON.stringify(api.screen)}`);
+  // The API's order is its stated rule applied to what it returns.
+  const recomputed = screenOrder(screenItems(api), api.screen.rule);
+  assert(recomputed.every((v, i) => v === i), `the API order follows its rule (first differences at ${recomputed.findIndex((v, i) => v !== i)})`);
+  await page.goto(base + '/entity/' + key);
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const names = await rowNames(page);
+  const want = api.candidates.slice(0, 10).map((c) => c.node.name);
+  assert(JSON.stringify(names.slice(0, 10)) === JSON.stringify(want), `first rows ${names.slice(0, 10)} vs API ${want}`);
+  assert(names.length === api.candidates.length, `all ${api.candidates.length} candidates shown: ${names.length}`);
+  assert((await page.getByTestId('sort-select').inputValue()) === 'screen', 'the sort menu says First screen');
+  assert((await page.getByTestId('screen-reason').textContent()).trim() === api.screen.reason.trim(), 'the reason is shown');
+  assert(Math.abs(Number(await page.getByTestId('w-band').inputValue()) - api.screen.rule.band) < 1e-9, 'the band starts at the rule');
+  assert((await page.getByTestId('favour-new').isChecked()) === api.screen.rule.favour_new, 'favour new starts at the rule');
+  assert((await page.getByTestId('show-flagged').isChecked()) === !api.screen.rule.demote_flagged, 'show flagged starts at the rule');
+  assert(/Blend/.test(await page.locator('label[for=w-blend]').textContent()) && /"Blend" sort/.test(await page.locator('label[for=w-blend]').textContent()), 'the blend slider says which sort it sets');
+  // The percentile cell also says the absolute probability.
+  const pct = await page.locator('[data-testid=candidates] tbody tr').first().getByTestId('percentile').textContent();
+  assert(/^\d+\.\d% \(P = (0\.\d+|< 0\.001)\)/.test(pct.trim()), `percentile with P: ${pct}`);
+  if (api.evidence && api.evidence.weak) assert((await page.getByTestId('weak-evidence').textContent()).includes(api.evidence.note), 'the weak-evidence note');
+  else assert((await page.getByTestId('weak-evidence').count()) === 0, 'no weak-evidence note for strong evidence');
+  // Moving the band re-orders in the page; band 1 without favouring new is plausibility order.
+  await page.getByTestId('w-band').fill('1');
+  await page.getByTestId('favour-new').uncheck();
+  await page.getByTestId('show-flagged').check();
+  const byPl = screenOrder(screenItems(api), { band: 1, favour_new: false, demote_flagged: false }).map((i) => api.candidates[i].node.name);
+  await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].slice(0, 10).map((tr) => tr.dataset.candidate).join('|') === w, byPl.slice(0, 10).join('|'), { timeout: 5000 });
+  await page.waitForFunction(() => /band=1/.test(location.search) && /newmech=0/.test(location.search), null, { timeout: 5000 });
+  await page.getByTestId('screen-reset').click();
+  await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].slice(0, 10).map((tr) => tr.dataset.candidate).join('|') === w, want.join('|'), { timeout: 5000 });
+  // An untouched page keeps a clean address.
+  const fresh = await page.context().newPage();
+  await fresh.goto(base + '/entity/' + key);
+  await fresh.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  assert((await fresh.evaluate(() => location.search)) === '', `untouched address: ${fresh.url()}`);
+  // The CSV names the order and the rule, with the mechanism and safety columns.
+  const csv = decodeURIComponent((await fresh.getByTestId('candidates-csv').getAttribute('href')).split(',').slice(1).join(',')).trim().split('\n');
+  assert(csv.some((l) => /^# order: First screen; first-screen rule band=\d\.\d\d flagged=last new_mechanisms=favoured/.test(l)), `CSV notes: ${csv.slice(0, 2)}`);
+  const head = csv.find((l) => l.startsWith('rank,')).split(',');
+  assert(head.includes('mechanism') && head.includes('safety'), `CSV header: ${head}`);
+  await fresh.close();
+});
+
+test('discover: the mechanism label on each row and the mechanism filter', async (page) => {
+  const key = 'Disease::DOID:2841';
+  const api = await discoverApi(key);
+  const kinds = api.candidates.map((c) => c.mechanism.kind);
+  assert(kinds.includes('new') && kinds.some((k) => k === 'same-class' || k === 'shared-target'), `asthma has both kinds: ${[...new Set(kinds)]}`);
+  await page.goto(base + '/entity/' + key);
+  const rows = page.locator('[data-testid=candidates] tbody tr');
+  await rows.first().waitFor({ timeout: 60000 });
+  const badges = await rows.evaluateAll((trs) => trs.slice(0, 10).map((tr) => {
+    const b = tr.querySelector('[data-testid=mechanism]');
+    return { name: tr.dataset.candidate, m: b?.dataset.mechanism, text: b?.textContent || '', visible: !!b && b.getBoundingClientRect().width > 0 };
+  }));
+  assert(badges.every((b) => b.visible && ['new', 'same-class', 'shared-target', 'none-known'].includes(b.m)), `badges: ${JSON.stringify(badges.slice(0, 3))}`);
+  for (const b of badges) {
+    if (b.m === 'new') assert(b.text === 'new mechanism', `${b.name}: ${b.text}`);
+    if (b.m === 'same-class') assert(/^same class as \S.*: \S/.test(b.text), `${b.name}: ${b.text}`);
+    if (b.m === 'shared-target') assert(/^shared target with \S.*: \S/.test(b.text), `${b.name}: ${b.text}`);
+  }
+  console.log(`     asthma top 10: ${badges.map((b) => `${b.name} (${b.m})`).join(', ')}`);
+  assert(/Of the top 10 shown: \d+ new mechanisms?/.test(await page.getByTestId('new-count').textContent()), 'the count line');
+  const mechs = () => rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('[data-testid=mechanism]')?.dataset.mechanism));
+  await page.getByTestId('filter-mechanism').selectOption('new');
+  const nNew = kinds.filter((k) => k === 'new').length;
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, nNew, { timeout: 5000 });
+  assert((await mechs()).every((m) => m === 'new'), 'only new mechanisms');
+  await page.getByTestId('filter-mechanism').selectOption('obvious');
+  const nObv = kinds.filter((k) => k === 'same-class' || k === 'shared-target').length;
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, nObv, { timeout: 5000 });
+  assert((await mechs()).every((m) => m === 'same-class' || m === 'shared-target'), 'only same class / shared target');
+  // Filtering keeps the first screen's order (it hides rows, it does not re-rank).
+  const apiObv = api.candidates.filter((c) => ['same-class', 'shared-target'].includes(c.mechanism.kind)).map((c) => c.node.name);
+  assert(JSON.stringify(await rowNames(page)) === JSON.stringify(apiObv), 'the filtered rows keep the API order');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('mech') === 'obvious', null, { timeout: 5000 });
+  await page.getByTestId('filter-mechanism').selectOption('any');
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, api.candidates.length, { timeout: 5000 });
+});
+
+test('discover: a flagged candidate shows its warning, comes after every unflagged one, and moves up when shown in place', async (page) => {
+  const { key, api, name } = await findFlagged();
+  const flags = api.candidates.map((c) => c.safety.length > 0);
+  const first = flags.indexOf(true);
+  assert(flags.slice(first).every((f) => f), `flagged candidates come after all unflagged ones in the API order (${key}: first flagged at ${first} of ${flags.length})`);
+  assert(api.screen.rule.demote_flagged && api.screen.flagged >= 1, `the API says how many are flagged: ${JSON.stringify(api.screen)}`);
+  const flag = api.candidates[flaggedCase.index].safety[0];
+  console.log(`     ${key}: ${flags.filter((f) => f).length} flagged, e.g. ${name} causes ${flag.side_effect.name} (${flag.source}, ${flag.by})`);
+  await page.goto(base + '/entity/' + key);
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const row = rowOf(page, name);
+  const warn = row.getByTestId('safety-flag');
+  await warn.waitFor({ state: 'visible', timeout: 5000 });
+  const text = await warn.textContent();
+  assert(text.startsWith('⚠ Recorded as causing') && text.includes(flag.side_effect.name), `the warning: ${text}`);
+  assert((await warn.getAttribute('role')) === 'note' && (await warn.getAttribute('title')).includes(flag.matched), 'the warning is a note, its title says how it was matched');
+  assert(/\bflagged\b/.test(await row.getAttribute('class')), 'the row is marked flagged');
+  const noteText = await page.getByTestId('flagged-note').textContent();
+  assert(noteText.includes(String(api.screen.flagged)) && /end of the list/.test(noteText), `the flagged note: ${noteText}`);
+  const before = (await rowNames(page)).indexOf(name);
+  assert(before === flaggedCase.index, `${name} is row ${before}, API position ${flaggedCase.index}`);
+  await page.screenshot({ path: path.join(shots, 'discover-screen-1280.png') });
+  await row.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'discover-screen-flagged-1280.png') });
+  await page.getByTestId('show-flagged').check();
+  const inPlace = screenOrder(screenItems(api), { ...api.screen.rule, demote_flagged: false }).map((i) => api.candidates[i].node.name);
+  const want = inPlace.indexOf(name);
+  assert(want < before, `shown in place ${name} should move up: ${want} vs ${before} (every flagged candidate is less plausible than every unflagged one?)`);
+  await page.waitForFunction(([n, w]) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].findIndex((tr) => tr.dataset.candidate === n) === w, [name, want], { timeout: 5000 });
+  assert(JSON.stringify(await rowNames(page)) === JSON.stringify(inPlace), 'the whole order is the rule with flagged drugs in place');
+  assert((await page.getByTestId('flagged-note').count()) === 0, 'no "at the end" note when shown in place');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('flagged') === 'inplace', null, { timeout: 5000 });
+});
+
+test('discover at 390 px: mechanism label and safety warning read inside their cards, the screen controls fit', async (page) => {
+  const { key, name } = await findFlagged();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/entity/' + key);
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const r = await page.evaluate((flagged) => {
+    const bad = [];
+    const inside = (b, c) => b.left >= c.left - 0.5 && b.right <= c.right + 0.5;
+    const trs = [...document.querySelectorAll('[data-testid=candidates] tbody tr')];
+    const check = (tr) => {
+      const card = tr.getBoundingClientRect();
+      for (const id of ['mechanism', 'safety-flag']) {
+        const el = tr.querySelector(`[data-testid=${id}]`);
+        if (!el) { if (id === 'mechanism' || tr.dataset.candidate === flagged) bad.push(`${tr.dataset.candidate}: no ${id}`); continue; }
+        const b = el.getBoundingClientRect();
+        if (b.width < 1 || !inside(b, card)) bad.push(`${tr.dataset.candidate}: ${id} outside its card`);
+        if (el.scrollWidth > el.clientWidth + 1) bad.push(`${tr.dataset.candidate}: ${id} cut`);
+      }
+    };
+    trs.slice(0, 10).forEach(check);
+    const f = trs.find((tr) => tr.dataset.candidate === flagged);
+    if (f) check(f); else bad.push('flagged row missing');
+    const controls = document.querySelector('[data-testid=screen-controls]').getBoundingClientRect();
+    if (controls.right > document.documentElement.clientWidth + 0.5) bad.push('screen controls overflow');
+    return { bad, display: getComputedStyle(trs[0]).display };
+  }, name);
+  assert(r.display === 'grid', 'cards at 390 px');
+  assert(r.bad.length === 0, `at 390 px: ${r.bad.slice(0, 5).join('; ')}`);
+  const o = await overflowAt(page);
+  assert(o.px <= 1, `the page overflows by ${o.px}px at 390 px: ${o.culprits.join('; ')}`);
+  await page.getByTestId('screen-controls').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'discover-screen-390.png') });
+  await page.locator('[data-testid=candidates] tbody tr').first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'discover-screen-cards-390.png') });
+  await rowOf(page, name).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'discover-screen-flagged-390.png') });
 });
 
 test('shortlist: keep candidates from the table and the explanation, list, remove, export CSV; it survives a reload (this browser)', async (page) => {
