@@ -257,6 +257,79 @@ pub struct Candidate {
     /// Pharmacologic classes of a drug candidate (`includes` edges), for filtering.
     #[serde(default)]
     pub classes: Vec<NodeView>,
+    /// How the pair relates to the known treatments: same class, shared target, or a new
+    /// mechanism (`crate::screen::Mechanism`), with what is shared.
+    #[serde(default)]
+    pub mechanism: MechanismView,
+    /// The graph records the drug as causing the disease (or a condition that names it): each
+    /// flag with its evidence. Empty when nothing is recorded.
+    #[serde(default)]
+    pub safety: Vec<SafetyFlag>,
+}
+
+/// What a candidate shares with the known treatments (`Candidate::mechanism`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MechanismView {
+    pub kind: crate::screen::Mechanism,
+    /// Pharmacologic classes shared with a known treatment (at most a few).
+    #[serde(default)]
+    pub classes: Vec<NodeView>,
+    /// Specific targets (genes bound by few drugs) shared with a known treatment (at most a few).
+    #[serde(default)]
+    pub targets: Vec<NodeView>,
+    /// The known treatments it shares them with (at most a few).
+    #[serde(default)]
+    pub like: Vec<NodeView>,
+}
+
+/// One safety flag: the graph says the drug causes the disease or a condition matched to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SafetyFlag {
+    /// The side effect the drug is recorded as causing.
+    pub side_effect: NodeView,
+    /// How the side effect was matched to the disease, in words (the identifier or the name).
+    pub matched: String,
+    /// `identifier` (a UMLS CUI among the Disease Ontology cross-references) or `name`.
+    pub by: String,
+    /// The edge's source database and its license.
+    pub source: String,
+    pub license: String,
+}
+
+/// A known answer of a Discover page, with the relation that makes it known.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct KnownAnswer {
+    pub node: NodeView,
+    /// `treats` (disease-modifying) or `palliates` (symptomatic).
+    pub relation: String,
+}
+
+/// How the first screen was ordered, and why (`DiscoverResponse::screen`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScreenInfo {
+    /// The rule the API's order follows (the page starts from it).
+    pub rule: crate::screen::ScreenRule,
+    /// Why these are the defaults, and which weights the RNS columns use.
+    pub reason: String,
+    /// Candidates with a safety flag.
+    pub flagged: usize,
+}
+
+/// How strong the plausibility evidence is for the page's entity (`DiscoverResponse::evidence`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EvidenceStrength {
+    /// The highest calibrated probability among the candidates.
+    pub best: f64,
+    /// True when even the best is weak (below `threshold`).
+    pub weak: bool,
+    pub threshold: f64,
+    /// One sentence for the page.
+    pub note: String,
 }
 
 /// `GET /api/discover/{key}`: known answers and serendipitous candidates for a disease or a
@@ -284,6 +357,18 @@ pub struct DiscoverResponse {
     pub default_weights: crate::rns::WeightsInForce,
     /// How candidates were proposed, for the page to say.
     pub method: String,
+    /// Every known answer with its relation (treats before palliates); never a candidate.
+    #[serde(default)]
+    pub known: Vec<KnownAnswer>,
+    /// The known answers in words ("no disease-modifying treatment recorded; 28 symptomatic").
+    #[serde(default)]
+    pub known_note: String,
+    /// The rule behind the candidates' order (they arrive in it).
+    #[serde(default)]
+    pub screen: Option<ScreenInfo>,
+    /// The strength of the plausibility evidence (with predictions).
+    #[serde(default)]
+    pub evidence: Option<EvidenceStrength>,
     pub elapsed_ms: f64,
 }
 

@@ -12,3 +12,4 @@ pub mod phrases;
 pub mod results;
 pub mod rng;
 pub mod rns;
+pub mod screen;

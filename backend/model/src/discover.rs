@@ -2,7 +2,9 @@
 //! them ranked by walk proximity, each scored by RNS against the known answers.
 //!
 //! - **Known answers (Ae)**: for a disease, the drugs related to it by a treatment relation
-//!   (verb `treats`, or a name containing `INDICATED`); for a drug, the diseases it treats.
+//!   (verb `treats`, or a name containing `INDICATED`) or a palliation relation (verb
+//!   `palliates`: symptomatic standard of care is known too, and never a candidate); for a
+//!   drug, the diseases it treats or palliates. Each keeps its relation ([`Discovery::known`]).
 //!   With none known, Ae = {the entity itself}, so RNS still measures distance from it.
 //! - **Candidates**: entities of the answer type, not in Ae, with the highest P3ᵀx where x is
 //!   uniform over {entity} ∪ Ae — the probability of landing on them in a 1–3 step walk from
@@ -39,6 +41,9 @@ pub struct Discovery {
     pub existing: Vec<NodeId>,
     /// True when `existing` holds known answers besides the query.
     pub existing_known: bool,
+    /// Every known answer with the verb of the relation that makes it known (`treats` before
+    /// `palliates`; a node both treated and palliated is listed once, as treated).
+    pub known: Vec<(NodeId, String)>,
     /// (candidate, walk proximity), best first.
     pub candidates: Vec<(NodeId, f64)>,
     /// Slice over `existing` followed by the candidates, in that order.
@@ -52,6 +57,11 @@ pub struct Discovery {
 fn is_treatment(g: &Graph, r: u16) -> bool {
     let rel = g.relation(r);
     rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
+}
+
+/// Is relation `r` a known-answer relation: a treatment, or a palliation?
+fn is_known_relation(g: &Graph, r: u16) -> bool {
+    is_treatment(g, r) || g.relation(r).verb.to_lowercase().contains("palliat")
 }
 
 /// The other ends of `q`'s treatment edges: for a drug the diseases it treats (its current
@@ -80,28 +90,28 @@ pub fn known_for(g: &Graph, q: NodeId, shown: usize) -> (Vec<NodeId>, usize) {
 /// Treatment links listed per candidate in the clinician's views (the total is sent too).
 pub const KNOWN_FOR_SHOWN: usize = 3;
 
-/// Known answers of `q` over treatment relations, and the answer type.
-fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
+/// Known answers of `q` over treatment and palliation relations (with the relation's verb,
+/// treatments first), and the answer type.
+fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<(NodeId, String)>)> {
     let mut answer_type = None;
-    let mut known = Vec::new();
+    let mut known: Vec<(bool, NodeId, String)> = Vec::new();
     for e in g.edges(q, Direction::Both) {
-        if !is_treatment(g, e.rel) {
+        if !is_known_relation(g, e.rel) {
             continue;
         }
         let other = if e.source == q { e.target } else { e.source };
         answer_type.get_or_insert(g.node_type(other));
         if Some(g.node_type(other)) == answer_type {
-            known.push(other);
+            let treats = is_treatment(g, e.rel);
+            known.push((!treats, other, g.relation(e.rel).verb.clone()));
         }
     }
     if answer_type.is_none() {
-        // No treatment edge at this node: take the type at the other end of a treatment
+        // No such edge at this node: take the type at the other end of a treatment
         // relation whose schema includes the query's type.
         let t = g.node_type(q);
-        for rel in g.relations() {
-            let is_t = rel.verb.to_lowercase().contains("treat")
-                || rel.name.to_uppercase().contains("INDICATED");
-            if !is_t {
+        for (r, rel) in g.relations().iter().enumerate() {
+            if !is_treatment(g, r as u16) {
                 continue;
             }
             if rel.source_type == Some(t) {
@@ -114,9 +124,25 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<NodeId>)> {
             }
         }
     }
-    known.sort_unstable();
-    known.dedup();
+    // Treatments first; a node both treated and palliated once, as treated.
+    known.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut seen = std::collections::HashSet::new();
+    let known = known
+        .into_iter()
+        .filter(|k| seen.insert(k.1))
+        .map(|(_, n, v)| (n, v))
+        .collect();
     answer_type.map(|t| (t, known))
+}
+
+/// The known answers of `q` (treated or palliated), sorted: for a disease its drugs, for a
+/// drug its diseases.
+pub fn known_of(g: &Graph, q: NodeId) -> Vec<NodeId> {
+    let mut v: Vec<NodeId> = known_answers(g, q)
+        .map(|(_, k)| k.into_iter().map(|x| x.0).collect())
+        .unwrap_or_default();
+    v.sort_unstable();
+    v
 }
 
 pub fn discover(
@@ -150,15 +176,18 @@ pub fn discover_with(
     }
     weights.validate()?;
     let limit = limit.clamp(1, MAX_CANDIDATES);
-    let Some((answer_type, known)) = known_answers(g, q) else {
+    let Some((answer_type, known_rel)) = known_answers(g, q) else {
         return Err(ModelError::Invalid(format!(
             "{} is a {}: discovery works from diseases and drugs (entities at either end of a treatment relation)",
             g.name(q),
             g.type_display(g.node_type(q))
         )));
     };
+    let mut known: Vec<NodeId> = known_rel.iter().map(|k| k.0).collect();
     let existing_known = !known.is_empty();
+    // Ae keeps the treatments first when there are more known answers than it holds.
     let mut existing: Vec<NodeId> = known.iter().copied().take(MAX_EXISTING).collect();
+    known.sort_unstable();
     existing.push(q);
 
     let ranked = if let Some(propose) = propose {
@@ -216,6 +245,7 @@ pub fn discover_with(
         answer_type,
         existing,
         existing_known,
+        known: known_rel,
         candidates: ranked,
         slice,
         weights: *weights,

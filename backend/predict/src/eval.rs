@@ -484,3 +484,92 @@ impl EvalReport {
         s
     }
 }
+
+/// The treats head's logits of **every** pair under each fold's model, for evaluating what is
+/// built on the scores (Discover's first screen ranks all of a disease's compounds by one
+/// fold's model). Folds, masks and fits are exactly those of [`cross_validate`].
+pub struct FoldScores {
+    pub kind: FoldKind,
+    pub k: usize,
+    /// The fold of every pair (pair `p` = compound `p / diseases` × disease `p % diseases`).
+    pub fold: Vec<usize>,
+    /// Per label (treats, then palliates when it has at least `k` positives): positive pairs.
+    pub positives: Vec<Vec<bool>>,
+    /// Per fold: the treats head's logit of every pair.
+    pub logits: Vec<Vec<f64>>,
+    /// Calibration fitted on the out-of-fold logits (each pair under the fold that hid it).
+    pub calibration: Option<Calibration>,
+    pub compounds: Vec<u32>,
+    pub diseases: Vec<u32>,
+}
+
+impl FoldScores {
+    /// Is pair `p` hidden in fold `f` (its treatment edges masked, its label unknown there)?
+    pub fn held_out(&self, p: usize, f: usize) -> bool {
+        self.fold[p] == f
+            && match self.kind {
+                FoldKind::Edges => self.positives.iter().any(|l| l[p]),
+                FoldKind::Diseases => true,
+            }
+    }
+}
+
+/// Computes [`FoldScores`]; `progress` gets (fold, seconds) after each fold.
+pub fn fold_scores(
+    g: &Graph,
+    params: &PredictParams,
+    k: usize,
+    kind: FoldKind,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<FoldScores, PredictError> {
+    if !(2..=20).contains(&k) {
+        return Err(PredictError::Task(format!(
+            "folds must be between 2 and 20, not {k}"
+        )));
+    }
+    let space = Space::new(g, &params.features)?;
+    let task = &space.task;
+    let nd = task.diseases.len();
+    let treat_edges = task.edges_of(g, &space.li, &task.treatment);
+    let all_positives = task.positives(g, &space.li);
+    let positives: Vec<Vec<bool>> = all_positives
+        .iter()
+        .enumerate()
+        .filter(|(h, l)| *h == 0 || l.iter().filter(|&&b| b).count() >= k)
+        .map(|(_, l)| l.clone())
+        .collect();
+    if positives[0].iter().filter(|&&b| b).count() < k {
+        return Err(PredictError::Task(format!(
+            "too few treatment pairs for {k} folds"
+        )));
+    }
+    let fold = assign_folds(&positives, nd, k, kind, params.seed);
+    let npairs = fold.len();
+    let mut logits = Vec::with_capacity(k);
+    let mut oof = vec![0f64; npairs];
+    for f in 0..k {
+        let t = Instant::now();
+        let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
+        let feats = space.features(&mask, &params.features);
+        let fitted = fit_on(&feats, &positives[0], &|p| fold[p] != f, params);
+        let z = fitted.logits_all(&feats);
+        for p in 0..npairs {
+            if fold[p] == f {
+                oof[p] = z[p];
+            }
+        }
+        logits.push(z);
+        progress(f, t.elapsed().as_secs_f64());
+    }
+    let calibration = Calibration::fit(&oof, &positives[0]);
+    Ok(FoldScores {
+        kind,
+        k,
+        fold,
+        positives,
+        logits,
+        calibration,
+        compounds: task.compounds.clone(),
+        diseases: task.diseases.clone(),
+    })
+}

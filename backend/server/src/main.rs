@@ -10,6 +10,7 @@ mod commands;
 mod graph_source;
 mod model_source;
 mod rss;
+mod screen;
 mod scripted_llm;
 mod static_assets;
 mod weights;
@@ -48,6 +49,8 @@ enum Command {
     Precompute(commands::precompute::PrecomputeArgs),
     /// Plausibility of every compound–disease pair: store, TSV, `eval` (CV), `bench`.
     Predict(commands::predict::PredictArgs),
+    /// Discover's first screen off-line: `cv` (the order against held-out treatments), `bench`.
+    Discover(commands::discover::DiscoverArgs),
     /// Score a partition: R, N, S and RNS of (existing, serendipity).
     Score(commands::score::ScoreArgs),
     /// RNS-guided partition of candidate answers (greedy swap).
@@ -92,6 +95,7 @@ fn main() {
         Command::Perf(a) => commands::perf::run(a, progress),
         Command::Precompute(a) => commands::precompute::run(a, progress),
         Command::Predict(a) => commands::predict::run(a, progress),
+        Command::Discover(a) => commands::discover::run(a, progress),
         Command::Score(a) => commands::score::run_score(a, progress),
         Command::Partition(a) => commands::score::run_partition(a, progress),
         Command::Admin(a) => commands::annotate::run_admin(a),

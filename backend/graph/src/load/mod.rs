@@ -6,6 +6,7 @@
 
 #[cfg(feature = "neo4j")]
 pub mod bolt;
+pub mod disease_ontology;
 pub mod hetionet;
 pub mod neo4j_csv;
 pub mod table;

@@ -4,9 +4,13 @@ use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::view::node_view;
-use serenqa_model::discover::{known_for, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
-use serenqa_shared::api::{ApiError, Candidate, DiscoverResponse};
-use serenqa_shared::rns::Weights;
+use serenqa_graph::{Graph, NodeId};
+use serenqa_model::discover::{known_for, known_of, KNOWN_FOR_SHOWN, MAX_CANDIDATES};
+use serenqa_shared::api::{
+    ApiError, Candidate, DiscoverResponse, EvidenceStrength, KnownAnswer, ScreenInfo,
+};
+use serenqa_shared::rns::{Weights, WeightsSource};
+use serenqa_shared::screen::ScreenRule;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -28,7 +32,7 @@ pub struct DiscoverQuery {
     weights: Option<String>,
 }
 
-const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression on metapath path counts learned from the graph's treatment edges, validated by cross-validation with held-out edges removed), each scored by RNS against the known answers; blend plausibility and serendipity with the slider.";
+const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression on metapath path counts learned from the graph's treatment edges, validated by cross-validation with held-out edges removed), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
 
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 
@@ -57,82 +61,200 @@ pub async fn get_discover(
         ),
         None => None,
     };
-    let blocks = s.blocks.clone();
     let started = std::time::Instant::now();
-    let result = tokio::task::spawn_blocking(move || {
-        let defaults = crate::weights::of_state(&s);
-        let used = crate::weights::for_request(given, &defaults);
-        let preds = s.predictions.clone();
-        let located = preds
-            .as_ref()
-            .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
-        let includes = g.relation_id("INCLUDES_PCiC");
-        super::predictions::discover_proposed(
-            &g,
-            &model,
-            &blocks,
-            preds.as_deref(),
-            node,
-            limit,
-            &used.weights,
-        )
-        .map(|d| {
-            let candidates = d
-                .candidates
-                .iter()
-                .zip(&d.terms)
-                .map(|(&(c, p), t)| {
-                    let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
-                    let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
-                        let other = pr.locate(c)?;
-                        let (ci, di) = if *is_c {
-                            (*local, other.1)
-                        } else {
-                            (other.1, *local)
-                        };
-                        Some(super::predictions::prediction(&g, pr, ci, di, false))
-                    });
-                    let classes = match includes {
-                        Some(r) => g
-                            .in_range_rel(c, r)
-                            .map(|i| node_view(&g, g.in_csr().1[i]))
-                            .collect(),
-                        None => Vec::new(),
-                    };
-                    Candidate {
-                        node: node_view(&g, c),
-                        proximity: p,
-                        terms: *t,
-                        known_for: links.iter().map(|&x| node_view(&g, x)).collect(),
-                        known_for_total: total,
-                        plausibility,
-                        classes,
-                    }
-                })
-                .collect();
-            DiscoverResponse {
-                query: node_view(&g, d.query),
-                answer_kind: g.type_display(d.answer_type).to_string(),
-                existing: d.existing.iter().map(|&x| node_view(&g, x)).collect(),
-                existing_known: d.existing_known,
-                candidates,
-                slice: d.slice,
-                weights: d.weights,
-                weights_source: used.source,
-                default_weights: defaults,
-                method: if located.is_some() {
-                    METHOD_PLAUSIBLE
-                } else {
-                    METHOD
-                }
-                .to_string(),
-                elapsed_ms: 0.0,
-            }
-        })
-    })
-    .await
-    .map_err(|e| HttpError::internal(format!("discovery task failed: {e}")))?;
+    let result = tokio::task::spawn_blocking(move || reply(&s, &model, node, limit, given))
+        .await
+        .map_err(|e| HttpError::internal(format!("discovery task failed: {e}")))?;
     let mut reply = result.map_err(|e| HttpError::bad_request("cannot_discover", e.to_string()))?;
     reply.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(Json(reply))
+}
+
+/// The reply of `GET /api/discover/{key}` for `node` (the handler runs it off the async
+/// threads; `serenqa discover bench` times it).
+pub fn reply(
+    s: &AppState,
+    model: &serenqa_model::Model,
+    node: NodeId,
+    limit: usize,
+    given: Option<Weights>,
+) -> Result<DiscoverResponse, serenqa_model::ModelError> {
+    let g = s.graph.clone();
+    let includes = g.relation_id("INCLUDES_PCiC");
+    let blocks = s.blocks.clone();
+    let clinical = s.clinical();
+    let defaults = crate::weights::of_state(s);
+    let used = crate::weights::for_request(given, &defaults);
+    let preds = s.predictions.clone();
+    let located = preds
+        .as_ref()
+        .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
+    let rule = ScreenRule::default();
+    let screen = located.is_some().then_some((clinical.as_ref(), &rule));
+    super::predictions::discover_proposed(
+        &g,
+        model,
+        &blocks,
+        preds.as_deref(),
+        node,
+        limit,
+        &used.weights,
+        screen,
+    )
+    .map(|d| {
+        let query_is_drug = located.as_ref().is_some_and(|(_, (is_c, _))| *is_c);
+        let known_nodes: Vec<NodeId> = {
+            let mut v: Vec<NodeId> = d.known.iter().map(|k| k.0).collect();
+            v.sort_unstable();
+            v
+        };
+        let mut flagged = 0;
+        let candidates: Vec<Candidate> = d
+            .candidates
+            .iter()
+            .zip(&d.terms)
+            .map(|(&(c, p), t)| {
+                let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
+                let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
+                    let other = pr.locate(c)?;
+                    let (ci, di) = if *is_c {
+                        (*local, other.1)
+                    } else {
+                        (other.1, *local)
+                    };
+                    Some(super::predictions::prediction(&g, pr, ci, di, false))
+                });
+                let classes = match includes {
+                    Some(r) => g
+                        .in_range_rel(c, r)
+                        .map(|i| node_view(&g, g.in_csr().1[i]))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let (drug, disease) = if query_is_drug { (node, c) } else { (c, node) };
+                let (m, flags) = if query_is_drug {
+                    clinical.pair(&g, drug, disease, &known_of(&g, c))
+                } else {
+                    clinical.pair(&g, drug, disease, &known_nodes)
+                };
+                flagged += usize::from(!flags.is_empty());
+                Candidate {
+                    node: node_view(&g, c),
+                    proximity: p,
+                    terms: *t,
+                    known_for: links.iter().map(|&x| node_view(&g, x)).collect(),
+                    known_for_total: total,
+                    plausibility,
+                    classes,
+                    mechanism: crate::screen::mechanism_view(&g, &m),
+                    safety: crate::screen::flag_views(&g, disease, &flags),
+                }
+            })
+            .collect();
+        let evidence = located.as_ref().map(|_| {
+            let best = candidates
+                .iter()
+                .filter_map(|c| c.plausibility.as_ref().map(|p| p.score))
+                .fold(0.0f64, f64::max);
+            evidence_strength(best, &g, node)
+        });
+        let known: Vec<KnownAnswer> = d
+            .known
+            .iter()
+            .map(|(n, verb)| KnownAnswer {
+                node: node_view(&g, *n),
+                relation: verb.clone(),
+            })
+            .collect();
+        let known_note = known_note(
+            &known,
+            query_is_drug || g.type_display(g.node_type(node)) != "Disease",
+        );
+        DiscoverResponse {
+            query: node_view(&g, d.query),
+            answer_kind: g.type_display(d.answer_type).to_string(),
+            existing: d.existing.iter().map(|&x| node_view(&g, x)).collect(),
+            existing_known: d.existing_known,
+            candidates,
+            slice: d.slice,
+            weights: d.weights,
+            weights_source: used.source.clone(),
+            default_weights: defaults,
+            method: if located.is_some() {
+                METHOD_PLAUSIBLE
+            } else {
+                METHOD
+            }
+            .to_string(),
+            known,
+            known_note,
+            screen: located.as_ref().map(|_| ScreenInfo {
+                rule,
+                reason: format!(
+                    "{} Safety: {}.",
+                    crate::screen::reason(&rule, &weights_label(&used.source)),
+                    clinical.ontology_note
+                ),
+                flagged,
+            }),
+            evidence,
+            elapsed_ms: 0.0,
+        }
+    })
+}
+
+/// Below this calibrated probability even the best candidate is weak evidence: fewer than one
+/// in twenty such predictions would be expected to be a treatment.
+pub const WEAK_EVIDENCE: f64 = 0.05;
+
+fn evidence_strength(best: f64, g: &Graph, node: NodeId) -> EvidenceStrength {
+    let weak = best < WEAK_EVIDENCE;
+    let note = if weak {
+        format!(
+            "The evidence is thin for every candidate of {}: the most plausible has a calibrated probability of {:.1}% of being a treatment. Percentiles only rank candidates against each other; read them as leads to check, not as likely treatments.",
+            g.name(node),
+            best * 100.0
+        )
+    } else {
+        format!(
+            "The most plausible candidate has a calibrated probability of {:.0}% of being a treatment.",
+            best * 100.0
+        )
+    };
+    EvidenceStrength {
+        best,
+        weak,
+        threshold: WEAK_EVIDENCE,
+        note,
+    }
+}
+
+/// The known answers in words: how many treat, how many only palliate.
+fn known_note(known: &[KnownAnswer], drug_page: bool) -> String {
+    let treats = known.iter().filter(|k| k.relation != "palliates").count();
+    let palliates = known.len() - treats;
+    let (t_word, p_word) = if drug_page {
+        ("disease it treats", "it palliates")
+    } else {
+        ("disease-modifying treatment", "symptomatic (palliative)")
+    };
+    match (treats, palliates) {
+        (0, 0) if drug_page => "No indication recorded in the graph.".to_string(),
+        (0, 0) => "No treatment or palliative drug recorded in the graph.".to_string(),
+        (0, p) if drug_page => format!("No {t_word} recorded; {p} {p_word}."),
+        (0, p) => format!("No {t_word} recorded; {p} {p_word}."),
+        (t, 0) => format!(
+            "{t} {t_word}{}; none only {p_word}.",
+            if t == 1 { "" } else { "s" }
+        ),
+        (t, p) => format!(
+            "{t} {t_word}{}; {p} {p_word}.",
+            if t == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// Which weights the RNS columns use, and why (for the reply's reason).
+fn weights_label(source: &WeightsSource) -> String {
+    format!("the weights in force ({})", source.label)
 }

@@ -66,6 +66,8 @@ pub struct AppState {
     pub predictions: Option<Arc<serenqa_predict::Predictions>>,
     /// Metapath steps for explaining predictions (built with them).
     pub explainer: Option<Arc<serenqa_predict::explain::Explainer>>,
+    /// Mechanism labels and safety flags of Discover's candidates (built on first use).
+    pub clinical: Arc<OnceLock<Arc<crate::screen::Clinical>>>,
 }
 
 impl AppState {
@@ -83,6 +85,7 @@ impl AppState {
             admission: Arc::new(admission::Admission::default()),
             predictions: None,
             explainer: None,
+            clinical: Arc::new(OnceLock::new()),
         }
     }
     /// Admission limits other than the defaults.
@@ -122,6 +125,12 @@ impl AppState {
             .map(Arc::new);
         self.predictions = p.map(Arc::new);
         self
+    }
+    /// The clinician's labels of this graph (built the first time they are needed).
+    pub fn clinical(&self) -> Arc<crate::screen::Clinical> {
+        self.clinical
+            .get_or_init(|| Arc::new(crate::screen::Clinical::load(&self.graph)))
+            .clone()
     }
     pub fn with_model(mut self, model: Option<Model>) -> Self {
         self.model = model.map(Arc::new);

@@ -292,7 +292,11 @@ pub fn explain(
 
 /// Discover's candidates for `node`, as `GET /api/discover` and `serenqa rns spread` both take
 /// them: proposed by the plausibility model when `preds` covers the node, else by walk
-/// proximity; then scored by RNS against its known answers.
+/// proximity; then scored by RNS against its known answers. With `screen`, the model's best
+/// [`MAX_CANDIDATES`](serenqa_model::discover::MAX_CANDIDATES) are put in the first-screen
+/// order (`crate::screen`) before the first `limit` are kept, so a short reply is the top of
+/// the page's list; without it they stay in plausibility order.
+#[allow(clippy::too_many_arguments)]
 pub fn discover_proposed(
     g: &Graph,
     model: &serenqa_model::Model,
@@ -301,10 +305,38 @@ pub fn discover_proposed(
     node: NodeId,
     limit: usize,
     weights: &serenqa_shared::rns::Weights,
+    screen: Option<(
+        &crate::screen::Clinical,
+        &serenqa_shared::screen::ScreenRule,
+    )>,
 ) -> Result<serenqa_model::discover::Discovery, serenqa_model::ModelError> {
     let located = preds.and_then(|p| p.locate(node).map(|loc| (p, loc)));
-    let propose = |_q: NodeId, _t: serenqa_graph::TypeId, known: &[NodeId]| -> Vec<(NodeId, f64)> {
-        located.map_or_else(Vec::new, |(p, loc)| p.propose(loc, known, limit))
+    let propose = |q: NodeId, _t: serenqa_graph::TypeId, known: &[NodeId]| -> Vec<(NodeId, f64)> {
+        let Some((p, loc)) = located else {
+            return Vec::new();
+        };
+        let Some((clinical, rule)) = screen else {
+            return p.propose(loc, known, limit);
+        };
+        let proposed = p.propose(loc, known, serenqa_model::discover::MAX_CANDIDATES);
+        let items: Vec<(NodeId, f64, bool, bool)> = proposed
+            .iter()
+            .map(|&(c, score)| {
+                let (m, flags) = if loc.0 {
+                    // A drug's page: c is a disease; compare with the drugs known for it.
+                    let known_d = serenqa_model::discover::known_of(g, c);
+                    clinical.pair(g, q, c, &known_d)
+                } else {
+                    clinical.pair(g, c, q, known)
+                };
+                (c, score, !flags.is_empty(), m.kind.is_obvious())
+            })
+            .collect();
+        crate::screen::order(&items, rule)
+            .into_iter()
+            .take(limit)
+            .map(|i| proposed[i])
+            .collect()
     };
     let proposal: Option<serenqa_model::discover::Proposal> = located.is_some().then_some(&propose);
     serenqa_model::discover::discover_with(g, model, blocks, node, limit, weights, proposal)

@@ -4,6 +4,7 @@ pub mod annotate;
 pub mod bench;
 pub mod cypher;
 pub mod data;
+pub mod discover;
 pub mod edges;
 pub mod eval;
 pub mod import;

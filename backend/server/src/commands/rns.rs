@@ -622,6 +622,7 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
                 d,
                 limit,
                 &w,
+                None,
             ) {
                 if found.terms.is_empty() {
                     continue;

@@ -253,6 +253,13 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
         .with_annotation(Some(annotation))
         .with_edges(edges)
         .with_admission(admission);
+    // Discover's labels are built before the first request (a few hundred ms), not during it.
+    let clinical = state.clinical();
+    eprintln!(
+        "discover: safety flags for {} diseases ({})",
+        clinical.safety.diseases_covered(),
+        clinical.ontology_note
+    );
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr)

@@ -1,0 +1,391 @@
+//! `serenqa discover`: the clinician's Discover page measured off-line.
+//!
+//! - `cv`: chooses and checks the first screen's order (`serenqa_shared::screen`) by
+//!   cross-validation. The plausibility model is refitted per fold with that fold's treatment
+//!   edges removed before features (exactly `serenqa predict eval`'s folds: edges held out, and
+//!   whole diseases held out); each page is then rebuilt as the fold would show it — the drugs
+//!   still known (treats or palliates, not held out) are the known answers and never
+//!   candidates, the 200 most plausible others are the candidates, labelled obvious / new
+//!   mechanism against the known ones and flagged when the graph says they cause the disease —
+//!   and ordered by plausibility and by the screen rule at several bands. Reported per fold:
+//!   held-out treatments in each page's top 10 (disease pages; drug pages too), obvious drugs
+//!   in the top 10, flagged drugs in the top 20.
+//! - `bench`: the API's reply (`api::discover::reply`) for every disease, cold (an empty block
+//!   cache per request) and warm; median, p95, p99, max.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serenqa_graph::{Graph, NodeId};
+use serenqa_predict::eval::{fold_scores, FoldKind, FoldScores};
+use serenqa_predict::PredictParams;
+use serenqa_shared::screen::{ScreenRule, DEFAULT_BAND};
+
+use crate::graph_source::GraphArgs;
+use crate::screen::Clinical;
+
+#[derive(Args)]
+pub struct DiscoverArgs {
+    #[command(subcommand)]
+    command: DiscoverCommand,
+}
+
+#[derive(Subcommand)]
+enum DiscoverCommand {
+    /// Cross-validate the first screen's order: held-out treatments in the top 10, obvious
+    /// drugs in the top 10, flagged drugs in the top 20, per fold and order.
+    Cv {
+        #[command(flatten)]
+        graph: GraphArgs,
+        #[arg(long, default_value_t = 5)]
+        folds: usize,
+        /// `edges`, `diseases` or `both`.
+        #[arg(long, default_value = "both")]
+        kind: String,
+        /// Seed of the folds and of the negative sample.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Bands of the screen rule to compare (comma-separated, each in 0–1).
+        #[arg(long, default_value = "0.9,0.8,0.7,0.6,0.5")]
+        bands: String,
+    },
+    /// Time the Discover reply for every disease, cold and warm.
+    Bench {
+        #[command(flatten)]
+        graph: GraphArgs,
+        /// Candidates per reply (the page asks for 200).
+        #[arg(long, default_value_t = 200)]
+        limit: usize,
+    },
+}
+
+pub fn run(args: DiscoverArgs, progress: bool) -> Result<()> {
+    match args.command {
+        DiscoverCommand::Cv {
+            graph,
+            folds,
+            kind,
+            seed,
+            bands,
+        } => run_cv(&graph, folds, &kind, seed, &bands, progress),
+        DiscoverCommand::Bench { graph, limit } => run_bench(&graph, limit, progress),
+    }
+}
+
+/// Candidates per page, as the API proposes them.
+const CANDIDATES: usize = serenqa_model::discover::MAX_CANDIDATES;
+
+/// One order being compared.
+struct Variant {
+    name: String,
+    rule: ScreenRule,
+}
+
+fn variants(bands: &[f64]) -> Vec<Variant> {
+    let mut v = vec![
+        Variant {
+            name: "plausibility".into(),
+            rule: ScreenRule {
+                band: 1.0,
+                demote_flagged: false,
+                favour_new: false,
+            },
+        },
+        Variant {
+            name: "plausibility, flagged last".into(),
+            rule: ScreenRule {
+                band: 1.0,
+                demote_flagged: true,
+                favour_new: false,
+            },
+        },
+    ];
+    for &b in bands {
+        v.push(Variant {
+            name: format!(
+                "screen band {b:.2}{}",
+                if (b - DEFAULT_BAND).abs() < 1e-9 {
+                    " (default)"
+                } else {
+                    ""
+                }
+            ),
+            rule: ScreenRule {
+                band: b,
+                demote_flagged: true,
+                favour_new: true,
+            },
+        });
+    }
+    v
+}
+
+/// Sums over the pages of one fold for one order.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    pages: usize,
+    held: usize,
+    hits10: usize,
+    obvious10: usize,
+    slots10: usize,
+    flagged20: usize,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.pages += o.pages;
+        self.held += o.held;
+        self.hits10 += o.hits10;
+        self.obvious10 += o.obvious10;
+        self.slots10 += o.slots10;
+        self.flagged20 += o.flagged20;
+    }
+}
+
+/// One page as the fold shows it: candidates (node, probability, flagged, obvious) in
+/// plausibility order, and which of them are held-out treatments.
+struct Page {
+    cands: Vec<(NodeId, f64, bool, bool)>,
+    held: Vec<bool>,
+}
+
+fn tally(page: &Page, rule: &ScreenRule) -> Tally {
+    let order = crate::screen::order(&page.cands, rule);
+    let top = |k: usize| order.iter().take(k);
+    Tally {
+        pages: 1,
+        held: page.held.iter().filter(|&&h| h).count(),
+        hits10: top(10).filter(|&&i| page.held[i]).count(),
+        obvious10: top(10).filter(|&&i| page.cands[i].3).count(),
+        slots10: top(10).count(),
+        flagged20: top(20).filter(|&&i| page.cands[i].2).count(),
+    }
+}
+
+/// The pages of fold `f`: every disease (and every drug) with a held-out treatment.
+fn pages(g: &Graph, fs: &FoldScores, f: usize, clinical: &Clinical) -> (Vec<Page>, Vec<Page>) {
+    let (nc, nd) = (fs.compounds.len(), fs.diseases.len());
+    let prob = |z: f64| match fs.calibration {
+        Some(c) => c.apply(z),
+        None => 1.0 / (1.0 + (-z).exp()),
+    };
+    let known = |p: usize| fs.positives.iter().any(|l| l[p]) && !fs.held_out(p, f);
+    let hit = |p: usize| fs.positives[0][p] && fs.held_out(p, f);
+    // The drugs each disease is known for in this fold (sorted node ids).
+    let known_of_d: Vec<Vec<NodeId>> = (0..nd)
+        .map(|d| {
+            let mut v: Vec<NodeId> = (0..nc)
+                .filter(|&c| known(c * nd + d))
+                .map(|c| fs.compounds[c])
+                .collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let z = &fs.logits[f];
+    let mut disease_pages = Vec::new();
+    for d in 0..nd {
+        if !(0..nc).any(|c| hit(c * nd + d)) {
+            continue;
+        }
+        let mut cs: Vec<usize> = (0..nc).filter(|&c| !known(c * nd + d)).collect();
+        cs.sort_by(|&a, &b| {
+            z[b * nd + d]
+                .total_cmp(&z[a * nd + d])
+                .then(fs.compounds[a].cmp(&fs.compounds[b]))
+        });
+        cs.truncate(CANDIDATES);
+        let dn = fs.diseases[d];
+        let cands = cs
+            .iter()
+            .map(|&c| {
+                let cn = fs.compounds[c];
+                let (m, flags) = clinical.pair(g, cn, dn, &known_of_d[d]);
+                (
+                    cn,
+                    prob(z[c * nd + d]),
+                    !flags.is_empty(),
+                    m.kind.is_obvious(),
+                )
+            })
+            .collect();
+        let held = cs.iter().map(|&c| hit(c * nd + d)).collect();
+        disease_pages.push(Page { cands, held });
+    }
+    let mut drug_pages = Vec::new();
+    for c in 0..nc {
+        if !(0..nd).any(|d| hit(c * nd + d)) {
+            continue;
+        }
+        let mut ds: Vec<usize> = (0..nd).filter(|&d| !known(c * nd + d)).collect();
+        ds.sort_by(|&a, &b| {
+            z[c * nd + b]
+                .total_cmp(&z[c * nd + a])
+                .then(fs.diseases[a].cmp(&fs.diseases[b]))
+        });
+        ds.truncate(CANDIDATES);
+        let cn = fs.compounds[c];
+        let cands = ds
+            .iter()
+            .map(|&d| {
+                let dn = fs.diseases[d];
+                let (m, flags) = clinical.pair(g, cn, dn, &known_of_d[d]);
+                (
+                    dn,
+                    prob(z[c * nd + d]),
+                    !flags.is_empty(),
+                    m.kind.is_obvious(),
+                )
+            })
+            .collect();
+        let held = ds.iter().map(|&d| hit(c * nd + d)).collect();
+        drug_pages.push(Page { cands, held });
+    }
+    (disease_pages, drug_pages)
+}
+
+fn run_cv(
+    graph: &GraphArgs,
+    folds: usize,
+    kind: &str,
+    seed: u64,
+    bands: &str,
+    progress: bool,
+) -> Result<()> {
+    let kinds = match kind {
+        "edges" => vec![FoldKind::Edges],
+        "diseases" => vec![FoldKind::Diseases],
+        "both" => vec![FoldKind::Edges, FoldKind::Diseases],
+        _ => anyhow::bail!("--kind must be edges, diseases or both"),
+    };
+    let bands: Vec<f64> = bands
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .with_context(|| format!("--bands: {b:?} is not a number in 0–1"))
+        })
+        .collect::<Result<_>>()?;
+    let g = graph.load(progress)?;
+    let clinical = Clinical::load(&g);
+    eprintln!(
+        "safety flags for {} diseases ({})",
+        clinical.safety.diseases_covered(),
+        clinical.ontology_note
+    );
+    let params = PredictParams {
+        seed,
+        ..PredictParams::default()
+    };
+    let vs = variants(&bands);
+    println!("| folds | fold | page | pages | held-out | order | held-out in top 10 | obvious in top 10 | flagged in top 20 |");
+    println!("|---|---:|---|---:|---:|---|---:|---:|---:|");
+    for kind in kinds {
+        let t = Instant::now();
+        let fs = fold_scores(&g, &params, folds, kind, &mut |f, s| {
+            eprintln!("{kind:?} fold {f}: features + fit in {s:.1} s");
+        })?;
+        let mut totals = vec![[Tally::default(); 2]; vs.len()];
+        for f in 0..folds {
+            let (dp, cp) = pages(&g, &fs, f, &clinical);
+            for (which, ps) in [&dp, &cp].into_iter().enumerate() {
+                for (vi, v) in vs.iter().enumerate() {
+                    let mut sum = Tally::default();
+                    for p in ps {
+                        sum.add(&tally(p, &v.rule));
+                    }
+                    totals[vi][which].add(&sum);
+                    row(kind, &f.to_string(), which, &v.name, &sum);
+                }
+            }
+        }
+        for which in 0..2 {
+            for (vi, v) in vs.iter().enumerate() {
+                row(kind, "all", which, &v.name, &totals[vi][which]);
+            }
+        }
+        eprintln!("{kind:?}: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+fn row(kind: FoldKind, fold: &str, which: usize, name: &str, t: &Tally) {
+    let pct = |a: usize, b: usize| {
+        if b == 0 {
+            "—".to_string()
+        } else {
+            format!("{a} ({:.1}%)", 100.0 * a as f64 / b as f64)
+        }
+    };
+    println!(
+        "| {} | {fold} | {} | {} | {} | {name} | {} | {} | {} |",
+        match kind {
+            FoldKind::Edges => "edges",
+            FoldKind::Diseases => "diseases",
+        },
+        if which == 0 { "disease" } else { "drug" },
+        t.pages,
+        t.held,
+        pct(t.hits10, t.held),
+        pct(t.obvious10, t.slots10),
+        t.flagged20,
+    );
+}
+
+fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
+    if limit == 0 || limit > CANDIDATES {
+        anyhow::bail!("--limit must be between 1 and {CANDIDATES}");
+    }
+    let (g, model) = crate::model_source::load_required(graph, progress)?;
+    let path = serenqa_predict::store::default_path(&g);
+    let preds = serenqa_predict::Predictions::load(&path, &g)
+        .with_context(|| format!("{}: run `serenqa predict` first", path.display()))?;
+    let g = std::sync::Arc::new(g);
+    let mut state = crate::api::AppState::new(g.clone())
+        .with_model(Some(model))
+        .with_predictions(Some(preds));
+    let t = Instant::now();
+    let _ = state.clinical();
+    eprintln!(
+        "labels built in {:.0} ms (once, at start-up)",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let model = state.model.clone().context("no model")?;
+    let diseases: Vec<NodeId> = g
+        .type_id("Disease")
+        .map(|t| g.nodes_of_type(t).to_vec())
+        .unwrap_or_default();
+    if diseases.is_empty() {
+        anyhow::bail!("the graph has no Disease nodes");
+    }
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for &d in &diseases {
+        state.blocks = std::sync::Arc::new(serenqa_model::slice::BlockCache::default());
+        let t = Instant::now();
+        crate::api::discover::reply(&state, &model, d, limit, None)?;
+        cold.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        crate::api::discover::reply(&state, &model, d, limit, None)?;
+        warm.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let q = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+        v[i]
+    };
+    for (name, v) in [("cold", &mut cold), ("warm", &mut warm)] {
+        println!(
+            "discover {name} ({} diseases, limit {limit}): median {:.1} ms, p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            v.len(),
+            q(v, 0.5),
+            q(v, 0.95),
+            q(v, 0.99),
+            q(v, 1.0)
+        );
+    }
+    Ok(())
+}

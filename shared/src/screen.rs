@@ -1,0 +1,227 @@
+//! The first screen of a Discover page: serendipity *among the plausible*.
+//!
+//! A clinician reads the top of the list, so the default order must keep what the plausibility
+//! model believes at the top, and only then prefer what is new. The rule, in words:
+//!
+//! 1. Drugs the graph records as causing the disease (safety flags) go after every unflagged
+//!    candidate (`demote_flagged`; the page's toggle shows them in place).
+//! 2. Inside each of those two groups, slots are filled one at a time: among the remaining
+//!    candidates whose plausibility is at least `band` × the best remaining plausibility (the
+//!    *band*: predictions the model does not tell apart by much), a candidate that reaches the
+//!    disease through a **new mechanism** is taken before one of the same pharmacologic class or
+//!    a shared specific target as a known treatment (`favour_new`); ties go to the more
+//!    plausible, then to the lower node index.
+//!
+//! `band = 1` is plausibility order; a lower band lets new mechanisms climb further. The
+//! shipped band was chosen by cross-validation (`serenqa discover cv`, docs/DISCOVER.md): held-out
+//! treatments in the top 10 at least as many as plausibility order's, fewer "obvious" drugs.
+//! The same function runs on the server (the API's order) and in the browser (the controls), so
+//! the page and the API never disagree.
+
+use serde::{Deserialize, Serialize};
+
+/// How a candidate relates to what is already known to treat the disease.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum Mechanism {
+    /// Shares a pharmacologic class with a known treatment (obvious).
+    SameClass,
+    /// Binds a specific target that a known treatment binds (obvious).
+    SharedTarget,
+    /// Neither: it reaches the disease through a different mechanism.
+    New,
+    /// Nothing is known to treat or palliate the disease, so there is nothing to compare with.
+    #[default]
+    NoneKnown,
+}
+
+impl Mechanism {
+    /// Same class or shared target: what a clinician would call an obvious suggestion.
+    pub fn is_obvious(self) -> bool {
+        matches!(self, Mechanism::SameClass | Mechanism::SharedTarget)
+    }
+    /// The short label the page shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mechanism::SameClass => "same class",
+            Mechanism::SharedTarget => "shared target",
+            Mechanism::New => "new mechanism",
+            Mechanism::NoneKnown => "nothing known to compare",
+        }
+    }
+    /// The name in an address or a CSV (`same-class`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::SameClass => "same-class",
+            Mechanism::SharedTarget => "shared-target",
+            Mechanism::New => "new",
+            Mechanism::NoneKnown => "none-known",
+        }
+    }
+}
+
+/// The parameters of the first screen's order.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScreenRule {
+    /// 0–1: a candidate competes for a slot when its plausibility is at least `band` × the best
+    /// remaining one (1 = plausibility order).
+    pub band: f64,
+    /// Drugs recorded as causing the disease go last.
+    pub demote_flagged: bool,
+    /// Inside the band, new mechanisms before same class / shared target.
+    pub favour_new: bool,
+}
+
+/// The shipped band (chosen by `serenqa discover cv`; docs/DISCOVER.md has the table).
+pub const DEFAULT_BAND: f64 = 0.7;
+
+impl Default for ScreenRule {
+    fn default() -> Self {
+        ScreenRule {
+            band: DEFAULT_BAND,
+            demote_flagged: true,
+            favour_new: true,
+        }
+    }
+}
+
+/// What the rule needs to know of one candidate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScreenItem {
+    /// Calibrated probability (or any score where ratios mean something; ≥ 0).
+    pub plausibility: f64,
+    /// The graph records the drug as causing the disease.
+    pub flagged: bool,
+    /// Same class or shared target as a known treatment.
+    pub obvious: bool,
+    /// Final tie-break (node index).
+    pub key: u32,
+}
+
+/// The first-screen order of `items`: positions into `items`, first shown first.
+pub fn order(items: &[ScreenItem], rule: &ScreenRule) -> Vec<usize> {
+    let band = if rule.band.is_finite() {
+        rule.band.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let plaus = |i: usize| {
+        let p = items[i].plausibility;
+        if p.is_finite() {
+            p.max(0.0)
+        } else {
+            0.0
+        }
+    };
+    // Plausibility order (ties by key): the order every band walks down.
+    let mut by_plaus: Vec<usize> = (0..items.len()).collect();
+    by_plaus.sort_by(|&a, &b| {
+        plaus(b)
+            .total_cmp(&plaus(a))
+            .then(items[a].key.cmp(&items[b].key))
+    });
+    let groups: Vec<Vec<usize>> = if rule.demote_flagged {
+        let (bad, good): (Vec<usize>, Vec<usize>) =
+            by_plaus.into_iter().partition(|&i| items[i].flagged);
+        vec![good, bad]
+    } else {
+        vec![by_plaus]
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for mut rest in groups {
+        while !rest.is_empty() {
+            let floor = band * plaus(rest[0]);
+            // `rest` is in plausibility order, so the band is a prefix of it.
+            let pick = if rule.favour_new {
+                rest.iter()
+                    .take_while(|&&i| plaus(i) >= floor)
+                    .position(|&i| !items[i].obvious)
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+            out.push(rest.remove(pick));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(p: f64, flagged: bool, obvious: bool, key: u32) -> ScreenItem {
+        ScreenItem {
+            plausibility: p,
+            flagged,
+            obvious,
+            key,
+        }
+    }
+
+    #[test]
+    fn band_one_is_plausibility_order_with_flagged_last() {
+        let items = [
+            item(0.2, false, true, 3),
+            item(0.9, true, false, 1),
+            item(0.5, false, true, 2),
+            item(0.5, false, false, 0),
+        ];
+        let rule = ScreenRule {
+            band: 1.0,
+            demote_flagged: true,
+            favour_new: true,
+        };
+        // 0.5 tie: the new one (key 0) first; the flagged 0.9 last.
+        assert_eq!(order(&items, &rule), vec![3, 2, 0, 1]);
+        let shown = ScreenRule {
+            demote_flagged: false,
+            ..rule
+        };
+        assert_eq!(order(&items, &shown), vec![1, 3, 2, 0]);
+    }
+
+    #[test]
+    fn new_mechanisms_climb_only_inside_the_band() {
+        let items = [
+            item(1.0, false, true, 0),
+            item(0.9, false, true, 1),
+            item(0.75, false, false, 2),
+            item(0.5, false, false, 3),
+        ];
+        let rule = ScreenRule {
+            band: 0.7,
+            demote_flagged: true,
+            favour_new: true,
+        };
+        // 0.75 ≥ 0.7 × 1.0 climbs to the top; 0.5 < 0.7 × 1.0 waits until the floor falls
+        // (after item 0 is placed the best is 0.9, floor 0.63: still out; then 0.9 placed).
+        assert_eq!(order(&items, &rule), vec![2, 0, 1, 3]);
+        let off = ScreenRule {
+            favour_new: false,
+            ..rule
+        };
+        assert_eq!(order(&items, &off), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn odd_numbers_do_not_panic() {
+        let items = [
+            item(f64::NAN, false, false, 1),
+            item(-1.0, false, true, 0),
+            item(f64::INFINITY, false, false, 2),
+        ];
+        let rule = ScreenRule {
+            band: f64::NAN,
+            demote_flagged: false,
+            favour_new: true,
+        };
+        let o = order(&items, &rule);
+        let mut s = o.clone();
+        s.sort_unstable();
+        assert_eq!(s, vec![0, 1, 2]);
+        assert!(order(&[], &ScreenRule::default()).is_empty());
+    }
+}
