@@ -557,6 +557,7 @@ pub fn Candidates(
         view! {
             <div class="known-answers">
                 {(!known_note.is_empty()).then(|| view! { <p class="known-note" data-testid="known-note">{known_note.clone()}</p> })}
+                <div class="known-groups">
                 <div class="known-group">
                     <h2>{known_title}</h2>
                     <ul class="inline-list" data-testid="existing">{treats.iter().map(|n| known_li(n, "treats")).collect_view()}</ul>
@@ -566,6 +567,7 @@ pub fn Candidates(
                     <h2>{palliates_title}</h2>
                     <ul class="inline-list" data-testid="known-palliates">{palliates.iter().map(|n| known_li(n, "palliates")).collect_view()}</ul>
                     {palliates.is_empty().then(|| none(if query_is_disease { "symptomatic (palliative) drug" } else { "palliated disease" }))}
+                </div>
                 </div>
             </div>
         }
@@ -771,9 +773,9 @@ pub fn Candidates(
                             (!k.is_empty()).then(|| k.join(", "))
                         });
                         let item = item_of(ci, &t);
-                        let (mech_kind, mech_text, safety) = data.with_value(|d| {
+                        let (mech_kind, mech_detail, safety) = data.with_value(|d| {
                             let c = &d.candidates[ci];
-                            (c.mechanism.kind, mechanism_text(c), c.safety.clone())
+                            (c.mechanism.kind, mechanism_detail(c), c.safety.clone())
                         });
                         let flagged = !safety.is_empty();
                         let badge_class = match mech_kind {
@@ -789,7 +791,12 @@ pub fn Candidates(
                                 <td class="col-rank">{rank + 1}</td>
                                 <td class="col-name"><a href=href>{c.name.clone()}</a>
                                     {safety_view}
-                                    {has_mechanism.then(|| view! { <div><span class=badge_class data-testid="mechanism" data-mechanism=mech_kind.name() title=mechanism_help(mech_kind, query_is_disease)>{mech_text.clone()}</span></div> })}
+                                    {has_mechanism.then(|| view! {
+                                        <div class="mechanism-line" data-testid="mechanism" data-mechanism=mech_kind.name() title=mechanism_help(mech_kind, query_is_disease)>
+                                            <span class=badge_class>{mech_kind.label()}</span>
+                                            {mech_detail.map(|t| view! { " " <span class="mech-detail">{t}</span> })}
+                                        </div>
+                                    })}
                                     {known.map(|k| view! { <div class="known-for muted">{k}</div> })}
                                     {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
                                 {has_plaus.then(|| view! {
@@ -798,7 +805,7 @@ pub fn Candidates(
                                         {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
                                     <td class="num" data-testid="percentile" data-label="Percentile">{pl.map(|p| {
                                         let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
-                                        view! { {format!("{mine:.1}%")} " " <span class="p-abs" title="Calibrated probability of a treatment relation (the plausibility): the percentile only ranks the pair among the query's own predictions">{format!("(P = {})", fmt_p(p.0))}</span> <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
+                                        view! { {format!("{mine:.1}%")} " " <span class="p-abs" title="Calibrated probability of a treatment relation (the plausibility): the percentile only ranks the pair among the query's own predictions">{format!("(P {})", fmt_p(p.0))}</span> <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
                                     })}</td>
                                 })}
                                 <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
@@ -927,8 +934,11 @@ fn scatter(
     };
     let x = move |v: f64| PAD + (v - xlo) / (100.0 - xlo) * (W - 2.0 * PAD);
     let y = move |v: f64| H - PAD - (v - ylo) / (yhi - ylo) * (H - 2.0 * PAD);
+    // Drawn from the last row to the first, so the first rows' points lie on top where points
+    // overlap (and can be clicked).
     let dots = pts
         .into_iter()
+        .rev()
         .map(|(ci, px, py, name)| {
             let title = format!("{name}: plausibility percentile {px:.1}, RNS {py:.3}");
             view! {
@@ -977,23 +987,29 @@ fn names(nodes: &[NodeView]) -> String {
         .join(", ")
 }
 
-/// The mechanism badge's text: "new mechanism", "same class as A: K", "shared target with A: G".
-pub fn mechanism_text(c: &Candidate) -> String {
+/// What follows the mechanism badge's label: "as A, B: K" (same class), "with A: G" (shared
+/// target); nothing for a new mechanism or nothing known. Label and detail read as one phrase:
+/// "same class as A, B: K".
+pub fn mechanism_detail(c: &Candidate) -> Option<String> {
     let m = &c.mechanism;
     let with = |word: &str, shared: &[NodeView]| {
-        let mut t = m.kind.label().to_string();
+        let mut t = String::new();
         if !m.like.is_empty() {
-            t.push_str(&format!(" {word} {}", names(&m.like)));
+            t.push_str(&format!("{word} {}", names(&m.like)));
         }
         if !shared.is_empty() {
-            t.push_str(&format!(": {}", names(shared)));
+            if !t.is_empty() {
+                t.push(':');
+            }
+            t.push_str(&format!(" {}", names(shared)));
         }
-        t
+        let t = t.trim().to_string();
+        (!t.is_empty()).then_some(t)
     };
     match m.kind {
         Mechanism::SameClass => with("as", &m.classes),
         Mechanism::SharedTarget => with("with", &m.targets),
-        Mechanism::New | Mechanism::NoneKnown => m.kind.label().to_string(),
+        Mechanism::New | Mechanism::NoneKnown => None,
     }
 }
 
@@ -1063,14 +1079,14 @@ fn safety_title(flags: &[SafetyFlag]) -> String {
         .join("\n")
 }
 
-/// A calibrated probability in plain figures: "0.31", "0.006", "< 0.001".
+/// A calibrated probability after "P ": "= 0.31", "= 0.006", "< 0.001".
 pub fn fmt_p(p: f64) -> String {
     if !p.is_finite() {
-        "—".to_string()
+        "= —".to_string()
     } else if p >= 0.1 {
-        format!("{p:.2}")
+        format!("= {p:.2}")
     } else if p >= 0.001 {
-        format!("{p:.3}")
+        format!("= {p:.3}")
     } else {
         "< 0.001".to_string()
     }

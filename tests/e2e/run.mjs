@@ -418,7 +418,8 @@ test('predictions: asthma\'s top suggestions with plausibility percentiles, scat
   assert(byRns !== byPl, 'sorting by RNS and by plausibility give different orders');
   await page.screenshot({ path: path.join(shots, 'asthma-candidates.png'), fullPage: false });
   // Clicking a point explains the candidate: groups by metapath, edges with sources.
-  await dots.first().click();
+  // The last point drawn (the first row's: on top of any point it overlaps).
+  await dots.last().click();
   await page.getByTestId('explanation').waitFor({ timeout: 20000 });
   await page.getByTestId('metapath-group').first().waitFor({ timeout: 20000 });
   const groups = page.getByTestId('metapath-group');
@@ -592,7 +593,7 @@ test('discover: the first screen is the default order — the first rows are the
   assert(/Blend/.test(await page.locator('label[for=w-blend]').textContent()) && /"Blend" sort/.test(await page.locator('label[for=w-blend]').textContent()), 'the blend slider says which sort it sets');
   // The percentile cell also says the absolute probability.
   const pct = await page.locator('[data-testid=candidates] tbody tr').first().getByTestId('percentile').textContent();
-  assert(/^\d+\.\d% \(P = (0\.\d+|< 0\.001)\)/.test(pct.trim()), `percentile with P: ${pct}`);
+  assert(/^\d+\.\d% \(P (= 0\.\d+|< 0\.001)\)/.test(pct.trim()), `percentile with P: ${pct}`);
   if (api.evidence && api.evidence.weak) assert((await page.getByTestId('weak-evidence').textContent()).includes(api.evidence.note), 'the weak-evidence note');
   else assert((await page.getByTestId('weak-evidence').count()) === 0, 'no weak-evidence note for strong evidence');
   // Moving the band re-orders in the page; band 1 without favouring new is plausibility order.
