@@ -617,10 +617,10 @@ pub fn Candidates(
             <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
             {weak_note.map(|n| view! { <p class="notice" data-testid="weak-evidence" role="note"><strong>"Weak evidence. "</strong>{n}</p> })}
             <p class="muted">{method}</p>
-            {screen_reason.map(|r| view! { <p class="muted" data-testid="screen-reason">{r}</p> })}
             {has_screen.then(|| view! {
                 <fieldset class="sliders screen-controls" data-testid="screen-controls">
                     <legend>"First screen"</legend>
+                    {screen_reason.map(|r| view! { <p class="muted screen-reason" data-testid="screen-reason">{r}</p> })}
                     <label class="slider" for="w-band">
                         <span>"Plausibility band " <span class="muted">"(a candidate competes for a slot when its plausibility is at least this share of the best remaining; 1 = plausibility order)"</span></span>
                         <input id="w-band" type="range" min="0" max="1" step="0.05" data-testid="w-band"
