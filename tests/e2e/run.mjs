@@ -618,6 +618,31 @@ test('discover: the first screen is the default order — the first rows are the
   await fresh.close();
 });
 
+test('discover: weak evidence is said above the table; an older server\'s reply (no known, no screen) keeps the old list and the Blend order', async (page) => {
+  // The reply is altered in the browser (no real disease need have weak evidence).
+  let alter = (d) => ({ ...d, evidence: { best: 0.004, weak: true, threshold: 0.05, note: 'Even the most plausible candidate has a calibrated probability below 1%.' } });
+  await page.route('**/api/discover/**', async (route) => {
+    const res = await route.fetch();
+    await route.fulfill({ response: res, json: alter(await res.json()) });
+  });
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const weak = page.getByTestId('weak-evidence');
+  assert(await weak.isVisible() && (await weak.textContent()).includes('below 1%') && /\bnotice\b/.test(await weak.getAttribute('class')), 'the weak-evidence note');
+  const top = await weak.boundingBox();
+  const table = await page.getByTestId('candidates').boundingBox();
+  assert(top.y < table.y, 'the note is above the table');
+  await weak.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'discover-weak-evidence-1280.png') });
+  alter = (d) => ({ ...d, known: [], known_note: '', screen: null, evidence: null, candidates: d.candidates.map((c) => ({ ...c, mechanism: undefined, safety: undefined })) });
+  await page.reload();
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  assert((await page.getByTestId('existing').locator('li').count()) >= 10, 'the known treatments in one list');
+  assert((await page.getByTestId('known-palliates').count()) === 0 && (await page.getByTestId('screen-controls').count()) === 0 && (await page.getByTestId('mechanism').count()) === 0, 'no first-screen parts without the server\'s');
+  assert((await page.getByTestId('sort-select').inputValue()) === 'blend', 'the Blend order by default');
+  assert((await page.locator('#sort-select option[value=screen]').count()) === 0, 'no First screen sort to pick');
+});
+
 test('discover: the mechanism label on each row and the mechanism filter', async (page) => {
   const key = 'Disease::DOID:2841';
   const api = await discoverApi(key);
