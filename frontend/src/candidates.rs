@@ -31,7 +31,7 @@ use serenqa_shared::api::{
     ShortlistScores,
 };
 use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
-use serenqa_shared::screen::{self, Mechanism, ScreenItem, ScreenRule};
+use serenqa_shared::screen::{self, Flagged, Mechanism, ScreenItem, ScreenRule};
 
 use crate::url_state::{self, num, parse_num};
 
@@ -201,22 +201,23 @@ pub fn Candidates(
         Some("1") => true,
         _ => rule0.favour_new,
     });
-    // Shown in place = not demoted.
-    let (show_flagged, set_show_flagged) = signal(match url_state::get("flagged").as_deref() {
-        Some("inplace") => true,
-        Some("last") => false,
-        _ => !rule0.demote_flagged,
-    });
+    // Where flagged drugs go: in the band after the others, last, or in place.
+    let (flagged_at, set_flagged_at) = signal(
+        url_state::get("flagged")
+            .and_then(|f| Flagged::parse(&f))
+            .unwrap_or(rule0.flagged),
+    );
+    let show_flagged = move || flagged_at.get() == Flagged::InPlace;
     let rule = move || ScreenRule {
         band: band.get(),
-        demote_flagged: !show_flagged.get(),
+        flagged: flagged_at.get(),
         favour_new: favour_new.get(),
     };
     let screen_moved = move || rule() != rule0;
     let reset_screen = move |_| {
         set_band.set(rule0.band);
         set_favour_new.set(rule0.favour_new);
-        set_show_flagged.set(!rule0.demote_flagged);
+        set_flagged_at.set(rule0.flagged);
     };
     // Mechanism filter: `any`, `new` (a new mechanism) or `obvious` (same class / shared target).
     let has_mechanism = has_screen
@@ -279,7 +280,7 @@ pub fn Candidates(
         let (bd, fav, inplace, mf) = (
             band.get(),
             favour_new.get(),
-            show_flagged.get(),
+            flagged_at.get(),
             mech_filter.get(),
         );
         if first.is_some() {
@@ -297,8 +298,7 @@ pub fn Candidates(
                 ),
                 (
                     "flagged",
-                    (inplace == rule0.demote_flagged)
-                        .then(|| if inplace { "inplace" } else { "last" }.to_string()),
+                    (inplace != rule0.flagged).then(|| inplace.name().to_string()),
                 ),
                 ("mech", (mf != "any").then_some(mf)),
             ];
@@ -479,19 +479,34 @@ pub fn Candidates(
             d.query.name.clone(),
         )
     });
-    let (known_answers, known_note, screen_reason, flagged_total, weak_note) =
-        data.with_value(|d| {
-            (
-                d.known.clone(),
-                d.known_note.clone(),
-                d.screen.as_ref().map(|s| s.reason.clone()),
-                d.screen.as_ref().map(|s| s.flagged).unwrap_or(0),
-                d.evidence
-                    .as_ref()
-                    .filter(|e| e.weak)
-                    .map(|e| e.note.clone()),
-            )
-        });
+    let (
+        known_answers,
+        known_note,
+        screen_reason,
+        screen_details,
+        flag_note,
+        flagged_total,
+        weak_note,
+    ) = data.with_value(|d| {
+        (
+            d.known.clone(),
+            d.known_note.clone(),
+            d.screen.as_ref().map(|s| s.reason.clone()),
+            d.screen
+                .as_ref()
+                .map(|s| s.details.clone())
+                .filter(|x| !x.is_empty()),
+            d.screen
+                .as_ref()
+                .map(|s| s.flag_note.clone())
+                .unwrap_or_default(),
+            d.screen.as_ref().map(|s| s.flagged).unwrap_or(0),
+            d.evidence
+                .as_ref()
+                .filter(|e| e.weak)
+                .map(|e| e.note.clone()),
+        )
+    });
     // Headings for a disease's page (its drugs) and a drug's page (its diseases).
     let (known_title, palliates_title) = if query_is_disease {
         (
@@ -577,16 +592,18 @@ pub fn Candidates(
     let drug_name = (!query_is_disease).then(|| query_name.clone());
     let flagged_sentence = move |n: usize| -> String {
         let s = if n == 1 { "" } else { "s" };
+        let (is, where_) = (
+            if n == 1 { "is" } else { "are" },
+            if flagged_at.get() == Flagged::Last {
+                "at the end of the list"
+            } else {
+                "after the unflagged candidates of similar plausibility"
+            },
+        );
         if query_is_disease {
-            format!(
-                "{n} drug{s} recorded as causing {query_name} (or a condition matched to it) {} at the end of the list.",
-                if n == 1 { "is" } else { "are" }
-            )
+            format!("{n} drug{s} recorded as causing {query_name} (or a condition matched to it) {is} placed {where_}.")
         } else {
-            format!(
-                "{n} disease{s} that {query_name} is recorded as causing {} at the end of the list.",
-                if n == 1 { "is" } else { "are" }
-            )
+            format!("{n} disease{s} that {query_name} is recorded as causing {is} placed {where_}.")
         }
     };
     // How many of the first ten rows shown are new mechanisms.
@@ -621,6 +638,7 @@ pub fn Candidates(
                 <fieldset class="sliders screen-controls" data-testid="screen-controls">
                     <legend>"First screen"</legend>
                     {screen_reason.map(|r| view! { <p class="muted screen-reason" data-testid="screen-reason">{r}</p> })}
+                    {screen_details.map(|t| view! { <details class="muted screen-details" data-testid="screen-details"><summary>"Why this order"</summary><p>{t}</p></details> })}
                     <label class="slider" for="w-band">
                         <span>"Plausibility band " <span class="muted">"(a candidate competes for a slot when its plausibility is at least this share of the best remaining; 1 = plausibility order)"</span></span>
                         <input id="w-band" type="range" min="0" max="1" step="0.05" data-testid="w-band"
@@ -633,10 +651,17 @@ pub fn Candidates(
                             on:change=move |ev| set_favour_new.set(event_target_checked(&ev)) />
                         " Favour new mechanisms inside the band"
                     </label>
-                    <label class="toggle">
-                        <input type="checkbox" data-testid="show-flagged" prop:checked=move || show_flagged.get()
-                            on:change=move |ev| set_show_flagged.set(event_target_checked(&ev)) />
-                        {if query_is_disease { " Show drugs that may cause the disease in place" } else { " Show diseases the drug may cause in place" }}
+                    <label class="toggle" for="flagged-at">
+                        {if query_is_disease { "Drugs recorded as causing the disease: " } else { "Diseases the drug is recorded as causing: " }}
+                        <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
+                            {Flagged::ALL.into_iter().map(|f| view! {
+                                <option value=f.name() selected=move || flagged_at.get() == f>{match f {
+                                    Flagged::InBand => "after the others of similar plausibility",
+                                    Flagged::Last => "at the end of the list",
+                                    Flagged::InPlace => "in place (flag shown only)",
+                                }}</option>
+                            }).collect_view()}
+                        </select>
                     </label>
                     <p class="muted">
                         {move || if sort.get() == SortKey::Screen { "These set the \"First screen\" order. " } else { "These set the \"First screen\" order (the table is sorted otherwise now). " }}
@@ -726,10 +751,11 @@ pub fn Candidates(
                 <span></span>
                 <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
             </div>
-            {move || (flagged_total > 0 && sort.get() == SortKey::Screen && !show_flagged.get()).then(|| view! {
+            {move || (flagged_total > 0 && sort.get() == SortKey::Screen && !show_flagged()).then(|| view! {
                 <p class="notice flagged-note" data-testid="flagged-note" role="note">
                     {flagged_sentence(flagged_total)} " "
-                    <button class="link-button" data-testid="flagged-inplace" on:click=move |_| set_show_flagged.set(true)>"Show them in place"</button>
+                    <button class="link-button" data-testid="flagged-inplace" on:click=move |_| set_flagged_at.set(Flagged::InPlace)>"Show them in place"</button>
+                    {(!flag_note.is_empty()).then(|| view! { <span class="flag-note" data-testid="flag-note">{flag_note.clone()}</span> })}
                 </p>
             })}
             {has_mechanism.then(|| view! { <p class="muted" data-testid="new-count">{top10_line}</p> })}
@@ -1138,7 +1164,7 @@ fn ranking_csv(
         s.push_str(&format!(
             "; first-screen rule band={:.2} flagged={} new_mechanisms={}",
             r.band,
-            if r.demote_flagged { "last" } else { "in-place" },
+            r.flagged.name(),
             if r.favour_new {
                 "favoured"
             } else {

@@ -313,8 +313,15 @@ pub struct KnownAnswer {
 pub struct ScreenInfo {
     /// The rule the API's order follows (the page starts from it).
     pub rule: crate::screen::ScreenRule,
-    /// Why these are the defaults, and which weights the RNS columns use.
+    /// The rule in one sentence.
     pub reason: String,
+    /// Why these are the defaults (the cross-validation), and which weights the RNS columns use.
+    #[serde(default)]
+    pub details: String,
+    /// How far a safety flag can be trusted on this graph (side-effect records also list
+    /// indications: the share of known treatments that carry one).
+    #[serde(default)]
+    pub flag_note: String,
     /// Candidates with a safety flag.
     pub flagged: usize,
 }

@@ -3,14 +3,15 @@
 //! A clinician reads the top of the list, so the default order must keep what the plausibility
 //! model believes at the top, and only then prefer what is new. The rule, in words:
 //!
-//! 1. Drugs the graph records as causing the disease (safety flags) go after every unflagged
-//!    candidate (`demote_flagged`; the page's toggle shows them in place).
-//! 2. Inside each of those two groups, slots are filled one at a time: among the remaining
-//!    candidates whose plausibility is at least `band` × the best remaining plausibility (the
-//!    *band*: predictions the model does not tell apart by much), a candidate that reaches the
-//!    disease through a **new mechanism** is taken before one of the same pharmacologic class or
-//!    a shared specific target as a known treatment (`favour_new`); ties go to the more
-//!    plausible, then to the lower node index.
+//! 1. Slots are filled one at a time: among the remaining candidates whose plausibility is at
+//!    least `band` × the best remaining plausibility (the *band*: predictions the model does not
+//!    tell apart by much), an unflagged drug is taken before one the graph records as causing
+//!    the disease (`flagged = in-band`), and a drug that reaches the disease through a **new
+//!    mechanism** before one of the same pharmacologic class or a shared specific target as a
+//!    known treatment (`favour_new`); ties go to the more plausible, then to the lower node
+//!    index.
+//! 2. `flagged = last` instead puts every flagged drug after every unflagged one (a hard
+//!    demotion); `in-place` ignores the flags in the order (they are still shown).
 //!
 //! `band = 1` is plausibility order; a lower band lets new mechanisms climb further. The
 //! shipped band was chosen by cross-validation (`serenqa discover cv`, docs/DISCOVER.md): held-out
@@ -61,6 +62,35 @@ impl Mechanism {
     }
 }
 
+/// Where drugs recorded as causing the disease go in the first screen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum Flagged {
+    /// Ordered as if unflagged (the flag is still shown).
+    InPlace,
+    /// Inside the band, after the unflagged drugs.
+    #[default]
+    InBand,
+    /// After every unflagged drug.
+    Last,
+}
+
+impl Flagged {
+    pub const ALL: [Flagged; 3] = [Flagged::InBand, Flagged::Last, Flagged::InPlace];
+    /// The name in an address or the JSON (`in-band`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Flagged::InPlace => "in-place",
+            Flagged::InBand => "in-band",
+            Flagged::Last => "last",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Flagged> {
+        Flagged::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
 /// The parameters of the first screen's order.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -68,20 +98,20 @@ pub struct ScreenRule {
     /// 0–1: a candidate competes for a slot when its plausibility is at least `band` × the best
     /// remaining one (1 = plausibility order).
     pub band: f64,
-    /// Drugs recorded as causing the disease go last.
-    pub demote_flagged: bool,
+    /// Where flagged drugs go.
+    pub flagged: Flagged,
     /// Inside the band, new mechanisms before same class / shared target.
     pub favour_new: bool,
 }
 
 /// The shipped band (chosen by `serenqa discover cv`; docs/DISCOVER.md has the table).
-pub const DEFAULT_BAND: f64 = 0.7;
+pub const DEFAULT_BAND: f64 = 0.85;
 
 impl Default for ScreenRule {
     fn default() -> Self {
         ScreenRule {
             band: DEFAULT_BAND,
-            demote_flagged: true,
+            flagged: Flagged::default(),
             favour_new: true,
         }
     }
@@ -122,26 +152,36 @@ pub fn order(items: &[ScreenItem], rule: &ScreenRule) -> Vec<usize> {
             .total_cmp(&plaus(a))
             .then(items[a].key.cmp(&items[b].key))
     });
-    let groups: Vec<Vec<usize>> = if rule.demote_flagged {
+    let groups: Vec<Vec<usize>> = if rule.flagged == Flagged::Last {
         let (bad, good): (Vec<usize>, Vec<usize>) =
             by_plaus.into_iter().partition(|&i| items[i].flagged);
         vec![good, bad]
     } else {
         vec![by_plaus]
     };
+    let soft = rule.flagged == Flagged::InBand;
+    // Inside the band, the lowest of (flagged, obvious) wins; the first such is the most
+    // plausible of them.
+    let demerit = |i: usize| {
+        (
+            u8::from(soft && items[i].flagged),
+            u8::from(rule.favour_new && items[i].obvious),
+        )
+    };
     let mut out = Vec::with_capacity(items.len());
     for mut rest in groups {
         while !rest.is_empty() {
             let floor = band * plaus(rest[0]);
             // `rest` is in plausibility order, so the band is a prefix of it.
-            let pick = if rule.favour_new {
-                rest.iter()
-                    .take_while(|&&i| plaus(i) >= floor)
-                    .position(|&i| !items[i].obvious)
-                    .unwrap_or(0)
-            } else {
-                0
-            };
+            let mut pick = 0;
+            for (k, &i) in rest.iter().enumerate().skip(1) {
+                if plaus(i) < floor {
+                    break;
+                }
+                if demerit(i) < demerit(rest[pick]) {
+                    pick = k;
+                }
+            }
             out.push(rest.remove(pick));
         }
     }
@@ -171,16 +211,25 @@ mod tests {
         ];
         let rule = ScreenRule {
             band: 1.0,
-            demote_flagged: true,
+            flagged: Flagged::Last,
             favour_new: true,
         };
         // 0.5 tie: the new one (key 0) first; the flagged 0.9 last.
         assert_eq!(order(&items, &rule), vec![3, 2, 0, 1]);
         let shown = ScreenRule {
-            demote_flagged: false,
+            flagged: Flagged::InPlace,
             ..rule
         };
         assert_eq!(order(&items, &shown), vec![1, 3, 2, 0]);
+        // In the band: band 1 holds only ties, so the flagged 0.9 stays first.
+        let soft = ScreenRule {
+            flagged: Flagged::InBand,
+            ..rule
+        };
+        assert_eq!(order(&items, &soft), vec![1, 3, 2, 0]);
+        // A wider band lets the unflagged 0.5s pass it.
+        let wide = ScreenRule { band: 0.5, ..soft };
+        assert_eq!(order(&items, &wide), vec![3, 2, 1, 0]);
     }
 
     #[test]
@@ -193,7 +242,7 @@ mod tests {
         ];
         let rule = ScreenRule {
             band: 0.7,
-            demote_flagged: true,
+            flagged: Flagged::InBand,
             favour_new: true,
         };
         // 0.75 ≥ 0.7 × 1.0 climbs to the top; 0.5 < 0.7 × 1.0 waits until the floor falls
@@ -215,7 +264,7 @@ mod tests {
         ];
         let rule = ScreenRule {
             band: f64::NAN,
-            demote_flagged: false,
+            flagged: Flagged::InBand,
             favour_new: true,
         };
         let o = order(&items, &rule);

@@ -445,7 +445,7 @@ async function discoverState(p) {
       order: [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|'),
       alpha: v('w-alpha'), beta: v('w-beta'), gamma: v('w-gamma'), blend: v('w-blend'),
       pmin: v('filter-plaus'), cls: v('filter-class'), mode: v('filter-mode'), mech: v('filter-mechanism'),
-      band: v('w-band'), favourNew: document.querySelector('[data-testid=favour-new]')?.checked, showFlagged: document.querySelector('[data-testid=show-flagged]')?.checked,
+      band: v('w-band'), favourNew: document.querySelector('[data-testid=favour-new]')?.checked, flaggedAt: v('flagged-at'),
       sortMenu: v('sort-select'),
       sorted: document.querySelector('[data-testid=candidates] th[aria-sort=descending]')?.textContent.trim() || '',
       open,
@@ -459,7 +459,7 @@ test('discover: the address reproduces the view — weights, blend, first-screen
   await rows.first().waitFor({ timeout: 60000 });
   await page.getByTestId('w-band').fill('0.5');
   await page.getByTestId('favour-new').uncheck();
-  await page.getByTestId('show-flagged').check();
+  await page.getByTestId('flagged-at').selectOption('in-place');
   await page.getByTestId('w-alpha').fill('0.8');
   await page.getByTestId('w-beta').fill('-0.2');
   await page.getByTestId('w-blend').fill('0.3');
@@ -476,7 +476,7 @@ test('discover: the address reproduces the view — weights, blend, first-screen
   const here = await discoverState(page);
   const url = page.url();
   const q = new URL(url).searchParams;
-  assert(q.get('w') === '0.8,-0.2,' + q.get('w').split(',')[2] && q.get('blend') === '0.3' && q.get('pmin') === '90' && q.get('class') === cls && q.get('cmode') === 'exclude' && q.get('sort') === 'rns' && q.get('why') && q.get('band') === '0.5' && q.get('newmech') === '0' && q.get('flagged') === 'inplace', `the address holds the view: ${url}`);
+  assert(q.get('w') === '0.8,-0.2,' + q.get('w').split(',')[2] && q.get('blend') === '0.3' && q.get('pmin') === '90' && q.get('class') === cls && q.get('cmode') === 'exclude' && q.get('sort') === 'rns' && q.get('why') && q.get('band') === '0.5' && q.get('newmech') === '0' && q.get('flagged') === 'in-place', `the address holds the view: ${url}`);
   assert(here.open.includes(picked), `the explanation of ${picked} is open: ${here.open}`);
   console.log(`     shared link: ${url.replace(base, '')}`);
   // A fresh page (no shared state but the address) shows the same view.
@@ -497,21 +497,21 @@ test('discover: the address reproduces the view — weights, blend, first-screen
 });
 
 // The first screen's rule (shared/src/screen.rs), written again here to check the API and the
-// page against it: flagged last (unless shown in place), then slot by slot the first new
-// mechanism inside the plausibility band, else the most plausible; ties by node index.
+// page against it: flagged drugs last when `flagged` is `last`; then slot by slot, inside the
+// plausibility band, the lowest (flagged when `in-band`, obvious when favouring new mechanisms)
+// wins, the more plausible first; ties by node index.
 function screenOrder(items, rule) {
   const band = Number.isFinite(rule.band) ? Math.min(1, Math.max(0, rule.band)) : 1;
   const pl = (i) => (Number.isFinite(items[i].plausibility) ? Math.max(items[i].plausibility, 0) : 0);
   const byPl = items.map((_, i) => i).sort((a, b) => (pl(b) - pl(a)) || (items[a].key - items[b].key));
-  const groups = rule.demote_flagged ? [byPl.filter((i) => !items[i].flagged), byPl.filter((i) => items[i].flagged)] : [byPl];
+  const groups = rule.flagged === 'last' ? [byPl.filter((i) => !items[i].flagged), byPl.filter((i) => items[i].flagged)] : [byPl];
+  const demerit = (i) => 2 * (rule.flagged === 'in-band' && items[i].flagged ? 1 : 0) + (rule.favour_new && items[i].obvious ? 1 : 0);
   const out = [];
   for (const rest of groups) {
     while (rest.length) {
       const floor = band * pl(rest[0]);
       let pick = 0;
-      if (rule.favour_new) {
-        for (let k = 0; k < rest.length && pl(rest[k]) >= floor; k++) if (!items[rest[k]].obvious) { pick = k; break; }
-      }
+      for (let k = 1; k < rest.length && pl(rest[k]) >= floor; k++) if (demerit(rest[k]) < demerit(rest[pick])) pick = k;
       out.push(rest.splice(pick, 1)[0]);
     }
   }
@@ -538,8 +538,8 @@ async function findFlagged() {
     tried.push(`${key}: ${(api.candidates || []).length} candidates`);
     if (!(api.candidates || []).some((c) => (c.safety || []).length > 0)) continue;
     // The flagged candidate that would stand highest if shown in place.
-    const inPlace = screenOrder(screenItems(api), { ...api.screen.rule, demote_flagged: false });
-    const i = inPlace.find((k) => api.candidates[k].safety.length > 0);
+    // The flagged candidate that stands highest in the API's order.
+    const i = api.candidates.findIndex((c) => c.safety.length > 0);
     flaggedCase = { key, api, name: api.candidates[i].node.name, index: i };
     return flaggedCase;
   }
@@ -589,7 +589,7 @@ test('discover: the first screen is the default order — the first rows are the
   assert((await page.getByTestId('screen-reason').textContent()).trim() === api.screen.reason.trim(), 'the reason is shown');
   assert(Math.abs(Number(await page.getByTestId('w-band').inputValue()) - api.screen.rule.band) < 1e-9, 'the band starts at the rule');
   assert((await page.getByTestId('favour-new').isChecked()) === api.screen.rule.favour_new, 'favour new starts at the rule');
-  assert((await page.getByTestId('show-flagged').isChecked()) === !api.screen.rule.demote_flagged, 'show flagged starts at the rule');
+  assert((await page.getByTestId('flagged-at').inputValue()) === api.screen.rule.flagged, 'the flagged placement starts at the rule');
   assert(/Blend/.test(await page.locator('label[for=w-blend]').textContent()) && /"Blend" sort/.test(await page.locator('label[for=w-blend]').textContent()), 'the blend slider says which sort it sets');
   // The percentile cell also says the absolute probability.
   const pct = await page.locator('[data-testid=candidates] tbody tr').first().getByTestId('percentile').textContent();
@@ -599,8 +599,8 @@ test('discover: the first screen is the default order — the first rows are the
   // Moving the band re-orders in the page; band 1 without favouring new is plausibility order.
   await page.getByTestId('w-band').fill('1');
   await page.getByTestId('favour-new').uncheck();
-  await page.getByTestId('show-flagged').check();
-  const byPl = screenOrder(screenItems(api), { band: 1, favour_new: false, demote_flagged: false }).map((i) => api.candidates[i].node.name);
+  await page.getByTestId('flagged-at').selectOption('in-place');
+  const byPl = screenOrder(screenItems(api), { band: 1, favour_new: false, flagged: 'in-place' }).map((i) => api.candidates[i].node.name);
   await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].slice(0, 10).map((tr) => tr.dataset.candidate).join('|') === w, byPl.slice(0, 10).join('|'), { timeout: 5000 });
   await page.waitForFunction(() => /band=1/.test(location.search) && /newmech=0/.test(location.search), null, { timeout: 5000 });
   await page.getByTestId('screen-reset').click();
@@ -680,14 +680,14 @@ test('discover: the mechanism label on each row and the mechanism filter', async
   await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, api.candidates.length, { timeout: 5000 });
 });
 
-test('discover: a flagged candidate shows its warning, comes after every unflagged one, and moves up when shown in place', async (page) => {
+test('discover: a flagged candidate shows its warning where the rule puts it; "last" moves every flagged one to the end, "in place" where plausibility puts it', async (page) => {
   const { key, api, name } = await findFlagged();
-  const flags = api.candidates.map((c) => c.safety.length > 0);
-  const first = flags.indexOf(true);
-  assert(flags.slice(first).every((f) => f), `flagged candidates come after all unflagged ones in the API order (${key}: first flagged at ${first} of ${flags.length})`);
-  assert(api.screen.rule.demote_flagged && api.screen.flagged >= 1, `the API says how many are flagged: ${JSON.stringify(api.screen)}`);
+  const items = screenItems(api);
+  const names = (o) => o.map((i) => api.candidates[i].node.name);
+  assert(JSON.stringify(names(screenOrder(items, api.screen.rule))) === JSON.stringify(api.candidates.map((c) => c.node.name)), `the API order is the rule (${key})`);
+  assert(['in-band', 'last', 'in-place'].includes(api.screen.rule.flagged) && api.screen.flagged >= 1, `the API says how many are flagged: ${JSON.stringify(api.screen)}`);
   const flag = api.candidates[flaggedCase.index].safety[0];
-  console.log(`     ${key}: ${flags.filter((f) => f).length} flagged, e.g. ${name} causes ${flag.side_effect.name} (${flag.source}, ${flag.by})`);
+  console.log(`     ${key}: ${api.screen.flagged} flagged, e.g. ${name} causes ${flag.side_effect.name} (${flag.source}, ${flag.by}), API row ${flaggedCase.index}`);
   await page.goto(base + '/entity/' + key);
   await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
   const row = rowOf(page, name);
@@ -698,20 +698,28 @@ test('discover: a flagged candidate shows its warning, comes after every unflagg
   assert((await warn.getAttribute('role')) === 'note' && (await warn.getAttribute('title')).includes(flag.matched), 'the warning is a note, its title says how it was matched');
   assert(/\bflagged\b/.test(await row.getAttribute('class')), 'the row is marked flagged');
   const noteText = await page.getByTestId('flagged-note').textContent();
-  assert(noteText.includes(String(api.screen.flagged)) && /end of the list/.test(noteText), `the flagged note: ${noteText}`);
+  assert(noteText.includes(String(api.screen.flagged)), `the flagged note: ${noteText}`);
   const before = (await rowNames(page)).indexOf(name);
   assert(before === flaggedCase.index, `${name} is row ${before}, API position ${flaggedCase.index}`);
   await page.screenshot({ path: path.join(shots, 'discover-screen-1280.png') });
   await row.scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'discover-screen-flagged-1280.png') });
-  await page.getByTestId('show-flagged').check();
-  const inPlace = screenOrder(screenItems(api), { ...api.screen.rule, demote_flagged: false }).map((i) => api.candidates[i].node.name);
-  const want = inPlace.indexOf(name);
-  assert(want < before, `shown in place ${name} should move up: ${want} vs ${before} (every flagged candidate is less plausible than every unflagged one?)`);
-  await page.waitForFunction(([n, w]) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].findIndex((tr) => tr.dataset.candidate === n) === w, [name, want], { timeout: 5000 });
-  assert(JSON.stringify(await rowNames(page)) === JSON.stringify(inPlace), 'the whole order is the rule with flagged drugs in place');
-  assert((await page.getByTestId('flagged-note').count()) === 0, 'no "at the end" note when shown in place');
-  await page.waitForFunction(() => new URLSearchParams(location.search).get('flagged') === 'inplace', null, { timeout: 5000 });
+  // Last: every flagged candidate after every unflagged one.
+  await page.getByTestId('flagged-at').selectOption('last');
+  const last = names(screenOrder(items, { ...api.screen.rule, flagged: 'last' }));
+  await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|') === w, last.join('|'), { timeout: 5000 });
+  const rows = await page.locator('[data-testid=candidates] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.classList.contains('flagged')));
+  const first = rows.indexOf(true);
+  assert(first >= 0 && rows.slice(first).every((f) => f), `flagged rows come last (first at ${first} of ${rows.length})`);
+  assert(/end of the list/.test(await page.getByTestId('flagged-note').textContent()), 'the note says they are at the end');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('flagged') === 'last', null, { timeout: 5000 });
+  // In place: where plausibility (and the band) alone put it; the note goes.
+  await page.getByTestId('flagged-at').selectOption('in-place');
+  const inPlace = names(screenOrder(items, { ...api.screen.rule, flagged: 'in-place' }));
+  await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|') === w, inPlace.join('|'), { timeout: 5000 });
+  assert(inPlace.indexOf(name) <= last.indexOf(name), `in place ${name} is not lower than last: ${inPlace.indexOf(name)} vs ${last.indexOf(name)}`);
+  assert((await page.getByTestId('flagged-note').count()) === 0, 'no flagged note when shown in place');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('flagged') === 'in-place', null, { timeout: 5000 });
 });
 
 test('discover at 390 px: mechanism label and safety warning read inside their cards, the screen controls fit', async (page) => {

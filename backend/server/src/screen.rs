@@ -18,6 +18,8 @@ pub struct Clinical {
     pub mechanism: MechanismRelations,
     /// How the side effects were joined to diseases (said on the page).
     pub ontology_note: String,
+    /// (known treatments the graph also records as causing their disease, known treatments).
+    pub treatments_flagged: (usize, usize),
 }
 
 impl Clinical {
@@ -42,11 +44,41 @@ impl Clinical {
     }
 
     pub fn with(g: &Graph, ontology: Option<&DiseaseOntology>, note: String) -> Clinical {
+        let safety = SafetyIndex::build(g, ontology);
+        // How often a flag fires on a drug the graph says *treats* the disease: side-effect
+        // records come from drug labels, which also name the indication.
+        let mut treatments_flagged = (0, 0);
+        for (r, rel) in g.relations().iter().enumerate() {
+            if !rel.verb.eq_ignore_ascii_case("treats") {
+                continue;
+            }
+            let Some(st) = rel.source_type else { continue };
+            let (_, out_t, _) = g.out_csr();
+            for &c in g.nodes_of_type(st) {
+                for i in g.out_range_rel(c, r as u16) {
+                    treatments_flagged.1 += 1;
+                    treatments_flagged.0 += usize::from(!safety.flags(g, c, out_t[i]).is_empty());
+                }
+            }
+        }
         Clinical {
-            safety: SafetyIndex::build(g, ontology),
+            safety,
             mechanism: MechanismRelations::find(g),
             ontology_note: note,
+            treatments_flagged,
         }
+    }
+
+    /// What a flag means on this graph, in words.
+    pub fn flag_note(&self) -> String {
+        let (f, n) = self.treatments_flagged;
+        if n == 0 {
+            return "A flag repeats a side-effect record; read its source before deciding.".into();
+        }
+        format!(
+            "A flag repeats a side-effect record (SIDER, mined from drug labels). Labels also name what a drug is for: {f} of the graph's {n} known treatments ({:.0}%) carry such a record for the very disease they treat. A flag asks for a look at the evidence, not a rejection; choose \"at the end of the list\" to set flagged drugs aside.",
+            100.0 * f as f64 / n as f64
+        )
     }
 
     /// The pair's mechanism label and safety flags; `known` = the drugs known for the disease.
@@ -107,15 +139,29 @@ pub fn order(cands: &[(NodeId, f64, bool, bool)], rule: &ScreenRule) -> Vec<usiz
     serenqa_shared::screen::order(&items, rule)
 }
 
-/// Why the first screen is ordered as it is (the reply's `screen.reason`).
-pub fn reason(rule: &ScreenRule, weights_label: &str) -> String {
+/// The first screen's rule in one sentence (the reply's `screen.reason`).
+pub fn reason(rule: &ScreenRule) -> String {
+    use serenqa_shared::screen::Flagged;
     format!(
-        "First screen: the most plausible drugs first; among those within {:.0}% of the best remaining plausibility, a new mechanism comes before another drug of a known treatment's class or target{}. The band was chosen by cross-validation on held-out treatments (serenqa discover cv: as many held-out treatments in the top 10 as plausibility order, fewer obvious ones). RNS (R, N, S) is shown beside it with {weights_label}; it orders the list only when you sort by RNS or Blend.",
+        "Most plausible first; among drugs within {:.0}% of the best remaining plausibility, {}{}.",
         rule.band * 100.0,
-        if rule.demote_flagged {
-            "; drugs the graph records as causing the disease come last"
+        if rule.favour_new {
+            "a new mechanism comes before a known treatment's class or target"
         } else {
-            ""
+            "the more plausible comes first"
+        },
+        match rule.flagged {
+            Flagged::InBand =>
+                ", and a drug recorded as causing the disease comes after the others",
+            Flagged::Last => "; drugs recorded as causing the disease come last",
+            Flagged::InPlace => "",
         }
+    )
+}
+
+/// Why these defaults, and what the RNS columns use (the reply's `screen.details`).
+pub fn details(weights_label: &str, ontology_note: &str) -> String {
+    format!(
+        "The band and the placement of flagged drugs were chosen by cross-validation on held-out treatments (serenqa discover cv; docs/DISCOVER.md): they keep about 98% of the held-out treatments that plausibility order puts in the top 10, with fewer obvious and fewer flagged drugs there. Putting flagged drugs last would lose about a third of them. RNS (R, N, S) is shown beside each candidate with {weights_label}; it orders the list only when you sort by RNS or Blend. Safety flags: {ontology_note}."
     )
 }

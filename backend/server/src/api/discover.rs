@@ -190,11 +190,12 @@ pub fn reply(
             known_note,
             screen: located.as_ref().map(|_| ScreenInfo {
                 rule,
-                reason: format!(
-                    "{} Safety: {}.",
-                    crate::screen::reason(&rule, &weights_label(&used.source)),
-                    clinical.ontology_note
+                reason: crate::screen::reason(&rule),
+                details: crate::screen::details(
+                    &weights_label(&used.source),
+                    &clinical.ontology_note,
                 ),
+                flag_note: clinical.flag_note(),
                 flagged,
             }),
             evidence,

@@ -20,7 +20,7 @@ use clap::{Args, Subcommand};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_predict::eval::{fold_scores, FoldKind, FoldScores};
 use serenqa_predict::PredictParams;
-use serenqa_shared::screen::{ScreenRule, DEFAULT_BAND};
+use serenqa_shared::screen::{Flagged, ScreenRule};
 
 use crate::graph_source::GraphArgs;
 use crate::screen::Clinical;
@@ -50,6 +50,12 @@ enum DiscoverCommand {
         #[arg(long, default_value = "0.9,0.8,0.7,0.6,0.5")]
         bands: String,
     },
+    /// How often the safety flags fire, by how they were matched: on the graph's own
+    /// treatments (CtD) and palliations (CpD), and on all other compound–disease pairs.
+    Flags {
+        #[command(flatten)]
+        graph: GraphArgs,
+    },
     /// Time the Discover reply for every disease, cold and warm.
     Bench {
         #[command(flatten)]
@@ -70,6 +76,7 @@ pub fn run(args: DiscoverArgs, progress: bool) -> Result<()> {
             bands,
         } => run_cv(&graph, folds, &kind, seed, &bands, progress),
         DiscoverCommand::Bench { graph, limit } => run_bench(&graph, limit, progress),
+        DiscoverCommand::Flags { graph } => run_flags(&graph, progress),
     }
 }
 
@@ -83,40 +90,34 @@ struct Variant {
 }
 
 fn variants(bands: &[f64]) -> Vec<Variant> {
+    let rule = |band: f64, flagged: Flagged, favour_new: bool| ScreenRule {
+        band,
+        flagged,
+        favour_new,
+    };
     let mut v = vec![
         Variant {
             name: "plausibility".into(),
-            rule: ScreenRule {
-                band: 1.0,
-                demote_flagged: false,
-                favour_new: false,
-            },
+            rule: rule(1.0, Flagged::InPlace, false),
         },
         Variant {
             name: "plausibility, flagged last".into(),
-            rule: ScreenRule {
-                band: 1.0,
-                demote_flagged: true,
-                favour_new: false,
-            },
+            rule: rule(1.0, Flagged::Last, false),
         },
     ];
+    let default = ScreenRule::default();
     for &b in bands {
-        v.push(Variant {
-            name: format!(
-                "screen band {b:.2}{}",
-                if (b - DEFAULT_BAND).abs() < 1e-9 {
-                    " (default)"
-                } else {
-                    ""
-                }
-            ),
-            rule: ScreenRule {
-                band: b,
-                demote_flagged: true,
-                favour_new: true,
-            },
-        });
+        for f in [Flagged::InBand, Flagged::Last, Flagged::InPlace] {
+            let r = rule(b, f, true);
+            v.push(Variant {
+                name: format!(
+                    "band {b:.2}, flagged {}{}",
+                    f.name(),
+                    if r == default { " (default)" } else { "" }
+                ),
+                rule: r,
+            });
+        }
     }
     v
 }
@@ -385,6 +386,122 @@ fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
             q(v, 0.95),
             q(v, 0.99),
             q(v, 1.0)
+        );
+    }
+    Ok(())
+}
+
+fn run_flags(graph: &GraphArgs, progress: bool) -> Result<()> {
+    let g = graph.load(progress)?;
+    let clinical = Clinical::load(&g);
+    let ty = |n: &str| {
+        g.type_id(n)
+            .map(|t| g.nodes_of_type(t).to_vec())
+            .unwrap_or_default()
+    };
+    let (compounds, diseases) = (ty("Compound"), ty("Disease"));
+    let rel = |a: &str| (0..g.relation_count() as u16).find(|&r| g.relation(r).abbrev == a);
+    let (_, out_t, _) = g.out_csr();
+    let linked = |r: Option<u16>, c: NodeId, d: NodeId| {
+        r.is_some_and(|r| g.out_range_rel(c, r).any(|i| out_t[i] == d))
+    };
+    let (ctd, cpd) = (rel("CtD"), rel("CpD"));
+    // [pairs, any flag, identifier, name, symptom] per group.
+    let mut t = [[0usize; 5]; 3];
+    let mut cat_t: std::collections::BTreeMap<&str, [usize; 3]> = Default::default();
+    for &c in &compounds {
+        for &d in &diseases {
+            let group = if linked(ctd, c, d) {
+                0
+            } else if linked(cpd, c, d) {
+                1
+            } else {
+                2
+            };
+            let f = clinical.safety.flags(&g, c, d);
+            let row = &mut t[group];
+            row[0] += 1;
+            row[1] += usize::from(!f.is_empty());
+            for (k, name) in ["identifier", "name", "symptom"].iter().enumerate() {
+                row[2 + k] += usize::from(f.iter().any(|x| x.by.kind() == *name));
+            }
+            let mut cats: Vec<&str> = f
+                .iter()
+                .map(|x| {
+                    let n = g.name(x.condition).to_lowercase();
+                    if ["aggravated", "exacerbat", "worsen", "induced", "secondary"]
+                        .iter()
+                        .any(|q| n.contains(q))
+                    {
+                        "harm-qualified"
+                    } else if x.by.kind() == "identifier" {
+                        "identifier"
+                    } else if x.by.kind() == "symptom" {
+                        "symptom"
+                    } else {
+                        let cw = serenqa_model::safety::name_words(g.name(x.condition));
+                        let dw = serenqa_model::safety::name_words(g.name(d));
+                        if cw == dw {
+                            "name-equal"
+                        } else if cw.iter().all(|w| dw.contains(w)) {
+                            "name-broader"
+                        } else {
+                            "name-narrower"
+                        }
+                    }
+                })
+                .collect();
+            if !f.is_empty() {
+                let mut known = serenqa_model::discover::known_of(&g, d);
+                known.retain(|&k| k != c);
+                let m = clinical.mechanism.of(&g, c, &known);
+                cats.push(match m.kind {
+                    serenqa_shared::screen::Mechanism::New => "flagged & new mechanism",
+                    serenqa_shared::screen::Mechanism::NoneKnown => "flagged & nothing known",
+                    _ => "flagged & obvious",
+                });
+            }
+            {
+                let mut known = serenqa_model::discover::known_of(&g, d);
+                known.retain(|&k| k != c);
+                let m = clinical.mechanism.of(&g, c, &known);
+                cats.push(match m.kind {
+                    serenqa_shared::screen::Mechanism::New => "any & new mechanism",
+                    serenqa_shared::screen::Mechanism::NoneKnown => "any & nothing known",
+                    _ => "any & obvious",
+                });
+            }
+            cats.sort_unstable();
+            cats.dedup();
+            for cat in cats {
+                let e = cat_t.entry(cat).or_insert([0usize; 3]);
+                e[group] += 1;
+            }
+        }
+    }
+    println!("| pairs | n | flagged | by identifier | by name | by defining symptom |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, r) in ["treats (CtD)", "palliates (CpD)", "all other pairs"]
+        .iter()
+        .zip(t)
+    {
+        let pct = |x: usize| format!("{x} ({:.1}%)", 100.0 * x as f64 / r[0].max(1) as f64);
+        println!(
+            "| {name} | {} | {} | {} | {} | {} |",
+            r[0],
+            pct(r[1]),
+            pct(r[2]),
+            pct(r[3]),
+            pct(r[4])
+        );
+    }
+    for (cat, r) in &cat_t {
+        println!(
+            "{cat}: CtD {:.1}%  CpD {:.1}%  other {:.2}%  (enrichment {:.1}x)",
+            100.0 * r[0] as f64 / t[0][0].max(1) as f64,
+            100.0 * r[1] as f64 / t[1][0].max(1) as f64,
+            100.0 * r[2] as f64 / t[2][0].max(1) as f64,
+            (r[0] as f64 / t[0][0].max(1) as f64) / (r[2] as f64 / t[2][0].max(1) as f64).max(1e-9)
         );
     }
     Ok(())
