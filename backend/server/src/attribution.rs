@@ -59,6 +59,12 @@ pub fn hetionet() -> Vec<Attribution> {
             "AdG/AeG/AuG, DdG/DuG, part of GiG",
             false,
         ),
+        a(
+            "Disease Ontology cross-references, subsumption and synonyms (Schriml et al., Nucleic Acids Research; the DO Slim files Hetionet v1.0 was built from)",
+            "CC BY 3.0",
+            "Discover's safety flags: side effects (UMLS) joined to diseases (DOIDs)",
+            false,
+        ),
     ]
 }
 

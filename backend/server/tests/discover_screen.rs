@@ -1,7 +1,7 @@
 //! Discover's first screen: known answers are treats and palliates (labelled, never
 //! candidates), every candidate carries a mechanism label and its safety flags, and the API
 //! returns candidates in the first-screen order — the one `serenqa_shared::screen::order`
-//! computes from the reply's own fields, flagged drugs last — on a small graph served end to
+//! computes from the reply's own fields under the default rule — on a small graph served end to
 //! end; and the labels on the real Hetionet with the Disease Ontology files.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
@@ -101,7 +101,10 @@ fn serenqa(dir: &Path, args: &[&str]) {
 
 fn serve(dir: &Path) -> Served {
     Serve::new(EXE, dir)
-        .args(&["--graph", "gm.snap", "--dist", "nodist", "--db", "a.sqlite"])
+        // This test makes more requests than the default per-client burst: its own budget.
+        .args(&[
+            "--graph", "gm.snap", "--dist", "nodist", "--db", "a.sqlite", "--burst", "10000",
+        ])
         .env("SERENQA_CACHE", dir.join("cache"))
         .spawn()
 }
@@ -180,15 +183,15 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
         // The API's order is the first screen's, computed from the reply's own fields.
         let ids: Vec<String> = page.candidates.iter().map(|c| c.node.id.clone()).collect();
         assert_eq!(ids, recomputed(&page), "{key}");
-        // Flagged drugs come after every unflagged one, and say why.
+        // Flagged drugs say why; inside the band they yield to unflagged ones (the order above).
         let flags: Vec<bool> = page
             .candidates
             .iter()
             .map(|c| !c.safety.is_empty())
             .collect();
-        assert!(
-            flags.windows(2).all(|w| !(w[0] && !w[1])),
-            "{key}: flagged last: {flags:?}"
+        assert_eq!(
+            page.screen.as_ref().unwrap().rule,
+            serenqa_shared::screen::ScreenRule::default()
         );
         for c in page.candidates.iter().filter(|c| !c.safety.is_empty()) {
             flagged_seen += 1;
@@ -208,6 +211,36 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
         let short: DiscoverResponse = serde_json::from_value(v5).unwrap();
         let ids5: Vec<String> = short.candidates.iter().map(|c| c.node.id.clone()).collect();
         assert_eq!(ids5, ids[..ids.len().min(5)], "{key}");
+    }
+    // The rule's parameters: `flagged=last` puts every flagged drug after every other one;
+    // bad values are one-line 400s.
+    for key in &keys {
+        let (_, v) = get(&format!(
+            "{}/api/discover/{key}?limit=200&flagged=last&band=0.5",
+            s.base
+        ));
+        let page: DiscoverResponse = serde_json::from_value(v).unwrap();
+        let rule = page.screen.as_ref().unwrap().rule;
+        assert_eq!(
+            (rule.band, rule.flagged),
+            (0.5, serenqa_shared::screen::Flagged::Last)
+        );
+        let ids: Vec<String> = page.candidates.iter().map(|c| c.node.id.clone()).collect();
+        assert_eq!(ids, recomputed(&page), "{key}");
+        let flags: Vec<bool> = page
+            .candidates
+            .iter()
+            .map(|c| !c.safety.is_empty())
+            .collect();
+        assert!(
+            flags.windows(2).all(|w| !(w[0] && !w[1])),
+            "{key}: flagged last: {flags:?}"
+        );
+    }
+    for bad in ["band=2", "band=x", "flagged=never", "favour_new=maybe"] {
+        let (st, v) = get(&format!("{}/api/discover/Disease::DOID:0?{bad}", s.base));
+        assert_eq!(st, 400, "{bad}: {v}");
+        assert!(!v["message"].as_str().unwrap_or("").contains('\n'), "{v}");
     }
     assert!(pages_with_palliatives > 0, "the fixture has palliations");
     assert!(flagged_seen > 0, "the fixture has drugs causing a disease");

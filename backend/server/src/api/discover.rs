@@ -10,7 +10,7 @@ use serenqa_shared::api::{
     ApiError, Candidate, DiscoverResponse, EvidenceStrength, KnownAnswer, ScreenInfo,
 };
 use serenqa_shared::rns::{Weights, WeightsSource};
-use serenqa_shared::screen::ScreenRule;
+use serenqa_shared::screen::{Flagged, ScreenRule};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -30,6 +30,12 @@ pub struct DiscoverQuery {
     /// Weights `a,b,c` for R, N, S (default: the weights in force — an expert calibration in
     /// the annotation store, else the shipped fitted weights; the reply says which).
     weights: Option<String>,
+    /// First-screen band, 0–1 (default: the shipped rule's; 1 = plausibility order).
+    band: Option<f64>,
+    /// Where drugs recorded as causing the disease go: `in-band` (default), `last`, `in-place`.
+    flagged: Option<String>,
+    /// Favour new mechanisms inside the band (default true).
+    favour_new: Option<bool>,
 }
 
 const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression on metapath path counts learned from the graph's treatment edges, validated by cross-validation with held-out edges removed), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
@@ -61,8 +67,26 @@ pub async fn get_discover(
         ),
         None => None,
     };
+    let mut rule = ScreenRule::default();
+    if let Some(b) = q.band {
+        if !(0.0..=1.0).contains(&b) {
+            return Err(HttpError::bad_request(
+                "bad_band",
+                "band must be a number between 0 and 1",
+            ));
+        }
+        rule.band = b;
+    }
+    if let Some(f) = q.flagged.as_deref() {
+        rule.flagged = Flagged::parse(f).ok_or_else(|| {
+            HttpError::bad_request("bad_flagged", "flagged must be in-band, last or in-place")
+        })?;
+    }
+    if let Some(f) = q.favour_new {
+        rule.favour_new = f;
+    }
     let started = std::time::Instant::now();
-    let result = tokio::task::spawn_blocking(move || reply(&s, &model, node, limit, given))
+    let result = tokio::task::spawn_blocking(move || reply(&s, &model, node, limit, given, rule))
         .await
         .map_err(|e| HttpError::internal(format!("discovery task failed: {e}")))?;
     let mut reply = result.map_err(|e| HttpError::bad_request("cannot_discover", e.to_string()))?;
@@ -78,6 +102,7 @@ pub fn reply(
     node: NodeId,
     limit: usize,
     given: Option<Weights>,
+    rule: ScreenRule,
 ) -> Result<DiscoverResponse, serenqa_model::ModelError> {
     let g = s.graph.clone();
     let includes = g.relation_id("INCLUDES_PCiC");
@@ -89,7 +114,6 @@ pub fn reply(
     let located = preds
         .as_ref()
         .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
-    let rule = ScreenRule::default();
     let screen = located.is_some().then_some((clinical.as_ref(), &rule));
     super::predictions::discover_proposed(
         &g,

@@ -367,10 +367,10 @@ fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
     for &d in &diseases {
         state.blocks = std::sync::Arc::new(serenqa_model::slice::BlockCache::default());
         let t = Instant::now();
-        crate::api::discover::reply(&state, &model, d, limit, None)?;
+        crate::api::discover::reply(&state, &model, d, limit, None, ScreenRule::default())?;
         cold.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        crate::api::discover::reply(&state, &model, d, limit, None)?;
+        crate::api::discover::reply(&state, &model, d, limit, None, ScreenRule::default())?;
         warm.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let q = |v: &mut Vec<f64>, p: f64| {
