@@ -125,7 +125,7 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<(NodeId, String)>)
         }
     }
     // Treatments first; a node both treated and palliated once, as treated.
-    known.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    known.sort_by_key(|k| (k.0, k.1));
     let mut seen = std::collections::HashSet::new();
     let known = known
         .into_iter()

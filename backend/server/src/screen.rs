@@ -140,22 +140,26 @@ pub fn order(cands: &[(NodeId, f64, bool, bool)], rule: &ScreenRule) -> Vec<usiz
 }
 
 /// The first screen's rule in one sentence (the reply's `screen.reason`).
-pub fn reason(rule: &ScreenRule) -> String {
+pub fn reason(rule: &ScreenRule, drug_page: bool) -> String {
     use serenqa_shared::screen::Flagged;
+    let (who, flagged) = if drug_page {
+        ("diseases", "a disease the drug is recorded as causing")
+    } else {
+        ("drugs", "a drug recorded as causing the disease")
+    };
+    let new = if rule.favour_new {
+        "a new mechanism comes before a known treatment's class or target"
+    } else {
+        "the more plausible comes first"
+    };
+    let flags = match rule.flagged {
+        Flagged::InBand => format!(", and {flagged} comes after the others"),
+        Flagged::Last => format!("; {flagged} comes last"),
+        Flagged::InPlace => String::new(),
+    };
     format!(
-        "Most plausible first; among drugs within {:.0}% of the best remaining plausibility, {}{}.",
-        rule.band * 100.0,
-        if rule.favour_new {
-            "a new mechanism comes before a known treatment's class or target"
-        } else {
-            "the more plausible comes first"
-        },
-        match rule.flagged {
-            Flagged::InBand =>
-                ", and a drug recorded as causing the disease comes after the others",
-            Flagged::Last => "; drugs recorded as causing the disease come last",
-            Flagged::InPlace => "",
-        }
+        "Most plausible first; among {who} within {:.0}% of the best remaining plausibility, {new}{flags}.",
+        rule.band * 100.0
     )
 }
 

@@ -214,7 +214,7 @@ pub fn reply(
             known_note,
             screen: located.as_ref().map(|_| ScreenInfo {
                 rule,
-                reason: crate::screen::reason(&rule),
+                reason: crate::screen::reason(&rule, query_is_drug),
                 details: crate::screen::details(
                     &weights_label(&used.source),
                     &clinical.ontology_note,
@@ -258,23 +258,43 @@ fn evidence_strength(best: f64, g: &Graph, node: NodeId) -> EvidenceStrength {
 fn known_note(known: &[KnownAnswer], drug_page: bool) -> String {
     let treats = known.iter().filter(|k| k.relation != "palliates").count();
     let palliates = known.len() - treats;
-    let (t_word, p_word) = if drug_page {
-        ("disease it treats", "it palliates")
-    } else {
-        ("disease-modifying treatment", "symptomatic (palliative)")
-    };
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    if drug_page {
+        return match (treats, palliates) {
+            (0, 0) => "No indication recorded in the graph.".to_string(),
+            (0, p) => format!(
+                "Treats no disease recorded in the graph; palliates {}.",
+                n(p, "disease", "diseases")
+            ),
+            (t, 0) => format!(
+                "Treats {}; palliates none recorded.",
+                n(t, "disease", "diseases")
+            ),
+            (t, p) => format!(
+                "Treats {}; palliates {}.",
+                n(t, "disease", "diseases"),
+                n(p, "more", "more")
+            ),
+        };
+    }
     match (treats, palliates) {
-        (0, 0) if drug_page => "No indication recorded in the graph.".to_string(),
         (0, 0) => "No treatment or palliative drug recorded in the graph.".to_string(),
-        (0, p) if drug_page => format!("No {t_word} recorded; {p} {p_word}."),
-        (0, p) => format!("No {t_word} recorded; {p} {p_word}."),
+        (0, p) => format!("No disease-modifying treatment recorded; {p} symptomatic (palliative)."),
         (t, 0) => format!(
-            "{t} {t_word}{}; none only {p_word}.",
-            if t == 1 { "" } else { "s" }
+            "{}; no drug recorded as only symptomatic.",
+            n(
+                t,
+                "disease-modifying treatment",
+                "disease-modifying treatments"
+            )
         ),
         (t, p) => format!(
-            "{t} {t_word}{}; {p} {p_word}.",
-            if t == 1 { "" } else { "s" }
+            "{}; {p} symptomatic (palliative).",
+            n(
+                t,
+                "disease-modifying treatment",
+                "disease-modifying treatments"
+            )
         ),
     }
 }

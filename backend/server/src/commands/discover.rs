@@ -303,9 +303,9 @@ fn run_cv(
                 }
             }
         }
-        for which in 0..2 {
-            for (vi, v) in vs.iter().enumerate() {
-                row(kind, "all", which, &v.name, &totals[vi][which]);
+        for which in [0, 1] {
+            for (v, t) in vs.iter().zip(&totals) {
+                row(kind, "all", which, &v.name, &t[which]);
             }
         }
         eprintln!("{kind:?}: {:.1} s", t.elapsed().as_secs_f64());
