@@ -81,7 +81,11 @@ runs_dir=$(mktemp -d)
 main_db="$runs_dir/e2e-main.sqlite"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 log=target/e2e-server.log
-./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist --runs "$runs_dir" --db "$main_db" >"$log" 2>&1 &
+# The browser suite is one client making many requests in a row: it gets its own per-client
+# budget rather than racing the default limiter (which `backend/server/tests/admission.rs`
+# tests), so no test depends on how fast the machine runs the ones before it.
+budget=(--rate 1000 --burst 100000)
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port" --dist dist --runs "$runs_dir" --db "$main_db" "${budget[@]}" >"$log" 2>&1 &
 server=$!
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/api/graph" >/dev/null 2>&1 && break
@@ -97,7 +101,7 @@ port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 admin_link=$(./target/debug/serenqa admin --db "$annot_dir/e2e.sqlite" create --email admin@example.org --base-url "http://127.0.0.1:$port2")
 log2=target/e2e-annotate-server.log
 # An empty runs directory: this server computes the offline baseline run itself (a fresh install's leaderboard).
-./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" --runs "$annot_dir/runs" >"$log2" 2>&1 &
+./target/debug/serenqa --quiet serve --addr "127.0.0.1:$port2" --dist dist --db "$annot_dir/e2e.sqlite" --runs "$annot_dir/runs" "${budget[@]}" >"$log2" 2>&1 &
 server2=$!
 for _ in $(seq 1 120); do
   python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port2/api/graph" >/dev/null 2>&1 && break

@@ -15,6 +15,9 @@
 //! rebuilt without the edges, and that every held-out CpD edge is in its fold's mask).
 //!
 //! The table reports, per label, per fold and pooled: AUROC, AUPRC, P@100, P@10 per disease,
+//! the top of each list ([`TopMetrics`]: precision and recall at 10 and 20 per disease and per
+//! compound, the share of the positives among the best 3,980 pairs — within a fold, among that
+//! fold's scored pairs only, so the pooled line is the one to compare),
 //! the fit's iterations and final gradient, the label's degree prior alone, the other head's
 //! AUROC on this label, and the calibration of the pooled out-of-fold logits checked on the
 //! 100 and 1,000 best pairs.
@@ -47,6 +50,93 @@ pub struct Metrics {
     pub p_at_100: f64,
     /// Mean over diseases with a held-out positive of the precision among their top 10.
     pub p_at_10_per_disease: f64,
+    /// The top of each list, as a clinician reads it.
+    pub top: TopMetrics,
+}
+
+/// Precision and recall at 10 and 20 per disease (its compounds ranked) and per compound (its
+/// diseases ranked), each the mean over the entities with a positive among the scored pairs;
+/// and the share of all positives among the best [`TOP_BUDGET`] pairs overall.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TopMetrics {
+    pub p_at_10_disease: f64,
+    pub p_at_20_disease: f64,
+    pub r_at_10_disease: f64,
+    pub r_at_20_disease: f64,
+    pub p_at_10_compound: f64,
+    pub p_at_20_compound: f64,
+    pub r_at_10_compound: f64,
+    pub r_at_20_compound: f64,
+    /// Share of the positives among the best [`TOP_BUDGET`] pairs (all scored pairs ranked).
+    pub in_top_budget: f64,
+}
+
+/// Project Rephetio's published list size (pairs above 1% probability): the budget at which
+/// the top of the whole list is compared.
+pub const TOP_BUDGET: usize = 3980;
+
+/// Mean precision and recall at `k` over the groups (`group(pair)`) with a positive.
+fn per_group_at(
+    pairs: &[usize],
+    scores: &[f64],
+    labels: &[bool],
+    group: &dyn Fn(usize) -> usize,
+    ngroups: usize,
+    k: usize,
+) -> (f64, f64) {
+    let mut by: Vec<(Vec<f64>, Vec<bool>)> = vec![(Vec::new(), Vec::new()); ngroups];
+    for (i, &p) in pairs.iter().enumerate() {
+        let g = group(p);
+        by[g].0.push(scores[i]);
+        by[g].1.push(labels[i]);
+    }
+    let (mut ps, mut rs, mut n) = (0.0, 0.0, 0usize);
+    for (sc, lb) in &by {
+        let pos = lb.iter().filter(|&&x| x).count();
+        if pos == 0 {
+            continue;
+        }
+        let order = ranked(sc);
+        let kk = k.min(order.len());
+        let hits = order[..kk].iter().filter(|&&i| lb[i]).count();
+        ps += hits as f64 / k as f64;
+        rs += hits as f64 / pos as f64;
+        n += 1;
+    }
+    if n == 0 {
+        (f64::NAN, f64::NAN)
+    } else {
+        (ps / n as f64, rs / n as f64)
+    }
+}
+
+fn top_metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> TopMetrics {
+    let nc = pairs.iter().map(|&p| p / nd.max(1) + 1).max().unwrap_or(0);
+    let by_d = |p: usize| p % nd.max(1);
+    let by_c = |p: usize| p / nd.max(1);
+    let (p10d, r10d) = per_group_at(pairs, scores, labels, &by_d, nd, 10);
+    let (p20d, r20d) = per_group_at(pairs, scores, labels, &by_d, nd, 20);
+    let (p10c, r10c) = per_group_at(pairs, scores, labels, &by_c, nc, 10);
+    let (p20c, r20c) = per_group_at(pairs, scores, labels, &by_c, nc, 20);
+    let positives = labels.iter().filter(|&&l| l).count();
+    let order = ranked(scores);
+    let budget = TOP_BUDGET.min(order.len());
+    let in_top = order[..budget].iter().filter(|&&i| labels[i]).count();
+    TopMetrics {
+        p_at_10_disease: p10d,
+        p_at_20_disease: p20d,
+        r_at_10_disease: r10d,
+        r_at_20_disease: r20d,
+        p_at_10_compound: p10c,
+        p_at_20_compound: p20c,
+        r_at_10_compound: r10c,
+        r_at_20_compound: r20c,
+        in_top_budget: if positives == 0 {
+            f64::NAN
+        } else {
+            in_top as f64 / positives as f64
+        },
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -187,6 +277,7 @@ fn metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Metri
         } else {
             per.iter().sum::<f64>() / per.len() as f64
         },
+        top: top_metrics(pairs, scores, labels, nd),
     }
 }
 
@@ -466,6 +557,27 @@ impl EvalReport {
                     l.relation, a
                 );
             }
+            s += &format!(
+                "top of the lists (mean over entities with a held-out positive; in top {TOP_BUDGET} = share of all positives among the best {TOP_BUDGET} pairs):\nfold   P@10/dis  P@20/dis  R@10/dis  R@20/dis   P@10/cpd  P@20/cpd  R@10/cpd  R@20/cpd   in top {TOP_BUDGET}\n"
+            );
+            let top_row = |name: &str, t: &TopMetrics| {
+                format!(
+                    "{name:>4}   {:>8.3}  {:>8.3}  {:>8.3}  {:>8.3}   {:>8.3}  {:>8.3}  {:>8.3}  {:>8.3}   {:>8.3}\n",
+                    t.p_at_10_disease,
+                    t.p_at_20_disease,
+                    t.r_at_10_disease,
+                    t.r_at_20_disease,
+                    t.p_at_10_compound,
+                    t.p_at_20_compound,
+                    t.r_at_10_compound,
+                    t.r_at_20_compound,
+                    t.in_top_budget
+                )
+            };
+            for f in &l.folds {
+                s += &top_row(&f.fold.to_string(), &f.metrics.top);
+            }
+            s += &top_row("all", &l.overall.top);
             if let Some(c) = l.calibration {
                 s += &format!("calibration on the pooled out-of-fold logits: c = {:.4}, slope below 0 = {:.4}, above 0 = {:.4}", c.c, c.low, c.high);
                 if let Some(p) = l.platt {
@@ -572,4 +684,27 @@ pub fn fold_scores(
         compounds: task.compounds.clone(),
         diseases: task.diseases.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_of_each_list_by_disease_and_by_compound() {
+        // 3 compounds × 2 diseases (pair = c·2 + d); disease 0's positives: compounds 0 and 2,
+        // disease 1's: none. Scores rank compound 2 first for disease 0.
+        let pairs: Vec<usize> = (0..6).collect();
+        let scores = [0.5, 0.9, 0.1, 0.8, 0.9, 0.2];
+        let labels = [true, false, false, false, true, false];
+        let t = top_metrics(&pairs, &scores, &labels, 2);
+        // Disease 0 (pairs 0, 2, 4; scores 0.5, 0.1, 0.9): both positives in its top 10.
+        assert_eq!((t.p_at_10_disease, t.r_at_10_disease), (0.2, 1.0));
+        // Compounds 0 and 2 each have one positive, ranked first of their two diseases for
+        // compound 2 (0.9 > 0.2) and second for compound 0 (0.5 < 0.9): both within 10.
+        assert_eq!((t.p_at_10_compound, t.r_at_10_compound), (0.1, 1.0));
+        assert_eq!(t.in_top_budget, 1.0);
+        let (p, r) = per_group_at(&pairs, &scores, &labels, &|p| p % 2, 2, 1);
+        assert_eq!((p, r), (1.0, 0.5));
+    }
 }

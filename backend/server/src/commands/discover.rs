@@ -10,6 +10,10 @@
 //!   and ordered by plausibility and by the screen rule at several bands. Reported per fold:
 //!   held-out treatments in each page's top 10 (disease pages; drug pages too), obvious drugs
 //!   in the top 10, flagged drugs in the top 20.
+//! - `flags`: how often the safety flags fire on the graph's own treatments and palliations
+//!   and on every other pair, by how they were matched and by the pair's mechanism (docs/
+//!   DISCOVER.md: side-effect records also name indications, so a flag is no safety signal on
+//!   its own).
 //! - `bench`: the API's reply (`api::discover::reply`) for every disease, cold (an empty block
 //!   cache per request) and warm; median, p95, p99, max.
 
@@ -391,6 +395,22 @@ fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
     Ok(())
 }
 
+/// The pair's mechanism against the other drugs known for the disease (the pair's own edge
+/// left out), in words.
+fn mechanism_word(g: &Graph, clinical: &Clinical, c: NodeId, d: NodeId) -> &'static str {
+    use serenqa_shared::screen::Mechanism;
+    let mut known = serenqa_model::discover::known_of(g, d);
+    known.retain(|&k| k != c);
+    match clinical.mechanism.of(g, c, &known).kind {
+        Mechanism::New => "new mechanism",
+        Mechanism::NoneKnown => "nothing known to compare",
+        Mechanism::SameClass | Mechanism::SharedTarget => "obvious",
+    }
+}
+
+/// Names of side effects that say harm outright.
+const HARM_WORDS: [&str; 5] = ["aggravated", "exacerbat", "worsen", "induced", "secondary"];
+
 fn run_flags(graph: &GraphArgs, progress: bool) -> Result<()> {
     let g = graph.load(progress)?;
     let clinical = Clinical::load(&g);
@@ -406,9 +426,10 @@ fn run_flags(graph: &GraphArgs, progress: bool) -> Result<()> {
         r.is_some_and(|r| g.out_range_rel(c, r).any(|i| out_t[i] == d))
     };
     let (ctd, cpd) = (rel("CtD"), rel("CpD"));
-    // [pairs, any flag, identifier, name, symptom] per group.
+    // Per group (treats, palliates, other): [pairs, flagged, by identifier, name, symptom].
     let mut t = [[0usize; 5]; 3];
-    let mut cat_t: std::collections::BTreeMap<&str, [usize; 3]> = Default::default();
+    // Per subset: pairs in it, per group.
+    let mut subsets: std::collections::BTreeMap<String, [usize; 3]> = Default::default();
     for &c in &compounds {
         for &d in &diseases {
             let group = if linked(ctd, c, d) {
@@ -425,57 +446,19 @@ fn run_flags(graph: &GraphArgs, progress: bool) -> Result<()> {
             for (k, name) in ["identifier", "name", "symptom"].iter().enumerate() {
                 row[2 + k] += usize::from(f.iter().any(|x| x.by.kind() == *name));
             }
-            let mut cats: Vec<&str> = f
-                .iter()
-                .map(|x| {
-                    let n = g.name(x.condition).to_lowercase();
-                    if ["aggravated", "exacerbat", "worsen", "induced", "secondary"]
-                        .iter()
-                        .any(|q| n.contains(q))
-                    {
-                        "harm-qualified"
-                    } else if x.by.kind() == "identifier" {
-                        "identifier"
-                    } else if x.by.kind() == "symptom" {
-                        "symptom"
-                    } else {
-                        let cw = serenqa_model::safety::name_words(g.name(x.condition));
-                        let dw = serenqa_model::safety::name_words(g.name(d));
-                        if cw == dw {
-                            "name-equal"
-                        } else if cw.iter().all(|w| dw.contains(w)) {
-                            "name-broader"
-                        } else {
-                            "name-narrower"
-                        }
-                    }
-                })
-                .collect();
+            let mech = mechanism_word(&g, &clinical, c, d);
+            let mut names = vec![format!("all pairs: {mech}")];
             if !f.is_empty() {
-                let mut known = serenqa_model::discover::known_of(&g, d);
-                known.retain(|&k| k != c);
-                let m = clinical.mechanism.of(&g, c, &known);
-                cats.push(match m.kind {
-                    serenqa_shared::screen::Mechanism::New => "flagged & new mechanism",
-                    serenqa_shared::screen::Mechanism::NoneKnown => "flagged & nothing known",
-                    _ => "flagged & obvious",
-                });
+                names.push(format!("flagged: {mech}"));
             }
-            {
-                let mut known = serenqa_model::discover::known_of(&g, d);
-                known.retain(|&k| k != c);
-                let m = clinical.mechanism.of(&g, c, &known);
-                cats.push(match m.kind {
-                    serenqa_shared::screen::Mechanism::New => "any & new mechanism",
-                    serenqa_shared::screen::Mechanism::NoneKnown => "any & nothing known",
-                    _ => "any & obvious",
-                });
+            if f.iter().any(|x| {
+                let n = g.name(x.condition).to_lowercase();
+                HARM_WORDS.iter().any(|q| n.contains(q))
+            }) {
+                names.push("flagged: side effect named as harm".to_string());
             }
-            cats.sort_unstable();
-            cats.dedup();
-            for cat in cats {
-                let e = cat_t.entry(cat).or_insert([0usize; 3]);
-                e[group] += 1;
+            for name in names {
+                subsets.entry(name).or_insert([0usize; 3])[group] += 1;
             }
         }
     }
@@ -495,14 +478,12 @@ fn run_flags(graph: &GraphArgs, progress: bool) -> Result<()> {
             pct(r[4])
         );
     }
-    for (cat, r) in &cat_t {
-        println!(
-            "{cat}: CtD {:.1}%  CpD {:.1}%  other {:.2}%  (enrichment {:.1}x)",
-            100.0 * r[0] as f64 / t[0][0].max(1) as f64,
-            100.0 * r[1] as f64 / t[1][0].max(1) as f64,
-            100.0 * r[2] as f64 / t[2][0].max(1) as f64,
-            (r[0] as f64 / t[0][0].max(1) as f64) / (r[2] as f64 / t[2][0].max(1) as f64).max(1e-9)
-        );
+    println!();
+    println!("| subset | share of treats | share of palliates | share of other pairs |");
+    println!("|---|---:|---:|---:|");
+    for (name, r) in &subsets {
+        let share = |k: usize| format!("{:.2}%", 100.0 * r[k] as f64 / t[k][0].max(1) as f64);
+        println!("| {name} | {} | {} | {} |", share(0), share(1), share(2));
     }
     Ok(())
 }
