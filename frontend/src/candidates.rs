@@ -599,10 +599,10 @@ pub fn Candidates(
         let s = if n == 1 { "" } else { "s" };
         let (is, where_) = (
             if n == 1 { "is" } else { "are" },
-            if flagged_at.get() == Flagged::Last {
-                "at the end of the list"
-            } else {
-                "after the unflagged candidates of similar plausibility"
+            match flagged_at.get() {
+                Flagged::Last => "at the end of the list",
+                Flagged::UnexplainedLast => "at the end of the list when no class or target shared with a known treatment explains the record, otherwise after the unflagged candidates of similar plausibility",
+                Flagged::InBand | Flagged::InPlace => "after the unflagged candidates of similar plausibility",
             },
         );
         if query_is_disease {
@@ -661,6 +661,7 @@ pub fn Candidates(
                         <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
                             {Flagged::ALL.into_iter().map(|f| view! {
                                 <option value=f.name() selected=move || flagged_at.get() == f>{match f {
+                                    Flagged::UnexplainedLast => "last, unless a known class explains it",
                                     Flagged::InBand => "after the others of similar plausibility",
                                     Flagged::Last => "at the end of the list",
                                     Flagged::InPlace => "in place (flag shown only)",
@@ -815,7 +816,7 @@ pub fn Candidates(
                             Mechanism::NoneKnown => "mechanism mech-none muted",
                         };
                         let safety_view = flagged.then(|| view! {
-                            <div class="safety" data-testid="safety-flag" role="note" title=safety_title(&safety)>{safety_text(&safety, drug_name.as_deref())}</div>
+                            <div class="safety" data-testid="safety-flag" role="note" title=safety_title(&safety)>{safety_text(&safety, drug_name.as_deref(), mech_kind)}</div>
                         });
                         view! {
                             <tr data-candidate=c.name.clone() data-mechanism=mech_kind.name() class:flagged=flagged class:selected=move || selected.get() == Some(ci)>

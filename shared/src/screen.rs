@@ -10,12 +10,18 @@
 //!    mechanism** before one of the same pharmacologic class or a shared specific target as a
 //!    known treatment (`favour_new`); ties go to the more plausible, then to the lower node
 //!    index.
-//! 2. `flagged = last` instead puts every flagged drug after every unflagged one (a hard
-//!    demotion); `in-place` ignores the flags in the order (they are still shown).
+//! 2. `flagged = unexplained-last` (the default) sets aside — after every other drug — a
+//!    flagged drug that shares no class or specific target with a known treatment: no known
+//!    treatment explains its record. A flagged drug that does share one yields inside the band as
+//!    with `in-band`: drug labels list a drug's indication among its side effects so often
+//!    (41% of Hetionet's treatments carry such a record for the disease they treat) that the
+//!    flag alone is not a verdict. `last` sets every flagged drug aside; `in-place` ignores
+//!    the flags in the order (they are still shown).
 //!
 //! `band = 1` is plausibility order; a lower band lets new mechanisms climb further. The
-//! shipped band was chosen by cross-validation (`serenqa discover cv`, docs/DISCOVER.md): held-out
-//! treatments in the top 10 at least as many as plausibility order's, fewer "obvious" drugs.
+//! shipped rule was chosen by cross-validation (`serenqa discover cv`, docs/DISCOVER.md): about
+//! as many held-out treatments in the top 10 as plausibility order, fewer "obvious" drugs, and
+//! no unexplained flagged drug in the top 20.
 //! The same function runs on the server (the API's order) and in the browser (the controls), so
 //! the page and the API never disagree.
 
@@ -70,20 +76,32 @@ pub enum Flagged {
     /// Ordered as if unflagged (the flag is still shown).
     InPlace,
     /// Inside the band, after the unflagged drugs.
-    #[default]
     InBand,
     /// After every unflagged drug.
     Last,
+    /// A flagged drug that shares a class or a specific target with a known treatment (the
+    /// side-effect record most often repeats the indication of its class) yields inside the
+    /// band; a flagged drug with no such link (no known treatment explains the record) goes after
+    /// every other drug. With nothing known for the disease there is nothing to compare, and
+    /// the flagged drug yields inside the band.
+    #[default]
+    UnexplainedLast,
 }
 
 impl Flagged {
-    pub const ALL: [Flagged; 3] = [Flagged::InBand, Flagged::Last, Flagged::InPlace];
+    pub const ALL: [Flagged; 4] = [
+        Flagged::UnexplainedLast,
+        Flagged::InBand,
+        Flagged::Last,
+        Flagged::InPlace,
+    ];
     /// The name in an address or the JSON (`in-band`, …).
     pub fn name(self) -> &'static str {
         match self {
             Flagged::InPlace => "in-place",
             Flagged::InBand => "in-band",
             Flagged::Last => "last",
+            Flagged::UnexplainedLast => "unexplained-last",
         }
     }
     pub fn parse(s: &str) -> Option<Flagged> {
@@ -105,7 +123,7 @@ pub struct ScreenRule {
 }
 
 /// The shipped band (chosen by `serenqa discover cv`; docs/DISCOVER.md has the table).
-pub const DEFAULT_BAND: f64 = 0.85;
+pub const DEFAULT_BAND: f64 = 0.8;
 
 impl Default for ScreenRule {
     fn default() -> Self {
@@ -124,8 +142,8 @@ pub struct ScreenItem {
     pub plausibility: f64,
     /// The graph records the drug as causing the disease.
     pub flagged: bool,
-    /// Same class or shared target as a known treatment.
-    pub obvious: bool,
+    /// How it relates to the known treatments (same class or shared target = obvious).
+    pub mechanism: Mechanism,
     /// Final tie-break (node index).
     pub key: u32,
 }
@@ -152,20 +170,27 @@ pub fn order(items: &[ScreenItem], rule: &ScreenRule) -> Vec<usize> {
             .total_cmp(&plaus(a))
             .then(items[a].key.cmp(&items[b].key))
     });
-    let groups: Vec<Vec<usize>> = if rule.flagged == Flagged::Last {
-        let (bad, good): (Vec<usize>, Vec<usize>) =
-            by_plaus.into_iter().partition(|&i| items[i].flagged);
-        vec![good, bad]
-    } else {
-        vec![by_plaus]
+    // Which flagged drugs go after every other one.
+    let set_aside = |i: usize| match rule.flagged {
+        Flagged::Last => items[i].flagged,
+        Flagged::UnexplainedLast => items[i].flagged && items[i].mechanism == Mechanism::New,
+        Flagged::InBand | Flagged::InPlace => false,
     };
-    let soft = rule.flagged == Flagged::InBand;
+    let groups: Vec<Vec<usize>> =
+        if matches!(rule.flagged, Flagged::Last | Flagged::UnexplainedLast) {
+            let (bad, good): (Vec<usize>, Vec<usize>) =
+                by_plaus.into_iter().partition(|&i| set_aside(i));
+            vec![good, bad]
+        } else {
+            vec![by_plaus]
+        };
+    let soft = matches!(rule.flagged, Flagged::InBand | Flagged::UnexplainedLast);
     // Inside the band, the lowest of (flagged, obvious) wins; the first such is the most
     // plausible of them.
     let demerit = |i: usize| {
         (
             u8::from(soft && items[i].flagged),
-            u8::from(rule.favour_new && items[i].obvious),
+            u8::from(rule.favour_new && items[i].mechanism.is_obvious()),
         )
     };
     let mut out = Vec::with_capacity(items.len());
@@ -196,7 +221,11 @@ mod tests {
         ScreenItem {
             plausibility: p,
             flagged,
-            obvious,
+            mechanism: if obvious {
+                Mechanism::SameClass
+            } else {
+                Mechanism::New
+            },
             key,
         }
     }
@@ -230,6 +259,32 @@ mod tests {
         // A wider band lets the unflagged 0.5s pass it.
         let wide = ScreenRule { band: 0.5, ..soft };
         assert_eq!(order(&items, &wide), vec![3, 2, 1, 0]);
+    }
+
+    #[test]
+    fn unexplained_flags_go_last_explained_ones_yield_in_the_band() {
+        let mut none_known = item(0.95, true, false, 4);
+        none_known.mechanism = Mechanism::NoneKnown;
+        let items = [
+            item(1.0, true, false, 0), // flagged, new mechanism: set aside
+            item(0.9, true, true, 1),  // flagged, same class: yields in the band
+            item(0.85, false, true, 2),
+            item(0.1, false, false, 3),
+            none_known, // flagged, nothing to compare: yields in the band
+        ];
+        let rule = ScreenRule {
+            band: 0.8,
+            flagged: Flagged::UnexplainedLast,
+            favour_new: true,
+        };
+        // Without item 0 the best is 0.95 (floor 0.76): the unflagged 2 first, then the
+        // flagged 4 (more plausible) and 1; 3 then item 0 at the end.
+        assert_eq!(order(&items, &rule), vec![2, 4, 1, 3, 0]);
+        assert_eq!(ScreenRule::default().flagged, Flagged::UnexplainedLast);
+        assert_eq!(
+            Flagged::parse("unexplained-last"),
+            Some(Flagged::UnexplainedLast)
+        );
     }
 
     #[test]

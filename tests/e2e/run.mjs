@@ -504,8 +504,11 @@ function screenOrder(items, rule) {
   const band = Number.isFinite(rule.band) ? Math.min(1, Math.max(0, rule.band)) : 1;
   const pl = (i) => (Number.isFinite(items[i].plausibility) ? Math.max(items[i].plausibility, 0) : 0);
   const byPl = items.map((_, i) => i).sort((a, b) => (pl(b) - pl(a)) || (items[a].key - items[b].key));
-  const groups = rule.flagged === 'last' ? [byPl.filter((i) => !items[i].flagged), byPl.filter((i) => items[i].flagged)] : [byPl];
-  const demerit = (i) => 2 * (rule.flagged === 'in-band' && items[i].flagged ? 1 : 0) + (rule.favour_new && items[i].obvious ? 1 : 0);
+  // 'last' sets every flagged drug aside; 'unexplained-last' only those of a new mechanism.
+  const aside = (i) => items[i].flagged && (rule.flagged === 'last' || (rule.flagged === 'unexplained-last' && items[i].mech === 'new'));
+  const groups = ['last', 'unexplained-last'].includes(rule.flagged) ? [byPl.filter((i) => !aside(i)), byPl.filter(aside)] : [byPl];
+  const soft = ['in-band', 'unexplained-last'].includes(rule.flagged);
+  const demerit = (i) => 2 * (soft && items[i].flagged ? 1 : 0) + (rule.favour_new && items[i].obvious ? 1 : 0);
   const out = [];
   for (const rest of groups) {
     while (rest.length) {
@@ -521,6 +524,7 @@ const screenItems = (api) => api.candidates.map((c) => ({
   plausibility: c.plausibility ? c.plausibility.score : 0,
   flagged: (c.safety || []).length > 0,
   obvious: ['same-class', 'shared-target'].includes(c.mechanism?.kind),
+  mech: c.mechanism?.kind,
   key: c.node.index,
 }));
 const discoverApi = async (key) => (await fetch(`${base}/api/discover/${key}?limit=200`)).json();
@@ -612,7 +616,7 @@ test('discover: the first screen is the default order — the first rows are the
   assert((await fresh.evaluate(() => location.search)) === '', `untouched address: ${fresh.url()}`);
   // The CSV names the order and the rule, with the mechanism and safety columns.
   const csv = decodeURIComponent((await fresh.getByTestId('candidates-csv').getAttribute('href')).split(',').slice(1).join(',')).trim().split('\n');
-  assert(csv.some((l) => /^# order: First screen; first-screen rule band=\d\.\d\d flagged=(in-band|last|in-place) new_mechanisms=favoured/.test(l)), `CSV notes: ${csv.slice(0, 2)}`);
+  assert(csv.some((l) => /^# order: First screen; first-screen rule band=\d\.\d\d flagged=(unexplained-last|in-band|last|in-place) new_mechanisms=favoured/.test(l)), `CSV notes: ${csv.slice(0, 2)}`);
   const head = csv.find((l) => l.startsWith('rank,')).split(',');
   assert(head.includes('mechanism') && head.includes('safety'), `CSV header: ${head}`);
   await fresh.close();
@@ -685,7 +689,7 @@ test('discover: a flagged candidate shows its warning where the rule puts it; "l
   const items = screenItems(api);
   const names = (o) => o.map((i) => api.candidates[i].node.name);
   assert(JSON.stringify(names(screenOrder(items, api.screen.rule))) === JSON.stringify(api.candidates.map((c) => c.node.name)), `the API order is the rule (${key})`);
-  assert(['in-band', 'last', 'in-place'].includes(api.screen.rule.flagged) && api.screen.flagged >= 1, `the API says how many are flagged: ${JSON.stringify(api.screen)}`);
+  assert(['unexplained-last', 'in-band', 'last', 'in-place'].includes(api.screen.rule.flagged) && api.screen.flagged >= 1, `the API says how many are flagged: ${JSON.stringify(api.screen)}`);
   const flag = api.candidates[flaggedCase.index].safety[0];
   console.log(`     ${key}: ${api.screen.flagged} flagged, e.g. ${name} causes ${flag.side_effect.name} (${flag.source}, ${flag.by}), API row ${flaggedCase.index}`);
   await page.goto(base + '/entity/' + key);

@@ -10,7 +10,7 @@ use serenqa_graph::{Graph, NodeId};
 use serenqa_model::mechanism::{MechanismOf, MechanismRelations};
 use serenqa_model::safety::{Flag, SafetyIndex};
 use serenqa_shared::api::{MechanismView, SafetyFlag};
-use serenqa_shared::screen::{ScreenItem, ScreenRule};
+use serenqa_shared::screen::{Mechanism, ScreenItem, ScreenRule};
 
 /// The indexes behind the clinician's labels, built once per graph.
 pub struct Clinical {
@@ -76,7 +76,7 @@ impl Clinical {
             return "A flag repeats a side-effect record; read its source before deciding.".into();
         }
         format!(
-            "A flag repeats a side-effect record (SIDER, mined from drug labels). Labels also name what a drug is for: {f} of the graph's {n} known treatments ({:.0}%) carry such a record for the very disease they treat. A flag asks for a look at the evidence, not a rejection; choose \"at the end of the list\" to set flagged drugs aside.",
+            "A flag repeats a side-effect record (SIDER, mined from drug labels). Labels also name what a drug is for: {f} of the graph's {n} known treatments ({:.0}%) carry such a record for the very disease they treat. So a flagged drug that shares a class or a target with a known treatment stays among drugs of similar plausibility, with its warning; one that shares nothing with a known treatment (no known treatment explains its record) is set aside at the end. Choose \"at the end of the list\" to set every flagged drug aside.",
             100.0 * f as f64 / n as f64
         )
     }
@@ -125,14 +125,14 @@ pub fn flag_views(g: &Graph, disease: NodeId, flags: &[Flag]) -> Vec<SafetyFlag>
         .collect()
 }
 
-/// Orders `(candidate, plausibility, flagged, obvious)` by the first-screen rule.
-pub fn order(cands: &[(NodeId, f64, bool, bool)], rule: &ScreenRule) -> Vec<usize> {
+/// Orders `(candidate, plausibility, flagged, mechanism)` by the first-screen rule.
+pub fn order(cands: &[(NodeId, f64, bool, Mechanism)], rule: &ScreenRule) -> Vec<usize> {
     let items: Vec<ScreenItem> = cands
         .iter()
-        .map(|&(n, p, flagged, obvious)| ScreenItem {
+        .map(|&(n, p, flagged, mechanism)| ScreenItem {
             plausibility: p,
             flagged,
-            obvious,
+            mechanism,
             key: n,
         })
         .collect();
@@ -155,6 +155,9 @@ pub fn reason(rule: &ScreenRule, drug_page: bool) -> String {
     let flags = match rule.flagged {
         Flagged::InBand => format!(", and {flagged} comes after the others"),
         Flagged::Last => format!("; {flagged} comes last"),
+        Flagged::UnexplainedLast => format!(
+            "; {flagged} comes last unless it shares a class or a target with a known treatment (then it comes after the others)"
+        ),
         Flagged::InPlace => String::new(),
     };
     format!(
@@ -166,6 +169,6 @@ pub fn reason(rule: &ScreenRule, drug_page: bool) -> String {
 /// Why these defaults, and what the RNS columns use (the reply's `screen.details`).
 pub fn details(weights_label: &str, ontology_note: &str) -> String {
     format!(
-        "The band and the placement of flagged drugs were chosen by cross-validation on held-out treatments (serenqa discover cv; docs/DISCOVER.md): they keep about 98% of the held-out treatments that plausibility order puts in the top 10, with fewer obvious and fewer flagged drugs there. Putting flagged drugs last would lose about a third of them. RNS (R, N, S) is shown beside each candidate with {weights_label}; it orders the list only when you sort by RNS or Blend. Safety flags: {ontology_note}."
+        "The band and the placement of flagged drugs were chosen by cross-validation on held-out treatments (serenqa discover cv; docs/DISCOVER.md): on disease pages they keep 95–99% of the held-out treatments that plausibility order puts in the top 10, with fewer obvious drugs there, and no flagged drug that shares nothing with a known treatment in the top 20. Putting every flagged drug last would lose about a third of the held-out treatments: 41% of the graph's known treatments carry a side-effect record of the disease they treat. RNS (R, N, S) is shown beside each candidate with {weights_label}; it orders the list only when you sort by RNS or Blend. Safety flags: {ontology_note}."
     )
 }

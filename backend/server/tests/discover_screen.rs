@@ -28,7 +28,7 @@ const DISEASES: [&str; 6] = [
     "glaucoma",
 ];
 
-/// 40 compounds, 6 diseases, 24 genes, 5 pharmacologic classes; treatments and palliations
+/// 43 compounds, 6 diseases, 27 genes, 5 pharmacologic classes; treatments and palliations
 /// follow shared genes; some drugs cause "<disease> aggravated" (a side effect named after a
 /// disease), others a side effect named after nothing.
 fn write_graph(dir: &Path) {
@@ -86,6 +86,14 @@ fn write_graph(dir: &Path) {
             }
         }
     }
+    // Three drugs on a target of their own (no class, no target shared with any known drug)
+    // that cause a disease: flagged with no known treatment to explain the record.
+    for i in 0..3 {
+        nodes += &format!("Compound::DB{:05}\tdrug {}\tCompound\n", 40 + i, 40 + i);
+        nodes += &format!("Gene::{}\tGENE{}\tGene\n", 24 + i, 24 + i);
+        edges += &format!("Compound::DB{:05}\tCbG\tGene::{}\n", 40 + i, 24 + i);
+        edges += &format!("Compound::DB{:05}\tCcSE\tSide Effect::C000{i}\n", 40 + i);
+    }
     import_hetionet(EXE, dir, &nodes, &edges);
 }
 
@@ -118,7 +126,7 @@ fn recomputed(d: &DiscoverResponse) -> Vec<String> {
         .map(|c| ScreenItem {
             plausibility: c.plausibility.as_ref().map_or(0.0, |p| p.score),
             flagged: !c.safety.is_empty(),
-            obvious: c.mechanism.kind.is_obvious(),
+            mechanism: c.mechanism.kind,
             key: c.node.index,
         })
         .collect();
@@ -148,6 +156,7 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
     let s = serve(d);
     let mut pages_with_palliatives = 0;
     let mut flagged_seen = 0;
+    let mut unexplained_seen = 0;
     let mut kinds: Vec<Mechanism> = Vec::new();
     let keys: Vec<String> = (0..DISEASES.len())
         .map(|i| format!("Disease::DOID:{i}"))
@@ -193,6 +202,18 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
             page.screen.as_ref().unwrap().rule,
             serenqa_shared::screen::ScreenRule::default()
         );
+        // By default a flagged drug that shares nothing with a known treatment (a new
+        // mechanism: no known treatment explains its record) comes after every other candidate.
+        let aside: Vec<bool> = page
+            .candidates
+            .iter()
+            .map(|c| !c.safety.is_empty() && c.mechanism.kind == Mechanism::New)
+            .collect();
+        assert!(
+            aside.windows(2).all(|w| !w[0] || w[1]),
+            "{key}: unexplained flagged drugs last: {aside:?}"
+        );
+        unexplained_seen += aside.iter().filter(|&&a| a).count();
         for c in page.candidates.iter().filter(|c| !c.safety.is_empty()) {
             flagged_seen += 1;
             let f = &c.safety[0];
@@ -244,6 +265,10 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
     }
     assert!(pages_with_palliatives > 0, "the fixture has palliations");
     assert!(flagged_seen > 0, "the fixture has drugs causing a disease");
+    assert!(
+        unexplained_seen > 0,
+        "the fixture has a drug causing a disease with no class or target of its known drugs"
+    );
     assert!(
         kinds.contains(&Mechanism::SameClass) && kinds.contains(&Mechanism::New),
         "{kinds:?}"

@@ -11,7 +11,7 @@ pub(super) fn screen_item(c: &Candidate) -> ScreenItem {
     ScreenItem {
         plausibility: c.plausibility.as_ref().map(|p| p.score).unwrap_or(0.0),
         flagged: !c.safety.is_empty(),
-        obvious: c.mechanism.kind.is_obvious(),
+        mechanism: c.mechanism.kind,
         key: c.node.index,
     }
 }
@@ -75,8 +75,14 @@ pub(super) fn mechanism_help(kind: Mechanism, query_is_disease: bool) -> &'stati
 }
 
 /// "⚠ Recorded as causing Pulmonary fibrosis (SIDER 4.1)"; on a drug's page the candidate is a
-/// disease, so the sentence names the drug.
-pub(super) fn safety_text(flags: &[SafetyFlag], drug: Option<&str>) -> String {
+/// disease, so the sentence names the drug. The mechanism says how to read the record: a drug
+/// of a known treatment's class or target often carries its indication among its label's side
+/// effects; with nothing shared, no known treatment explains the record.
+pub(super) fn safety_text(
+    flags: &[SafetyFlag],
+    drug: Option<&str>,
+    mechanism: Mechanism,
+) -> String {
     let what: Vec<String> = flags
         .iter()
         .map(|f| {
@@ -87,10 +93,18 @@ pub(super) fn safety_text(flags: &[SafetyFlag], drug: Option<&str>) -> String {
             }
         })
         .collect();
-    match drug {
+    let head = match drug {
         Some(d) => format!("⚠ {d} is recorded as causing {}", what.join("; ")),
         None => format!("⚠ Recorded as causing {}", what.join("; ")),
-    }
+    };
+    let reading = match mechanism {
+        Mechanism::SameClass | Mechanism::SharedTarget => {
+            " — a known treatment shares its class or target (labels often list a drug's use among its side effects)"
+        }
+        Mechanism::New => " — unexplained: no known treatment shares its class or target",
+        Mechanism::NoneKnown => "",
+    };
+    format!("{head}{reading}")
 }
 
 pub(super) fn safety_title(flags: &[SafetyFlag]) -> String {

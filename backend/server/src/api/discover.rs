@@ -32,7 +32,8 @@ pub struct DiscoverQuery {
     weights: Option<String>,
     /// First-screen band, 0–1 (default: the shipped rule's; 1 = plausibility order).
     band: Option<f64>,
-    /// Where drugs recorded as causing the disease go: `in-band` (default), `last`, `in-place`.
+    /// Where drugs recorded as causing the disease go: `unexplained-last` (default), `in-band`,
+    /// `last`, `in-place`.
     flagged: Option<String>,
     /// Favour new mechanisms inside the band (default true).
     favour_new: Option<bool>,
@@ -79,7 +80,10 @@ pub async fn get_discover(
     }
     if let Some(f) = q.flagged.as_deref() {
         rule.flagged = Flagged::parse(f).ok_or_else(|| {
-            HttpError::bad_request("bad_flagged", "flagged must be in-band, last or in-place")
+            HttpError::bad_request(
+                "bad_flagged",
+                "flagged must be unexplained-last, in-band, last or in-place",
+            )
         })?;
     }
     if let Some(f) = q.favour_new {

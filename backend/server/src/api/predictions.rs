@@ -12,6 +12,7 @@ use serenqa_shared::api::{
     ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
     Palliation, Prediction, PredictionsResponse, SubgraphView,
 };
+use serenqa_shared::screen::Mechanism;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -319,7 +320,7 @@ pub fn discover_proposed(
             return p.propose(loc, known, limit);
         };
         let proposed = p.propose(loc, known, serenqa_model::discover::MAX_CANDIDATES);
-        let items: Vec<(NodeId, f64, bool, bool)> = proposed
+        let items: Vec<(NodeId, f64, bool, Mechanism)> = proposed
             .iter()
             .map(|&(c, score)| {
                 let (m, flags) = if loc.0 {
@@ -329,7 +330,7 @@ pub fn discover_proposed(
                 } else {
                     clinical.pair(g, c, q, known)
                 };
-                (c, score, !flags.is_empty(), m.kind.is_obvious())
+                (c, score, !flags.is_empty(), m.kind)
             })
             .collect();
         crate::screen::order(&items, rule)

@@ -24,7 +24,7 @@ use clap::{Args, Subcommand};
 use serenqa_graph::{Graph, NodeId};
 use serenqa_predict::eval::{fold_scores, FoldKind, FoldScores};
 use serenqa_predict::PredictParams;
-use serenqa_shared::screen::{Flagged, ScreenRule};
+use serenqa_shared::screen::{Flagged, Mechanism, ScreenRule};
 
 use crate::graph_source::GraphArgs;
 use crate::screen::Clinical;
@@ -111,7 +111,7 @@ fn variants(bands: &[f64]) -> Vec<Variant> {
     ];
     let default = ScreenRule::default();
     for &b in bands {
-        for f in [Flagged::InBand, Flagged::Last, Flagged::InPlace] {
+        for f in Flagged::ALL {
             let r = rule(b, f, true);
             v.push(Variant {
                 name: format!(
@@ -135,6 +135,10 @@ struct Tally {
     obvious10: usize,
     slots10: usize,
     flagged20: usize,
+    /// Flagged by identifier (a UMLS cross-reference) and with no class or target shared
+    /// with a known treatment, in the top 20.
+    unexplained20: usize,
+    ident20: usize,
 }
 
 impl Tally {
@@ -145,14 +149,25 @@ impl Tally {
         self.obvious10 += o.obvious10;
         self.slots10 += o.slots10;
         self.flagged20 += o.flagged20;
+        self.unexplained20 += o.unexplained20;
+        self.ident20 += o.ident20;
     }
 }
 
 /// One page as the fold shows it: candidates (node, probability, flagged, obvious) in
 /// plausibility order, and which of them are held-out treatments.
 struct Page {
-    cands: Vec<(NodeId, f64, bool, bool)>,
+    cands: Vec<(NodeId, f64, bool, Mechanism)>,
     held: Vec<bool>,
+    /// Flagged by identifier (a UMLS cross-reference of the disease).
+    ident: Vec<bool>,
+}
+
+/// Is one of the flags an identifier match (the strictest join)?
+fn by_identifier(flags: &[serenqa_model::safety::Flag]) -> bool {
+    flags
+        .iter()
+        .any(|f| matches!(f.by, serenqa_model::safety::MatchedBy::Identifier(_)))
 }
 
 fn tally(page: &Page, rule: &ScreenRule) -> Tally {
@@ -162,9 +177,13 @@ fn tally(page: &Page, rule: &ScreenRule) -> Tally {
         pages: 1,
         held: page.held.iter().filter(|&&h| h).count(),
         hits10: top(10).filter(|&&i| page.held[i]).count(),
-        obvious10: top(10).filter(|&&i| page.cands[i].3).count(),
+        obvious10: top(10).filter(|&&i| page.cands[i].3.is_obvious()).count(),
         slots10: top(10).count(),
         flagged20: top(20).filter(|&&i| page.cands[i].2).count(),
+        unexplained20: top(20)
+            .filter(|&&i| page.cands[i].2 && page.cands[i].3 == Mechanism::New)
+            .count(),
+        ident20: top(20).filter(|&&i| page.ident[i]).count(),
     }
 }
 
@@ -208,15 +227,14 @@ fn pages(g: &Graph, fs: &FoldScores, f: usize, clinical: &Clinical) -> (Vec<Page
                 let cn = fs.compounds[c];
                 let (m, flags) = clinical.pair(g, cn, dn, &known_of_d[d]);
                 (
-                    cn,
-                    prob(z[c * nd + d]),
-                    !flags.is_empty(),
-                    m.kind.is_obvious(),
+                    (cn, prob(z[c * nd + d]), !flags.is_empty(), m.kind),
+                    by_identifier(&flags),
                 )
             })
-            .collect();
+            .unzip::<_, _, Vec<_>, Vec<_>>();
+        let (cands, ident) = cands;
         let held = cs.iter().map(|&c| hit(c * nd + d)).collect();
-        disease_pages.push(Page { cands, held });
+        disease_pages.push(Page { cands, held, ident });
     }
     let mut drug_pages = Vec::new();
     for c in 0..nc {
@@ -237,15 +255,14 @@ fn pages(g: &Graph, fs: &FoldScores, f: usize, clinical: &Clinical) -> (Vec<Page
                 let dn = fs.diseases[d];
                 let (m, flags) = clinical.pair(g, cn, dn, &known_of_d[d]);
                 (
-                    dn,
-                    prob(z[c * nd + d]),
-                    !flags.is_empty(),
-                    m.kind.is_obvious(),
+                    (dn, prob(z[c * nd + d]), !flags.is_empty(), m.kind),
+                    by_identifier(&flags),
                 )
             })
-            .collect();
+            .unzip::<_, _, Vec<_>, Vec<_>>();
+        let (cands, ident) = cands;
         let held = ds.iter().map(|&d| hit(c * nd + d)).collect();
-        drug_pages.push(Page { cands, held });
+        drug_pages.push(Page { cands, held, ident });
     }
     (disease_pages, drug_pages)
 }
@@ -286,8 +303,8 @@ fn run_cv(
         ..PredictParams::default()
     };
     let vs = variants(&bands);
-    println!("| folds | fold | page | pages | held-out | order | held-out in top 10 | obvious in top 10 | flagged in top 20 |");
-    println!("|---|---:|---|---:|---:|---|---:|---:|---:|");
+    println!("| folds | fold | page | pages | held-out | order | held-out in top 10 | obvious in top 10 | flagged in top 20 | of which unexplained | flagged by identifier in top 20 |");
+    println!("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|");
     for kind in kinds {
         let t = Instant::now();
         let fs = fold_scores(&g, &params, folds, kind, &mut |f, s| {
@@ -326,7 +343,7 @@ fn row(kind: FoldKind, fold: &str, which: usize, name: &str, t: &Tally) {
         }
     };
     println!(
-        "| {} | {fold} | {} | {} | {} | {name} | {} | {} | {} |",
+        "| {} | {fold} | {} | {} | {} | {name} | {} | {} | {} | {} | {} |",
         match kind {
             FoldKind::Edges => "edges",
             FoldKind::Diseases => "diseases",
@@ -337,6 +354,8 @@ fn row(kind: FoldKind, fold: &str, which: usize, name: &str, t: &Tally) {
         pct(t.hits10, t.held),
         pct(t.obvious10, t.slots10),
         t.flagged20,
+        t.unexplained20,
+        t.ident20,
     );
 }
 
