@@ -165,6 +165,12 @@ pub struct RankEntry {
     pub unsure: bool,
 }
 
+/// Longest comment a response keeps, in characters (Unicode scalar values, what a person
+/// counts). The page's text box holds at most this many (`maxlength` counts UTF-16 units,
+/// never fewer than characters), and the server refuses a longer one, so both agree for any
+/// script: a Greek or German note of 3,900 characters is accepted whatever its bytes.
+pub const MAX_COMMENT_CHARS: usize = 4000;
+
 /// What an annotator submits (autosave or final).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewResponse {

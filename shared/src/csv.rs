@@ -11,11 +11,34 @@
 pub fn neutralise(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let number = s.trim().parse::<f64>().is_ok_and(f64::is_finite) && !s.starts_with(['\t', '\r']);
-    if risky && !number {
+    let s = if risky && !number {
         format!("'{s}")
     } else {
         s.to_string()
+    };
+    after_separators(&s)
+}
+
+/// A spreadsheet set to split on `;` (or a tab) cuts `x;=1+1` into two cells, the second a
+/// formula: a formula character after a `;` or a tab (and any spaces) gets a `'` too.
+fn after_separators(s: &str) -> String {
+    if !s.contains([';', '\t']) {
+        return s.to_string();
     }
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut after_sep = false;
+    for c in s.chars() {
+        if after_sep && ['=', '+', '-', '@'].contains(&c) {
+            out.push('\'');
+        }
+        if c == ';' || c == '\t' {
+            after_sep = true;
+        } else if c != ' ' {
+            after_sep = false;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// One CSV cell: neutralised (see the module docs), then quoted if needed.
@@ -41,7 +64,8 @@ mod tests {
         assert_eq!(cell("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
         assert_eq!(cell("-2+3"), "'-2+3");
         assert_eq!(cell("@SUM(A1)"), "'@SUM(A1)");
-        assert_eq!(cell("\t=1"), "'\t=1");
+        // The tab also splits a tab-separated import: the formula after it is neutralised too.
+        assert_eq!(cell("\t=1"), "'\t'=1");
         assert_eq!(cell("\r=1"), "\"'\r=1\"");
         assert_eq!(cell("-0.25"), "-0.25");
         assert_eq!(cell("+3"), "+3");
@@ -49,6 +73,10 @@ mod tests {
         assert_eq!(cell("-inf"), "'-inf");
         assert_eq!(cell("aspirin, low dose"), "\"aspirin, low dose\"");
         assert_eq!(cell("plain"), "plain");
+        // `;`-separated spreadsheets split at `;`: every piece is neutralised.
+        assert_eq!(cell("x;=1+1;"), "x;'=1+1;");
+        assert_eq!(cell("a; -2+3;\t@SUM(A1)"), "a; '-2+3;\t'@SUM(A1)");
+        assert_eq!(cell("dose; 5 mg"), "dose; 5 mg");
         assert_eq!(cell(""), "");
     }
 }

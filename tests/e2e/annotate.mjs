@@ -140,7 +140,18 @@ test('annotator logs in by invite, ranks by drag and by keyboard, reloads and fi
   const r = await ranks(page);
   assert(r.at(-3) === r.at(-4), `tie shares the rank: ${r}`);
   await page.locator('.confidence label', { hasText: '4' }).click();
+  // A long note in another script: the box keeps 4,000 characters (8,000 bytes of "ä"), says
+  // it is at the limit, and the autosave of that draft is accepted (the server counts
+  // characters too), so the ranking and confidence reach the server with it.
+  const longSave = page.waitForResponse((r) => /\/api\/annotate\/questions\/\d+\/response$/.test(r.url()) && r.request().method() !== 'GET' && (r.request().postData() || '').includes('ääää'), { timeout: 15000 });
+  await page.locator('.comment textarea').fill('ä'.repeat(4100));
+  const long = await page.locator('.comment textarea').inputValue();
+  assert(long.length <= 4000, `the box holds at most 4000 characters: ${long.length}`);
+  if (long.length === 4000) assert(/the limit/.test(await page.getByTestId('comment-count').textContent()), 'the counter says the limit was reached');
+  const saved = await longSave;
+  assert(saved.status() === 200, `the long comment's autosave is accepted: ${saved.status()} ${await saved.text()}`);
   await page.locator('.comment textarea').fill('Third candidate is the surprising one.');
+  assert(/^38 \/ 4000 characters$/.test((await page.getByTestId('comment-count').textContent()).trim()), 'the counter counts characters');
   await page.getByTestId('submit').click();
   await page.getByTestId('save-state').filter({ hasText: 'submitted' }).waitFor({ timeout: 15000 });
   await page.waitForTimeout(700); // let the debounced autosave of the comment land too

@@ -333,15 +333,23 @@ fn ask_stream_refuses_foreign_origins_and_pages_carry_security_headers() {
             Some("require-corp"),
             "{path}"
         );
+        // Tokens in invite and reset addresses never leave as a referrer.
+        assert_eq!(r.header("referrer-policy"), Some("no-referrer"), "{path}");
+        // API replies (the CSRF token of /api/auth/me, exports) are never cached.
+        if path.starts_with("/api/") {
+            assert_eq!(r.header("cache-control"), Some("no-store"), "{path}");
+        }
     }
     // Anonymous answers carry no absolute server paths.
-    let r = get(&format!("{}/api/runs", s.base), &[]);
-    assert_eq!(r.status, 200);
-    assert!(
-        !r.body.contains(&dir.path().display().to_string()),
-        "{}",
-        r.body
-    );
+    for path in ["/api/runs", "/api/graph"] {
+        let r = get(&format!("{}{path}", s.base), &[]);
+        assert_eq!(r.status, 200);
+        assert!(
+            !r.body.contains(&dir.path().display().to_string()),
+            "{path}: {}",
+            r.body
+        );
+    }
 }
 
 fn models_file(dir: &Path, base_url: &str) {

@@ -56,6 +56,20 @@ fn start() -> (Served, String) {
         ],
     );
     assert!(out.contains("2 questions added"), "{out}");
+    // `--db` after the subcommand names the same option.
+    let after = cli(
+        dir.path(),
+        &[
+            "annotate",
+            "import-serenqa",
+            "--dir",
+            "q",
+            "--db",
+            "b.sqlite",
+        ],
+    );
+    assert!(after.contains("2 questions added"), "{after}");
+    assert!(dir.path().join("b.sqlite").exists());
     let token = admin_invite(EXE, dir.path(), "a.sqlite");
     let s = spawn_serve(
         EXE,

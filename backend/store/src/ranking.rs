@@ -20,8 +20,8 @@ fn err(code: &'static str, message: String) -> RankingError {
     RankingError { code, message }
 }
 
-/// Longest comment accepted.
-pub const MAX_COMMENT: usize = 4000;
+/// Longest comment accepted, in characters (one home: `serenqa_shared::annotate`).
+pub use serenqa_shared::annotate::MAX_COMMENT_CHARS as MAX_COMMENT;
 /// Longest submission id accepted.
 pub const MAX_SUBMISSION_ID: usize = 64;
 
@@ -40,13 +40,11 @@ pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, R
             format!("submission_id must be 1–{MAX_SUBMISSION_ID} characters of [A-Za-z0-9_-]"),
         ));
     }
-    if r.comment.len() > MAX_COMMENT {
+    let chars = r.comment.chars().count();
+    if chars > MAX_COMMENT {
         return Err(err(
             "comment_too_long",
-            format!(
-                "the comment has {} bytes; at most {MAX_COMMENT} are kept",
-                r.comment.len()
-            ),
+            format!("the comment has {chars} characters; at most {MAX_COMMENT} are accepted"),
         ));
     }
     if let Some(c) = r.confidence {
@@ -157,6 +155,24 @@ mod tests {
             status,
             base_revision: 0,
         }
+    }
+
+    #[test]
+    fn the_comment_limit_counts_characters_not_bytes() {
+        let c = [10];
+        let with = |text: String| NewResponse {
+            comment: text,
+            ..resp(&[(10, Some(1))], Status::Draft, None)
+        };
+        // 3,900 Greek and German characters are ~7,000 bytes: accepted.
+        let greek: String = "αβγδεäöüß".chars().cycle().take(3900).collect();
+        assert!(greek.len() > MAX_COMMENT);
+        assert!(validate(&c, &with(greek)).is_ok());
+        let full: String = "λ".repeat(MAX_COMMENT);
+        assert!(validate(&c, &with(full)).is_ok());
+        let over = validate(&c, &with("λ".repeat(MAX_COMMENT + 1))).unwrap_err();
+        assert_eq!(over.code, "comment_too_long");
+        assert!(over.message.contains("4001 characters"), "{}", over.message);
     }
 
     #[test]

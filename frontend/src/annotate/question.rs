@@ -21,7 +21,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use serenqa_shared::annotate::{
-    BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status,
+    BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status, MAX_COMMENT_CHARS,
 };
 use wasm_bindgen::JsCast;
 
@@ -580,8 +580,21 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                 <span class="muted">" 1 = guess, 5 = certain"</span>
             </fieldset>
             <label class="comment">"Comment (optional)"
-                <textarea rows="3" maxlength="4000" prop:value=comment
+                <textarea rows="3" maxlength=MAX_COMMENT_CHARS.to_string() prop:value=comment aria-describedby="comment-count"
                     on:input=move |ev| { comment.set(event_target_value(&ev)); changed(); }></textarea>
+                // The box holds at most the limit (the browser cuts a longer paste): say so, so
+                // nobody believes a cut text was kept whole.
+                <span id="comment-count" class="muted comment-count" data-testid="comment-count"
+                    class:warn=move || comment.with(|c| c.encode_utf16().count() >= MAX_COMMENT_CHARS)>
+                    {move || {
+                        let n = comment.with(|c| c.chars().count());
+                        if comment.with(|c| c.encode_utf16().count() >= MAX_COMMENT_CHARS) {
+                            format!("{n} / {MAX_COMMENT_CHARS} characters: the limit. Anything typed or pasted beyond it was not kept; keep longer notes elsewhere.")
+                        } else {
+                            format!("{n} / {MAX_COMMENT_CHARS} characters")
+                        }
+                    }}
+                </span>
             </label>
             <div class="actions">
                 <button class="button" type="button" data-testid="submit" on:click=submit>

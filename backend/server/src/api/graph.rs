@@ -75,11 +75,27 @@ pub async fn find(State(s): State<AppState>, Q(q): Q<FindQuery>) -> axum::respon
 /// A node as the UI shows it (one definition, in the model crate).
 pub use serenqa_graph::view::{node_view, path_view};
 
+/// The graph's source as anyone may read it: an absolute path (where the server keeps its
+/// data) is cut to its last component ("… in /srv/data/hetionet" → "… in hetionet").
+pub fn public_source(source: &str) -> String {
+    source
+        .split(' ')
+        .map(|w| {
+            let path = w.starts_with('/') || w.starts_with('~') || w.get(1..3) == Some(":\\");
+            match w.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next() {
+                Some(last) if path && !last.is_empty() => last,
+                _ => w,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn graph_info(g: &Graph) -> GraphInfo {
     let meta = g.meta();
     GraphInfo {
         name: meta.name.clone(),
-        source: meta.source.clone(),
+        source: public_source(&meta.source),
         synthetic: meta.synthetic,
         nodes: g.node_count() as u64,
         edges: g.edge_count() as u64,
@@ -341,4 +357,26 @@ pub async fn get_paths(
         paths: views,
         subgraph,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_source;
+
+    #[test]
+    fn absolute_paths_are_cut_to_their_last_component() {
+        assert_eq!(
+            public_source("Hetionet files a.tsv.gz and b.sif.gz in /work/shared/data/hetionet"),
+            "Hetionet files a.tsv.gz and b.sif.gz in hetionet"
+        );
+        assert_eq!(public_source("snapshot /tmp/x/g.snap"), "snapshot g.snap");
+        assert_eq!(
+            public_source("snapshot C:\\data\\g.snap"),
+            "snapshot g.snap"
+        );
+        assert_eq!(
+            public_source("synthetic graph (seed 7)"),
+            "synthetic graph (seed 7)"
+        );
+    }
 }

@@ -158,6 +158,12 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .merge(shortlist::routes())
         .merge(understand::routes())
         .fallback(error::not_found)
+        // API replies are per user and per moment (the CSRF token of `/api/auth/me`, the
+        // reviewer export with e-mails): no cache keeps them unless a handler says otherwise.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
         // JSON replies (a disease page is ~250 KB) go compressed when the client accepts it;
         // the event stream of Ask is never buffered for compression (tower-http skips SSE).
         .layer(tower_http::compression::CompressionLayer::new());
@@ -193,6 +199,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
             HeaderValue::from_str(&headers::content_security_policy(dist)).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'")),
         ))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        // Invite and reset links carry their token in the address: never sent on as a referrer.
+        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
         .layer(SetResponseHeaderLayer::overriding(
             header::HeaderName::from_static("cross-origin-opener-policy"),
             HeaderValue::from_static("same-origin"),

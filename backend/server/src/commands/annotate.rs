@@ -15,7 +15,14 @@ use crate::graph_source::GraphArgs;
 #[derive(Args, Clone)]
 pub struct DbArg {
     /// The annotation database (SQLite).
-    #[arg(long, default_value = "serenqa.sqlite", env = "SERENQA_DB")]
+    /// Accepted before or after the subcommand (`annotate --db F import-serenqa` or
+    /// `annotate import-serenqa --db F`).
+    #[arg(
+        long,
+        default_value = "serenqa.sqlite",
+        env = "SERENQA_DB",
+        global = true
+    )]
     pub db: PathBuf,
 }
 
