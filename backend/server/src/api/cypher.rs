@@ -1,11 +1,12 @@
 //! `POST /api/cypher` `{query, params?}` → `{columns, rows, truncated}`: read-only Cypher on
-//! the served graph. Limits: query text, time and row budgets, rows returned.
+//! the served graph. Limits: query text, time and row budgets, rows returned, and the reply's
+//! serialised size and the time a client may take to read it (`super::reply`).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::Json;
+use axum::response::Response;
 use serde::Deserialize;
 use serenqa_cypher::{Budget, ErrorKind, Options, Value};
 use utoipa_axum::router::OpenApiRouter;
@@ -56,11 +57,11 @@ fn json_to_value(v: &serde_json::Value) -> Value {
 /// Runs a read-only Cypher query on the loaded graph (time and row budgets; writing clauses
 /// are refused). Errors carry a `cypher_*` code and, for syntax errors, line and column.
 #[utoipa::path(post, path = "/cypher", tag = "cypher", request_body = CypherRequest,
-    responses((status = 200, description = "columns and rows (truncated beyond the row limit)", body = Object), (status = 400, body = serenqa_shared::api::ApiError)))]
+    responses((status = 200, description = "columns and rows (truncated beyond the row limit)", body = Object), (status = 400, description = "bad query, or a budget passed (`cypher_budget`, also for a reply over 16 MiB serialised)", body = serenqa_shared::api::ApiError), (status = 503, description = "too many large replies held for slow readers (`busy`, with Retry-After)", body = serenqa_shared::api::ApiError)))]
 pub async fn run_query(
     State(s): State<AppState>,
     super::extract::J(req): super::extract::J<CypherRequest>,
-) -> Result<Json<serde_json::Value>, HttpError> {
+) -> Result<Response, HttpError> {
     if req.query.trim().is_empty() {
         return Err(HttpError::bad_request("empty_query", "the query is empty"));
     }
@@ -80,17 +81,26 @@ pub async fn run_query(
         max_rows: Some(MAX_RESULT_ROWS),
     };
     let graph = s.graph.clone();
-    // CPU-bound: keep it off the async workers.
-    let result =
-        tokio::task::spawn_blocking(move || serenqa_cypher::execute(&*graph, &req.query, &opts))
-            .await
-            .map_err(|e| HttpError::internal(format!("query task failed: {e}")))?;
-    match result {
-        Ok(r) => {
+    // CPU-bound: keep it off the async workers. The reply is serialised there too, under its
+    // size limit, so a reply too large is refused before it is built whole.
+    let result = tokio::task::spawn_blocking(move || {
+        serenqa_cypher::execute(&*graph, &req.query, &opts).map(|r| {
             let mut body = r.to_json();
             body["truncated"] = serde_json::Value::Bool(r.truncated);
-            Ok(Json(body))
-        }
+            super::reply::to_json_bounded(&body, super::reply::MAX_REPLY_BYTES)
+        })
+    })
+    .await
+    .map_err(|e| HttpError::internal(format!("query task failed: {e}")))?;
+    match result {
+        Ok(Ok(bytes)) => Ok(super::reply::held_json(bytes)),
+        Ok(Err(too)) => Err(HttpError::bad_request(
+            "cypher_budget",
+            format!(
+                "reply budget: the result would be more than {} MiB as JSON; return fewer or smaller values (LIMIT, a projection, size())",
+                too.limit >> 20
+            ),
+        )),
         Err(e) => {
             let code = match e.kind {
                 ErrorKind::Syntax { .. } => "cypher_syntax",
@@ -186,6 +196,12 @@ mod tests {
             q("CREATE (n)"),
             q(&long),
             q("UNWIND range(1, 20000) AS i RETURN i"),
+            // A 4 Mi-character string of U+0001 (inside the value budget) is 24 MiB as JSON.
+            serde_json::json!({
+                "query": "WITH reduce(s = $c, i IN range(1, 22) | s + s) AS s RETURN s AS a, s AS b",
+                "params": { "c": "\u{1}" }
+            })
+            .to_string(),
         ]);
         assert_eq!(r[0].0, 200);
         assert_eq!(r[0].1["columns"], serde_json::json!(["c", "d"]));
@@ -208,5 +224,16 @@ mod tests {
             Some(MAX_RESULT_ROWS)
         );
         assert_eq!(r[5].1["truncated"], serde_json::json!(true));
+        assert_eq!(
+            (r[6].0, r[6].1["code"].as_str()),
+            (400, Some("cypher_budget")),
+            "{}",
+            r[6].1
+        );
+        assert!(
+            r[6].1["message"].as_str().unwrap_or("").contains("16 MiB"),
+            "{}",
+            r[6].1
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod graph;
 pub mod headers;
 pub mod pipeline;
 pub mod predictions;
+pub mod reply;
 pub mod rns;
 pub mod session;
 pub mod shortlist;

@@ -1,0 +1,255 @@
+//! Large replies as a budget like the others.
+//!
+//! A reply is serialised before it is sent, and it stays in memory until the client has read
+//! it: a tiny query can make a huge reply (a control character escapes to six bytes), and a
+//! client that reads slowly holds that memory after the query's concurrency slot is free. So:
+//!
+//! - **size**: a reply is serialised into at most [`MAX_REPLY_BYTES`] (escape growth counted,
+//!   since it is the serialised bytes that count); past it the request is refused before
+//!   anything more is built;
+//! - **held**: the bytes of every reply not yet sent count against one process-wide cap,
+//!   [`MAX_HELD_BYTES`]; a reply that would pass it is refused `503 busy` with `Retry-After`;
+//! - **deadline**: a reply not read within [`SEND_DEADLINE`] is dropped (its memory freed,
+//!   the connection closed at the next write), so a stalled reader cannot hold it.
+//!
+//! The held bytes are released when the body has been sent, when the client goes away (the
+//! body is dropped), or at the deadline, whichever comes first.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Largest serialised reply of an endpoint that can return large bodies.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
+/// Most bytes of replies built and not yet sent, over all connections.
+pub const MAX_HELD_BYTES: usize = 256 << 20;
+/// A reply not read by then is dropped.
+pub const SEND_DEADLINE: Duration = Duration::from_secs(60);
+/// Bytes handed to the connection at a time.
+const CHUNK: usize = 64 << 10;
+
+/// Bytes of replies held right now (this process).
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// The reply would be larger than the limit.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooLarge {
+    pub limit: usize,
+}
+
+/// A writer that refuses to grow past `limit` bytes.
+struct Limited {
+    buf: Vec<u8>,
+    limit: usize,
+    over: bool,
+}
+
+impl io::Write for Limited {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        if self.buf.len() + b.len() > self.limit {
+            self.over = true;
+            return Err(io::Error::other("reply size limit"));
+        }
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` as JSON, or [`TooLarge`] as soon as the bytes written pass `limit` (the rest is
+/// never built).
+pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Vec<u8>, TooLarge> {
+    let mut w = Limited {
+        buf: Vec::new(),
+        limit,
+        over: false,
+    };
+    match serde_json::to_writer(&mut w, value) {
+        Ok(()) => Ok(w.buf),
+        // Serialising a `serde_json::Value` or a derived type fails only on the limit.
+        Err(_) => Err(TooLarge { limit }),
+    }
+}
+
+/// Takes `n` bytes of `counter` if that keeps it at most `cap`.
+fn reserve(counter: &AtomicUsize, n: usize, cap: usize) -> bool {
+    counter
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+            held.checked_add(n).filter(|&t| t <= cap)
+        })
+        .is_ok()
+}
+
+/// A reply's bytes while they are held, released once.
+struct Held {
+    bytes: Mutex<Option<Bytes>>,
+    counter: &'static AtomicUsize,
+    n: usize,
+}
+
+impl Held {
+    fn release(&self) {
+        let taken = match self.bytes.lock() {
+            Ok(mut b) => b.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if taken.is_some() {
+            self.counter.fetch_sub(self.n, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The body: chunks of the held bytes; an error (closing the connection) once they were
+/// dropped at the deadline.
+struct HeldBody {
+    held: Arc<Held>,
+    sent: usize,
+}
+
+impl futures_util::Stream for HeldBody {
+    type Item = Result<Bytes, io::Error>;
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let chunk = {
+            let guard = match self.held.bytes.lock() {
+                Ok(g) => g,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            match guard.as_ref() {
+                None if self.sent < self.held.n => {
+                    return Poll::Ready(Some(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the reply was not read in time",
+                    ))))
+                }
+                None => None,
+                Some(b) => {
+                    let end = (self.sent + CHUNK).min(b.len());
+                    (self.sent < end).then(|| b.slice(self.sent..end))
+                }
+            }
+        };
+        match chunk {
+            Some(c) => {
+                self.sent += c.len();
+                if self.sent >= self.held.n {
+                    self.held.release();
+                }
+                Poll::Ready(Some(Ok(c)))
+            }
+            None => {
+                self.held.release();
+                Poll::Ready(None)
+            }
+        }
+    }
+}
+
+impl Drop for HeldBody {
+    fn drop(&mut self) {
+        self.held.release();
+    }
+}
+
+/// A `200 application/json` reply of `bytes`, counted against the held-bytes cap until sent,
+/// or `503 busy` (with `Retry-After`) when the cap is reached.
+pub fn held_json(bytes: Vec<u8>) -> Response {
+    held_json_in(&HELD, MAX_HELD_BYTES, SEND_DEADLINE, bytes)
+}
+
+fn held_json_in(
+    counter: &'static AtomicUsize,
+    cap: usize,
+    deadline: Duration,
+    bytes: Vec<u8>,
+) -> Response {
+    let n = bytes.len();
+    if !reserve(counter, n, cap) {
+        let mut r = super::error::HttpError::unavailable(
+            "busy",
+            "the server is holding too many large replies for slow readers; try again shortly",
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return r;
+    }
+    let held = Arc::new(Held {
+        bytes: Mutex::new(Some(Bytes::from(bytes))),
+        counter,
+        n,
+    });
+    let timer = held.clone();
+    // Without a runtime (never in the server) the deadline is not armed; the body still
+    // releases when sent or dropped.
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            tokio::time::sleep(deadline).await;
+            timer.release();
+        });
+    }
+    let mut r = (
+        StatusCode::OK,
+        Body::from_stream(HeldBody { held, sent: 0 }),
+    )
+        .into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[test]
+    fn escape_growth_counts_against_the_limit() {
+        // 1,000 control characters are 6,000 bytes of JSON.
+        let v = serde_json::json!({ "s": "\u{1}".repeat(1000) });
+        assert_eq!(to_json_bounded(&v, 5000), Err(TooLarge { limit: 5000 }));
+        let ok = to_json_bounded(&v, 7000).unwrap();
+        assert_eq!(ok.len(), 6000 + r#"{"s":""}"#.len());
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&ok).unwrap(), v);
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn held_bytes_are_capped_and_released_when_sent_dropped_or_late() {
+        static C: AtomicUsize = AtomicUsize::new(0);
+        let long = Duration::from_secs(3600);
+        // Sent in full: the bytes come back whole and the budget is free again.
+        let r = held_json_in(&C, 100, long, vec![b'x'; 80]);
+        assert_eq!(C.load(Ordering::Acquire), 80);
+        // A second one does not fit beside it.
+        let busy = held_json_in(&C, 100, long, vec![b'y'; 30]);
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(busy.headers().contains_key(header::RETRY_AFTER));
+        assert_eq!(C.load(Ordering::Acquire), 80);
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body.len(), 80);
+        assert_eq!(C.load(Ordering::Acquire), 0);
+        // Dropped unsent (the client went away): released.
+        let r = held_json_in(&C, 100, long, vec![b'z'; 90]);
+        assert_eq!(C.load(Ordering::Acquire), 90);
+        drop(r);
+        assert_eq!(C.load(Ordering::Acquire), 0);
+        // Not read by the deadline: released, and the body ends in an error.
+        let r = held_json_in(&C, 100, Duration::from_secs(60), vec![b'w'; 90]);
+        tokio::time::sleep(Duration::from_secs(61)).await;
+        assert_eq!(C.load(Ordering::Acquire), 0);
+        assert!(r.into_body().collect().await.is_err());
+    }
+}
