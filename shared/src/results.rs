@@ -58,6 +58,10 @@ pub struct Ci {
 /// Empty in files written before intervals existed.
 pub type Cis = BTreeMap<String, Ci>;
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// T1 knowledge retrieval, one pattern group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -66,6 +70,9 @@ pub struct T1Cell {
     pub f1: f64,
     pub exe: f64,
     pub n: usize,
+    /// Work items of the cell that failed (a model call failed): left out of the means and `n`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: usize,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ci: Cis,
 }
@@ -79,6 +86,9 @@ pub struct T2Cell {
     pub comprehensiveness: f64,
     pub seren_cov: f64,
     pub n: usize,
+    /// Work items of the cell that failed (a model call failed): left out of the means and `n`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: usize,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ci: Cis,
 }
@@ -91,6 +101,9 @@ pub struct T3Cell {
     pub type_match: f64,
     pub seren_hit: f64,
     pub n: usize,
+    /// Work items of the cell that failed (a model call failed): left out of the means and `n`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: usize,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ci: Cis,
     /// Rational samples (questions with a ground-truth path) behind `relevance`, which the

@@ -19,6 +19,7 @@ use serenqa_model::Model;
 use crate::agents::Agents;
 use crate::bench::{self, path_ends, resolve_ids, Benchmark};
 use crate::explore::{self, path_line, Env, ExploreConfig, TypeStats};
+use crate::failures::{t1_failure, t3_failure, FailedItem};
 use crate::llm::Roles;
 use crate::metrics;
 use crate::reasoning;
@@ -226,6 +227,9 @@ pub struct ItemResult {
     pub kind: TraceKind,
     pub key: String,
     pub line: String,
+    /// Some when one of the item's model calls failed: then `line` is not a result (the local
+    /// executor writes this to `failed.jsonl` instead of the trace, see [`crate::failures`]).
+    pub failed: Option<FailedItem>,
 }
 
 /// Why [`run_item`] produced no record.
@@ -245,8 +249,10 @@ impl std::fmt::Display for ItemError {
     }
 }
 
-/// Runs one work item. Every problem of the question or the model is inside the record
-/// (`error`, `issues`), as in the paper; `Err` is for what is not a result (see [`ItemError`]).
+/// Runs one work item. Every problem of the question or the model's answer is inside the
+/// record (`error`, `issues`), as in the paper; a failed model call also sets the result's
+/// `failed` (not a result: see [`crate::failures`]); `Err` is for what is not a result
+/// either (see [`ItemError`]).
 pub async fn run_item(ctx: &Ctx, item: &Item) -> Result<ItemResult, ItemError> {
     match item {
         Item::T1(i) => {
@@ -254,6 +260,7 @@ pub async fn run_item(ctx: &Ctx, item: &Item) -> Result<ItemResult, ItemError> {
             Ok(ItemResult {
                 kind: TraceKind::T1,
                 line: serde_json::to_string(&rec).map_err(|e| ItemError::Record(e.to_string()))?,
+                failed: t1_failure(&rec),
                 key: rec.key,
             })
         }
@@ -268,6 +275,7 @@ pub async fn run_item(ctx: &Ctx, item: &Item) -> Result<ItemResult, ItemError> {
             Ok(ItemResult {
                 kind: TraceKind::T3,
                 line: serde_json::to_string(&r).map_err(|e| ItemError::Record(e.to_string()))?,
+                failed: t3_failure(&r),
                 key: r.key,
             })
         }
@@ -300,6 +308,7 @@ pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, Strin
                 kind: TraceKind::T1,
                 key,
                 line: serde_json::to_string(&rec).map_err(|e| e.to_string())?,
+                failed: None,
             })
         }
         Item::T3 {
@@ -322,6 +331,7 @@ pub fn error_item(ctx: &Ctx, item: &Item, msg: &str) -> Result<ItemResult, Strin
                 kind: TraceKind::T3,
                 key,
                 line: serde_json::to_string(&t).map_err(|e| e.to_string())?,
+                failed: None,
             })
         }
     }

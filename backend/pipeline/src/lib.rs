@@ -33,6 +33,9 @@
 //! - [`items`] — one work item (T1 of a question, T2+T3 of a question × partition × mode),
 //!   the shared per-run inputs ([`items::Ctx`], G = Gc − R per partition) and the executor
 //!   both the local run and the queue workers call ([`items::run_item`]).
+//! - [`failures`] — failed work items (a model call failed: connection, timeout, HTTP,
+//!   malformed reply): kept out of the traces and the tables, listed in `failed.jsonl`,
+//!   retried by a resume; call statistics summed over a run's invocations.
 //! - [`trace`] — the trace records ([`trace::T1Record`], [`trace::T3Record`]), appending and
 //!   reading the JSONL files, and one question of a run as a reviewer reads it
 //!   (`serenqa_shared::api::QuestionTrace`): names from the served graph, predicted vs gold
@@ -54,12 +57,19 @@
 //! benchmark, models, tasks, partitions, exploration settings and prompts, so rerunning the
 //! same command resumes the same run):
 //! - `manifest.json` — [`runs_dir::Manifest`]: `format` = `serenqa-run`, `run_id`, `label`
-//!   (models of the roles joined by `+`, or `offline`), `status` (`running` / `complete`),
+//!   (models of the roles joined by `+`, or `offline`), `status` (`running` / `complete` /
+//!   `incomplete`: some items failed, see `failed`),
 //!   `created_unix`, `updated_unix`, `dataset` {dir, hash, graph_hash, questions},
 //!   `models_file`, `models` (no keys), `roles` (role → model or `offline`), `prompts_hash`,
 //!   `code_version`, `tasks`, `partitions`, `split`, `limit`, `explore` (beam settings),
 //!   `seeds`, `items` (work items per task), `llm` (calls, cache hits, errors, retries,
-//!   tokens, mean latency, max in flight), `seconds`, `notes`.
+//!   tokens, mean latency, max in flight; summed over every invocation of the run), `failed`
+//!   and `failed_by_kind` (items without a result because a model call failed), `seconds`,
+//!   `notes`.
+//! - `failed.jsonl` — one [`failures::FailedItem`] per failed attempt at an item: `key`,
+//!   `qid`, the cell (`group`, or `partition` and `mode`), `error_kind` (`connect`,
+//!   `timeout`, `http`, `malformed`), `error`, `role`, `failed_calls`, `calls`, `unix`. A
+//!   failed item has no trace line; rerunning `serenqa eval` retries exactly these items.
 //! - `t1.jsonl` — one [`trace::T1Record`] per question: `key` (`t1:<qid>`), `qid`, `pattern`,
 //!   `group`, `question`, `agent`, `gold`, `cypher`, `executable`, `error`, `answers`, `rows`,
 //!   `hit`, `f1`, `call` (prompt, reply, error, latency, cache, issues).
@@ -78,7 +88,8 @@
 //!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided),
 //!   `retrieval` (the T1 agent; `offline` = the grammar oracle), `ensemble` (who scored the
 //!   benchmark's `llm` partition: `llm` or `offline proxy`); every cell has `n` and `ci`
-//!   (metric → 95% percentile-bootstrap interval over questions, [`report::Series`]).
+//!   (metric → 95% percentile-bootstrap interval over questions, [`report::Series`]) and, when
+//!   some of its items failed, `failed` (left out of the means and of `n`).
 //! - `aggregate.csv` (long format, `value,ci_lo,ci_hi,n`; proxy judge metrics named
 //!   `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).
 //! - Two runs are compared by [`compare`] (`serenqa compare A B`, `GET /api/runs/compare`).
@@ -115,8 +126,10 @@
 //!   (`ExploreConfig::graph_score`, `serenqa eval --graph-score`).
 //! - Bad model output is recorded in the trace (`issues`, `error`) and scored as the paper
 //!   does: no Cypher / failing Cypher → non-executable, Hit = F1 = 0; hallucinated ids are
-//!   dropped; a judge reply without `Score: N` scores 1; an HTTP failure after retries
-//!   counts as an empty reply. The run goes on.
+//!   dropped; a judge reply without `Score: N` scores 1. A failed model call (connection
+//!   refused, timeout, HTTP error after retries, malformed reply) is not an answer: its item
+//!   is recorded as failed ([`failures`]), never scored, and the run ends `incomplete`
+//!   (`serenqa eval` exits non-zero) until a rerun retries it. The run goes on.
 
 pub mod agents;
 pub mod ask;
@@ -124,6 +137,7 @@ pub mod bench;
 pub mod compare;
 pub mod ensemble;
 pub mod explore;
+pub mod failures;
 pub mod items;
 pub mod llm;
 pub mod metrics;

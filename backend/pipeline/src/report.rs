@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::bench::GROUPS;
+use crate::failures::FailedItem;
 use crate::metrics::mean;
 use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
@@ -258,6 +259,7 @@ pub fn aggregate(
                     f1: m[1],
                     exe: m[2],
                     n,
+                    failed: 0,
                     ci,
                 },
             );
@@ -280,6 +282,7 @@ pub fn aggregate(
                     comprehensiveness: m[1],
                     seren_cov: m[2],
                     n,
+                    failed: 0,
                     ci,
                 },
             );
@@ -306,6 +309,7 @@ pub fn aggregate(
                             type_match: m[1],
                             seren_hit: m[2],
                             n,
+                            failed: 0,
                             ci,
                             n_rational,
                         },
@@ -317,6 +321,58 @@ pub fn aggregate(
         agg.table3_exploration_wo_summary = Some(row("without"));
     }
     agg
+}
+
+/// Counts the failed items of a run in its cells (`failed`; they are in no mean and no `n`):
+/// a T1 item in its pattern group and `all`, a T2+T3 item in its partition's reasoning cell
+/// (with summaries) and exploration cell of its mode (both rows when the w.o. summary row is
+/// the with-summary one, `wo_equals_with`).
+pub fn count_failed(agg: &mut Aggregate, failed: &[FailedItem], wo_equals_with: bool) {
+    for f in failed {
+        if f.key.starts_with("t1:") {
+            if let Some(t) = agg.table2.as_mut() {
+                for g in [f.group.as_str(), "all"] {
+                    if let Some(c) = t.get_mut(g) {
+                        c.failed += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        if f.mode == "with" {
+            if let Some(c) = agg
+                .table3_reasoning
+                .as_mut()
+                .and_then(|t| t.get_mut(&f.partition))
+            {
+                c.failed += 1;
+            }
+        }
+        let rows: &[&str] = match (f.mode.as_str(), wo_equals_with) {
+            ("with", true) => &["with", "without"],
+            ("with", false) => &["with"],
+            _ => &["without"],
+        };
+        for row in rows {
+            let table = if *row == "with" {
+                agg.table3_exploration.as_mut()
+            } else {
+                agg.table3_exploration_wo_summary.as_mut()
+            };
+            if let Some(c) = table.and_then(|t| t.get_mut(&f.partition)) {
+                c.failed += 1;
+            }
+        }
+    }
+}
+
+/// A cell's `n`, with its failed items when it has any: `12 (3 failed)`.
+fn n_text(n: impl std::fmt::Display, failed: usize) -> String {
+    if failed > 0 {
+        format!("{n} ({failed} failed)")
+    } else {
+        n.to_string()
+    }
 }
 
 /// `0.319 [0.245, 0.394]`: a value with its interval, when it has one.
@@ -349,21 +405,22 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push_str(&"---:|".repeat(GROUPS.len() * 4));
         s.push_str(&format!("\n| {} |", t1_row_label(&a.label, &a.retrieval)));
         for (k, _) in GROUPS {
+            let failed = t2.get(*k).map_or(0, |c| c.failed);
             match t2.get(*k).filter(|c| c.n > 0) {
                 Some(c) => s.push_str(&format!(
                     " {} | {} | {} | {} |",
                     with_ci(c.hit, c.ci.get("hit"), 2),
                     with_ci(c.f1, c.ci.get("f1"), 2),
                     with_ci(c.exe, c.ci.get("exe"), 2),
-                    c.n
+                    n_text(c.n, failed)
                 )),
-                None => s.push_str(" – | – | – | 0 |"),
+                None => s.push_str(&format!(" – | – | – | {} |", n_text(0, failed))),
             }
         }
         if let Some(all) = t2.get("all").filter(|c| c.n > 0) {
             s.push_str(&format!(
                 "\n\nAll {} questions: Hit {}, F1 {}, Exe. {}.",
-                all.n,
+                n_text(all.n, all.failed),
                 with_ci(all.hit, all.ci.get("hit"), 2),
                 with_ci(all.f1, all.ci.get("f1"), 2),
                 with_ci(all.exe, all.ci.get("exe"), 2)
@@ -402,15 +459,16 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         );
         s.push_str(&format!("| {} |", a.label));
         for p in &a.partitions {
+            let failed = t.get(p).map_or(0, |c| c.failed);
             match t.get(p).filter(|c| c.n > 0) {
                 Some(c) => s.push_str(&format!(
                     " {} | {} | {} | {} |",
                     with_ci(c.faithfulness, c.ci.get("faithfulness"), 3),
                     with_ci(c.comprehensiveness, c.ci.get("comprehensiveness"), 3),
                     with_ci(c.seren_cov, c.ci.get("seren_cov"), 3),
-                    c.n
+                    n_text(c.n, failed)
                 )),
-                None => s.push_str(" – | – | – | 0 |"),
+                None => s.push_str(&format!(" – | – | – | {} |", n_text(0, failed))),
             }
         }
         s.push_str("\n\n");
@@ -428,6 +486,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         for (name, t) in [(a.label.clone(), w), ("↳ w.o. summary".to_string(), wo)] {
             s.push_str(&format!("| {name} |"));
             for p in &a.partitions {
+                let failed = t.get(p).map_or(0, |c| c.failed);
                 match t.get(p).filter(|c| c.n > 0) {
                     Some(c) => {
                         let rel = if c.n_rational == Some(0) {
@@ -439,13 +498,14 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
                             Some(r) => format!("{} ({r} rational)", c.n),
                             None => c.n.to_string(),
                         };
+                        let n = n_text(n, failed);
                         s.push_str(&format!(
                             " {rel} | {} | {} | {n} |",
                             with_ci(c.type_match, c.ci.get("type_match"), 3),
                             with_ci(c.seren_hit, c.ci.get("seren_hit"), 3)
                         ));
                     }
-                    None => s.push_str(" – | – | – | 0 |"),
+                    None => s.push_str(&format!(" – | – | – | {} |", n_text(0, failed))),
                 }
             }
             s.push('\n');
@@ -453,7 +513,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push('\n');
     }
     if a.table2.is_some() || a.table3_reasoning.is_some() || a.table3_exploration.is_some() {
-        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell; –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n"));
+        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell (failed items, whose model calls failed, are left out and counted apart); –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n"));
     }
     for n in notes {
         s.push_str(&format!("Note: {n}\n"));

@@ -1,12 +1,14 @@
 //! `serenqa eval`: a resumable evaluation run over a benchmark directory — the run's plan
 //! ([`plan`]: run id, run directory, work items, what is already done, the manifest), the
 //! local executor ([`run_eval`]) and the end of a run ([`finalize`]: aggregates, manifest
-//! `complete`).
+//! `complete`, or `incomplete` with the number of failed items).
 //!
 //! Work items are T1 per question, and T2+T3 per (question, partition, summary mode); one
 //! item is run by [`crate::items::run_item`]. Each finished item is appended to its trace
 //! file as one JSON line (written whole, then flushed; [`crate::trace`]). On start, existing
 //! traces are read (a torn last line from a kill is cut off) and finished items are skipped;
+//! an item whose model call failed is not finished: it goes to `failed.jsonl`, not to the
+//! traces ([`crate::failures`]), so it is never scored and a rerun retries it;
 //! aggregates are always recomputed from all traces, sorted by key, so an
 //! interrupted-and-resumed run ends with exactly the tables of an uninterrupted one. The
 //! runs directory and the manifest are [`crate::runs_dir`]'s.
@@ -23,6 +25,7 @@ use serenqa_model::Model;
 
 use crate::bench::{self, Benchmark};
 use crate::explore::ExploreConfig;
+use crate::failures::{self, FailedItem};
 use crate::llm::{self, ModelsFile, Roles, StatsSnapshot};
 use crate::report::{self, Aggregate};
 use crate::runs_dir::{check_run_id, write_json, DatasetInfo, Manifest};
@@ -243,15 +246,13 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
         .iter()
         .any(|r| cfg.models.model_for(r).is_some());
     let judge_offline = cfg.models.model_for("judge").is_none();
-    let mut done: BTreeSet<String> = read_trace::<T1Record>(&dir.join(T1_FILE))?
+    // Records with a failed model call are moved out of the traces: not done, to be retried.
+    let (t1_done, t3_done) = failures::sweep(&dir)?;
+    let done: BTreeSet<String> = t1_done
         .into_iter()
         .map(|r| r.key)
+        .chain(t3_done.into_iter().map(|r| r.key))
         .collect();
-    done.extend(
-        read_trace::<T3Record>(&dir.join(T3_FILE))?
-            .into_iter()
-            .map(|r| r.key),
-    );
 
     let mut items = Vec::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -348,7 +349,10 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
         ensemble: bench.ensemble.clone(),
         seeds: BTreeMap::from([("explore".to_string(), cfg.explore.seed)]),
         items: counts,
-        llm: StatsSnapshot::default(),
+        // Earlier invocations' calls; this one's are added at the end.
+        llm: old.as_ref().map(|m| m.llm.clone()).unwrap_or_default(),
+        failed: 0,
+        failed_by_kind: BTreeMap::new(),
         seconds: 0.0,
         notes: notes.clone(),
         queue: None,
@@ -368,8 +372,10 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
     })
 }
 
-/// Finishes a run whose items are all in the traces: aggregates from the trace files,
-/// writes `aggregate.{json,csv,md}` and marks the manifest `complete` (with `llm` stats).
+/// Finishes a run whose items have all been attempted: aggregates from the trace files (the
+/// failed items left out and counted per cell), writes `aggregate.{json,csv,md}` and marks
+/// the manifest `complete`, or `incomplete` with `failed` when some items failed; `llm` (this
+/// invocation's call statistics) is added to the earlier invocations'.
 pub fn finalize(
     cfg: &EvalConfig,
     plan: &Plan,
@@ -378,8 +384,14 @@ pub fn finalize(
     llm: Option<StatsSnapshot>,
 ) -> Result<RunOutcome, String> {
     let dir = &plan.dir;
-    let t1: Vec<T1Record> = read_trace(&dir.join(T1_FILE))?;
-    let t3: Vec<T3Record> = read_trace(&dir.join(T3_FILE))?;
+    let (t1, t3) = failures::sweep(dir)?;
+    let done: BTreeSet<String> = t1
+        .iter()
+        .map(|r| r.key.clone())
+        .chain(t3.iter().map(|r| r.key.clone()))
+        .collect();
+    let planned: BTreeSet<String> = plan.items.iter().map(|(k, _)| k.clone()).collect();
+    let failed: Vec<FailedItem> = failures::current(dir, &planned, &done)?;
     let (want_t1, want_t2, want_t3) = (
         cfg.tasks.contains(&TaskKind::T1),
         cfg.tasks.contains(&TaskKind::T2),
@@ -396,17 +408,29 @@ pub fn finalize(
         want_t3,
     );
     agg.ensemble = manifest.ensemble.clone();
-    let md = report::markdown(&agg, &plan.notes);
+    report::count_failed(&mut agg, &failed, !plan.agents_use_context);
+    let mut notes = plan.notes.clone();
+    if !failed.is_empty() {
+        notes.insert(0, format!("INCOMPLETE: {} work item(s) failed (a model call failed: {}) and are left out of every table; running the same `serenqa eval` again retries exactly these (listed in {})", failed.len(), kinds_text(&failures::by_kind(&failed)), failures::FAILED_FILE));
+    }
+    let md = report::markdown(&agg, &notes);
     write_json(&dir.join("aggregate.json"), &agg)?;
     std::fs::write(dir.join("aggregate.csv"), report::csv(&agg))
         .map_err(|e| format!("writing aggregate.csv: {e}"))?;
     std::fs::write(dir.join("aggregate.md"), &md)
         .map_err(|e| format!("writing aggregate.md: {e}"))?;
-    manifest.status = "complete".into();
+    manifest.status = if failed.is_empty() {
+        "complete"
+    } else {
+        "incomplete"
+    }
+    .into();
+    manifest.failed = failed.len();
+    manifest.failed_by_kind = failures::by_kind(&failed);
     manifest.updated_unix = now_unix();
     manifest.seconds = started.elapsed().as_secs_f64();
     if let Some(s) = llm {
-        manifest.llm = s;
+        manifest.llm = failures::add_stats(&manifest.llm, &s);
     }
     write_json(&dir.join("manifest.json"), &manifest)?;
     Ok(RunOutcome {
@@ -462,6 +486,7 @@ pub async fn run_eval(
     let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let w1 = Arc::new(Writer::open(&plan.dir.join(T1_FILE), dead.clone())?);
     let w3 = Arc::new(Writer::open(&plan.dir.join(T3_FILE), dead)?);
+    let wf = Arc::new(Writer::append(&plan.dir.join(failures::FAILED_FILE))?);
     let written = Arc::new(AtomicUsize::new(0));
     let sem = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
@@ -473,7 +498,7 @@ pub async fn run_eval(
             .await
             .map_err(|_| "scheduler closed".to_string())?;
         let (ctx, w1, w3, written) = (ctx.clone(), w1.clone(), w3.clone(), written.clone());
-        let (b1, b3) = (bar_t1.clone(), bar_t3.clone());
+        let (b1, b3, wf) = (bar_t1.clone(), bar_t3.clone(), wf.clone());
         set.spawn(async move {
             let _permit = permit;
             let out = run_item(&ctx, &item).await.map_err(|e| e.to_string())?;
@@ -481,6 +506,12 @@ pub async fn run_eval(
                 TraceKind::T1 => (w1, b1),
                 TraceKind::T3 => (w3, b3),
             };
+            if let Some(f) = &out.failed {
+                // Not a result: recorded as failed, left out of the traces (retried on resume).
+                wf.write_line(&serde_json::to_string(f).map_err(|e| e.to_string())?, false)?;
+                bar.inc(1);
+                return Ok(());
+            }
             let n = written.fetch_add(1, Ordering::SeqCst);
             let torn = crash_after.is_some_and(|c| n >= c);
             writer.write_line(&out.line, torn)?;
@@ -529,4 +560,13 @@ pub(crate) fn progress_bars(
             .with_prefix("T2+T3"),
     );
     (bar_t1, bar_t3)
+}
+
+/// `http: 2, malformed: 1`.
+pub fn kinds_text(by_kind: &BTreeMap<String, usize>) -> String {
+    by_kind
+        .iter()
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

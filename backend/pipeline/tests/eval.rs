@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::{hetionet, small_bench, start, Answer};
 use serenqa_pipeline::ask::{ask, AskContext, AskRequest};
+use serenqa_pipeline::failures::{FailedItem, FAILED_FILE};
 use serenqa_pipeline::llm::{ModelSpec, ModelsFile};
 use serenqa_pipeline::run::{run_eval, EvalConfig};
 use serenqa_pipeline::trace::{read_trace, T1Record, T3Record, T1_FILE, T3_FILE};
@@ -180,7 +181,8 @@ fn role_script() -> common::Script {
                 _ => Answer::ok("```cypher\nCREATE (x:Compound {id: 'evil'})\n```"),
             };
         }
-        if n % 11 == 5 {
+        if sys.contains("RELEVANCE") && n % 3 == 0 {
+            // A failed call: its item is recorded as failed, not scored.
             return Answer::status(500);
         }
         if sys.contains("pick the relation types") {
@@ -308,10 +310,23 @@ async fn llm_path_records_bad_output_and_keeps_going() {
         .chain(calls.iter().copied())
         .filter_map(|c| c.error.clone())
         .collect();
+    assert!(errors.is_empty(), "no failed call is scored: {errors:?}");
+    let failed: Vec<FailedItem> = read_trace(&out.dir.join(FAILED_FILE)).unwrap();
     assert!(
-        errors.iter().any(|e| e.contains("500")),
-        "HTTP error recorded: {errors:?} ({} calls)",
+        failed
+            .iter()
+            .any(|f| f.error_kind == "http" && f.error.contains("500")),
+        "HTTP error recorded as a failed item: {failed:?} ({} calls)",
         srv.count.load(std::sync::atomic::Ordering::SeqCst)
+    );
+    assert!(failed
+        .iter()
+        .all(|f| f.key.starts_with("t3:") && !t3.iter().any(|r| r.key == f.key)));
+    assert_eq!(out.manifest.status, "incomplete");
+    assert_eq!(out.manifest.failed, failed.len());
+    assert_eq!(
+        out.manifest.failed_by_kind,
+        BTreeMap::from([("http".to_string(), failed.len())])
     );
     let unparsable: Vec<_> = t3
         .iter()

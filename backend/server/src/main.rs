@@ -8,6 +8,7 @@ mod attribution;
 mod calibration;
 mod commands;
 mod graph_source;
+mod listen;
 mod model_source;
 mod rss;
 mod screen;

@@ -11,10 +11,16 @@
 //! waits `latency` first, standing in for a real endpoint's time per call. Used by
 //! `serenqa perf queue` and by the queue tests (`tests/queue_cli.rs` includes this file);
 //! its scores say nothing about any language model.
+//!
+//! Failure mode ([`Faults`], [`start_with_faults`]): while switched on, a deterministic share
+//! of calls fails — those whose prompt hash falls in the failing fifth ([`fault_for`]): an
+//! HTTP 500, a malformed body (cut-off JSON) or, when enabled, no answer at all (the client
+//! times out). The same prompt always gets the same fault, so retries fail alike and a run
+//! is reproducible; switched off, the server answers every call (`tests/eval_failures.rs`).
 
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,13 +48,67 @@ impl Drop for ScriptedLlm {
 struct S {
     latency: Duration,
     calls: Arc<AtomicUsize>,
+    faults: Faults,
+}
+
+/// The failure mode of a scripted server; clones share their switches and counters.
+#[derive(Clone, Default)]
+pub struct Faults {
+    /// While true, the calls [`fault_for`] picks fail.
+    pub on: Arc<AtomicBool>,
+    /// Whether a picked call may hang instead (the client's timeout ends it).
+    pub timeouts: bool,
+    /// Calls failed so far.
+    pub failed: Arc<AtomicUsize>,
+}
+
+/// How a picked call fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// HTTP 500 with a text body.
+    Http500,
+    /// HTTP 200 with cut-off JSON.
+    Malformed,
+    /// No answer: the request hangs until the client gives up.
+    Hang,
+}
+
+/// FNV-1a: a hash that is the same in every process and build.
+fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The fault of a call whose messages' contents joined are `prompt`: about one call in five
+/// fails (hash mod 5 = 0); of those, one in five gets no answer (an HTTP 500 instead when
+/// `timeouts` is off), two in five an HTTP 500, two in five a malformed reply.
+pub fn fault_for(prompt: &str, timeouts: bool) -> Option<Fault> {
+    let h = fnv1a(prompt);
+    if !h.is_multiple_of(5) {
+        return None;
+    }
+    Some(match (h / 5) % 5 {
+        0 if timeouts => Fault::Hang,
+        0..=2 => Fault::Http500,
+        _ => Fault::Malformed,
+    })
 }
 
 /// Starts the server on an ephemeral loopback port in the current tokio runtime.
 pub async fn start(latency: Duration) -> std::io::Result<ScriptedLlm> {
+    start_with_faults(latency, Faults::default()).await
+}
+
+/// [`start`] with a failure mode, switched on and off through `faults.on`.
+pub async fn start_with_faults(latency: Duration, faults: Faults) -> std::io::Result<ScriptedLlm> {
     let s = S {
         latency,
         calls: Arc::new(AtomicUsize::new(0)),
+        faults,
     };
     let calls = s.calls.clone();
     let app = Router::new()
@@ -78,6 +138,33 @@ async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
             .to_string()
     };
     let system = text("system");
+    if s.faults.on.load(Ordering::SeqCst) {
+        let prompt: String = v["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|x| x["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        if let Some(f) = fault_for(&prompt, s.faults.timeouts) {
+            s.faults.failed.fetch_add(1, Ordering::Relaxed);
+            return match f {
+                Fault::Http500 => (
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "scripted failure",
+                )
+                    .into_response(),
+                Fault::Malformed => (
+                    [("content-type", "application/json")],
+                    "{\"id\": \"scripted\", \"choices\": [{\"index\": 0, \"mess",
+                )
+                    .into_response(),
+                Fault::Hang => std::future::pending().await,
+            };
+        }
+    }
     let content = if system.contains("serendipity score from 0 to 20") {
         let msgs = v["messages"].as_array().cloned().unwrap_or_default();
         let attempt = msgs.iter().filter(|m| m["role"] == "user").count();
@@ -257,5 +344,20 @@ mod tests {
             ensemble_reply("ens-bad", &["b", "a"], 3),
             "high, medium, low"
         );
+    }
+
+    #[test]
+    fn about_a_fifth_of_prompts_fail_always_alike() {
+        let prompts: Vec<String> = (0..2000).map(|i| format!("prompt {i}")).collect();
+        let faults: Vec<Option<Fault>> = prompts.iter().map(|p| fault_for(p, true)).collect();
+        let failing = faults.iter().filter(|f| f.is_some()).count();
+        assert!((300..500).contains(&failing), "{failing} of 2000");
+        for f in [Fault::Http500, Fault::Malformed, Fault::Hang] {
+            assert!(faults.contains(&Some(f)), "{f:?} never picked");
+        }
+        assert_eq!(faults[7], fault_for(&prompts[7], true));
+        assert!(prompts
+            .iter()
+            .all(|p| fault_for(p, false) != Some(Fault::Hang)));
     }
 }

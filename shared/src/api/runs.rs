@@ -91,7 +91,16 @@ pub struct Manifest {
     pub ensemble: String,
     pub seeds: BTreeMap<String, u64>,
     pub items: BTreeMap<String, usize>,
+    /// LLM call statistics summed over every invocation of the run (a resume adds to them).
     pub llm: StatsSnapshot,
+    /// Work items whose model calls failed (connection refused, timeout, HTTP error,
+    /// malformed reply) and have no result yet: not scored; `status` is then `incomplete`, and
+    /// running `serenqa eval` again on the run retries exactly these. Details in the run's
+    /// `failed.jsonl`.
+    pub failed: usize,
+    /// `failed` by error kind (`connect`, `timeout`, `http`, `malformed`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_kind: BTreeMap<String, usize>,
     /// Wall seconds of the last invocation.
     pub seconds: f64,
     pub notes: Vec<String>,

@@ -89,6 +89,17 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The error's kind as runs record it (a failed item's `error_kind`): `connect`,
+    /// `timeout`, `http` or `malformed`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Connect { .. } => "connect",
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Status { .. } => "http",
+            LlmError::Malformed { .. } => "malformed",
+        }
+    }
+
     /// The endpoint could not serve the request after the client's retries (connection
     /// failure, timeout, 429 or 5xx): an infrastructure problem, not an answer of the model.
     pub fn is_unavailable(&self) -> bool {

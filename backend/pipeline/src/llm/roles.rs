@@ -37,7 +37,10 @@ impl RoleModel {
                 truncated = r.truncated;
                 t.reply = Some(r.text);
             }
-            Err(e) => t.error = Some(e.to_string()),
+            Err(e) => {
+                t.error = Some(e.to_string());
+                t.error_kind = Some(e.kind().to_string());
+            }
         }
         t.prompt = prompt;
         (t, truncated)
@@ -52,6 +55,11 @@ pub struct CallTrace {
     pub prompt: Vec<Message>,
     pub reply: Option<String>,
     pub error: Option<String>,
+    /// The failed call's [`super::LlmError::kind`] (`connect`, `timeout`, `http`,
+    /// `malformed`); absent when the call succeeded (and in traces written before it was
+    /// recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
     pub latency_ms: f64,
     pub cached: bool,
     /// What was wrong with the reply (hallucinated ids, unparsable…), if anything.

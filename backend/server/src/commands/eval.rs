@@ -247,17 +247,33 @@ pub fn run(args: EvalArgs, progress: bool) -> Result<()> {
     .map_err(|e| anyhow!(e))?;
     println!("{}", out.markdown);
     println!("settings: {}", out.manifest.settings().summary());
+    let m = &out.manifest;
+    let status = if m.failed > 0 {
+        format!("incomplete ({} failed)", m.failed)
+    } else {
+        m.status.clone()
+    };
     println!(
-        "run {} in {} ({:.1}s, this invocation)",
-        out.manifest.run_id,
+        "run {} in {}: {status} ({:.1}s, this invocation)",
+        m.run_id,
         out.dir.display(),
         t.elapsed().as_secs_f64()
     );
-    if out.manifest.llm.calls > 0 {
-        let s = &out.manifest.llm;
+    if m.llm.calls > 0 {
+        let s = &m.llm;
         println!(
-            "LLM: {} calls ({} cached, {} errors, {} retries), {} prompt + {} completion tokens, mean latency {:.0} ms, max {} in flight",
+            "LLM (every invocation of the run): {} calls ({} cached, {} errors, {} retries), {} prompt + {} completion tokens, mean latency {:.0} ms, max {} in flight",
             s.calls, s.cache_hits, s.errors, s.retries, s.prompt_tokens, s.completion_tokens, s.mean_latency_ms, s.max_in_flight
+        );
+    }
+    if m.failed > 0 {
+        // Exit non-zero: a run with unscored items is not a result to report.
+        bail!(
+            "run {} is incomplete ({} failed: {}): those work items' model calls failed and they are not scored; run the same command again to retry exactly them (details in {})",
+            m.run_id,
+            m.failed,
+            serenqa_pipeline::run::kinds_text(&m.failed_by_kind),
+            out.dir.join(serenqa_pipeline::failures::FAILED_FILE).display()
         );
     }
     Ok(())

@@ -111,6 +111,13 @@ pub struct AdmissionArgs {
     /// signed-in annotation account is required; offline Asks are always open).
     #[arg(long)]
     anonymous_llm: bool,
+    /// Time a client has to send a request's headers, in seconds (then it is disconnected).
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    header_timeout: f64,
+    /// Open connections one client address may hold (an IPv6 client by its /64; trusted
+    /// proxies are exempt). More are closed at once.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    max_connections_per_client: usize,
 }
 
 impl AdmissionArgs {
@@ -156,6 +163,23 @@ impl AdmissionArgs {
 
 pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let admission = args.admission.config()?;
+    if !args.admission.header_timeout.is_finite()
+        || args.admission.header_timeout <= 0.0
+        || args.admission.header_timeout > 3600.0
+    {
+        anyhow::bail!(
+            "--header-timeout must be a positive number of seconds (at most an hour), not {}",
+            args.admission.header_timeout
+        );
+    }
+    if args.admission.max_connections_per_client == 0 {
+        anyhow::bail!("--max-connections-per-client must be at least 1");
+    }
+    let limits = crate::listen::Limits {
+        header_timeout: std::time::Duration::from_secs_f64(args.admission.header_timeout),
+        per_client: args.admission.max_connections_per_client,
+        trusted_proxies: admission.trusted_proxies.clone(),
+    };
     let (graph, model) = match crate::model_source::load(&args.graph, progress) {
         Ok((g, m, _)) => (g, m),
         Err(e) if args.demo_if_missing && args.graph.graph.is_none() => {
@@ -266,14 +290,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         println!("serenqa serving on http://{}", listener.local_addr()?);
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+        crate::listen::serve(listener, app, limits).await?;
         Ok(())
     })
 }
