@@ -444,8 +444,11 @@ fn labelled(r: &RunsReply) -> Vec<Run> {
                 agg.label.clone()
             };
             let status = e.manifest.status.clone();
+            // An incomplete run's cells leave its failed items out: the row says so.
             let label = if status == "running" {
                 format!("{base} (running)")
+            } else if status == "incomplete" || e.manifest.failed > 0 {
+                format!("{base} (incomplete: {} failed)", e.manifest.failed)
             } else {
                 base
             };
