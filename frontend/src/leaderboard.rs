@@ -1,6 +1,6 @@
 //! Leaderboard (reviewers): every stored evaluation run in the paper's Table 2 and Table 3
 //! layouts — sortable, best value bold and second underlined (equal values share a place and
-//! are marked as a tie), each value with its n and 95% bootstrap interval, "–" where a cell
+//! are marked as a tie), each value with its n and 95% exact interval, "–" where a cell
 //! has no question, judge proxies of the offline pipeline in their own labelled columns, runs
 //! labelled with their settings (models, beam, nodes, depth, limit, date), a partition toggle,
 //! CSV export — plus a compass chart per model, retrieval by query pattern, a model × metric
@@ -488,7 +488,7 @@ pub fn Leaderboard() -> impl IntoView {
     let (partition, set_partition) = signal("llm".to_string());
     view! {
         <h1>"Leaderboard"</h1>
-        <p class="muted">"Every stored evaluation run, labelled with its settings. Click a column to sort; the best value is bold, the second underlined, equal values are marked “=” as a tie. Brackets: 95% bootstrap interval over questions; n: questions in the cell; –: none."</p>
+        <p class="muted">"Every stored evaluation run, labelled with its settings. Click a column to sort; the best value is bold, the second underlined, equal values are marked “=” as a tie. Brackets: 95% exact interval over questions (never zero-width, wide when n is small); n: questions in the cell; –: none."</p>
         {move || match runs.get() {
             None => view! { <p class="loading">"Loading runs…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),

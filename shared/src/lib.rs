@@ -6,6 +6,7 @@
 pub mod annotate;
 pub mod api;
 pub mod csv;
+pub mod interval;
 pub mod layout;
 pub mod links;
 pub mod phrases;

@@ -3,9 +3,9 @@
 //! use these types. Percentages are 0–100; judge scores are 1–5.
 //!
 //! Statistics, the same in the CLI and the browser: every cell carries its `n` and, per metric,
-//! a 95% percentile-bootstrap interval over questions ([`bootstrap_ci`], [`BOOTSTRAP_REPS`]
-//! resamples, a seed derived from the cell's name by [`seed_for`], so the interval of the same
-//! traces is always the same); a cell with n = 0 has no value (shown "–", never 0); two runs
+//! a 95% interval over questions — exact (Clopper–Pearson) on the metric's bounded range
+//! ([`crate::interval::bounded_mean_ci`]), so a small cell is never zero-width; a cell with
+//! n = 0 has no value (shown "–", never 0); two runs
 //! are compared question by question ([`Comparison`], Δ with a paired bootstrap interval
 //! from [`paired_delta`]); [`marks`] gives best / second with ties marked as ties.
 
@@ -54,7 +54,7 @@ pub struct Ci {
     pub hi: f64,
 }
 
-/// Per metric of a cell: the metric's key (`hit`, `f1`, …) → its 95% bootstrap interval.
+/// Per metric of a cell: the metric's key (`hit`, `f1`, …) → its 95% interval.
 /// Empty in files written before intervals existed.
 pub type Cis = BTreeMap<String, Ci>;
 

@@ -88,7 +88,7 @@
 //!   `partitions` (`llm` = LLM Ensemble, `expert` = Expert Crowdsourced, `sscore` = RNS Guided),
 //!   `retrieval` (the T1 agent; `offline` = the grammar oracle), `ensemble` (who scored the
 //!   benchmark's `llm` partition: `llm` or `offline proxy`); every cell has `n` and `ci`
-//!   (metric → 95% percentile-bootstrap interval over questions, [`report::Series`]) and, when
+//!   (metric → 95% exact interval over questions, [`report::Series`]) and, when
 //!   some of its items failed, `failed` (left out of the means and of `n`).
 //! - `aggregate.csv` (long format, `value,ci_lo,ci_hi,n`; proxy judge metrics named
 //!   `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).

@@ -2,7 +2,7 @@
 //! and Table 3 (T2 Faithful./Compre./SerenCov and T3 Relevance/TypeMatch/SerenHit per
 //! partition, with a "w.o. summary" row), as JSON ([`Aggregate`]), CSV (long format) and
 //! Markdown. Judge columns carry the judge's name, `proxy` for the offline proxies. Every cell
-//! has its n and, per metric, a 95% bootstrap interval over questions ([`Series`]); a cell
+//! has its n and, per metric, a 95% exact interval over questions ([`Series`]); a cell
 //! with n = 0 prints "–"; the offline T1 row is labelled a grammar oracle.
 
 use std::collections::BTreeMap;
@@ -13,6 +13,8 @@ use crate::metrics::mean;
 use crate::run::{T1Record, T2Scores, T3Record, T3Scores};
 
 // The result types are shared with the web app's leaderboard (`serenqa_shared::results`).
+use serenqa_shared::interval::bounded_mean_ci;
+use serenqa_shared::results::is_judged;
 pub use serenqa_shared::results::{
     bootstrap_ci, metric_title, seed_for, t1_row_label, Aggregate, Ci, Cis, T1Cell, T2Cell, T3Cell,
     BOOTSTRAP_REPS,
@@ -54,9 +56,21 @@ impl Series {
     pub fn mean(&self) -> f64 {
         mean(&self.values())
     }
-    /// The cell's 95% bootstrap interval over its questions.
+    /// The range a question's value lies in: T1 in %, judges 1–5, the rest 0–1.
+    pub fn range(&self) -> (f64, f64) {
+        if self.table == "table2" {
+            (0.0, 100.0)
+        } else if is_judged(self.metric) {
+            (1.0, 5.0)
+        } else {
+            (0.0, 1.0)
+        }
+    }
+    /// The cell's 95% interval over its questions: exact (Clopper–Pearson) on the bounded
+    /// values, so a small cell is never zero-width (`serenqa_shared::interval`).
     pub fn ci(&self) -> Option<Ci> {
-        bootstrap_ci(&self.values(), BOOTSTRAP_REPS, self.seed())
+        let (lo, hi) = self.range();
+        bounded_mean_ci(&self.values(), lo, hi)
     }
 }
 
@@ -187,7 +201,7 @@ pub fn series(
     out
 }
 
-/// The tables of a run from its traces: means, n and a 95% bootstrap interval per metric.
+/// The tables of a run from its traces: means, n and a 95% exact interval per metric.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregate(
     label: &str,
@@ -513,7 +527,7 @@ pub fn markdown(a: &Aggregate, notes: &[String]) -> String {
         s.push('\n');
     }
     if a.table2.is_some() || a.table3_reasoning.is_some() || a.table3_exploration.is_some() {
-        s.push_str(&format!("Brackets: 95% percentile-bootstrap intervals over questions ({BOOTSTRAP_REPS} resamples, fixed seeds); n: questions in the cell (failed items, whose model calls failed, are left out and counted apart); –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n"));
+        s.push_str("Brackets: 95% exact (Clopper–Pearson) intervals over questions, on each metric's bounded range (0–100%, 0–1, judges 1–5), never zero-width; n: questions in the cell (failed items, whose model calls failed, are left out and counted apart); –: no question. T2 (n = rational samples) and Relevance average over rational samples only: questions with a ground-truth path.\n\n");
     }
     for n in notes {
         s.push_str(&format!("Note: {n}\n"));
