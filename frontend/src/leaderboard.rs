@@ -786,6 +786,7 @@ fn CompareTable(c: Comparison) -> impl IntoView {
         .any(|r| r.roles.get("retrieval").is_some_and(|m| m == "offline"));
     view! {
         <p class="muted">{format!("A: {} · B: {} · {} resamples", c.a.summary(), c.b.summary(), c.reps)}</p>
+        {(!c.verdict.is_empty()).then(|| view! { <p class="verdict" data-testid="compare-verdict"><strong>"Verdict: "</strong>{c.verdict.clone()}</p> })}
         {note.map(|n| view! { <p class="notice" role="note">{format!("⚠ {n}.")}</p> })}
         {oracle.then(|| view! { <p class="muted">{format!("Table 2 rows of an offline run: {}.", serenqa_shared::results::GRAMMAR_ORACLE)}</p> })}
         <div class="scroll-x">

@@ -333,6 +333,9 @@ pub struct CompareRow {
     pub ties: usize,
     /// Why the numbers are not comparable, when they are not (e.g. a proxy against an LLM judge).
     pub note: Option<String>,
+    /// The sign test's p, Holm-adjusted over the comparison's tested cells ([`verdict`]).
+    #[serde(default)]
+    pub p_holm: Option<f64>,
 }
 
 /// Two runs compared question by question (`GET /api/runs/compare?a=…&b=…`, `serenqa compare`).
@@ -347,6 +350,107 @@ pub struct Comparison {
     pub judge_b: String,
     pub reps: usize,
     pub rows: Vec<CompareRow>,
+    /// One line a reviewer can quote: which cells differ once the number of comparisons is
+    /// accounted for ([`verdict`]). Empty in replies written before it existed.
+    #[serde(default)]
+    pub verdict: String,
+}
+
+/// Two-sided exact sign test: the probability, under "neither run is better", of a split of
+/// the questions one run wins at least as uneven as `wins_a` : `wins_b` (ties left out).
+pub fn sign_test_p(wins_a: usize, wins_b: usize) -> f64 {
+    let n = wins_a + wins_b;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = wins_a.min(wins_b);
+    // Σ_{i ≤ k} C(n, i) / 2^n, in logs (n may be in the thousands).
+    let mut ln_c = 0.0_f64;
+    let mut tail = 0.0_f64;
+    for i in 0..=k {
+        if i > 0 {
+            ln_c += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        tail += (ln_c - n as f64 * std::f64::consts::LN_2).exp();
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// Holm's step-down adjustment of `ps` (same order out as in): the family-wise error rate
+/// stays at the level for any dependence between the tests.
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut out = vec![1.0; m];
+    let mut running = 0.0_f64;
+    for (rank, &i) in order.iter().enumerate() {
+        let adj = ((m - rank) as f64 * ps[i]).min(1.0);
+        running = running.max(adj);
+        out[i] = running;
+    }
+    out
+}
+
+/// The verdict of a comparison: per cell with paired questions and the same measurement in
+/// both runs (no `note`), an exact sign test on the questions one run wins, Holm-corrected
+/// over those cells; `p_holm` is set on each tested row.
+pub fn verdict(rows: &mut [CompareRow]) -> String {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].n > 0 && rows[i].note.is_none())
+        .collect();
+    if tested.is_empty() {
+        return "No cell has questions answered by both runs: nothing to compare.".into();
+    }
+    let ps: Vec<f64> = tested
+        .iter()
+        .map(|&i| sign_test_p(rows[i].a_wins_n, rows[i].b_wins_n))
+        .collect();
+    let adj = holm(&ps);
+    let (mut a_better, mut b_better) = (Vec::new(), Vec::new());
+    for (&i, &p) in tested.iter().zip(&adj) {
+        rows[i].p_holm = Some(p);
+        if p < 0.05 {
+            let r = &rows[i];
+            let col = if r.table == "table2" {
+                group_title(&r.column)
+            } else {
+                partition_title(&r.column)
+            };
+            let mode = match r.row.as_str() {
+                "with" => " (with summary)",
+                "without" => " (without summary)",
+                _ => "",
+            };
+            let name = format!("{col} {}{mode}", metric_title(&r.metric));
+            if r.b_wins_n > r.a_wins_n {
+                b_better.push(name);
+            } else {
+                a_better.push(name);
+            }
+        }
+    }
+    let most = tested.iter().map(|&i| rows[i].n).max().unwrap_or(0);
+    let how = format!(
+        "exact sign test on the questions both runs answered, at most {most} per cell; Holm-corrected over {} cells",
+        tested.len()
+    );
+    if a_better.is_empty() && b_better.is_empty() {
+        return format!("No cell differs at a family-wise 5% level. Test: {how}.");
+    }
+    let mut parts = Vec::new();
+    if !b_better.is_empty() {
+        parts.push(format!("B higher on {}", b_better.join("; ")));
+    }
+    if !a_better.is_empty() {
+        parts.push(format!("A higher on {}", a_better.join("; ")));
+    }
+    format!(
+        "{} of {} cells differ at a family-wise 5% level: {}. Test: {how}.",
+        a_better.len() + b_better.len(),
+        tested.len(),
+        parts.join(". ")
+    )
 }
 
 /// What the project knows about one metric, in one place: the leaderboard, the reports, the
@@ -725,6 +829,30 @@ mod tests {
         assert_ne!(a, c, "another seed resamples differently");
         assert_eq!(bootstrap_ci(&[0.7], 100, 1), Some(Ci { lo: 0.7, hi: 0.7 }));
         assert_eq!(bootstrap_ci(&[], 100, 1), None);
+    }
+
+    #[test]
+    fn sign_test_and_holm_by_hand() {
+        // 10 wins to 0: 2 / 2^10.
+        assert!((sign_test_p(10, 0) - 2.0 / 1024.0).abs() < 1e-12);
+        assert!((sign_test_p(0, 10) - 2.0 / 1024.0).abs() < 1e-12);
+        // 5 to 5 and no wins at all: nothing.
+        assert_eq!(sign_test_p(5, 5), 1.0);
+        assert_eq!(sign_test_p(0, 0), 1.0);
+        // 8 to 2: 2 · (1 + 10 + 45) / 1024 = 0.109375.
+        assert!((sign_test_p(8, 2) - 0.109_375).abs() < 1e-12);
+        // Large n stays finite: 600 to 400.
+        let p = sign_test_p(600, 400);
+        assert!(p > 0.0 && p < 1e-9, "{p}");
+        // Holm: sorted 0.01, 0.03, 0.04 → 0.03, 0.06, 0.06 (monotone), in the input order.
+        let adj = holm(&[0.01, 0.04, 0.03]);
+        assert!(
+            (adj[0] - 0.03).abs() < 1e-12
+                && (adj[1] - 0.06).abs() < 1e-12
+                && (adj[2] - 0.06).abs() < 1e-12,
+            "{adj:?}"
+        );
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

@@ -1073,6 +1073,9 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   assert(wins.length === 2 && wins.some((w) => /Q\d+/.test(w)), `questions where one run wins: ${wins}`);
   const expert = cmp.locator('tr[data-metric=seren_hit][data-column=expert][data-row=with]');
   assert((await expert.getByTestId('delta').textContent()) === '–', 'no Δ for an empty partition');
+  // One verdict line, corrected for the number of cells compared.
+  const verdict = await cmp.getByTestId('compare-verdict').textContent();
+  assert(/family-wise 5%/.test(verdict) && /Holm-corrected over \d+ cells/.test(verdict), `the verdict line: ${verdict}`);
   await cmp.screenshot({ path: path.join(shots, 'leaderboard-compare.png') });
   // A run against itself: Δ = 0 exactly.
   await cmp.getByTestId('compare-b').selectOption(a);

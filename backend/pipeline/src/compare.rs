@@ -167,8 +167,10 @@ pub fn compare(a: &LoadedRun, b: &LoadedRun) -> Comparison {
             a_wins: a_wins.into_iter().take(MAX_LISTED).collect(),
             b_wins: b_wins.into_iter().take(MAX_LISTED).collect(),
             note,
+            p_holm: None,
         });
     }
+    let verdict = serenqa_shared::results::verdict(&mut rows);
     Comparison {
         a: a.manifest.settings(),
         b: b.manifest.settings(),
@@ -176,6 +178,7 @@ pub fn compare(a: &LoadedRun, b: &LoadedRun) -> Comparison {
         judge_b: b.judge.clone(),
         reps: BOOTSTRAP_REPS,
         rows,
+        verdict,
     }
 }
 
@@ -189,6 +192,9 @@ pub fn markdown(c: &Comparison) -> String {
         c.b.id,
         c.b.summary()
     );
+    if !c.verdict.is_empty() {
+        s.push_str(&format!("Verdict: {}\n", c.verdict));
+    }
     for (side, r) in [("A", &c.a), ("B", &c.b)] {
         if r.roles.get("retrieval").is_some_and(|m| m == "offline") {
             s.push_str(&format!(
