@@ -56,6 +56,12 @@ pub struct EvalItem {
     /// The graph holds no answer to the question as asked: the right outcome is a refusal.
     #[serde(default)]
     pub unanswerable: bool,
+    /// The wording sets' construction (`typenoun`, `intent`, `classes`, `absent`, `plain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub construction: Option<String>,
+    /// The independent set's writing style (`qa-dataset`, `paper-template`, `clinician-note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
 }
 
 fn dev_set() -> String {
@@ -99,6 +105,8 @@ pub struct ItemResult {
     pub understand_ms: f64,
     pub gold: usize,
     pub answered: usize,
+    /// `construction …` or `style …` when the item has one (its own table rows).
+    pub group: Option<String>,
 }
 
 /// Aggregate of one pattern type (or `all`).
@@ -219,12 +227,20 @@ pub fn evaluate_timed(
             understand_ms,
             gold: gs.len(),
             answered: ps.len(),
+            group: it
+                .construction
+                .as_ref()
+                .map(|c| format!("{} {c}", it.set))
+                .or_else(|| it.style.as_ref().map(|st| format!("{} {st}", it.set))),
         });
     }
     let mut groups: BTreeMap<String, Vec<&ItemResult>> = BTreeMap::new();
     for x in &results {
         groups.entry(x.pattern.clone()).or_default().push(x);
         groups.entry(format!("set {}", x.set)).or_default().push(x);
+        if let Some(gr) = &x.group {
+            groups.entry(format!("set {gr}")).or_default().push(x);
+        }
         groups.entry("all".into()).or_default().push(x);
     }
     let rows = groups
@@ -307,7 +323,10 @@ mod tests {
             "where-dev",
             "where-held",
             "absent-dev",
-            "absent-held"
+            "absent-held",
+            "wording-dev",
+            "wording-held",
+            "indep"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =

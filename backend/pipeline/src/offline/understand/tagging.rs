@@ -183,6 +183,32 @@ impl Understander {
             }
             k += 1;
         }
+        // A noun right before a name of its own type restates that name's type, it does not
+        // ask for more nodes ("the protein encoded by APOE", "the drug metformin", "the
+        // disease lupus", "the protein made from the gene RND3"): keep the name's candidates
+        // of that type and drop the noun. Working backwards lets a run of restating nouns
+        // fold into the name. The answer's noun (the first) is never dropped.
+        let mut k = items.len();
+        while k >= 2 {
+            k -= 1;
+            let (Item::Noun(t), Item::Ent(m)) = (&items[k - 1], &items[k]) else {
+                continue;
+            };
+            let (t, m) = (*t, *m);
+            let is_answer = !items[..k - 1].iter().any(|x| matches!(x, Item::Noun(_)));
+            // Only a name matched as well as any of its readings is restated ("diseases of
+            // the liver": the organ is an exact name, liver cancer only contains the word).
+            let c = &mentions[m].candidates;
+            let best = c.iter().map(|x| x.how).min();
+            if !is_answer
+                && c
+                    .iter()
+                    .any(|x| g.node_type(x.node) == t && Some(x.how) == best)
+            {
+                mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                items.remove(k - 1);
+            }
+        }
         // "… besides X and Y", "… that do not cause X": the names right after an exception
         // marker (and a relation phrase between them) are left out of the answers, not joined
         // to them; the marker, its phrase and its names leave the items.
