@@ -187,7 +187,7 @@ impl Understander {
         // ask for more nodes ("the protein encoded by APOE", "the drug metformin", "the
         // disease lupus", "the protein made from the gene RND3"): keep the name's candidates
         // of that type and drop the noun. Working backwards lets a run of restating nouns
-        // fold into the name. The answer's noun (the first) is never dropped.
+        // fold into the name. The answer's noun is never dropped.
         let mut k = items.len();
         while k >= 2 {
             k -= 1;
@@ -195,7 +195,11 @@ impl Understander {
                 continue;
             };
             let (t, m) = (*t, *m);
-            let is_answer = !items[..k - 1].iter().any(|x| matches!(x, Item::Noun(_)));
+            // The answer's noun opens the question; after a leading relation phrase ("side
+            // effects of the drug lisinopril") the phrase names the answer instead.
+            let is_answer = !items[..k - 1]
+                .iter()
+                .any(|x| matches!(x, Item::Noun(_) | Item::Rel(_)));
             // Only a name matched as well as any of its readings is restated ("diseases of
             // the liver": the organ is an exact name, liver cancer only contains the word).
             let c = &mentions[m].candidates;
