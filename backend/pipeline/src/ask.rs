@@ -57,7 +57,7 @@ impl AskContext {
     ) -> Result<AskContext, String> {
         let client = llm::connect(&models, cache)?;
         Ok(AskContext {
-            lex: Arc::new(OfflineRetriever::new(&g)),
+            lex: Arc::new(OfflineRetriever::from_data(&g)),
             stats: Arc::new(TypeStats::new(&g)),
             blocks: Arc::new(BlockCache::new(64)),
             g,

@@ -133,7 +133,7 @@ impl Ctx {
             BTreeMap::new()
         };
         Ctx {
-            agents: Agents::from_roles(&roles, Arc::new(OfflineRetriever::new(&g))),
+            agents: Agents::from_roles(&roles, Arc::new(OfflineRetriever::from_data(&g))),
             stats: Arc::new(TypeStats::new(&g)),
             blocks: Arc::new(BlockCache::new(256)),
             by_qid: bench

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serenqa_cypher::{execute, Budget, Options, Out};
+use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::{Graph, TypeId};
 
 use crate::metrics;
@@ -39,11 +40,36 @@ pub struct OfflineRetriever {
 }
 
 impl OfflineRetriever {
+    /// Without the Disease Ontology's names (see [`OfflineRetriever::from_data`]).
     pub fn new(g: &Graph) -> OfflineRetriever {
+        OfflineRetriever::with_ontology(g, None)
+    }
+
+    /// With the Disease Ontology's disease names, when given: synonyms of the graph's
+    /// diseases, and the diseases it lacks ([`Understander::with_disease_ontology`]).
+    pub fn with_ontology(g: &Graph, d: Option<&DiseaseOntology>) -> OfflineRetriever {
         OfflineRetriever {
             grammar: Lexicon::new(g),
-            understander: Understander::new(g),
+            understander: Understander::new(g).map(|u| match d {
+                Some(d) => u.with_disease_ontology(g, d),
+                None => u,
+            }),
         }
+    }
+
+    /// With the Disease Ontology files of the data directory (`disease-ontology/`) when
+    /// they are there; a file that fails to read is reported on stderr in one line and
+    /// left out.
+    pub fn from_data(g: &Graph) -> OfflineRetriever {
+        let d = match DiseaseOntology::find() {
+            Some(Ok(d)) => Some(d),
+            Some(Err(e)) => {
+                eprintln!("question understanding without the Disease Ontology's names: {e}");
+                None
+            }
+            None => None,
+        };
+        OfflineRetriever::with_ontology(g, d.as_ref())
     }
 
     fn grammar_entities(g: &Graph, p: &Parse) -> Vec<LinkedEntity> {
@@ -133,19 +159,30 @@ impl OfflineRetriever {
                 .collect();
             // A name the graph knows, asked for a link it never holds: say so, and offer
             // the question it can answer about that name first.
-            let msg = match &x.never {
-                Some(n) => {
+            let msg = match (&x.absent, &x.never) {
+                // A disease the graph does not hold: said plainly, with the question it can
+                // answer about the graph disease that subsumes it.
+                (Some(a), _) => {
+                    let (m, instead) = und.absent_message(g, a, question);
+                    if let Some(q) = instead {
+                        u.examples.insert(0, q);
+                    }
+                    m
+                }
+                (None, Some(n)) => {
                     let (m, instead) = und.never_message(g, n, &x.mentions[n.mention].text);
                     if let Some(q) = instead {
                         u.examples.insert(0, q);
                     }
                     m
                 }
-                None => msg,
+                (None, None) => msg,
             };
             u.not_understood = Some(msg);
             let r = Retrieved {
-                error: Some(if x.never.is_some() {
+                error: Some(if x.absent.is_some() {
+                    "the question names a disease the graph does not hold".into()
+                } else if x.never.is_some() {
                     "the question asks for a link the graph does not hold".into()
                 } else {
                     "the question was not understood".into()

@@ -22,7 +22,15 @@ fn graph() -> Option<Arc<Graph>> {
 
 fn retriever(g: &Graph) -> &'static OfflineRetriever {
     static R: OnceLock<OfflineRetriever> = OnceLock::new();
-    R.get_or_init(|| OfflineRetriever::new(g))
+    // With the Disease Ontology's names from the shared data, as the app has them.
+    R.get_or_init(|| {
+        let data = common::shared_data().expect("shared data");
+        let d = serenqa_graph::load::disease_ontology::DiseaseOntology::load(
+            &data.join("disease-ontology"),
+        )
+        .expect("Disease Ontology files (../shared/data/disease-ontology)");
+        OfflineRetriever::with_ontology(g, Some(&d))
+    })
 }
 
 fn answers(g: &Graph, q: &str) -> (Vec<String>, serenqa_shared::api::Understood) {
@@ -545,4 +553,69 @@ fn lexicon_synonyms_are_single_words() {
     )
     .unwrap_err();
     assert!(e.starts_with("n.tsv line 3: unknown metaedge 'CxD'"), "{e}");
+}
+
+/// Other people's wording: a type noun before a name restates it, intent verbs mean treat or
+/// cause, and a disease the graph does not hold (a Disease Ontology name) is said so.
+#[test]
+fn restating_nouns_intent_verbs_and_absent_diseases() {
+    let Some(g) = graph() else { return };
+    // "the protein encoded by APOE" is APOE, not the genes interacting with it.
+    let (got, u) = answers(
+        &g,
+        "What diseases are linked to the protein encoded by APOE?",
+    );
+    let want = gold(
+        &g,
+        "MATCH (x:Disease)-[:ASSOCIATES_DaG]->(:Gene {id: '348'}) RETURN DISTINCT x.id AS id",
+    );
+    assert_eq!(got, want, "{:?}", u.interpretation);
+    let (got, u) = answers(&g, "what genes does the drug metformin bind");
+    let want = gold(
+        &g,
+        "MATCH (:Compound {id: 'DB00331'})-[:BINDS_CbG]->(x:Gene) RETURN DISTINCT x.id AS id",
+    );
+    assert_eq!(got, want, "{:?}", u.interpretation);
+    // "diseases of the liver" keeps the organ (an exact name), not liver cancer.
+    let (_, u) = answers(&g, "drugs that treat diseases of the liver");
+    let i = u.interpretation.unwrap_or_default();
+    assert!(!i.contains("liver cancer"), "{i}");
+    // Intent verbs by meaning.
+    let (_, u) = answers(&g, "which medications might help rheumatoid arthritis");
+    let i = u.interpretation.unwrap_or_default();
+    assert!(i.contains("treat rheumatoid arthritis"), "{i}");
+    let (_, u) = answers(&g, "drugs that can worsen hypertension");
+    let i = u.interpretation.unwrap_or_default();
+    assert!(i.starts_with("Drugs that cause"), "{i}");
+    // An absent disease is refused plainly, with its DO identifier.
+    let (got, u) = answers(&g, "is there anything for cystic fibrosis");
+    assert!(got.is_empty());
+    let m = u.not_understood.unwrap_or_default();
+    assert!(
+        m.contains("does not hold the disease 'cystic fibrosis'") && m.contains("DOID:1485"),
+        "{m}"
+    );
+    // One filed under a graph disease offers the question about that disease.
+    let (got, u) = answers(&g, "drugs for hodgkin lymphoma");
+    assert!(got.is_empty());
+    let m = u.not_understood.unwrap_or_default();
+    assert!(m.contains("It is a kind of"), "{m}");
+    assert!(
+        u.examples.first().is_some_and(|q| !q.contains("hodgkin")),
+        "{:?}",
+        u.examples
+    );
+    // Not absent: a name qualified by a type noun, a misspelt side effect, a general term.
+    for q in [
+        "diseases in the brain that resemble other brain diseases",
+        "drugs that cause anemia",
+    ] {
+        let (got, u) = answers(&g, q);
+        assert!(!got.is_empty(), "{q}: {:?}", u.not_understood);
+    }
+    let (_, u) = answers(&g, "drugs for cancer");
+    assert!(u.not_understood.is_none(), "{:?}", u.not_understood);
+    // DO synonyms of the graph's own diseases link to them.
+    let (got, u) = answers(&g, "genes associated with lupus erythematosus systemic");
+    assert!(!got.is_empty(), "{:?}", u.not_understood);
 }

@@ -20,6 +20,11 @@ pub struct DiseaseOntology {
     pub umls: BTreeMap<String, Vec<String>>,
     /// Names and exact synonyms of the disease and of every term it subsumes, sorted.
     pub names: BTreeMap<String, Vec<String>>,
+    /// Every DO term's own name (first) and exact synonyms, keyed by its DOID: what a
+    /// question may call a disease the graph does not hold ("cystic fibrosis").
+    pub terms: BTreeMap<String, Vec<String>>,
+    /// The slim diseases that subsume a term, nearest first (by DO's minimal distance).
+    pub within: BTreeMap<String, Vec<String>>,
 }
 
 /// The files, in `dir`.
@@ -86,10 +91,17 @@ impl DiseaseOntology {
         // slim → the terms it subsumes (itself included), with their names.
         let mut subsumed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut names: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut within: BTreeMap<String, Vec<(u32, String)>> = BTreeMap::new();
         read_tsv(
             &dir.join(SUBSUMED),
             &["slim_id", "slim_name", "subsumed_id", "subsumed_name"],
             &mut |_, f| {
+                // The distance column is optional; without it terms keep the file's order.
+                let d = f.get(4).and_then(|x| x.parse().ok()).unwrap_or(u32::MAX);
+                within
+                    .entry(f[2].to_string())
+                    .or_default()
+                    .push((d, f[0].to_string()));
                 subsumed
                     .entry(f[0].to_string())
                     .or_default()
@@ -103,10 +115,16 @@ impl DiseaseOntology {
         let mut term_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
         read_tsv(&dir.join(NAMES), &["doid", "name", "type"], &mut |_, f| {
             if f[2] == "name" || f[2] == "exact-synonym" {
-                term_names
-                    .entry(f[0].to_string())
-                    .or_default()
-                    .push(f[1].to_string());
+                let v = term_names.entry(f[0].to_string()).or_default();
+                if v.iter().any(|x| x == f[1]) {
+                    return Ok(());
+                }
+                // The term's own name first.
+                if f[2] == "name" {
+                    v.insert(0, f[1].to_string());
+                } else {
+                    v.push(f[1].to_string());
+                }
             }
             Ok(())
         })?;
@@ -126,6 +144,14 @@ impl DiseaseOntology {
             names: names
                 .into_iter()
                 .map(|(k, v)| (k, v.into_iter().collect()))
+                .collect(),
+            terms: term_names,
+            within: within
+                .into_iter()
+                .map(|(k, mut v)| {
+                    v.sort();
+                    (k, v.into_iter().map(|x| x.1).collect())
+                })
                 .collect(),
         })
     }
@@ -165,6 +191,13 @@ mod tests {
             d.names["DOID:1"],
             vec!["lung disease", "lung fibrosis", "pulmonary fibrosis"]
         );
+        // Each term's own names (the name first, related synonyms left out) and its slims.
+        assert_eq!(
+            d.terms["DOID:2"],
+            vec!["pulmonary fibrosis", "lung fibrosis"]
+        );
+        assert_eq!(d.within["DOID:2"], vec!["DOID:1"]);
+        assert_eq!(d.within["DOID:1"], vec!["DOID:1"]);
         // A bad header names the file and the line.
         std::fs::write(dir.path().join(NAMES), "id\tname\n").expect("write");
         let e = DiseaseOntology::load(dir.path()).expect_err("bad header");

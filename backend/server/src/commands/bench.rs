@@ -307,7 +307,7 @@ fn run_understand(a: UnderstandArgs, progress: bool) -> Result<()> {
     };
     let items = ev::load(&text, &origin).map_err(|e| anyhow!(e))?;
     let g = a.graph.load(progress)?;
-    let mut r = OfflineRetriever::new(&g);
+    let mut r = OfflineRetriever::from_data(&g);
     if let Some(p) = &a.lexicon {
         let lex = LexiconFile::load(p, &g).map_err(|e| anyhow!(e))?;
         r.understander = Understander::with_lexicon(&g, lex);

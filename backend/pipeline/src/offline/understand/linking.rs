@@ -79,6 +79,9 @@ pub struct Understanding {
     /// does know (a lexicon `never` line, or no relation at all between the two types), the
     /// reason a refusal gives.
     pub never: Option<NeverHeld>,
+    /// With no reading: the question names a disease the graph does not hold (a Disease
+    /// Ontology name), said plainly rather than answered about fragments of its name.
+    pub absent: Option<super::ontology::AbsentName>,
 }
 
 /// A question refused because it asks for a link the graph never holds: "which drugs treat
@@ -105,11 +108,11 @@ type Bucketed = (String, NodeId, usize);
 
 pub(super) struct NameIndex {
     /// Folded name → nodes, best connected first.
-    exact: HashMap<String, Vec<NodeId>>,
+    pub(super) exact: HashMap<String, Vec<NodeId>>,
     /// Sorted folded names, for whole-word prefix search.
-    sorted: Vec<(String, NodeId)>,
+    pub(super) sorted: Vec<(String, NodeId)>,
     /// (first char, char count) → folded names (and first-words prefixes of longer names).
-    buckets: HashMap<(char, usize), Vec<Bucketed>>,
+    pub(super) buckets: HashMap<(char, usize), Vec<Bucketed>>,
     /// Folded word → nodes whose name contains it.
     pub(super) by_word: HashMap<String, Vec<NodeId>>,
 }
@@ -123,6 +126,9 @@ pub struct Understander {
     pub(super) vocab: HashSet<String>,
     /// Lexicon entries that do not apply to this graph (aliases of absent names).
     pub warnings: Vec<String>,
+    /// Names of the Disease Ontology's diseases this graph lacks (empty without the DO
+    /// files: [`Understander::with_disease_ontology`]).
+    pub(super) absent: super::ontology::AbsentIndex,
 }
 
 pub(super) fn max_distance(chars: usize) -> usize {
@@ -237,6 +243,7 @@ impl Understander {
             },
             vocab,
             warnings,
+            absent: Default::default(),
         })
     }
 

@@ -62,18 +62,23 @@
 //!   readings ([`Understander::understand`]).
 //! - `assembly` — tagged items → structured queries ([`Parse`](super::retrieval::Parse)):
 //!   relation cues, chains, intersections, bridges (steps 4–5).
+//! - `ontology` — the Disease Ontology's names: synonyms of the graph's diseases, and the
+//!   diseases it lacks (a question about one is refused plainly, with the graph's diseases
+//!   that subsume it).
 //! - `describe` — a reading in plain words.
 
 mod assembly;
 mod describe;
 mod lexicon;
 mod linking;
+mod ontology;
 mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
 pub use linking::{
     Candidate, Match, Mention, NeverHeld, Understander, Understanding, MAX_READINGS,
 };
+pub use ontology::{AbsentDisease, AbsentName};
 
 #[cfg(test)]
 mod tests {

@@ -162,6 +162,15 @@ impl Understander {
             }
             i = j;
         }
+        // Each mention's words (first, count, mention), for the absent-disease check.
+        let spans: Vec<(usize, usize, usize)> = tags
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| match t {
+                Some((len, Item::Ent(m))) => Some((k, *len, *m)),
+                _ => None,
+            })
+            .collect();
         let mut items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
         // A name followed by a noun of one of its own types is that type ("heart tissue",
         // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
@@ -205,8 +214,7 @@ impl Understander {
             let c = &mentions[m].candidates;
             let best = c.iter().map(|x| x.how).min();
             if !is_answer
-                && c
-                    .iter()
+                && c.iter()
                     .any(|x| g.node_type(x.node) == t && Some(x.how) == best)
             {
                 mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
@@ -267,7 +275,15 @@ impl Understander {
                 readings.len()
             );
         }
-        let never = if readings.is_empty() {
+        // A disease the graph does not hold is said so, whatever the fragments of its name
+        // would have given.
+        let absent = self.absent_named(&ws, &folded, &spans, &mentions);
+        let (readings, chosen) = if absent.is_some() {
+            (Vec::new(), Vec::new())
+        } else {
+            (readings, chosen)
+        };
+        let never = if readings.is_empty() && absent.is_none() {
             self.never_held(g, &items, &mentions)
         } else {
             None
@@ -278,6 +294,7 @@ impl Understander {
             chosen,
             unknown,
             never,
+            absent,
         }
     }
 
