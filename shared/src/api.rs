@@ -458,6 +458,11 @@ pub struct AskResponse {
     /// view shows no S.
     #[serde(default)]
     pub s_hidden: bool,
+    /// A repurposing question ("what could be repurposed for ALS", "new uses for
+    /// metformin"): the entity page's own first screen for the entity it names — the same
+    /// candidates, order, labels and flags as `GET /api/discover/{key}` with its defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discover: Option<DiscoverResponse>,
 }
 
 /// What the question was understood to ask, in plain words, and how its names were linked.
@@ -476,6 +481,10 @@ pub struct Understood {
     pub unknown_words: Vec<String>,
     /// Questions of the kind that work (given when nothing was understood).
     pub examples: Vec<String>,
+    /// A repurposing question's disease or drug: its entity page's list answers it
+    /// ([`AskResponse::discover`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repurpose: Option<NodeView>,
 }
 
 /// One name of the question linked to a node.

@@ -86,6 +86,9 @@ pub struct LexiconFile {
     pub stops: Vec<Vec<String>>,
     /// Phrases that leave out the names after them ("besides", "other than", "except").
     pub excepts: Vec<Vec<String>>,
+    /// Phrases that make a question a repurposing question ("repurposed", "new uses"): it is
+    /// answered with the named disease's or drug's Discover list as well.
+    pub repurpose: Vec<Vec<String>>,
     /// What a question asking for one type about a name of another means when it names no
     /// verb, where that is not the types' pair relation: (asked type, named type) → senses
     /// ("drugs for nausea" asks for a treatment, not for what causes it).
@@ -236,6 +239,10 @@ impl LexiconFile {
                     want(2)?;
                     lx.excepts.push(phrase(cols[1])?);
                 }
+                "repurpose" => {
+                    want(2)?;
+                    lx.repurpose.push(phrase(cols[1])?);
+                }
                 "bare" => {
                     want(4)?;
                     let (a, b) = (ty(cols[1])?, ty(cols[2])?);
@@ -270,7 +277,7 @@ impl LexiconFile {
                 }
                 other => {
                     return Err(err(format!(
-                    "unknown entry kind '{other}' (type, rel, pair, bare, never, verb, stop, except, alias or synonym)"
+                    "unknown entry kind '{other}' (type, rel, pair, bare, never, verb, stop, except, repurpose, alias or synonym)"
                 )))
                 }
             }
