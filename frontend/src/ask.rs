@@ -5,11 +5,10 @@
 
 use leptos::prelude::*;
 use serenqa_shared::api::{AskCandidate, AskEvent, AskResponse, Stage, SubgraphView, Understood};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
-use crate::api;
+use crate::api::{self, Refusal};
 use crate::candidates::{N_HELP, RNS_HELP, R_HELP, S_HELP};
+use crate::refused::{Refused, Retrying};
 use crate::subgraph::SubgraphSvg;
 
 /// Why Ask shows no S (`AskResponse.s_hidden`).
@@ -43,14 +42,28 @@ struct Arrived {
     at_ms: f64,
 }
 
+/// The page's state of one question's request.
+type Answer = Result<AskResponse, Refusal>;
+
 #[component]
 pub fn AskBox() -> impl IntoView {
     let (question, set_question) = signal(String::new());
     let (busy, set_busy) = signal(false);
     let (stages, set_stages) = signal(Vec::<Arrived>::new());
-    let (result, set_result) = signal(None::<(Result<AskResponse, String>, f64)>);
-    // The open event stream (closed on the result, an error or a new question).
-    let source = StoredValue::new_local(None::<web_sys::EventSource>);
+    let (result, set_result) = signal(None::<(Answer, f64)>);
+    // Refused with a `Retry-After`: the reason and the seconds left before the one retry.
+    let (waiting, set_waiting) = signal(None::<(Refusal, u32)>);
+    // Which question is current: a reply to an older one is dropped.
+    let generation = StoredValue::new(0u64);
+    // Aborts the open request (a new question, leaving the page).
+    let abort = StoredValue::new_local(None::<web_sys::AbortController>);
+    on_cleanup(move || {
+        let _ = abort.try_update_value(|a| {
+            if let Some(a) = a.take() {
+                a.abort();
+            }
+        });
+    });
     // Said before any request: an empty or over-long question.
     let (invalid, set_invalid) = signal(None::<String>);
     let submit = move || {
@@ -74,61 +87,78 @@ pub fn AskBox() -> impl IntoView {
         set_invalid.set(None);
         set_busy.set(true);
         set_result.set(None);
+        set_waiting.set(None);
         set_stages.set(Vec::new());
-        let started = now_ms();
-        let url = format!("/api/ask/stream?limit=20&question={}", api::enc(&q));
-        let es = match web_sys::EventSource::new(&url) {
-            Ok(es) => es,
-            Err(_) => {
-                set_busy.set(false);
-                set_result.set(Some((
-                    Err("the browser refused to open the event stream".into()),
-                    0.0,
-                )));
-                return;
-            }
-        };
-        let finish = move |r: Result<AskResponse, String>| {
-            source.update_value(|s| {
-                if let Some(es) = s.take() {
-                    es.close();
-                }
-            });
-            set_busy.set(false);
-            set_result.set(Some((r, now_ms() - started)));
-        };
-        let on_message =
-            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-                let Some(text) = e.data().as_string() else {
-                    return;
-                };
-                match serde_json::from_str::<AskEvent>(&text) {
-                    Ok(AskEvent::Stage(stage)) => set_stages.update(|v| {
-                        v.push(Arrived {
-                            stage,
-                            at_ms: now_ms() - started,
-                        });
-                    }),
-                    Ok(AskEvent::Result(a)) => finish(Ok(a)),
-                    Ok(AskEvent::Error(err)) => finish(Err(err.message)),
-                    Err(err) => finish(Err(format!("unexpected reply: {err}"))),
-                }
-            });
-        // A failed request or a dropped connection: report it instead of letting the browser
-        // reconnect and ask again.
-        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_e: web_sys::Event| {
-            if busy.get_untracked() {
-                finish(Err("the server did not answer (is it running? an empty or too long question? too many requests, or a server whose model needs you signed in?)".into()));
+        generation.update_value(|g| *g += 1);
+        let mine = generation.get_value();
+        let current = move || generation.try_get_value() == Some(mine);
+        let controller = web_sys::AbortController::new().ok();
+        let signal = controller.as_ref().map(web_sys::AbortController::signal);
+        abort.update_value(|a| {
+            if let Some(old) = std::mem::replace(a, controller) {
+                old.abort();
             }
         });
-        es.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        // One pair of small closures per question; they live as long as the page.
-        on_message.forget();
-        on_error.forget();
-        source.update_value(|s| {
-            if let Some(old) = s.replace(es) {
-                old.close();
+        let started = now_ms();
+        let url = format!("/api/ask/stream?limit=20&question={}", api::enc(&q));
+        let finish = move |r: Answer| {
+            if current() {
+                set_busy.set(false);
+                set_waiting.set(None);
+                set_result.set(Some((r, now_ms() - started)));
+            }
+        };
+        // One attempt: the stream's events update the page; it ends with a result, an error
+        // event, or a refusal (`Err`).
+        let attempt = move || {
+            let url = url.clone();
+            let signal = signal.clone();
+            async move {
+                set_stages.set(Vec::new());
+                let mut ended = false;
+                let r = api::stream::events(&url, signal.as_ref(), |data| {
+                    if ended || !current() {
+                        return;
+                    }
+                    match serde_json::from_str::<AskEvent>(data) {
+                        Ok(AskEvent::Stage(stage)) => set_stages.update(|v| {
+                            v.push(Arrived {
+                                stage,
+                                at_ms: now_ms() - started,
+                            });
+                        }),
+                        Ok(AskEvent::Result(a)) => {
+                            ended = true;
+                            finish(Ok(a));
+                        }
+                        Ok(AskEvent::Error(err)) => {
+                            ended = true;
+                            finish(Err(Refusal::from_event(err)));
+                        }
+                        Err(err) => {
+                            ended = true;
+                            finish(Err(Refusal::malformed(err)));
+                        }
+                    }
+                })
+                .await;
+                match r {
+                    Err(refusal) => Err(refusal),
+                    Ok(()) if ended => Ok(()),
+                    Ok(()) => Err(Refusal::lost()),
+                }
+            }
+        };
+        leptos::task::spawn_local(async move {
+            let r = api::with_one_retry(attempt, move |w| {
+                if current() {
+                    set_waiting.set(w);
+                }
+                current()
+            })
+            .await;
+            if let Err(refusal) = r {
+                finish(Err(refusal));
             }
         });
     };
@@ -193,13 +223,14 @@ pub fn AskBox() -> impl IntoView {
             </form>
             <p class="muted ask-counter" data-testid="ask-counter">{move || format!("{} / {MAX_QUESTION}", question.get().chars().count())}</p>
             {move || invalid.get().map(|m| view! { <p class="error" role="alert" data-testid="ask-invalid">{m}</p> })}
-            {move || (busy.get() || !stages.get().is_empty()).then(|| view! {
+            {move || waiting.get().map(|(r, secs)| view! { <Retrying refusal=r seconds=secs testid="ask-retrying" /> })}
+            {move || ((busy.get() && waiting.get().is_none()) || !stages.get().is_empty()).then(|| view! {
                 <div class="stages" aria-live="polite" data-testid="ask-progress">
                     <ol>{stage_list}</ol>
                 </div>
             })}
             {move || result.get().map(|(r, at)| match r {
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                Err(e) => view! { <Refused refusal=e testid="ask-error" try_again=Callback::new(move |()| submit()) /> }.into_any(),
                 Ok(a) => {
                     let reask = move |q: String| {
                         set_question.set(q);

@@ -6,7 +6,8 @@ use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map};
 use serenqa_shared::api::{DiscoverResponse, ExplainResponse, NodeDetail, NodeView, PathsReply};
 
-use crate::api::{self, key_of};
+use crate::api::{self, key_of, Kind, Refusal};
+use crate::refused::{Refused, Retrying};
 use crate::subgraph::SubgraphSvg;
 
 #[component]
@@ -59,28 +60,57 @@ pub fn Notice() -> impl IntoView {
 pub fn Entity() -> impl IntoView {
     let params = use_params_map();
     let key = move || params.read().get("key").unwrap_or_default();
-    let (detail, set_detail) = signal(None::<Result<NodeDetail, String>>);
+    let (detail, set_detail) = signal(None::<Result<NodeDetail, Refusal>>);
     let (explain, set_explain) = signal(None::<(NodeView, Option<Result<PathsReply, String>>)>);
-    let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, String>>);
+    let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, Refusal>>);
     let (discovering, set_discovering) = signal(false);
+    // Refused with a `Retry-After`: the reason and the seconds left before the one retry.
+    let (disc_wait, set_disc_wait) = signal(None::<(Refusal, u32)>);
+    // The candidates of `k`, retried once when the server says when to come back; a reply
+    // for another page than the one shown is dropped.
+    let load_discovery = move |k: String| {
+        set_discovery.set(None);
+        set_discovering.set(true);
+        spawn_local(async move {
+            let shown = move || params.try_with_untracked(|p| p.get("key")).flatten();
+            let here = k.clone();
+            let r = api::with_one_retry(
+                || api::discover(&k),
+                move |w| {
+                    let still = shown().as_deref() == Some(here.as_str());
+                    if still {
+                        set_disc_wait.set(w);
+                    }
+                    still
+                },
+            )
+            .await;
+            if shown().as_deref() == Some(k.as_str()) {
+                set_disc_wait.set(None);
+                set_discovering.set(false);
+                set_discovery.set(Some(r));
+            }
+        });
+    };
     // The plausibility explanation of a candidate: (candidate, reply).
     let (explain_pred, set_explain_pred) =
         signal(None::<(NodeView, Option<Result<ExplainResponse, String>>)>);
+    // "Try again" after the entity itself could not be loaded.
+    let (reload, set_reload) = signal(0u32);
     Effect::new(move |_| {
         let k = key();
+        reload.track();
         set_detail.set(None);
         set_explain.set(None);
         set_discovery.set(None);
+        set_disc_wait.set(None);
         set_explain_pred.set(None);
         spawn_local(async move {
             let d = api::node(&k).await;
             let kind = d.as_ref().ok().map(|d| d.node.kind.clone());
             set_detail.set(Some(d));
             if matches!(kind.as_deref(), Some("Disease" | "Compound" | "Drug")) {
-                set_discovering.set(true);
-                let r = api::discover(&k).await;
-                set_discovering.set(false);
-                set_discovery.set(Some(r));
+                load_discovery(k);
             }
         });
     });
@@ -166,13 +196,15 @@ pub fn Entity() -> impl IntoView {
         <p><a href="/">"← Discover"</a></p>
         {move || match detail.get() {
             None => view! { <p class="loading">"Loading…"</p> }.into_any(),
-            Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+            Some(Err(e)) if e.kind == Kind::NotInGraph => view! { <NotInGraph key=key() /> }.into_any(),
+            Some(Err(e)) => view! { <Refused refusal=e testid="entity-error" try_again=Callback::new(move |()| set_reload.update(|n| *n += 1)) /> }.into_any(),
             Some(Ok(d)) => view! { <EntityHeader detail=d /> }.into_any(),
         }}
-        {move || discovering.get().then(|| view! { <p class="loading">"Scoring serendipitous candidates…"</p> })}
+        {move || disc_wait.get().map(|(r, secs)| view! { <Retrying refusal=r seconds=secs testid="discover-retrying" /> })}
+        {move || (discovering.get() && disc_wait.get().is_none()).then(|| view! { <p class="loading">"Scoring serendipitous candidates…"</p> })}
         {move || match discovery.get() {
             None => None,
-            Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("Discovery failed: {e}")}</p> }.into_any()),
+            Some(Err(e)) => Some(view! { <Refused refusal=e testid="discover-error" try_again=Callback::new(move |()| load_discovery(key())) /> }.into_any()),
             Some(Ok(d)) => Some(view! { <crate::candidates::Candidates data=d on_explain=explain_candidate selected_item=selected_item /> }.into_any()),
         }}
         <aside
@@ -213,6 +245,35 @@ pub fn Entity() -> impl IntoView {
             Some(Ok(d)) => Some(view! { <Neighbourhood detail=d on_explain=open_explain /> }),
             _ => None,
         }}
+    }
+}
+
+/// An address whose entity the graph does not hold (a mistyped or foreign identifier): said in
+/// plain words, with a search by name and the way back.
+#[component]
+fn NotInGraph(key: String) -> impl IntoView {
+    let navigate = use_navigate();
+    let on_pick = Callback::new(move |n: NodeView| {
+        navigate(
+            &format!("/entity/{}", api::enc(&key_of(&n))),
+            Default::default(),
+        );
+    });
+    // "Disease::DOID:999999" reads as "DOID:999999 (a disease)".
+    let shown = match key.split_once("::") {
+        Some((kind, id)) if !kind.is_empty() && !id.is_empty() => {
+            format!("{id} ({})", kind.to_lowercase())
+        }
+        _ => key.clone(),
+    };
+    view! {
+        <section class="panel" role="alert" data-testid="not-in-graph">
+            <h1>"Not in the graph"</h1>
+            <p>{format!("Nothing in the knowledge graph has the identifier “{shown}”: it may be mistyped, or come from a database the graph does not cover.")}</p>
+            <p>"Search for it by name instead:"</p>
+            <crate::search_box::SearchBox on_pick=on_pick kind=Signal::derive(|| None::<String>) placeholder="A disease or drug name, e.g. asthma" />
+            <p><a href="/">"← Back to Discover"</a></p>
+        </section>
     }
 }
 

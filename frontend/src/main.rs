@@ -9,6 +9,7 @@ mod charts;
 mod discover;
 mod leaderboard;
 mod pages;
+mod refused;
 mod search_box;
 mod shortlist;
 mod start;
@@ -118,7 +119,7 @@ fn App() -> impl IntoView {
                 </nav>
             </header>
             <main id="main">
-                <Routes fallback=|| view! { <p>"Page not found."</p> }>
+                <Routes fallback=|| view! { <section class="panel" data-testid="page-not-found"><h1>"Page not found"</h1><p>"This address is not a page of serenqa. Entity pages are at /entity/Type::identifier, e.g. "<a href="/entity/Disease::DOID:2841">"/entity/Disease::DOID:2841"</a>"; or "<a href="/">"search by name on Discover"</a>"."</p></section> }>
                     <Route path=path!("/") view=discover::Discover />
                     <Route path=path!("/entity/:key") view=discover::Entity />
                     <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />

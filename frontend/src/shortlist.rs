@@ -114,13 +114,12 @@ pub fn provide() -> Shortlists {
 /// Reads the list from where it lives now: the account when signed in (moving a list kept in
 /// this browser before signing in to it), else this browser.
 async fn detect(s: Shortlists) {
-    let me: Result<serenqa_shared::annotate::Me, Failure> = annotate::get("/api/auth/me").await;
-    let Ok(me) = me else {
+    // Signed out (or the session could not be checked): this browser's list.
+    let Ok(Some(_me)) = annotate::me().await else {
         s.items.set(load_local());
         s.place.set(Where::Local);
         return;
     };
-    annotate::set_csrf(&me.csrf);
     match annotate::get::<Shortlist>("/api/shortlist").await {
         Ok(list) => {
             s.items.set(list.items);

@@ -365,6 +365,50 @@ pub struct Me {
     pub csrf: String,
 }
 
+/// `GET /api/auth/me`: who this browser is signed in as. Not being signed in is an answer, not
+/// an error — 200 `{"signed_in": false}` — so an anonymous page load logs no failed request;
+/// signed in: `{"signed_in": true, "user": …, "csrf": …}` (the fields of [`Me`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Whoami {
+    pub signed_in: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<User>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub csrf: String,
+}
+
+impl Whoami {
+    /// Nobody signed in.
+    pub fn anonymous() -> Self {
+        Whoami {
+            signed_in: false,
+            user: None,
+            csrf: String::new(),
+        }
+    }
+
+    /// The signed-in user and CSRF token, if anyone is signed in.
+    pub fn me(self) -> Option<Me> {
+        match (self.signed_in, self.user) {
+            (true, Some(user)) => Some(Me {
+                user,
+                csrf: self.csrf,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl From<Me> for Whoami {
+    fn from(m: Me) -> Self {
+        Whoami {
+            signed_in: true,
+            user: Some(m.user),
+            csrf: m.csrf,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoginRequest {
     pub email: String,

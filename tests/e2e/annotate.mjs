@@ -777,7 +777,9 @@ test('admin assigns a batch to an annotator with an overlap target, sees coverag
   await fresh.getByLabel('Repeat the password').fill('another long password');
   await fresh.getByRole('button', { name: 'Set the password and sign in' }).click();
   await fresh.waitForURL((u) => u.pathname === '/annotate', { timeout: 15000 });
-  assert((await state.ann2.request.get(base + '/api/auth/me')).status() === 401, 'the old session ended');
+  const ended = await state.ann2.request.get(base + '/api/auth/me');
+  assert(ended.status() === 200 && (await ended.json()).signed_in === false, 'the old session ended (anonymous is an answer, not a 401)');
+  assert((await state.ann2.request.get(base + '/api/annotate/batches')).status() === 401, 'a route that needs the session refuses it');
   await fresh.goto(local(link));
   await fresh.getByText('not valid').waitFor();
 });

@@ -972,6 +972,171 @@ test('ask: the four clinician questions of issue 14 and their misspelled variant
   await page.screenshot({ path: path.join(shots, 'ask-misspelled.png'), fullPage: true });
 });
 
+// Every text an element matching `sel` showed, however briefly (a retry countdown), kept in
+// `window.__seen`: a test checks what the user saw without racing the timer that removes it.
+const recordTexts = (page, sel) => page.addInitScript((sel) => {
+  window.__seen = [];
+  new MutationObserver(() => {
+    for (const el of document.querySelectorAll(sel)) {
+      const t = el.textContent;
+      if (!window.__seen.includes(t)) window.__seen.push(t);
+    }
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+}, sel);
+
+// Refusals are answered by the test itself (`page.route`): deterministic, and no rate budget is
+// shared with the other tests (the suite's server runs with a generous one, scripts/test.sh).
+const askStream = (u) => u.pathname === '/api/ask/stream';
+const refuse = (status, code, message, retryAfter) => (route) => route.fulfill({
+  status,
+  contentType: 'application/json',
+  headers: retryAfter ? { 'Retry-After': String(retryAfter) } : {},
+  body: JSON.stringify({ code, message }),
+});
+
+test('ask refusals: rate limited says why, waits out Retry-After once by itself and answers; busy twice offers "Try again"', async (page) => {
+  await recordTexts(page, '[data-testid=ask-retrying]');
+  const asked = [];
+  await page.route(askStream, async (route) => {
+    asked.push(Date.now());
+    if (asked.length === 1) await refuse(429, 'rate_limited', 'too many requests from your address; retry in 2 s', 2)(route);
+    else await route.continue();
+  });
+  await page.goto(base + '/');
+  await page.getByTestId('ask-input').fill('Which compounds treat asthma?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  // For the record only (the countdown lasts 2 s): what the wait looks like.
+  await page.getByTestId('ask-retrying').waitFor({ timeout: 5000 })
+    .then(() => page.screenshot({ path: path.join(shots, 'ask-retrying.png') })).catch(() => {});
+  await page.getByTestId('ask-result').waitFor({ timeout: 60000 });
+  const seen = await page.evaluate(() => window.__seen);
+  assert(asked.length === 2, `asked ${asked.length} times (refused once, retried once)`);
+  assert(asked[1] - asked[0] >= 1900, `the retry waited out Retry-After: 2 (${asked[1] - asked[0]} ms)`);
+  assert(seen.some((t) => /^Too many requests from your address/.test(t) && /Retrying in 2 s…/.test(t)), `the reason and the countdown: ${JSON.stringify(seen)}`);
+  assert(seen.some((t) => /Retrying in 1 s…/.test(t)), `the countdown counts down: ${JSON.stringify(seen)}`);
+  assert((await page.getByTestId('ask-retrying').count()) === 0 && (await page.getByTestId('ask-error').count()) === 0, 'no refusal left once the retry answered');
+  // Busy at the first try and at the retry: the final line says so, with "Try again".
+  await page.unroute(askStream);
+  let busy = 0;
+  await page.route(askStream, async (route) => {
+    busy++;
+    if (busy <= 2) await refuse(503, 'busy', 'the server is busy with other ask requests; retry shortly', 1)(route);
+    else await route.continue();
+  });
+  await page.getByTestId('ask-input').fill('Which drugs treat asthma?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  const err = page.getByTestId('ask-error');
+  await err.waitFor({ timeout: 15000 });
+  assert(busy === 2, `asked ${busy} times before giving up (one automatic retry)`);
+  assert((await err.getAttribute('data-kind')) === 'busy', `kind ${await err.getAttribute('data-kind')}`);
+  const line = await err.textContent();
+  assert(/^The server is busy with other requests right now\. It did not clear after one retry; wait a little, then try again\./.test(line), `the final line: ${line}`);
+  assert(!/is it running\?|HTTP \d/.test(line), `no catch-all or bare status: ${line}`);
+  await page.screenshot({ path: path.join(shots, 'ask-busy.png') });
+  await err.getByTestId('try-again').click();
+  await page.getByTestId('ask-result').waitFor({ timeout: 60000 });
+  assert(busy === 3, `"Try again" asked once more (${busy})`);
+});
+
+test('ask refusals: too slow (504 or the Ask deadline), a server that cannot be reached, a model that needs sign-in — each says why and what to do', async (page) => {
+  const cases = [
+    ['a proxy\'s 504', (route) => route.fulfill({ status: 504, contentType: 'text/html', body: '<html><body>504 Gateway Time-out</body></html>' }),
+      'too-slow', /^The question took too long to answer; try a narrower question/],
+    ['the server\'s deadline', (route) => route.fulfill({ status: 200, contentType: 'text/event-stream', body:
+      'data: {"kind":"stage","name":"retrieval","ms":5}\n\n' +
+      'data: {"kind":"error","code":"ask_deadline","message":"the question was not answered within the server\'s limit of 60 s; try a narrower question"}\n\n' }),
+      'too-slow', /^The question took too long to answer; try a narrower question/],
+    ['no server', (route) => route.abort('connectionrefused'), 'unreachable', /^The server could not be reached/],
+    ['a model that needs sign-in', refuse(401, 'not_signed_in', 'this server answers with a language model: sign in first (or ask with model "offline")'),
+      'sign-in', /^This server answers with a language model, which needs you signed in: sign in, then ask again\./],
+  ];
+  let reply = null;
+  await page.route(askStream, (route) => reply(route));
+  for (const [name, answer, kind, text] of cases) {
+    reply = answer;
+    await page.goto(base + '/?q=' + encodeURIComponent('Which drugs treat asthma?'));
+    const err = page.getByTestId('ask-error');
+    await err.waitFor({ timeout: 15000 });
+    const line = await err.textContent();
+    assert((await err.getAttribute('data-kind')) === kind, `${name}: kind ${await err.getAttribute('data-kind')}, line ${line}`);
+    assert(text.test(line), `${name}: ${line}`);
+    assert(!/is it running\?/.test(line), `${name}: no catch-all: ${line}`);
+    assert((await page.getByRole('button', { name: 'Ask' }).isEnabled()), `${name}: the form is usable again`);
+    if (kind === 'sign-in') {
+      const href = await err.getByTestId('refused-sign-in').getAttribute('href');
+      assert(/^\/login\?next=%2F%3Fq%3D/.test(href), `sign-in link comes back here: ${href}`);
+      assert((await err.getByTestId('try-again').count()) === 0, 'no "Try again" when signing in is the fix');
+    } else {
+      assert((await err.getByTestId('try-again').count()) === 1, `${name}: "Try again"`);
+    }
+    await page.screenshot({ path: path.join(shots, `ask-refused-${kind}.png`) });
+  }
+});
+
+test('discover refusals: a rate-limited candidate list waits out Retry-After once and loads', async (page) => {
+  await recordTexts(page, '[data-testid=discover-retrying]');
+  let n = 0;
+  await page.route((u) => u.pathname.startsWith('/api/discover/'), async (route) => {
+    n++;
+    if (n === 1) await refuse(429, 'rate_limited', 'too many requests from your address; retry in 1 s', 1)(route);
+    else await route.continue();
+  });
+  await page.goto(base + '/entity/Disease::DOID:2841');
+  await page.getByTestId('candidates').waitFor({ timeout: 60000 });
+  const seen = await page.evaluate(() => window.__seen);
+  assert(n === 2, `asked ${n} times`);
+  assert(seen.some((t) => /^Too many requests from your address/.test(t) && /Retrying in 1 s…/.test(t)), `the reason and the countdown: ${JSON.stringify(seen)}`);
+  assert((await page.getByTestId('discover-error').count()) === 0, 'no error once the retry answered');
+});
+
+test('entity pages: an identifier the graph does not hold says "not in the graph" with a search by name', async (page) => {
+  for (const [route, shown] of [['/entity/Disease::DOID:999999', 'DOID:999999 (disease)'], ['/entity/no%20such%20thing', 'no such thing']]) {
+    await page.goto(base + route);
+    const box = page.getByTestId('not-in-graph');
+    await box.waitFor({ timeout: 15000 });
+    const text = await box.textContent();
+    assert(text.startsWith('Not in the graph') && text.includes(`“${shown}”`), `${route}: ${text}`);
+    const body = await page.locator('main').textContent();
+    assert(!/Type::identifier|unknown_node|HTTP 404/.test(body), `${route}: no developer text: ${body}`);
+  }
+  await page.screenshot({ path: path.join(shots, 'entity-not-in-graph.png') });
+  // The search box finds the entity by name and opens its page.
+  await page.getByTestId('not-in-graph').getByTestId('search-input').fill('asthma');
+  await page.locator('[data-testid=suggestions] [role=option]').first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+  await page.waitForURL((u) => u.pathname.startsWith('/entity/Disease'), { timeout: 15000 });
+  await page.getByTestId('entity-name').waitFor({ timeout: 15000 });
+  // An address that is no page at all says so, with the way to an entity.
+  await page.goto(base + '/disease/DOID:999999');
+  const nf = page.getByTestId('page-not-found');
+  await nf.waitFor({ timeout: 15000 });
+  assert(await nf.getByRole('link', { name: 'search by name on Discover' }).isVisible(), 'a way back');
+});
+
+test('anonymous visitor: the main pages load without a console error or a failed request', async (page) => {
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`${m.type()}: ${m.text()}`); });
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+  page.on('requestfailed', (r) => problems.push(`failed ${r.url()}: ${r.failure()?.errorText}`));
+  const pages = [
+    ['/', 'starting-points'],
+    ['/entity/Disease::DOID:2841', 'candidates'],
+    ['/entity/Compound::DB00945', 'entity-name'],
+    ['/leaderboard', 'csv'],
+    ['/graph', 'node-count'],
+    ['/data', 'attributions'],
+    ['/shortlist', 'shortlist-empty'],
+    ['/annotate', 'sign-in-prompt'],
+  ];
+  for (const [route, testid] of pages) {
+    await page.goto(base + route);
+    await page.getByTestId(testid).first().waitFor({ timeout: 60000 });
+    // Late requests (the shortlist's session check, the leaderboard's charts) have their say.
+    await page.waitForLoadState('networkidle');
+  }
+  assert(problems.length === 0, `console errors or failed requests: ${problems.join(' | ')}`);
+});
+
 test('leaderboard: tables, sorting, CSV export, charts and a question trace', async (page) => {
   await page.goto(base + '/leaderboard');
   const t2 = page.getByTestId('table2');

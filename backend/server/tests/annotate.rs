@@ -400,8 +400,8 @@ fn batches_assigned_with_an_overlap_target_and_admin_reset_links() {
     let (st, body, h) = post("a brand new password 2");
     let fresh = session_from(st, &body, &h);
     assert_eq!(
-        ann.get(&format!("{b}/api/auth/me")).0,
-        401,
+        ann.get(&format!("{b}/api/auth/me")),
+        (200, r#"{"signed_in":false}"#.to_string()),
         "the old session ended"
     );
     assert_eq!(fresh.get(&format!("{b}/api/auth/me")).0, 200);
@@ -475,6 +475,12 @@ fn roles_csrf_bad_input_and_aggregates() {
     let (st, body) = ann1.get(&format!("{b}/api/auth/me"));
     assert_eq!(st, 200);
     assert!(body.contains("\"annotator\""));
+    assert!(body.contains("\"signed_in\":true"), "{body}");
+    // An anonymous visitor's page load asks too: a plain answer, no failed request.
+    assert_eq!(
+        anon.get(&format!("{b}/api/auth/me")),
+        (200, r#"{"signed_in":false}"#.to_string())
+    );
 
     // Batches and the question for annotators.
     let (st, body) = ann1.get(&format!("{b}/api/annotate/batches"));
@@ -642,7 +648,8 @@ fn roles_csrf_bad_input_and_aggregates() {
     let cal_body = json!({"source": "serenqa", "step": 0.5}).to_string();
     let resp_body = ranking(&cands, &[1, 2, 3, 4, 5], "m-1", "complete");
     let matrix: Vec<(&str, String, Option<&str>, [u16; 4])> = vec![
-        ("GET", "/api/auth/me".into(), None, [401, 200, 200, 200]),
+        // Anonymous is an answer here (`{"signed_in": false}`), not an error.
+        ("GET", "/api/auth/me".into(), None, [200, 200, 200, 200]),
         (
             "GET",
             "/api/annotate/batches".into(),
@@ -798,7 +805,13 @@ fn roles_csrf_bad_input_and_aggregates() {
     assert!(h
         .iter()
         .any(|(k, v)| k == "set-cookie" && v.contains("Max-Age=0")));
-    assert_eq!(ann2.get(&format!("{b}/api/auth/me")).0, 401);
+    assert_eq!(
+        ann2.get(&format!("{b}/api/auth/me")),
+        (200, r#"{"signed_in":false}"#.to_string()),
+        "signed out"
+    );
+    // …while a route that needs the session still refuses with 401.
+    assert_eq!(ann2.get(&format!("{b}/api/annotate/batches")).0, 401);
     assert!(s.dir().join("a.sqlite").is_file());
 }
 

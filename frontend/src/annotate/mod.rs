@@ -20,7 +20,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serenqa_shared::annotate::{Me, Role};
+use serenqa_shared::annotate::{Me, Role, Whoami};
 use serenqa_shared::api::ApiError;
 
 thread_local! {
@@ -50,13 +50,7 @@ impl std::fmt::Display for Failure {
 }
 
 /// `navigator.onLine` (true when unknown).
-pub fn is_online() -> bool {
-    js_sys::Reflect::get(&window(), &"navigator".into())
-        .and_then(|n| js_sys::Reflect::get(&n, &"onLine".into()))
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true)
-}
+pub use crate::api::refusal::is_online;
 
 /// What a person reads when the server could not be reached (instead of the browser's
 /// "TypeError: Failed to fetch").
@@ -130,18 +124,25 @@ pub async fn send<B: Serialize, T: DeserializeOwned>(
     finish(req.send().await).await
 }
 
-/// The signed-in user, loaded once per page; `None` while loading, `Some(Err)` when signed
-/// out (status 401) or on failure.
-pub fn use_me() -> ReadSignal<Option<Result<Me, Failure>>> {
-    let (me, set_me) = signal(None);
+/// Who is signed in: `Ok(None)` for nobody (`/api/auth/me` answers an anonymous visitor with
+/// 200 `{signed_in: false}`, not an error); learns the CSRF token when someone is.
+pub async fn me() -> Result<Option<Me>, Failure> {
+    let w: Whoami = get("/api/auth/me").await?;
+    let me = w.me();
+    if let Some(m) = &me {
+        set_csrf(&m.csrf);
+    }
+    Ok(me)
+}
+
+/// The signed-in user, loaded once per page; `None` while loading, `Some(Ok(None))` when
+/// signed out, `Some(Err)` on failure.
+pub fn use_me() -> ReadSignal<Option<Result<Option<Me>, Failure>>> {
+    let (me_, set_me) = signal(None);
     spawn_local(async move {
-        let r: Result<Me, Failure> = get("/api/auth/me").await;
-        if let Ok(m) = &r {
-            set_csrf(&m.csrf);
-        }
-        set_me.set(Some(r));
+        set_me.set(Some(me().await));
     });
-    me
+    me_
 }
 
 /// Where a role lands after signing in.
@@ -197,9 +198,10 @@ where
     move || {
         match me.get() {
         None => view! { <p class="loading">"Checking your session…"</p> }.into_any(),
+        Some(Ok(None)) => view! { <SignInPrompt message="Please sign in to continue." /> }.into_any(),
         Some(Err(f)) if f.status == 401 => view! { <SignInPrompt message="Please sign in to continue." /> }.into_any(),
         Some(Err(f)) => view! { <p class="error" role="alert">{format!("Could not check your session: {f}")}</p> }.into_any(),
-        Some(Ok(m)) if !role_allows(m.user.role, &needs) => {
+        Some(Ok(Some(m))) if !role_allows(m.user.role, &needs) => {
             let names: Vec<&str> = needs.iter().filter(|r| **r != Role::Admin).map(|r| r.as_str()).chain(std::iter::once("admin")).collect();
             let home = home_of(m.user.role);
             view! {
@@ -211,7 +213,7 @@ where
             }
             .into_any()
         }
-        Some(Ok(m)) => children(m).into_view().into_any(),
+        Some(Ok(Some(m))) => children(m).into_view().into_any(),
     }
     }
 }

@@ -4,7 +4,8 @@
 //! | route | who |
 //! |---|---|
 //! | `POST /api/auth/login`, `GET/POST /api/auth/invite/{token}` | anyone (CSRF header; login backs off after failures) |
-//! | `GET /api/auth/me`, `POST /api/auth/logout` | signed in |
+//! | `GET /api/auth/me` | anyone (anonymous: 200 `{signed_in: false}`, not 401) |
+//! | `POST /api/auth/logout` | signed in |
 //! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
 //! | `GET /api/review/batches[/{id}]`, `/api/review/expert-rankings`, `/api/review/export.{json,csv}`, `/api/review/runs` | reviewer, admin (pseudonyms; emails for admin only) |
@@ -198,12 +199,21 @@ pub(crate) async fn logout(a: Authed, headers: HeaderMap) -> Result<HttpResponse
     ))
 }
 
-#[utoipa::path(get, path = "/auth/me", tag = "annotation", description = "The signed-in user: id, pseudonym, role.", responses((status = 200, description = "`Me`"), (status = 401, description = "Not signed in")))]
-pub(crate) async fn me(a: Authed) -> Json<Me> {
-    Json(Me {
-        user: a.session.user,
-        csrf: a.session.csrf,
-    })
+/// Who is signed in. Anonymous is an answer, not an error (`{"signed_in": false}`): every page
+/// asks on load, and a 401 there would be a failed request in every anonymous visitor's
+/// console. A cross-site request is still refused; the routes that need a session answer 401.
+#[utoipa::path(get, path = "/auth/me", tag = "annotation", description = "Who is signed in: `{signed_in: false}` for an anonymous visitor (or a server without accounts), else `{signed_in: true, user, csrf}`.", responses((status = 200, description = "`Whoami`"), (status = 403, description = "Cross-site request")))]
+pub(crate) async fn me(a: Result<Authed, HttpError>) -> Result<Json<Whoami>, HttpError> {
+    match a {
+        Ok(a) => Ok(Json(Whoami::from(Me {
+            user: a.session.user,
+            csrf: a.session.csrf,
+        }))),
+        Err(e) if e.status == StatusCode::UNAUTHORIZED || e.code == "no_store" => {
+            Ok(Json(Whoami::anonymous()))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn check_token(token: &str) -> Result<String, HttpError> {

@@ -1,4 +1,11 @@
-//! Calls to the backend API. Errors become one readable line for the page to show.
+//! Calls to the backend API. Every failure is a [`Refusal`] (`refusal`: why, in one line, and
+//! whether to retry); `get_json` callers that only show a line get its message. `stream` reads
+//! Ask's server-sent events over fetch so that a refusal's status and body are readable.
+
+pub mod refusal;
+pub mod stream;
+
+use std::future::Future;
 
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
@@ -6,20 +13,60 @@ use serenqa_shared::api::{
     ApiError, DiscoverResponse, GraphInfo, NodeDetail, NodeView, PathsReply,
 };
 
-pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
+pub use refusal::{Kind, Refusal};
+
+/// GET `url` as JSON; a refusal says why in plain words (`refusal`).
+pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, Refusal> {
     let resp = Request::get(url)
         .send()
         .await
-        .map_err(|e| format!("network error: {e}"))?;
+        .map_err(|_| Refusal::unreachable())?;
     if !resp.ok() {
-        return Err(match resp.json::<ApiError>().await {
-            Ok(e) => e.message,
-            Err(_) => format!("HTTP {}", resp.status()),
-        });
+        let status = resp.status();
+        let retry_after = resp.headers().get("retry-after");
+        let body = resp.json::<ApiError>().await.ok();
+        return Err(Refusal::from_reply(status, body, retry_after.as_deref()));
     }
-    resp.json::<T>()
-        .await
-        .map_err(|e| format!("unexpected reply: {e}"))
+    resp.json::<T>().await.map_err(Refusal::malformed)
+}
+
+/// [`get`] for pages that only show the line.
+pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
+    get(url).await.map_err(|r| r.message)
+}
+
+/// Runs `attempt`; when it is refused with a `Retry-After` (rate limited, busy), counts the
+/// seconds down through `waiting` — `Some((refusal, seconds left))` each second, then `None` —
+/// and runs it once more. `waiting` returns `false` when the page has moved on (the wait stops
+/// there). A second refusal comes back with its final wording and no retry of its own.
+pub async fn with_one_retry<T, Fut>(
+    mut attempt: impl FnMut() -> Fut,
+    waiting: impl Fn(Option<(Refusal, u32)>) -> bool,
+) -> Result<T, Refusal>
+where
+    Fut: Future<Output = Result<T, Refusal>>,
+{
+    let first = match attempt().await {
+        Err(r) => r,
+        ok => return ok,
+    };
+    let Some(secs) = first.retry_after else {
+        return Err(first);
+    };
+    for left in (1..=secs).rev() {
+        if !waiting(Some((first.clone(), left))) {
+            return Err(first);
+        }
+        sleep_ms(1000).await;
+    }
+    if !waiting(None) {
+        return Err(first);
+    }
+    attempt().await.map_err(|mut r| {
+        r.message = r.final_message();
+        r.retry_after = None;
+        r
+    })
 }
 
 /// Percent-encodes a query-string value.
@@ -48,8 +95,8 @@ pub async fn search(q: &str, kind: Option<&str>) -> Result<Vec<NodeView>, String
     get_json(&url).await
 }
 
-pub async fn node(key: &str) -> Result<NodeDetail, String> {
-    get_json(&format!("/api/node/{}", enc(key))).await
+pub async fn node(key: &str) -> Result<NodeDetail, Refusal> {
+    get(&format!("/api/node/{}", enc(key))).await
 }
 
 pub async fn paths(from: &str, to: &str) -> Result<PathsReply, String> {
@@ -66,8 +113,8 @@ pub fn key_of(n: &NodeView) -> String {
     format!("{}::{}", n.kind, n.id)
 }
 
-pub async fn discover(key: &str) -> Result<DiscoverResponse, String> {
-    get_json(&format!("/api/discover/{}?limit=200", enc(key))).await
+pub async fn discover(key: &str) -> Result<DiscoverResponse, Refusal> {
+    get(&format!("/api/discover/{}?limit=200", enc(key))).await
 }
 
 /// Paths from any of several nodes (keys joined by commas) to one node.
