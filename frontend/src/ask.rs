@@ -236,9 +236,42 @@ pub fn AskBox() -> impl IntoView {
                         set_question.set(q);
                         submit();
                     };
-                    view! { <div data-result-arrived-ms=format!("{at:.1}")>{understood_view(&a.understood, reask)}<AskResult answer=a /></div> }.into_any()
+                    let repurpose = a.discover.clone().map(|d| view! { <RepurposeList data=d /> });
+                    view! { <div data-result-arrived-ms=format!("{at:.1}")>{understood_view(&a.understood, reask)}{repurpose}<AskResult answer=a /></div> }.into_any()
                 }
             })}
+        </section>
+    }
+}
+
+/// A repurposing question's answer: the named disease's or drug's own first screen (the
+/// entity page's candidates, order, labels and flags, with Keep), and a link to that page.
+/// A candidate's "why" opens its explanation there.
+#[component]
+fn RepurposeList(data: serenqa_shared::api::DiscoverResponse) -> impl IntoView {
+    let query = data.query.clone();
+    let page = format!("/entity/{}", api::enc(&api::key_of(&query)));
+    let heading = if data.answer_kind == "Compound" {
+        format!("Drugs that could be repurposed for {}", query.name)
+    } else {
+        format!("Diseases {} could be repurposed for", query.name)
+    };
+    let key = api::key_of(&query);
+    let on_explain = Callback::new(move |c: serenqa_shared::api::NodeView| {
+        let href = format!(
+            "/entity/{}?why={}",
+            api::enc(&key),
+            api::enc(&api::key_of(&c))
+        );
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().assign(&href);
+        }
+    });
+    view! {
+        <section class="repurpose" data-testid="ask-repurpose">
+            <h3>{heading}</h3>
+            <p class="muted">"The same list, order, labels and warnings as "<a href=page.clone() data-testid="ask-repurpose-page">{format!("the page of {}", query.name)}</a>"; open a candidate's paths there."</p>
+            <crate::candidates::Candidates data=data on_explain=on_explain />
         </section>
     }
 }
@@ -285,6 +318,7 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
     });
     let s_hidden = answer.s_hidden;
     let ran = answer.cypher.is_some();
+    let repurposing = answer.discover.is_some();
     let (n_answers, n_candidates) = (answer.answers.len(), answer.candidates.len());
     let cands = StoredValue::new(answer.candidates.clone());
     let rows = answer
@@ -329,18 +363,35 @@ fn AskResult(answer: AskResponse) -> impl IntoView {
                 (!notes.is_empty()).then(|| view! { <ul class="muted">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })
             }
             // No query ran (not understood, or refused with the reason): no empty answer lists.
-            {ran.then(|| view! {
-                <h3>{format!("Existing answers ({})", n_answers)}</h3>
-                <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
-                <h3>{format!("Serendipitous candidates ({})", n_candidates)}</h3>
-                <div class="scroll-x">
-                    <table class="candidates cards" data-testid="ask-candidates">
-                        <thead><tr><th>"#"</th><th>"Candidate"</th>
-                            <th class="num" title=RNS_HELP>"RNS"</th><th class="num" title=R_HELP>"R"</th><th class="num" title=N_HELP>"N"</th>
-                            <th class="num" title=if s_hidden { S_HIDDEN } else { S_HELP }>"S"</th><th></th></tr></thead>
-                        <tbody>{rows}</tbody>
-                    </table>
-                </div>
+            {ran.then(|| {
+                let table = view! {
+                    <div class="scroll-x">
+                        <table class="candidates cards" data-testid="ask-candidates">
+                            <thead><tr><th>"#"</th><th>"Candidate"</th>
+                                <th class="num" title=RNS_HELP>"RNS"</th><th class="num" title=R_HELP>"R"</th><th class="num" title=N_HELP>"N"</th>
+                                <th class="num" title=if s_hidden { S_HIDDEN } else { S_HELP }>"S"</th><th></th></tr></thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </div>
+                };
+                // A repurposing question is answered by the entity page's list above; the
+                // pipeline's path-exploration candidates stay available, folded.
+                let explored = if repurposing {
+                    view! {
+                        <details data-testid="ask-explored-folded">
+                            <summary>{format!("Path-exploration candidates ({n_candidates}): the pipeline's walk from the known answers, not the repurposing list above")}</summary>
+                            {table}
+                        </details>
+                    }
+                    .into_any()
+                } else {
+                    view! { <h3>{format!("Serendipitous candidates ({})", n_candidates)}</h3>{table} }.into_any()
+                };
+                view! {
+                    <h3>{format!("Existing answers ({})", n_answers)}</h3>
+                    <ul class="inline-list" data-testid="ask-answers">{answers}</ul>
+                    {explored}
+                }
             })}
             {(!answer.summaries.is_empty()).then(|| view! {
                 <h3>"Hop summaries"</h3>

@@ -994,6 +994,35 @@ const refuse = (status, code, message, retryAfter) => (route) => route.fulfill({
   body: JSON.stringify({ code, message }),
 });
 
+test('ask: a repurposing question shows the disease page\'s own list (same order, labels, warnings) with a link; an absent disease is said plainly', async (page) => {
+  // The entity page's first screen, as its API gives it.
+  const api = await discoverApi('Disease::DOID:332');
+  await page.goto(base + '/?q=' + encodeURIComponent('what could be repurposed for ALS'));
+  await page.getByTestId('ask-repurpose').waitFor({ timeout: 90000 });
+  await page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').first().waitFor({ timeout: 30000 });
+  const names = await page.$$eval('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr', (rows) => rows.map((tr) => tr.dataset.candidate));
+  const want = api.candidates.map((c) => c.node.name);
+  assert(JSON.stringify(names.slice(0, 10)) === JSON.stringify(want.slice(0, 10)), `Ask's list ${names.slice(0, 10)} vs the page's ${want.slice(0, 10)}`);
+  const link = page.getByTestId('ask-repurpose-page');
+  assert((await link.getAttribute('href')) === '/entity/Disease%3A%3ADOID%3A332' || /DOID(:|%3A)332/.test(await link.getAttribute('href')), `link to the page: ${await link.getAttribute('href')}`);
+  // The flags and mechanism labels are the page's: a flagged candidate shows its warning here too.
+  const flagged = api.candidates.findIndex((c) => c.safety && c.safety.length);
+  if (flagged >= 0 && flagged < 10) {
+    const row = page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').nth(flagged);
+    assert((await row.getByTestId('safety-flag').count()) >= 1, `the flagged candidate ${api.candidates[flagged].node.name} shows its warning`);
+  }
+  // The pipeline's own path-exploration candidates stay available, folded below it.
+  assert((await page.getByTestId('ask-explored-folded').count()) === 1, 'path-exploration candidates folded');
+  await page.screenshot({ path: path.join(shots, 'ask-repurpose.png') });
+  // A disease the graph does not hold: said plainly with its DO identifier, no answers.
+  await page.getByTestId('ask-input').fill('is there anything for cystic fibrosis');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.waitForFunction(() => /does not hold the disease 'cystic fibrosis' \(Disease Ontology DOID:1485/.test(document.querySelector('[data-testid=ask-not-understood]')?.textContent || ''), null, { timeout: 60000 });
+  assert((await page.getByTestId('ask-answers').locator('li').count()) === 0, 'no answers about fragments of the name');
+  assert((await page.getByTestId('ask-repurpose').count()) === 0, 'no list for an absent disease');
+  await page.screenshot({ path: path.join(shots, 'ask-absent.png'), fullPage: true });
+});
+
 test('ask refusals: rate limited says why, waits out Retry-After once by itself and answers; busy twice offers "Try again"', async (page) => {
   await recordTexts(page, '[data-testid=ask-retrying]');
   const asked = [];

@@ -142,6 +142,16 @@ impl OfflineRetriever {
             return (r, u);
         }
         let x = und.understand(g, question);
+        // A repurposing question with no reading of its own ("new uses for metformin") is
+        // read as the treatment question about the disease or drug it names; either way the
+        // reply names that entity, whose Discover list answers it.
+        if x.repurpose && x.readings.is_empty() && x.absent.is_none() {
+            if let Some((n, as_question)) = repurpose_fallback(g, &x) {
+                let (r, mut u) = self.retrieve(g, &as_question);
+                u.repurpose = Some(node_view(g, n));
+                return (r, u);
+            }
+        }
         let mut u = Understood {
             unknown_words: x.unknown.clone(),
             ..Default::default()
@@ -215,6 +225,9 @@ impl OfflineRetriever {
             r = run_query(g, Some(to_cypher(g, &x.readings[0])));
         }
         let p = &x.readings[pick];
+        if x.repurpose {
+            u.repurpose = repurpose_entity(g, p).map(|n| node_view(g, n));
+        }
         let said = und.describe(g, p);
         u.interpretation = Some(match p.only {
             None => said,
@@ -273,6 +286,46 @@ impl OfflineRetriever {
         }
         (r, u)
     }
+}
+
+/// The entity of a repurposing question's reading: the one disease or drug it names, when
+/// the reading asks about treatment (treats or palliates) — "what could be repurposed for
+/// ALS" — and nothing else.
+fn repurpose_entity(g: &Graph, p: &Parse) -> Option<serenqa_graph::NodeId> {
+    let treat = [g.relation_id("TREATS_CtD"), g.relation_id("PALLIATES_CpD")];
+    if p.edges.is_empty() || !p.edges.iter().all(|e| treat.contains(&Some(e.1))) {
+        return None;
+    }
+    let mut named = p.nodes.iter().filter_map(|n| match n {
+        PNode::Entity(e) => Some(*e),
+        PNode::Var(_) => None,
+    });
+    let e = named.next()?;
+    named.next().is_none().then_some(e)
+}
+
+/// A repurposing question without a reading: its first name that is best read as a disease
+/// or a drug, and the treatment question about it ("which drugs treat X" / "which diseases
+/// does X treat").
+fn repurpose_fallback(
+    g: &Graph,
+    x: &crate::offline::understand::Understanding,
+) -> Option<(serenqa_graph::NodeId, String)> {
+    let (disease, compound) = (g.type_id("Disease"), g.type_id("Compound"));
+    x.mentions.iter().find_map(|m| {
+        let c = m.candidates.first()?;
+        let t = Some(g.node_type(c.node));
+        if t == disease {
+            Some((c.node, format!("which drugs treat {}", g.name(c.node))))
+        } else if t == compound {
+            Some((
+                c.node,
+                format!("which diseases does {} treat", g.name(c.node)),
+            ))
+        } else {
+            None
+        }
+    })
 }
 
 /// Per-query budget: generous for real queries, short enough that a runaway one cannot stall a run.

@@ -232,6 +232,37 @@ pub fn reply(
     })
 }
 
+/// Candidates a repurposing question shows: as many as the entity page asks for, so the
+/// list and its order are the page's.
+pub const ASK_CANDIDATES: usize = MAX_CANDIDATES;
+
+/// A repurposing question's answer ([`serenqa_shared::api::Understood::repurpose`]): the
+/// named entity's own Discover reply with the page's defaults, so Ask shows the same
+/// candidates, order, labels and flags as the entity page. Without the precomputed model the
+/// reply says so in a note.
+pub fn for_ask(
+    s: &AppState,
+    mut r: serenqa_shared::api::AskResponse,
+) -> serenqa_shared::api::AskResponse {
+    let Some(view) = r.understood.repurpose.clone() else {
+        return r;
+    };
+    let g = s.graph.clone();
+    let node = view.index as NodeId;
+    if (node as usize) >= g.node_count() || g.ident(node) != view.id {
+        return r;
+    }
+    let Some(model) = s.model.clone() else {
+        r.notes.push("repurposing candidates need the precomputed model (serenqa precompute); the entity page lists them once it is there".into());
+        return r;
+    };
+    match reply(s, &model, node, ASK_CANDIDATES, None, ScreenRule::default()) {
+        Ok(d) => r.discover = Some(d),
+        Err(e) => r.notes.push(format!("repurposing candidates: {e}")),
+    }
+    r
+}
+
 /// Below this calibrated probability even the best candidate is weak evidence: fewer than one
 /// in twenty such predictions would be expected to be a treatment.
 pub const WEAK_EVIDENCE: f64 = 0.05;

@@ -89,8 +89,11 @@ pub async fn post_ask(
     let (cancel, cancelled) = CancelOnDrop::new();
     // Offline agents are CPU-bound: run on a blocking thread, driving the async code there.
     let handle = tokio::runtime::Handle::current();
+    let st = s.clone();
     let out = tokio::task::spawn_blocking(move || {
-        handle.block_on(bounded(deadline, cancelled, ask(&ctx, &req)))
+        handle
+            .block_on(bounded(deadline, cancelled, ask(&ctx, &req)))
+            .map(|a| super::discover::for_ask(&st, a))
     })
     .await
     .map_err(|e| HttpError::internal(format!("ask task failed: {e}")))?;
@@ -263,6 +266,7 @@ pub async fn get_ask_stream(
     // Ask at its next await point.
     let (cancel, cancelled) = CancelOnDrop::new();
     let handle = tokio::runtime::Handle::current();
+    let st = s.clone();
     tokio::task::spawn_blocking(move || {
         let stages = tx.clone();
         let r = handle.block_on(bounded(
@@ -273,7 +277,7 @@ pub async fn get_ask_stream(
             }),
         ));
         let _ = tx.send(match r {
-            Ok(a) => AskEvent::Result(public(a)),
+            Ok(a) => AskEvent::Result(public(super::discover::for_ask(&st, a))),
             Err(e) => {
                 let e = HttpError::from(e);
                 AskEvent::Error(ApiError {

@@ -82,6 +82,9 @@ pub struct Understanding {
     /// With no reading: the question names a disease the graph does not hold (a Disease
     /// Ontology name), said plainly rather than answered about fragments of its name.
     pub absent: Option<super::ontology::AbsentName>,
+    /// The question asks what could be repurposed (a lexicon `repurpose` phrase): the named
+    /// disease's or drug's Discover list answers it as well.
+    pub repurpose: bool,
 }
 
 /// A question refused because it asks for a link the graph never holds: "which drugs treat

@@ -288,6 +288,11 @@ impl Understander {
         } else {
             None
         };
+        let repurpose = self
+            .lex
+            .repurpose
+            .iter()
+            .any(|p| !p.is_empty() && folded.windows(p.len()).any(|w| w == &p[..]));
         Understanding {
             readings,
             mentions,
@@ -295,6 +300,7 @@ impl Understander {
             unknown,
             never,
             absent,
+            repurpose,
         }
     }
 
