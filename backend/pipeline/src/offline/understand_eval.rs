@@ -24,7 +24,13 @@
 //! tuberculosis") is `unanswerable` — the right outcome is a refusal with the reason, so such
 //! an item has no gold query, scores F1 1 when nothing is answered and counts as exact when
 //! no query was run at all — and "kidney failure", "lung fibrosis" name the graph's "Renal
-//! failure", "Pulmonary fibrosis". Per pattern type, per set and overall it
+//! failure", "Pulmonary fibrosis"; and three sets of wording written by others (a helper
+//! session that read neither this code nor Ask's replies) before any change for them:
+//! `wording-dev` (40, used while building) and `wording-held` (41, only scored), each item with
+//! its `construction` (`typenoun`, `intent`, `classes`, `absent`, `plain`), and `indep` (72,
+//! only scored: each of the 24 metaedges in three writing `style`s — `qa-dataset`,
+//! `paper-template`, `clinician-note`). Per pattern type, per set (and per construction or
+//! style) and overall it
 //! reports the mean answer F1 (an empty gold set scores 1 for an empty answer), the
 //! exact-interpretation rate (the chosen query uses the same relations and the same entity ids
 //! as the gold query), the latency of the understanding stage alone (tagging, linking,
