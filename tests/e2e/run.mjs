@@ -1011,6 +1011,9 @@ test('ask: a repurposing question shows the disease page\'s own list (same order
     const row = page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').nth(flagged);
     assert((await row.getByTestId('safety-flag').count()) >= 1, `the flagged candidate ${api.candidates[flagged].node.name} shows its warning`);
   }
+  // Keep works from Ask: the first candidate goes to this browser's shortlist.
+  await page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').first().getByTestId('keep').click();
+  await page.waitForFunction(() => /\b1\b/.test(document.querySelector('[data-testid=shortlist-count]')?.textContent || ''), null, { timeout: 5000 });
   // The pipeline's own path-exploration candidates stay available, folded below it.
   assert((await page.getByTestId('ask-explored-folded').count()) === 1, 'path-exploration candidates folded');
   await page.screenshot({ path: path.join(shots, 'ask-repurpose.png') });
