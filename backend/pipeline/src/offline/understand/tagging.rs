@@ -564,14 +564,20 @@ impl Understander {
         if self.vocab.contains(w) || self.names.by_word.contains_key(w) {
             return w.to_string();
         }
-        let maxd = max_distance(w.chars().count());
+        let len = w.chars().count();
+        // A four-letter word may be a five-letter vocabulary word missing one letter ("tret"
+        // → treat); names' words never reach here.
+        let maxd = if len == 4 { 1 } else { max_distance(len) };
         if maxd == 0 {
             return w.to_string();
         }
         let best = self
             .vocab
             .iter()
-            .filter(|v| v.chars().count() >= 5)
+            .filter(|v| {
+                let n = v.chars().count();
+                n >= 5 && (len != 4 || n == 5)
+            })
             .map(|v| (strsim::damerau_levenshtein(w, v), v))
             .filter(|(d, _)| *d <= maxd)
             .min();
