@@ -619,3 +619,25 @@ fn restating_nouns_intent_verbs_and_absent_diseases() {
     let (got, u) = answers(&g, "genes associated with lupus erythematosus systemic");
     assert!(!got.is_empty(), "{:?}", u.not_understood);
 }
+
+/// A group the graph holds no class for is named by its members' name stem: "statins" are
+/// the drugs named -vastatin (not the Statin Pathway, nor nystatin).
+#[test]
+fn name_stem_groups_stand_for_their_members() {
+    let Some(g) = graph() else { return };
+    let (got, u) = answers(&g, "side effects shared by statins");
+    let want = gold(
+        &g,
+        "MATCH (c:Compound)-[:CAUSES_CcSE]->(x:SideEffect) WHERE c.name ENDS WITH 'vastatin' RETURN DISTINCT x.id AS id",
+    );
+    assert!(!want.is_empty());
+    assert_eq!(got, want, "{:?}", u.interpretation);
+    let i = u.interpretation.unwrap_or_default();
+    assert!(i.contains("named -vastatin"), "{i}");
+    let (got, _) = answers(&g, "which genes do beta blockers bind");
+    let want = gold(
+        &g,
+        "MATCH (c:Compound)-[:BINDS_CbG]->(x:Gene) WHERE c.name ENDS WITH 'olol' RETURN DISTINCT x.id AS id",
+    );
+    assert_eq!(got, want);
+}

@@ -157,6 +157,10 @@ pub struct Parse {
     pub edges: Vec<(usize, RelId, usize)>,
     pub except: Vec<Except>,
     pub only: Option<NodeId>,
+    /// Entity nodes that stand for a group named by a name stem ("statins": the drugs named
+    /// *-vastatin*): (the node in `nodes`, the group's name, its members). The query matches
+    /// any member.
+    pub groups: Vec<(NodeId, String, Vec<NodeId>)>,
 }
 
 /// An answer the question leaves out.
@@ -305,6 +309,7 @@ impl<'a> Parser<'a> {
                 edges: st.edges,
                 except: Vec::new(),
                 only: None,
+                groups: Vec::new(),
             });
             return;
         }
@@ -479,6 +484,7 @@ impl<'a> Parser<'a> {
                         edges: st.edges,
                         except: Vec::new(),
                         only: None,
+                        groups: Vec::new(),
                     });
                 }
             }
@@ -533,6 +539,10 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
                 cypher_string(p.only.map_or("", |e| g.ident(e)))
             ),
             PNode::Var(t) => format!("(n{i}:{})", cypher_ident(g.type_label(t))),
+            // A group: any of its members (the condition goes to WHERE below).
+            PNode::Entity(e) if p.groups.iter().any(|x| x.0 == e) => {
+                format!("(n{i}:{})", cypher_ident(g.type_label(g.node_type(e))))
+            }
             PNode::Entity(e) => format!(
                 "(n{i}:{} {{id: {}}})",
                 cypher_ident(g.type_label(g.node_type(e))),
@@ -555,6 +565,14 @@ pub fn to_cypher(g: &Graph, p: &Parse) -> String {
         _ => None,
     };
     let mut excl: Vec<String> = Vec::new();
+    for (i, n) in p.nodes.iter().enumerate() {
+        if let PNode::Entity(e) = n {
+            if let Some((_, _, members)) = p.groups.iter().find(|x| x.0 == *e) {
+                let ids: Vec<String> = members.iter().map(|&m| cypher_string(g.ident(m))).collect();
+                excl.push(format!("n{i}.id IN [{}]", ids.join(", ")));
+            }
+        }
+    }
     let named = p.nodes.iter().filter_map(|n| match n {
         PNode::Entity(e) if Some(g.node_type(*e)) == t0 => Some(*e),
         _ => None,

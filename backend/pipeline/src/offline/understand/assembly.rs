@@ -485,6 +485,7 @@ impl Understander {
                 edges: out_edges,
                 except: Vec::new(),
                 only: None,
+                groups: Vec::new(),
             },
             chosen,
         ))

@@ -74,7 +74,12 @@ impl Understander {
         seen[i] = true;
         let head = match p.nodes[i] {
             PNode::Var(t) => self.plural(g, t),
-            PNode::Entity(e) => return g.name(e).to_string(),
+            PNode::Entity(e) => {
+                return match p.groups.iter().find(|x| x.0 == e) {
+                    Some((_, name, _)) => name.clone(),
+                    None => g.name(e).to_string(),
+                }
+            }
         };
         let mut clauses = Vec::new();
         for &(a, r, b) in &p.edges {

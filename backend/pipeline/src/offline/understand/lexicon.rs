@@ -89,6 +89,9 @@ pub struct LexiconFile {
     /// Phrases that make a question a repurposing question ("repurposed", "new uses"): it is
     /// answered with the named disease's or drug's Discover list as well.
     pub repurpose: Vec<Vec<String>>,
+    /// Group names that stand for the nodes of a type whose name ends with a stem ("statin":
+    /// the drugs named *-vastatin*; USAN/INN stems): (folded group name, type, stem, line).
+    pub stems: Vec<(Vec<String>, TypeId, String, usize)>,
     /// What a question asking for one type about a name of another means when it names no
     /// verb, where that is not the types' pair relation: (asked type, named type) → senses
     /// ("drugs for nausea" asks for a treatment, not for what causes it).
@@ -243,6 +246,14 @@ impl LexiconFile {
                     want(2)?;
                     lx.repurpose.push(phrase(cols[1])?);
                 }
+                "stem" => {
+                    want(4)?;
+                    let stem = cols[2].trim().to_lowercase();
+                    if stem.is_empty() {
+                        return Err(err("'stem' needs a stem".into()));
+                    }
+                    lx.stems.push((phrase(cols[3])?, ty(cols[1])?, stem, i + 1));
+                }
                 "bare" => {
                     want(4)?;
                     let (a, b) = (ty(cols[1])?, ty(cols[2])?);
@@ -277,7 +288,7 @@ impl LexiconFile {
                 }
                 other => {
                     return Err(err(format!(
-                    "unknown entry kind '{other}' (type, rel, pair, bare, never, verb, stop, except, repurpose, alias or synonym)"
+                    "unknown entry kind '{other}' (type, rel, pair, bare, never, verb, stop, except, repurpose, stem, alias or synonym)"
                 )))
                 }
             }

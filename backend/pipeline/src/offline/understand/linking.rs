@@ -53,6 +53,9 @@ pub struct Candidate {
 pub struct Mention {
     pub text: String,
     pub candidates: Vec<Candidate>,
+    /// A group named by a name stem ("statins"): its name and members; the one candidate is
+    /// its best-connected member, standing for all of them.
+    pub group: Option<(String, Vec<NodeId>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -132,6 +135,9 @@ pub struct Understander {
     /// Names of the Disease Ontology's diseases this graph lacks (empty without the DO
     /// files: [`Understander::with_disease_ontology`]).
     pub(super) absent: super::ontology::AbsentIndex,
+    /// Group names by name stem (lexicon `stem` lines): folded name → (name, members, best
+    /// connected first).
+    pub(super) groups: HashMap<String, (String, Vec<NodeId>)>,
 }
 
 pub(super) fn max_distance(chars: usize) -> usize {
@@ -220,6 +226,42 @@ impl Understander {
                 e.insert(0, n);
             }
         }
+        // Name stems: the nodes of the type whose last name word ends with the stem
+        // ("Atorvastatin" for -vastatin), when there are at least two and the group name is
+        // no graph name itself.
+        let mut groups: HashMap<String, (String, Vec<NodeId>)> = HashMap::new();
+        for (form, t, stem, line) in &lex.stems {
+            let key = form.join(" ");
+            if exact.contains_key(&key) {
+                continue;
+            }
+            let mut members: Vec<NodeId> = g
+                .nodes_of_type(*t)
+                .iter()
+                .copied()
+                .filter(|&n| {
+                    fold_text(g.name(n))
+                        .last()
+                        .is_some_and(|w| w.ends_with(stem.as_str()) && w != stem)
+                })
+                .collect();
+            if members.len() < 2 {
+                warnings.push(format!(
+                    "lexicon line {line}: stem '-{stem}' names {} {} in the graph; '{key}' skipped",
+                    members.len(),
+                    g.type_display(*t)
+                ));
+                continue;
+            }
+            members.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
+            let what = if g.type_label(*t) == "Compound" {
+                "drugs".to_string()
+            } else {
+                g.type_display(*t).to_lowercase()
+            };
+            let name = format!("{key}s (the {} {what} named -{stem})", members.len());
+            groups.insert(key, (name, members));
+        }
         let mut sorted: Vec<(String, NodeId)> = exact
             .iter()
             .flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n)))
@@ -247,6 +289,7 @@ impl Understander {
             vocab,
             warnings,
             absent: Default::default(),
+            groups,
         })
     }
 

@@ -78,10 +78,38 @@ impl Understander {
                             .collect::<Vec<_>>()
                             .join(" "),
                         candidates: c,
+                        group: None,
                     });
                     tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
                     covered[i..i + len].iter_mut().for_each(|c| *c = true);
                 }
+            }
+        }
+        // 1b. Group names by name stem ("statins", "beta blockers"), before their words are
+        // read as vocabulary ("blocker") or linked to other names ("Statin Pathway").
+        for len in (1..=MAX_SPAN.min(n)).rev() {
+            for i in 0..=n - len {
+                if covered[i..i + len].iter().any(|c| *c) {
+                    continue;
+                }
+                let Some((name, members)) = self.groups.get(&folded[i..i + len].join(" ")) else {
+                    continue;
+                };
+                mentions.push(Mention {
+                    text: ws[i..i + len]
+                        .iter()
+                        .map(|w| w.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    candidates: vec![Candidate {
+                        node: members[0],
+                        how: Match::Exact,
+                        distance: 0,
+                    }],
+                    group: Some((name.clone(), members.clone())),
+                });
+                tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
+                covered[i..i + len].iter_mut().for_each(|c| *c = true);
             }
         }
         // 2. Vocabulary, longest first at each position.
@@ -250,10 +278,20 @@ impl Understander {
             k = if excepted.len() > before { j } else { k + 1 };
         }
         let items = kept;
-        let (readings, chosen) = match self.yes_no(g, &folded, &items, &mentions, &excepted) {
+        let (mut readings, chosen) = match self.yes_no(g, &folded, &items, &mentions, &excepted) {
             Some(x) => x,
             None => self.assemble(g, &items, &mentions, &excepted),
         };
+        // A group's node stands for all its members.
+        for (p, ch) in readings.iter_mut().zip(&chosen) {
+            for &(m, node) in ch {
+                if let Some((name, members)) = &mentions[m].group {
+                    if !p.groups.iter().any(|x| x.0 == node) {
+                        p.groups.push((node, name.clone(), members.clone()));
+                    }
+                }
+            }
+        }
         if std::env::var_os("SERENQA_DEBUG_UNDERSTAND").is_some() {
             let show: Vec<String> = items
                 .iter()
@@ -547,6 +585,7 @@ impl Understander {
                             .collect::<Vec<_>>()
                             .join(" "),
                         candidates: c,
+                        group: None,
                     });
                     tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
                     covered[i..i + len].iter_mut().for_each(|c| *c = true);
