@@ -242,6 +242,11 @@ impl OfflineRetriever {
         });
         for &(m, node) in &x.chosen[pick] {
             let mention = &x.mentions[m];
+            // A name-stem group is said in the interpretation; its stand-in member is no
+            // linked entity of the question.
+            if mention.group.is_some() {
+                continue;
+            }
             let how = mention
                 .candidates
                 .iter()
