@@ -84,10 +84,38 @@ pub struct Understanding {
     pub never: Option<NeverHeld>,
     /// With no reading: the question names a disease the graph does not hold (a Disease
     /// Ontology name), said plainly rather than answered about fragments of its name.
-    pub absent: Option<super::ontology::AbsentName>,
+    pub absent: Option<AbsentName>,
     /// The question asks what could be repurposed (a lexicon `repurpose` phrase): the named
     /// disease's or drug's Discover list answers it as well.
     pub repurpose: bool,
+}
+
+/// A Disease Ontology disease the graph does not hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbsentDisease {
+    /// `DOID:…`.
+    pub doid: String,
+    /// Its DO name.
+    pub name: String,
+    /// The graph's diseases that subsume it in DO, nearest first.
+    pub within: Vec<NodeId>,
+}
+
+/// A question's words that name an [`AbsentDisease`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbsentName {
+    /// The words as written.
+    pub text: String,
+    pub disease: AbsentDisease,
+}
+
+/// Folded DO names of diseases absent from the graph.
+#[derive(Default)]
+pub(super) struct AbsentIndex {
+    pub(super) names: HashMap<String, usize>,
+    pub(super) diseases: Vec<AbsentDisease>,
+    /// Longest name, in words.
+    pub(super) longest: usize,
 }
 
 /// A question refused because it asks for a link the graph never holds: "which drugs treat
@@ -134,7 +162,7 @@ pub struct Understander {
     pub warnings: Vec<String>,
     /// Names of the Disease Ontology's diseases this graph lacks (empty without the DO
     /// files: [`Understander::with_disease_ontology`]).
-    pub(super) absent: super::ontology::AbsentIndex,
+    pub(super) absent: AbsentIndex,
     /// Group names by name stem (lexicon `stem` lines): folded name → (name, members, best
     /// connected first).
     pub(super) groups: HashMap<String, (String, Vec<NodeId>)>,

@@ -76,9 +76,9 @@ mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
 pub use linking::{
-    Candidate, Match, Mention, NeverHeld, Understander, Understanding, MAX_READINGS,
+    AbsentDisease, AbsentName, Candidate, Match, Mention, NeverHeld, Understander, Understanding,
+    MAX_READINGS,
 };
-pub use ontology::{AbsentDisease, AbsentName};
 
 #[cfg(test)]
 mod tests {

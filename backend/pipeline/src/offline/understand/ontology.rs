@@ -5,41 +5,11 @@
 //! plainly — with the graph's diseases that subsume it, when there are any — instead of being
 //! answered about fragments of its name ("fibrosis", "cystic").
 
-use std::collections::HashMap;
-
 use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::{Graph, NodeId};
 
 use super::lexicon::fold_text;
-use super::linking::{Match, Mention, Understander};
-
-/// A Disease Ontology disease the graph does not hold.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AbsentDisease {
-    /// `DOID:…`.
-    pub doid: String,
-    /// Its DO name.
-    pub name: String,
-    /// The graph's diseases that subsume it in DO, nearest first.
-    pub within: Vec<NodeId>,
-}
-
-/// A question's words that name an [`AbsentDisease`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct AbsentName {
-    /// The words as written.
-    pub text: String,
-    pub disease: AbsentDisease,
-}
-
-/// Folded DO names of diseases absent from the graph.
-#[derive(Default)]
-pub(super) struct AbsentIndex {
-    pub(super) names: HashMap<String, usize>,
-    pub(super) diseases: Vec<AbsentDisease>,
-    /// Longest name, in words.
-    pub(super) longest: usize,
-}
+use super::linking::{AbsentDisease, AbsentIndex, AbsentName, Match, Mention, Understander};
 
 impl Understander {
     /// Adds the Disease Ontology's names: exact synonyms of the graph's diseases link to them
