@@ -595,6 +595,15 @@ fn restating_nouns_intent_verbs_and_absent_diseases() {
         m.contains("does not hold the disease 'cystic fibrosis'") && m.contains("DOID:1485"),
         "{m}"
     );
+    // Nothing in the graph subsumes it: the nearest names are its diseases named with its words.
+    assert!(m.contains("idiopathic pulmonary fibrosis"), "{m}");
+    assert!(
+        u.examples
+            .first()
+            .is_some_and(|q| q.contains("idiopathic pulmonary fibrosis")),
+        "{:?}",
+        u.examples
+    );
     // One filed under a graph disease offers the question about that disease.
     let (got, u) = answers(&g, "drugs for hodgkin lymphoma");
     assert!(got.is_empty());

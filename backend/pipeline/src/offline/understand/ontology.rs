@@ -157,6 +157,30 @@ impl Understander {
             ));
             replace_words(question, &a.text, g.name(w))
         });
+        // Nothing subsumes it: the nearest names are the graph's diseases named with its
+        // words ("cystic fibrosis" → idiopathic pulmonary fibrosis), best connected first.
+        let instead = instead.or_else(|| {
+            let disease = g.type_id("Disease")?;
+            let mut near: Vec<NodeId> = Vec::new();
+            for w in fold_text(&a.text) {
+                if self.vocab.contains(&w) {
+                    continue;
+                }
+                for &n in self.names.by_word.get(&w).into_iter().flatten() {
+                    if g.node_type(n) == disease && !near.contains(&n) {
+                        near.push(n);
+                    }
+                }
+            }
+            near.sort_by(|x, y| g.degree(*y).cmp(&g.degree(*x)).then(x.cmp(y)));
+            let first = *near.first()?;
+            let names: Vec<&str> = near.iter().take(3).map(|&x| g.name(x)).collect();
+            msg.push_str(&format!(
+                " Nothing the graph holds subsumes it; the graph's diseases named with its words: {}.",
+                names.join(", ")
+            ));
+            Some(replace_words(question, &a.text, g.name(first)))
+        });
         if instead.is_none() {
             msg.push_str(" Nothing the graph holds subsumes it.");
         }
