@@ -206,7 +206,7 @@ pub fn Candidates(
         Some("1") => true,
         _ => rule0.favour_new,
     });
-    // Where flagged drugs go: in the band after the others, last, or in place.
+    // Where flagged drugs go: last when unexplained, in the band after the others, last, or in place.
     let (flagged_at, set_flagged_at) = signal(
         url_state::get("flagged")
             .and_then(|f| Flagged::parse(&f))
@@ -601,7 +601,7 @@ pub fn Candidates(
             if n == 1 { "is" } else { "are" },
             match flagged_at.get() {
                 Flagged::Last => "at the end of the list",
-                Flagged::UnexplainedLast => "at the end of the list when no class or target shared with a known treatment explains the record, otherwise after the unflagged candidates of similar plausibility",
+                Flagged::UnexplainedLast => "at the end of the list when no class or target shared with a known treatment explains the record; the others keep their place, with their warning",
                 Flagged::InBand | Flagged::InPlace => "after the unflagged candidates of similar plausibility",
             },
         );
@@ -661,7 +661,7 @@ pub fn Candidates(
                         <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
                             {Flagged::ALL.into_iter().map(|f| view! {
                                 <option value=f.name() selected=move || flagged_at.get() == f>{match f {
-                                    Flagged::UnexplainedLast => "last, unless a known class or target explains it",
+                                    Flagged::UnexplainedLast => "last, unless a known class or target explains it (then in place)",
                                     Flagged::InBand => "after the others of similar plausibility",
                                     Flagged::Last => "at the end of the list",
                                     Flagged::InPlace => "in place (flag shown only)",

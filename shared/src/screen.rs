@@ -12,11 +12,15 @@
 //!    index.
 //! 2. `flagged = unexplained-last` (the default) sets aside — after every other drug — a
 //!    flagged drug that shares no class or specific target with a known treatment: no known
-//!    treatment explains its record. A flagged drug that does share one yields inside the band as
-//!    with `in-band`: drug labels list a drug's indication among its side effects so often
-//!    (41% of Hetionet's treatments carry such a record for the disease they treat) that the
-//!    flag alone is not a verdict. `last` sets every flagged drug aside; `in-place` ignores
-//!    the flags in the order (they are still shown).
+//!    treatment explains its record. Every other flagged drug keeps the place its plausibility
+//!    and mechanism give it, with its warning shown: one that shares a class or target with a
+//!    known treatment, because drug labels list a drug's indication among its side effects so
+//!    often (41% of Hetionet's treatments carry such a record for the disease they treat; a
+//!    flagged drug of a known treatment's class is 40× likelier than other pairs to be a
+//!    treatment) that the flag is not a verdict there; and one for a disease with nothing
+//!    known, where there is nothing to tell the two readings apart. `in-band` makes every
+//!    flagged drug yield inside the band; `last` sets every flagged drug aside; `in-place`
+//!    ignores the flags in the order (they are still shown).
 //!
 //! `band = 1` is plausibility order; a lower band lets new mechanisms climb further. The
 //! shipped rule was chosen by cross-validation (`serenqa discover cv`, docs/DISCOVER.md): about
@@ -79,11 +83,10 @@ pub enum Flagged {
     InBand,
     /// After every unflagged drug.
     Last,
-    /// A flagged drug that shares a class or a specific target with a known treatment (the
-    /// side-effect record most often repeats the indication of its class) yields inside the
-    /// band; a flagged drug with no such link (no known treatment explains the record) goes after
-    /// every other drug. With nothing known for the disease there is nothing to compare, and
-    /// the flagged drug yields inside the band.
+    /// A flagged drug with no class or specific target shared with a known treatment (no known
+    /// treatment explains the record) goes after every other drug. A flagged drug that does
+    /// share one (the side-effect record most often repeats the indication of its class), or
+    /// one for a disease with nothing known to compare, keeps its place; the flag is shown.
     #[default]
     UnexplainedLast,
 }
@@ -184,7 +187,9 @@ pub fn order(items: &[ScreenItem], rule: &ScreenRule) -> Vec<usize> {
         } else {
             vec![by_plaus]
         };
-    let soft = matches!(rule.flagged, Flagged::InBand | Flagged::UnexplainedLast);
+    // Only `in-band` makes a flagged drug yield inside the band: under `unexplained-last` the
+    // flagged drugs still in the first group are the explained ones (or nothing is known).
+    let soft = rule.flagged == Flagged::InBand;
     // Inside the band, the lowest of (flagged, obvious) wins; the first such is the most
     // plausible of them.
     let demerit = |i: usize| {
@@ -262,24 +267,31 @@ mod tests {
     }
 
     #[test]
-    fn unexplained_flags_go_last_explained_ones_yield_in_the_band() {
+    fn unexplained_flags_go_last_explained_ones_keep_their_place() {
         let mut none_known = item(0.95, true, false, 4);
         none_known.mechanism = Mechanism::NoneKnown;
         let items = [
             item(1.0, true, false, 0), // flagged, new mechanism: set aside
-            item(0.9, true, true, 1),  // flagged, same class: yields in the band
+            item(0.9, true, true, 1),  // flagged, same class: kept in place
             item(0.85, false, true, 2),
             item(0.1, false, false, 3),
-            none_known, // flagged, nothing to compare: yields in the band
+            none_known, // flagged, nothing to compare: kept in place
         ];
         let rule = ScreenRule {
             band: 0.8,
             flagged: Flagged::UnexplainedLast,
             favour_new: true,
         };
-        // Without item 0 the best is 0.95 (floor 0.76): the unflagged 2 first, then the
-        // flagged 4 (more plausible) and 1; 3 then item 0 at the end.
-        assert_eq!(order(&items, &rule), vec![2, 4, 1, 3, 0]);
+        // Without item 0 the best is 0.95 (floor 0.76): the "nothing known" 4 is not obvious,
+        // so it wins its band; then 1 before 2 (both obvious, 1 more plausible); 3; item 0
+        // at the end.
+        assert_eq!(order(&items, &rule), vec![4, 1, 2, 3, 0]);
+        // `in-band` makes the explained flag yield to the unflagged drug of its band.
+        let soft = ScreenRule {
+            flagged: Flagged::InBand,
+            ..rule
+        };
+        assert_eq!(order(&items, &soft)[..3], [2, 0, 4]);
         assert_eq!(ScreenRule::default().flagged, Flagged::UnexplainedLast);
         assert_eq!(
             Flagged::parse("unexplained-last"),

@@ -497,7 +497,8 @@ test('discover: the address reproduces the view — weights, blend, first-screen
 });
 
 // The first screen's rule (shared/src/screen.rs), written again here to check the API and the
-// page against it: flagged drugs last when `flagged` is `last`; then slot by slot, inside the
+// page against it: flagged drugs last when `flagged` is `last` (only the unexplained ones, of a
+// new mechanism, when `unexplained-last`); then slot by slot, inside the
 // plausibility band, the lowest (flagged when `in-band`, obvious when favouring new mechanisms)
 // wins, the more plausible first; ties by node index.
 function screenOrder(items, rule) {
@@ -507,7 +508,9 @@ function screenOrder(items, rule) {
   // 'last' sets every flagged drug aside; 'unexplained-last' only those of a new mechanism.
   const aside = (i) => items[i].flagged && (rule.flagged === 'last' || (rule.flagged === 'unexplained-last' && items[i].mech === 'new'));
   const groups = ['last', 'unexplained-last'].includes(rule.flagged) ? [byPl.filter((i) => !aside(i)), byPl.filter(aside)] : [byPl];
-  const soft = ['in-band', 'unexplained-last'].includes(rule.flagged);
+  // Only 'in-band' makes a flagged drug yield inside the band ('unexplained-last' keeps the
+  // explained ones in place).
+  const soft = rule.flagged === 'in-band';
   const demerit = (i) => 2 * (soft && items[i].flagged ? 1 : 0) + (rule.favour_new && items[i].obvious ? 1 : 0);
   const out = [];
   for (const rest of groups) {

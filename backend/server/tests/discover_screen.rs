@@ -192,7 +192,7 @@ fn the_api_returns_the_first_screen_with_known_palliatives_labels_and_flags() {
         // The API's order is the first screen's, computed from the reply's own fields.
         let ids: Vec<String> = page.candidates.iter().map(|c| c.node.id.clone()).collect();
         assert_eq!(ids, recomputed(&page), "{key}");
-        // Flagged drugs say why; inside the band they yield to unflagged ones (the order above).
+        // Flagged drugs say why; an unexplained one goes last, an explained one keeps its place.
         let flags: Vec<bool> = page
             .candidates
             .iter()

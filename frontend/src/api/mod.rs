@@ -22,12 +22,18 @@ pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, Refusal> {
         .await
         .map_err(|_| Refusal::unreachable())?;
     if !resp.ok() {
-        let status = resp.status();
-        let retry_after = resp.headers().get("retry-after");
-        let body = resp.json::<ApiError>().await.ok();
-        return Err(Refusal::from_reply(status, body, retry_after.as_deref()));
+        return Err(refusal_of(resp).await);
     }
     resp.json::<T>().await.map_err(Refusal::malformed)
+}
+
+/// The refusal a non-2xx reply carries: its status, its JSON error body if any, its
+/// `Retry-After` header.
+pub(crate) async fn refusal_of(resp: gloo_net::http::Response) -> Refusal {
+    let status = resp.status();
+    let retry_after = resp.headers().get("retry-after");
+    let body = resp.json::<ApiError>().await.ok();
+    Refusal::from_reply(status, body, retry_after.as_deref())
 }
 
 /// [`get`] for pages that only show the line.

@@ -4,7 +4,6 @@
 //! (It also never reconnects by itself, so a failed question is not asked twice.)
 
 use gloo_net::http::Request;
-use serenqa_shared::api::ApiError;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -26,10 +25,7 @@ pub async fn events(
         .await
         .map_err(|_| Refusal::unreachable())?;
     if !resp.ok() {
-        let status = resp.status();
-        let retry_after = resp.headers().get("retry-after");
-        let body = resp.json::<ApiError>().await.ok();
-        return Err(Refusal::from_reply(status, body, retry_after.as_deref()));
+        return Err(super::refusal_of(resp).await);
     }
     let Some(body) = resp.body() else {
         return Err(Refusal::lost());

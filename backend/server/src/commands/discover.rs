@@ -53,12 +53,29 @@ enum DiscoverCommand {
         /// Bands of the screen rule to compare (comma-separated, each in 0–1).
         #[arg(long, default_value = "0.9,0.8,0.7,0.6,0.5")]
         bands: String,
+        /// Also write every fold's pages (candidates in plausibility order with probability,
+        /// flag, mechanism, held-out) as JSON lines, to compare other rules without refitting.
+        #[arg(long)]
+        dump: Option<std::path::PathBuf>,
     },
     /// How often the safety flags fire, by how they were matched: on the graph's own
     /// treatments (CtD) and palliations (CpD), and on all other compound–disease pairs.
     Flags {
         #[command(flatten)]
         graph: GraphArgs,
+    },
+    /// The first screen of every disease page as served (the stored predictions, the graph's
+    /// own known drugs): same-class and obvious drugs in the top 10 and flagged drugs in the
+    /// top 20, all pages together, for plausibility order and the screen rule's variants.
+    FirstScreen {
+        #[command(flatten)]
+        graph: GraphArgs,
+        /// Bands of the screen rule to compare (comma-separated, each in 0–1).
+        #[arg(long, default_value = "0.9,0.8,0.7")]
+        bands: String,
+        /// Also write every page (candidates in plausibility order) as JSON lines.
+        #[arg(long)]
+        dump: Option<std::path::PathBuf>,
     },
     /// Time the Discover reply for every disease, cold and warm.
     Bench {
@@ -78,8 +95,20 @@ pub fn run(args: DiscoverArgs, progress: bool) -> Result<()> {
             kind,
             seed,
             bands,
-        } => run_cv(&graph, folds, &kind, seed, &bands, progress),
+            dump,
+        } => run_cv(
+            &graph,
+            folds,
+            &kind,
+            seed,
+            &bands,
+            dump.as_deref(),
+            progress,
+        ),
         DiscoverCommand::Bench { graph, limit } => run_bench(&graph, limit, progress),
+        DiscoverCommand::FirstScreen { graph, bands, dump } => {
+            run_first_screen(&graph, &parse_bands(&bands)?, dump.as_deref(), progress)
+        }
         DiscoverCommand::Flags { graph } => run_flags(&graph, progress),
     }
 }
@@ -273,24 +302,22 @@ fn run_cv(
     kind: &str,
     seed: u64,
     bands: &str,
+    dump: Option<&std::path::Path>,
     progress: bool,
 ) -> Result<()> {
+    let mut dump = match dump {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--dump {}", p.display()))?,
+        )),
+        None => None,
+    };
     let kinds = match kind {
         "edges" => vec![FoldKind::Edges],
         "diseases" => vec![FoldKind::Diseases],
         "both" => vec![FoldKind::Edges, FoldKind::Diseases],
         _ => anyhow::bail!("--kind must be edges, diseases or both"),
     };
-    let bands: Vec<f64> = bands
-        .split(',')
-        .map(|b| {
-            b.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| (0.0..=1.0).contains(x))
-                .with_context(|| format!("--bands: {b:?} is not a number in 0–1"))
-        })
-        .collect::<Result<_>>()?;
+    let bands = parse_bands(bands)?;
     let g = graph.load(progress)?;
     let clinical = Clinical::load(&g);
     eprintln!(
@@ -313,6 +340,9 @@ fn run_cv(
         let mut totals = vec![[Tally::default(); 2]; vs.len()];
         for f in 0..folds {
             let (dp, cp) = pages(&g, &fs, f, &clinical);
+            if let Some(w) = dump.as_mut() {
+                dump_pages(w, &g, kind, f, &dp, &cp)?;
+            }
             for (which, ps) in [&dp, &cp].into_iter().enumerate() {
                 for (vi, v) in vs.iter().enumerate() {
                     let mut sum = Tally::default();
@@ -330,6 +360,39 @@ fn run_cv(
             }
         }
         eprintln!("{kind:?}: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+/// One JSON line per page: `{kind, fold, page, cands: [[node, p, flagged, mechanism, held,
+/// by_identifier], …]}`, candidates in plausibility order.
+fn dump_pages(
+    w: &mut impl std::io::Write,
+    g: &Graph,
+    kind: FoldKind,
+    f: usize,
+    dp: &[Page],
+    cp: &[Page],
+) -> Result<()> {
+    for (which, ps) in [dp, cp].into_iter().enumerate() {
+        for p in ps {
+            let cands: Vec<_> = p
+                .cands
+                .iter()
+                .zip(&p.held)
+                .zip(&p.ident)
+                .map(|((c, h), i)| {
+                    serde_json::json!([c.0, c.1, c.2, c.3.name(), h, i, classes_of(g, c.0)])
+                })
+                .collect();
+            let line = serde_json::json!({
+                "kind": format!("{kind:?}").to_lowercase(),
+                "fold": f,
+                "page": if which == 0 { "disease" } else { "drug" },
+                "cands": cands,
+            });
+            writeln!(w, "{line}")?;
+        }
     }
     Ok(())
 }
@@ -359,18 +422,137 @@ fn row(kind: FoldKind, fold: &str, which: usize, name: &str, t: &Tally) {
     );
 }
 
-fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
-    if limit == 0 || limit > CANDIDATES {
-        anyhow::bail!("--limit must be between 1 and {CANDIDATES}");
+fn parse_bands(bands: &str) -> Result<Vec<f64>> {
+    bands
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .with_context(|| format!("--bands: {b:?} is not a number in 0–1"))
+        })
+        .collect()
+}
+
+/// The pharmacologic classes that include a compound (node ids).
+fn classes_of(g: &Graph, c: NodeId) -> Vec<NodeId> {
+    match g.relation_id("INCLUDES_PCiC") {
+        Some(r) => g.in_range_rel(c, r).map(|i| g.in_csr().1[i]).collect(),
+        None => Vec::new(),
     }
+}
+
+/// The served disease pages, all together: what a reviewer with external sets would count.
+fn run_first_screen(
+    graph: &GraphArgs,
+    bands: &[f64],
+    dump: Option<&std::path::Path>,
+    progress: bool,
+) -> Result<()> {
+    let state = served_state(graph, progress)?;
+    let g = state.graph.clone();
+    let model = state.model.clone().context("no model")?;
+    let mut dump = match dump {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--dump {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let plaus = ScreenRule {
+        band: 1.0,
+        flagged: Flagged::InPlace,
+        favour_new: false,
+    };
+    let vs = variants(bands);
+    // Per variant: [pages, same class in top 10, obvious in top 10, slots, flagged in top 20,
+    // unexplained in top 20, by identifier in top 20].
+    let mut totals = vec![[0usize; 7]; vs.len()];
+    let diseases: Vec<NodeId> = g
+        .type_id("Disease")
+        .map(|t| g.nodes_of_type(t).to_vec())
+        .unwrap_or_default();
+    for &d in &diseases {
+        let r = crate::api::discover::reply(&state, &model, d, CANDIDATES, None, plaus)?;
+        if r.screen.is_none() {
+            continue;
+        }
+        let cands: Vec<(NodeId, f64, bool, Mechanism)> = r
+            .candidates
+            .iter()
+            .map(|c| {
+                (
+                    g.find_by_key(&c.node.id).unwrap_or(NodeId::MAX),
+                    c.plausibility.as_ref().map_or(0.0, |p| p.score),
+                    !c.safety.is_empty(),
+                    c.mechanism.kind,
+                )
+            })
+            .collect();
+        let same_class: Vec<bool> = r
+            .candidates
+            .iter()
+            .map(|c| !c.mechanism.classes.is_empty())
+            .collect();
+        let ident: Vec<bool> = r
+            .candidates
+            .iter()
+            .map(|c| c.safety.iter().any(|f| f.by == "identifier"))
+            .collect();
+        if let Some(w) = dump.as_mut() {
+            use std::io::Write;
+            let line = serde_json::json!({
+                "disease": r.query.name,
+                "cands": cands.iter().enumerate().map(|(i, c)| serde_json::json!(
+                    [c.0, c.1, c.2, c.3.name(), false, ident[i], classes_of(&g, c.0), same_class[i]]
+                )).collect::<Vec<_>>(),
+            });
+            writeln!(w, "{line}")?;
+        }
+        for (v, t) in vs.iter().zip(totals.iter_mut()) {
+            let o = crate::screen::order(&cands, &v.rule);
+            t[0] += 1;
+            for (k, &i) in o.iter().take(20).enumerate() {
+                if k < 10 {
+                    t[1] += usize::from(same_class[i]);
+                    t[2] += usize::from(cands[i].3.is_obvious());
+                    t[3] += 1;
+                }
+                t[4] += usize::from(cands[i].2);
+                t[5] += usize::from(cands[i].2 && cands[i].3 == Mechanism::New);
+                t[6] += usize::from(ident[i]);
+            }
+        }
+    }
+    println!("| order | pages | same class in top 10 | obvious in top 10 | flagged in top 20 | of which unexplained | by identifier in top 20 |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (v, t) in vs.iter().zip(&totals) {
+        println!(
+            "| {} | {} | {} | {} of {} | {} | {} | {} |",
+            v.name, t[0], t[1], t[2], t[3], t[4], t[5], t[6]
+        );
+    }
+    Ok(())
+}
+
+/// The server's state with the graph, the transition model and the stored predictions.
+fn served_state(graph: &GraphArgs, progress: bool) -> Result<crate::api::AppState> {
     let (g, model) = crate::model_source::load_required(graph, progress)?;
     let path = serenqa_predict::store::default_path(&g);
     let preds = serenqa_predict::Predictions::load(&path, &g)
         .with_context(|| format!("{}: run `serenqa predict` first", path.display()))?;
     let g = std::sync::Arc::new(g);
-    let mut state = crate::api::AppState::new(g.clone())
+    Ok(crate::api::AppState::new(g)
         .with_model(Some(model))
-        .with_predictions(Some(preds));
+        .with_predictions(Some(preds)))
+}
+
+fn run_bench(graph: &GraphArgs, limit: usize, progress: bool) -> Result<()> {
+    if limit == 0 || limit > CANDIDATES {
+        anyhow::bail!("--limit must be between 1 and {CANDIDATES}");
+    }
+    let mut state = served_state(graph, progress)?;
+    let g = state.graph.clone();
     let t = Instant::now();
     let _ = state.clinical();
     eprintln!(
