@@ -661,7 +661,7 @@ pub fn Candidates(
                         <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
                             {Flagged::ALL.into_iter().map(|f| view! {
                                 <option value=f.name() selected=move || flagged_at.get() == f>{match f {
-                                    Flagged::UnexplainedLast => "last, unless a known class or target explains it (then in place)",
+                                    Flagged::UnexplainedLast => "last if no known class or target explains it",
                                     Flagged::InBand => "after the others of similar plausibility",
                                     Flagged::Last => "at the end of the list",
                                     Flagged::InPlace => "in place (flag shown only)",
