@@ -11,9 +11,10 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serenqa_shared::api::{RunQuestion, RunsReply};
+use serenqa_shared::paper;
 use serenqa_shared::results::{
     group_title, marks, metric_title, partition_title, partition_title_for, pearson, t1_row_label,
-    Aggregate, Ci, Comparison, Place, GROUPS, PARTITIONS,
+    Aggregate, Ci, Comparison, Place, GRAMMAR_ORACLE, GROUPS, PARTITIONS, RANK_MIN_N,
 };
 
 use crate::api;
@@ -35,6 +36,10 @@ impl Cell {
             ci: None,
         }
     }
+    /// A published figure: a value with no n and no interval here.
+    fn published(v: f64) -> Cell {
+        Cell { v, n: 0, ci: None }
+    }
     fn of(v: f64, n: usize, ci: Option<&Ci>) -> Cell {
         if n == 0 {
             Cell::none()
@@ -48,11 +53,47 @@ impl Cell {
     }
 }
 
+/// Which kind of result a row is. Only language-model rows are ranked (best / second marks);
+/// the offline agents (a grammar oracle for retrieval, code-based proxy judges) and the paper's
+/// published figures are shown in their own groups, never ranked against them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowGroup {
+    Models,
+    Offline,
+    Paper,
+}
+
+impl RowGroup {
+    const ALL: [RowGroup; 3] = [RowGroup::Models, RowGroup::Offline, RowGroup::Paper];
+    fn key(self) -> &'static str {
+        match self {
+            RowGroup::Models => "models",
+            RowGroup::Offline => "offline",
+            RowGroup::Paper => "paper",
+        }
+    }
+    fn title(self) -> &'static str {
+        match self {
+            RowGroup::Models => "Language models — ranked: best bold, second underlined (cells with n ≥ 10)",
+            RowGroup::Offline => "Offline agents — a grammar oracle for retrieval, code-based proxies for judging; not ranked against models",
+            RowGroup::Paper => "The SerenQA paper's published figures — another graph, question set and judges; for reference, not ranked",
+        }
+    }
+}
+
+/// One row: its label, its group, a cell per column.
+#[derive(Clone, Debug)]
+struct Row {
+    label: String,
+    group: RowGroup,
+    cells: Vec<Cell>,
+}
+
 /// A table: a label per row, a cell per (row, column).
 #[derive(Clone, Debug)]
 struct Table {
     columns: Vec<(String, String)>, // (group heading, column title)
-    rows: Vec<(String, Vec<Cell>)>,
+    rows: Vec<Row>,
     digits: usize,
 }
 
@@ -68,9 +109,10 @@ impl Table {
                 csv_field(&format!("{t} n")),
             ]);
         }
-        let mut s = format!("table,row,{}\n", head.join(","));
-        for (label, vals) in &self.rows {
-            let cells: Vec<String> = vals
+        let mut s = format!("table,row,group,{}\n", head.join(","));
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .cells
                 .iter()
                 .map(|c| {
                     if c.v.is_finite() {
@@ -84,9 +126,10 @@ impl Table {
                 })
                 .collect();
             s.push_str(&format!(
-                "{},{},{}\n",
+                "{},{},{},{}\n",
                 csv_field(name),
-                csv_field(label),
+                csv_field(&row.label),
+                row.group.key(),
                 cells.join(",")
             ));
         }
@@ -116,7 +159,7 @@ fn table2(runs: &[Run]) -> Table {
             columns.push((title.to_string(), metric_title(m).to_string()));
         }
     }
-    let rows = runs
+    let rows: Vec<Row> = runs
         .iter()
         .filter(|r| r.agg.table2.is_some())
         .map(|r| {
@@ -132,9 +175,25 @@ fn table2(runs: &[Run]) -> Table {
                     None => vals.extend([Cell::none(), Cell::none(), Cell::none()]),
                 }
             }
-            // The offline retrieval agent parses the generator's own sentence shapes: say so.
-            (t1_row_label(&r.label, &r.agg.retrieval), vals)
+            // The offline retrieval agent parses the generator's own sentence shapes: say so,
+            // and keep it out of the models' ranking.
+            let label = t1_row_label(&r.label, &r.agg.retrieval);
+            let group = if label.ends_with(GRAMMAR_ORACLE) {
+                RowGroup::Offline
+            } else {
+                RowGroup::Models
+            };
+            Row {
+                label,
+                group,
+                cells: vals,
+            }
         })
+        .chain(paper::TABLE2.iter().map(|(model, v)| Row {
+            label: paper::row_label(model, false),
+            group: RowGroup::Paper,
+            cells: v.iter().map(|&x| Cell::published(x)).collect(),
+        }))
         .collect();
     Table {
         columns,
@@ -143,12 +202,22 @@ fn table2(runs: &[Run]) -> Table {
     }
 }
 
+/// A run's group in Table 3: scored by the offline pipeline's code-based proxies, or by a model.
+fn group_of(r: &Run) -> RowGroup {
+    if r.agg.judge == "proxy" {
+        RowGroup::Offline
+    } else {
+        RowGroup::Models
+    }
+}
+
 /// Table 3 for one partition. Judge metrics get two columns each — by an LLM judge and by the
 /// offline code-based proxy — so proxy scores are never ranked against LLM judgments; a
 /// column appears only when some run fills it.
 fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
     let any_proxy = runs.iter().any(|r| r.agg.judge == "proxy");
-    let any_llm = runs.iter().any(|r| r.agg.judge != "proxy");
+    // The paper's rows are judged by LLMs: their columns are always shown.
+    let any_llm = true;
     let judged = |name: &str| {
         let mut cols = Vec::new();
         if any_llm {
@@ -197,7 +266,11 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
                 Cell::of(c.comprehensiveness, c.n, c.ci.get("comprehensiveness")),
             ));
             v.push(Cell::of(c.seren_cov, c.n, c.ci.get("seren_cov")));
-            r_rows.push((r.label.clone(), v));
+            r_rows.push(Row {
+                label: r.label.clone(),
+                group: group_of(r),
+                cells: v,
+            });
         }
         for (suffix, t) in [
             ("", &r.agg.table3_exploration),
@@ -217,8 +290,41 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
                     Cell::of(c.type_match, c.n, c.ci.get("type_match")),
                     Cell::of(c.seren_hit, c.n, c.ci.get("seren_hit")),
                 ]);
-                e_rows.push((format!("{}{suffix}", r.label), v));
+                e_rows.push(Row {
+                    label: format!("{}{suffix}", r.label),
+                    group: group_of(r),
+                    cells: v,
+                });
             }
+        }
+    }
+    // The paper's figures for this partition, in the LLM-judge columns.
+    let part = PARTITIONS.iter().position(|(k, _)| *k == partition);
+    if let Some(pi) = part {
+        let proxy_gap = || any_proxy.then(Cell::none);
+        for (model, v) in paper::TABLE3_REASONING {
+            let x = |m: usize| Cell::published(v[3 * pi + m]);
+            let mut cells = vec![x(0)];
+            cells.extend(proxy_gap());
+            cells.push(x(1));
+            cells.extend(proxy_gap());
+            cells.push(x(2));
+            r_rows.push(Row {
+                label: paper::row_label(model, false),
+                group: RowGroup::Paper,
+                cells,
+            });
+        }
+        for (model, wo, v) in paper::TABLE3_EXPLORATION {
+            let x = |m: usize| Cell::published(v[3 * pi + m]);
+            let mut cells = vec![x(0)];
+            cells.extend(proxy_gap());
+            cells.extend([x(1), x(2)]);
+            e_rows.push(Row {
+                label: paper::row_label(model, *wo),
+                group: RowGroup::Paper,
+                cells,
+            });
         }
     }
     (
@@ -242,11 +348,22 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
     let (sort, set_sort) = signal(None::<(usize, bool)>); // (column, descending)
     let table = StoredValue::new(table);
     let ncols = table.with_value(|t| t.columns.len());
+    // Only model rows with n ≥ RANK_MIN_N compete for best / second.
     let marks: Vec<Vec<serenqa_shared::results::Mark>> = table.with_value(|t| {
         (0..ncols)
             .map(|c| {
                 marks(
-                    &t.rows.iter().map(|r| r.1[c].v).collect::<Vec<_>>(),
+                    &t.rows
+                        .iter()
+                        .map(|r| {
+                            let cell = &r.cells[c];
+                            if r.group == RowGroup::Models && cell.n >= RANK_MIN_N {
+                                cell.v
+                            } else {
+                                f64::NAN
+                            }
+                        })
+                        .collect::<Vec<_>>(),
                     t.digits,
                 )
             })
@@ -294,67 +411,91 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
             }
         })
         .collect_view();
+    // One row's cells: a published figure has no n or interval here; a model cell below
+    // RANK_MIN_N says it is not ranked.
+    let row_view = move |ri: usize| {
+        let (row, digits) = table.with_value(|t| (t.rows[ri].clone(), t.digits));
+        let cells = row
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                let m = marks.with_value(|m| m[c][ri]);
+                let mut class = match m.place {
+                    Place::Best => "num best".to_string(),
+                    Place::Second => "num second".to_string(),
+                    Place::Other => "num".to_string(),
+                };
+                if m.tie && m.place != Place::Other {
+                    class.push_str(" tie");
+                }
+                let tip = match (m.place, m.tie, row.group) {
+                    (Place::Best, true, _) => "best (tie)",
+                    (Place::Best, false, _) => "best",
+                    (Place::Second, true, _) => "second (tie)",
+                    (Place::Second, false, _) => "second",
+                    (_, _, RowGroup::Paper) => "published in the paper; not ranked",
+                    (_, _, RowGroup::Offline) => "offline agent; not ranked against models",
+                    (_, _, RowGroup::Models) if cell.n < RANK_MIN_N => "n < 10: shown, not ranked",
+                    _ => "",
+                };
+                if !cell.v.is_finite() {
+                    let why = if row.group == RowGroup::Paper { "not in the paper's table" } else { "no question in this cell (n = 0)" };
+                    return view! { <td class="num empty" title=why>"–"</td> }.into_any();
+                }
+                let ci = cell.ci.map(|ci| format!("[{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
+                let n = (row.group != RowGroup::Paper).then(|| format!("n={}", cell.n));
+                view! {
+                    <td class=class title=tip>
+                        <span class="v">{format!("{:.digits$}", cell.v)}</span>
+                        {(m.tie && m.place != Place::Other).then(|| view! { <span class="tie-mark" aria-label="tie">"="</span> })}
+                        {ci.map(|t| view! { <span class="ci" data-testid="ci">{t}</span> })}
+                        {n.map(|n| view! { <span class="n">{n}</span> })}
+                    </td>
+                }
+                .into_any()
+            })
+            .collect_view();
+        view! { <tr data-row=row.label.clone()><th scope="row">{row.label.clone()}</th>{cells}</tr> }
+    };
+    // Rows by group (models, offline agents, the paper), each group sorted on its own.
     let body = move || {
-        let mut idx: Vec<usize> = table.with_value(|t| (0..t.rows.len()).collect());
-        if let Some((c, desc)) = sort.get() {
-            table.with_value(|t| {
-                idx.sort_by(|&a, &b| {
-                    let (x, y) = (t.rows[a].1[c].v, t.rows[b].1[c].v);
-                    // Missing values last in either direction.
-                    match (x.is_finite(), y.is_finite()) {
-                        (true, false) => std::cmp::Ordering::Less,
-                        (false, true) => std::cmp::Ordering::Greater,
-                        _ => {
-                            let o = x.total_cmp(&y);
-                            if desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    }
+        RowGroup::ALL
+            .into_iter()
+            .filter_map(|group| {
+                let mut idx: Vec<usize> = table.with_value(|t| {
+                    (0..t.rows.len()).filter(|&i| t.rows[i].group == group).collect()
                 });
-            });
-        }
-        idx.into_iter()
-            .map(|ri| {
-                let (label, vals, digits) = table.with_value(|t| (t.rows[ri].0.clone(), t.rows[ri].1.clone(), t.digits));
-                let cells = vals
-                    .iter()
-                    .enumerate()
-                    .map(|(c, cell)| {
-                        let m = marks.with_value(|m| m[c][ri]);
-                        let mut class = match m.place {
-                            Place::Best => "num best".to_string(),
-                            Place::Second => "num second".to_string(),
-                            Place::Other => "num".to_string(),
-                        };
-                        if m.tie && m.place != Place::Other {
-                            class.push_str(" tie");
-                        }
-                        let tip = match (m.place, m.tie) {
-                            (Place::Best, true) => "best (tie)",
-                            (Place::Best, false) => "best",
-                            (Place::Second, true) => "second (tie)",
-                            (Place::Second, false) => "second",
-                            _ => "",
-                        };
-                        if !cell.v.is_finite() {
-                            return view! { <td class="num empty" title="no question in this cell (n = 0)">"–"</td> }.into_any();
-                        }
-                        let ci = cell.ci.map(|ci| format!("[{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
-                        view! {
-                            <td class=class title=tip>
-                                <span class="v">{format!("{:.digits$}", cell.v)}</span>
-                                {(m.tie && m.place != Place::Other).then(|| view! { <span class="tie-mark" aria-label="tie">"="</span> })}
-                                {ci.map(|t| view! { <span class="ci" data-testid="ci">{t}</span> })}
-                                <span class="n">{format!("n={}", cell.n)}</span>
-                            </td>
-                        }
-                        .into_any()
-                    })
-                    .collect_view();
-                view! { <tr><th scope="row">{label}</th>{cells}</tr> }
+                if idx.is_empty() {
+                    return None;
+                }
+                if let Some((c, desc)) = sort.get() {
+                    table.with_value(|t| {
+                        idx.sort_by(|&a, &b| {
+                            let (x, y) = (t.rows[a].cells[c].v, t.rows[b].cells[c].v);
+                            // Missing values last in either direction.
+                            match (x.is_finite(), y.is_finite()) {
+                                (true, false) => std::cmp::Ordering::Less,
+                                (false, true) => std::cmp::Ordering::Greater,
+                                _ => {
+                                    let o = x.total_cmp(&y);
+                                    if desc {
+                                        o.reverse()
+                                    } else {
+                                        o
+                                    }
+                                }
+                            }
+                        });
+                    });
+                }
+                let note = (group == RowGroup::Paper).then(|| view! { <span class="muted group-note">{paper::NOTE}</span> });
+                Some(view! {
+                    <tbody data-group=group.key()>
+                        <tr class="row-group"><th scope="rowgroup" colspan=ncols + 1><span class="group-title">{group.title()}{note}</span></th></tr>
+                        {idx.into_iter().map(row_view).collect_view()}
+                    </tbody>
+                })
             })
             .collect_view()
     };
@@ -363,7 +504,7 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
             <table class="results" data-testid=testid>
                 <caption>{caption}</caption>
                 <thead>{group_head}<tr><th>"Model"</th>{head}</tr></thead>
-                <tbody>{body}</tbody>
+                {body}
             </table>
         </div>
     }

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod interval;
 pub mod layout;
 pub mod links;
+pub mod paper;
 pub mod phrases;
 pub mod results;
 pub mod rng;

@@ -638,6 +638,10 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
 }
 
+/// The smallest n at which a leaderboard cell is ranked (marked best or second): below it the
+/// value is shown with its interval but its place among the models means little.
+pub const RANK_MIN_N: usize = 10;
+
 /// A value's place in its column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {

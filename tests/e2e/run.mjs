@@ -1184,10 +1184,12 @@ test('leaderboard: tables, sorting, CSV export, charts and a question trace', as
   assert(f1 > 50 && f1 <= 100, `independent T1 F1 ${f1}`);
   assert((await indep.locator('tbody tr', { hasText: 'pattern 4.3' }).count()) === 1, 'a row per pattern type');
   assert(/grammar oracle/.test(await t2.textContent()), 'the offline Table 2 row is labelled a grammar oracle');
-  assert((await t2.locator('tbody tr').count()) >= 2, 'two runs listed');
-  assert((await t2.locator('td.best').count()) >= 1, 'best values marked');
+  assert((await t2.locator('tbody[data-group=offline] tr[data-row]').count()) >= 2, 'two runs listed');
+  // Offline rows (a grammar oracle) and the paper's published rows are never ranked.
+  assert((await t2.locator('td.best, td.second').count()) === 0, 'no offline or paper value is marked best or second');
+  assert((await t2.locator('tbody[data-group=paper] tr[data-row]').count()) === 13, "the paper's Table 2 rows");
   const expl = page.getByTestId('table3-exploration');
-  const column = () => expl.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => parseFloat(tr.querySelectorAll('td')[2].textContent)));
+  const column = () => expl.locator('tbody[data-group=offline] tr[data-row]').evaluateAll((trs) => trs.map((tr) => parseFloat(tr.querySelectorAll('td')[2].textContent)));
   const sorted = (v, dir) => v.every((x, i) => i === 0 || (dir > 0 ? v[i - 1] <= x : v[i - 1] >= x));
   await expl.getByRole('button', { name: /SerenHit/ }).click();
   const desc = await column();
@@ -1200,7 +1202,7 @@ test('leaderboard: tables, sorting, CSV export, charts and a question trace', as
   assert((await page.getByTestId('table3-reasoning').locator('caption').textContent()).includes('RNS Guided'), 'partition toggle');
   const href = await page.getByTestId('csv').getAttribute('href');
   const csv = decodeURIComponent(href.replace(/^data:text\/csv;charset=utf-8,/, ''));
-  assert(csv.startsWith('table,row,') && csv.includes('table2,') && csv.includes('table3_exploration_sscore'), 'CSV export content');
+  assert(csv.startsWith('table,row,group,') && csv.includes('table2,') && csv.includes('table3_exploration_sscore') && csv.includes(',paper,'), 'CSV export content');
   const dl = page.waitForEvent('download');
   await page.getByTestId('csv').click();
   const file = await dl;
@@ -1231,16 +1233,13 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   const t2 = page.getByTestId('table2');
   await t2.waitFor({ timeout: 15000 });
   // Runs are labelled with their settings (scripts/test.sh makes two offline runs, beam 30 / nodes 10 and beam 10 / nodes 5).
-  const labels = await t2.locator('tbody th').allTextContents();
+  const labels = await t2.locator('tbody[data-group=offline] th[scope=row]').allTextContents();
   assert(labels.some((l) => l.includes('beam 10') && l.includes('nodes 5') && l.includes('limit 45')), `settings labels: ${labels}`);
   assert(labels.some((l) => l.includes('beam 30') && l.includes('nodes 10')), `settings labels: ${labels}`);
   assert(labels.every((l) => l.includes("grammar oracle (shares the generator's templates)")), `offline T1 rows are labelled oracles: ${labels}`);
-  // Both offline runs retrieve identically: equal values are a tie for best, never best and second.
-  assert((await t2.locator('td.second').count()) === 0, 'equal values are not best / second');
-  assert((await t2.locator('td.best.tie').count()) >= 2, 'equal best values are marked as a tie');
   // Values with their 95% interval and n.
   const expl = page.getByTestId('table3-exploration');
-  const cell = expl.locator('tbody tr').first().locator('td').nth(2);
+  const cell = expl.locator('tbody[data-group=offline] tr[data-row]').first().locator('td').nth(2);
   assert(/^\[\d\.\d{3}, \d\.\d{3}\]$/.test(await cell.locator('.ci').textContent()), 'SerenHit shows its interval');
   assert(/^n=\d+$/.test(await cell.locator('.n').textContent()), 'SerenHit shows its n');
   const heads = await expl.locator('thead tr').last().locator('th').allTextContents();
@@ -1252,7 +1251,7 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   // The benchmark has no expert rankings: every Expert cell is "–", none 0.000.
   await page.getByRole('button', { name: 'Expert Crowdsourced' }).click();
   for (const id of ['table3-reasoning', 'table3-exploration']) {
-    const cells = await page.getByTestId(id).locator('tbody td').allTextContents();
+    const cells = await page.getByTestId(id).locator('tbody[data-group=offline] td').allTextContents();
     assert(cells.length >= 6 && cells.every((c) => c === '–'), `${id} expert cells: ${cells}`);
   }
   await page.getByTestId('table3-exploration').screenshot({ path: path.join(shots, 'leaderboard-expert-empty.png') });
@@ -1281,6 +1280,62 @@ test('leaderboard statistics: settings labels, n and intervals, ties, – for an
   await cmp.getByTestId('compare-b').selectOption(a);
   await cmp.locator('tr[data-metric=seren_hit][data-column=llm][data-row=with] [data-testid=delta]').filter({ hasText: '+0.000 [+0.000, +0.000]' }).waitFor({ timeout: 20000 });
   await page.screenshot({ path: path.join(shots, 'leaderboard-stats.png'), fullPage: true });
+});
+
+test('leaderboard groups: only model rows are ranked (ties marked, n < 10 not ranked); offline agents and the paper\'s published figures sit apart, unranked', async (page) => {
+  // Two model runs are added to the server's reply in the browser (no model runs here).
+  const model = (run, name, scale) => {
+    const r = JSON.parse(JSON.stringify(run));
+    r.id = `model-${name}`;
+    r.settings = { ...r.settings, id: r.id, label: name, roles: Object.fromEntries(Object.keys(r.settings.roles).map((k) => [k, name])), ensemble: 'llm' };
+    r.manifest = { ...r.manifest, run_id: r.id, label: name, failed: 0, status: 'complete' };
+    const a = r.aggregate;
+    Object.assign(a, { label: name, judge: name, retrieval: name, ensemble: 'llm' });
+    for (const [g, c] of Object.entries(a.table2)) {
+      // F1 equal in both runs (a tie); Intersection with n = 4 (below the ranking minimum).
+      Object.assign(c, { hit: 40 * scale, f1: 30, exe: 80 * scale, n: g === 'intersection' ? 4 : 12 });
+    }
+    for (const t of [a.table3_reasoning, a.table3_exploration, a.table3_exploration_wo_summary]) {
+      for (const c of Object.values(t || {})) if (c.n > 0) c.n = Math.max(c.n, 12);
+    }
+    return r;
+  };
+  await page.route('**/api/runs', async (route) => {
+    const res = await route.fetch();
+    const body = await res.json();
+    body.runs.push(model(body.runs[0], 'ModelA', 1), model(body.runs[0], 'ModelB', 0.5));
+    await route.fulfill({ response: res, json: body });
+  });
+  await page.goto(base + '/leaderboard');
+  const t2 = page.getByTestId('table2');
+  await t2.locator('tbody[data-group=models] tr[data-row]').first().waitFor({ timeout: 15000 });
+  const groups = await t2.locator('tbody').evaluateAll((bs) => bs.map((b) => b.dataset.group));
+  assert(JSON.stringify(groups) === '["models","offline","paper"]', `groups in order: ${groups}`);
+  const row = (name) => t2.locator(`tbody[data-group=models] tr[data-row^="${name} "]`);
+  const cls = async (name, col) => row(name).locator('td').nth(col).getAttribute('class');
+  assert(/\bbest\b/.test(await cls('ModelA', 0)) && /\bsecond\b/.test(await cls('ModelB', 0)), 'One-Hop Hit: A best, B second');
+  assert(/best tie/.test(await cls('ModelA', 1)) && /best tie/.test(await cls('ModelB', 1)), 'equal F1 is a tie for best');
+  assert(!/best|second/.test(await cls('ModelA', 9)), 'Intersection (n = 4) is not ranked');
+  assert((await row('ModelA').locator('td').nth(9).getAttribute('title')).includes('n < 10'), 'the cell says why');
+  assert((await t2.locator('tbody[data-group=offline] td.best, tbody[data-group=offline] td.second').count()) === 0, 'the grammar oracle is not ranked against models');
+  const paperRows = t2.locator('tbody[data-group=paper] tr[data-row]');
+  assert((await paperRows.count()) === 13 && (await t2.locator('tbody[data-group=paper] td.best, tbody[data-group=paper] td.second').count()) === 0, 'paper rows, unranked');
+  const ds = paperRows.filter({ hasText: 'DeepSeek-V3' });
+  assert((await ds.locator('td').nth(1).textContent()).startsWith('78.71'), "the paper's DeepSeek-V3 One-Hop F1");
+  assert((await t2.locator('tbody[data-group=paper] .group-note').textContent()).includes('Clinical Knowledge Graph'), 'the note says what differs');
+  const expl = page.getByTestId('table3-exploration');
+  assert((await expl.locator('tbody[data-group=paper] tr[data-row]').count()) === 18, "the paper's Table 3 exploration rows, with and without summary");
+  assert((await expl.locator('tbody[data-group=offline] td.best, tbody[data-group=paper] td.best').count()) === 0, 'proxy-judged and paper rows unranked');
+  assert((await expl.locator('tbody[data-group=models] td.best').count()) >= 1, 'model rows ranked in Table 3');
+  await t2.screenshot({ path: path.join(shots, 'leaderboard-groups.png') });
+  // At 390 px the model column stays in view while the table scrolls sideways.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const scroller = t2.locator('xpath=..');
+  await scroller.evaluate((el) => { el.scrollLeft = 400; });
+  const th = await row('ModelA').locator('th').boundingBox();
+  const box = await scroller.boundingBox();
+  assert(Math.abs(th.x - box.x) < 2, `the model column is sticky: ${th.x} vs ${box.x}`);
+  await page.screenshot({ path: path.join(shots, 'leaderboard-groups-390.png') });
 });
 
 test('data page shows attributions and non-commercial licenses', async (page) => {
