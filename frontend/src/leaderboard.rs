@@ -519,6 +519,45 @@ fn metric_vector(a: &Aggregate, partition: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The heatmap's rows, columns and values: one column per metric, except that a judge metric
+/// scored by an LLM for some runs and by the offline proxy for others gets two columns — an
+/// LLM judge's score never shares a column with a proxy's.
+fn heatmap_grid(runs: &[Run], partition: &str) -> (Vec<String>, Vec<String>, Vec<Vec<f64>>) {
+    use serenqa_shared::results::{is_judged, METRICS};
+    let proxy = |r: &Run| r.agg.judge == "proxy";
+    let (any_proxy, any_llm) = (runs.iter().any(proxy), runs.iter().any(|r| !proxy(r)));
+    let mut cols = Vec::new();
+    // Per column: the metric, and which runs fill it (None: all; Some(p): proxy-judged = p).
+    let mut spec: Vec<(usize, Option<bool>)> = Vec::new();
+    for (m, info) in METRICS.iter().enumerate() {
+        if is_judged(info.key) && any_proxy {
+            if any_llm {
+                cols.push(info.title.to_string());
+                spec.push((m, Some(false)));
+            }
+            cols.push(format!("{} (proxy)", info.title));
+            spec.push((m, Some(true)));
+        } else {
+            cols.push(info.title.to_string());
+            spec.push((m, None));
+        }
+    }
+    let rows = runs.iter().map(|r| r.label.clone()).collect();
+    let values = runs
+        .iter()
+        .map(|r| {
+            let v = metric_vector(&r.agg, partition);
+            spec.iter()
+                .map(|&(m, who)| match who {
+                    Some(p) if p != proxy(r) => f64::NAN,
+                    _ => v[m],
+                })
+                .collect()
+        })
+        .collect();
+    (rows, cols, values)
+}
+
 /// The metrics' titles in table order (the one list: `serenqa_shared::results::METRICS`).
 fn metric_titles() -> Vec<&'static str> {
     serenqa_shared::results::METRICS
@@ -802,8 +841,8 @@ fn Boards(
             <h2>"Model × metric heatmap"</h2>
             {move || {
                 let p = partition.get();
-                let (rows, values): (Vec<String>, Vec<Vec<f64>>) = runs.with_value(|r| r.iter().map(|r| (r.label.clone(), metric_vector(&r.agg, &p))).unzip());
-                view! { <Heatmap rows=rows cols=metric_titles().iter().map(std::string::ToString::to_string).collect() values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
+                let (rows, cols, values) = runs.with_value(|r| heatmap_grid(r, &p));
+                view! { <Heatmap rows=rows cols=cols values=values unit="each metric scaled to 0–1 (percentages / 100, judge scores / 5)" /> }
             }}
         </section>
         <section class="panel">

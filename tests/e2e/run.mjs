@@ -1327,6 +1327,9 @@ test('leaderboard groups: only model rows are ranked (ties marked, n < 10 not ra
   assert((await expl.locator('tbody[data-group=paper] tr[data-row]').count()) === 18, "the paper's Table 3 exploration rows, with and without summary");
   assert((await expl.locator('tbody[data-group=offline] td.best, tbody[data-group=paper] td.best').count()) === 0, 'proxy-judged and paper rows unranked');
   assert((await expl.locator('tbody[data-group=models] td.best').count()) >= 1, 'model rows ranked in Table 3');
+  // The heatmap never puts an LLM judge's score and a proxy's in one column.
+  const heads = await page.getByTestId('heatmap').locator('thead th').allTextContents();
+  assert(heads.includes('Relevance') && heads.includes('Relevance (proxy)') && heads.includes('Faithful. (proxy)'), `heatmap judge columns split: ${heads}`);
   await t2.screenshot({ path: path.join(shots, 'leaderboard-groups.png') });
   // At 390 px the model column stays in view while the table scrolls sideways.
   await page.setViewportSize({ width: 390, height: 844 });
