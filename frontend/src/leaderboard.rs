@@ -728,6 +728,14 @@ fn Boards(
         })
     };
     let href = move || format!("data:text/csv;charset=utf-8,{}", api::enc(&csv()));
+    // Every cell of every run, one line each (the runs' `aggregate.csv`, concatenated).
+    let tidy = runs.with_value(|r| {
+        let mut s = serenqa_shared::tidy::HEADER.to_string();
+        for run in r {
+            s.push_str(&serenqa_shared::tidy::lines(&run.id, &run.agg));
+        }
+        format!("data:text/csv;charset=utf-8,{}", api::enc(&s))
+    });
     let chips = PARTITIONS
         .iter()
         .map(|(k, t)| {
@@ -792,7 +800,10 @@ fn Boards(
         <section class="panel">
             <div class="row-between">
                 <h2>"Reasoning and exploration (Table 3)"</h2>
-                <a class="button" download="serenqa-leaderboard.csv" href=href data-testid="csv">"Export CSV"</a>
+                <span class="row">
+                    <a class="button" download="serenqa-leaderboard.csv" href=href data-testid="csv" title="The tables as shown, for the selected partition">"Export CSV"</a>
+                    <a class="button" download="serenqa-all-cells.csv" href=tidy data-testid="tidy-csv" title="One line per run, table, row, partition or pattern and metric, with n, interval and failed items">"All cells (tidy CSV)"</a>
+                </span>
             </div>
             <div class="chips" role="group" aria-label="Partition strategy">{chips}</div>
             {move || {
@@ -859,13 +870,26 @@ fn Boards(
 /// other loses.
 #[component]
 fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
-    let first = run_ids.first().map(|r| r.0.clone()).unwrap_or_default();
-    let second = run_ids
-        .get(1)
-        .map(|r| r.0.clone())
+    // `?a=&b=` in the address picks the two runs (a comparison can be linked); otherwise the
+    // first two runs.
+    let known = |id: Option<String>| id.filter(|id| run_ids.iter().any(|r| r.0 == *id));
+    let first = known(crate::url_state::get("a"))
+        .or_else(|| run_ids.first().map(|r| r.0.clone()))
+        .unwrap_or_default();
+    let second = known(crate::url_state::get("b"))
+        .or_else(|| run_ids.get(1).map(|r| r.0.clone()))
         .unwrap_or_else(|| first.clone());
     let (a, set_a) = signal(first.clone());
     let (b, set_b) = signal(second.clone());
+    // The address follows the choice once the user makes one.
+    let pick = move |which: &'static str, id: String| {
+        crate::url_state::set(&[(which, Some(id.clone()))]);
+        if which == "a" {
+            set_a.set(id);
+        } else {
+            set_b.set(id);
+        }
+    };
     let (reply, set_reply) = signal(None::<Result<Comparison, String>>);
     Effect::new(move |_| {
         let (x, y) = (a.get(), b.get());
@@ -890,12 +914,13 @@ fn CompareRuns(run_ids: Vec<(String, String)>) -> impl IntoView {
     let opts_a = options.clone()(first);
     let opts_b = options(second);
     view! {
-        <section class="panel" data-testid="compare">
+        <section class="panel" data-testid="compare" id="compare">
             <h2>"Compare two runs"</h2>
             <p class="muted">"Δ = B − A over the questions both runs answered, with a paired-bootstrap 95% interval (questions resampled together); an interval that excludes 0 is a difference the questions support. A wins / B wins: questions where one run scores higher and the other lower."</p>
             <div class="row">
-                <label>"Run A " <select data-testid="compare-a" on:change=move |ev| set_a.set(event_target_value(&ev))>{opts_a}</select></label>
-                <label>"Run B " <select data-testid="compare-b" on:change=move |ev| set_b.set(event_target_value(&ev))>{opts_b}</select></label>
+                <label>"Run A " <select data-testid="compare-a" on:change=move |ev| pick("a", event_target_value(&ev))>{opts_a}</select></label>
+                <label>"Run B " <select data-testid="compare-b" on:change=move |ev| pick("b", event_target_value(&ev))>{opts_b}</select></label>
+                <a data-testid="compare-link" href=move || format!("/leaderboard?a={}&b={}#compare", api::enc(&a.get()), api::enc(&b.get()))>"Link to this comparison"</a>
             </div>
             {move || match reply.get() {
                 None => view! { <p class="loading">"Comparing…"</p> }.into_any(),

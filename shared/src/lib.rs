@@ -15,3 +15,4 @@ pub mod results;
 pub mod rng;
 pub mod rns;
 pub mod screen;
+pub mod tidy;

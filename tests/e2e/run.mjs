@@ -1327,6 +1327,24 @@ test('leaderboard groups: only model rows are ranked (ties marked, n < 10 not ra
   assert((await expl.locator('tbody[data-group=paper] tr[data-row]').count()) === 18, "the paper's Table 3 exploration rows, with and without summary");
   assert((await expl.locator('tbody[data-group=offline] td.best, tbody[data-group=paper] td.best').count()) === 0, 'proxy-judged and paper rows unranked');
   assert((await expl.locator('tbody[data-group=models] td.best').count()) >= 1, 'model rows ranked in Table 3');
+  // Every cell of every run in one tidy CSV: run, group, table, …, n, failed.
+  const tidyHref = await page.getByTestId('tidy-csv').getAttribute('href');
+  const tidy = decodeURIComponent(tidyHref.replace(/^data:text\/csv;charset=utf-8,/, '')).trim().split('\n');
+  assert(tidy[0] === 'run,group,table,model,row,column,metric,value,ci_lo,ci_hi,n,failed', `tidy header: ${tidy[0]}`);
+  assert(tidy.some((l) => l.startsWith('model-ModelA,model,table2,')) && tidy.some((l) => /^offline-[^,]+,offline,table2,/.test(l)), 'model and offline lines');
+  assert(tidy.slice(1).every((l) => l.split(',').length >= 12), 'every line has every column');
+  // A comparison can be linked: the address picks its two runs.
+  // (The server compares only the runs it holds: the two offline ones, in reverse order.)
+  const offline = [...new Set(tidy.slice(1).map((l) => l.split(',')[0]).filter((id) => id.startsWith('offline-')))];
+  assert(offline.length === 2, `two offline runs: ${offline}`);
+  await page.goto(base + `/leaderboard?a=${offline[1]}&b=${offline[0]}#compare`);
+  const cmp = page.getByTestId('compare');
+  await cmp.getByTestId('compare-table').waitFor({ timeout: 20000 });
+  assert((await cmp.getByTestId('compare-a').inputValue()) === offline[1] && (await cmp.getByTestId('compare-b').inputValue()) === offline[0], 'the linked comparison');
+  assert((await cmp.getByTestId('compare-link').getAttribute('href')).includes(`a=${offline[1]}&b=${offline[0]}`), 'the link to it');
+  await cmp.getByTestId('compare-b').selectOption(offline[1]);
+  assert(new URL(page.url()).searchParams.get('b') === offline[1], 'the address follows the choice');
+  await page.setViewportSize({ width: 1280, height: 900 });
   // The heatmap never puts an LLM judge's score and a proxy's in one column.
   const heads = await page.getByTestId('heatmap').locator('thead th').allTextContents();
   assert(heads.includes('Relevance') && heads.includes('Relevance (proxy)') && heads.includes('Faithful. (proxy)'), `heatmap judge columns split: ${heads}`);

@@ -90,8 +90,9 @@
 //!   benchmark's `llm` partition: `llm` or `offline proxy`); every cell has `n` and `ci`
 //!   (metric → 95% exact interval over questions, [`report::Series`]) and, when
 //!   some of its items failed, `failed` (left out of the means and of `n`).
-//! - `aggregate.csv` (long format, `value,ci_lo,ci_hi,n`; proxy judge metrics named
-//!   `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).
+//! - `aggregate.csv` (the tidy long format of `serenqa_shared::tidy`: one line per run ×
+//!   table × row × column × metric with value, interval, n and failed items; proxy judge
+//!   metrics named `…_proxy`) and `aggregate.md` (the printed tables: value [interval], n, "–" for n = 0).
 //! - Two runs are compared by [`compare`] (`serenqa compare A B`, `GET /api/runs/compare`).
 //!
 //! The server exposes them as `GET /api/runs` (every run: id, manifest, aggregate),

@@ -415,8 +415,11 @@ pub fn finalize(
     }
     let md = report::markdown(&agg, &notes);
     write_json(&dir.join("aggregate.json"), &agg)?;
-    std::fs::write(dir.join("aggregate.csv"), report::csv(&agg))
-        .map_err(|e| format!("writing aggregate.csv: {e}"))?;
+    std::fs::write(
+        dir.join("aggregate.csv"),
+        serenqa_shared::tidy::csv(&manifest.run_id, &agg),
+    )
+    .map_err(|e| format!("writing aggregate.csv: {e}"))?;
     std::fs::write(dir.join("aggregate.md"), &md)
         .map_err(|e| format!("writing aggregate.md: {e}"))?;
     manifest.status = if failed.is_empty() {

@@ -6,10 +6,11 @@
 
 use serenqa_pipeline::compare::{compare_runs, markdown as compare_md};
 use serenqa_pipeline::reasoning::Judged;
-use serenqa_pipeline::report::{aggregate, csv, markdown};
+use serenqa_pipeline::report::{aggregate, markdown};
 use serenqa_pipeline::runs_dir::{write_json, Manifest};
 use serenqa_pipeline::trace::{T1Record, T2Scores, T3Record, T3Scores};
 use serenqa_shared::results::GRAMMAR_ORACLE;
+use serenqa_shared::tidy::{csv, HEADER};
 
 fn t1(qid: u32, group: &str, f1: f64, agent: &str) -> T1Record {
     let mut r = T1Record {
@@ -162,13 +163,13 @@ fn empty_partition_has_no_value_and_cells_have_n_and_intervals() {
         "no zeros for an empty partition"
     );
 
-    let text = csv(&a);
-    assert!(text.starts_with("table,model,row,column,metric,value,ci_lo,ci_hi,n\n"));
+    let text = csv("run-1", &a);
+    assert!(text.starts_with(HEADER));
     let expert = text
         .lines()
         .find(|l| l.contains(",expert,seren_hit,"))
         .unwrap();
-    assert!(expert.ends_with(",expert,seren_hit,,,,0"), "{expert}");
+    assert!(expert.ends_with(",expert,seren_hit,,,,0,0"), "{expert}");
     assert!(
         text.lines()
             .any(|l| l.contains(",llm,relevance_proxy,3.0000,2.3521,3.6479,40")),
@@ -176,7 +177,7 @@ fn empty_partition_has_no_value_and_cells_have_n_and_intervals() {
     );
     assert!(text
         .lines()
-        .any(|l| l.starts_with("table2,") && l.contains(GRAMMAR_ORACLE)));
+        .any(|l| l.starts_with("run-1,offline,table2,") && l.contains(GRAMMAR_ORACLE)));
 }
 
 #[test]
