@@ -85,6 +85,8 @@ impl RowGroup {
 #[derive(Clone, Debug)]
 struct Row {
     label: String,
+    /// The run's id (its page is `/runs/<id>`); None for the paper's rows.
+    run: Option<String>,
     group: RowGroup,
     cells: Vec<Cell>,
 }
@@ -185,12 +187,14 @@ fn table2(runs: &[Run]) -> Table {
             };
             Row {
                 label,
+                run: Some(r.id.clone()),
                 group,
                 cells: vals,
             }
         })
         .chain(paper::TABLE2.iter().map(|(model, v)| Row {
             label: paper::row_label(model, false),
+            run: None,
             group: RowGroup::Paper,
             cells: v.iter().map(|&x| Cell::published(x)).collect(),
         }))
@@ -268,6 +272,7 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
             v.push(Cell::of(c.seren_cov, c.n, c.ci.get("seren_cov")));
             r_rows.push(Row {
                 label: r.label.clone(),
+                run: Some(r.id.clone()),
                 group: group_of(r),
                 cells: v,
             });
@@ -292,6 +297,7 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
                 ]);
                 e_rows.push(Row {
                     label: format!("{}{suffix}", r.label),
+                    run: Some(r.id.clone()),
                     group: group_of(r),
                     cells: v,
                 });
@@ -311,6 +317,7 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
             cells.push(x(2));
             r_rows.push(Row {
                 label: paper::row_label(model, false),
+                run: None,
                 group: RowGroup::Paper,
                 cells,
             });
@@ -322,6 +329,7 @@ fn table3(runs: &[Run], partition: &str) -> (Table, Table) {
             cells.extend([x(1), x(2)]);
             e_rows.push(Row {
                 label: paper::row_label(model, *wo),
+                run: None,
                 group: RowGroup::Paper,
                 cells,
             });
@@ -456,7 +464,11 @@ fn ResultTable(table: Table, caption: String, testid: &'static str) -> impl Into
                 .into_any()
             })
             .collect_view();
-        view! { <tr data-row=row.label.clone()><th scope="row">{row.label.clone()}</th>{cells}</tr> }
+        let label = match &row.run {
+            Some(id) => view! { <a href=format!("/runs/{}", api::enc(id)) title="What this run was: models, settings, costs, failures">{row.label.clone()}</a> }.into_any(),
+            None => row.label.clone().into_any(),
+        };
+        view! { <tr data-row=row.label.clone()><th scope="row">{label}</th>{cells}</tr> }
     };
     // Rows by group (models, offline agents, the paper), each group sorted on its own.
     let body = move || {

@@ -10,6 +10,7 @@ mod discover;
 mod leaderboard;
 mod pages;
 mod refused;
+mod run_page;
 mod search_box;
 mod shortlist;
 mod start;
@@ -124,6 +125,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/entity/:key") view=discover::Entity />
                     <Route path=path!("/leaderboard") view=leaderboard::Leaderboard />
                     <Route path=path!("/runs/:run/trace/:qid") view=trace::TracePage />
+                    <Route path=path!("/runs/:run") view=run_page::RunPage />
                     <Route path=path!("/shortlist") view=shortlist::ShortlistPage />
                     <Route path=path!("/graph") view=pages::Overview />
                     <Route path=path!("/data") view=pages::DataLicenses />

@@ -1359,6 +1359,30 @@ test('leaderboard groups: only model rows are ranked (ties marked, n < 10 not ra
   await page.screenshot({ path: path.join(shots, 'leaderboard-groups-390.png') });
 });
 
+test('run page: a leaderboard row opens its run — models, settings, costs, code version with its commit, no server path; at 390 px', async (page) => {
+  await page.goto(base + '/leaderboard');
+  const t2 = page.getByTestId('table2');
+  await t2.locator('tbody[data-group=offline] tr[data-row] th a').first().waitFor({ timeout: 15000 });
+  const href = await t2.locator('tbody[data-group=offline] tr[data-row] th a').first().getAttribute('href');
+  assert(/^\/runs\/offline-[0-9a-f]+$/.test(href), `a row links to its run: ${href}`);
+  await t2.locator('tbody[data-group=offline] tr[data-row] th a').first().click();
+  await page.waitForURL((u) => u.pathname === href, { timeout: 15000 });
+  const run = page.getByTestId('run-page');
+  await run.waitFor({ timeout: 15000 });
+  const text = await run.textContent();
+  for (const want of ['Status: complete', 'Prompts hash', 'Model calls', 'Duration', 'beam ', 'Questions']) assert(text.includes(want), `run page says ${want}`);
+  assert(/serenqa-pipeline [\d.]+ \(git [0-9a-f]{7,}\)/.test(text), `the code version names its commit: ${text.match(/serenqa-pipeline[^·]*/)}`);
+  assert(!/\/root\/|\/home\/|\/tmp\//.test(text), 'no server path on the page');
+  const tidy = await page.getByTestId('run-tidy-csv').getAttribute('href');
+  assert(decodeURIComponent(tidy).includes('run,group,table,model,row,column,metric,value,ci_lo,ci_hi,n,failed'), "the run's tidy CSV");
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert(overflow <= 0, `the run page fits at 390 px (overflow ${overflow})`);
+  await page.screenshot({ path: path.join(shots, 'run-page-390.png'), fullPage: true });
+  await page.goto(base + '/runs/no-such-run');
+  await page.getByTestId('run-missing').waitFor({ timeout: 15000 });
+});
+
 test('data page shows attributions and non-commercial licenses', async (page) => {
   await page.goto(base + '/data');
   const table = page.getByTestId('attributions');

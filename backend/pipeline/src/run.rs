@@ -339,7 +339,10 @@ pub fn plan(cfg: &EvalConfig, g: &Graph) -> Result<Plan, String> {
             .collect(),
         roles: role_labels,
         prompts_hash: crate::prompts::prompts_hash(),
-        code_version: format!("serenqa-pipeline {}", env!("CARGO_PKG_VERSION")),
+        code_version: match env!("SERENQA_GIT_COMMIT") {
+            "" => format!("serenqa-pipeline {}", env!("CARGO_PKG_VERSION")),
+            commit => format!("serenqa-pipeline {} (git {commit})", env!("CARGO_PKG_VERSION")),
+        },
         tasks: cfg.tasks.iter().map(|t| format!("{t:?}").to_lowercase()).collect(),
         partitions: partitions.clone(),
         split: cfg.split.clone(),

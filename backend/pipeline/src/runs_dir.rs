@@ -86,7 +86,14 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunEntry> {
 /// absolute server paths are not for anonymous clients).
 pub fn runs_reply(runs_dir: &Path) -> RunsReply {
     RunsReply {
-        runs: list_runs(runs_dir),
+        // Endpoint hosts only, no server paths: the reply is for anonymous clients.
+        runs: list_runs(runs_dir)
+            .into_iter()
+            .map(|mut r| {
+                r.manifest = r.manifest.for_clients();
+                r
+            })
+            .collect(),
         runs_dir: runs_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -109,7 +109,38 @@ pub struct Manifest {
     pub queue: Option<QueueInfo>,
 }
 
+/// The host (and port) of an endpoint URL: no scheme, user, path or query — what a client may
+/// see of where a model runs (`https://user:key@api.x.com/v1?k=1` → `api.x.com`).
+pub fn endpoint_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    host.to_string()
+}
+
 impl Manifest {
+    /// The manifest as an anonymous client may see it: each model's `base_url` reduced to its
+    /// host (`endpoint_host`), and the benchmark's directory and the models file to their names.
+    pub fn for_clients(mut self) -> Manifest {
+        for m in &mut self.models {
+            if let Some(obj) = m.as_object_mut() {
+                if let Some(url) = obj.remove("base_url") {
+                    let host = url.as_str().map(endpoint_host).unwrap_or_default();
+                    obj.insert("endpoint_host".into(), serde_json::Value::String(host));
+                }
+            }
+        }
+        let name = |p: &str| {
+            std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        self.dataset.dir = name(&self.dataset.dir);
+        self.models_file = name(&self.models_file);
+        self
+    }
+
     /// The run's settings as the leaderboard labels it.
     pub fn settings(&self) -> RunSettings {
         RunSettings {
@@ -224,6 +255,32 @@ mod tests {
             manifest: Manifest::default(),
             settings: RunSettings::default(),
         };
+        assert_eq!(
+            endpoint_host("https://u:secret@api.x.com:8443/v1?key=k"),
+            "api.x.com:8443"
+        );
+        assert_eq!(
+            endpoint_host("http://127.0.0.1:11434/v1"),
+            "127.0.0.1:11434"
+        );
+        assert_eq!(endpoint_host("localhost:8000"), "localhost:8000");
+        let m = Manifest {
+            models: vec![
+                serde_json::json!({"name": "m", "base_url": "https://h.example/v1?token=t"}),
+            ],
+            dataset: DatasetInfo {
+                dir: "/home/someone/cache/bench-1".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+        .for_clients();
+        let text = serde_json::to_string(&m).unwrap_or_default();
+        assert!(
+            !text.contains("token=") && !text.contains("/home"),
+            "{text}"
+        );
+        assert_eq!(m.models[0]["endpoint_host"], "h.example");
         let v = serde_json::to_value(RunsReply {
             runs: vec![entry],
             runs_dir: "runs".into(),
