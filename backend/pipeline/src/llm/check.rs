@@ -261,7 +261,10 @@ pub async fn check(file: &ModelsFile, opts: CheckOptions) -> CheckReport {
                     attempts: 0,
                     reply: None,
                     error: spec.map(|_| {
-                        CheckError::new(ErrorKind::Unreachable, "the check of its model did not finish")
+                        CheckError::new(
+                            ErrorKind::Unreachable,
+                            "the check of its model did not finish",
+                        )
                     }),
                 }
             })
@@ -330,6 +333,7 @@ async fn check_model(
     if !opts.retries {
         probe_spec.max_retries = 0;
     }
+    let max_attempts = probe_spec.max_retries.saturating_add(1);
     let one = ModelsFile {
         models: vec![probe_spec],
         ..ModelsFile::default()
@@ -353,13 +357,13 @@ async fn check_model(
     let mut rows = Vec::new();
     if answered {
         for &role in &roles {
-            rows.push(call_role(&client, &spec.name, role, role_row(role)).await);
+            rows.push(call_role(&client, &spec.name, role, max_attempts, role_row(role)).await);
         }
     } else {
         let mut set = tokio::task::JoinSet::new();
         for (i, &role) in roles.iter().enumerate() {
             let (client, name, row) = (client.clone(), spec.name.clone(), role_row(role));
-            set.spawn(async move { (i, call_role(&client, &name, role, row).await) });
+            set.spawn(async move { (i, call_role(&client, &name, role, max_attempts, row).await) });
         }
         let mut out: Vec<(usize, RoleCheck)> = Vec::new();
         while let Some(joined) = set.join_next().await {
@@ -374,7 +378,13 @@ async fn check_model(
 }
 
 /// One check call for `role`.
-async fn call_role(client: &LlmClient, name: &str, role: Role, mut row: RoleCheck) -> RoleCheck {
+async fn call_role(
+    client: &LlmClient,
+    name: &str,
+    role: Role,
+    max_attempts: u32,
+    mut row: RoleCheck,
+) -> RoleCheck {
     let started = Instant::now();
     match client.chat(name, &probe(role)).await {
         Ok(r) => {
@@ -385,8 +395,10 @@ async fn call_role(client: &LlmClient, name: &str, role: Role, mut row: RoleChec
         }
         Err(e) => {
             row.latency_ms = Some(round_ms(started.elapsed().as_secs_f64() * 1000.0));
+            // The client retries exactly the unavailable kinds (see `LlmClient`).
             row.attempts = match &e {
                 LlmError::Timeout { attempts, .. } => *attempts,
+                e if e.is_unavailable() => max_attempts,
                 _ => 1,
             };
             row.error = Some(CheckError::from_llm(&e));
@@ -477,9 +489,10 @@ fn failed_listing(e: CheckError) -> Listing {
 pub fn parse_listing(body: &str) -> Result<Vec<String>, CheckError> {
     let v: serde_json::Value = serde_json::from_str(body)
         .map_err(|e| CheckError::new(ErrorKind::Malformed, format!("listing is not JSON ({e})")))?;
-    let data = v.get("data").and_then(|d| d.as_array()).ok_or_else(|| {
-        CheckError::new(ErrorKind::Malformed, "listing without a \"data\" array")
-    })?;
+    let data = v
+        .get("data")
+        .and_then(|d| d.as_array())
+        .ok_or_else(|| CheckError::new(ErrorKind::Malformed, "listing without a \"data\" array"))?;
     Ok(data
         .iter()
         .filter_map(|m| m.get("id").and_then(|i| i.as_str()).map(str::to_string))
@@ -584,7 +597,10 @@ mod tests {
     #[test]
     fn hosts_never_carry_path_query_or_credentials() {
         assert_eq!(host_of("http://127.0.0.1:8000/v1"), "127.0.0.1:8000");
-        assert_eq!(host_of("https://api.deepseek.com/v1?x=1"), "api.deepseek.com");
+        assert_eq!(
+            host_of("https://api.deepseek.com/v1?x=1"),
+            "api.deepseek.com"
+        );
         assert_eq!(host_of("http://user:pw@host:11434/v1"), "host:11434");
         assert_eq!(host_of("http://[::1]:8080/v1"), "[::1]:8080");
         assert_eq!(
@@ -599,8 +615,12 @@ mod tests {
 
     #[test]
     fn listings_and_errors_read_in_one_line() {
-        let ids = parse_listing(r#"{"object":"list","data":[{"id":"a"},{"id":"llama3.1:latest"}]}"#);
-        assert_eq!(ids.as_deref().ok(), Some(&["a".to_string(), "llama3.1:latest".to_string()][..]));
+        let ids =
+            parse_listing(r#"{"object":"list","data":[{"id":"a"},{"id":"llama3.1:latest"}]}"#);
+        assert_eq!(
+            ids.as_deref().ok(),
+            Some(&["a".to_string(), "llama3.1:latest".to_string()][..])
+        );
         let listed = ids.unwrap_or_default();
         assert!(is_listed("llama3.1", &listed) && is_listed("a", &listed));
         assert!(!is_listed("b", &listed));

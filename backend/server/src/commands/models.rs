@@ -129,13 +129,19 @@ fn render(report: &CheckReport, opts: &CheckOptions) -> String {
     };
     let _ = writeln!(out, "per-call timeout: {timeout}; {retries}");
     if report.models.is_empty() {
-        let _ = writeln!(out, "no model declared: every role is played by the offline agent");
+        let _ = writeln!(
+            out,
+            "no model declared: every role is played by the offline agent"
+        );
     } else {
         let mut rows = vec![row(&["MODEL", "HOST", "LISTING", "MS", "DETAIL"])];
         for m in &report.models {
             let l = &m.listing;
             let (status, detail) = match &l.error {
-                None => ("ok".to_string(), listed(&m.model, &l.models, l.configured_listed)),
+                None => (
+                    "ok".to_string(),
+                    listed(&m.model, &l.models, l.configured_listed),
+                ),
                 Some(e) => (e.label(), e.message.clone()),
             };
             rows.push(vec![
@@ -194,7 +200,12 @@ fn render(report: &CheckReport, opts: &CheckOptions) -> String {
 /// What a listing says about the configured model, with the first few ids.
 fn listed(model: &str, ids: &[String], configured: Option<bool>) -> String {
     const SHOWN: usize = 4;
-    let mut shown = ids.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut shown = ids
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if ids.len() > SHOWN {
         let _ = write!(shown, ", … ({} more)", ids.len() - SHOWN);
     }
