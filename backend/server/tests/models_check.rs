@@ -115,6 +115,7 @@ fn a_healthy_endpoint_serves_every_role() {
     let o = serenqa(dir.path(), &["models", "check", "models.json"]);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}"); // the sample shown with --nocapture
     assert!(out.contains("6 of 6 roles served by a model"), "{out}");
     assert!(out.contains("\"scripted-1\" listed"), "{out}");
     assert!(out.contains(host) && !out.contains("http://"), "{out}");
@@ -173,6 +174,7 @@ fn a_dead_endpoint_is_unreachable_and_named_by_its_host_only() {
     let o = serenqa(dir.path(), &["models", "check", "models.json"]);
     assert!(!o.status.success(), "{}", text(&o));
     let all = text(&o);
+    println!("{all}"); // the sample shown with --nocapture
     for leak in ["private-path", "token", "s3cret", "http://", "/v1"] {
         assert!(!all.contains(leak), "{leak:?} in the output: {all}");
     }

@@ -195,4 +195,20 @@ mod tests {
         );
         assert_eq!(f.model_for("nodes").map(|m| m.concurrency), Some(64));
     }
+
+    #[test]
+    fn server_example_files_are_valid_and_map_every_role() {
+        for (name, text) in [
+            ("vllm", include_str!("../../models.vllm.json")),
+            ("ollama", include_str!("../../models.ollama.json")),
+            ("llamacpp", include_str!("../../models.llamacpp.json")),
+            ("hosted", include_str!("../../models.hosted.json")),
+        ] {
+            let f: ModelsFile = serde_json::from_str(text).unwrap();
+            f.validate().unwrap();
+            for role in ROLES {
+                assert!(f.model_for(role).is_some(), "{name}: {role} unmapped");
+            }
+        }
+    }
 }
