@@ -2,7 +2,7 @@
 //! server (`src/scripted_llm.rs`, a test double, not a model): a healthy endpoint serves
 //! every role (exit 0); a port nothing listens on makes its roles `unreachable` (exit 1) and
 //! the output names its host only, never the URL; an endpoint whose replies are cut-off JSON
-//! makes them `malformed`; an unset `api_key_env` is one clear line and sends nothing; the
+//! makes them `malformed`, one that never answers `timeout` (after `--timeout`); an unset `api_key_env` is one clear line and sends nothing; the
 //! roles are listed in the `--help` of `models check` and of `eval`. No timing assertions.
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
@@ -223,6 +223,55 @@ fn malformed_replies_are_reported_as_malformed() {
         String::from_utf8_lossy(&o.stdout)
             .lines()
             .any(|l| l.starts_with("retrieval") && l.contains("malformed")),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_silent_endpoint_times_out_within_the_check_timeout() {
+    let rt = runtime();
+    let faults = scripted_llm::Faults {
+        on: std::sync::Arc::new(true.into()),
+        every: Some(scripted_llm::Fault::Hang),
+        ..Default::default()
+    };
+    let llm = rt
+        .block_on(scripted_llm::start_with_faults(Duration::ZERO, faults))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let models = scripted_llm::models_file(&llm.base_url, &["continue"], 4);
+    std::fs::write(dir.path().join("models.json"), models.to_string()).unwrap();
+    let o = serenqa(
+        dir.path(),
+        &[
+            "models",
+            "check",
+            "models.json",
+            "--json",
+            "--timeout",
+            "0.5",
+        ],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds = roles(&report);
+    assert_eq!(
+        kinds
+            .iter()
+            .find(|r| r.0 == "continue")
+            .map(|r| (r.1.as_str(), r.2.as_str())),
+        Some(("failed", "timeout")),
+        "{}",
+        text(&o)
+    );
+    let o = serenqa(
+        dir.path(),
+        &["models", "check", "models.json", "--timeout", "0"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--timeout must be a positive number"),
         "{}",
         text(&o)
     );
