@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::chat::{LlmError, Message};
 use super::client::{install_crypto, LlmClient};
-use super::models::{ModelSpec, ModelsFile};
+use super::models::{ModelSpec, ModelsFile, MAX_TIMEOUT_SECS};
 use super::role::Role;
 
 /// Per-call timeout when neither `--timeout` nor a shorter `timeout_secs` in the file says
@@ -49,6 +49,7 @@ impl CheckOptions {
     pub fn timeout_for(&self, spec: &ModelSpec) -> f64 {
         self.timeout_secs
             .unwrap_or_else(|| spec.timeout_secs.min(DEFAULT_CHECK_TIMEOUT_SECS))
+            .clamp(0.001, MAX_TIMEOUT_SECS)
     }
 }
 
@@ -348,6 +349,9 @@ async fn check_model(
     };
 
     report.listing = list_models(&spec, key.as_deref(), timeout).await;
+    if let Some(e) = report.listing.error.as_mut() {
+        e.message = redact_key(&e.message, key.as_deref());
+    }
     let answered = report
         .listing
         .error
@@ -373,6 +377,14 @@ async fn check_model(
         }
         out.sort_by_key(|r| r.0);
         rows = out.into_iter().map(|r| r.1).collect();
+    }
+    for row in &mut rows {
+        if let Some(e) = row.error.as_mut() {
+            e.message = redact_key(&e.message, key.as_deref());
+        }
+        if let Some(r) = row.reply.as_mut() {
+            *r = redact_key(r, key.as_deref());
+        }
     }
     (report, rows)
 }
@@ -574,6 +586,27 @@ pub fn redact_urls(text: &str) -> String {
     }
 }
 
+/// `text` without the API key: the key itself, and any `sk-…` word (an error body may echo
+/// a key, even masked), reduced to `[key]`.
+pub fn redact_key(text: &str, key: Option<&str>) -> String {
+    let text = match key {
+        Some(k) if k.len() >= 4 => text.replace(k, "[key]"),
+        _ => text.to_string(),
+    };
+    text.split(' ')
+        .map(|w| {
+            if w.trim_start_matches(|c: char| !c.is_alphanumeric())
+                .starts_with("sk-")
+            {
+                "[key]"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `text` on one line (whitespace runs collapsed, URLs reduced to hosts), cut at `max` chars.
 fn one_line(text: &str, max: usize) -> String {
     let flat = redact_urls(&text.split_whitespace().collect::<Vec<_>>().join(" "));
@@ -636,6 +669,14 @@ mod tests {
         assert_eq!(e.label(), "http 401");
         assert_eq!(e.message, "bad key see x.example");
         assert_eq!(one_line(&"x".repeat(200), 10).chars().count(), 10);
+        assert_eq!(
+            redact_key("Incorrect API key provided: sk-proj-****abcd. See x", None),
+            "Incorrect API key provided: [key] See x"
+        );
+        assert_eq!(
+            redact_key("bad token abc123secret", Some("abc123secret")),
+            "bad token [key]"
+        );
     }
 
     #[test]

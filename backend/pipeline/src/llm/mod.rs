@@ -44,6 +44,6 @@ pub use check::{
 };
 pub use client::{parse_reply, Endpoint, LlmClient, Stats, StatsSnapshot};
 pub use connect::connect;
-pub use models::{ModelSpec, ModelsFile};
+pub use models::{ModelSpec, ModelsFile, MAX_TIMEOUT_SECS};
 pub use role::{Role, ROLES};
 pub use roles::{CallTrace, RoleModel, Roles};

@@ -26,6 +26,9 @@ fn default_concurrency() -> usize {
     64
 }
 
+/// Longest `timeout_secs` a models file may set (a day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// One model endpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
@@ -116,8 +119,12 @@ impl ModelsFile {
                     m.name
                 ));
             }
-            if m.timeout_secs.is_nan() || m.timeout_secs <= 0.0 {
-                return Err(format!("model {:?}: timeout_secs must be positive", m.name));
+            // Bounded too: a timeout becomes a `Duration`, which a huge number overflows.
+            if !(m.timeout_secs > 0.0 && m.timeout_secs <= MAX_TIMEOUT_SECS) {
+                return Err(format!(
+                    "model {:?}: timeout_secs must be positive, at most {MAX_TIMEOUT_SECS}",
+                    m.name
+                ));
             }
         }
         for (role, model) in &self.roles {

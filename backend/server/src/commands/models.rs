@@ -11,6 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use serenqa_pipeline::llm::{
     check, CheckOptions, CheckReport, ModelsFile, Role, RoleStatus, DEFAULT_CHECK_TIMEOUT_SECS,
+    MAX_TIMEOUT_SECS,
 };
 
 /// The roles of a models file and what each does (the `--help` of `models check` and of
@@ -77,8 +78,8 @@ pub fn run(args: ModelsArgs) -> Result<()> {
 
 fn run_check(args: CheckArgs) -> Result<()> {
     if let Some(t) = args.timeout {
-        if !(t.is_finite() && t > 0.0) {
-            bail!("--timeout must be a positive number of seconds");
+        if !(t > 0.0 && t <= MAX_TIMEOUT_SECS) {
+            bail!("--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECS}");
         }
     }
     let file = ModelsFile::load(&args.file).map_err(|e| anyhow!(e))?;
