@@ -102,7 +102,11 @@ fn run_check(args: CheckArgs) -> Result<()> {
         let which: Vec<String> = failed
             .iter()
             .map(|r| {
-                let kind = r.error.as_ref().map(|e| e.label()).unwrap_or_default();
+                let kind = r
+                    .error
+                    .as_ref()
+                    .map(serenqa_pipeline::llm::CheckError::label)
+                    .unwrap_or_default();
                 format!("{} ({kind})", r.role)
             })
             .collect();
