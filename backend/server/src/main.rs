@@ -70,6 +70,8 @@ enum Command {
     Bench(commands::bench::BenchArgs),
     /// Run a read-only Cypher query on the graph; prints a table (or JSON).
     Cypher(commands::cypher::CypherArgs),
+    /// Check a models file: each endpoint's listing and one tiny call per role.
+    Models(commands::models::ModelsArgs),
     /// Evaluate LLMs or the offline agents on the benchmark (T1, T2, T3); resumable.
     Eval(commands::eval::EvalArgs),
     /// Compare two evaluation runs question by question (Δ with paired-bootstrap 95% CIs).
@@ -106,6 +108,7 @@ fn main() {
         Command::Rns(a) => commands::rns::run(a, progress),
         Command::Bench(a) => commands::bench::run(a, progress),
         Command::Cypher(a) => commands::cypher::run(a, progress),
+        Command::Models(a) => commands::models::run(a),
         Command::Eval(a) => commands::eval::run(a, progress),
         Command::Compare(a) => commands::eval::run_compare(a),
         Command::Ask(a) => commands::eval::run_ask(a, progress),

@@ -17,6 +17,8 @@
 //! HTTP 500, a malformed body (cut-off JSON) or, when enabled, no answer at all (the client
 //! times out). The same prompt always gets the same fault, so retries fail alike and a run
 //! is reproducible; switched off, the server answers every call (`tests/eval_failures.rs`).
+//! [`Faults::every`] makes every call fail one way instead (`tests/models_check.rs`).
+//! `GET /v1/models` lists the one model, `scripted-1`, the way OpenAI-compatible servers do.
 
 #![allow(dead_code)]
 
@@ -26,7 +28,7 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 
 /// A running scripted server.
@@ -60,6 +62,8 @@ pub struct Faults {
     pub timeouts: bool,
     /// Calls failed so far.
     pub failed: Arc<AtomicUsize>,
+    /// While `on`, every call fails this way (instead of the fifth [`fault_for`] picks).
+    pub every: Option<Fault>,
 }
 
 /// How a picked call fails.
@@ -113,6 +117,7 @@ pub async fn start_with_faults(latency: Duration, faults: Faults) -> std::io::Re
     let calls = s.calls.clone();
     let app = Router::new()
         .route("/v1/chat/completions", post(handle))
+        .route("/v1/models", get(listing))
         .with_state(s);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -148,7 +153,11 @@ async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
                     .join("\n")
             })
             .unwrap_or_default();
-        if let Some(f) = fault_for(&prompt, s.faults.timeouts) {
+        if let Some(f) = s
+            .faults
+            .every
+            .or_else(|| fault_for(&prompt, s.faults.timeouts))
+        {
             s.faults.failed.fetch_add(1, Ordering::Relaxed);
             return match f {
                 Fault::Http500 => (
@@ -185,6 +194,16 @@ async fn handle(State(s): State<S>, body: String) -> axum::response::Response {
         "id": "scripted", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": (text("system").len() + text("user").len()) / 4, "completion_tokens": content.len() / 4}
+    });
+    ([("content-type", "application/json")], body.to_string()).into_response()
+}
+
+/// `GET /v1/models`, the OpenAI-compatible listing: the one model [`models_file`] declares
+/// (`scripted-1`), whatever the failure mode.
+async fn listing() -> axum::response::Response {
+    let body = serde_json::json!({
+        "object": "list",
+        "data": [{"id": "scripted-1", "object": "model", "owned_by": "scripted"}]
     });
     ([("content-type", "application/json")], body.to_string()).into_response()
 }

@@ -70,7 +70,7 @@ pub struct LlmClient {
     pub stats: Arc<Stats>,
 }
 
-fn install_crypto() {
+pub(super) fn install_crypto() {
     // reqwest is built without a default provider (see Cargo.toml); a second install is a no-op.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

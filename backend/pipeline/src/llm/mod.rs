@@ -19,12 +19,15 @@
 //!   limits, accounting ([`Stats`]); `cache` — its on-disk response cache.
 //! - `models` — the models file ([`ModelsFile`], [`ModelSpec`]); `role` — the agent roles
 //!   ([`Role`], [`ROLES`]); `roles` — which model plays each role ([`Roles`], [`RoleModel`]).
+//! - `check` — whether a models file's endpoints can serve its roles ([`check`]: the model
+//!   listing and one tiny call per role; `serenqa models check`).
 //!
 //! To add a provider that is not OpenAI-compatible: implement [`ChatModel`] for its client
 //! and put it in a [`RoleModel`]; every agent takes its model as `Arc<dyn ChatModel>`.
 
 mod cache;
 mod chat;
+mod check;
 mod client;
 mod connect;
 mod models;
@@ -35,8 +38,12 @@ pub use cache::Cache;
 pub use chat::{
     track_unavailable, BoxFuture, ChatModel, LlmError, Message, Reply, MAX_REPLY_CHARS,
 };
+pub use check::{
+    check, CheckError, CheckOptions, CheckReport, ErrorKind, Listing, ModelCheck, RoleCheck,
+    RoleStatus, CHECK_MAX_TOKENS, DEFAULT_CHECK_TIMEOUT_SECS,
+};
 pub use client::{parse_reply, Endpoint, LlmClient, Stats, StatsSnapshot};
 pub use connect::connect;
-pub use models::{ModelSpec, ModelsFile};
+pub use models::{ModelSpec, ModelsFile, MAX_TIMEOUT_SECS};
 pub use role::{Role, ROLES};
 pub use roles::{CallTrace, RoleModel, Roles};

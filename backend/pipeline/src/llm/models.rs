@@ -26,6 +26,9 @@ fn default_concurrency() -> usize {
     64
 }
 
+/// Longest `timeout_secs` a models file may set (a day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// One model endpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
@@ -116,8 +119,12 @@ impl ModelsFile {
                     m.name
                 ));
             }
-            if m.timeout_secs.is_nan() || m.timeout_secs <= 0.0 {
-                return Err(format!("model {:?}: timeout_secs must be positive", m.name));
+            // Bounded too: a timeout becomes a `Duration`, which a huge number overflows.
+            if !(m.timeout_secs > 0.0 && m.timeout_secs <= MAX_TIMEOUT_SECS) {
+                return Err(format!(
+                    "model {:?}: timeout_secs must be positive, at most {MAX_TIMEOUT_SECS}",
+                    m.name
+                ));
             }
         }
         for (role, model) in &self.roles {
@@ -194,5 +201,21 @@ mod tests {
             Some("deepseek-v3")
         );
         assert_eq!(f.model_for("nodes").map(|m| m.concurrency), Some(64));
+    }
+
+    #[test]
+    fn server_example_files_are_valid_and_map_every_role() {
+        for (name, text) in [
+            ("vllm", include_str!("../../models.vllm.json")),
+            ("ollama", include_str!("../../models.ollama.json")),
+            ("llamacpp", include_str!("../../models.llamacpp.json")),
+            ("hosted", include_str!("../../models.hosted.json")),
+        ] {
+            let f: ModelsFile = serde_json::from_str(text).unwrap();
+            f.validate().unwrap();
+            for role in ROLES {
+                assert!(f.model_for(role).is_some(), "{name}: {role} unmapped");
+            }
+        }
     }
 }

@@ -46,6 +46,19 @@ impl Role {
         }
     }
 
+    /// What the role does, in a few words (the `--models` help, `serenqa models check`).
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Role::Retrieval => "T1: writes the Cypher query for a question",
+            Role::Relations => "T3: picks the relation types to follow from a node",
+            Role::Nodes => "T3: picks the nodes the beam keeps",
+            Role::Continue => "T3: describes a level and decides whether to go deeper",
+            Role::Summary => "T2/T3: summarises each hop level",
+            Role::Judge => "T2/T3: scores faithfulness, comprehensiveness, relevance",
+            Role::Ensemble => "benchmark builder: scores candidate answers 0-20",
+        }
+    }
+
     /// The prompt template the role renders (`prompts/<name>.txt`); the judge has one per
     /// judgement (`judge_faithfulness`, …), named by the judgement.
     pub const fn template(self) -> &'static str {

@@ -21,7 +21,12 @@ use crate::graph_source::GraphArgs;
 #[derive(Args)]
 pub struct EvalArgs {
     /// Models file (JSON: models and role → model map). Default: offline agents only.
-    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SERENQA_MODELS",
+        long_help = crate::commands::models::models_flag_help()
+    )]
     models: Option<PathBuf>,
     /// Tasks to run.
     #[arg(long, default_value = "t1,t2,t3")]
@@ -321,7 +326,12 @@ pub struct AskArgs {
     #[arg(long)]
     model: Option<String>,
     /// Models file.
-    #[arg(long, value_name = "FILE", env = "SERENQA_MODELS")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SERENQA_MODELS",
+        long_help = crate::commands::models::models_flag_help()
+    )]
     models: Option<PathBuf>,
     /// Candidates shown at most.
     #[arg(long, default_value_t = 20)]

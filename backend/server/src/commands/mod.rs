@@ -8,6 +8,7 @@ pub mod discover;
 pub mod edges;
 pub mod eval;
 pub mod import;
+pub mod models;
 pub mod perf;
 pub mod perf_annotate;
 pub mod perf_hostile;
