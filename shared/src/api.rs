@@ -6,8 +6,8 @@ pub mod runs;
 pub mod shortlist;
 pub mod trace;
 pub use runs::{
-    DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo, RunEntry, RunQuestion,
-    RunsReply, StatsSnapshot,
+    endpoint_host, DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo, RunEntry,
+    RunQuestion, RunsReply, StatsSnapshot,
 };
 pub use shortlist::{
     shortlist_csv, Shortlist, ShortlistAdd, ShortlistEntity, ShortlistItem, ShortlistScores,

@@ -551,15 +551,14 @@ fn last_cause(message: &str) -> String {
         .to_string()
 }
 
-/// The host (and port) of a URL, never its path, query or credentials.
+/// The host (and port) of a URL, never its path, query or credentials (the one rule:
+/// `serenqa_shared::api::endpoint_host`, also applied to run manifests served to clients).
 pub fn host_of(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(u) => match (u.host_str(), u.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_string(),
-            (None, _) => "(no host)".into(),
-        },
-        Err(_) => "(invalid URL)".into(),
+    let h = serenqa_shared::api::endpoint_host(url.trim());
+    if h.is_empty() {
+        "(no host)".into()
+    } else {
+        h
     }
 }
 
