@@ -29,8 +29,10 @@ use serenqa_graph::Graph;
 
 use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
+use crate::ensemble::{combine, Combine};
 use crate::features::Space;
-use crate::model::{fit_on, unit, PredictParams};
+use crate::gbdt::GbdtParams;
+use crate::model::{fit_gbdt_on, fit_on, unit, PredictParams};
 use crate::PredictError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -175,6 +177,22 @@ pub struct LabelReport {
     /// The check of both: for the 100 and the 1,000 best pairs (pooled out-of-fold), the
     /// observed precision, the mean calibrated score, and Platt's mean score.
     pub calibration_check: Vec<CalibrationCheck>,
+    /// The learners compared on this label's folds ([`cross_validate_learners`]; the first
+    /// label only): the logistic head itself first, then gradient-boosted trees and the
+    /// combinations of both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub learners: Vec<LearnerReport>,
+}
+
+/// One learner's out-of-fold figures on the same folds and feature tables as the heads'.
+#[derive(Clone, Debug, Serialize)]
+pub struct LearnerReport {
+    pub name: String,
+    pub folds: Vec<Metrics>,
+    pub overall: Metrics,
+    /// Fitting time over all folds (the trees' fits; 0 for the logistic head and the
+    /// combinations, whose parts are timed elsewhere).
+    pub seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -374,6 +392,41 @@ pub fn cross_validate(
     kind: FoldKind,
     progress: &mut dyn FnMut(&str, &FoldResult),
 ) -> Result<EvalReport, PredictError> {
+    cross_validate_learners(g, params, k, kind, &[], progress)
+}
+
+/// Names of the learners [`cross_validate_learners`] compares for a grid of trees.
+pub fn learner_names(grid: &[GbdtParams]) -> Vec<String> {
+    let mut names = vec!["logistic".to_string()];
+    for gp in grid {
+        names.push(gbdt_name(gp));
+    }
+    for gp in grid {
+        for c in Combine::ALL {
+            names.push(format!("logistic + {} ({})", gbdt_name(gp), c.name()));
+        }
+    }
+    names
+}
+
+fn gbdt_name(gp: &GbdtParams) -> String {
+    format!(
+        "GBDT depth {} lr {} × {}",
+        gp.depth, gp.learning_rate, gp.rounds
+    )
+}
+
+/// [`cross_validate`], and on the first label also gradient-boosted trees of each of `grid`
+/// fitted on the same rows of the same fold's feature table as the logistic head, alone and
+/// combined with it (each [`Combine`], equal weights) — reported in `LabelReport::learners`.
+pub fn cross_validate_learners(
+    g: &Graph,
+    params: &PredictParams,
+    k: usize,
+    kind: FoldKind,
+    grid: &[GbdtParams],
+    progress: &mut dyn FnMut(&str, &FoldResult),
+) -> Result<EvalReport, PredictError> {
     if !(2..=20).contains(&k) {
         return Err(PredictError::Task(format!(
             "folds must be between 2 and 20, not {k}"
@@ -403,6 +456,14 @@ pub fn cross_validate(
     let mut prior = vec![vec![0f64; npairs]; nh];
     let mut folds: Vec<Vec<FoldResult>> = vec![Vec::new(); nh];
     let abbrev = |h: usize| g.relation(rels[heads[h]]).abbrev.clone();
+    let names = if grid.is_empty() {
+        Vec::new()
+    } else {
+        learner_names(grid)
+    };
+    let mut learner_oof = vec![vec![0f64; npairs]; names.len()];
+    let mut learner_folds: Vec<Vec<Metrics>> = vec![Vec::new(); names.len()];
+    let mut learner_seconds = vec![0f64; names.len()];
     for f in 0..k {
         let t = Instant::now();
         let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
@@ -444,6 +505,28 @@ pub fn cross_validate(
             };
             progress(&abbrev(h), &r);
             folds[h].push(r);
+            if h == 0 && !grid.is_empty() {
+                let lr = fitted.logits_all(&feats);
+                let mut all: Vec<Vec<f64>> = vec![lr.clone()];
+                for (i, gp) in grid.iter().enumerate() {
+                    let tg = Instant::now();
+                    let gb = fit_gbdt_on(&feats, &positives[0], &|p| fold[p] != f, params, gp);
+                    learner_seconds[1 + i] += tg.elapsed().as_secs_f64();
+                    all.push(gb.logits_all(&feats));
+                }
+                for i in 0..grid.len() {
+                    for c in Combine::ALL {
+                        all.push(combine(&lr, &all[1 + i], c, 0.5));
+                    }
+                }
+                for (v, z) in all.iter().enumerate() {
+                    let sc: Vec<f64> = test.iter().map(|&p| z[p]).collect();
+                    for &p in &test {
+                        learner_oof[v][p] = z[p];
+                    }
+                    learner_folds[v].push(metrics(&test, &sc, &labels, nd));
+                }
+            }
         }
     }
     let all: Vec<usize> = (0..npairs).collect();
@@ -481,6 +564,20 @@ pub fn cross_validate(
                 calibration,
                 platt,
                 calibration_check,
+                learners: if h == 0 {
+                    names
+                        .iter()
+                        .enumerate()
+                        .map(|(v, name)| LearnerReport {
+                            name: name.clone(),
+                            folds: std::mem::take(&mut learner_folds[v]),
+                            overall: metrics(&all, &learner_oof[v], &positives[0], nd),
+                            seconds: learner_seconds[v],
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
@@ -586,6 +683,23 @@ impl EvalReport {
                 s += "\n";
                 for k in &l.calibration_check {
                     s += &format!("  best {:>5}: observed precision {:.3}, mean calibrated score {:.3}, Platt's {:.3}\n", k.top, k.observed, k.calibrated, k.platt);
+                }
+            }
+            if !l.learners.is_empty() {
+                s += &format!("learners on the same folds (pooled out-of-fold):\n{:<48}  P@10/dis  P@20/dis  R@10/dis  in top {TOP_BUDGET}   AUROC   AUPRC  seconds\n", "learner");
+                for r in &l.learners {
+                    let (m, t) = (&r.overall, &r.overall.top);
+                    s += &format!(
+                        "{:<48}  {:>8.3}  {:>8.3}  {:>8.3}  {:>12.3}  {:.4}  {:.4}  {:>7.1}\n",
+                        r.name,
+                        t.p_at_10_disease,
+                        t.p_at_20_disease,
+                        t.r_at_10_disease,
+                        t.in_top_budget,
+                        m.auroc,
+                        m.auprc,
+                        r.seconds
+                    );
                 }
             }
             if l.folds.iter().any(|f| !f.converged) {

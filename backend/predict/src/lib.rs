@@ -61,9 +61,11 @@
 
 pub mod calibrate;
 pub mod dwpc;
+pub mod ensemble;
 pub mod eval;
 pub mod explain;
 pub mod features;
+pub mod gbdt;
 pub mod learn;
 pub mod metagraph;
 pub mod model;

@@ -8,6 +8,7 @@ use serenqa_graph::Graph;
 use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
 use crate::features::{FeatureParams, Features, Space};
+use crate::gbdt::{Gbdt, GbdtParams};
 use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
 
@@ -77,31 +78,90 @@ pub fn fit_on_from(
     params: &PredictParams,
     start: Option<&LogReg>,
 ) -> Fitted {
+    let t = training_rows(positive, train, params);
+    let nf = f.cols.len();
+    let mut x = Vec::with_capacity(t.rows.len() * nf);
+    let mut y = Vec::with_capacity(t.rows.len());
+    for &p in &t.rows {
+        x.extend(f.cols.iter().map(|c| c[p] as f64));
+        y.push(if positive[p] { 1.0 } else { 0.0 });
+    }
+    let model = fit_from(&x, t.rows.len(), nf, &y, params.fit, start);
+    Fitted {
+        model,
+        offset: t.rate.ln(),
+        train_pos: t.positives,
+        train_neg: t.rows.len() - t.positives,
+    }
+}
+
+/// The rows a head trains on: every positive `train(p)` allows and a seeded sample of its
+/// negatives (`negatives_per_positive` per positive), in pair order.
+pub struct TrainingRows {
+    pub rows: Vec<usize>,
+    pub positives: usize,
+    /// The negatives' sampling rate: `ln rate` added to a logit undoes the subsampling.
+    pub rate: f64,
+}
+
+pub fn training_rows(
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+) -> TrainingRows {
     let npairs = positive.len();
-    let pos: Vec<usize> = (0..npairs).filter(|&p| positive[p] && train(p)).collect();
+    let positives = (0..npairs).filter(|&p| positive[p] && train(p)).count();
     let neg_all = (0..npairs).filter(|&p| !positive[p] && train(p)).count();
     let rate = if neg_all == 0 {
         1.0
     } else {
-        (params.negatives_per_positive * pos.len() as f64 / neg_all as f64).min(1.0)
+        (params.negatives_per_positive * positives as f64 / neg_all as f64).min(1.0)
     };
     let rows: Vec<usize> = (0..npairs)
         .filter(|&p| train(p) && (positive[p] || unit(params.seed, p as u64) < rate))
         .collect();
-    let nf = f.cols.len();
-    let mut x = Vec::with_capacity(rows.len() * nf);
-    let mut y = Vec::with_capacity(rows.len());
-    for &p in &rows {
-        x.extend(f.cols.iter().map(|c| c[p] as f64));
-        y.push(if positive[p] { 1.0 } else { 0.0 });
+    TrainingRows {
+        rows,
+        positives,
+        rate,
     }
-    let model = fit_from(&x, rows.len(), nf, &y, params.fit, start);
-    let train_neg = rows.len() - pos.len();
-    Fitted {
-        model,
-        offset: rate.ln(),
-        train_pos: pos.len(),
-        train_neg,
+}
+
+/// Gradient-boosted trees ([`crate::gbdt`]) fitted on the same rows as [`fit_on`].
+#[derive(Clone, Debug)]
+pub struct FittedGbdt {
+    pub model: Gbdt,
+    /// Added to the logit: undoes the negative subsampling (`ln rate`).
+    pub offset: f64,
+}
+
+pub fn fit_gbdt_on(
+    f: &Features,
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+    gbdt: &GbdtParams,
+) -> FittedGbdt {
+    let t = training_rows(positive, train, params);
+    let y: Vec<f64> = t
+        .rows
+        .iter()
+        .map(|&p| if positive[p] { 1.0 } else { 0.0 })
+        .collect();
+    FittedGbdt {
+        model: Gbdt::fit(&f.cols, &t.rows, &y, gbdt),
+        offset: t.rate.ln(),
+    }
+}
+
+impl FittedGbdt {
+    /// Logits of all pairs, on the scale of all pairs.
+    pub fn logits_all(&self, f: &Features) -> Vec<f64> {
+        let mut z = self.model.logits_all(&f.cols);
+        for v in &mut z {
+            *v += self.offset;
+        }
+        z
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use serenqa_predict::eval::{cross_validate, FoldKind};
+use serenqa_predict::eval::{cross_validate_learners, FoldKind};
 use serenqa_predict::{predict, PredictParams, Predictions};
 
 use crate::graph_source::GraphArgs;
@@ -65,6 +65,11 @@ enum PredictCommand {
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Also compare gradient-boosted trees (the fixed grid of
+        /// `serenqa_predict::gbdt::GRID`), alone and combined with the logistic head, on the
+        /// treats label's folds.
+        #[arg(long)]
+        learners: bool,
     },
     /// Time features + fit + predict for all pairs and report peak RSS.
     Bench {
@@ -107,7 +112,8 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
             folds,
             kind,
             json,
-        }) => run_eval(run, folds, &kind, json, progress),
+            learners,
+        }) => run_eval(run, folds, &kind, json, learners, progress),
         Some(PredictCommand::Bench { run }) => run_bench(run, progress),
     }
 }
@@ -205,6 +211,7 @@ fn run_eval(
     folds: usize,
     kind: &str,
     json: Option<PathBuf>,
+    learners: bool,
     progress: bool,
 ) -> Result<()> {
     let kinds = match kind {
@@ -217,7 +224,12 @@ fn run_eval(
     let g = args.graph.load(progress)?;
     let mut reports = Vec::new();
     for k in kinds {
-        let report = cross_validate(&g, &params, folds, k, &mut |label, f| {
+        let grid: &[_] = if learners {
+            &serenqa_predict::gbdt::GRID
+        } else {
+            &[]
+        };
+        let report = cross_validate_learners(&g, &params, folds, k, grid, &mut |label, f| {
             if progress {
                 eprintln!(
                     "fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s",
