@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 pub enum Combine {
     /// Mean of the two logits as they are (both are log-odds on the scale of all pairs).
     MeanLogit,
-    /// Mean of the two logits, each standardised over all pairs (mean 0, deviation 1).
+    /// Mean of the two logits, each standardised over all pairs (mean 0, deviation 1), put
+    /// back on the scale of the first (× its deviation + its mean: the same ranking, on a
+    /// logit-like scale the calibration expects).
     MeanZ,
     /// Mean of the two normalised ranks over all pairs (0 = worst, 1 = best; ties share the
     /// mean rank).
@@ -32,23 +34,32 @@ impl Combine {
 /// `w·a + (1 − w)·b` after the transform of `how`, pair by pair.
 pub fn combine(a: &[f64], b: &[f64], how: Combine, w: f64) -> Vec<f64> {
     assert_eq!(a.len(), b.len());
-    let (ta, tb) = match how {
-        Combine::MeanLogit => (a.to_vec(), b.to_vec()),
-        Combine::MeanZ => (standardised(a), standardised(b)),
-        Combine::MeanRank => (ranks(a), ranks(b)),
+    let mix = |ta: &[f64], tb: &[f64]| -> Vec<f64> {
+        ta.iter()
+            .zip(tb)
+            .map(|(x, y)| w * x + (1.0 - w) * y)
+            .collect()
     };
-    ta.iter()
-        .zip(&tb)
-        .map(|(x, y)| w * x + (1.0 - w) * y)
-        .collect()
+    match how {
+        Combine::MeanLogit => mix(a, b),
+        Combine::MeanZ => {
+            let (ma, sa) = mean_sd(a);
+            let (mb, sb) = mean_sd(b);
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| ma + sa * (w * (x - ma) / sa + (1.0 - w) * (y - mb) / sb))
+                .collect()
+        }
+        Combine::MeanRank => mix(&ranks(a), &ranks(b)),
+    }
 }
 
-fn standardised(v: &[f64]) -> Vec<f64> {
+/// Mean and deviation over all pairs (deviation 1 for a constant vector).
+fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len().max(1) as f64;
     let m = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
-    let sd = if var > 0.0 { var.sqrt() } else { 1.0 };
-    v.iter().map(|x| (x - m) / sd).collect()
+    (m, if var > 0.0 { var.sqrt() } else { 1.0 })
 }
 
 /// Normalised ranks in [0, 1], ties at their mean rank.
@@ -91,8 +102,14 @@ mod tests {
         for (x, y) in r.iter().zip(want) {
             assert!((x - y).abs() < 1e-12, "{r:?}");
         }
+        // The same vector twice: itself (standardised, averaged, put back on its scale).
         let z = combine(&a, &a, Combine::MeanZ, 0.5);
-        assert!(z.iter().sum::<f64>().abs() < 1e-12);
-        assert!((z[3] - z[0] - 6.0 / 5f64.sqrt()).abs() < 1e-12, "{z:?}");
+        for (x, y) in z.iter().zip(a) {
+            assert!((x - y).abs() < 1e-12, "{z:?}");
+        }
+        // b standardised ≈ (−0.90, −0.90, 1.51, 0.30): the order of the sums, the mean of a.
+        let z = combine(&a, &b, Combine::MeanZ, 0.5);
+        assert!((z.iter().sum::<f64>() / 4.0 - 1.5).abs() < 1e-12);
+        assert!(z[0] < z[1] && z[1] < z[3] && z[3] < z[2], "{z:?}");
     }
 }

@@ -32,7 +32,7 @@ use crate::dwpc::EdgeMask;
 use crate::ensemble::{combine, Combine};
 use crate::features::Space;
 use crate::gbdt::GbdtParams;
-use crate::model::{fit_gbdt_on, fit_on, unit, PredictParams};
+use crate::model::{fit_gbdt_on, fit_served, unit, PredictParams};
 use crate::PredictError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -406,8 +406,22 @@ pub fn learner_names(grid: &[GbdtParams]) -> Vec<String> {
             names.push(format!("logistic + {} ({})", gbdt_name(gp), c.name()));
         }
     }
+    if let Some(gp) = grid.first() {
+        for w in WEIGHTS {
+            names.push(format!(
+                "{w}·logistic + {}·{} ({})",
+                1.0 - w,
+                gbdt_name(gp),
+                Combine::MeanZ.name()
+            ));
+        }
+    }
     names
 }
+
+/// The other logistic weights [`cross_validate_learners`] tries for the first trees of its
+/// grid, standardised logits (the equal weight is among the combinations already).
+pub const WEIGHTS: [f64; 2] = [0.25, 0.75];
 
 fn gbdt_name(gp: &GbdtParams) -> String {
     format!(
@@ -471,8 +485,17 @@ pub fn cross_validate_learners(
         let test: Vec<usize> = (0..npairs).filter(|&p| fold[p] == f).collect();
         for h in 0..nh {
             let th = Instant::now();
-            let fitted = fit_on(&feats, &positives[h], &|p| fold[p] != f, params);
-            let scores: Vec<f64> = test.iter().map(|&p| fitted.logit(&feats, p)).collect();
+            // The treats head as served (with its trees when `params.trees`), the others
+            // logistic.
+            let served = fit_served(
+                &feats,
+                &positives[h],
+                &|p| fold[p] != f,
+                params,
+                None,
+                if h == 0 { params.trees.as_ref() } else { None },
+            );
+            let scores: Vec<f64> = test.iter().map(|&p| served.logits[p]).collect();
             let labels: Vec<bool> = test.iter().map(|&p| positives[h][p]).collect();
             // The degree prior: the two label degrees on the masked graph (own edges out).
             let (ci, di) = feats.label_degree[heads[h]];
@@ -492,7 +515,7 @@ pub fn cross_validate_learners(
             } else {
                 th.elapsed().as_secs_f64()
             };
-            let m = &fitted.model;
+            let m = &served.fitted.model;
             let r = FoldResult {
                 fold: f,
                 masked_edges: mask.len(),
@@ -506,18 +529,29 @@ pub fn cross_validate_learners(
             progress(&abbrev(h), &r);
             folds[h].push(r);
             if h == 0 && !grid.is_empty() {
-                let lr = fitted.logits_all(&feats);
+                let lr = &served.logistic;
                 let mut all: Vec<Vec<f64>> = vec![lr.clone()];
                 for (i, gp) in grid.iter().enumerate() {
+                    // The served trees are not fitted twice.
+                    if let (Some(z), true) =
+                        (&served.trees_logits, params.trees.as_ref() == Some(gp))
+                    {
+                        learner_seconds[1 + i] += served.seconds_trees;
+                        all.push(z.clone());
+                        continue;
+                    }
                     let tg = Instant::now();
                     let gb = fit_gbdt_on(&feats, &positives[0], &|p| fold[p] != f, params, gp);
-                    learner_seconds[1 + i] += tg.elapsed().as_secs_f64();
                     all.push(gb.logits_all(&feats));
+                    learner_seconds[1 + i] += tg.elapsed().as_secs_f64();
                 }
                 for i in 0..grid.len() {
                     for c in Combine::ALL {
-                        all.push(combine(&lr, &all[1 + i], c, 0.5));
+                        all.push(combine(lr, &all[1 + i], c, 0.5));
                     }
+                }
+                for w in WEIGHTS {
+                    all.push(combine(lr, &all[1], Combine::MeanZ, w));
                 }
                 for (v, z) in all.iter().enumerate() {
                     let sc: Vec<f64> = test.iter().map(|&p| z[p]).collect();
@@ -777,8 +811,15 @@ pub fn fold_scores(
         let t = Instant::now();
         let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
         let feats = space.features(&mask, &params.features);
-        let fitted = fit_on(&feats, &positives[0], &|p| fold[p] != f, params);
-        let z = fitted.logits_all(&feats);
+        let z = fit_served(
+            &feats,
+            &positives[0],
+            &|p| fold[p] != f,
+            params,
+            None,
+            params.trees.as_ref(),
+        )
+        .logits;
         for p in 0..npairs {
             if fold[p] == f {
                 oof[p] = z[p];

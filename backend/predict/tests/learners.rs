@@ -10,7 +10,7 @@ use serenqa_predict::eval::{assign_folds, cross_validate_learners, fold_mask, Fo
 use serenqa_predict::features::Space;
 use serenqa_predict::gbdt::GbdtParams;
 use serenqa_predict::model::fit_gbdt_on;
-use serenqa_predict::PredictParams;
+use serenqa_predict::{predict, PredictParams};
 
 fn small_trees() -> GbdtParams {
     GbdtParams {
@@ -72,7 +72,10 @@ fn a_folds_trees_equal_the_trees_of_the_graph_without_its_held_out_edges() {
 #[test]
 fn the_learner_comparison_is_identical_across_thread_counts() {
     let g = common::graph(60, 15, 40, 4);
-    let params = PredictParams::default();
+    let params = PredictParams {
+        trees: Some(small_trees()),
+        ..PredictParams::default()
+    };
     let grid = [small_trees()];
     let run = |t: usize| {
         rayon::ThreadPoolBuilder::new()
@@ -98,10 +101,55 @@ fn the_learner_comparison_is_identical_across_thread_counts() {
     let r =
         cross_validate_learners(&g, &params, 3, FoldKind::Edges, &grid, &mut |_, _| {}).unwrap();
     let l = r.label("CtD").unwrap();
-    // The logistic head, the trees, three combinations.
-    assert_eq!(l.learners.len(), 5);
-    assert_eq!(l.learners[0].overall.auroc, l.overall.auroc);
+    // The logistic head, the trees, three combinations, two other weights.
+    assert_eq!(l.learners.len(), 7);
+    // The served head is the equal-weight standardised combination (the 4th), the first
+    // the logistic regression alone, as served without trees.
+    assert_eq!(
+        l.learners[3].name,
+        "logistic + GBDT depth 3 lr 0.1 × 30 (mean z)"
+    );
+    assert_eq!(l.learners[3].overall.auroc, l.overall.auroc);
+    assert_eq!(l.learners[3].overall.auprc, l.overall.auprc);
+    let alone = cross_validate_learners(
+        &g,
+        &PredictParams {
+            trees: None,
+            ..params.clone()
+        },
+        3,
+        FoldKind::Edges,
+        &[],
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let alone = &alone.label("CtD").unwrap().overall;
+    assert_eq!(l.learners[0].overall.auroc, alone.auroc);
+    assert_eq!(l.learners[0].overall.auprc, alone.auprc);
     for x in &l.learners {
         assert!(x.overall.auroc > 0.7, "{}: {}", x.name, x.overall.auroc);
     }
+}
+
+#[test]
+fn the_served_treats_score_combines_the_trees_and_keeps_the_logistic_explanations() {
+    let g = common::graph_with_palliation(60, 15, 40, 7);
+    let both = predict(&g, &PredictParams::default()).unwrap();
+    let logistic = predict(
+        &g,
+        &PredictParams {
+            trees: None,
+            ..PredictParams::default()
+        },
+    )
+    .unwrap();
+    assert!(both.info.trees.is_some() && logistic.info.trees.is_none());
+    assert_ne!(both.scores, logistic.scores);
+    assert_ne!(both.disease_pct, logistic.disease_pct);
+    // The metapath contributions shown are the logistic part's, the same in both runs; the
+    // palliation head is logistic in both.
+    assert_eq!(both.top_idx, logistic.top_idx);
+    assert_eq!(both.top_val, logistic.top_val);
+    assert_eq!(both.info.coefficients, logistic.info.coefficients);
+    assert_eq!(both.palliates, logistic.palliates);
 }

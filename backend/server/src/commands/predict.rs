@@ -165,6 +165,28 @@ fn summary(preds: &Predictions) -> String {
         if i.converged { "" } else { " (NOT converged: iteration cap)" },
         cal(&i.calibration)
     );
+    if let Some(t) = &i.trees {
+        s += &format!(
+            "  treats served as {} of the logistic regression (weight {}) and gradient-boosted trees (depth {}, learning rate {}, {} rounds, min leaf {}; training log-loss {:.4}); top metapaths are the logistic part's; trees' top features by gain: {}\n",
+            match t.combine {
+                serenqa_predict::ensemble::Combine::MeanLogit => "the mean logit",
+                serenqa_predict::ensemble::Combine::MeanZ => "the mean standardised logit",
+                serenqa_predict::ensemble::Combine::MeanRank => "the mean rank",
+            },
+            t.logistic_weight,
+            t.params.depth,
+            t.params.learning_rate,
+            t.params.rounds,
+            t.params.min_leaf,
+            t.train_loss,
+            t.top_features
+                .iter()
+                .take(5)
+                .map(|(n, g)| format!("{n} {g:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(h) = &i.palliates {
         s += &format!(
             "  palliates ({}): {} positives, {} sampled negatives; L-BFGS {} iterations, max |grad| {:.1e}{}; {}\n",
