@@ -89,6 +89,7 @@ pub mod features;
 pub mod gbdt;
 pub mod learn;
 pub mod metagraph;
+pub mod metrics;
 pub mod model;
 pub mod store;
 
