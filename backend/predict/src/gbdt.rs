@@ -202,28 +202,30 @@ fn score(s: Sum, lambda: f64) -> f64 {
     s.g * s.g / (s.h + lambda)
 }
 
+/// A training row as one level's histograms read it: its gradient, hessian and active node
+/// slot (`LEAF` when its node no longer splits), side by side for one memory access.
+#[derive(Clone, Copy)]
+struct RowState {
+    g: f64,
+    h: f64,
+    slot: u32,
+}
+
 /// Best split of each active node on feature `f`.
-fn best_splits(
-    f: &Binned,
-    node_of: &[u32],
-    totals: &[Sum],
-    g: &[f64],
-    h: &[f64],
-    p: &GbdtParams,
-) -> Vec<Best> {
+fn best_splits(f: &Binned, rows: &[RowState], totals: &[Sum], p: &GbdtParams) -> Vec<Best> {
     let nb = f.thresholds.len() + 1;
     if nb < 2 {
         return vec![None; totals.len()];
     }
     let mut hist = vec![Sum::default(); totals.len() * nb];
     for &(i, b) in &f.sparse {
-        let k = node_of[i as usize];
-        if k == LEAF {
+        let r = rows[i as usize];
+        if r.slot == LEAF {
             continue;
         }
-        let e = &mut hist[k as usize * nb + b as usize];
-        e.g += g[i as usize];
-        e.h += h[i as usize];
+        let e = &mut hist[r.slot as usize * nb + b as usize];
+        e.g += r.g;
+        e.h += r.h;
         e.n += 1;
     }
     totals
@@ -322,17 +324,23 @@ impl Gbdt {
         s
     }
 
-    /// Logits of every pair of a column-major table (pairs in parallel chunks, trees summed in
-    /// order per pair).
+    /// Logits of every pair of a column-major table: pairs in parallel chunks, each chunk
+    /// tree by tree (a node's column is read for the whole chunk at once), so every pair's sum
+    /// is `base` then the trees in order — the same as [`Gbdt::logit_of`].
     pub fn logits_all(&self, cols: &[Vec<f32>]) -> Vec<f64> {
+        const CHUNK: usize = 1024;
         let n = cols.first().map_or(0, Vec::len);
-        let mut out = vec![0.0f64; n];
-        out.par_chunks_mut(4096).enumerate().for_each(|(c, chunk)| {
-            for (k, o) in chunk.iter_mut().enumerate() {
-                let p = c * 4096 + k;
-                *o = self.logit_of(&|j| cols[j][p]);
-            }
-        });
+        let mut out = vec![self.base; n];
+        out.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                let first = c * CHUNK;
+                for t in &self.trees {
+                    for (k, o) in chunk.iter_mut().enumerate() {
+                        *o += t.nodes[t.leaf_of(&|j| cols[j][first + k])].value;
+                    }
+                }
+            });
         out
     }
 }
@@ -375,9 +383,16 @@ fn grow(
                 t.n += 1;
             }
         }
+        let rows: Vec<RowState> = (0..n)
+            .map(|i| RowState {
+                g: g[i],
+                h: h[i],
+                slot: node_of[i],
+            })
+            .collect();
         let per_feature: Vec<Vec<Best>> = binned
             .par_iter()
-            .map(|f| best_splits(f, &node_of, &totals, g, h, p))
+            .map(|f| best_splits(f, &rows, &totals, p))
             .collect();
         let mut next = Vec::new();
         // Per active slot: the chosen (feature, bin) and its children, in slot order.
