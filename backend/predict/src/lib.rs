@@ -37,10 +37,10 @@
 //!   the served treats logit is the mean of the two logits, each standardised over all
 //!   pairs, put back on the logistic logit's scale ([`ensemble::Combine::MeanZ`]), then
 //!   calibrated as below (the calibration refits refit both). Why: on the same 5 masked folds
-//!   (seed 0) it lifts precision@10 per disease from 0.305 to 0.332 with edges held out and
-//!   from 0.182 to 0.216 with diseases held out, in every fold, and AUPRC from 0.390 to 0.442
-//!   and from 0.1025 to 0.138 (`predict eval --learners`, bench/README.md: the trees alone,
-//!   a deeper variant and the other combinations are there too). Trees see interactions
+//!   (seed 0) it lifts precision@10 per disease from 0.305 to 0.330 with edges held out and
+//!   from 0.182 to 0.216 with diseases held out, in every fold, and AUPRC from 0.390 to 0.444
+//!   and from 0.1025 to 0.135 (`predict eval --learners`, bench/README.md: the trees alone,
+//!   a deeper variant, the other combinations and weights are there too). Trees see interactions
 //!   the additive logistic model cannot (a metapath counts for more when the drug's or the
 //!   disease's degree is low, …); the logistic part keeps the ranking smooth in every
 //!   feature. **Explanations** (`Predictions::top`, the TSV's `top_metapaths`, the API's

@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// Do not store the predictions in the cache for the server.
     #[arg(long)]
     no_store: bool,
+    /// Serve the treats head's logistic regression alone, without the gradient-boosted trees
+    /// (the model before issue 35; for comparison).
+    #[arg(long)]
+    logistic_only: bool,
 }
 
 #[derive(Subcommand)]
@@ -100,6 +104,9 @@ impl RunArgs {
         p.features.max_len = self.max_len;
         p.fit.lambda = self.lambda;
         p.fit.max_iter = self.max_iter;
+        if self.logistic_only {
+            p.trees = None;
+        }
         Ok(p)
     }
 }
