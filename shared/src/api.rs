@@ -538,7 +538,9 @@ pub struct UnderstandRow {
 
 // ----- plausibility predictions (crate serenqa-predict) -----
 
-/// A metapath's contribution to one prediction (coefficient × standardised feature).
+/// A metapath's contribution to one prediction (coefficient × standardised feature, logit
+/// units) — of the treats score's logistic part: the served score also averages in
+/// gradient-boosted trees, which have no per-metapath share.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetapathContribution {

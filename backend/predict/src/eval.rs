@@ -10,7 +10,8 @@
 //! its labelled pairs — for disease folds, of all its diseases — go into an [`EdgeMask`]
 //! ([`fold_mask`]); the whole feature table (DWPC, degrees, metapath selection) is recomputed
 //! on the graph without them; each head (treats, palliates) is fitted on the pairs of the other
-//! folds and scores the pairs of fold k. So no fold's features or models ever read one of its
+//! folds and scores the pairs of fold k — the treats head as served, logistic regression and
+//! gradient-boosted trees combined ([`crate::model::fit_served`]). So no fold's features or models ever read one of its
 //! held-out edges of either label (`tests/no_leakage.rs` checks the features against a graph
 //! rebuilt without the edges, and that every held-out CpD edge is in its fold's mask).
 //!
@@ -20,7 +21,11 @@
 //! fold's scored pairs only, so the pooled line is the one to compare),
 //! the fit's iterations and final gradient, the label's degree prior alone, the other head's
 //! AUROC on this label, and the calibration of the pooled out-of-fold logits checked on the
-//! 100 and 1,000 best pairs.
+//! 100 and 1,000 best pairs. The figures themselves are [`crate::metrics`].
+//!
+//! [`cross_validate_learners`] (`predict eval --learners`) also scores, on the same folds, rows
+//! and feature tables, the logistic head alone, the trees of a fixed grid alone, and their
+//! combinations ([`crate::ensemble`]), so learners are compared on identical splits.
 
 use std::time::Instant;
 
@@ -29,8 +34,12 @@ use serenqa_graph::Graph;
 
 use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
+use crate::ensemble::{combine, Combine};
 use crate::features::Space;
-use crate::model::{fit_on, unit, PredictParams};
+use crate::gbdt::GbdtParams;
+pub use crate::metrics::{auprc, auroc, precision_at, Metrics, TopMetrics, TOP_BUDGET};
+use crate::metrics::{metrics, ranked};
+use crate::model::{fit_gbdt_on, fit_served, unit, PredictParams};
 use crate::PredictError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -38,105 +47,6 @@ use crate::PredictError;
 pub enum FoldKind {
     Edges,
     Diseases,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Metrics {
-    pub positives: usize,
-    pub negatives: usize,
-    pub auroc: f64,
-    pub auprc: f64,
-    /// Precision among the top 100 pairs.
-    pub p_at_100: f64,
-    /// Mean over diseases with a held-out positive of the precision among their top 10.
-    pub p_at_10_per_disease: f64,
-    /// The top of each list, as a clinician reads it.
-    pub top: TopMetrics,
-}
-
-/// Precision and recall at 10 and 20 per disease (its compounds ranked) and per compound (its
-/// diseases ranked), each the mean over the entities with a positive among the scored pairs;
-/// and the share of all positives among the best [`TOP_BUDGET`] pairs overall.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct TopMetrics {
-    pub p_at_10_disease: f64,
-    pub p_at_20_disease: f64,
-    pub r_at_10_disease: f64,
-    pub r_at_20_disease: f64,
-    pub p_at_10_compound: f64,
-    pub p_at_20_compound: f64,
-    pub r_at_10_compound: f64,
-    pub r_at_20_compound: f64,
-    /// Share of the positives among the best [`TOP_BUDGET`] pairs (all scored pairs ranked).
-    pub in_top_budget: f64,
-}
-
-/// Project Rephetio's published list size (pairs above 1% probability): the budget at which
-/// the top of the whole list is compared.
-pub const TOP_BUDGET: usize = 3980;
-
-/// Mean precision and recall at `k` over the groups (`group(pair)`) with a positive.
-fn per_group_at(
-    pairs: &[usize],
-    scores: &[f64],
-    labels: &[bool],
-    group: &dyn Fn(usize) -> usize,
-    ngroups: usize,
-    k: usize,
-) -> (f64, f64) {
-    let mut by: Vec<(Vec<f64>, Vec<bool>)> = vec![(Vec::new(), Vec::new()); ngroups];
-    for (i, &p) in pairs.iter().enumerate() {
-        let g = group(p);
-        by[g].0.push(scores[i]);
-        by[g].1.push(labels[i]);
-    }
-    let (mut ps, mut rs, mut n) = (0.0, 0.0, 0usize);
-    for (sc, lb) in &by {
-        let pos = lb.iter().filter(|&&x| x).count();
-        if pos == 0 {
-            continue;
-        }
-        let order = ranked(sc);
-        let kk = k.min(order.len());
-        let hits = order[..kk].iter().filter(|&&i| lb[i]).count();
-        ps += hits as f64 / k as f64;
-        rs += hits as f64 / pos as f64;
-        n += 1;
-    }
-    if n == 0 {
-        (f64::NAN, f64::NAN)
-    } else {
-        (ps / n as f64, rs / n as f64)
-    }
-}
-
-fn top_metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> TopMetrics {
-    let nc = pairs.iter().map(|&p| p / nd.max(1) + 1).max().unwrap_or(0);
-    let by_d = |p: usize| p % nd.max(1);
-    let by_c = |p: usize| p / nd.max(1);
-    let (p10d, r10d) = per_group_at(pairs, scores, labels, &by_d, nd, 10);
-    let (p20d, r20d) = per_group_at(pairs, scores, labels, &by_d, nd, 20);
-    let (p10c, r10c) = per_group_at(pairs, scores, labels, &by_c, nc, 10);
-    let (p20c, r20c) = per_group_at(pairs, scores, labels, &by_c, nc, 20);
-    let positives = labels.iter().filter(|&&l| l).count();
-    let order = ranked(scores);
-    let budget = TOP_BUDGET.min(order.len());
-    let in_top = order[..budget].iter().filter(|&&i| labels[i]).count();
-    TopMetrics {
-        p_at_10_disease: p10d,
-        p_at_20_disease: p20d,
-        r_at_10_disease: r10d,
-        r_at_20_disease: r20d,
-        p_at_10_compound: p10c,
-        p_at_20_compound: p20c,
-        r_at_10_compound: r10c,
-        r_at_20_compound: r20c,
-        in_top_budget: if positives == 0 {
-            f64::NAN
-        } else {
-            in_top as f64 / positives as f64
-        },
-    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -175,6 +85,22 @@ pub struct LabelReport {
     /// The check of both: for the 100 and the 1,000 best pairs (pooled out-of-fold), the
     /// observed precision, the mean calibrated score, and Platt's mean score.
     pub calibration_check: Vec<CalibrationCheck>,
+    /// The learners compared on this label's folds ([`cross_validate_learners`]; the first
+    /// label only): the logistic head itself first, then gradient-boosted trees and the
+    /// combinations of both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub learners: Vec<LearnerReport>,
+}
+
+/// One learner's out-of-fold figures on the same folds and feature tables as the heads'.
+#[derive(Clone, Debug, Serialize)]
+pub struct LearnerReport {
+    pub name: String,
+    pub folds: Vec<Metrics>,
+    pub overall: Metrics,
+    /// Fitting time over all folds (the trees' fits; 0 for the logistic head and the
+    /// combinations, whose parts are timed elsewhere).
+    pub seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -190,95 +116,6 @@ pub struct EvalReport {
     pub kind: FoldKind,
     /// One per label: treats (CtD) first, then the second label (CpD) if the graph has one.
     pub labels: Vec<LabelReport>,
-}
-
-/// AUROC with ties counted half (Mann–Whitney).
-pub fn auroc(scores: &[f64], labels: &[bool]) -> f64 {
-    let mut idx: Vec<usize> = (0..scores.len()).collect();
-    idx.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
-    let (mut rank_sum, mut npos) = (0.0, 0usize);
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && scores[idx[j + 1]] == scores[idx[i]] {
-            j += 1;
-        }
-        let avg = (i + j) as f64 / 2.0 + 1.0;
-        for &k in &idx[i..=j] {
-            if labels[k] {
-                rank_sum += avg;
-                npos += 1;
-            }
-        }
-        i = j + 1;
-    }
-    let nneg = scores.len() - npos;
-    if npos == 0 || nneg == 0 {
-        return f64::NAN;
-    }
-    (rank_sum - (npos * (npos + 1)) as f64 / 2.0) / (npos as f64 * nneg as f64)
-}
-
-/// Average precision (area under the precision–recall curve, step-wise), best score first,
-/// ties broken by index.
-pub fn auprc(scores: &[f64], labels: &[bool]) -> f64 {
-    let order = ranked(scores);
-    let npos = labels.iter().filter(|&&l| l).count();
-    if npos == 0 {
-        return f64::NAN;
-    }
-    let (mut hits, mut sum) = (0usize, 0.0);
-    for (r, &k) in order.iter().enumerate() {
-        if labels[k] {
-            hits += 1;
-            sum += hits as f64 / (r + 1) as f64;
-        }
-    }
-    sum / npos as f64
-}
-
-fn ranked(scores: &[f64]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..scores.len()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
-    order
-}
-
-pub fn precision_at(scores: &[f64], labels: &[bool], k: usize) -> f64 {
-    let order = ranked(scores);
-    let k = k.min(order.len());
-    if k == 0 {
-        return f64::NAN;
-    }
-    order[..k].iter().filter(|&&i| labels[i]).count() as f64 / k as f64
-}
-
-fn metrics(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Metrics {
-    let positives = labels.iter().filter(|&&l| l).count();
-    // Per disease: precision among its top 10 (diseases with a positive only).
-    let mut by_d: Vec<(Vec<f64>, Vec<bool>)> = vec![(Vec::new(), Vec::new()); nd];
-    for (i, &p) in pairs.iter().enumerate() {
-        let d = p % nd;
-        by_d[d].0.push(scores[i]);
-        by_d[d].1.push(labels[i]);
-    }
-    let per: Vec<f64> = by_d
-        .iter()
-        .filter(|(_, l)| l.iter().any(|&x| x))
-        .map(|(s, l)| precision_at(s, l, 10))
-        .collect();
-    Metrics {
-        positives,
-        negatives: labels.len() - positives,
-        auroc: auroc(scores, labels),
-        auprc: auprc(scores, labels),
-        p_at_100: precision_at(scores, labels, 100),
-        p_at_10_per_disease: if per.is_empty() {
-            f64::NAN
-        } else {
-            per.iter().sum::<f64>() / per.len() as f64
-        },
-        top: top_metrics(pairs, scores, labels, nd),
-    }
 }
 
 /// The fold of every pair.
@@ -374,6 +211,55 @@ pub fn cross_validate(
     kind: FoldKind,
     progress: &mut dyn FnMut(&str, &FoldResult),
 ) -> Result<EvalReport, PredictError> {
+    cross_validate_learners(g, params, k, kind, &[], progress)
+}
+
+/// Names of the learners [`cross_validate_learners`] compares for a grid of trees.
+pub fn learner_names(grid: &[GbdtParams]) -> Vec<String> {
+    let mut names = vec!["logistic".to_string()];
+    for gp in grid {
+        names.push(gbdt_name(gp));
+    }
+    for gp in grid {
+        for c in Combine::ALL {
+            names.push(format!("logistic + {} ({})", gbdt_name(gp), c.name()));
+        }
+    }
+    if let Some(gp) = grid.first() {
+        for w in WEIGHTS {
+            names.push(format!(
+                "{w}·logistic + {}·{} ({})",
+                1.0 - w,
+                gbdt_name(gp),
+                Combine::MeanZ.name()
+            ));
+        }
+    }
+    names
+}
+
+/// The other logistic weights [`cross_validate_learners`] tries for the first trees of its
+/// grid, standardised logits (the equal weight is among the combinations already).
+pub const WEIGHTS: [f64; 2] = [0.25, 0.75];
+
+fn gbdt_name(gp: &GbdtParams) -> String {
+    format!(
+        "GBDT depth {} lr {} × {}",
+        gp.depth, gp.learning_rate, gp.rounds
+    )
+}
+
+/// [`cross_validate`], and on the first label also gradient-boosted trees of each of `grid`
+/// fitted on the same rows of the same fold's feature table as the logistic head, alone and
+/// combined with it (each [`Combine`], equal weights) — reported in `LabelReport::learners`.
+pub fn cross_validate_learners(
+    g: &Graph,
+    params: &PredictParams,
+    k: usize,
+    kind: FoldKind,
+    grid: &[GbdtParams],
+    progress: &mut dyn FnMut(&str, &FoldResult),
+) -> Result<EvalReport, PredictError> {
     if !(2..=20).contains(&k) {
         return Err(PredictError::Task(format!(
             "folds must be between 2 and 20, not {k}"
@@ -403,6 +289,14 @@ pub fn cross_validate(
     let mut prior = vec![vec![0f64; npairs]; nh];
     let mut folds: Vec<Vec<FoldResult>> = vec![Vec::new(); nh];
     let abbrev = |h: usize| g.relation(rels[heads[h]]).abbrev.clone();
+    let names = if grid.is_empty() {
+        Vec::new()
+    } else {
+        learner_names(grid)
+    };
+    let mut learner_oof = vec![vec![0f64; npairs]; names.len()];
+    let mut learner_folds: Vec<Vec<Metrics>> = vec![Vec::new(); names.len()];
+    let mut learner_seconds = vec![0f64; names.len()];
     for f in 0..k {
         let t = Instant::now();
         let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
@@ -410,8 +304,17 @@ pub fn cross_validate(
         let test: Vec<usize> = (0..npairs).filter(|&p| fold[p] == f).collect();
         for h in 0..nh {
             let th = Instant::now();
-            let fitted = fit_on(&feats, &positives[h], &|p| fold[p] != f, params);
-            let scores: Vec<f64> = test.iter().map(|&p| fitted.logit(&feats, p)).collect();
+            // The treats head as served (with its trees when `params.trees`), the others
+            // logistic.
+            let served = fit_served(
+                &feats,
+                &positives[h],
+                &|p| fold[p] != f,
+                params,
+                None,
+                if h == 0 { params.trees.as_ref() } else { None },
+            );
+            let scores: Vec<f64> = test.iter().map(|&p| served.logits[p]).collect();
             let labels: Vec<bool> = test.iter().map(|&p| positives[h][p]).collect();
             // The degree prior: the two label degrees on the masked graph (own edges out).
             let (ci, di) = feats.label_degree[heads[h]];
@@ -431,7 +334,7 @@ pub fn cross_validate(
             } else {
                 th.elapsed().as_secs_f64()
             };
-            let m = &fitted.model;
+            let m = &served.fitted.model;
             let r = FoldResult {
                 fold: f,
                 masked_edges: mask.len(),
@@ -444,6 +347,39 @@ pub fn cross_validate(
             };
             progress(&abbrev(h), &r);
             folds[h].push(r);
+            if h == 0 && !grid.is_empty() {
+                let lr = &served.logistic;
+                let mut all: Vec<Vec<f64>> = vec![lr.clone()];
+                for (i, gp) in grid.iter().enumerate() {
+                    // The served trees are not fitted twice.
+                    if let (Some(z), true) =
+                        (&served.trees_logits, params.trees.as_ref() == Some(gp))
+                    {
+                        learner_seconds[1 + i] += served.seconds_trees;
+                        all.push(z.clone());
+                        continue;
+                    }
+                    let tg = Instant::now();
+                    let gb = fit_gbdt_on(&feats, &positives[0], &|p| fold[p] != f, params, gp);
+                    all.push(gb.logits_all(&feats));
+                    learner_seconds[1 + i] += tg.elapsed().as_secs_f64();
+                }
+                for i in 0..grid.len() {
+                    for c in Combine::ALL {
+                        all.push(combine(lr, &all[1 + i], c, 0.5));
+                    }
+                }
+                for w in WEIGHTS {
+                    all.push(combine(lr, &all[1], Combine::MeanZ, w));
+                }
+                for (v, z) in all.iter().enumerate() {
+                    let sc: Vec<f64> = test.iter().map(|&p| z[p]).collect();
+                    for &p in &test {
+                        learner_oof[v][p] = z[p];
+                    }
+                    learner_folds[v].push(metrics(&test, &sc, &labels, nd));
+                }
+            }
         }
     }
     let all: Vec<usize> = (0..npairs).collect();
@@ -481,6 +417,20 @@ pub fn cross_validate(
                 calibration,
                 platt,
                 calibration_check,
+                learners: if h == 0 {
+                    names
+                        .iter()
+                        .enumerate()
+                        .map(|(v, name)| LearnerReport {
+                            name: name.clone(),
+                            folds: std::mem::take(&mut learner_folds[v]),
+                            overall: metrics(&all, &learner_oof[v], &positives[0], nd),
+                            seconds: learner_seconds[v],
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
@@ -588,6 +538,23 @@ impl EvalReport {
                     s += &format!("  best {:>5}: observed precision {:.3}, mean calibrated score {:.3}, Platt's {:.3}\n", k.top, k.observed, k.calibrated, k.platt);
                 }
             }
+            if !l.learners.is_empty() {
+                s += &format!("learners on the same folds (pooled out-of-fold):\n{:<48}  P@10/dis  P@20/dis  R@10/dis  in top {TOP_BUDGET}   AUROC   AUPRC  seconds\n", "learner");
+                for r in &l.learners {
+                    let (m, t) = (&r.overall, &r.overall.top);
+                    s += &format!(
+                        "{:<48}  {:>8.3}  {:>8.3}  {:>8.3}  {:>12.3}  {:.4}  {:.4}  {:>7.1}\n",
+                        r.name,
+                        t.p_at_10_disease,
+                        t.p_at_20_disease,
+                        t.r_at_10_disease,
+                        t.in_top_budget,
+                        m.auroc,
+                        m.auprc,
+                        r.seconds
+                    );
+                }
+            }
             if l.folds.iter().any(|f| !f.converged) {
                 s += "* = the fit stopped at its iteration cap before the gradient tolerance\n";
             }
@@ -663,8 +630,15 @@ pub fn fold_scores(
         let t = Instant::now();
         let mask = fold_mask(g, &treat_edges, &positives, &fold, f, kind);
         let feats = space.features(&mask, &params.features);
-        let fitted = fit_on(&feats, &positives[0], &|p| fold[p] != f, params);
-        let z = fitted.logits_all(&feats);
+        let z = fit_served(
+            &feats,
+            &positives[0],
+            &|p| fold[p] != f,
+            params,
+            None,
+            params.trees.as_ref(),
+        )
+        .logits;
         for p in 0..npairs {
             if fold[p] == f {
                 oof[p] = z[p];
@@ -684,27 +658,4 @@ pub fn fold_scores(
         compounds: task.compounds.clone(),
         diseases: task.diseases.clone(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn top_of_each_list_by_disease_and_by_compound() {
-        // 3 compounds × 2 diseases (pair = c·2 + d); disease 0's positives: compounds 0 and 2,
-        // disease 1's: none. Scores rank compound 2 first for disease 0.
-        let pairs: Vec<usize> = (0..6).collect();
-        let scores = [0.5, 0.9, 0.1, 0.8, 0.9, 0.2];
-        let labels = [true, false, false, false, true, false];
-        let t = top_metrics(&pairs, &scores, &labels, 2);
-        // Disease 0 (pairs 0, 2, 4; scores 0.5, 0.1, 0.9): both positives in its top 10.
-        assert_eq!((t.p_at_10_disease, t.r_at_10_disease), (0.2, 1.0));
-        // Compounds 0 and 2 each have one positive, ranked first of their two diseases for
-        // compound 2 (0.9 > 0.2) and second for compound 0 (0.5 < 0.9): both within 10.
-        assert_eq!((t.p_at_10_compound, t.r_at_10_compound), (0.1, 1.0));
-        assert_eq!(t.in_top_budget, 1.0);
-        let (p, r) = per_group_at(&pairs, &scores, &labels, &|p| p % 2, 2, 1);
-        assert_eq!((p, r), (1.0, 0.5));
-    }
 }

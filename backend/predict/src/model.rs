@@ -7,7 +7,9 @@ use serenqa_graph::Graph;
 
 use crate::calibrate::Calibration;
 use crate::dwpc::EdgeMask;
+use crate::ensemble::{combine, Combine};
 use crate::features::{FeatureParams, Features, Space};
+use crate::gbdt::{Gbdt, GbdtParams};
 use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
 
@@ -25,6 +27,24 @@ pub struct PredictParams {
     /// Gradient tolerance of those refits: they only feed a two-parameter calibration, so a
     /// looser one than the served fit's is enough (the figures in the crate docs).
     pub calibration_tol: f64,
+    /// Gradient-boosted trees ([`crate::gbdt`]) fitted on the treats head's rows next to its
+    /// logistic regression, the served treats score combining both ([`Self::combine`]);
+    /// `None`: the logistic regression alone. The palliation head is logistic only.
+    #[serde(default)]
+    pub trees: Option<GbdtParams>,
+    /// How the treats head's two learners are combined, and the logistic part's weight.
+    #[serde(default = "default_combine")]
+    pub combine: Combine,
+    #[serde(default = "default_weight")]
+    pub logistic_weight: f64,
+}
+
+fn default_combine() -> Combine {
+    Combine::MeanZ
+}
+
+fn default_weight() -> f64 {
+    0.5
 }
 
 impl Default for PredictParams {
@@ -36,6 +56,9 @@ impl Default for PredictParams {
             seed: 0,
             calibration_folds: 5,
             calibration_tol: 1e-4,
+            trees: Some(GbdtParams::default()),
+            combine: default_combine(),
+            logistic_weight: default_weight(),
         }
     }
 }
@@ -77,31 +100,138 @@ pub fn fit_on_from(
     params: &PredictParams,
     start: Option<&LogReg>,
 ) -> Fitted {
+    let t = training_rows(positive, train, params);
+    let nf = f.cols.len();
+    let mut x = Vec::with_capacity(t.rows.len() * nf);
+    let mut y = Vec::with_capacity(t.rows.len());
+    for &p in &t.rows {
+        x.extend(f.cols.iter().map(|c| c[p] as f64));
+        y.push(if positive[p] { 1.0 } else { 0.0 });
+    }
+    let model = fit_from(&x, t.rows.len(), nf, &y, params.fit, start);
+    Fitted {
+        model,
+        offset: t.rate.ln(),
+        train_pos: t.positives,
+        train_neg: t.rows.len() - t.positives,
+    }
+}
+
+/// The rows a head trains on: every positive `train(p)` allows and a seeded sample of its
+/// negatives (`negatives_per_positive` per positive), in pair order.
+pub struct TrainingRows {
+    pub rows: Vec<usize>,
+    pub positives: usize,
+    /// The negatives' sampling rate: `ln rate` added to a logit undoes the subsampling.
+    pub rate: f64,
+}
+
+pub fn training_rows(
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+) -> TrainingRows {
     let npairs = positive.len();
-    let pos: Vec<usize> = (0..npairs).filter(|&p| positive[p] && train(p)).collect();
+    let positives = (0..npairs).filter(|&p| positive[p] && train(p)).count();
     let neg_all = (0..npairs).filter(|&p| !positive[p] && train(p)).count();
     let rate = if neg_all == 0 {
         1.0
     } else {
-        (params.negatives_per_positive * pos.len() as f64 / neg_all as f64).min(1.0)
+        (params.negatives_per_positive * positives as f64 / neg_all as f64).min(1.0)
     };
     let rows: Vec<usize> = (0..npairs)
         .filter(|&p| train(p) && (positive[p] || unit(params.seed, p as u64) < rate))
         .collect();
-    let nf = f.cols.len();
-    let mut x = Vec::with_capacity(rows.len() * nf);
-    let mut y = Vec::with_capacity(rows.len());
-    for &p in &rows {
-        x.extend(f.cols.iter().map(|c| c[p] as f64));
-        y.push(if positive[p] { 1.0 } else { 0.0 });
+    TrainingRows {
+        rows,
+        positives,
+        rate,
     }
-    let model = fit_from(&x, rows.len(), nf, &y, params.fit, start);
-    let train_neg = rows.len() - pos.len();
-    Fitted {
-        model,
-        offset: rate.ln(),
-        train_pos: pos.len(),
-        train_neg,
+}
+
+/// Gradient-boosted trees ([`crate::gbdt`]) fitted on the same rows as [`fit_on`].
+#[derive(Clone, Debug)]
+pub struct FittedGbdt {
+    pub model: Gbdt,
+    /// Added to the logit: undoes the negative subsampling (`ln rate`).
+    pub offset: f64,
+}
+
+pub fn fit_gbdt_on(
+    f: &Features,
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+    gbdt: &GbdtParams,
+) -> FittedGbdt {
+    let t = training_rows(positive, train, params);
+    let y: Vec<f64> = t
+        .rows
+        .iter()
+        .map(|&p| if positive[p] { 1.0 } else { 0.0 })
+        .collect();
+    FittedGbdt {
+        model: Gbdt::fit(&f.cols, &t.rows, &y, gbdt),
+        offset: t.rate.ln(),
+    }
+}
+
+/// A head as served: its logistic regression and, when `trees` is given, gradient-boosted
+/// trees on the same rows, with every pair's served logit (the two combined by
+/// `params.combine`, or the logistic one alone).
+pub struct ServedFit {
+    pub fitted: Fitted,
+    pub trees: Option<FittedGbdt>,
+    /// Every pair's logistic logit, the trees' logit, and the served combination.
+    pub logistic: Vec<f64>,
+    pub trees_logits: Option<Vec<f64>>,
+    pub logits: Vec<f64>,
+    /// Time of the trees' fit and scoring.
+    pub seconds_trees: f64,
+}
+
+pub fn fit_served(
+    f: &Features,
+    positive: &[bool],
+    train: &dyn Fn(usize) -> bool,
+    params: &PredictParams,
+    start: Option<&LogReg>,
+    trees: Option<&GbdtParams>,
+) -> ServedFit {
+    let fitted = fit_on_from(f, positive, train, params, start);
+    let logistic = fitted.logits_all(f);
+    let Some(gp) = trees else {
+        return ServedFit {
+            fitted,
+            trees: None,
+            logits: logistic.clone(),
+            logistic,
+            trees_logits: None,
+            seconds_trees: 0.0,
+        };
+    };
+    let t = Instant::now();
+    let gb = fit_gbdt_on(f, positive, train, params, gp);
+    let z = gb.logits_all(f);
+    let seconds_trees = t.elapsed().as_secs_f64();
+    ServedFit {
+        fitted,
+        trees: Some(gb),
+        logits: combine(&logistic, &z, params.combine, params.logistic_weight),
+        logistic,
+        trees_logits: Some(z),
+        seconds_trees,
+    }
+}
+
+impl FittedGbdt {
+    /// Logits of all pairs, on the scale of all pairs.
+    pub fn logits_all(&self, f: &Features) -> Vec<f64> {
+        let mut z = self.model.logits_all(&f.cols);
+        for v in &mut z {
+            *v += self.offset;
+        }
+        z
     }
 }
 
@@ -153,6 +283,7 @@ pub fn refit_oof_logits(
     k: usize,
     params: &PredictParams,
     start: Option<&LogReg>,
+    trees: Option<&GbdtParams>,
 ) -> Vec<f64> {
     let mut oof = vec![0.0f64; positive.len()];
     let refit = PredictParams {
@@ -163,10 +294,10 @@ pub fn refit_oof_logits(
         ..params.clone()
     };
     for fo in 0..k {
-        let fitted = fit_on_from(f, positive, &|p| fold[p] != fo, &refit, start);
+        let served = fit_served(f, positive, &|p| fold[p] != fo, &refit, start, trees);
         for (p, z) in oof.iter_mut().enumerate() {
             if fold[p] == fo {
-                *z = fitted.logit(f, p);
+                *z = served.logits[p];
             }
         }
     }
@@ -181,11 +312,20 @@ pub fn calibrate(
     fold: &[usize],
     params: &PredictParams,
     start: Option<&LogReg>,
+    trees: Option<&GbdtParams>,
 ) -> Option<Calibration> {
     if params.calibration_folds < 2 {
         return None;
     }
-    let oof = refit_oof_logits(f, positive, fold, params.calibration_folds, params, start);
+    let oof = refit_oof_logits(
+        f,
+        positive,
+        fold,
+        params.calibration_folds,
+        params,
+        start,
+        trees,
+    );
     Calibration::fit(&oof, positive)
 }
 
@@ -205,7 +345,9 @@ pub struct Predictions {
     /// Percentile (0–100) of the pair among its disease's pairs / its compound's pairs.
     pub disease_pct: Vec<f32>,
     pub compound_pct: Vec<f32>,
-    /// `TOP_METAPATHS` per pair: index into `info.metapaths` (`u16::MAX` = none) and contribution.
+    /// `TOP_METAPATHS` per pair: index into `info.metapaths` (`u16::MAX` = none) and contribution
+    /// — of the treats head's *logistic* part (logit units, `β_j · z_j`), also when the served
+    /// score combines it with trees (`info.trees`), which have no per-metapath contribution.
     pub top_idx: Vec<u16>,
     pub top_val: Vec<f32>,
     /// The second label's head (palliates), one per pair, and its percentiles; empty when the
@@ -235,6 +377,10 @@ pub struct PredictionInfo {
     /// The treats head's calibration (`None`: scores are the model's own probability).
     #[serde(default)]
     pub calibration: Option<Calibration>,
+    /// The treats head's gradient-boosted trees, when the served score combines them with
+    /// the logistic regression (`coefficients` and the top metapaths are the logistic part's).
+    #[serde(default)]
+    pub trees: Option<TreesInfo>,
     /// The second head, when the graph has a second label.
     #[serde(default)]
     pub palliates: Option<HeadInfo>,
@@ -243,6 +389,17 @@ pub struct PredictionInfo {
     #[serde(default)]
     pub seconds_calibration: f64,
     pub seconds_predict: f64,
+}
+
+/// The trees half of the treats head: parameters, how it is combined, its training loss and
+/// the features it gained most from (total split gain, best 10).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TreesInfo {
+    pub params: GbdtParams,
+    pub combine: Combine,
+    pub logistic_weight: f64,
+    pub train_loss: f64,
+    pub top_features: Vec<(String, f64)>,
 }
 
 /// A second model head: what it learned from, how its fit ended, its coefficients.
@@ -327,6 +484,7 @@ fn percentile_tables(logits: &[f64], nc: usize, nd: usize) -> (Vec<f32>, Vec<f32
 /// One head fitted on all pairs: the model, every pair's logit and served probability.
 struct Head {
     fitted: Fitted,
+    trees: Option<FittedGbdt>,
     logits: Vec<f64>,
     calibration: Option<Calibration>,
     scores: Vec<f32>,
@@ -339,14 +497,15 @@ fn fit_head(
     positive: &[bool],
     fold: Option<&[usize]>,
     params: &PredictParams,
+    trees: Option<&GbdtParams>,
 ) -> Head {
     let t = Instant::now();
-    let fitted = fit_on(f, positive, &|_| true, params);
-    let logits = fitted.logits_all(f);
+    let served = fit_served(f, positive, &|_| true, params, None, trees);
+    let (fitted, trees_fit, logits) = (served.fitted, served.trees, served.logits);
     let seconds_fit = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let calibration =
-        fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model)));
+        fold.and_then(|fold| calibrate(f, positive, fold, params, Some(&fitted.model), trees));
     let seconds_calibration = t.elapsed().as_secs_f64();
     let scores = logits
         .iter()
@@ -354,6 +513,7 @@ fn fit_head(
         .collect();
     Head {
         fitted,
+        trees: trees_fit,
         logits,
         calibration,
         scores,
@@ -387,11 +547,17 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
             params.seed,
         )
     });
-    let treats = fit_head(&f, &positives[0], fold.as_deref(), params);
+    let treats = fit_head(
+        &f,
+        &positives[0],
+        fold.as_deref(),
+        params,
+        params.trees.as_ref(),
+    );
     let pall = positives
         .get(1)
         .filter(|p| p.iter().any(|&b| b))
-        .map(|pos| fit_head(&f, pos, fold.as_deref(), params));
+        .map(|pos| fit_head(&f, pos, fold.as_deref(), params, None));
     let t2 = Instant::now();
     let (disease_pct, compound_pct) = percentile_tables(&treats.logits, nc, nd);
     let (palliates_disease_pct, palliates_compound_pct) = match &pall {
@@ -475,6 +641,28 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
         iterations: m.iterations,
         grad_max: m.grad_max,
         calibration: treats.calibration,
+        trees: treats
+            .trees
+            .as_ref()
+            .zip(params.trees)
+            .map(|(t, p)| TreesInfo {
+                params: p,
+                combine: params.combine,
+                logistic_weight: params.logistic_weight,
+                train_loss: t.model.train_loss,
+                top_features: {
+                    let mut by: Vec<(String, f64)> = f
+                        .names
+                        .iter()
+                        .cloned()
+                        .zip(t.model.gain.iter().copied())
+                        .filter(|(_, g)| *g > 0.0)
+                        .collect();
+                    by.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                    by.truncate(10);
+                    by
+                },
+            }),
         palliates,
         seconds_features,
         seconds_fit: treats.seconds_fit + pall.as_ref().map_or(0.0, |h| h.seconds_fit),

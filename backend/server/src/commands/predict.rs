@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use serenqa_predict::eval::{cross_validate, FoldKind};
+use serenqa_predict::eval::{cross_validate_learners, FoldKind};
 use serenqa_predict::{predict, PredictParams, Predictions};
 
 use crate::graph_source::GraphArgs;
@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// Do not store the predictions in the cache for the server.
     #[arg(long)]
     no_store: bool,
+    /// Serve the treats head's logistic regression alone, without the gradient-boosted trees
+    /// (the model before issue 35; for comparison).
+    #[arg(long)]
+    logistic_only: bool,
 }
 
 #[derive(Subcommand)]
@@ -65,6 +69,11 @@ enum PredictCommand {
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Also compare gradient-boosted trees (the fixed grid of
+        /// `serenqa_predict::gbdt::GRID`), alone and combined with the logistic head, on the
+        /// treats label's folds.
+        #[arg(long)]
+        learners: bool,
     },
     /// Time features + fit + predict for all pairs and report peak RSS.
     Bench {
@@ -95,6 +104,9 @@ impl RunArgs {
         p.features.max_len = self.max_len;
         p.fit.lambda = self.lambda;
         p.fit.max_iter = self.max_iter;
+        if self.logistic_only {
+            p.trees = None;
+        }
         Ok(p)
     }
 }
@@ -107,7 +119,8 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
             folds,
             kind,
             json,
-        }) => run_eval(run, folds, &kind, json, progress),
+            learners,
+        }) => run_eval(run, folds, &kind, json, learners, progress),
         Some(PredictCommand::Bench { run }) => run_bench(run, progress),
     }
 }
@@ -159,6 +172,28 @@ fn summary(preds: &Predictions) -> String {
         if i.converged { "" } else { " (NOT converged: iteration cap)" },
         cal(&i.calibration)
     );
+    if let Some(t) = &i.trees {
+        s += &format!(
+            "  treats served as {} of the logistic regression (weight {}) and gradient-boosted trees (depth {}, learning rate {}, {} rounds, min leaf {}; training log-loss {:.4}); top metapaths are the logistic part's; trees' top features by gain: {}\n",
+            match t.combine {
+                serenqa_predict::ensemble::Combine::MeanLogit => "the mean logit",
+                serenqa_predict::ensemble::Combine::MeanZ => "the mean standardised logit",
+                serenqa_predict::ensemble::Combine::MeanRank => "the mean rank",
+            },
+            t.logistic_weight,
+            t.params.depth,
+            t.params.learning_rate,
+            t.params.rounds,
+            t.params.min_leaf,
+            t.train_loss,
+            t.top_features
+                .iter()
+                .take(5)
+                .map(|(n, g)| format!("{n} {g:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(h) = &i.palliates {
         s += &format!(
             "  palliates ({}): {} positives, {} sampled negatives; L-BFGS {} iterations, max |grad| {:.1e}{}; {}\n",
@@ -205,6 +240,7 @@ fn run_eval(
     folds: usize,
     kind: &str,
     json: Option<PathBuf>,
+    learners: bool,
     progress: bool,
 ) -> Result<()> {
     let kinds = match kind {
@@ -217,7 +253,12 @@ fn run_eval(
     let g = args.graph.load(progress)?;
     let mut reports = Vec::new();
     for k in kinds {
-        let report = cross_validate(&g, &params, folds, k, &mut |label, f| {
+        let grid: &[_] = if learners {
+            &serenqa_predict::gbdt::GRID
+        } else {
+            &[]
+        };
+        let report = cross_validate_learners(&g, &params, folds, k, grid, &mut |label, f| {
             if progress {
                 eprintln!(
                     "fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s",
