@@ -394,7 +394,7 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
         <p data-testid="explain-score">
             {format!("Plausibility {:.3}: {}; {}.", p.score, standing(p.disease_percentile, "drugs", &p.disease.name), standing(p.compound_percentile, "diseases", &p.compound.name))}
         </p>
-        <p class="muted">"Each group is a metapath (a kind of connection) with its contribution to the score; paths are weighted as in the model, so connections through hubs (common side effects, promiscuous enzymes) count little. Hover an edge for its source."</p>
+        <p class="muted">"Each group is a metapath (a kind of connection) with its contribution to the linear half of the score (the served score averages a linear model over these metapaths with gradient-boosted trees, whose share is not split by metapath); paths are weighted as in the model, so connections through hubs (common side effects, promiscuous enzymes) count little. Hover an edge for its source."</p>
         {empty.then(|| view! { <p class="muted">"No metapath raises this prediction above average."</p> })}
         <div class="groups">{groups}</div>
         {(!reply.subgraph.nodes.is_empty()).then(|| view! { <SubgraphSvg graph=reply.subgraph.clone() centre=0 paths=Vec::new() /> })}
