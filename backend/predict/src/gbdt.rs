@@ -40,14 +40,7 @@ pub struct GbdtParams {
 impl Default for GbdtParams {
     /// Set once, before any run: shallow trees, moderate shrinkage, a few hundred rounds.
     fn default() -> Self {
-        GbdtParams {
-            rounds: 300,
-            depth: 3,
-            learning_rate: 0.1,
-            min_leaf: 20,
-            lambda: 1.0,
-            max_bins: 64,
-        }
+        GRID[0]
     }
 }
 

@@ -446,7 +446,7 @@ async fn list_models(spec: &ModelSpec, key: Option<&str>, timeout: f64) -> Listi
         Err(e) => {
             return failed_listing(CheckError::new(
                 ErrorKind::Unreachable,
-                last_cause(&chain(&e.without_url())),
+                last_cause(&super::client::error_chain(&e.without_url())),
             ))
         }
     };
@@ -525,19 +525,10 @@ fn reqwest_error(e: reqwest::Error, timeout: f64) -> CheckError {
             format!("no answer within {timeout:.1} s"),
         );
     }
-    CheckError::new(ErrorKind::Unreachable, last_cause(&chain(&e.without_url())))
-}
-
-/// An error and its causes, joined by `: `.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    s
+    CheckError::new(
+        ErrorKind::Unreachable,
+        last_cause(&super::client::error_chain(&e.without_url())),
+    )
 }
 
 /// The innermost cause of a `a: b: c` chain (`Connection refused (os error 111)`), URLs

@@ -258,7 +258,7 @@ impl LlmClient {
                     true,
                     LlmError::Connect {
                         model: spec.name.clone(),
-                        message: one_line(&e),
+                        message: error_chain(&e),
                     },
                     None,
                 ),
@@ -274,7 +274,8 @@ impl LlmClient {
     }
 }
 
-fn one_line(e: &dyn std::error::Error) -> String {
+/// An error and its causes, joined by `: ` (what the client and `check` report).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(c) = src {

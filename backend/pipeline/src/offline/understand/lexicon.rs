@@ -32,6 +32,15 @@ pub fn fold_word(w: &str) -> String {
     s
 }
 
+/// The original text of words `i..i + len` of [`words`]' output, joined by spaces.
+pub fn span_text(ws: &[(String, String)], i: usize, len: usize) -> String {
+    ws[i..i + len]
+        .iter()
+        .map(|w| w.0.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Splits text into words (at whitespace and punctuation; a possessive `'s` stays with its
 /// word), returning (original word, folded word) pairs.
 pub fn words(text: &str) -> Vec<(String, String)> {

@@ -8,7 +8,7 @@
 use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::{Graph, NodeId};
 
-use super::lexicon::fold_text;
+use super::lexicon::{fold_text, span_text};
 use super::linking::{AbsentDisease, AbsentIndex, AbsentName, Match, Mention, Understander};
 
 impl Understander {
@@ -119,11 +119,7 @@ impl Understander {
                     continue;
                 }
                 return Some(AbsentName {
-                    text: ws[i..i + len]
-                        .iter()
-                        .map(|w| w.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    text: span_text(ws, i, len),
                     disease: d.clone(),
                 });
             }

@@ -9,7 +9,7 @@ use crate::offline::retrieval::{PNode, Parse};
 /// Readings and, per reading, the chosen candidate of each mention used.
 type Readings = (Vec<Parse>, Vec<Vec<(usize, NodeId)>>);
 
-use super::lexicon::{words, Sense};
+use super::lexicon::{span_text, words, Sense};
 use super::linking::{
     max_distance, Candidate, Item, Match, Mention, NeverHeld, Understander, Understanding, MAX_SPAN,
 };
@@ -72,11 +72,7 @@ impl Understander {
                 demote(&mut c, i..i + len);
                 if !c.is_empty() {
                     mentions.push(Mention {
-                        text: ws[i..i + len]
-                            .iter()
-                            .map(|w| w.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
+                        text: span_text(&ws, i, len),
                         candidates: c,
                         group: None,
                     });
@@ -96,11 +92,7 @@ impl Understander {
                     continue;
                 };
                 mentions.push(Mention {
-                    text: ws[i..i + len]
-                        .iter()
-                        .map(|w| w.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    text: span_text(&ws, i, len),
                     candidates: vec![Candidate {
                         node: members[0],
                         how: Match::Exact,
@@ -579,11 +571,7 @@ impl Understander {
                         continue;
                     }
                     mentions.push(Mention {
-                        text: ws[i..i + len]
-                            .iter()
-                            .map(|w| w.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
+                        text: span_text(ws, i, len),
                         candidates: c,
                         group: None,
                     });
