@@ -779,7 +779,7 @@ pub fn Candidates(
                     {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
                     {has_plaus.then(|| view! {
                         {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
-                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
+                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression and gradient-boosted trees on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
                         {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
                     })}
                     {sort_header("RNS", RNS_HELP, SortKey::Rns, sort, set_sort)}

@@ -39,7 +39,7 @@ pub struct DiscoverQuery {
     favour_new: Option<bool>,
 }
 
-const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression on metapath path counts learned from the graph's treatment edges, validated by cross-validation with held-out edges removed), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
+const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression and gradient-boosted trees on metapath path counts, learned from the graph's treatment edges and validated by cross-validation with held-out edges removed), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
 
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 

@@ -39,7 +39,7 @@ pub struct PredictionsQuery {
 
 pub const MAX_LIMIT: usize = 2000;
 
-pub const METHOD: &str = "Plausibility: an L2 logistic regression on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's recipe), its probability calibrated on out-of-fold predictions; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
+pub const METHOD: &str = "Plausibility: the mean of an L2 logistic regression and gradient-boosted trees, both on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's features), its probability calibrated on out-of-fold predictions; the metapath contributions shown are the logistic half's; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
 
 /// Whether the graph has an edge of the relation abbreviated `abbrev` between `c` and `d`.
 fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
