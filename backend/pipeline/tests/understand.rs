@@ -650,3 +650,41 @@ fn name_stem_groups_stand_for_their_members() {
     );
     assert_eq!(got, want);
 }
+
+/// An ordinary word is not read as a long name that merely holds it ("human" in a pathway's
+/// name, "found" opening a side effect's), an inflected relation word is its lexicon word
+/// ("covarying" = covary), and a participle before the answer's noun qualifies it
+/// ("overexpressed genes in melanoma").
+#[test]
+fn ordinary_words_are_not_names_and_inflections_are_read() {
+    let Some(g) = graph() else { return };
+    let cases = [
+        (
+            "Which human genes are involved in autophagy?",
+            "MATCH (x:Gene)-[:PARTICIPATES_GpBP]->(:BiologicalProcess {name: 'autophagy'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "where in the cell is LMNA found",
+            "MATCH (:Gene {name: 'LMNA'})-[:PARTICIPATES_GpCC]->(x:CellularComponent) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "genes covarying with STAT3",
+            "MATCH (:Gene {name: 'STAT3'})-[:COVARIES_GcG]-(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "overexpressed genes in melanoma",
+            "MATCH (:Disease {name: 'melanoma'})-[:UPREGULATES_DuG]->(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+    ];
+    for (q, cypher) in cases {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
+    // A one-word disease name still finds the diseases it shortens.
+    let (got, u) = answers(&g, "Is metformin useful for anything besides diabetes?");
+    assert!(!got.is_empty(), "{:?}", u.interpretation);
+    let i = u.interpretation.unwrap_or_default();
+    assert!(i.contains("type 2 diabetes mellitus"), "{i}");
+}

@@ -332,7 +332,8 @@ mod tests {
             "absent-held",
             "wording-dev",
             "wording-held",
-            "indep"
+            "indep-dev",
+            "indep2"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =

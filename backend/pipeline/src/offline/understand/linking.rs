@@ -149,6 +149,8 @@ pub(super) struct NameIndex {
     pub(super) buckets: HashMap<(char, usize), Vec<Bucketed>>,
     /// Folded word → nodes whose name contains it.
     pub(super) by_word: HashMap<String, Vec<NodeId>>,
+    /// Folded last word of a name (its head noun) → nodes, best connected first.
+    pub(super) by_head: HashMap<String, Vec<NodeId>>,
 }
 
 /// Question understanding over one graph: the lexicon and a folded-name index.
@@ -188,6 +190,7 @@ impl Understander {
     pub fn with_lexicon(g: &Graph, lex: LexiconFile) -> Result<Understander, String> {
         let mut exact: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut by_word: HashMap<String, Vec<NodeId>> = HashMap::new();
+        let mut by_head: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut buckets: HashMap<(char, usize), Vec<Bucketed>> = HashMap::new();
         for n in 0..g.node_count() as NodeId {
             let name = g.name(n).trim();
@@ -199,6 +202,9 @@ impl Understander {
             exact.entry(key.clone()).or_default().push(n);
             for x in &w {
                 by_word.entry(x.clone()).or_default().push(n);
+            }
+            if let Some(last) = w.last() {
+                by_head.entry(last.clone()).or_default().push(n);
             }
             // Fuzzy targets: the whole name, and its first words (a misspelt "parkinsns").
             for k in 1..=w.len() {
@@ -212,7 +218,11 @@ impl Understander {
                 }
             }
         }
-        for v in exact.values_mut().chain(by_word.values_mut()) {
+        for v in exact
+            .values_mut()
+            .chain(by_word.values_mut())
+            .chain(by_head.values_mut())
+        {
             v.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
             v.dedup();
         }
@@ -313,6 +323,7 @@ impl Understander {
                 sorted,
                 buckets,
                 by_word,
+                by_head,
             },
             vocab,
             warnings,

@@ -6,10 +6,16 @@ use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
 use crate::offline::retrieval::{PNode, Parse};
 
+/// A disease name of at most this many words may be linked by any one of its words; other
+/// names only by their last word.
+const SHORT_NAME: usize = 4;
+/// Candidates kept for a word linked as a name's head.
+const MAX_HEAD: usize = 8;
+
 /// Readings and, per reading, the chosen candidate of each mention used.
 type Readings = (Vec<Parse>, Vec<Vec<(usize, NodeId)>>);
 
-use super::lexicon::{span_text, words, Sense};
+use super::lexicon::{fold_text, span_text, words, Sense};
 use super::linking::{
     max_distance, Candidate, Item, Match, Mention, NeverHeld, Understander, Understanding, MAX_SPAN,
 };
@@ -269,7 +275,27 @@ impl Understander {
             // A marker with no name after it ("not yet") is dropped alone.
             k = if excepted.len() > before { j } else { k + 1 };
         }
-        let items = kept;
+        let mut items = kept;
+        // Two nouns of one type in a row name one thing ("the anatomy where …", "tissues
+        // where …").
+        items.dedup_by(|b, a| matches!((a, b), (Item::Noun(x), Item::Noun(y)) if x == y));
+        // A relation word before the answer's noun qualifies it as a participle does
+        // ("overexpressed genes in melanoma", "upregulated genes with digoxin"): it is read
+        // after the noun, as "genes overexpressed in melanoma".
+        let participle = |r: usize| {
+            self.lex.phrases[r]
+                .0
+                .last()
+                .is_some_and(|w| w.ends_with("ed") || w.ends_with("ing"))
+        };
+        if items.len() >= 3
+            && matches!(items[0], Item::Rel(r) if participle(r))
+            && matches!(items[1], Item::Noun(_))
+            && items[2..].iter().all(|x| matches!(x, Item::Ent(_)))
+        {
+            items.swap(0, 1);
+        }
+        let items = items;
         let (mut readings, chosen) = match self.yes_no(g, &folded, &items, &mentions, &excepted) {
             Some(x) => x,
             None => self.assemble(g, &items, &mentions, &excepted),
@@ -545,7 +571,32 @@ impl Understander {
                         if how != Match::Exact && len == 1 && span[0].chars().count() < 4 {
                             continue;
                         }
-                        let found = self.link(g, span, how);
+                        // One word inside a long name is that name only as its head (last)
+                        // word: "arthritis" in "rheumatoid arthritis", not "human" in "NOTCH1
+                        // regulation of human endothelial cell calcification".
+                        let found = if how == Match::Contains && len == 1 && !first {
+                            self.link_head(g, span)
+                        } else {
+                            self.link(g, span, how)
+                        };
+                        // One word as the first word of a longer name is that name only
+                        // when the rest of the name is vocabulary ("alzheimers" → Alzheimer's
+                        // disease) or words the question has ("breast, ovarian and prostate
+                        // cancer"), not when it is an ordinary word that opens a name
+                        // ("found" → Found dead, "products" → Product taste abnormal).
+                        let found: Vec<Candidate> = if how == Match::Prefix && len == 1 {
+                            found
+                                .into_iter()
+                                .filter(|x| {
+                                    fold_text(g.name(x.node))
+                                        .iter()
+                                        .skip(1)
+                                        .all(|w| self.vocab.contains(w) || folded.contains(w))
+                                })
+                                .collect()
+                        } else {
+                            found
+                        };
                         if c.is_empty() && found.is_empty() {
                             continue;
                         }
@@ -560,7 +611,11 @@ impl Understander {
                         c = self.link(g, span, Match::Contains);
                     }
                     if !c.is_empty() && first && c.iter().all(|x| x.how != Match::Exact) {
-                        let more = self.link(g, span, Match::Contains);
+                        let more = if len == 1 {
+                            self.link_head(g, span)
+                        } else {
+                            self.link(g, span, Match::Contains)
+                        };
                         c.extend(
                             more.into_iter()
                                 .filter(|x| !c.iter().any(|y| y.node == x.node))
@@ -591,6 +646,11 @@ impl Understander {
         if self.vocab.contains(w) || self.names.by_word.contains_key(w) {
             return w.to_string();
         }
+        // An inflection of a vocabulary word ("covarying", "covaried" → covary; "targeting"
+        // → target; "regulating" → regulate), before any spelling correction.
+        if let Some(v) = self.uninflect(w) {
+            return v;
+        }
         let len = w.chars().count();
         // A four-letter word may be a five-letter vocabulary word missing one letter ("tret"
         // → treat); names' words never reach here.
@@ -612,5 +672,59 @@ impl Understander {
             Some((_, v)) => v.clone(),
             None => w.to_string(),
         }
+    }
+    /// The vocabulary word `w` inflects (-ing, -ed, -es, -s; a dropped final e; a y turned
+    /// into i), when it is a vocabulary word itself; `None` otherwise.
+    fn uninflect(&self, w: &str) -> Option<String> {
+        let mut stems: Vec<String> = Vec::new();
+        for suf in ["ing", "ed", "es", "s"] {
+            if let Some(stem) = w.strip_suffix(suf) {
+                if stem.chars().count() < 3 {
+                    continue;
+                }
+                stems.push(stem.to_string());
+                stems.push(format!("{stem}e"));
+                if let Some(s) = stem.strip_suffix('i') {
+                    stems.push(format!("{s}y"));
+                }
+                // A doubled final consonant ("targetted", "mapping").
+                let cs: Vec<char> = stem.chars().collect();
+                if cs.len() > 3 && cs[cs.len() - 1] == cs[cs.len() - 2] {
+                    stems.push(cs[..cs.len() - 1].iter().collect());
+                }
+            }
+        }
+        stems.into_iter().find(|s| self.vocab.contains(s))
+    }
+
+    /// Nodes whose name holds the one word of `span` as its head noun (last word), or
+    /// diseases with short names (at most [`SHORT_NAME`] words: "diabetes" in "type 2
+    /// diabetes mellitus"; people shorten disease names so), best connected first.
+    fn link_head(&self, g: &Graph, span: &[String]) -> Vec<Candidate> {
+        let short_disease = |n: NodeId| {
+            g.type_label(g.node_type(n)) == "Disease" && fold_text(g.name(n)).len() <= SHORT_NAME
+        };
+        let mut out: Vec<Candidate> = self
+            .link(g, span, Match::Contains)
+            .into_iter()
+            .filter(|c| fold_text(g.name(c.node)).last() == span.last() || short_disease(c.node))
+            .collect();
+        if out.is_empty() {
+            // The best connected holders of the word may all hold it inside a long name.
+            out = self
+                .names
+                .by_head
+                .get(&span[0])
+                .into_iter()
+                .flatten()
+                .take(MAX_HEAD)
+                .map(|&n| Candidate {
+                    node: n,
+                    how: Match::Contains,
+                    distance: 0,
+                })
+                .collect();
+        }
+        out
     }
 }
