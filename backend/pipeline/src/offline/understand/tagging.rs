@@ -296,10 +296,41 @@ impl Understander {
             items.swap(0, 1);
         }
         let items = items;
-        let (mut readings, chosen) = match self.yes_no(g, &folded, &items, &mentions, &excepted) {
+        let read = |items: &[Item]| match self.yes_no(g, &folded, items, &mentions, &excepted) {
             Some(x) => x,
-            None => self.assemble(g, &items, &mentions, &excepted),
+            None => self.assemble(g, items, &mentions, &excepted),
         };
+        let (mut readings, mut chosen) = read(&items);
+        // A word linked only as a guess at a name (misspelt, a prefix or a part of one:
+        // "decreased" → Depressed mood, "expression" → Expressive language disorder) is left
+        // out when the question cannot be read with it, rather than refused over.
+        let weak = |m: usize| {
+            mentions[m].group.is_none()
+                && mentions[m]
+                    .candidates
+                    .iter()
+                    .all(|c| matches!(c.how, Match::Prefix | Match::Fuzzy | Match::Contains))
+        };
+        let mut items = items;
+        if readings.is_empty() {
+            let strong: Vec<Item> = items
+                .iter()
+                .filter(|it| !matches!(it, Item::Ent(m) if weak(*m)))
+                .cloned()
+                .collect();
+            if strong.len() < items.len() && strong.iter().any(|it| matches!(it, Item::Ent(_))) {
+                (readings, chosen) = read(&strong);
+                for it in &items {
+                    if let Item::Ent(m) = it {
+                        if weak(*m) {
+                            unknown.push(mentions[*m].text.clone());
+                        }
+                    }
+                }
+                items = strong;
+            }
+        }
+        let items = items;
         // A group's node stands for all its members.
         for (p, ch) in readings.iter_mut().zip(&chosen) {
             for &(m, node) in ch {
