@@ -18,7 +18,13 @@ type SenseChoice = (
 );
 
 impl Understander {
-    fn rel_fits(&self, g: &Graph, s: Sense, a: Option<TypeId>, b: Option<TypeId>) -> bool {
+    pub(super) fn rel_fits(
+        &self,
+        g: &Graph,
+        s: Sense,
+        a: Option<TypeId>,
+        b: Option<TypeId>,
+    ) -> bool {
         let rt = g.relation(s.rel);
         let ok = |want: Option<TypeId>, have: Option<TypeId>| {
             want.is_none() || have.is_none() || want == have

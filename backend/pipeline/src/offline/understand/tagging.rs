@@ -198,55 +198,20 @@ impl Understander {
             })
             .collect();
         let mut items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
-        // A name followed by a noun of one of its own types is that type ("heart tissue",
-        // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
-        // class"): keep the candidates of that type and drop the noun. The first noun (the
-        // answer's) is never dropped.
+        // "have" right before another relation phrase is an auxiliary ("have been associated
+        // with", "has been shown to bind").
         let mut k = 0;
         while k + 1 < items.len() {
-            if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
-                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
-                if !is_answer
-                    && mentions[m]
-                        .candidates
-                        .iter()
-                        .any(|c| g.node_type(c.node) == t)
-                {
-                    mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
-                    items.remove(k + 1);
-                }
-            }
-            k += 1;
-        }
-        // A noun right before a name of its own type restates that name's type, it does not
-        // ask for more nodes ("the protein encoded by APOE", "the drug metformin", "the
-        // disease lupus", "the protein made from the gene RND3"): keep the name's candidates
-        // of that type and drop the noun. Working backwards lets a run of restating nouns
-        // fold into the name. The answer's noun is never dropped.
-        let mut k = items.len();
-        while k >= 2 {
-            k -= 1;
-            let (Item::Noun(t), Item::Ent(m)) = (&items[k - 1], &items[k]) else {
-                continue;
-            };
-            let (t, m) = (*t, *m);
-            // The answer's noun opens the question; after a leading relation phrase ("side
-            // effects of the drug lisinopril") the phrase names the answer instead.
-            let is_answer = !items[..k - 1]
-                .iter()
-                .any(|x| matches!(x, Item::Noun(_) | Item::Rel(_)));
-            // Only a name matched as well as any of its readings is restated ("diseases of
-            // the liver": the organ is an exact name, liver cancer only contains the word).
-            let c = &mentions[m].candidates;
-            let best = c.iter().map(|x| x.how).min();
-            if !is_answer
-                && c.iter()
-                    .any(|x| g.node_type(x.node) == t && Some(x.how) == best)
-            {
-                mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
-                items.remove(k - 1);
+            let aux = matches!(items[k], Item::Rel(r)
+                if matches!(self.lex.phrases[r].0.as_slice(), [w] if w == "have" || w == "has" || w == "had"));
+            if aux && matches!(items[k + 1], Item::Rel(_)) {
+                items.remove(k);
+            } else {
+                k += 1;
             }
         }
+        self.appositions(g, &folded, &spans, &mut items, &mut mentions);
+        self.type_nouns(g, &mut items, &mut mentions);
         // "… besides X and Y", "… that do not cause X": the names right after an exception
         // marker (and a relation phrase between them) are left out of the answers, not joined
         // to them; the marker, its phrase and its names leave the items.
@@ -296,37 +261,45 @@ impl Understander {
             items.swap(0, 1);
         }
         let items = items;
-        let read = |items: &[Item]| match self.yes_no(g, &folded, items, &mentions, &excepted) {
+        let read = |items: &[Item], mentions: &[Mention]| match self
+            .yes_no(g, &folded, items, mentions, &excepted)
+        {
             Some(x) => x,
-            None => self.assemble(g, items, &mentions, &excepted),
+            None => self.assemble(g, items, mentions, &excepted),
         };
-        let (mut readings, mut chosen) = read(&items);
+        let (mut readings, mut chosen) = read(&items, &mentions);
         // A word linked only as a guess at a name (misspelt, a prefix or a part of one:
         // "decreased" → Depressed mood, "expression" → Expressive language disorder) is left
         // out when the question cannot be read with it, rather than refused over.
-        let weak = |m: usize| {
-            mentions[m].group.is_none()
-                && mentions[m]
-                    .candidates
-                    .iter()
-                    .all(|c| matches!(c.how, Match::Prefix | Match::Fuzzy | Match::Contains))
-        };
+        let weak: Vec<bool> = mentions
+            .iter()
+            .map(|m| {
+                m.group.is_none()
+                    && m.candidates
+                        .iter()
+                        .all(|c| matches!(c.how, Match::Prefix | Match::Fuzzy | Match::Contains))
+            })
+            .collect();
         let mut items = items;
         if readings.is_empty() {
-            let strong: Vec<Item> = items
+            let mut strong: Vec<Item> = items
                 .iter()
-                .filter(|it| !matches!(it, Item::Ent(m) if weak(*m)))
+                .filter(|it| !matches!(it, Item::Ent(m) if weak[*m]))
                 .cloned()
                 .collect();
             if strong.len() < items.len() && strong.iter().any(|it| matches!(it, Item::Ent(_))) {
-                (readings, chosen) = read(&strong);
                 for it in &items {
                     if let Item::Ent(m) = it {
-                        if weak(*m) {
+                        if weak[*m] {
                             unknown.push(mentions[*m].text.clone());
                         }
                     }
                 }
+                // With the guesses gone, names and nouns that now stand side by side are read
+                // together as above.
+                self.appositions(g, &folded, &spans, &mut strong, &mut mentions);
+                self.type_nouns(g, &mut strong, &mut mentions);
+                (readings, chosen) = read(&strong, &mentions);
                 items = strong;
             }
         }
@@ -704,6 +677,161 @@ impl Understander {
             None => w.to_string(),
         }
     }
+    /// Type nouns beside a name that say its type rather than ask for more nodes.
+    fn type_nouns(&self, g: &Graph, items: &mut Vec<Item>, mentions: &mut [Mention]) {
+        // A name followed by a noun of one of its own types is that type ("heart tissue",
+        // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
+        // class"): keep the candidates of that type and drop the noun. The first noun (the
+        // answer's) is never dropped.
+        let mut k = 0;
+        while k + 1 < items.len() {
+            if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
+                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
+                if !is_answer
+                    && mentions[m]
+                        .candidates
+                        .iter()
+                        .any(|c| g.node_type(c.node) == t)
+                {
+                    mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                    items.remove(k + 1);
+                }
+            }
+            k += 1;
+        }
+        // A noun right before a name of its own type restates that name's type, it does not
+        // ask for more nodes ("the protein encoded by APOE", "the drug metformin", "the
+        // disease lupus", "the protein made from the gene RND3"): keep the name's candidates
+        // of that type and drop the noun. Working backwards lets a run of restating nouns
+        // fold into the name. The answer's noun is never dropped.
+        let mut k = items.len();
+        while k >= 2 {
+            k -= 1;
+            let (Item::Noun(t), Item::Ent(m)) = (&items[k - 1], &items[k]) else {
+                continue;
+            };
+            let (t, m) = (*t, *m);
+            // The answer's noun opens the question; after a leading relation phrase ("side
+            // effects of the drug lisinopril") the phrase names the answer instead.
+            let is_answer = !items[..k - 1]
+                .iter()
+                .any(|x| matches!(x, Item::Noun(_) | Item::Rel(_)));
+            // Only a name matched as well as any of its readings is restated ("diseases of
+            // the liver": the organ is an exact name, liver cancer only contains the word).
+            let c = &mentions[m].candidates;
+            let best = c.iter().map(|x| x.how).min();
+            if !is_answer
+                && c.iter()
+                    .any(|x| g.node_type(x.node) == t && Some(x.how) == best)
+            {
+                mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                items.remove(k - 1);
+            }
+        }
+    }
+
+    /// Names written side by side with no conjunction between them name one thing, one of
+    /// them restating the other ("the transcription factor TGIF2LY", "the phenothiazine
+    /// methotrimeprazine", "GLUL, the glutamine synthetase gene", "the nuclear receptor
+    /// RXR-alpha encoded by RXRA"): the names that fit what the words around the run ask
+    /// for — the noun before it, else the relation phrase next to it, else the noun after
+    /// it — are kept, the best matched and then the last of them; the others leave the items.
+    /// A run where every name fits, or none does, is left as it is (an intersection).
+    fn appositions(
+        &self,
+        g: &Graph,
+        folded: &[String],
+        spans: &[(usize, usize, usize)],
+        items: &mut Vec<Item>,
+        mentions: &mut [Mention],
+    ) {
+        const JOINS: [&str; 7] = ["and", "or", "nor", "but", "plus", "versus", "v"];
+        let at = |m: usize| spans.iter().find(|x| x.2 == m).map(|x| (x.0, x.1));
+        let joined = |a: usize, b: usize| match (at(a), at(b)) {
+            (Some((i, n)), Some((j, _))) if i + n <= j => folded[i + n..j]
+                .iter()
+                .any(|w| JOINS.contains(&w.as_str()) || w == "vs"),
+            _ => true,
+        };
+        let answer = items.iter().find_map(|x| match x {
+            Item::Noun(t) => Some(*t),
+            _ => None,
+        });
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i;
+            while j < items.len() && matches!(items[j], Item::Ent(_)) {
+                if j > i {
+                    let (Item::Ent(a), Item::Ent(b)) = (&items[j - 1], &items[j]) else {
+                        break;
+                    };
+                    if joined(*a, *b) {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            if j - i < 2 {
+                i = j.max(i + 1);
+                continue;
+            }
+            let run: Vec<usize> = items[i..j]
+                .iter()
+                .filter_map(|x| match x {
+                    Item::Ent(m) => Some(*m),
+                    _ => None,
+                })
+                .collect();
+            let fits = |m: usize, around: &Item| -> bool {
+                mentions[m].candidates.iter().any(|c| {
+                    let ct = g.node_type(c.node);
+                    match around {
+                        Item::Noun(t) => ct == *t,
+                        Item::Rel(r) => self.lex.phrases[*r]
+                            .1
+                            .iter()
+                            .any(|s| self.rel_fits(g, *s, answer, Some(ct))),
+                        _ => false,
+                    }
+                })
+            };
+            let before = i.checked_sub(1).map(|k| &items[k]);
+            let after = items.get(j);
+            let context = [
+                before.filter(|x| matches!(x, Item::Noun(_))),
+                before.filter(|x| matches!(x, Item::Rel(_))),
+                after.filter(|x| matches!(x, Item::Rel(_))),
+                after.filter(|x| matches!(x, Item::Noun(_))),
+            ];
+            let mut keep: Option<usize> = None;
+            for around in context.into_iter().flatten() {
+                let ok: Vec<usize> = run.iter().copied().filter(|&m| fits(m, around)).collect();
+                if ok.is_empty() || ok.len() == run.len() {
+                    continue;
+                }
+                let best = |m: usize| {
+                    mentions[m]
+                        .candidates
+                        .iter()
+                        .filter(|c| match around {
+                            Item::Noun(t) => g.node_type(c.node) == *t,
+                            _ => true,
+                        })
+                        .map(|c| c.how)
+                        .min()
+                };
+                keep = ok.iter().copied().rev().min_by_key(|&m| best(m));
+                break;
+            }
+            let Some(keep) = keep else {
+                i = j;
+                continue;
+            };
+            items.splice(i..j, [Item::Ent(keep)]);
+            i += 1;
+        }
+    }
+
     /// The vocabulary word `w` inflects (-ing, -ed, -es, -s; a dropped final e; a y turned
     /// into i), when it is a vocabulary word itself; `None` otherwise.
     fn uninflect(&self, w: &str) -> Option<String> {
