@@ -688,3 +688,51 @@ fn ordinary_words_are_not_names_and_inflections_are_read() {
     let i = u.interpretation.unwrap_or_default();
     assert!(i.contains("type 2 diabetes mellitus"), "{i}");
 }
+
+/// Researchers' wording: a description beside the name it describes is one thing (an
+/// apposition), "have been" is an auxiliary, a quoted name is that name whatever words it
+/// holds, and a word read only as a guess at a name is dropped when the question cannot be
+/// read with it.
+#[test]
+fn appositions_quotes_and_guesses() {
+    let Some(g) = graph() else { return };
+    let cases = [
+        (
+            "Which genes does the transcription factor TGIF2LY regulate?",
+            "MATCH (:Gene {name: 'TGIF2LY'})-[:REGULATES_GrG]->(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which diseases are associated with GLUL, the glutamine synthetase gene?",
+            "MATCH (x:Disease)-[:ASSOCIATES_DaG]->(:Gene {name: 'GLUL'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which compounds bind the nuclear receptor RXR-alpha encoded by RXRA?",
+            "MATCH (x:Compound)-[:BINDS_CbG]->(:Gene {name: 'RXRA'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which diseases have been associated with the gene encoding the histamine H3 receptor, HRH3?",
+            "MATCH (x:Disease)-[:ASSOCIATES_DaG]->(:Gene {name: 'HRH3'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which genes participate in the pathway 'GTP hydrolysis and joining of the 60S ribosomal subunit'?",
+            "MATCH (x:Gene)-[:PARTICIPATES_GpPW]->(:Pathway {name: 'GTP hydrolysis and joining of the 60S ribosomal subunit'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "drugs that decrease col4a1 expression",
+            "MATCH (x:Compound)-[:DOWNREGULATES_CdG]->(:Gene {name: 'COL4A1'}) RETURN DISTINCT x.id AS id",
+        ),
+    ];
+    for (q, cypher) in cases {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
+    // Names joined by "and" stay an intersection.
+    let (got, u) = answers(&g, "genes associated with asthma and obesity");
+    let want = gold(
+        &g,
+        "MATCH (:Disease {name: 'asthma'})-[:ASSOCIATES_DaG]->(x:Gene)<-[:ASSOCIATES_DaG]-(:Disease {name: 'obesity'}) RETURN DISTINCT x.id AS id",
+    );
+    assert_eq!(got, want, "{:?}", u.interpretation);
+}

@@ -14,7 +14,13 @@
 //!    (`alzheimers` → `Alzheimer's disease`), then fuzzy (Damerau–Levenshtein through
 //!    `strsim`, over names of about the same length with the same first letter), then a name
 //!    that contains the words (`diabetes` → the two diabetes mellitus types, a "did you
-//!    mean").
+//!    mean"). A quoted span is looked up whole first ("the pathway 'GTP hydrolysis and joining
+//!    of the 60S ribosomal subunit'"). One word links inside a longer name only as its head
+//!    (last) word or in a short disease name ("arthritis" → rheumatoid arthritis, "diabetes"
+//!    → type 2 diabetes mellitus; not "human" → a pathway that mentions humans), and opens a
+//!    longer name only when the rest is vocabulary or words of the question ("alzheimers" →
+//!    Alzheimer's disease; not "found" → Found dead). A word that is no vocabulary word but
+//!    inflects one is that word ("covarying" → covary).
 //! 4. **Assembly**: the first type noun is the answer; relation phrases connect it to
 //!    entities (either order: `which drugs treat X`, `what genes does X bind`, `what is X used
 //!    for`), a relation phrase followed by a type noun opens a chain (`drugs that bind genes
@@ -50,6 +56,13 @@
 //!    for one) is not re-read through the pair relation or a bridge — that answered "which
 //!    drugs treat tuberculosis" with the drugs that *cause* it — but refused with the reason
 //!    ([`NeverHeld`]) and the question the graph can answer about the name.
+//!    Names side by side with no conjunction are one thing, one restating the other (an
+//!    apposition: "the transcription factor TGIF2LY", "GLUL, the glutamine synthetase
+//!    gene"): the one that fits the noun or relation phrase next to them is kept. "have"
+//!    before another relation phrase is an auxiliary; a relation participle before the
+//!    answer's noun qualifies it ("overexpressed genes in melanoma"). When no reading comes
+//!    out, names linked only as guesses (prefix, misspelling, containment) are dropped and
+//!    the rest is read again, rather than refused over a guess.
 //!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.
 //! 5. **Alternatives**: the first reading, then the other metaedges of ambiguous phrases;
 //!    the retriever runs them in order and keeps the first that returns rows.

@@ -42,6 +42,28 @@ impl Understander {
         let mut covered = vec![false; n];
         let mut mentions: Vec<Mention> = Vec::new();
         let is_vocab_span = |s: &[String]| s.iter().all(|w| self.vocab.contains(w));
+        // 0. A quoted name is that name, however long and whatever words it holds ("the
+        // pathway 'GTP hydrolysis and joining of the 60S ribosomal subunit'").
+        for (i, len) in quoted_spans(question) {
+            if i + len > n || len == 0 || covered[i..i + len].iter().any(|c| *c) {
+                continue;
+            }
+            let span = &folded[i..i + len];
+            let mut c = self.link(g, span, Match::Exact);
+            if c.is_empty() {
+                c = self.link(g, span, Match::Synonym);
+            }
+            if c.is_empty() {
+                continue;
+            }
+            mentions.push(Mention {
+                text: span_text(&ws, i, len),
+                candidates: c,
+                group: None,
+            });
+            tags[i] = Some((len, Item::Ent(mentions.len() - 1)));
+            covered[i..i + len].iter_mut().for_each(|c| *c = true);
+        }
         // 1. Multi-word exact names, longest first.
         for len in (2..=MAX_SPAN.min(n)).rev() {
             for i in 0..=n - len {
@@ -210,8 +232,7 @@ impl Understander {
                 k += 1;
             }
         }
-        self.appositions(g, &folded, &spans, &mut items, &mut mentions);
-        self.type_nouns(g, &mut items, &mut mentions);
+        self.apposed_and_typed(g, &folded, &spans, &mut items, &mut mentions);
         // "… besides X and Y", "… that do not cause X": the names right after an exception
         // marker (and a relation phrase between them) are left out of the answers, not joined
         // to them; the marker, its phrase and its names leave the items.
@@ -297,8 +318,7 @@ impl Understander {
                 }
                 // With the guesses gone, names and nouns that now stand side by side are read
                 // together as above.
-                self.appositions(g, &folded, &spans, &mut strong, &mut mentions);
-                self.type_nouns(g, &mut strong, &mut mentions);
+                self.apposed_and_typed(g, &folded, &spans, &mut strong, &mut mentions);
                 (readings, chosen) = read(&strong, &mentions);
                 items = strong;
             }
@@ -677,6 +697,27 @@ impl Understander {
             None => w.to_string(),
         }
     }
+    /// Appositions and type nouns, until neither changes the items: a noun that restates a
+    /// name can stand between a description and the name it describes ("WW domain binding
+    /// protein 1 (WBP1)").
+    fn apposed_and_typed(
+        &self,
+        g: &Graph,
+        folded: &[String],
+        spans: &[(usize, usize, usize)],
+        items: &mut Vec<Item>,
+        mentions: &mut [Mention],
+    ) {
+        loop {
+            let n = items.len();
+            self.appositions(g, folded, spans, items, mentions);
+            self.type_nouns(g, items, mentions);
+            if items.len() == n {
+                break;
+            }
+        }
+    }
+
     /// Type nouns beside a name that say its type rather than ask for more nodes.
     fn type_nouns(&self, g: &Graph, items: &mut Vec<Item>, mentions: &mut [Mention]) {
         // A name followed by a noun of one of its own types is that type ("heart tissue",
@@ -886,4 +927,36 @@ impl Understander {
         }
         out
     }
+}
+
+/// The quoted parts of a question, as (first word, word count): a quote opens after a space,
+/// a bracket or the start, and closes before a space, punctuation or the end.
+fn quoted_spans(q: &str) -> Vec<(usize, usize)> {
+    const OPEN: [char; 4] = ['"', '\'', '\u{201c}', '\u{2018}'];
+    const CLOSE: [char; 4] = ['"', '\'', '\u{201d}', '\u{2019}'];
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = q.char_indices().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let (p, c) = chars[k];
+        let opens = OPEN.contains(&c)
+            && (k == 0 || chars[k - 1].1.is_whitespace() || "([{:".contains(chars[k - 1].1));
+        if !opens {
+            k += 1;
+            continue;
+        }
+        let close = (k + 1..chars.len()).find(|&e| {
+            CLOSE.contains(&chars[e].1)
+                && chars
+                    .get(e + 1)
+                    .is_none_or(|x| x.1.is_whitespace() || ".,;:?!)]}".contains(x.1))
+        });
+        let Some(e) = close else {
+            break;
+        };
+        let inner = &q[p + c.len_utf8()..chars[e].0];
+        out.push((words(&q[..p]).len(), words(inner).len()));
+        k = e + 1;
+    }
+    out
 }
