@@ -333,7 +333,8 @@ mod tests {
             "wording-dev",
             "wording-held",
             "indep-dev",
-            "indep2"
+            "indep2-dev",
+            "indep3"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =
