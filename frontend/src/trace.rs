@@ -1,14 +1,16 @@
 //! One question of an evaluation run, readable, at its own address
 //! (`/runs/<run>/trace/<qid>`, `?vs=<run>` for a second run beside it): the question, the
 //! Cypher, predicted vs gold answers with the hits marked, each metric of the question, and
-//! per partition and summary mode the beam's paths as a tree and the summaries
-//! (`GET /api/runs/{id}/trace/{qid}`, typed `serenqa_shared::api::QuestionTrace`).
+//! per partition and summary mode the beam's paths as a tree and the summaries, and every
+//! model call's prompt and reply, folded (`GET /api/runs/{id}/trace/{qid}`, typed
+//! `serenqa_shared::api::QuestionTrace`).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use serenqa_shared::api::{
-    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceMetric, TraceTreeNode,
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceMetric,
+    TraceTreeNode,
 };
 
 use crate::api;
@@ -240,8 +242,56 @@ fn retrieval_view(r: RetrievalTrace) -> impl IntoView {
                 {entity_list("Predicted", &r.predicted, "a gold answer", "trace-predicted")}
                 {entity_list("Gold", &r.gold, "found by the query", "trace-gold")}
             </div>
+            {calls_view(&r.model_calls)}
         </section>
     }
+}
+
+/// The model calls of a part, folded: one line each (role, model, latency, cache, failure),
+/// opening to the prompt's messages and the reply as they were sent and received.
+fn calls_view(calls: &[TraceCall]) -> Option<AnyView> {
+    if calls.is_empty() {
+        return None;
+    }
+    let items = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let how = if c.cached { "cached".to_string() } else { format!("{:.0} ms", c.latency_ms) };
+            let failed = c.error_kind.clone().map(|k| format!(" · failed ({k})")).unwrap_or_default();
+            let line = format!("{}. {} · {} · {how}{failed}", i + 1, c.role, c.model);
+            let messages = c
+                .prompt
+                .iter()
+                .map(|m| view! { <div class="message"><span class="who">{m.role.clone()}</span><pre>{m.content.clone()}</pre></div> })
+                .collect_view();
+            let reply = match (&c.reply, &c.error) {
+                (Some(r), _) => view! { <div class="message reply"><span class="who">"reply"</span><pre data-testid="trace-call-reply">{r.clone()}</pre></div> }.into_any(),
+                (None, Some(e)) => view! { <p class="error" data-testid="trace-call-error">{e.clone()}</p> }.into_any(),
+                (None, None) => view! { <p class="muted">"no reply recorded"</p> }.into_any(),
+            };
+            let issues = (!c.issues.is_empty()).then(|| view! { <p class="notice">{format!("Reply issues: {}", c.issues.join("; "))}</p> });
+            view! {
+                <li>
+                    <details data-testid="trace-call" class:failed=c.error_kind.is_some()>
+                        <summary>{line}</summary>
+                        {messages}
+                        {reply}
+                        {issues}
+                    </details>
+                </li>
+            }
+        })
+        .collect_view();
+    Some(
+        view! {
+            <details class="model-calls" data-testid="trace-calls">
+                <summary>{format!("Model calls: prompts and replies ({})", calls.len())}</summary>
+                <ol class="calls">{items}</ol>
+            </details>
+        }
+        .into_any(),
+    )
 }
 
 /// The beam's paths as an indented tree: each node with the relation it was reached by.
@@ -290,6 +340,7 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
             })}
             <h4>"Summaries"</h4>
             {if e.summaries.is_empty() { view! { <p class="muted">"none (this mode passes no summaries)"</p> }.into_any() } else { view! { <ol class="summaries" data-testid="trace-summaries">{summaries}</ol> }.into_any() }}
+            {calls_view(&e.model_calls)}
         </section>
     }
 }

@@ -6,16 +6,16 @@ pub mod runs;
 pub mod shortlist;
 pub mod trace;
 pub use runs::{
-    endpoint_host, DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo, RunEntry,
-    RunQuestion, RunsReply, StatsSnapshot,
+    endpoint_host, redact_urls, DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo,
+    RunEntry, RunQuestion, RunsReply, StatsSnapshot,
 };
 pub use shortlist::{
     shortlist_csv, Shortlist, ShortlistAdd, ShortlistEntity, ShortlistItem, ShortlistScores,
     SHORTLIST_MAX_ITEMS,
 };
 pub use trace::{
-    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
-    TraceTreeNode,
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceLevel,
+    TraceMessage, TraceMetric, TraceTreeNode,
 };
 
 /// A node as the UI shows it.

@@ -1589,6 +1589,49 @@ test('trace: a deep link opens that question\'s trace — question, Cypher, pred
   }
 });
 
+test('trace: each model call\'s prompt and reply, folded; a failed call says its kind and the endpoint host only', async (page) => {
+  const { run, qid } = await traceFixture(page);
+  // The e2e runs are offline (no model calls): the served trace is given two recorded calls,
+  // as a model run writes them, to check how the page shows them.
+  const calls = [
+    { role: 'retrieval', model: 'llama-3-8b', prompt: [{ role: 'system', content: 'Write one Cypher query.' }, { role: 'user', content: 'Which drugs treat asthma?' }], reply: 'MATCH (c:Compound)-[:TREATS_CtD]->(d:Disease {name: "asthma"}) RETURN c', error_kind: null, error: null, latency_ms: 812, cached: false, issues: [] },
+    { role: 'judge', model: 'llama-3-8b', prompt: [{ role: 'user', content: 'Score 1-5.' }], reply: null, error_kind: 'connect', error: 'error sending request for url (10.0.0.7:8000): Connection refused', latency_ms: 3, cached: false, issues: [] },
+  ];
+  await page.route(`**/api/runs/*/trace/${qid}`, async (route) => {
+    const res = await route.fetch();
+    const body = await res.json();
+    if (body.retrieval) body.retrieval.model_calls = calls.slice(0, 1);
+    for (const e of body.explorations || []) e.model_calls = calls;
+    await route.fulfill({ response: res, json: body });
+  });
+  for (const w of [1280, 390]) {
+    await page.setViewportSize({ width: w, height: 900 });
+    await page.goto(`${base}/runs/${encodeURIComponent(run)}/trace/${qid}`);
+    const ret = page.getByTestId('trace-a').getByTestId('trace-retrieval');
+    const folded = ret.getByTestId('trace-calls');
+    await folded.waitFor({ timeout: 20000 });
+    assert(!(await folded.evaluate((d) => d.open)), 'the calls are folded at first');
+    assert(/Model calls: prompts and replies \(1\)/.test(await folded.locator('summary').first().textContent()), 'the count of calls');
+    await folded.locator('summary').first().click();
+    const call = folded.getByTestId('trace-call').first();
+    assert(/retrieval · llama-3-8b · 812 ms/.test(await call.locator('summary').textContent()), `one line per call: ${await call.locator('summary').textContent()}`);
+    await call.locator('summary').click();
+    assert((await call.getByTestId('trace-call-reply').textContent()).startsWith('MATCH (c:Compound)'), 'the reply as received');
+    assert((await call.textContent()).includes('Write one Cypher query.'), 'the prompt as sent');
+    const ex = page.getByTestId('trace-a').getByTestId('trace-exploration').first();
+    const exCalls = ex.getByTestId('trace-calls');
+    await exCalls.locator('summary').first().click();
+    const failed = exCalls.getByTestId('trace-call').nth(1);
+    assert(/failed \(connect\)/.test(await failed.locator('summary').textContent()), 'a failed call says its kind');
+    await failed.locator('summary').click();
+    const err = await failed.getByTestId('trace-call-error').textContent();
+    assert(err.includes('10.0.0.7:8000') && !err.includes('http'), `the error names the host only: ${err}`);
+    const o = await overflowAt(page);
+    assert(o.px <= 1, `the opened calls overflow by ${o.px}px at ${w}px: ${o.culprits.join('; ')}`);
+    await page.screenshot({ path: path.join(shots, `trace-calls-${w}.png`), fullPage: true });
+  }
+});
+
 test('trace: another run beside it on the same question (side by side at 1280 px, stacked at 390 px)', async (page) => {
   const { runs, run, qid } = await traceFixture(page);
   const other = runs[1].id;

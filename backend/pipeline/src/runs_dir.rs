@@ -140,12 +140,33 @@ pub fn question_lines(runs_dir: &Path, run_id: &str, qid: u32) -> Result<Questio
     if t1.is_empty() && t3.is_empty() {
         return Err(format!("run {run_id} has no trace for question {qid}"));
     }
+    let (mut t1, mut t3) = (t1, t3);
+    t1.iter_mut().chain(t3.iter_mut()).for_each(redact_errors);
     Ok(QuestionLines {
         qid,
         run_id: run_id.to_string(),
         t1,
         t3,
     })
+}
+
+/// Every `error` text in a raw trace line with endpoint URLs reduced to their host (as the
+/// readable trace shows them): the raw lines are served to anyone.
+fn redact_errors(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    serde_json::Value::String(t) if k == "error" => {
+                        *t = serenqa_shared::api::redact_urls(t);
+                    }
+                    _ => redact_errors(x),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_errors),
+        _ => {}
+    }
 }
 
 /// The questions of a run (`qid`, `pattern`, `question`), by qid: each from its first line.
@@ -213,4 +234,26 @@ fn read_complete<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, 
         })?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_lines_show_endpoint_hosts_only() {
+        let mut v = serde_json::json!({
+            "qid": 3,
+            "error": "model call failed: http://user:pw@10.1.2.3:8000/v1/chat?x=1",
+            "calls": [{"error": "refused by https://api.example.com/v1 with sk-live123", "reply": "see http://pubmed.example/1"}]
+        });
+        redact_errors(&mut v);
+        assert_eq!(v["error"], "model call failed: 10.1.2.3:8000");
+        assert_eq!(
+            v["calls"][0]["error"],
+            "refused by api.example.com with [key]"
+        );
+        // Replies stay as the model wrote them.
+        assert_eq!(v["calls"][0]["reply"], "see http://pubmed.example/1");
+    }
 }

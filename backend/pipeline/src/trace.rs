@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 use serenqa_shared::api::{
-    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceEntity, TraceLevel, TraceMetric,
-    TraceTreeNode,
+    redact_urls, ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity,
+    TraceLevel, TraceMessage, TraceMetric, TraceTreeNode,
 };
 use serenqa_shared::results::{metric_info, metric_title, partition_title, RunSettings};
 
@@ -344,7 +344,7 @@ fn retrieval(names: &mut Names, t: &T1Record) -> RetrievalTrace {
         agent: t.agent.clone(),
         cypher: r.cypher.clone(),
         executable: r.executable,
-        error: r.error.clone(),
+        error: r.error.as_deref().map(redact_urls),
         rows: r.rows,
         predicted: r
             .answers
@@ -362,6 +362,30 @@ fn retrieval(names: &mut Names, t: &T1Record) -> RetrievalTrace {
             metric("exe", if r.executable { 1.0 } else { 0.0 }, ""),
         ],
         latency_ms: t.call.as_ref().map(|c| c.latency_ms).unwrap_or(0.0),
+        model_calls: t.call.iter().map(call_view).collect(),
+    }
+}
+
+/// A recorded model call as a reviewer may read it: prompt and reply as sent and received, an
+/// error with endpoint URLs reduced to their host.
+fn call_view(c: &CallTrace) -> TraceCall {
+    TraceCall {
+        role: c.role.clone(),
+        model: c.model.clone(),
+        prompt: c
+            .prompt
+            .iter()
+            .map(|m| TraceMessage {
+                role: m.role.clone(),
+                content: m.content.clone(),
+            })
+            .collect(),
+        reply: c.reply.clone(),
+        error_kind: c.error_kind.clone(),
+        error: c.error.as_deref().map(redact_urls),
+        latency_ms: c.latency_ms,
+        cached: c.cached,
+        issues: c.issues.clone(),
     }
 }
 
@@ -422,7 +446,8 @@ fn exploration(names: &mut Names, r: &T3Record) -> ExplorationTrace {
             .collect(),
         summaries: r.summaries.clone(),
         calls: r.calls.len(),
-        error: r.error.clone(),
+        model_calls: r.calls.iter().map(call_view).collect(),
+        error: r.error.as_deref().map(redact_urls),
     }
 }
 
@@ -598,6 +623,67 @@ fn tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The trace view carries each model call's prompt and reply; errors say the endpoint's
+    /// host only, never its URL path or a key.
+    #[test]
+    fn model_calls_are_shown_without_urls_or_keys() {
+        let g = serenqa_graph::GraphBuilder::default().build();
+        let call = CallTrace {
+            role: "retrieval".into(),
+            model: "m".into(),
+            prompt: vec![crate::llm::Message::system("write Cypher"), crate::llm::Message::user("q?")],
+            reply: None,
+            error: Some("error sending request for url (http://10.0.0.7:8000/v1/chat/completions?k=sk-abc): refused; key sk-secret".into()),
+            error_kind: Some("connect".into()),
+            latency_ms: 12.0,
+            cached: false,
+            issues: vec![],
+        };
+        let t1 = T1Record {
+            key: "t1:7".into(),
+            qid: 7,
+            question: "q?".into(),
+            call: Some(call.clone()),
+            retrieved: Retrieved {
+                error: Some("model call failed: http://10.0.0.7:8000/v1".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let t3 = T3Record {
+            key: "t3:7:llm:with".into(),
+            qid: 7,
+            partition: "llm".into(),
+            mode: "with".into(),
+            calls: vec![
+                call.clone(),
+                CallTrace {
+                    reply: Some("PTGS2".into()),
+                    error: None,
+                    error_kind: None,
+                    ..call
+                },
+            ],
+            ..Default::default()
+        };
+        let v = question_view(&g, "r", RunSettings::default(), &[t1], &[t3], 7).unwrap();
+        let r = v.retrieval.unwrap();
+        assert_eq!(r.model_calls.len(), 1);
+        let c = &r.model_calls[0];
+        assert_eq!(c.prompt.len(), 2);
+        assert_eq!(c.prompt[0].role, "system");
+        assert_eq!(c.error_kind.as_deref(), Some("connect"));
+        let e = c.error.clone().unwrap();
+        assert!(
+            e.contains("10.0.0.7:8000") && !e.contains("/v1") && !e.contains("sk-"),
+            "{e}"
+        );
+        assert_eq!(r.error.as_deref(), Some("model call failed: 10.0.0.7:8000"));
+        let x = &v.explorations[0];
+        assert_eq!((x.calls, x.model_calls.len()), (2, 2));
+        assert_eq!(x.model_calls[1].reply.as_deref(), Some("PTGS2"));
+    }
 
     #[test]
     fn path_lines_read_back() {

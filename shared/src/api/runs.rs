@@ -118,6 +118,44 @@ pub fn endpoint_host(url: &str) -> String {
     host.to_string()
 }
 
+/// `text` with every `http://…` or `https://…` replaced by its host ([`endpoint_host`];
+/// `(no host)` when there is none), and any `sk-…` word (an API key an error body may echo)
+/// by `[key]`: what a client may see of an error from a model endpoint.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let at = [rest.find("http://"), rest.find("https://")]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(at) = at else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "()[]<>\"'`,;".contains(c))
+            .unwrap_or(tail.len());
+        let host = endpoint_host(tail[..end].trim());
+        out.push_str(if host.is_empty() { "(no host)" } else { &host });
+        rest = &tail[end..];
+    }
+    out.split(' ')
+        .map(|w| {
+            if w.trim_start_matches(|c: char| !c.is_alphanumeric())
+                .starts_with("sk-")
+            {
+                "[key]"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl Manifest {
     /// The manifest as an anonymous client may see it: each model's `base_url` reduced to its
     /// host (`endpoint_host`), and the benchmark's directory and the models file to their names.

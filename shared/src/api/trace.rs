@@ -36,6 +36,36 @@ pub struct TraceMetric {
     pub meaning: String,
 }
 
+/// One message of a prompt sent to a model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TraceMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+}
+
+/// One model call of a question as the run recorded it: what was sent and what came back.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TraceCall {
+    /// The pipeline role (`retrieval`, `relations`, `nodes`, `continue`, `summary`, `judge`).
+    pub role: String,
+    pub model: String,
+    pub prompt: Vec<TraceMessage>,
+    /// The reply's text; none when the call failed.
+    pub reply: Option<String>,
+    /// Why the call failed (`connect`, `timeout`, `http`, `malformed`) and what was said, with
+    /// endpoint URLs reduced to their host.
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    pub latency_ms: f64,
+    /// Answered from the run's response cache.
+    pub cached: bool,
+    /// What was wrong with the reply (hallucinated ids, unparsable …).
+    pub issues: Vec<String>,
+}
+
 /// T1 (knowledge retrieval) of one question: the query the agent wrote and what it returned.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -54,6 +84,9 @@ pub struct RetrievalTrace {
     pub metrics: Vec<TraceMetric>,
     /// Model latency of the call (0 offline or cached).
     pub latency_ms: f64,
+    /// The model call's prompt and reply (none offline).
+    #[serde(default)]
+    pub model_calls: Vec<TraceCall>,
 }
 
 /// A node of the beam's exploration tree, in depth-first order (`parent` indexes this list).
@@ -107,6 +140,9 @@ pub struct ExplorationTrace {
     pub summaries: Vec<String>,
     /// Model calls of this exploration (explorer and judges).
     pub calls: usize,
+    /// Those calls' prompts and replies, in the order they were made.
+    #[serde(default)]
+    pub model_calls: Vec<TraceCall>,
     pub error: Option<String>,
 }
 

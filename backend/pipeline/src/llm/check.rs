@@ -553,28 +553,8 @@ pub fn host_of(url: &str) -> String {
     }
 }
 
-/// `text` with every `http://…` or `https://…` replaced by its host.
-pub fn redact_urls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let at = [rest.find("http://"), rest.find("https://")]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(at) = at else {
-            out.push_str(rest);
-            return out;
-        };
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let end = tail
-            .find(|c: char| c.is_whitespace() || "()[]<>\"'`,;".contains(c))
-            .unwrap_or(tail.len());
-        out.push_str(&host_of(&tail[..end]));
-        rest = &tail[end..];
-    }
-}
+/// `text` with every URL reduced to its host (the one rule: `serenqa_shared::api::redact_urls`).
+pub use serenqa_shared::api::redact_urls;
 
 /// `text` without the API key: the key itself, and any `sk-…` word (an error body may echo
 /// a key, even masked), reduced to `[key]`.
