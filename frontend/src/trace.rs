@@ -9,8 +9,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use serenqa_shared::api::{
-    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceMetric,
-    TraceTreeNode,
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceFailure,
+    TraceMetric, TraceTreeNode,
 };
 
 use crate::api;
@@ -247,6 +247,36 @@ fn retrieval_view(r: RetrievalTrace) -> impl IntoView {
     }
 }
 
+/// The question's items whose model call failed: what they would have counted in, why they
+/// failed, and that they are not scored.
+fn failed_view(failed: &[TraceFailure]) -> Option<AnyView> {
+    if failed.is_empty() {
+        return None;
+    }
+    let items = failed
+        .iter()
+        .map(|f| {
+            view! {
+                <li data-testid="trace-failed-item" data-key=f.key.clone()>
+                    <strong>{f.cell.clone()}</strong>
+                    {format!(" · {} · {} of {} model calls failed ({})", f.role, f.failed_calls, f.calls, f.error_kind)}
+                    <br/><span class="muted">{f.error.clone()}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    Some(
+        view! {
+            <section class="trace-part failed-items" role="note" data-testid="trace-failed">
+                <h3>{format!("Not scored: {} failed item{}", failed.len(), if failed.len() == 1 { "" } else { "s" })}</h3>
+                <p class="muted">"A model call of these items failed, so they count in no table; resuming the run retries exactly them."</p>
+                <ul>{items}</ul>
+            </section>
+        }
+        .into_any(),
+    )
+}
+
 /// The model calls of a part, folded: one line each (role, model, latency, cache, failure),
 /// opening to the prompt's messages and the reply as they were sent and received.
 fn calls_view(calls: &[TraceCall]) -> Option<AnyView> {
@@ -378,6 +408,7 @@ fn TraceColumn(
     view! {
         <div class="run-tag">{(!side.is_empty()).then(|| view! { <span class="side">{side}</span> })}{format!("Run {} · {}", t.run_id, t.settings.summary())}</div>
         {t.other_graph.then(|| view! { <p class="notice" role="note">"Some ids of this run are not in the server's graph (the run used another graph): they show without names."</p> })}
+        {failed_view(&t.failed)}
         {t.retrieval.clone().map(retrieval_view)}
         {(!t.explorations.is_empty()).then(|| view! { <div class="chips" role="group" aria-label="Partition and summary mode">{chips}</div> })}
         {move || current().map(exploration_view)}

@@ -14,8 +14,8 @@ pub use shortlist::{
     SHORTLIST_MAX_ITEMS,
 };
 pub use trace::{
-    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceLevel,
-    TraceMessage, TraceMetric, TraceTreeNode,
+    ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity, TraceFailure,
+    TraceLevel, TraceMessage, TraceMetric, TraceTreeNode,
 };
 
 /// A node as the UI shows it.

@@ -1589,7 +1589,7 @@ test('trace: a deep link opens that question\'s trace — question, Cypher, pred
   }
 });
 
-test('trace: each model call\'s prompt and reply, folded; a failed call says its kind and the endpoint host only', async (page) => {
+test('trace: each model call\'s prompt and reply, folded; a failed call says its kind and the endpoint host only; failed items are said, not scored', async (page) => {
   const { run, qid } = await traceFixture(page);
   // The e2e runs are offline (no model calls): the served trace is given two recorded calls,
   // as a model run writes them, to check how the page shows them.
@@ -1602,11 +1602,17 @@ test('trace: each model call\'s prompt and reply, folded; a failed call says its
     const body = await res.json();
     if (body.retrieval) body.retrieval.model_calls = calls.slice(0, 1);
     for (const e of body.explorations || []) e.model_calls = calls;
+    body.failed = [{ key: `t3:${qid}:expert:without`, cell: 'Expert · without summaries', error_kind: 'timeout', error: 'no reply from 10.0.0.7:8000 within 30 s', role: 'judge', failed_calls: 1, calls: 4 }];
     await route.fulfill({ response: res, json: body });
   });
   for (const w of [1280, 390]) {
     await page.setViewportSize({ width: w, height: 900 });
     await page.goto(`${base}/runs/${encodeURIComponent(run)}/trace/${qid}`);
+    // A failed item is said, not scored.
+    const failedItems = page.getByTestId('trace-a').getByTestId('trace-failed');
+    await failedItems.waitFor({ timeout: 20000 });
+    const ft = await failedItems.textContent();
+    assert(/Not scored: 1 failed item/.test(ft) && /Expert · without summaries/.test(ft) && /1 of 4 model calls failed \(timeout\)/.test(ft), `the failed item: ${ft}`);
     const ret = page.getByTestId('trace-a').getByTestId('trace-retrieval');
     const folded = ret.getByTestId('trace-calls');
     await folded.waitFor({ timeout: 20000 });

@@ -9,16 +9,19 @@
 //! Reading here never modifies a file: a torn last line is skipped, not cut off (only the
 //! run's writer, [`crate::trace::read_trace`], may cut).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serenqa_graph::Graph;
-use serenqa_shared::api::{QuestionLines, QuestionTrace, RunEntry, RunQuestion, RunsReply};
+use serenqa_shared::api::{
+    QuestionLines, QuestionTrace, RunEntry, RunQuestion, RunsReply, TraceFailure,
+};
 
 /// The manifest's types live with the API replies that carry them.
 pub use serenqa_shared::api::{DatasetInfo, Manifest, QueueInfo};
 
+use crate::failures::{FailedItem, FAILED_FILE};
 use crate::trace::{question_view, T1Record, T3Record, TraceError, T1_FILE, T3_FILE};
 
 /// `$SERENQA_RUNS`, default `./runs`.
@@ -119,7 +122,54 @@ pub fn question_trace(
     // last line, which only the writer may do).
     let t1: Vec<T1Record> = read_complete(&dir.join(T1_FILE))?;
     let t3: Vec<T3Record> = read_complete(&dir.join(T3_FILE))?;
-    question_view(g, run_id, manifest.settings(), &t1, &t3, qid)
+    let failed = open_failures(&dir, &t1, &t3)?;
+    question_view(g, run_id, manifest.settings(), &t1, &t3, &failed, qid)
+}
+
+/// The run's items that failed and have no result since (the last attempt of each), as the
+/// trace shows them: (qid, item).
+fn open_failures(
+    dir: &Path,
+    t1: &[T1Record],
+    t3: &[T3Record],
+) -> Result<Vec<(u32, TraceFailure)>, TraceError> {
+    let done: BTreeSet<&str> = t1
+        .iter()
+        .map(|r| r.key.as_str())
+        .chain(t3.iter().map(|r| r.key.as_str()))
+        .collect();
+    let mut last: BTreeMap<String, FailedItem> = BTreeMap::new();
+    for f in read_complete::<FailedItem>(&dir.join(FAILED_FILE))? {
+        if !done.contains(f.key.as_str()) {
+            last.insert(f.key.clone(), f);
+        }
+    }
+    Ok(last
+        .into_values()
+        .map(|f| {
+            let cell = if f.partition.is_empty() {
+                "Knowledge retrieval (T1)".to_string()
+            } else {
+                format!(
+                    "{} · {} summaries",
+                    serenqa_shared::results::partition_title(&f.partition),
+                    if f.mode == "with" { "with" } else { "without" }
+                )
+            };
+            (
+                f.qid,
+                TraceFailure {
+                    key: f.key,
+                    cell,
+                    error_kind: f.error_kind,
+                    error: f.error,
+                    role: f.role,
+                    failed_calls: f.failed_calls,
+                    calls: f.calls,
+                },
+            )
+        })
+        .collect())
 }
 
 /// The trace records of one question in a run (T1 and every T2/T3 exploration).
@@ -239,6 +289,64 @@ fn read_complete<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A question's failed items show on its trace (cell, kind, host-only error); an item
+    /// that succeeded on a resume is no longer listed; a question with only failures has a
+    /// trace.
+    #[test]
+    fn failed_items_show_on_the_trace() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("run-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = serde_json::to_string(&serenqa_shared::api::Manifest::default()).unwrap();
+        std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+        let t1 = T1Record {
+            key: "t1:5".into(),
+            qid: 5,
+            question: "q5".into(),
+            ..Default::default()
+        };
+        std::fs::write(
+            dir.join(T1_FILE),
+            format!("{}\n", serde_json::to_string(&t1).unwrap()),
+        )
+        .unwrap();
+        let line = |key: &str, qid: u32, partition: &str| {
+            serde_json::to_string(&FailedItem {
+                key: key.into(),
+                qid,
+                partition: partition.into(),
+                mode: "with".into(),
+                error_kind: "timeout".into(),
+                error: "no reply from http://10.0.0.9:8000/v1/chat within 30 s".into(),
+                role: "judge".into(),
+                failed_calls: 1,
+                calls: 4,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        // t1:5 failed once and then succeeded; t3:5 and t1:6 are still failed.
+        let text = [
+            line("t1:5", 5, ""),
+            line("t3:5:llm:with", 5, "llm"),
+            line("t1:6", 6, ""),
+        ]
+        .join("\n")
+            + "\n";
+        std::fs::write(dir.join(FAILED_FILE), text).unwrap();
+        let g = serenqa_graph::GraphBuilder::default().build();
+        let v = question_trace(&g, root.path(), "run-a", 5).unwrap();
+        assert_eq!(v.failed.len(), 1, "{:?}", v.failed);
+        let f = &v.failed[0];
+        assert_eq!(f.key, "t3:5:llm:with");
+        assert_eq!(f.cell, "LLM Ensemble · with summaries");
+        assert_eq!(f.error, "no reply from 10.0.0.9:8000 within 30 s");
+        assert_eq!(v.next_qid, Some(6));
+        let only = question_trace(&g, root.path(), "run-a", 6).unwrap();
+        assert_eq!(only.failed[0].cell, "Knowledge retrieval (T1)");
+        assert!(only.retrieval.is_none());
+    }
 
     #[test]
     fn raw_lines_show_endpoint_hosts_only() {

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 use serenqa_shared::api::{
     redact_urls, ExplorationTrace, QuestionTrace, RetrievalTrace, TraceCall, TraceEntity,
-    TraceLevel, TraceMessage, TraceMetric, TraceTreeNode,
+    TraceFailure, TraceLevel, TraceMessage, TraceMetric, TraceTreeNode,
 };
 use serenqa_shared::results::{metric_info, metric_title, partition_title, RunSettings};
 
@@ -216,20 +216,23 @@ impl std::fmt::Display for TraceError {
     }
 }
 
-/// One question of run `run_id` (with `settings`, its manifest's) from the run's records,
-/// readable, with names from `g` (the served graph).
+/// One question of run `run_id` (with `settings`, its manifest's) from the run's records and
+/// its failed items (`failed`: (qid, item), items of every question), readable, with names
+/// from `g` (the served graph).
 pub fn question_view(
     g: &Graph,
     run_id: &str,
     settings: RunSettings,
     t1: &[T1Record],
     t3: &[T3Record],
+    failed: &[(u32, TraceFailure)],
     qid: u32,
 ) -> Result<QuestionTrace, TraceError> {
     let qids: BTreeSet<u32> = t1
         .iter()
         .map(|r| r.qid)
         .chain(t3.iter().map(|r| r.qid))
+        .chain(failed.iter().map(|f| f.0))
         .collect();
     if !qids.contains(&qid) {
         return Err(TraceError::NoQuestion(format!(
@@ -272,6 +275,14 @@ pub fn question_view(
         question,
         retrieval,
         explorations,
+        failed: failed
+            .iter()
+            .filter(|f| f.0 == qid)
+            .map(|f| TraceFailure {
+                error: redact_urls(&f.1.error),
+                ..f.1.clone()
+            })
+            .collect(),
         prev_qid: qids.range(..qid).next_back().copied(),
         next_qid: qids.range(qid + 1..).next().copied(),
         other_graph: names.unresolved,
@@ -667,7 +678,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let v = question_view(&g, "r", RunSettings::default(), &[t1], &[t3], 7).unwrap();
+        let v = question_view(&g, "r", RunSettings::default(), &[t1], &[t3], &[], 7).unwrap();
         let r = v.retrieval.unwrap();
         assert_eq!(r.model_calls.len(), 1);
         let c = &r.model_calls[0];

@@ -146,6 +146,26 @@ pub struct ExplorationTrace {
     pub error: Option<String>,
 }
 
+/// A work item of the question whose model call failed: not a result, not scored; resuming
+/// the run retries it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TraceFailure {
+    /// The item's trace key (`t1:204`, `t3:204:llm:with`).
+    pub key: String,
+    /// The table cell it would have counted in (`Knowledge retrieval (T1)`, `LLM Ensemble ·
+    /// with summaries`).
+    pub cell: String,
+    /// `connect`, `timeout`, `http` or `malformed`.
+    pub error_kind: String,
+    /// What the failed call said, endpoint URLs reduced to their host.
+    pub error: String,
+    /// The role of the first failed call.
+    pub role: String,
+    pub failed_calls: usize,
+    pub calls: usize,
+}
+
 /// `GET /api/runs/{id}/trace/{qid}`: one question of a run as a reviewer reads it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -158,6 +178,9 @@ pub struct QuestionTrace {
     pub question: String,
     pub retrieval: Option<RetrievalTrace>,
     pub explorations: Vec<ExplorationTrace>,
+    /// The question's items whose model call failed (not scored).
+    #[serde(default)]
+    pub failed: Vec<TraceFailure>,
     /// The run's neighbouring questions, for stepping through it.
     pub prev_qid: Option<u32>,
     pub next_qid: Option<u32>,
