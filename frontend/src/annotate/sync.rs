@@ -165,6 +165,8 @@ impl Core {
             comment: self.desired.comment.clone(),
             status,
             base_revision: self.base,
+            confirm_shown_order: false,
+            time_ms: None,
         };
         self.in_flight = Some(b.clone());
         Some(b)
