@@ -307,6 +307,96 @@ pub fn submission_gate(
     Ok(())
 }
 
+/// A version of a response as the conflict view compares it.
+#[derive(Clone, Copy, Debug)]
+pub struct Version<'a> {
+    pub ranking: &'a [RankEntry],
+    pub confidence: Option<u8>,
+    pub comment: &'a str,
+}
+
+/// One field in which two versions differ, each side in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// `order`, `unsure`, `confidence` or `comment`.
+    pub field: &'static str,
+    pub mine: String,
+    pub theirs: String,
+}
+
+/// Every field in which `mine` and `theirs` differ — the order (with ties), the unsure marks,
+/// the confidence and the comment — named with `name` (candidate id → name). Empty when they
+/// are the same.
+pub fn differences(
+    mine: Version,
+    theirs: Version,
+    name: impl Fn(i64) -> String,
+) -> Vec<Difference> {
+    let order = |v: &Version| -> String {
+        v.ranking
+            .iter()
+            .map(|e| match e.rank {
+                Some(r) => format!("{r}. {}", name(e.candidate)),
+                None => format!("–. {}", name(e.candidate)),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unsure = |v: &Version| -> String {
+        let mut u: Vec<String> = v
+            .ranking
+            .iter()
+            .filter(|e| e.unsure)
+            .map(|e| name(e.candidate))
+            .collect();
+        u.sort();
+        if u.is_empty() {
+            "none".into()
+        } else {
+            u.join(", ")
+        }
+    };
+    let conf = |v: &Version| {
+        v.confidence
+            .map_or("not chosen".to_string(), |c| c.to_string())
+    };
+    let comment = |v: &Version| -> String {
+        if v.comment.is_empty() {
+            return "empty".into();
+        }
+        let short: String = v.comment.chars().take(80).collect();
+        if short.len() < v.comment.len() {
+            format!("“{short}…”")
+        } else {
+            format!("“{short}”")
+        }
+    };
+    let key = |v: &Version| -> Vec<(i64, Option<u32>)> {
+        v.ranking.iter().map(|e| (e.candidate, e.rank)).collect()
+    };
+    let mut out = Vec::new();
+    let mut push = |field, a: String, b: String| {
+        out.push(Difference {
+            field,
+            mine: a,
+            theirs: b,
+        });
+    };
+    if key(&mine) != key(&theirs) {
+        push("order", order(&mine), order(&theirs));
+    }
+    if unsure(&mine) != unsure(&theirs) {
+        push("unsure", unsure(&mine), unsure(&theirs));
+    }
+    if mine.confidence != theirs.confidence {
+        push("confidence", conf(&mine), conf(&theirs));
+    }
+    if mine.comment != theirs.comment {
+        push("comment", comment(&mine), comment(&theirs));
+    }
+    out
+}
+
 /// Longest time on task recorded per response (a tab left open for days is capped, not
 /// refused): 24 hours.
 pub const MAX_TIME_ON_TASK_MS: u64 = 24 * 3600 * 1000;
@@ -877,5 +967,99 @@ impl ExpertRankings {
 
     pub fn get(&self, qid: u32) -> Option<&ExpertRanking> {
         self.questions.iter().find(|q| q.qid == qid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(candidate: i64, rank: u32, unsure: bool) -> RankEntry {
+        RankEntry {
+            candidate,
+            rank: Some(rank),
+            unsure,
+        }
+    }
+
+    #[test]
+    fn differences_name_every_field_including_confidence_and_unsure_only() {
+        let name = |id: i64| format!("C{id}");
+        fn v<'a>(
+            ranking: &'a [RankEntry],
+            confidence: Option<u8>,
+            comment: &'a str,
+        ) -> Version<'a> {
+            Version {
+                ranking,
+                confidence,
+                comment,
+            }
+        }
+        let a = &[e(1, 1, false), e(2, 2, false)][..];
+        let b = &[e(1, 1, false), e(2, 2, true)][..];
+        assert!(differences(v(a, Some(3), ""), v(a, Some(3), ""), name).is_empty());
+        // Confidence only: the same order, yet a difference is named.
+        let d = differences(v(a, Some(4), ""), v(a, Some(2), ""), name);
+        assert_eq!(
+            d,
+            vec![Difference {
+                field: "confidence",
+                mine: "4".into(),
+                theirs: "2".into()
+            }]
+        );
+        // Unsure only.
+        let d = differences(v(a, None, ""), v(b, None, ""), name);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            (d[0].field, d[0].mine.as_str(), d[0].theirs.as_str()),
+            ("unsure", "none", "C2")
+        );
+        // A tie is an order difference; a comment too.
+        let t = &[e(1, 1, false), e(2, 1, false)][..];
+        let d = differences(v(a, None, "x"), v(t, None, ""), name);
+        let fields: Vec<&str> = d.iter().map(|x| x.field).collect();
+        assert_eq!(fields, ["order", "comment"]);
+        assert_eq!(d[0].theirs, "1. C1, 1. C2");
+    }
+
+    #[test]
+    fn the_gate_asks_for_confirmation_only_for_an_untouched_complete_order() {
+        let shown = [5, 3, 9];
+        let same = [e(5, 1, false), e(3, 2, true), e(9, 3, false)];
+        assert!(
+            is_shown_order(&shown, &same),
+            "unsure marks do not change the order"
+        );
+        assert_eq!(
+            submission_gate(&shown, &same, Status::Complete, false)
+                .unwrap_err()
+                .code,
+            "untouched_order"
+        );
+        assert!(submission_gate(&shown, &same, Status::Complete, true).is_ok());
+        assert!(submission_gate(&shown, &same, Status::Draft, false).is_ok());
+        let moved = [e(3, 1, false), e(5, 2, false), e(9, 3, false)];
+        assert!(submission_gate(&shown, &moved, Status::Complete, false).is_ok());
+        let tied = [e(5, 1, false), e(3, 1, false), e(9, 2, false)];
+        assert!(submission_gate(&shown, &tied, Status::Complete, false).is_ok());
+        assert!(submission_gate(&[], &same, Status::Complete, false).is_ok());
+        assert!(is_skip(&[e(1, 1, true)]) && !is_skip(&[]) && !is_skip(&moved));
+    }
+
+    #[test]
+    fn the_calibration_gate_names_what_is_missing() {
+        assert!(calibration_gate(CALIBRATION_MIN_QUESTIONS, CALIBRATION_MIN_ANNOTATORS).is_ok());
+        let m = calibration_gate(4, 2).unwrap_err();
+        assert!(
+            m.contains("4 question(s)") && m.contains("2 annotator(s)"),
+            "{m}"
+        );
+        let m = calibration_gate(100, 1).unwrap_err();
+        assert!(
+            !m.contains("question(s)") && m.contains("1 annotator(s)"),
+            "{m}"
+        );
     }
 }

@@ -451,7 +451,9 @@ pub fn run_calibrate(args: CalibrateArgs, progress: bool) -> Result<()> {
     }
     match serenqa_shared::annotate::calibration_gate(rep.questions, rep.annotators) {
         Ok(()) => {
-            println!("stored, not in force: `serenqa annotate weights --use {id}` puts it in force")
+            println!(
+                "stored, not in force: `serenqa annotate weights --use {id}` puts it in force"
+            );
         }
         Err(why) => println!("stored, cannot be put in force: {why}"),
     }
