@@ -190,6 +190,15 @@ pub struct NewResponse {
     /// so a delayed older save can never replace a newer one.
     #[serde(default)]
     pub base_revision: i64,
+    /// The annotator confirmed that the order shown to them, untouched, is their ranking
+    /// ("the shown order is my ranking"). A submission in the shown order needs it
+    /// ([`submission_gate`]).
+    #[serde(default)]
+    pub confirm_shown_order: bool,
+    /// Time on task so far, in milliseconds: the page's visible time on this question over
+    /// every visit (the page adds this visit's time to the stored figure).
+    #[serde(default)]
+    pub time_ms: Option<u64>,
 }
 
 /// Unsubmitted edits of a submitted response (autosaved drafts made after "Submit"). They do
@@ -229,7 +238,168 @@ pub struct Response {
     /// Autosaved edits of a submitted response, not submitted yet (only for `Complete`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<PendingEdit>,
+    /// The candidate ids in the order the annotator was first shown them (empty for
+    /// responses saved before the order was recorded).
+    #[serde(default)]
+    pub presented: Vec<i64>,
+    /// Time on task in milliseconds, as the page last reported it.
+    #[serde(default)]
+    pub time_ms: Option<u64>,
+    /// The submission confirmed the shown order as the annotator's ranking.
+    #[serde(default)]
+    pub confirmed_shown_order: bool,
 }
+
+impl Response {
+    /// A submission that marks every candidate unsure: a skip, which never counts toward
+    /// coverage or the statistics ([`is_skip`]).
+    pub fn skipped(&self) -> bool {
+        self.status == Status::Complete && is_skip(&self.ranking)
+    }
+}
+
+// ----- submission gates (one home: the server enforces them, the page shows them) -----
+
+/// A ranking that marks every candidate "unsure" says nothing about serendipity: it is stored
+/// as a skip and counts toward no coverage target or statistic.
+pub fn is_skip(ranking: &[RankEntry]) -> bool {
+    !ranking.is_empty() && ranking.iter().all(|e| e.unsure)
+}
+
+/// True when `ranking` is exactly the order the annotator was shown: the same candidates in
+/// the same list order with ranks 1, 2, 3 … and no tie. (Unsure marks do not change the
+/// order.) Such a submission shows no engagement unless it is confirmed.
+pub fn is_shown_order(presented: &[i64], ranking: &[RankEntry]) -> bool {
+    !presented.is_empty()
+        && presented.len() == ranking.len()
+        && presented
+            .iter()
+            .zip(ranking)
+            .enumerate()
+            .all(|(i, (&p, e))| e.candidate == p && e.rank == Some(i as u32 + 1))
+}
+
+/// Why a submission is refused by a gate: a machine code and one line for the annotator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateRefusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What the page must ask for when the order was never moved.
+pub const CONFIRM_SHOWN_ORDER_LABEL: &str =
+    "The order shown is my ranking (I did not need to move anything)";
+
+/// The engagement gate of a complete submission: it must differ from the shown order (at
+/// least one move or tie) or carry the explicit confirmation. Drafts always pass.
+pub fn submission_gate(
+    presented: &[i64],
+    ranking: &[RankEntry],
+    status: Status,
+    confirm_shown_order: bool,
+) -> Result<(), GateRefusal> {
+    if status == Status::Complete && !confirm_shown_order && is_shown_order(presented, ranking) {
+        return Err(GateRefusal {
+            code: "untouched_order",
+            message: "this is the order the candidates were shown in: move at least one candidate, or tick “The order shown is my ranking” to confirm it".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A version of a response as the conflict view compares it.
+#[derive(Clone, Copy, Debug)]
+pub struct Version<'a> {
+    pub ranking: &'a [RankEntry],
+    pub confidence: Option<u8>,
+    pub comment: &'a str,
+}
+
+/// One field in which two versions differ, each side in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// `order`, `unsure`, `confidence` or `comment`.
+    pub field: &'static str,
+    pub mine: String,
+    pub theirs: String,
+}
+
+/// Every field in which `mine` and `theirs` differ — the order (with ties), the unsure marks,
+/// the confidence and the comment — named with `name` (candidate id → name). Empty when they
+/// are the same.
+pub fn differences(
+    mine: Version,
+    theirs: Version,
+    name: impl Fn(i64) -> String,
+) -> Vec<Difference> {
+    let order = |v: &Version| -> String {
+        v.ranking
+            .iter()
+            .map(|e| match e.rank {
+                Some(r) => format!("{r}. {}", name(e.candidate)),
+                None => format!("–. {}", name(e.candidate)),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unsure = |v: &Version| -> String {
+        let mut u: Vec<String> = v
+            .ranking
+            .iter()
+            .filter(|e| e.unsure)
+            .map(|e| name(e.candidate))
+            .collect();
+        u.sort();
+        if u.is_empty() {
+            "none".into()
+        } else {
+            u.join(", ")
+        }
+    };
+    let conf = |v: &Version| {
+        v.confidence
+            .map_or("not chosen".to_string(), |c| c.to_string())
+    };
+    let comment = |v: &Version| -> String {
+        if v.comment.is_empty() {
+            return "empty".into();
+        }
+        let short: String = v.comment.chars().take(80).collect();
+        if short.len() < v.comment.len() {
+            format!("“{short}…”")
+        } else {
+            format!("“{short}”")
+        }
+    };
+    let key = |v: &Version| -> Vec<(i64, Option<u32>)> {
+        v.ranking.iter().map(|e| (e.candidate, e.rank)).collect()
+    };
+    let mut out = Vec::new();
+    let mut push = |field, a: String, b: String| {
+        out.push(Difference {
+            field,
+            mine: a,
+            theirs: b,
+        });
+    };
+    if key(&mine) != key(&theirs) {
+        push("order", order(&mine), order(&theirs));
+    }
+    if unsure(&mine) != unsure(&theirs) {
+        push("unsure", unsure(&mine), unsure(&theirs));
+    }
+    if mine.confidence != theirs.confidence {
+        push("confidence", conf(&mine), conf(&theirs));
+    }
+    if mine.comment != theirs.comment {
+        push("comment", comment(&mine), comment(&theirs));
+    }
+    out
+}
+
+/// Longest time on task recorded per response (a tab left open for days is capped, not
+/// refused): 24 hours.
+pub const MAX_TIME_ON_TASK_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SaveOutcome {
@@ -267,6 +437,52 @@ pub struct ExportRow {
     pub comment: String,
     pub ranking: Vec<ExportRank>,
     pub updated_at: i64,
+    /// Every candidate marked unsure: a skip, not counted in coverage or statistics.
+    #[serde(default)]
+    pub skipped: bool,
+    /// The submission confirmed the untouched shown order.
+    #[serde(default)]
+    pub confirmed_shown_order: bool,
+    /// Candidate keys in the order the annotator was first shown them (empty: not recorded).
+    #[serde(default)]
+    pub presented: Vec<String>,
+    /// Time on task in seconds, as the page last reported it.
+    #[serde(default)]
+    pub time_on_task_s: Option<f64>,
+    /// Every stored save of this response, oldest first (saves made before the history was
+    /// recorded appear as one entry with the content they had then).
+    #[serde(default)]
+    pub history: Vec<ExportRevision>,
+}
+
+/// One save of a response, as the export lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExportRevision {
+    pub revision: i64,
+    pub status: Status,
+    pub saved_at: i64,
+    pub confidence: Option<u8>,
+    /// Candidate keys in list order with their rank (`None`: unranked) and unsure mark.
+    pub ranking: Vec<ExportRank>,
+    pub comment: String,
+    pub time_on_task_s: Option<f64>,
+    pub confirmed_shown_order: bool,
+}
+
+/// One stored save of a response (the store's revision history).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Revision {
+    pub response_id: i64,
+    pub revision: i64,
+    pub submission_id: String,
+    /// What the save asked for: a draft or a submission.
+    pub status: Status,
+    pub ranking: Vec<RankEntry>,
+    pub confidence: Option<u8>,
+    pub comment: String,
+    pub time_ms: Option<u64>,
+    pub confirmed_shown_order: bool,
+    pub saved_at: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -343,16 +559,76 @@ pub struct CalibrationReport {
     pub gamma: f64,
     /// Mean agreement with the experts at the fitted weights.
     pub agreement: f64,
-    /// The same at the default α = β = γ = 1/3.
+    /// The same at the default α = β = γ = 1/3 (both on the fitting questions).
     pub default_agreement: f64,
+    /// Questions used: fitted on plus held out.
     pub questions: usize,
     pub grid_step: f64,
     pub grid_points: usize,
     /// Grid points tied at the best agreement.
     pub best_points: usize,
     pub pairs: Vec<PairStat>,
-    /// (α, β, γ, agreement) at every grid point, for the admin page's triangle plot.
+    /// (α, β, γ, agreement) at every grid point (on the fitting questions).
     pub surface: Vec<[f64; 4]>,
+    /// Distinct annotators whose submitted rankings (skips excluded) the questions used.
+    #[serde(default)]
+    pub annotators: usize,
+    /// Mean Kendall's W over the questions used that have ≥ 2 annotators (`None`: none has).
+    #[serde(default)]
+    pub mean_kendall_w: Option<f64>,
+    /// The held-out comparison: the weights in force before against the fitted ones on
+    /// questions the fit never saw (`None` with fewer than [`HELDOUT_MIN_ITEMS`] questions).
+    #[serde(default)]
+    pub heldout: Option<HeldoutComparison>,
+    /// The stored calibration's id (set once stored).
+    #[serde(default)]
+    pub id: Option<i64>,
+}
+
+/// Agreement with the experts on held-out questions: the weights in force when the
+/// calibration ran (`before`) against the fitted ones (`after`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldoutComparison {
+    pub questions: usize,
+    pub before: f64,
+    pub after: f64,
+    /// The weights in force before, and what they were.
+    pub before_weights: [f64; 3],
+    pub before_label: String,
+}
+
+/// Fewest questions a calibration may use before it can be put in force (the shipped weights
+/// were fitted on 772).
+pub const CALIBRATION_MIN_QUESTIONS: usize = 30;
+/// Fewest distinct annotators behind those questions.
+pub const CALIBRATION_MIN_ANNOTATORS: usize = 3;
+/// With at least this many questions, every fifth one (positions 4, 9, 14 … in question
+/// order) is held out of the fit and used for the before/after comparison.
+pub const HELDOUT_MIN_ITEMS: usize = 5;
+
+/// Whether a calibration on `questions` questions by `annotators` annotators may be put in
+/// force: `Err` says what is missing (shown beside the disabled "Use these weights" button and
+/// sent by the server as `below_minimum`).
+pub fn calibration_gate(questions: usize, annotators: usize) -> Result<(), String> {
+    let mut missing = Vec::new();
+    if questions < CALIBRATION_MIN_QUESTIONS {
+        missing.push(format!(
+            "{questions} question(s) (at least {CALIBRATION_MIN_QUESTIONS} needed)"
+        ));
+    }
+    if annotators < CALIBRATION_MIN_ANNOTATORS {
+        missing.push(format!(
+            "{annotators} annotator(s) (at least {CALIBRATION_MIN_ANNOTATORS} needed)"
+        ));
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "too little expert data to put in force: {}",
+            missing.join(" and ")
+        ))
+    }
 }
 
 // ----- API requests and replies -----
@@ -600,8 +876,53 @@ pub struct CalibrationView {
     pub gamma: f64,
     pub agreement: f64,
     pub questions: i64,
+    /// Distinct annotators behind the questions (0: not recorded, before guard rails).
+    #[serde(default)]
+    pub annotators: i64,
     /// Source, graph, step, who, the full report…
     pub provenance: String,
+    /// These weights are in force now.
+    #[serde(default)]
+    pub in_force: bool,
+    /// Why this calibration cannot be put in force ([`calibration_gate`]); `None`: it can.
+    #[serde(default)]
+    pub blocked: Option<String>,
+    /// The report (held-out comparison, agreement) when the provenance holds one.
+    #[serde(default)]
+    pub report: Option<CalibrationReport>,
+}
+
+/// One change of the weights in force: which calibration (`None`: the shipped weights), when
+/// and by whom.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightsChange {
+    pub id: i64,
+    pub calibration: Option<i64>,
+    pub at: i64,
+    pub by: String,
+    pub note: String,
+}
+
+/// `GET /api/admin/weights`: the weights in force now, their history (newest first) and the
+/// minimums a calibration must meet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightsAdmin {
+    pub in_force: crate::rns::WeightsInForce,
+    /// The calibration in force (`None`: the shipped weights).
+    pub calibration: Option<i64>,
+    pub history: Vec<WeightsChange>,
+    pub min_questions: usize,
+    pub min_annotators: usize,
+}
+
+/// `PUT /api/admin/weights`: put a stored calibration in force (`calibration: id`), or go back
+/// to the shipped weights (`calibration: null`). `confirm` must be true: the page sends it
+/// from the explicit "Use these weights" step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UseWeights {
+    pub calibration: Option<i64>,
+    #[serde(default)]
+    pub confirm: bool,
 }
 
 /// The expert-rankings file: written by the annotation store (`serenqa annotate experts`,
@@ -646,5 +967,99 @@ impl ExpertRankings {
 
     pub fn get(&self, qid: u32) -> Option<&ExpertRanking> {
         self.questions.iter().find(|q| q.qid == qid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(candidate: i64, rank: u32, unsure: bool) -> RankEntry {
+        RankEntry {
+            candidate,
+            rank: Some(rank),
+            unsure,
+        }
+    }
+
+    #[test]
+    fn differences_name_every_field_including_confidence_and_unsure_only() {
+        let name = |id: i64| format!("C{id}");
+        fn v<'a>(
+            ranking: &'a [RankEntry],
+            confidence: Option<u8>,
+            comment: &'a str,
+        ) -> Version<'a> {
+            Version {
+                ranking,
+                confidence,
+                comment,
+            }
+        }
+        let a = &[e(1, 1, false), e(2, 2, false)][..];
+        let b = &[e(1, 1, false), e(2, 2, true)][..];
+        assert!(differences(v(a, Some(3), ""), v(a, Some(3), ""), name).is_empty());
+        // Confidence only: the same order, yet a difference is named.
+        let d = differences(v(a, Some(4), ""), v(a, Some(2), ""), name);
+        assert_eq!(
+            d,
+            vec![Difference {
+                field: "confidence",
+                mine: "4".into(),
+                theirs: "2".into()
+            }]
+        );
+        // Unsure only.
+        let d = differences(v(a, None, ""), v(b, None, ""), name);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            (d[0].field, d[0].mine.as_str(), d[0].theirs.as_str()),
+            ("unsure", "none", "C2")
+        );
+        // A tie is an order difference; a comment too.
+        let t = &[e(1, 1, false), e(2, 1, false)][..];
+        let d = differences(v(a, None, "x"), v(t, None, ""), name);
+        let fields: Vec<&str> = d.iter().map(|x| x.field).collect();
+        assert_eq!(fields, ["order", "comment"]);
+        assert_eq!(d[0].theirs, "1. C1, 1. C2");
+    }
+
+    #[test]
+    fn the_gate_asks_for_confirmation_only_for_an_untouched_complete_order() {
+        let shown = [5, 3, 9];
+        let same = [e(5, 1, false), e(3, 2, true), e(9, 3, false)];
+        assert!(
+            is_shown_order(&shown, &same),
+            "unsure marks do not change the order"
+        );
+        assert_eq!(
+            submission_gate(&shown, &same, Status::Complete, false)
+                .unwrap_err()
+                .code,
+            "untouched_order"
+        );
+        assert!(submission_gate(&shown, &same, Status::Complete, true).is_ok());
+        assert!(submission_gate(&shown, &same, Status::Draft, false).is_ok());
+        let moved = [e(3, 1, false), e(5, 2, false), e(9, 3, false)];
+        assert!(submission_gate(&shown, &moved, Status::Complete, false).is_ok());
+        let tied = [e(5, 1, false), e(3, 1, false), e(9, 2, false)];
+        assert!(submission_gate(&shown, &tied, Status::Complete, false).is_ok());
+        assert!(submission_gate(&[], &same, Status::Complete, false).is_ok());
+        assert!(is_skip(&[e(1, 1, true)]) && !is_skip(&[]) && !is_skip(&moved));
+    }
+
+    #[test]
+    fn the_calibration_gate_names_what_is_missing() {
+        assert!(calibration_gate(CALIBRATION_MIN_QUESTIONS, CALIBRATION_MIN_ANNOTATORS).is_ok());
+        let m = calibration_gate(4, 2).unwrap_err();
+        assert!(
+            m.contains("4 question(s)") && m.contains("2 annotator(s)"),
+            "{m}"
+        );
+        let m = calibration_gate(100, 1).unwrap_err();
+        assert!(
+            !m.contains("question(s)") && m.contains("1 annotator(s)"),
+            "{m}"
+        );
     }
 }

@@ -216,6 +216,29 @@ impl Weights {
     }
 }
 
+/// The weight grid |α| + |β| + |γ| = 1 with step `step`, signs free (a negative weight
+/// prefers low values of its term; scaling by a positive factor never changes a ranking, so
+/// this surface holds every distinct choice), α then β ascending, γ's negative sign first.
+/// The one grid of every weight fit (`serenqa rns fit` and expert calibration).
+pub fn signed_weight_grid(step: f64) -> Vec<Weights> {
+    let k = (1.0 / step).round().max(1.0) as i64;
+    let mut out = Vec::new();
+    for a in -k..=k {
+        for b in -(k - a.abs())..=(k - a.abs()) {
+            let c = k - a.abs() - b.abs();
+            let signs: &[i64] = if c == 0 { &[1] } else { &[-1, 1] };
+            for &sg in signs {
+                out.push(Weights {
+                    alpha: a as f64 / k as f64,
+                    beta: b as f64 / k as f64,
+                    gamma: (sg * c) as f64 / k as f64,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Agreement of RNS with a reference ranking (the fit's or a held-out set's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

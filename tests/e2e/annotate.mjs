@@ -716,6 +716,176 @@ test('a signed-in user\'s shortlist is kept with the account: a list kept before
   await other.waitForFunction(() => document.querySelector('[data-testid=shortlist-count]')?.textContent.trim() === '1', null, { timeout: 15000 });
 });
 
+// A fresh question of the first batch that no other test uses (from the end of the list).
+function spare(k) {
+  const q = state.fresh.at(-1 - k);
+  assert(q, `spare question ${k}`);
+  return q;
+}
+async function myResponse(page, qid) {
+  return (await (await page.request.get(base + `/api/annotate/questions/${qid}`)).json()).response;
+}
+
+test('an untouched order cannot be submitted without the confirmation; all unsure is a skip', async () => {
+  const page = state.ann1;
+  const qid = spare(0);
+  await openQuestion(page, qid);
+  // Nothing moved: the page asks for the confirmation, and Submit without it sends nothing.
+  await page.getByTestId('confirm-block').waitFor();
+  await page.locator('.confidence label', { hasText: '2' }).click();
+  const completes = [];
+  const onReq = (r) => { if (r.method() === 'PUT' && r.url().includes('/response') && (r.postData() || '').includes('"complete"')) completes.push(r); };
+  page.on('request', onReq);
+  await page.getByTestId('submit').click();
+  const err = page.getByTestId('confirm-error');
+  await err.waitFor();
+  assert(/move at least one candidate/.test(await err.textContent()), await err.textContent());
+  assert(await page.evaluate(() => document.activeElement?.id) === 'confirm-shown', 'the focus goes to the confirmation');
+  await page.screenshot({ path: shot('confirm-1280'), fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('confirm-block').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('confirm-390'), fullPage: false });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `the question page overflows by ${overflow}px at 390px`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  assert(completes.length === 0, 'no submission was sent');
+  const before = await myResponse(page, qid);
+  assert(!before || before.status === 'draft', `nothing submitted: ${JSON.stringify(before)}`);
+  // The server holds the same rule: the shown order submitted without the confirmation is 422.
+  const csrf = (await (await page.request.get(base + '/api/auth/me')).json()).csrf;
+  const shown = await order(page);
+  const direct = await page.request.put(base + `/api/annotate/questions/${qid}/response`, {
+    headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': csrf },
+    data: { submission_id: 'e2e-untouched-1', base_revision: before ? before.revision : 0, status: 'complete', confidence: 2, comment: '', ranking: shown.map((c, k) => ({ candidate: Number(c), rank: k + 1, unsure: false })) },
+  });
+  assert(direct.status() === 422 && (await direct.json()).code === 'untouched_order', `direct PUT: ${direct.status()}`);
+  // Confirmed: submitted, and recorded as confirmed with the order shown and a time on task.
+  await page.getByTestId('confirm-shown').check();
+  assert(await err.count() === 0, 'the error goes once the box is ticked');
+  await page.getByTestId('submit').click();
+  await page.getByTestId('save-state').filter({ hasText: 'submitted' }).waitFor({ timeout: 15000 });
+  page.off('request', onReq);
+  const r = await myResponse(page, qid);
+  assert(r.status === 'complete' && r.confirmed_shown_order === true, JSON.stringify(r).slice(0, 200));
+  assert(JSON.stringify(r.presented.map(String)) === JSON.stringify(shown), `presented ${r.presented} vs shown ${shown}`);
+  assert(r.time_ms > 0, `time on task recorded: ${r.time_ms}`);
+
+  // Every candidate unsure: the page says it will be a skip; the batch's coverage ignores it.
+  const q2 = spare(1);
+  await openQuestion(page, q2);
+  await moveSecondUp(page);
+  const boxes = page.locator('li.cand .cand-controls label:has-text("unsure") input');
+  for (let i = 0; i < await boxes.count(); i++) await boxes.nth(i).check();
+  await page.getByTestId('skip-note').waitFor();
+  await page.locator('.confidence label', { hasText: '1' }).click();
+  await page.getByTestId('submit').click();
+  await page.getByTestId('save-state').filter({ hasText: 'submitted' }).waitFor({ timeout: 15000 });
+  const bid = (await (await page.request.get(base + `/api/annotate/questions/${q2}`)).json()).question.batch_id;
+  const asg = await (await state.admin.request.get(base + '/api/admin/assignments')).json();
+  const b = asg.find((a) => a.batch.id === bid);
+  const batch = await (await page.request.get(base + `/api/annotate/batches/${bid}`)).json();
+  const idx = batch.questions.findIndex((x) => x.id === q2);
+  assert(b.coverage[idx] === 0, `a skip covers nothing: ${b.coverage[idx]}`);
+  const ex = await (await state.admin.request.get(base + '/api/review/export.json')).json();
+  const row = ex.find((x) => x.question_id === q2);
+  assert(row && row.skipped === true && row.history.length >= 1, `exported as a skip with its history: ${JSON.stringify(row).slice(0, 200)}`);
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
+test('key presses in quick succession are all applied, in order', async () => {
+  const page = state.ann1;
+  const batches = await (await page.request.get(base + '/api/annotate/batches')).json();
+  const listed = await (await page.request.get(base + `/api/annotate/batches/${batches[0].batch.id}`)).json();
+  const used = [0, 1, 3].map(spare);
+  const q = listed.questions.filter((x) => x.candidates >= 5 && !x.status && !used.includes(x.id)).at(-1);
+  await openQuestion(page, q.id);
+  const o = await order(page);
+  assert(o.length >= 4, `${o.length} candidates`);
+  await page.locator(`li.cand[data-cand="${o[0]}"]`).focus();
+  // No pause between the presses (the old page lost those under ~50 ms apart).
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction((id) => [...document.querySelectorAll('li.cand')].findIndex((e) => e.dataset.cand === id) === 3, o[0], { timeout: 5000 });
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('u');
+  await page.waitForFunction((id) => {
+    const els = [...document.querySelectorAll('li.cand')];
+    const i = els.findIndex((e) => e.dataset.cand === id);
+    return i === 2 && els[i].classList.contains('unsure');
+  }, o[0], { timeout: 5000 });
+  // A press after clicking elsewhere on the page moves nothing.
+  await page.locator('h1[data-testid=question-text]').click();
+  const here = await order(page);
+  await page.keyboard.press('ArrowDown');
+  assert(JSON.stringify(await order(page)) === JSON.stringify(here), 'no move after the focus left the list');
+  assert(page.errors.length === 0, page.errors.join('; '));
+});
+
+test('the conflict view names a confidence-only difference; save errors show at the field and in the status line', async () => {
+  const a = state.ann1;
+  const qid = spare(3);
+  await openQuestion(a, qid);
+  await moveSecondUp(a);
+  await a.locator('.confidence label', { hasText: '3' }).click();
+  await a.getByTestId('save-state').filter({ hasText: 'Saved' }).waitFor({ timeout: 15000 });
+  const b = await newPage();
+  await b.context().addCookies(await a.context().cookies());
+  await openQuestion(b, qid);
+  await b.locator('.confidence label', { hasText: '5' }).click();
+  await b.getByTestId('save-state').filter({ hasText: 'Saved' }).waitFor({ timeout: 15000 });
+  // Same order in both tabs; only the confidence differs.
+  assert(JSON.stringify(await order(a)) === JSON.stringify(await order(b)), 'same order');
+  await a.locator('.confidence label', { hasText: '2' }).click();
+  await a.getByTestId('conflict').waitFor({ timeout: 15000 });
+  const diffs = a.getByTestId('conflict-diffs');
+  await diffs.waitFor();
+  const fields = await diffs.locator('li').evaluateAll((els) => els.map((e) => e.dataset.field));
+  assert(JSON.stringify(fields) === JSON.stringify(['confidence']), `differences: ${fields}`);
+  const text = await diffs.textContent();
+  assert(/yours: 2; theirs: 5/.test(text), text);
+  // The status line stays in view at the bottom of the window and says it was not saved.
+  const bar = a.getByTestId('status-bar');
+  const box = await bar.boundingBox();
+  const vh = a.viewportSize().height;
+  assert(box && box.y + box.height <= vh + 1 && box.y > vh - 200, `status line at the bottom: ${JSON.stringify(box)}`);
+  assert(/changed elsewhere/.test(await bar.textContent()), await bar.textContent());
+  await a.screenshot({ path: shot('conflict-confidence-1280'), fullPage: false });
+  await a.setViewportSize({ width: 390, height: 844 });
+  await a.getByTestId('conflict').scrollIntoViewIfNeeded();
+  await a.screenshot({ path: shot('conflict-confidence-390'), fullPage: false });
+  await a.setViewportSize({ width: 1280, height: 900 });
+  await a.getByTestId('take-theirs').click();
+  await a.getByTestId('conflict').waitFor({ state: 'detached' });
+  // A save the server refuses is shown at its field and in the status line: a comment over
+  // the limit (the box's own limit is lifted to get one past it).
+  await a.evaluate(() => {
+    const t = document.querySelector('.comment textarea');
+    t.removeAttribute('maxlength');
+  });
+  await a.locator('.comment textarea').fill('x'.repeat(4001));
+  const fieldErr = a.getByTestId('comment-error');
+  await fieldErr.waitFor({ timeout: 15000 });
+  assert(/4001 characters/.test(await fieldErr.textContent()), await fieldErr.textContent());
+  assert(/Not saved/.test(await a.getByTestId('status-bar').textContent()), 'and in the status line');
+  await a.screenshot({ path: shot('field-error-1280'), fullPage: false });
+  await a.locator('.comment textarea').fill('fine');
+  await fieldErr.waitFor({ state: 'detached', timeout: 15000 });
+  assert(a.errors.length === 0 && b.errors.length === 0, a.errors.concat(b.errors).join('; '));
+});
+
+test('a wrong password says so (the server\'s reason), not that a session ended', async () => {
+  const page = await newPage();
+  await page.goto(base + '/login');
+  await page.locator('input[name=email]').fill('ann1@example.org');
+  await page.locator('input[name=password]').fill('not the password at all');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const err = page.locator('form [role=alert]');
+  await err.waitFor({ timeout: 15000 });
+  const t = await err.textContent();
+  assert(/wrong email or password/.test(t) && !/session/.test(t), t);
+});
+
 test('admin runs a calibration and sees the result or a clear reason', async () => {
   const page = state.admin;
   await page.goto(base + '/admin');
@@ -782,6 +952,102 @@ test('admin assigns a batch to an annotator with an overlap target, sees coverag
   assert((await state.ann2.request.get(base + '/api/annotate/batches')).status() === 401, 'a route that needs the session refuses it');
   await fresh.goto(local(link));
   await fresh.getByText('not valid').waitFor();
+});
+
+test('calibration below the minimum cannot be put in force; one that meets it is used after a confirmation, and reverting restores the shipped weights', async () => {
+  const page = state.admin;
+  const api = (p) => page.request.get(base + p).then((r) => r.json());
+  const weightsLine = async () => {
+    const d = await newPage();
+    await d.goto(base + '/entity/Disease::DOID:1612');
+    await d.getByTestId('weights-source').waitFor({ timeout: 60000 });
+    const t = await d.getByTestId('weights-source').textContent();
+    await d.context().close();
+    return t;
+  };
+  // The calibration of the earlier test (two annotators): stored, shown, and refused.
+  await page.goto(base + '/admin');
+  await page.getByTestId('weights-in-force').waitFor();
+  assert(/fitted to the SerenQA/.test(await page.getByTestId('weights-in-force').textContent()), 'the shipped weights at first');
+  let cals = await api('/api/admin/calibrations');
+  if (cals.length) {
+    const small = cals[0];
+    assert(small.blocked && /too little expert data/.test(small.blocked), JSON.stringify(small).slice(0, 200));
+    const item = page.locator(`li.cal[data-cal="${small.id}"]`);
+    assert(await item.getByTestId('use-weights').isDisabled(), 'the button is disabled below the minimum');
+    assert(/at least 30 needed/.test(await item.getByTestId('use-blocked').textContent()), 'and says why');
+    const csrf = (await api('/api/auth/me')).csrf;
+    const put = await page.request.put(base + '/api/admin/weights', { headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': csrf }, data: { calibration: small.id, confirm: true } });
+    assert(put.status() === 422 && (await put.json()).code === 'below_minimum', `PUT below the minimum: ${put.status()}`);
+  }
+  // Three more annotators rank 40 questions of an open batch through the API.
+  const asg = await api('/api/admin/assignments');
+  const open = asg.filter((a) => a.annotators.length === 0).slice(1);
+  const csrfAdmin = (await api('/api/auth/me')).csrf;
+  const who = [];
+  for (const name of ['cal1', 'cal2', 'cal3']) {
+    const inv = await (await page.request.post(base + '/api/admin/invites', { headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': csrfAdmin }, data: { email: `${name}@example.org`, role: 'annotator' } })).json();
+    const p = await newPage();
+    await acceptInvite(p, inv.link, name);
+    who.push(p);
+  }
+  // Questions of the open batches after the first (which the other tests use).
+  const qs = [];
+  for (const a of open) {
+    if (qs.length >= 40) break;
+    const batch = await (await who[0].request.get(base + `/api/annotate/batches/${a.batch.id}`)).json();
+    qs.push(...batch.questions.filter((q) => q.candidates >= 3).slice(0, 40 - qs.length));
+  }
+  assert(qs.length === 40, `${qs.length} questions`);
+  for (const [k, p] of who.entries()) {
+    const csrf = (await (await p.request.get(base + '/api/auth/me')).json()).csrf;
+    for (const q of qs) {
+      const v = await (await p.request.get(base + `/api/annotate/questions/${q.id}`)).json();
+      const ids = v.question.candidates.map((c) => c.id);
+      // A deterministic, annotator-specific order (never just the shown one).
+      const mine = ids.map((id, i) => [((i * 7 + k * 3) % ids.length), id]).sort((x, y) => x[0] - y[0]).map((x) => x[1]);
+      const r = await p.request.put(base + `/api/annotate/questions/${q.id}/response`, {
+        headers: { 'X-Requested-With': 'serenqa', 'X-CSRF-Token': csrf },
+        data: { submission_id: `cal-${k}-${q.id}`, base_revision: 0, status: 'complete', confidence: 3, comment: '', confirm_shown_order: true, ranking: mine.map((c, i) => ({ candidate: c, rank: i + 1, unsure: false })) },
+      });
+      assert(r.status() === 200, `seed ${q.id}: ${r.status()} ${await r.text()}`);
+    }
+  }
+  // Calibrate on them: the report shows annotators, agreement and the held-out comparison.
+  await page.goto(base + '/admin');
+  await page.locator('input[type=number][step="0.01"]').fill('0.25');
+  await page.locator('input[type=number][step="0.01"]').dispatchEvent('change');
+  await page.getByRole('button', { name: 'Calibrate' }).click();
+  const report = page.getByTestId('calibration-report');
+  await report.waitFor({ timeout: 300000 });
+  const rt = await report.textContent();
+  assert(/ranked by [3-9] annotators/.test(rt) && /Kendall's W/.test(rt), rt.slice(0, 300));
+  assert(/Held out: \d+ questions/.test(await page.getByTestId('heldout').textContent()), 'the held-out comparison');
+  const use = report.getByTestId('use-weights');
+  assert(!(await use.isDisabled()), 'this one meets the minimum');
+  await use.click();
+  await report.getByTestId('confirm-weights').waitFor();
+  await page.screenshot({ path: shot('weights-confirm-1280'), fullPage: false });
+  await report.getByTestId('confirm-use').click();
+  await page.getByTestId('weights-changed').waitFor({ timeout: 15000 });
+  await page.getByTestId('weights-in-force').filter({ hasText: 'calibrated on expert rankings' }).waitFor({ timeout: 15000 });
+  assert(/calibrated on expert rankings/.test(await weightsLine()), "Discover's weights line names the calibration");
+  await page.getByTestId('weights-history').locator('summary').click();
+  await page.screenshot({ path: shot('weights-1280'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('weights-panel').screenshot({ path: shot('weights-390') });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `admin page overflows by ${overflow}px at 390px`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Revert: the shipped weights again, on Discover too; the history lists both changes.
+  await page.getByTestId('revert-shipped').click();
+  await page.getByTestId('weights-panel').getByTestId('confirm-use').click();
+  await page.getByTestId('weights-in-force').filter({ hasText: 'fitted to the SerenQA' }).waitFor({ timeout: 15000 });
+  assert(/fitted to the SerenQA/.test(await weightsLine()), "Discover's weights line shows the shipped weights again");
+  const w = await api('/api/admin/weights');
+  assert(w.calibration === null && w.history.length === 2 && w.history[0].calibration === null, JSON.stringify(w.history));
+  for (const p of who) await p.context().close();
+  assert(page.errors.length === 0, page.errors.join('; '));
 });
 
 // This server started with an empty runs directory (scripts/test.sh): it computes the

@@ -481,25 +481,10 @@ pub fn objective(s: &[QuestionScore]) -> f64 {
         + mean(&s.iter().map(|q| q.spearman).collect::<Vec<_>>())
 }
 
-/// The grid |α| + |β| + |γ| = 1 with step `step` (signs free: a negative weight prefers low
-/// values of its term), α then β ascending, γ's negative sign first.
+/// The grid |α| + |β| + |γ| = 1 with step `step`, signs free (one home:
+/// `serenqa_shared::rns::signed_weight_grid`).
 pub fn weight_grid(step: f64) -> Vec<Weights> {
-    let k = (1.0 / step).round() as i64;
-    let mut out = Vec::new();
-    for a in -k..=k {
-        for b in -(k - a.abs())..=(k - a.abs()) {
-            let c = k - a.abs() - b.abs();
-            let signs: &[i64] = if c == 0 { &[1] } else { &[-1, 1] };
-            for &sg in signs {
-                out.push(Weights {
-                    alpha: a as f64 / k as f64,
-                    beta: b as f64 / k as f64,
-                    gamma: (sg * c) as f64 / k as f64,
-                });
-            }
-        }
-    }
-    out
+    serenqa_shared::rns::signed_weight_grid(step)
 }
 
 /// Fits the weights on `questions` (callers pass batches 1–10 only); returns the best

@@ -6,8 +6,11 @@
 //! symbol); choosing a question's expert and LLM-ensemble As is
 //! `serenqa_store::calibrate::partitions`; the fit is `serenqa_store::calibrate::calibrate`.
 //!
-//! A question takes part when at least `min_annotators` complete responses exist and at least
-//! two of its candidates are nodes of the loaded graph.
+//! A question takes part when at least `min_annotators` complete responses (skips excluded)
+//! exist and at least two of its candidates are nodes of the loaded graph. A calibration is
+//! stored, never put in force here: an admin does that (`Repo::use_weights`, gated by
+//! `serenqa_shared::annotate::calibration_gate`) after reading its held-out comparison against
+//! the weights in force now.
 
 use anyhow::{bail, Result};
 use serenqa_benchmark::agreement::link_named;
@@ -17,7 +20,7 @@ use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::Model;
 use serenqa_shared::annotate::{CalibrateRequest, CalibrationReport, Source};
 use serenqa_store::aggregate::aggregate_question;
-use serenqa_store::calibrate::{calibrate, partitions, Item};
+use serenqa_store::calibrate::{calibrate, partitions, Before, Item};
 use serenqa_store::{CalibrationRecord, Repo};
 
 /// Questions usable for calibration, and how many were skipped.
@@ -55,18 +58,25 @@ pub fn items(
             skipped += 1;
             continue;
         };
+        let annotators = rs
+            .iter()
+            .filter(|r| r.status == serenqa_store::Status::Complete && !r.skipped())
+            .map(|r| r.user_id)
+            .collect();
         out.push(Item {
             slice,
             ac: (0..nodes.len()).collect(),
             anchors: (nodes.len()..all.len()).collect(),
             expert,
             ensemble,
+            annotators,
+            kendall_w: agg.kendall_w,
         });
     }
     Ok((out, skipped))
 }
 
-/// Fits, stores with provenance and returns (stored id, report).
+/// Fits, stores with provenance (not in force) and returns (stored id, report).
 pub fn run(
     repo: &dyn Repo,
     g: &Graph,
@@ -79,7 +89,12 @@ pub fn run(
     if items.is_empty() {
         bail!("no {} question has {} complete response(s) and ≥ 2 candidates in the loaded graph ({skipped} skipped)", req.source.as_str(), req.min_annotators.max(1));
     }
-    let report = calibrate(&items, req.step).map_err(anyhow::Error::msg)?;
+    let now = crate::weights::in_force(Some(repo));
+    let before = Before {
+        weights: now.weights,
+        label: now.source.label.clone(),
+    };
+    let mut report = calibrate(&items, req.step, &before).map_err(anyhow::Error::msg)?;
     let provenance = serde_json::json!({
         "source": req.source.as_str(),
         "min_annotators": req.min_annotators,
@@ -99,8 +114,10 @@ pub fn run(
         beta: report.beta,
         gamma: report.gamma,
         agreement: report.agreement,
-        questions: items.len() as i64,
+        questions: report.questions as i64,
+        annotators: report.annotators as i64,
         provenance,
     })?;
+    report.id = Some(id);
     Ok((id, report))
 }

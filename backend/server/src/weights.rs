@@ -1,6 +1,9 @@
 //! Which RNS weights are in force, and where they came from. Order of precedence:
-//! 1. the newest calibration on expert rankings in the annotation store (`serenqa calibrate`
-//!    or `POST /api/admin/calibrations`), when the server has a store and one exists;
+//! 1. the calibration on expert rankings an admin put in force in the annotation store
+//!    (`PUT /api/admin/weights` or `serenqa annotate weights --use`; the store's newest
+//!    `weights_history` entry), when the server has a store and one is in force — storing a
+//!    calibration never puts it in force by itself, and an admin can go back to the shipped
+//!    weights or any earlier calibration;
 //! 2. the weights shipped with the project (`backend/model/rns-weights.json`, fitted by
 //!    `serenqa rns fit` to the questionnaire's LLM-ensemble ranks).
 //!
@@ -8,34 +11,34 @@
 
 use serenqa_model::weights::{iso_date, shipped};
 use serenqa_shared::rns::{Weights, WeightsInForce, WeightsSource};
-use serenqa_store::Repo;
+use serenqa_store::{CalibrationRecord, Repo};
+
+/// The weights of a stored calibration, labelled.
+pub fn of_calibration(c: &CalibrationRecord) -> Option<WeightsInForce> {
+    let w = Weights::new(c.alpha, c.beta, c.gamma).ok()?;
+    if w.alpha.abs() + w.beta.abs() + w.gamma.abs() == 0.0 {
+        return None;
+    }
+    Some(WeightsInForce {
+        weights: w.normalised(),
+        source: WeightsSource {
+            kind: "calibration".into(),
+            label: format!(
+                "calibrated on expert rankings in the annotation store (calibration #{}, {} questions, agreement {:.3})",
+                c.id, c.questions, c.agreement
+            ),
+            date: iso_date(c.created_at),
+            fit: None,
+            heldout: None,
+        },
+    })
+}
 
 /// The defaults in force given an optional annotation store.
 pub fn in_force(repo: Option<&dyn Repo>) -> WeightsInForce {
-    if let Some(repo) = repo {
-        if let Ok(cals) = repo.calibrations() {
-            if let Some(c) = cals.iter().max_by_key(|c| (c.created_at, c.id)) {
-                if let Ok(w) = Weights::new(c.alpha, c.beta, c.gamma) {
-                    if w.alpha.abs() + w.beta.abs() + w.gamma.abs() > 0.0 {
-                        return WeightsInForce {
-                            weights: w.normalised(),
-                            source: WeightsSource {
-                                kind: "calibration".into(),
-                                label: format!(
-                                    "calibrated on expert rankings in the annotation store (calibration #{}, {} questions, agreement {:.3})",
-                                    c.id, c.questions, c.agreement
-                                ),
-                                date: iso_date(c.created_at),
-                                fit: None,
-                                heldout: None,
-                            },
-                        };
-                    }
-                }
-            }
-        }
-    }
-    shipped()
+    repo.and_then(|r| r.weights_in_force().ok().flatten())
+        .and_then(|c| of_calibration(&c))
+        .unwrap_or_else(shipped)
 }
 
 /// The defaults of a running server.
@@ -59,11 +62,12 @@ mod tests {
     use super::*;
     use serenqa_store::{CalibrationRecord, SqliteRepo};
 
-    /// No store, or a store without calibrations: the shipped weights. A store with
-    /// calibrations: the newest one, normalised and labelled — what Discover, Ask, the
-    /// partition endpoints and `bench build --db` (the builder's manifest) use.
+    /// No store, or a store with nothing put in force: the shipped weights, even with stored
+    /// calibrations. A calibration an admin put in force: it, normalised and labelled — what
+    /// Discover, Ask, the partition endpoints and `bench build --db` (the builder's manifest)
+    /// use — until an admin reverts.
     #[test]
-    fn precedence_calibration_then_shipped() {
+    fn precedence_calibration_in_force_then_shipped() {
         let shipped = shipped();
         assert_eq!(in_force(None), shipped);
         let dir = tempfile::tempdir().unwrap();
@@ -76,14 +80,18 @@ mod tests {
             beta,
             gamma,
             agreement: 0.5,
-            questions: 9,
+            questions: 90,
+            annotators: 4,
             provenance: serde_json::json!({}),
         };
-        repo.add_calibration(&rec(1_700_000_000, 1.0, 1.0, 2.0))
+        let older = repo
+            .add_calibration(&rec(1_700_000_000, 1.0, 1.0, 2.0))
             .unwrap();
         let newest = repo
-            .add_calibration(&rec(1_780_000_000, 0.2, 0.6, 0.2))
+            .add_calibration(&rec(1_780_000_000, -0.2, 0.6, 0.2))
             .unwrap();
+        assert_eq!(in_force(Some(&repo)), shipped, "stored is not in force");
+        repo.use_weights(Some(newest), "t", "", 1).unwrap();
         let w = in_force(Some(&repo));
         assert_eq!(w.source.kind, "calibration");
         assert!(
@@ -91,7 +99,14 @@ mod tests {
             "{}",
             w.source.label
         );
-        assert!((w.weights.alpha - 0.2).abs() < 1e-12 && (w.weights.beta - 0.6).abs() < 1e-12);
+        assert!((w.weights.alpha + 0.2).abs() < 1e-12 && (w.weights.beta - 0.6).abs() < 1e-12);
+        repo.use_weights(Some(older), "t", "", 2).unwrap();
+        assert!(in_force(Some(&repo))
+            .source
+            .label
+            .contains(&format!("calibration #{older}")));
+        repo.use_weights(None, "t", "", 3).unwrap();
+        assert_eq!(in_force(Some(&repo)), shipped);
         let given = Weights {
             alpha: 1.0,
             beta: 0.0,

@@ -210,13 +210,36 @@ fn no_questionnaire_position_or_llm_order_reaches_an_annotator() {
     sorted_shown.sort();
     assert_eq!(sorted_other, sorted_shown, "same candidates for everyone");
     let cands = ids(&view);
-    let (st, body, _) = ann.req(
-        "PUT",
-        &format!("{b}/api/annotate/questions/{q1}/response"),
-        Some(&ranking(&cands, &[1, 2, 3, 4, 5], "p1", "complete")),
-        &[],
-    );
+    // Submitting the shown order untouched needs the explicit confirmation (422 otherwise,
+    // nothing stored); a draft of it is fine.
+    let put = |body: String| {
+        ann.req(
+            "PUT",
+            &format!("{b}/api/annotate/questions/{q1}/response"),
+            Some(&body),
+            &[],
+        )
+    };
+    let (st, body, _) = put(ranking(&cands, &[1, 2, 3, 4, 5], "p0", "complete"));
+    assert_eq!(st, 422, "{body}");
+    let e: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(e["code"], "untouched_order", "{body}");
+    assert!(e["message"].as_str().unwrap().contains("move at least one"));
+    assert!(json(&ann, &format!("/api/annotate/questions/{q1}"))["response"].is_null());
+    let mut confirmed: Value =
+        serde_json::from_str(&ranking(&cands, &[1, 2, 3, 4, 5], "p1", "complete")).unwrap();
+    confirmed["confirm_shown_order"] = json!(true);
+    confirmed["time_ms"] = json!(12_345);
+    let (st, body, _) = put(confirmed.to_string());
     assert_eq!(st, 200, "{body}");
+    let saved = json(&ann, &format!("/api/annotate/questions/{q1}"));
+    assert_eq!(saved["response"]["confirmed_shown_order"], true);
+    assert_eq!(saved["response"]["time_ms"], 12_345);
+    assert_eq!(
+        saved["response"]["presented"],
+        json!(cands),
+        "the order shown is recorded"
+    );
     let after = json(&ann, &format!("/api/annotate/questions/{q1}"));
     assert_eq!(
         names(&after),
@@ -719,6 +742,12 @@ fn roles_csrf_bad_input_and_aggregates() {
             [401, 403, 403, 200],
         ),
         (
+            "GET",
+            "/api/admin/weights".into(),
+            None,
+            [401, 403, 403, 200],
+        ),
+        (
             "POST",
             "/api/admin/invites".into(),
             Some(&inv_body),
@@ -798,6 +827,52 @@ fn roles_csrf_bad_input_and_aggregates() {
         cals.contains("\"provenance\""),
         "the admin's calibration run is stored: {cals}"
     );
+    // …but not put in force: that takes an explicit, confirmed step within the minimums.
+    let cals: Value = serde_json::from_str(&cals).unwrap();
+    let cal = &cals[0];
+    assert_eq!(cal["in_force"], false);
+    assert!(
+        cal["blocked"]
+            .as_str()
+            .unwrap()
+            .contains("too little expert data"),
+        "{cal}"
+    );
+    let (_, w) = admin.get(&format!("{b}/api/admin/weights"));
+    let w: Value = serde_json::from_str(&w).unwrap();
+    assert_eq!(w["in_force"]["source"]["kind"], "fitted", "{w}");
+    assert!(w["calibration"].is_null() && w["history"] == json!([]));
+    let use_w = |body: Value| {
+        admin.req(
+            "PUT",
+            &format!("{b}/api/admin/weights"),
+            Some(&body.to_string()),
+            &[],
+        )
+    };
+    let (st, body, _) = use_w(json!({"calibration": cal["id"], "confirm": false}));
+    assert_eq!(
+        (st, body.contains("confirm_required")),
+        (422, true),
+        "{body}"
+    );
+    let (st, body, _) = use_w(json!({"calibration": cal["id"], "confirm": true}));
+    assert_eq!((st, body.contains("below_minimum")), (422, true), "{body}");
+    let (st, body, _) = use_w(json!({"calibration": 99_999, "confirm": true}));
+    assert_eq!(st, 404, "{body}");
+    let (st, body, _) = ann1.req(
+        "PUT",
+        &format!("{b}/api/admin/weights"),
+        Some(&json!({"calibration": null, "confirm": true}).to_string()),
+        &[],
+    );
+    assert_eq!(st, 403, "{body}");
+    // Going back to the shipped weights is always allowed, and recorded.
+    let (st, body, _) = use_w(json!({"calibration": null, "confirm": true}));
+    assert_eq!(st, 200, "{body}");
+    let w: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(w["history"][0]["by"], "admin@example.org");
+    assert_eq!(w["in_force"]["source"]["kind"], "fitted");
 
     // Logout ends the session.
     let (st, _, h) = ann2.req("POST", &format!("{b}/api/auth/logout"), None, &[]);

@@ -92,7 +92,8 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
     assert!(close(triple(&p["weights"]), sw));
     assert_eq!(p["weights_source"]["kind"], shipped.source.kind.as_str());
 
-    // 2. A calibration on expert rankings in the store takes precedence everywhere.
+    // 2. A calibration on expert rankings in the store takes precedence everywhere once an
+    // admin puts it in force (storing it is not enough).
     let repo = SqliteRepo::open(&s.dir().join("w.sqlite")).unwrap();
     let id = repo
         .add_calibration(&CalibrationRecord {
@@ -102,10 +103,14 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
             beta: 0.5,
             gamma: 0.3,
             agreement: 0.61,
-            questions: 12,
+            questions: 40,
+            annotators: 3,
             provenance: serde_json::json!({"source": "test"}),
         })
         .unwrap();
+    let d = get(&discover);
+    assert_eq!(d["weights_source"]["kind"], shipped.source.kind.as_str());
+    repo.use_weights(Some(id), "test", "", 1).unwrap();
     let cw = (0.2, 0.5, 0.3);
     let d = get(&discover);
     assert!(close(triple(&d["weights"]), cw), "{}", d["weights"]);
@@ -149,4 +154,10 @@ fn discover_ask_and_partition_use_the_weights_in_force_and_record_them() {
         r#"{"candidates":["Compound::DB00945","Compound::DB00316","Compound::DB01050"],"weights":{"alpha":0,"beta":1,"gamma":0}}"#,
     );
     assert_eq!(p["weights_source"]["kind"], "request");
+
+    // 4. Reverting restores the shipped weights everywhere.
+    repo.use_weights(None, "test", "", 2).unwrap();
+    let d = get(&discover);
+    assert!(close(triple(&d["weights"]), sw));
+    assert_eq!(d["weights_source"]["kind"], shipped.source.kind.as_str());
 }

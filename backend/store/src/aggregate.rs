@@ -1,6 +1,7 @@
 //! Aggregation of the expert rankings.
 //!
-//! Only *complete* responses count (validated order + confidence). Per question, every
+//! Only *complete* responses count (validated order + confidence), and of those not the skips
+//! (every candidate marked unsure: `Response::skipped`). Per question, every
 //! candidate's **mean rank** is the mean of its average ranks (ties split) over the
 //! annotators who ranked it without marking it "unsure"; candidates are ordered by mean rank
 //! (ties by their position in the question), and the first b = max(1, ⌊0.2|Ac|⌋) form the
@@ -28,7 +29,7 @@ pub fn budget(n: usize) -> usize {
 pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggregate {
     let complete: Vec<&Response> = responses
         .iter()
-        .filter(|r| r.status == Status::Complete && r.question_id == q.id)
+        .filter(|r| r.status == Status::Complete && !r.skipped() && r.question_id == q.id)
         .collect();
     let n = q.candidates.len();
     // avg[j][i]: annotator j's average rank of candidate i, None when unranked or unsure.
@@ -152,7 +153,7 @@ pub fn aggregate_question(q: &Question, responses: &[Response]) -> QuestionAggre
 fn alpha_units(q: &Question, responses: &[Response]) -> Vec<Vec<f64>> {
     let complete: Vec<&Response> = responses
         .iter()
-        .filter(|r| r.status == Status::Complete)
+        .filter(|r| r.status == Status::Complete && !r.skipped())
         .collect();
     let mut units = vec![Vec::new(); q.candidates.len()];
     for r in complete {
@@ -207,7 +208,10 @@ pub fn batch_aggregates(repo: &dyn Repo) -> Result<Vec<BatchAggregate>> {
                 .question(s.id)?
                 .ok_or(StoreError::NotFound("question"))?;
             let rs = repo.responses_for_question(q.id)?;
-            let done: Vec<&Response> = rs.iter().filter(|r| r.status == Status::Complete).collect();
+            let done: Vec<&Response> = rs
+                .iter()
+                .filter(|r| r.status == Status::Complete && !r.skipped())
+                .collect();
             if done.is_empty() {
                 continue;
             }
@@ -283,6 +287,10 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
     let users: BTreeMap<i64, User> = repo.users()?.into_iter().map(|u| (u.id, u)).collect();
     let batches: BTreeMap<i64, Batch> = repo.batches()?.into_iter().map(|b| (b.id, b)).collect();
     let mut qcache: BTreeMap<i64, Question> = BTreeMap::new();
+    let mut history: BTreeMap<i64, Vec<Revision>> = BTreeMap::new();
+    for h in repo.revisions()? {
+        history.entry(h.response_id).or_default().push(h);
+    }
     let mut out = Vec::new();
     for r in repo.all_responses()? {
         let q = match qcache.entry(r.question_id) {
@@ -293,7 +301,51 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
             ),
         };
         let q = &*q;
+        let key_of = |id: i64| {
+            q.candidates
+                .iter()
+                .find(|c| c.id == id)
+                .map(|c| c.key.clone())
+                .unwrap_or_else(|| format!("#{id}"))
+        };
+        let ranks = |ranking: &[RankEntry]| -> Vec<ExportRank> {
+            ranking
+                .iter()
+                .map(|e| ExportRank {
+                    key: key_of(e.candidate),
+                    name: q
+                        .candidates
+                        .iter()
+                        .find(|c| c.id == e.candidate)
+                        .map(|c| c.name.clone())
+                        .unwrap_or_default(),
+                    rank: e.rank,
+                    unsure: e.unsure,
+                })
+                .collect()
+        };
+        let secs = |ms: Option<u64>| ms.map(|t| t as f64 / 1000.0);
+        let revisions = history
+            .remove(&r.id)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| ExportRevision {
+                revision: h.revision,
+                status: h.status,
+                saved_at: h.saved_at,
+                confidence: h.confidence,
+                ranking: ranks(&h.ranking),
+                comment: h.comment,
+                time_on_task_s: secs(h.time_ms),
+                confirmed_shown_order: h.confirmed_shown_order,
+            })
+            .collect();
         out.push(ExportRow {
+            skipped: r.skipped(),
+            confirmed_shown_order: r.confirmed_shown_order,
+            presented: r.presented.iter().map(|&id| key_of(id)).collect(),
+            time_on_task_s: secs(r.time_ms),
+            history: revisions,
             response_id: r.id,
             annotator: format!("A{}", r.user_id),
             email: if with_identity {
@@ -331,7 +383,9 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
     Ok(out)
 }
 
-/// The export as CSV: one line per (response, candidate). Free text (questions, comments,
+/// The export as CSV: one line per (response, candidate), with the candidate's place in the
+/// order first shown (`shown_position`), the response's time on task and its number of stored
+/// saves (the saves themselves are in the JSON export's `history`). Free text (questions, comments,
 /// names, e-mails) is neutralised against spreadsheet formulas (`serenqa_shared::csv`).
 pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
     let text = |s: &str| serenqa_shared::csv::neutralise(s);
@@ -355,6 +409,11 @@ pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
         "rank",
         "unsure",
         "updated_at",
+        "skipped",
+        "confirmed_shown_order",
+        "shown_position",
+        "time_on_task_s",
+        "revisions",
     ]);
     w.write_record(&header).map_err(|e| e.to_string())?;
     for r in rows {
@@ -377,6 +436,17 @@ pub fn export_csv(rows: &[ExportRow]) -> std::result::Result<String, String> {
                 c.rank.map(|k| k.to_string()).unwrap_or_default(),
                 c.unsure.to_string(),
                 r.updated_at.to_string(),
+                r.skipped.to_string(),
+                r.confirmed_shown_order.to_string(),
+                r.presented
+                    .iter()
+                    .position(|k| *k == c.key)
+                    .map(|p| (p + 1).to_string())
+                    .unwrap_or_default(),
+                r.time_on_task_s
+                    .map(|t| format!("{t:.1}"))
+                    .unwrap_or_default(),
+                r.history.len().to_string(),
             ]);
             w.write_record(&rec).map_err(|e| e.to_string())?;
         }

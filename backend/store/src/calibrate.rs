@@ -1,20 +1,27 @@
 //! Calibration of the RNS weights (α, β, γ) against expert partitions (paper §4.2).
 //!
-//! For every point of a regular grid on the simplex α + β + γ = 1, α, β, γ ≥ 0 (scaling all
-//! three weights by c > 0 never changes a partition, so the simplex covers every distinct
-//! choice), each question's RNS-guided partition (Algorithm 1, started from the ensemble
-//! partition when there is one, as the benchmark builder does) is compared with the expert
-//! partition: agreement = |As(RNS) ∩ As(expert)| / b, averaged over questions. The best
-//! points usually form a region; the reported weights are the grid point of that region
-//! nearest its centroid, so the answer does not depend on the grid's scan order.
+//! For every point of a regular grid on the surface |α| + |β| + |γ| = 1 with signs free
+//! (`serenqa_shared::rns::signed_weight_grid`, the grid `serenqa rns fit` uses: scaling all
+//! three weights by c > 0 never changes a partition, and a negative weight prefers low values
+//! of its term, as the shipped α = −0.3 does), each question's RNS-guided partition
+//! (Algorithm 1, started from the ensemble partition when there is one, as the benchmark
+//! builder does) is compared with the expert partition: agreement = |As(RNS) ∩ As(expert)| / b,
+//! averaged over questions. The best points usually form a region; the reported weights are
+//! the grid point of that region nearest its centroid, so the answer does not depend on the
+//! grid's scan order.
+//!
+//! With at least [`HELDOUT_MIN_ITEMS`] questions, every fifth question (positions 4, 9, … in
+//! the order given) is held out of the fit; on those the report compares the weights in force
+//! before with the fitted ones (`CalibrationReport::heldout`), which is what an admin reads
+//! before putting the weights in force.
 //!
 //! The report adds the agreements and Pearson correlations between the three partition
 //! strategies (expert, LLM ensemble, RNS-guided at the fitted weights), computed over all
 //! (question, candidate) membership indicators "is in As" — our counterpart of the paper's
 //! Figure 3, which correlates the strategies.
 
-use serenqa_shared::annotate::{CalibrationReport, PairStat};
-use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
+use serenqa_shared::annotate::{CalibrationReport, HeldoutComparison, PairStat, HELDOUT_MIN_ITEMS};
+use serenqa_shared::rns::{budget, signed_weight_grid, Scorer, Slice, Weights};
 
 /// One question ready for calibration: a slice holding its candidates.
 #[derive(Clone, Debug)]
@@ -29,6 +36,17 @@ pub struct Item {
     pub expert: Vec<usize>,
     /// LLM-ensemble As (b positions), when known.
     pub ensemble: Option<Vec<usize>>,
+    /// The annotators whose submitted rankings made the expert partition.
+    pub annotators: Vec<i64>,
+    /// Their agreement on this question (Kendall's W; `None` with one annotator).
+    pub kendall_w: Option<f64>,
+}
+
+/// The weights in force when a calibration runs, for the held-out comparison.
+#[derive(Clone, Debug)]
+pub struct Before {
+    pub weights: Weights,
+    pub label: String,
 }
 
 /// One question's partitions for calibration: `link` maps a candidate to its graph node (a
@@ -81,24 +99,6 @@ pub fn partitions(
     Some((nodes, expert, ensemble))
 }
 
-/// The grid on the simplex with `1/step` divisions.
-pub fn simplex_grid(step: f64) -> Vec<Weights> {
-    let k = (1.0 / step).round().max(1.0) as usize;
-    let mut v = Vec::new();
-    for i in 0..=k {
-        for j in 0..=(k - i) {
-            let a = i as f64 / k as f64;
-            let b = j as f64 / k as f64;
-            v.push(Weights {
-                alpha: a,
-                beta: b,
-                gamma: (1.0 - a - b).max(0.0),
-            });
-        }
-    }
-    v
-}
-
 fn overlap(a: &[usize], b: &[usize]) -> f64 {
     let hit = a.iter().filter(|x| b.contains(x)).count();
     hit as f64 / a.len().max(1) as f64
@@ -147,7 +147,7 @@ fn indicators(items: &[Item], sets: &[&[usize]]) -> Vec<f64> {
 
 /// Fits the weights. Fails on no items or inconsistent items (wrong |As|, positions outside
 /// the slice).
-pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String> {
+pub fn calibrate(items: &[Item], step: f64, before: &Before) -> Result<CalibrationReport, String> {
     if items.is_empty() {
         return Err(
             "no question has an expert partition whose candidates are all in the graph".into(),
@@ -169,7 +169,18 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
             return Err(format!("item {i}: positions outside the candidate set"));
         }
     }
-    let grid = simplex_grid(step);
+    let all = items;
+    let held = |i: usize| all.len() >= HELDOUT_MIN_ITEMS && i % 5 == 4;
+    let fit_items: Vec<Item> = (0..all.len())
+        .filter(|&i| !held(i))
+        .map(|i| all[i].clone())
+        .collect();
+    let held_items: Vec<Item> = (0..all.len())
+        .filter(|&i| held(i))
+        .map(|i| all[i].clone())
+        .collect();
+    let items = fit_items.as_slice();
+    let grid = signed_weight_grid(step);
     let mut surface = Vec::with_capacity(grid.len());
     for w in &grid {
         let sets = rns_sets(items, w)?;
@@ -196,6 +207,26 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
         beta: chosen[1],
         gamma: chosen[2],
     };
+    let heldout = if held_items.is_empty() {
+        None
+    } else {
+        let b = before.weights;
+        Some(HeldoutComparison {
+            questions: held_items.len(),
+            before: mean_agreement(&held_items, &rns_sets(&held_items, &b)?),
+            after: mean_agreement(&held_items, &rns_sets(&held_items, &w)?),
+            before_weights: [b.alpha, b.beta, b.gamma],
+            before_label: before.label.clone(),
+        })
+    };
+    let mut annotators: Vec<i64> = all
+        .iter()
+        .flat_map(|i| i.annotators.iter().copied())
+        .collect();
+    annotators.sort_unstable();
+    annotators.dedup();
+    let ws: Vec<f64> = all.iter().filter_map(|i| i.kendall_w).collect();
+    let mean_kendall_w = (!ws.is_empty()).then(|| ws.iter().sum::<f64>() / ws.len() as f64);
     let fitted = rns_sets(items, &w)?;
     let default_agreement = mean_agreement(items, &rns_sets(items, &Weights::default())?);
 
@@ -241,12 +272,16 @@ pub fn calibrate(items: &[Item], step: f64) -> Result<CalibrationReport, String>
         gamma: w.gamma,
         agreement: best,
         default_agreement,
-        questions: items.len(),
+        questions: all.len(),
         grid_step: step,
         grid_points: grid.len(),
         best_points: tied.len(),
         pairs,
         surface,
+        annotators: annotators.len(),
+        mean_kendall_w,
+        heldout,
+        id: None,
     })
 }
 
@@ -255,13 +290,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grid_covers_the_simplex() {
-        let g = simplex_grid(0.5);
-        assert_eq!(g.len(), 6);
+    fn the_grid_holds_signed_weights() {
+        let g = signed_weight_grid(0.05);
+        assert_eq!(g.len(), 4 * 20 * 20 + 2);
         assert!(g
             .iter()
-            .all(|w| (w.alpha + w.beta + w.gamma - 1.0).abs() < 1e-12 && w.gamma >= 0.0));
-        assert_eq!(simplex_grid(0.05).len(), 231);
+            .all(|w| (w.alpha.abs() + w.beta.abs() + w.gamma.abs() - 1.0).abs() < 1e-12));
+        // The shipped weights are a grid point.
+        assert!(g.iter().any(|w| (w.alpha + 0.3).abs() < 1e-12
+            && (w.beta - 0.7).abs() < 1e-12
+            && w.gamma.abs() < 1e-12));
     }
 
     #[test]

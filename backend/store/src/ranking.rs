@@ -118,6 +118,19 @@ pub fn validate(candidates: &[i64], r: &NewResponse) -> Result<Vec<RankEntry>, R
     Ok(out)
 }
 
+/// The engagement gate of a submission (`serenqa_shared::annotate::submission_gate`, the
+/// rule the page shows): a complete save in the untouched shown order needs the explicit
+/// confirmation. `presented` empty (not known) passes.
+pub fn gate(presented: &[i64], r: &NewResponse) -> Result<(), RankingError> {
+    serenqa_shared::annotate::submission_gate(
+        presented,
+        &r.ranking,
+        r.status,
+        r.confirm_shown_order,
+    )
+    .map_err(|g| err(g.code, g.message))
+}
+
 /// Average ("fractional") ranks of `dense` ranks, 1-based: ties share the mean of the
 /// positions they occupy (dense 1, 1, 2 → 1.5, 1.5, 3). `None` stays `None`.
 pub fn average_ranks(dense: &[Option<u32>]) -> Vec<Option<f64>> {
@@ -154,6 +167,8 @@ mod tests {
             comment: String::new(),
             status,
             base_revision: 0,
+            confirm_shown_order: false,
+            time_ms: None,
         }
     }
 

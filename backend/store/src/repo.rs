@@ -24,6 +24,10 @@ pub enum StoreError {
     /// A bounded collection (a shortlist) is full (HTTP 409 `shortlist_full`).
     #[error("{0}")]
     Full(String),
+    /// A rule refused the request (a submission gate, a calibration below the minimum):
+    /// HTTP 422 with this machine code and reason.
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
     #[error("this response was changed elsewhere (stored revision {revision})")]
     Stale {
         revision: i64,
@@ -164,8 +168,28 @@ pub trait Repo: Send + Sync {
     /// [`StoreError::SubmissionReused`]); refuses a save whose `base_revision` is not the
     /// stored revision with [`StoreError::Stale`]; a draft save of a submitted response is
     /// kept as its pending edit and leaves the submission as it was.
-    fn save_response(&self, user_id: i64, question_id: i64, r: &NewResponse)
-        -> Result<SaveOutcome>;
+    fn save_response(
+        &self,
+        user_id: i64,
+        question_id: i64,
+        r: &NewResponse,
+    ) -> Result<SaveOutcome> {
+        self.save_response_shown(user_id, question_id, r, &[])
+    }
+    /// [`Repo::save_response`] recording `presented`, the candidate ids in the order the
+    /// annotator was first shown them (kept from the first save on), and checking the
+    /// engagement gate against it ([`crate::ranking::gate`]: a complete save in the untouched
+    /// shown order needs `confirm_shown_order`, else [`StoreError::Refused`]
+    /// `untouched_order`). Every save is kept in the revision history.
+    fn save_response_shown(
+        &self,
+        user_id: i64,
+        question_id: i64,
+        r: &NewResponse,
+        presented: &[i64],
+    ) -> Result<SaveOutcome>;
+    /// Every stored save of every response (oldest first per response), for the export.
+    fn revisions(&self) -> Result<Vec<Revision>>;
     fn response(&self, id: i64) -> Result<Option<Response>>;
     fn response_for(&self, user_id: i64, question_id: i64) -> Result<Option<Response>>;
     fn responses_for_question(&self, question_id: i64) -> Result<Vec<Response>>;
@@ -176,6 +200,23 @@ pub trait Repo: Send + Sync {
     // ----- results -----
     fn put_run(&self, run: &RunRecord) -> Result<()>;
     fn runs(&self) -> Result<Vec<RunRecord>>;
+    /// Stores a calibration. It is **not** put in force ([`Repo::use_weights`] does that).
     fn add_calibration(&self, c: &CalibrationRecord) -> Result<i64>;
+    /// Every stored calibration, newest first.
     fn calibrations(&self) -> Result<Vec<CalibrationRecord>>;
+    /// Puts a stored calibration in force (`Some(id)`) or goes back to the shipped weights
+    /// (`None`), recording who did it. A calibration below the minimums
+    /// (`serenqa_shared::annotate::calibration_gate`) is [`StoreError::Refused`]
+    /// `below_minimum`; an unknown one [`StoreError::NotFound`].
+    fn use_weights(
+        &self,
+        calibration: Option<i64>,
+        by: &str,
+        note: &str,
+        now: i64,
+    ) -> Result<WeightsChange>;
+    /// The calibration in force (`None`: the shipped weights).
+    fn weights_in_force(&self) -> Result<Option<CalibrationRecord>>;
+    /// Every change of the weights in force, newest first.
+    fn weights_history(&self) -> Result<Vec<WeightsChange>>;
 }

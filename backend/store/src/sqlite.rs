@@ -151,7 +151,68 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (user_id, query_key, candidate_key)
     );
     "#,
+    // 6: annotation integrity. Responses record the order first shown, time on task, the
+    // "shown order is my ranking" confirmation and whether the submission is a skip (every
+    // candidate unsure: no coverage); every save is kept in `response_history` (seeded with
+    // each existing response as it stands, a data step `integrity_data`). Calibrations record
+    // their annotators; which weights are in force is an explicit, dated choice
+    // (`weights_history`, newest row wins, `calibration_id` NULL = the shipped weights),
+    // seeded with the newest calibration, which was in force by the old rule.
+    r#"
+    ALTER TABLE responses ADD COLUMN presented TEXT;
+    ALTER TABLE responses ADD COLUMN time_ms INTEGER;
+    ALTER TABLE responses ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE responses ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE response_history (
+        response_id INTEGER NOT NULL REFERENCES responses(id),
+        revision INTEGER NOT NULL,
+        submission_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('draft', 'complete')),
+        ranking TEXT NOT NULL,
+        confidence INTEGER,
+        comment TEXT NOT NULL,
+        time_ms INTEGER,
+        confirmed INTEGER NOT NULL DEFAULT 0,
+        saved_at INTEGER NOT NULL,
+        PRIMARY KEY (response_id, revision)
+    );
+    INSERT INTO response_history (response_id, revision, submission_id, status, ranking, confidence, comment, time_ms, confirmed, saved_at)
+        SELECT r.id, r.revision,
+               COALESCE((SELECT s.id FROM submissions s WHERE s.response_id = r.id AND s.revision = r.revision), ''),
+               r.status, r.ranking, r.confidence, r.comment, NULL, 0, r.updated_at
+        FROM responses r;
+    ALTER TABLE calibrations ADD COLUMN annotators INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE weights_history (
+        id INTEGER PRIMARY KEY,
+        calibration_id INTEGER REFERENCES calibrations(id),
+        set_at INTEGER NOT NULL,
+        set_by TEXT NOT NULL,
+        note TEXT NOT NULL
+    );
+    INSERT INTO weights_history (calibration_id, set_at, set_by, note)
+        SELECT id, created_at, 'migration 6', 'in force before putting weights in force needed a confirmation'
+        FROM calibrations ORDER BY created_at DESC, id DESC LIMIT 1;
+    "#,
 ];
+
+/// Migration 6's data step: marks existing submissions that mark every candidate unsure as
+/// skips (their JSON ranking is read here, not in SQL).
+fn integrity_data(tx: &rusqlite::Transaction) -> Result<()> {
+    let rows: Vec<(i64, String)> = {
+        let mut st = tx.prepare("SELECT id, ranking FROM responses WHERE status = 'complete'")?;
+        let v = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        v
+    };
+    for (id, ranking) in rows {
+        let ranking: Vec<RankEntry> = serde_json::from_str(&ranking).map_err(json_err)?;
+        if is_skip(&ranking) {
+            tx.execute("UPDATE responses SET skipped = 1 WHERE id = ?1", [id])?;
+        }
+    }
+    Ok(())
+}
 
 /// Renumbers each question's candidates so that their ids ascend in name order (name, kind,
 /// identifier, then position) instead of the questionnaire order they were inserted in: the
@@ -254,6 +315,9 @@ impl SqliteRepo {
             if i + 1 == 3 {
                 blind_candidate_ids(&tx)?;
             }
+            if i + 1 == 6 {
+                integrity_data(&tx)?;
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
@@ -308,12 +372,15 @@ fn source_of(s: &str) -> Source {
 }
 
 const RESPONSE_COLS: &str =
-    "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending";
+    "id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending, presented, time_ms, confirmed";
 
-fn response_row(r: &Row) -> rusqlite::Result<(Response, String, Option<String>)> {
+type ResponseRow = (Response, String, Option<String>, Option<String>);
+
+fn response_row(r: &Row) -> rusqlite::Result<ResponseRow> {
     let status: String = r.get(3)?;
     let ranking: String = r.get(4)?;
     let conf: Option<i64> = r.get(5)?;
+    let time_ms: Option<i64> = r.get(11)?;
     Ok((
         Response {
             id: r.get(0)?,
@@ -326,16 +393,23 @@ fn response_row(r: &Row) -> rusqlite::Result<(Response, String, Option<String>)>
             revision: r.get(7)?,
             updated_at: r.get(8)?,
             pending: None,
+            presented: Vec::new(),
+            time_ms: time_ms.and_then(|t| u64::try_from(t).ok()),
+            confirmed_shown_order: r.get(12)?,
         },
         ranking,
         r.get(9)?,
+        r.get(10)?,
     ))
 }
 
-fn finish_response(
-    (mut resp, ranking, pending): (Response, String, Option<String>),
-) -> Result<Response> {
+fn finish_response((mut resp, ranking, pending, presented): ResponseRow) -> Result<Response> {
     resp.ranking = serde_json::from_str(&ranking).map_err(json_err)?;
+    resp.presented = presented
+        .map(|p| serde_json::from_str(&p))
+        .transpose()
+        .map_err(json_err)?
+        .unwrap_or_default();
     resp.pending = pending
         .map(|p| serde_json::from_str(&p))
         .transpose()
@@ -770,7 +844,7 @@ impl Repo for SqliteRepo {
                 .collect::<rusqlite::Result<_>>()?;
             let coverage: Vec<i64> = c
                 .prepare_cached(
-                    "SELECT (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id AND r.status = 'complete') FROM questions q WHERE q.batch_id = ?1 ORDER BY q.position",
+                    "SELECT (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id AND r.status = 'complete' AND r.skipped = 0) FROM questions q WHERE q.batch_id = ?1 ORDER BY q.position",
                 )?
                 .query_map([batch.id], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
@@ -948,12 +1022,25 @@ impl Repo for SqliteRepo {
         Ok(out)
     }
 
-    fn save_response(
+    fn save_response_shown(
         &self,
         user_id: i64,
         question_id: i64,
         r: &NewResponse,
+        presented: &[i64],
     ) -> Result<SaveOutcome> {
+        crate::ranking::gate(presented, r).map_err(|e| StoreError::Refused {
+            code: e.code,
+            message: e.message,
+        })?;
+        let presented_json = if presented.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(presented).map_err(json_err)?)
+        };
+        let time_ms = r
+            .time_ms
+            .map(|t| t.min(serenqa_shared::annotate::MAX_TIME_ON_TASK_MS) as i64);
         let mut c = self.c();
         let tx = c.transaction()?;
         let seen: Option<(i64, i64, i64, i64)> = tx
@@ -1025,7 +1112,9 @@ impl Repo for SqliteRepo {
                     };
                     Some(serde_json::to_string(&p).map_err(json_err)?)
                 };
-                tx.execute("UPDATE responses SET pending = ?1, revision = revision + 1, updated_at = ?2 WHERE id = ?3", params![pending, now, cur.id])?;
+                tx.execute("UPDATE responses SET pending = ?1, revision = revision + 1, updated_at = ?2, \
+                     presented = COALESCE(presented, ?4), time_ms = COALESCE(?5, time_ms) WHERE id = ?3",
+                     params![pending, now, cur.id, presented_json, time_ms])?;
                 (
                     cur.id,
                     cur.revision + 1,
@@ -1036,13 +1125,16 @@ impl Repo for SqliteRepo {
             _ => {
                 let ranking = serde_json::to_string(&r.ranking).map_err(json_err)?;
                 let (id, rev): (i64, i64) = tx.query_row(
-                    "INSERT INTO responses (user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, NULL) \
+                    "INSERT INTO responses (user_id, question_id, status, ranking, confidence, comment, revision, updated_at, pending, presented, time_ms, confirmed, skipped) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, NULL, ?8, ?9, ?10, ?11) \
                      ON CONFLICT (user_id, question_id) DO UPDATE SET status = excluded.status, ranking = excluded.ranking, \
                      confidence = excluded.confidence, comment = excluded.comment, revision = responses.revision + 1, updated_at = excluded.updated_at, \
-                     pending = NULL \
+                     pending = NULL, presented = COALESCE(responses.presented, excluded.presented), \
+                     time_ms = COALESCE(excluded.time_ms, responses.time_ms), confirmed = excluded.confirmed, skipped = excluded.skipped \
                      RETURNING id, revision",
-                    params![user_id, question_id, r.status.as_str(), ranking, r.confidence.map(|c| c as i64), r.comment, now],
+                    params![user_id, question_id, r.status.as_str(), ranking, r.confidence.map(|c| c as i64), r.comment, now,
+                        presented_json, time_ms, r.status == Status::Complete && r.confirm_shown_order,
+                        r.status == Status::Complete && is_skip(&r.ranking)],
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )?;
                 (id, rev, r.status, false)
@@ -1051,6 +1143,22 @@ impl Repo for SqliteRepo {
         tx.execute(
             "INSERT INTO submissions (id, user_id, response_id, revision, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![r.submission_id, user_id, response_id, revision, now],
+        )?;
+        tx.execute(
+            "INSERT INTO response_history (response_id, revision, submission_id, status, ranking, confidence, comment, time_ms, confirmed, saved_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                response_id,
+                revision,
+                r.submission_id,
+                r.status.as_str(),
+                serde_json::to_string(&r.ranking).map_err(json_err)?,
+                r.confidence.map(|c| c as i64),
+                r.comment,
+                time_ms,
+                r.confirm_shown_order,
+                now
+            ],
         )?;
         tx.commit()?;
         Ok(SaveOutcome {
@@ -1110,6 +1218,71 @@ impl Repo for SqliteRepo {
         rows.into_iter().map(finish_response).collect()
     }
 
+    fn revisions(&self) -> Result<Vec<Revision>> {
+        let c = self.c();
+        let mut st = c.prepare(
+            "SELECT response_id, revision, submission_id, status, ranking, confidence, comment, time_ms, confirmed, saved_at \
+             FROM response_history ORDER BY response_id, revision",
+        )?;
+        type Raw = (
+            i64,
+            i64,
+            String,
+            String,
+            String,
+            Option<i64>,
+            String,
+            Option<i64>,
+            bool,
+            i64,
+        );
+        let rows: Vec<Raw> = st
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.into_iter()
+            .map(
+                |(
+                    response_id,
+                    revision,
+                    submission_id,
+                    status,
+                    ranking,
+                    conf,
+                    comment,
+                    time_ms,
+                    confirmed,
+                    saved_at,
+                )| {
+                    Ok(Revision {
+                        response_id,
+                        revision,
+                        submission_id,
+                        status: status_of(&status),
+                        ranking: serde_json::from_str(&ranking).map_err(json_err)?,
+                        confidence: conf.map(|c| c as u8),
+                        comment,
+                        time_ms: time_ms.and_then(|t| u64::try_from(t).ok()),
+                        confirmed_shown_order: confirmed,
+                        saved_at,
+                    })
+                },
+            )
+            .collect()
+    }
+
     fn submission_ids(&self) -> Result<Vec<(String, i64)>> {
         let c = self.c();
         let mut st = c.prepare("SELECT id, user_id FROM submissions")?;
@@ -1150,39 +1323,120 @@ impl Repo for SqliteRepo {
     fn add_calibration(&self, cr: &CalibrationRecord) -> Result<i64> {
         let c = self.c();
         c.execute(
-            "INSERT INTO calibrations (created_at, alpha, beta, gamma, agreement, questions, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![cr.created_at, cr.alpha, cr.beta, cr.gamma, cr.agreement, cr.questions, cr.provenance.to_string()],
+            "INSERT INTO calibrations (created_at, alpha, beta, gamma, agreement, questions, provenance, annotators) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![cr.created_at, cr.alpha, cr.beta, cr.gamma, cr.agreement, cr.questions, cr.provenance.to_string(), cr.annotators],
         )?;
         Ok(c.last_insert_rowid())
     }
 
     fn calibrations(&self) -> Result<Vec<CalibrationRecord>> {
         let c = self.c();
-        let mut st = c.prepare("SELECT id, created_at, alpha, beta, gamma, agreement, questions, provenance FROM calibrations ORDER BY id DESC")?;
-        let rows: Vec<(CalibrationRecord, String)> = st
+        calibrations_where(&c, "1 = 1", [])
+    }
+
+    fn use_weights(
+        &self,
+        calibration: Option<i64>,
+        by: &str,
+        note: &str,
+        now: i64,
+    ) -> Result<WeightsChange> {
+        let mut c = self.c();
+        let tx = c.transaction()?;
+        if let Some(id) = calibration {
+            let cr = calibrations_where(&tx, "id = ?1", [id])?
+                .pop()
+                .ok_or(StoreError::NotFound("calibration"))?;
+            serenqa_shared::annotate::calibration_gate(
+                usize::try_from(cr.questions).unwrap_or(0),
+                usize::try_from(cr.annotators).unwrap_or(0),
+            )
+            .map_err(|message| StoreError::Refused {
+                code: "below_minimum",
+                message: format!("calibration #{id}: {message}"),
+            })?;
+        }
+        tx.execute(
+            "INSERT INTO weights_history (calibration_id, set_at, set_by, note) VALUES (?1, ?2, ?3, ?4)",
+            params![calibration, now, by, note],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(WeightsChange {
+            id,
+            calibration,
+            at: now,
+            by: by.to_string(),
+            note: note.to_string(),
+        })
+    }
+
+    fn weights_in_force(&self) -> Result<Option<CalibrationRecord>> {
+        let c = self.c();
+        let id: Option<Option<i64>> = c
+            .query_row(
+                "SELECT calibration_id FROM weights_history ORDER BY id DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match id.flatten() {
+            None => Ok(None),
+            Some(id) => Ok(calibrations_where(&c, "id = ?1", [id])?.pop()),
+        }
+    }
+
+    fn weights_history(&self) -> Result<Vec<WeightsChange>> {
+        let c = self.c();
+        let mut st = c.prepare(
+            "SELECT id, calibration_id, set_at, set_by, note FROM weights_history ORDER BY id DESC",
+        )?;
+        let v = st
             .query_map([], |r| {
-                Ok((
-                    CalibrationRecord {
-                        id: r.get(0)?,
-                        created_at: r.get(1)?,
-                        alpha: r.get(2)?,
-                        beta: r.get(3)?,
-                        gamma: r.get(4)?,
-                        agreement: r.get(5)?,
-                        questions: r.get(6)?,
-                        provenance: serde_json::Value::Null,
-                    },
-                    r.get(7)?,
-                ))
+                Ok(WeightsChange {
+                    id: r.get(0)?,
+                    calibration: r.get(1)?,
+                    at: r.get(2)?,
+                    by: r.get(3)?,
+                    note: r.get(4)?,
+                })
             })?
             .collect::<rusqlite::Result<_>>()?;
-        rows.into_iter()
-            .map(|(mut cr, p)| {
-                cr.provenance = serde_json::from_str(&p).map_err(json_err)?;
-                Ok(cr)
-            })
-            .collect()
+        Ok(v)
     }
+}
+
+/// Calibrations matching `filter` (an SQL condition over `calibrations`), newest first.
+fn calibrations_where<P: rusqlite::Params>(
+    c: &Connection,
+    filter: &str,
+    p: P,
+) -> Result<Vec<CalibrationRecord>> {
+    let mut st = c.prepare(&format!("SELECT id, created_at, alpha, beta, gamma, agreement, questions, provenance, annotators FROM calibrations WHERE {filter} ORDER BY id DESC"))?;
+    let rows: Vec<(CalibrationRecord, String)> = st
+        .query_map(p, |r| {
+            Ok((
+                CalibrationRecord {
+                    id: r.get(0)?,
+                    created_at: r.get(1)?,
+                    alpha: r.get(2)?,
+                    beta: r.get(3)?,
+                    gamma: r.get(4)?,
+                    agreement: r.get(5)?,
+                    questions: r.get(6)?,
+                    annotators: r.get(8)?,
+                    provenance: serde_json::Value::Null,
+                },
+                r.get(7)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    rows.into_iter()
+        .map(|(mut cr, p)| {
+            cr.provenance = serde_json::from_str(&p).map_err(json_err)?;
+            Ok(cr)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -1215,7 +1469,7 @@ mod tests {
         )
         .unwrap();
         let repo = SqliteRepo::init(conn).unwrap();
-        assert_eq!(repo.schema_version().unwrap(), 5);
+        assert_eq!(repo.schema_version().unwrap(), MIGRATIONS.len() as i64);
         let q = repo.question(1).unwrap().unwrap();
         let got: Vec<(i64, &str, i64)> = q
             .candidates
@@ -1251,5 +1505,67 @@ mod tests {
         ];
         assert_eq!(named(&r.ranking), want);
         assert_eq!(named(&r.pending.unwrap().ranking), want);
+    }
+
+    /// A database at schema 5 (two calibrations, a submission marking every candidate unsure,
+    /// an ordinary one) upgrades losing nothing: the newest calibration stays in force (it was
+    /// by the old rule) and is listed as put in force by the migration, the all-unsure
+    /// submission becomes a skip, and each response seeds its revision history.
+    #[test]
+    fn migration_6_keeps_what_was_in_force_and_marks_skips() {
+        let conn = Connection::open_in_memory().unwrap();
+        for m in &MIGRATIONS[..5] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO users (id, email, role, password_hash, created_at) VALUES (1, 'a@x.org', 'annotator', 'h', 0), (2, 'b@x.org', 'annotator', 'h', 0);
+             INSERT INTO batches (id, source, key, name) VALUES (1, 'serenqa', 'batch1', 'B');
+             INSERT INTO questions (id, batch_id, source, qid, position, text, category, resources) VALUES (1, 1, 'serenqa', 9, 1, 'Q?', 'c', '[]');
+             INSERT INTO candidates (id, question_id, position, name, kind, ident) VALUES (10, 1, 1, 'A', 'Compound', 'DB1'), (11, 1, 2, 'B', 'Compound', 'DB2');
+             INSERT INTO responses (id, user_id, question_id, status, ranking, confidence, comment, revision, updated_at) VALUES
+                (1, 1, 1, 'complete', '[{"candidate":10,"rank":1,"unsure":true},{"candidate":11,"rank":2,"unsure":true}]', 3, '', 2, 50),
+                (2, 2, 1, 'complete', '[{"candidate":11,"rank":1,"unsure":false},{"candidate":10,"rank":2,"unsure":true}]', 4, 'n', 1, 60);
+             INSERT INTO submissions (id, user_id, response_id, revision, received_at) VALUES ('s-a', 1, 1, 2, 50), ('s-b', 2, 2, 1, 60);
+             INSERT INTO calibrations (id, created_at, alpha, beta, gamma, agreement, questions, provenance) VALUES
+                (1, 100, 0.2, 0.6, 0.2, 0.5, 40, '{}'), (2, 200, 0.5, 0.5, 0.0, 0.6, 4, '{}');"#,
+        )
+        .unwrap();
+        let repo = SqliteRepo::init(conn).unwrap();
+        assert_eq!(repo.schema_version().unwrap(), 6);
+        assert_eq!(repo.calibrations().unwrap().len(), 2);
+        let now = repo.weights_in_force().unwrap().unwrap();
+        assert_eq!((now.id, now.annotators), (2, 0));
+        let h = repo.weights_history().unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(
+            (h[0].calibration, h[0].by.as_str()),
+            (Some(2), "migration 6")
+        );
+        // It stays revertible; it cannot be put back once reverted (no annotators recorded).
+        repo.use_weights(None, "admin", "", 300).unwrap();
+        assert!(repo.weights_in_force().unwrap().is_none());
+        assert!(repo.use_weights(Some(2), "admin", "", 301).is_err());
+
+        let r1 = repo.response(1).unwrap().unwrap();
+        let r2 = repo.response(2).unwrap().unwrap();
+        assert!(r1.skipped() && !r2.skipped());
+        assert!(r1.presented.is_empty() && r1.time_ms.is_none());
+        let skipped: Vec<bool> = repo
+            .c()
+            .prepare("SELECT skipped FROM responses ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(skipped, [true, false]);
+        let hist: Vec<(i64, i64, String)> = repo
+            .revisions()
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.response_id, h.revision, h.submission_id))
+            .collect();
+        assert_eq!(hist, [(1, 2, "s-a".to_string()), (2, 1, "s-b".to_string())]);
     }
 }

@@ -32,5 +32,9 @@ pub struct CalibrationRecord {
     pub gamma: f64,
     pub agreement: f64,
     pub questions: i64,
+    /// Distinct annotators behind the questions (0 for calibrations stored before this was
+    /// recorded: they cannot be put in force again).
+    #[serde(default)]
+    pub annotators: i64,
     pub provenance: serde_json::Value,
 }

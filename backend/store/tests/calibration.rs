@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests may panic on a broken fixture
 
 use serenqa_shared::rns::{budget, Scorer, Slice, Weights};
-use serenqa_store::calibrate::{calibrate, Item};
+use serenqa_store::calibrate::{calibrate, Before, Item};
 
 /// Deterministic test data from the workspace's SplitMix64.
 use serenqa_shared::rng::SplitMix64 as Rng;
@@ -52,6 +52,8 @@ fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
                 anchors: Vec::new(),
                 expert,
                 ensemble: Some(ens),
+                annotators: vec![(k % 4) as i64],
+                kendall_w: Some(0.5),
             }
         })
         .collect()
@@ -59,6 +61,10 @@ fn items_for(truth: &Weights, seed: u64, count: usize) -> Vec<Item> {
 
 #[test]
 fn recovers_known_weights_on_synthetic_expert_partitions() {
+    let before = Before {
+        weights: Weights::default(),
+        label: "equal".into(),
+    };
     for (truth, seed) in [
         (
             Weights {
@@ -76,9 +82,18 @@ fn recovers_known_weights_on_synthetic_expert_partitions() {
             },
             2,
         ),
+        // Signed: the shipped weights' shape, which a simplex grid could not express.
+        (
+            Weights {
+                alpha: -0.3,
+                beta: 0.7,
+                gamma: 0.0,
+            },
+            4,
+        ),
     ] {
         let items = items_for(&truth, seed, 120);
-        let rep = calibrate(&items, 0.05).unwrap();
+        let rep = calibrate(&items, 0.05, &before).unwrap();
         assert!(
             (rep.agreement - 1.0).abs() < 1e-12,
             "the hidden weights reproduce every expert partition, so the best agreement is 1: {}",
@@ -88,8 +103,17 @@ fn recovers_known_weights_on_synthetic_expert_partitions() {
             + (rep.beta - truth.beta).abs()
             + (rep.gamma - truth.gamma).abs();
         assert!(dist <= 0.2, "fitted ({:.2}, {:.2}, {:.2}) vs hidden {truth:?}: L1 distance {dist:.3}; {} best points", rep.alpha, rep.beta, rep.gamma, rep.best_points);
-        assert!((rep.alpha + rep.beta + rep.gamma - 1.0).abs() < 1e-9);
-        assert_eq!(rep.surface.len(), 231);
+        assert!((rep.alpha.abs() + rep.beta.abs() + rep.gamma.abs() - 1.0).abs() < 1e-9);
+        assert_eq!(rep.surface.len(), 1602);
+        // Every fifth question is held out: the fitted weights reproduce those partitions
+        // too, and the comparison names the weights in force before.
+        let h = rep.heldout.as_ref().unwrap();
+        assert_eq!((h.questions, rep.questions), (24, 120));
+        assert!((h.after - 1.0).abs() < 1e-12, "held out: {}", h.after);
+        assert!(h.before <= h.after);
+        assert_eq!(h.before_label, "equal");
+        assert_eq!(rep.annotators, 4);
+        assert_eq!(rep.mean_kendall_w, Some(0.5));
         let ex_rns = &rep.pairs[0];
         assert_eq!(
             (ex_rns.a.as_str(), ex_rns.b.as_str()),
@@ -102,10 +126,18 @@ fn recovers_known_weights_on_synthetic_expert_partitions() {
 
 #[test]
 fn rejects_empty_and_inconsistent_input() {
-    assert!(calibrate(&[], 0.05).is_err());
+    let before = Before {
+        weights: Weights::default(),
+        label: String::new(),
+    };
+    assert!(calibrate(&[], 0.05, &before).is_err());
     let mut items = items_for(&Weights::default(), 3, 2);
     items[0].expert = vec![];
-    assert!(calibrate(&items, 0.05).unwrap_err().contains("b = 1"));
+    assert!(calibrate(&items, 0.05, &before)
+        .unwrap_err()
+        .contains("b = 1"));
     let items = items_for(&Weights::default(), 3, 2);
-    assert!(calibrate(&items, 0.0).is_err());
+    assert!(calibrate(&items, 0.0, &before).is_err());
+    // Fewer than five questions: nothing held out.
+    assert!(calibrate(&items, 0.1, &before).unwrap().heldout.is_none());
 }

@@ -47,6 +47,8 @@ fn complete(sub: &str, cands: &[i64], ranks: &[u32]) -> NewResponse {
         comment: "ok, \"quoted\"".into(),
         status: Status::Complete,
         base_revision: 0,
+        confirm_shown_order: false,
+        time_ms: None,
     }
 }
 
@@ -61,7 +63,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 5);
+    assert_eq!(repo.schema_version().unwrap(), 6);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -201,7 +203,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 5);
+    assert_eq!(repo.schema_version().unwrap(), 6);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {

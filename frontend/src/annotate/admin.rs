@@ -1,13 +1,16 @@
 //! Admins: invite users by one-time link, list accounts (with one-time password-reset links),
 //! assign batches to annotators with an overlap target and see each question's coverage,
-//! calibrate the RNS weights against the expert partitions and see every stored calibration
-//! with its provenance.
+//! calibrate the RNS weights against the expert partitions, read each calibration's held-out
+//! comparison with the weights in force, put one in force in an explicit step (only within the
+//! minimums of `serenqa_shared::annotate::calibration_gate`), go back to the shipped weights or
+//! an earlier calibration, and see the weights in force with their history.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serenqa_shared::annotate::{
-    BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView, CreateInvite,
-    InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, User,
+    calibration_gate, BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView,
+    CreateInvite, InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, UseWeights, User,
+    WeightsAdmin,
 };
 
 use super::account::SignOut;
@@ -36,30 +39,6 @@ fn AdminBody(me: Me) -> impl IntoView {
         spawn_local(async move {
             let r: Result<InviteCreated, Failure> = send("POST", "/api/admin/invites", &body).await;
             set_link.set(Some(r.map_err(|f| f.message)));
-        });
-    };
-    let (cals, set_cals) = signal(None::<Result<Vec<CalibrationView>, Failure>>);
-    let reload_cals = move || {
-        spawn_local(async move { set_cals.set(Some(get("/api/admin/calibrations").await)) });
-    };
-    reload_cals();
-    let (source, set_source) = signal(Source::Serenqa);
-    let (step, set_step) = signal(0.05f64);
-    let (running, set_running) = signal(false);
-    let (report, set_report) = signal(None::<Result<CalibrationReport, String>>);
-    let calibrate = move |_| {
-        set_running.set(true);
-        let body = CalibrateRequest {
-            source: source.get_untracked(),
-            step: step.get_untracked(),
-            min_annotators: 1,
-        };
-        spawn_local(async move {
-            let r: Result<CalibrationReport, Failure> =
-                send("POST", "/api/admin/calibrations", &body).await;
-            set_running.set(false);
-            set_report.set(Some(r.map_err(|f| f.message)));
-            reload_cals();
         });
     };
     view! {
@@ -96,9 +75,143 @@ fn AdminBody(me: Me) -> impl IntoView {
             }}
         </section>
         <Assignments />
+        <Calibration />
+    }
+}
+
+/// The weights in force, their history, calibrating, and putting a calibration in force.
+#[component]
+fn Calibration() -> impl IntoView {
+    let (weights, set_weights) = signal(None::<Result<WeightsAdmin, Failure>>);
+    let (cals, set_cals) = signal(None::<Result<Vec<CalibrationView>, Failure>>);
+    let reload = move || {
+        spawn_local(async move {
+            set_weights.set(Some(get("/api/admin/weights").await));
+            set_cals.set(Some(get("/api/admin/calibrations").await));
+        });
+    };
+    reload();
+    let (source, set_source) = signal(Source::Serenqa);
+    let (step, set_step) = signal(0.05f64);
+    let (running, set_running) = signal(false);
+    let (report, set_report) = signal(None::<Result<CalibrationReport, String>>);
+    // The calibration the admin asked to put in force (`Some(None)`: the shipped weights),
+    // awaiting the confirmation; and the outcome of the last change.
+    // Where the confirmation shows: beside the report, in the stored list or in the panel.
+    let asking = RwSignal::new(None::<(Option<i64>, &'static str)>);
+    let (change, set_change) = signal(None::<Result<String, String>>);
+    let calibrate = move |_| {
+        set_running.set(true);
+        set_change.set(None);
+        let body = CalibrateRequest {
+            source: source.get_untracked(),
+            step: step.get_untracked(),
+            min_annotators: 1,
+        };
+        spawn_local(async move {
+            let r: Result<CalibrationReport, Failure> =
+                send("POST", "/api/admin/calibrations", &body).await;
+            set_running.set(false);
+            set_report.set(Some(r.map_err(|f| f.message)));
+            reload();
+        });
+    };
+    let put_in_force = move |calibration: Option<i64>| {
+        asking.set(None);
+        spawn_local(async move {
+            let body = UseWeights {
+                calibration,
+                confirm: true,
+            };
+            let r: Result<WeightsAdmin, Failure> = send("PUT", "/api/admin/weights", &body).await;
+            set_change.set(Some(match &r {
+                Ok(w) => Ok(format!("In force now: {}", w.in_force.source.label)),
+                Err(f) => Err(f.message.clone()),
+            }));
+            reload();
+        });
+    };
+    // The explicit step: what changes, for everyone, and a confirmation.
+    let confirm_box = move |target: Option<i64>, place: &'static str, worse: Option<String>| {
+        move || {
+            (asking.get() == Some((target, place))).then(|| {
+                let what = match target {
+                    Some(id) => format!("calibration #{id}"),
+                    None => "the shipped weights".to_string(),
+                };
+                view! {
+                    <div class="notice" role="alertdialog" data-testid="confirm-weights">
+                        <p>{format!("Put {what} in force? Discover, Ask and every partition use the weights in force for everyone from now on; you can go back at any time.")}</p>
+                        {worse.clone().map(|w| view! { <p class="field-error" data-testid="heldout-worse">{w}</p> })}
+                        <button class="button" type="button" data-testid="confirm-use" on:click=move |_| put_in_force(target)>{format!("Yes, use {what}")}</button>
+                        " "
+                        <button class="link-button" type="button" on:click=move |_| asking.set(None)>"Cancel"</button>
+                    </div>
+                }
+            })
+        }
+    };
+    let in_force_now = move |id: i64| {
+        weights.with(|w| {
+            w.as_ref()
+                .and_then(|w| w.as_ref().ok())
+                .is_some_and(|w| w.calibration == Some(id))
+        })
+    };
+    let use_button = move |id: i64, blocked: Option<String>, place: &'static str| {
+        let in_force = in_force_now(id);
+        if in_force {
+            return view! { <span class="tag" data-testid="in-force-tag">"in force"</span> }
+                .into_any();
+        }
+        match blocked {
+            Some(why) => view! {
+                <span class="use-weights">
+                    <button class="button secondary" type="button" disabled=true data-testid="use-weights" aria-describedby=format!("blocked-{id}")>"Use these weights"</button>
+                    <span class="field-error" id=format!("blocked-{id}") data-testid="use-blocked">{why}</span>
+                </span>
+            }.into_any(),
+            None => view! {
+                <button class="button" type="button" data-testid="use-weights" on:click=move |_| asking.set(Some((Some(id), place)))>"Use these weights"</button>
+            }.into_any(),
+        }
+    };
+    view! {
+        <section class="panel" data-testid="weights-panel">
+            <h2>"RNS weights in force"</h2>
+            {move || match weights.get() {
+                None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+                Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
+                Some(Ok(w)) => {
+                    let calibrated = w.calibration.is_some();
+                    view! {
+                        <p data-testid="weights-in-force"><strong>{format!("α = {:.2}, β = {:.2}, γ = {:.2}", w.in_force.weights.alpha, w.in_force.weights.beta, w.in_force.weights.gamma)}</strong>
+                            " — " {w.in_force.source.label.clone()}</p>
+                        <p class="muted">{format!("A calibration can be put in force once it uses at least {} questions ranked by at least {} annotators.", w.min_questions, w.min_annotators)}</p>
+                        {calibrated.then(|| view! {
+                            <button class="button secondary" type="button" data-testid="revert-shipped" on:click=move |_| asking.set(Some((None, "panel")))>"Go back to the shipped weights"</button>
+                        })}
+                        {confirm_box(None, "panel", None)}
+                        {(!w.history.is_empty()).then(|| view! {
+                            <details data-testid="weights-history"><summary>{format!("History ({} change{})", w.history.len(), if w.history.len() == 1 { "" } else { "s" })}</summary>
+                                <ul class="weights-history">{w.history.into_iter().map(|h| view! {
+                                    <li><strong>{h.calibration.map_or("shipped weights".to_string(), |c| format!("calibration #{c}"))}</strong>
+                                        {format!(" — {} by {}", date_time(h.at), h.by)}
+                                        {(!h.note.is_empty()).then(|| format!(" ({})", h.note))}</li>
+                                }).collect_view()}</ul>
+                            </details>
+                        })}
+                    }.into_any()
+                }
+            }}
+            {move || change.get().map(|r| match r {
+                Ok(m) => view! { <p class="notice ok" role="status" data-testid="weights-changed">{m}</p> }.into_any(),
+                Err(m) => view! { <p class="field-error" role="alert" data-testid="weights-error">{m}</p> }.into_any(),
+            })}
+        </section>
         <section class="panel">
             <h2>"Calibrate the RNS weights"</h2>
-            <p class="muted">"Searches the weight simplex α + β + γ = 1 for the weights whose RNS-guided partitions agree best with the expert partitions (submitted rankings; candidates must be in the loaded graph)."</p>
+            <p class="muted">"Searches the weights |α| + |β| + |γ| = 1 (signs free: a negative weight favours low values of its term) for those whose RNS-guided partitions agree best with the expert partitions (submitted rankings, skips left out; candidates must be in the loaded graph). Every fifth question is held out and compares the result with the weights in force. A calibration is stored, not used, until you put it in force."</p>
             <div class="form inline">
                 <label>"Question set"
                     <select on:change=move |ev| set_source.set(Source::parse(&event_target_value(&ev)).unwrap_or(Source::Serenqa))>
@@ -116,17 +229,27 @@ fn AdminBody(me: Me) -> impl IntoView {
             </div>
             {move || report.get().map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-                Ok(rep) => view! {
-                    <div data-testid="calibration-report">
-                        <p><strong>{format!("α = {:.2}, β = {:.2}, γ = {:.2}", rep.alpha, rep.beta, rep.gamma)}</strong>
-                           {format!(" — agreement with experts {:.3} (default weights {:.3}) on {} questions; {} of {} grid points tie.",
-                               rep.agreement, rep.default_agreement, rep.questions, rep.best_points, rep.grid_points)}</p>
-                        <div class="table-wrap"><table><thead><tr><th>"Strategies"</th><th class="num">"Agreement"</th><th class="num">"Pearson r"</th></tr></thead>
-                        <tbody>{rep.pairs.into_iter().map(|p| view! {
-                            <tr><td>{format!("{} vs {}", p.a, p.b)}</td><td class="num">{format!("{:.3}", p.agreement)}</td><td class="num">{fmt3(p.pearson)}</td></tr>
-                        }).collect_view()}</tbody></table></div>
-                    </div>
-                }.into_any(),
+                Ok(rep) => {
+                    let id = rep.id.unwrap_or(0);
+                    let blocked = calibration_gate(rep.questions, rep.annotators).err();
+                    let worse = worse_heldout(&rep);
+                    view! {
+                        <div data-testid="calibration-report">
+                            <p><strong>{format!("α = {:.2}, β = {:.2}, γ = {:.2}", rep.alpha, rep.beta, rep.gamma)}</strong>
+                               {format!(" (calibration #{id}) — {} questions ranked by {} annotators; their agreement: mean Kendall's W {}.",
+                                   rep.questions, rep.annotators, fmt3(rep.mean_kendall_w))}</p>
+                            <p class="muted">{format!("On the fitting questions: agreement with the experts {:.3} (equal weights {:.3}); {} of {} grid points tie.",
+                                   rep.agreement, rep.default_agreement, rep.best_points, rep.grid_points)}</p>
+                            <Heldout rep=rep.clone() />
+                            <div class="table-wrap"><table><thead><tr><th>"Strategies"</th><th class="num">"Agreement"</th><th class="num">"Pearson r"</th></tr></thead>
+                            <tbody>{rep.pairs.into_iter().map(|p| view! {
+                                <tr><td>{format!("{} vs {}", p.a, p.b)}</td><td class="num">{format!("{:.3}", p.agreement)}</td><td class="num">{fmt3(p.pearson)}</td></tr>
+                            }).collect_view()}</tbody></table></div>
+                            <div class="actions">{move || use_button(id, blocked.clone(), "report")}</div>
+                            {confirm_box(Some(id), "report", worse)}
+                        </div>
+                    }.into_any()
+                }
             })}
             <h3>"Stored calibrations"</h3>
             {move || match cals.get() {
@@ -134,16 +257,72 @@ fn AdminBody(me: Me) -> impl IntoView {
                 Some(Err(f)) => view! { <p class="error">{f.message}</p> }.into_any(),
                 Some(Ok(v)) if v.is_empty() => view! { <p class="muted">"None yet."</p> }.into_any(),
                 Some(Ok(v)) => view! {
-                    <div class="table-wrap"><table><thead><tr><th>"#"</th><th>"Weights (α, β, γ)"</th><th class="num">"Agreement"</th><th class="num">"Questions"</th><th>"Provenance"</th></tr></thead>
-                    <tbody>{v.into_iter().map(|c| view! {
-                        <tr><td>{c.id}</td><td>{format!("{:.2}, {:.2}, {:.2}", c.alpha, c.beta, c.gamma)}</td>
-                            <td class="num">{format!("{:.3}", c.agreement)}</td><td class="num">{c.questions}</td>
-                            <td><details><summary>"details"</summary><pre class="prov">{c.provenance}</pre></details></td></tr>
-                    }).collect_view()}</tbody></table></div>
+                    <ul class="cal-list" data-testid="calibrations">
+                    {v.into_iter().map(|c| {
+                        let id = c.id;
+                        let heldout = c.report.as_ref().and_then(|r| r.heldout.clone());
+                        let worse = c.report.as_ref().and_then(worse_heldout);
+                        let blocked = c.blocked.clone();
+                        view! {
+                            <li class="cal" data-cal=id>
+                                <p><strong>{format!("#{id}: α = {:.2}, β = {:.2}, γ = {:.2}", c.alpha, c.beta, c.gamma)}</strong>
+                                    {format!(" — {} · {} questions, {} annotators · agreement {:.3}", date_time(c.created_at), c.questions, c.annotators, c.agreement)}
+                                    {heldout.map(|h| format!(" · held out ({} q.): {:.3} in force then → {:.3}", h.questions, h.before, h.after))}</p>
+                                <div class="actions">{move || use_button(id, blocked.clone(), "list")}</div>
+                                {confirm_box(Some(id), "list", worse)}
+                                <details><summary>"provenance"</summary><pre class="prov">{c.provenance}</pre></details>
+                            </li>
+                        }
+                    }).collect_view()}
+                    </ul>
                 }.into_any(),
             }}
         </section>
     }
+}
+
+/// The before/after comparison on held-out questions, in words.
+#[component]
+fn Heldout(rep: CalibrationReport) -> impl IntoView {
+    match rep.heldout {
+        None => view! { <p class="muted" data-testid="heldout">{format!("No held-out comparison: {} question(s) are too few to hold any out.", rep.questions)}</p> }.into_any(),
+        Some(h) => {
+            let verdict = if h.after > h.before + 1e-12 {
+                "better than"
+            } else if h.after + 1e-12 < h.before {
+                "worse than"
+            } else {
+                "the same as"
+            };
+            view! {
+                <div class="table-wrap" data-testid="heldout"><table>
+                    <caption>{format!("Held out: {} questions the fit never saw — these weights do {verdict} the weights in force", h.questions)}</caption>
+                    <thead><tr><th>"Weights"</th><th class="num">"Agreement"</th></tr></thead>
+                    <tbody>
+                        <tr><td>{format!("in force now: α = {:.2}, β = {:.2}, γ = {:.2} ({})", h.before_weights[0], h.before_weights[1], h.before_weights[2], h.before_label)}</td><td class="num">{format!("{:.3}", h.before)}</td></tr>
+                        <tr><td>{format!("this calibration: α = {:.2}, β = {:.2}, γ = {:.2}", rep.alpha, rep.beta, rep.gamma)}</td><td class="num">{format!("{:.3}", h.after)}</td></tr>
+                    </tbody>
+                </table></div>
+            }.into_any()
+        }
+    }
+}
+
+/// A warning for the confirmation when the calibration agrees less with the experts than the
+/// weights in force on the held-out questions.
+fn worse_heldout(rep: &CalibrationReport) -> Option<String> {
+    rep.heldout.as_ref().filter(|h| h.after < h.before).map(|h| {
+        format!(
+            "On the {} held-out questions these weights agree less with the experts ({:.3}) than the weights in force when it ran ({:.3}).",
+            h.questions, h.after, h.before
+        )
+    })
+}
+
+/// A Unix time as the browser's local date and time.
+fn date_time(unix: i64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
+    String::from(d.to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED))
 }
 
 /// "Reset link": a one-time link that lets the user choose a new password (shown once).

@@ -86,8 +86,10 @@ async fn finish<T: DeserializeOwned>(
     let status = resp.status();
     if !resp.ok() {
         let message = match resp.json::<ApiError>().await {
-            // 5xx details are hidden by the server; name the kind of failure instead.
-            Ok(e) if status < 500 && status != 401 => e.message,
+            // 5xx details are hidden by the server; name the kind of failure instead. A 401
+            // that is not about the session (a wrong password at sign-in) keeps the server's
+            // reason: only `not_signed_in` means the session has ended.
+            Ok(e) if status < 500 && (status != 401 || e.code != "not_signed_in") => e.message,
             _ => status_message(status),
         };
         return Err(Failure { status, message });

@@ -14,6 +14,13 @@
 //! candidate, alphabetically — never in the server's LLM order, which the page does not have),
 //! "question k of N", and after a submission the next question still to do (unless the
 //! annotator turned that off; remembered on this device).
+//!
+//! Integrity (issue 39): a submission in the untouched shown order needs the "the order shown
+//! is my ranking" confirmation (`serenqa_shared::annotate::submission_gate`, the rule the
+//! server enforces); a ranking marking every candidate unsure is announced as a skip; a
+//! refusal is shown at its field and in the status line, which stays at the bottom of the
+//! window; the conflict view names every field that differs; key presses that arrive while
+//! the moved item is being re-inserted (it loses focus for a moment) go to that item, in order.
 
 use std::time::Duration;
 
@@ -21,7 +28,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use serenqa_shared::annotate::{
-    BlindCandidate, CandidateContext, Me, QuestionView, RankEntry, Role, Status, MAX_COMMENT_CHARS,
+    differences, is_shown_order, submission_gate, BlindCandidate, CandidateContext, Me,
+    QuestionView, RankEntry, Role, Status, Version, CONFIRM_SHOWN_ORDER_LABEL, MAX_COMMENT_CHARS,
 };
 use wasm_bindgen::JsCast;
 
@@ -114,6 +122,34 @@ fn ranking_of(v: &[Item]) -> Vec<RankEntry> {
             unsure: it.unsure,
         })
         .collect()
+}
+
+/// A server or gate message as a sentence (capital first letter).
+fn sentence(m: &str) -> String {
+    let mut c = m.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Scrolls to what the status line is about: the conflict view, else the first refusal shown
+/// at its field.
+fn show_problem() {
+    let el = document()
+        .query_selector("[data-testid=conflict], .field-error")
+        .ok()
+        .flatten();
+    if let Some(el) = el {
+        el.scroll_into_view();
+    }
+}
+
+/// What the conflicting save found stored (its pending edit, else the response).
+fn s_current(c: &Option<serenqa_shared::annotate::StaleRevision>) -> Option<Snapshot> {
+    c.as_ref()
+        .and_then(|s| s.current.as_ref())
+        .map(Snapshot::of_response)
 }
 
 #[component]
@@ -223,7 +259,29 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         edited: RwSignal::new(qv.response.as_ref().is_some_and(|r| r.pending.is_some())),
         conflict: RwSignal::new(None),
         just_submitted: RwSignal::new(false),
+        field_error: RwSignal::new(None),
     };
+    let field_error = ui.field_error;
+    // The order the server showed (this annotator's shuffle): a submission in it, untouched,
+    // needs the explicit confirmation.
+    let presented = StoredValue::new(
+        qv.question
+            .candidates
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<i64>>(),
+    );
+    let confirm = RwSignal::new(
+        qv.response
+            .as_ref()
+            .is_some_and(|r| r.confirmed_shown_order),
+    );
+    let gate_error = RwSignal::new(None::<String>);
+    let untouched = Memo::new(move |_| {
+        items.with(|v| presented.with_value(|p| is_shown_order(p, &ranking_of(v))))
+    });
+    let all_unsure =
+        Memo::new(move |_| items.with(|v| !v.is_empty() && v.iter().all(|x| x.unsure)));
     let (state, submitted, edited, conflict) = (ui.state, ui.submitted, ui.edited, ui.conflict);
     let base = qv.response.as_ref().map_or(0, |r| r.revision);
     let saver = Saver::new(
@@ -232,6 +290,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         base,
         loaded.clone(),
         qv.response.as_ref().and_then(Snapshot::submitted),
+        qv.response.as_ref().and_then(|r| r.time_ms).unwrap_or(0),
         ui,
     );
     // Changes this device kept but the server never acknowledged (session ended, page closed
@@ -248,10 +307,18 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         let s = saver.clone();
         window_event_listener_untyped("pagehide", move |_| s.flush())
     };
+    // Time on task counts while the page is visible.
+    let on_visibility = {
+        let s = saver.clone();
+        window_event_listener_untyped("visibilitychange", move |_| {
+            s.visibility(!document().hidden());
+        })
+    };
     {
         let s = saver.clone();
         on_cleanup(move || {
             on_hide.remove();
+            on_visibility.remove();
             s.flush();
         });
     }
@@ -290,7 +357,49 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
         comment.set(s.comment.clone());
     };
     let changed = move || saver.with_value(|s| s.changed(snapshot()));
-    let submit = move |_| saver.with_value(|s| s.submit(snapshot()));
+    // Once the order is no longer the shown one, the confirmation question is moot.
+    Effect::new(move |_| {
+        if !untouched.get() {
+            gate_error.set(None);
+        }
+    });
+    let submit = move |_| {
+        let snap = snapshot();
+        let shown = untouched.get_untracked();
+        let ok = confirm.get_untracked() && shown;
+        if let Err(g) =
+            presented.with_value(|p| submission_gate(p, &snap.ranking, Status::Complete, ok))
+        {
+            gate_error.set(Some(g.message));
+            if let Some(el) = document()
+                .get_element_by_id("confirm-shown")
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = el.focus();
+            }
+            return;
+        }
+        gate_error.set(None);
+        saver.with_value(|s| s.submit(snap, ok));
+    };
+    // A refusal shown at its field: which field a server code is about.
+    let error_at = move |field: &'static str| {
+        move || {
+            field_error.get().and_then(|(code, message)| {
+                let at = match code.as_str() {
+                    "untouched_order" => "confirm",
+                    "bad_confidence" => "confidence",
+                    "incomplete" if message.contains("confidence") => "confidence",
+                    "comment_too_long" => "comment",
+                    "bad_submission_id" | "submission_id_reused" | "" => "none",
+                    _ => "ranking",
+                };
+                (at == field).then(|| {
+                    view! { <p class="field-error" role="alert" data-testid=format!("{field}-error")>{sentence(&message)}</p> }
+                })
+            })
+        }
+    };
     let restore_banner = move || {
         restore.get().map(|l| {
             let content = l.content.clone();
@@ -314,16 +423,40 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
     };
     let conflict_panel = move || {
         conflict.get().map(|s| {
-            let theirs: Vec<String> = s
-                .current
-                .as_ref()
-                .map(|r| {
-                    let snap = Snapshot::of_response(r);
+            // Every field in which this page's version and the stored one differ (the order
+            // with its ties, unsure marks, confidence, comment), updated as the page changes.
+            let diffs = move || {
+                let stored = s_current(&conflict.get());
+                let mine = (
+                    items.with(|v| ranking_of(v)),
+                    confidence.get(),
+                    comment.get(),
+                );
+                let name = |id: i64| {
                     items.with_untracked(|v| {
-                        snap.ranking.iter().filter_map(|e| v.iter().find(|it| it.cand.id == e.candidate).map(|it| format!("{}. {}", e.rank.unwrap_or(0), it.cand.name))).collect()
+                        v.iter()
+                            .find(|it| it.cand.id == id)
+                            .map_or_else(|| format!("#{id}"), |it| it.cand.name.clone())
                     })
-                })
-                .unwrap_or_default();
+                };
+                match stored {
+                    None => Vec::new(),
+                    Some(t) => differences(
+                        Version {
+                            ranking: &mine.0,
+                            confidence: mine.1,
+                            comment: &mine.2,
+                        },
+                        Version {
+                            ranking: &t.ranking,
+                            confidence: t.confidence,
+                            comment: &t.comment,
+                        },
+                        name,
+                    ),
+                }
+            };
+            let has_theirs = s.current.is_some();
             let what = match &s.current {
                 Some(r) if r.status == Status::Complete && r.pending.is_some() => "a submitted ranking with unsubmitted edits",
                 Some(r) if r.status == Status::Complete => "a submitted ranking",
@@ -335,7 +468,31 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                 <div class="notice conflict" role="alert" data-testid="conflict">
                     <p><strong>"This question was saved elsewhere"</strong>
                         {format!(" (another tab or device stored {what}, revision {}). Your version, shown below, has not been saved over it.", s.revision)}</p>
-                    {(!theirs.is_empty()).then(|| view! { <p class="muted" data-testid="theirs">"Theirs: " {theirs.join(", ")}</p> })}
+                    {has_theirs.then(|| view! {
+                        <div data-testid="theirs">
+                            {move || {
+                                let d = diffs();
+                                if d.is_empty() {
+                                    view! { <p class="muted" data-testid="no-diff">"Both versions hold the same ranking, unsure marks, confidence and comment."</p> }.into_any()
+                                } else {
+                                    view! {
+                                        <p class="muted">"How they differ:"</p>
+                                        <ul class="diffs" data-testid="conflict-diffs">
+                                            {d.into_iter().map(|x| {
+                                                let label = match x.field {
+                                                    "order" => "Order",
+                                                    "unsure" => "Marked unsure",
+                                                    "confidence" => "Confidence",
+                                                    _ => "Comment",
+                                                };
+                                                view! { <li data-field=x.field><strong>{label}</strong>" — yours: " {x.mine} "; theirs: " {x.theirs}</li> }
+                                            }).collect_view()}
+                                        </ul>
+                                    }.into_any()
+                                }
+                            }}
+                        </div>
+                    })}
                     <button class="button" type="button" data-testid="keep-mine" on:click=move |_| saver.with_value(super::sync::Saver::keep_mine)>"Keep mine"</button>
                     " "
                     <button class="button secondary" type="button" data-testid="take-theirs" on:click=move |_| {
@@ -384,6 +541,47 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             _ => {}
         }
     };
+    // A moved item is re-inserted in the list and loses the focus until `focus_candidate`
+    // gives it back: presses in between reach the page, not the item. They are taken here, in
+    // order, for the item that had the focus last — unless the annotator has since clicked or
+    // focused something else.
+    let last_focus = StoredValue::new(None::<i64>);
+    let on_page_key = window_event_listener(leptos::ev::keydown, move |ev| {
+        let on_page = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_none_or(|el| el.tag_name() == "BODY" || el.tag_name() == "HTML");
+        if on_page {
+            if let Some(id) = last_focus.get_value() {
+                on_key(id, ev);
+            }
+        }
+    });
+    let on_focus_elsewhere = window_event_listener(leptos::ev::focusin, move |ev| {
+        let on_cand = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("li.cand").ok().flatten())
+            .is_some();
+        if !on_cand {
+            last_focus.set_value(None);
+        }
+    });
+    let on_click_elsewhere = window_event_listener(leptos::ev::pointerdown, move |ev| {
+        let on_cand = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("li.cand").ok().flatten())
+            .is_some();
+        if !on_cand {
+            last_focus.set_value(None);
+        }
+    });
+    on_cleanup(move || {
+        on_page_key.remove();
+        on_focus_elsewhere.remove();
+        on_click_elsewhere.remove();
+    });
     // Pointer drag: the handle captures the pointer; the item under the pointer gives the
     // target position, and the list reorders live. Near the window's top or bottom edge a
     // timer scrolls the page (faster closer to the edge) and re-targets under the pointer.
@@ -528,6 +726,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                                 class:dragging=move || dragging.get() == Some(id)
                                 class:tied=tie class:unsure=unsure
                                 aria-label=move || format!("{}, rank {}{}", n1, rank(), if unsure() { ", unsure" } else { "" })
+                                on:focus=move |_| last_focus.set_value(Some(id))
                                 on:keydown=move |ev| on_key(id, ev)>
                                 <span class="handle" aria-hidden="true" title="Drag to reorder"
                                     on:pointerdown=move |ev: web_sys::PointerEvent| {
@@ -568,6 +767,10 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                     }
                 </For>
             </ol>
+            {error_at("ranking")}
+            {move || all_unsure.get().then(|| view! {
+                <p class="notice" data-testid="skip-note">"Every candidate is marked unsure: submitting records that you skipped this question. A skip does not count toward the batch's coverage or the results."</p>
+            })}
             <fieldset class="confidence">
                 <legend>"Confidence in this ranking"</legend>
                 {(1u8..=5).map(|c| view! {
@@ -578,6 +781,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                     </label>
                 }).collect_view()}
                 <span class="muted">" 1 = guess, 5 = certain"</span>
+                {error_at("confidence")}
             </fieldset>
             <label class="comment">"Comment (optional)"
                 <textarea rows="3" maxlength=MAX_COMMENT_CHARS.to_string() prop:value=comment aria-describedby="comment-count"
@@ -596,6 +800,21 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                     }}
                 </span>
             </label>
+            {error_at("comment")}
+            {move || untouched.get().then(|| view! {
+                <div class="confirm-order" data-testid="confirm-block">
+                    <p class="muted">"You have not moved any candidate: the list is still in the order it was shown in."</p>
+                    <label class="check">
+                        <input type="checkbox" id="confirm-shown" data-testid="confirm-shown"
+                            aria-describedby="confirm-error"
+                            prop:checked=move || confirm.get()
+                            on:change=move |ev| { confirm.set(event_target_checked(&ev)); gate_error.set(None); } />
+                        {CONFIRM_SHOWN_ORDER_LABEL}
+                    </label>
+                    {move || gate_error.get().map(|m| view! { <p class="field-error" role="alert" id="confirm-error" data-testid="confirm-error">{sentence(&m)}</p> })}
+                    {error_at("confirm")}
+                </div>
+            })}
             <div class="actions">
                 <button class="button" type="button" data-testid="submit" on:click=submit>
                     {move || if submitted.get() { "Update submission" } else { "Submit ranking" }}
@@ -608,6 +827,12 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                         on:change=move |ev| { let on = event_target_checked(&ev); set_auto_advance(on); advance.set(on); } />
                     {if next_todo.is_some() { "After submitting, open the next question to do" } else { "After submitting, open the next question to do (none left)" }}
                 </label>
+            </div>
+            <div class="status-bar" data-testid="status-bar"
+                class:error=move || matches!(state.get(), SaveState::Failed(_) | SaveState::Conflict | SaveState::SignedOut)>
+                {move || matches!(state.get(), SaveState::Failed(_) | SaveState::Conflict).then(|| view! {
+                    <button class="link-button status-show" type="button" data-testid="status-show" on:click=move |_| show_problem()>"Show me"</button>
+                })}
                 <span class="save-state" data-testid="save-state" role="status"
                     class:warn=move || matches!(state.get(), SaveState::Retrying(_))
                     class:error=move || matches!(state.get(), SaveState::Failed(_) | SaveState::Conflict | SaveState::SignedOut)>
@@ -617,7 +842,7 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
                         SaveState::Saved(rev) if submitted.get() && edited.get() => format!("Edits saved as a draft; press “Update submission” to count them (revision {rev})"),
                         SaveState::Saved(rev) => format!("Saved{} (revision {rev})", if submitted.get() { ", submitted" } else { " as draft" }),
                         SaveState::Retrying(m) => format!("Not saved yet: {m}. Your changes are kept on this device and sent automatically as soon as the server can be reached."),
-                        SaveState::Failed(m) => format!("Not saved: {m}. Change the ranking or press Submit to try again."),
+                        SaveState::Failed(m) => format!("Not saved: {m}. Correct it where it is marked; the next change is sent again."),
                         SaveState::Conflict => "Not saved: changed elsewhere (see above)".to_string(),
                         SaveState::SignedOut => "Not saved: your session has ended".to_string(),
                     }}

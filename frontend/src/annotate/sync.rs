@@ -21,6 +21,11 @@
 //!   once, as a `keepalive` fetch that outlives the page. Every change is also copied to
 //!   `localStorage` until it is acknowledged; when a save cannot be made (session expired,
 //!   page closed mid-request), the copy is offered back the next time the question is opened.
+//! - Every save carries the time on task: the stored figure plus the time this visit's page
+//!   has been visible (hidden tabs do not count), and a submission the "shown order is my
+//!   ranking" confirmation when the page asked for it.
+//! - A refusal (4xx) is reported with its machine code ([`Ui::field_error`]), so the page can
+//!   show it at the field it is about as well as in the status line.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -108,6 +113,34 @@ pub struct Ui {
     pub conflict: RwSignal<Option<StaleRevision>>,
     /// A complete save (submission) was acknowledged.
     pub just_submitted: RwSignal<bool>,
+    /// The last refusal's `(code, message)`, shown at its field; cleared by the next save.
+    pub field_error: RwSignal<Option<(String, String)>>,
+}
+
+/// Time on task: the stored figure plus the visible time of this visit.
+struct Clock {
+    stored_ms: u64,
+    /// `performance.now()`-style milliseconds when the page last became visible (`None`:
+    /// hidden now).
+    visible_since: Option<f64>,
+    /// Visible milliseconds of this visit before `visible_since`.
+    banked: f64,
+}
+
+impl Clock {
+    fn total(&self, now: f64) -> u64 {
+        let live = self.visible_since.map_or(0.0, |t| (now - t).max(0.0));
+        self.stored_ms
+            .saturating_add((self.banked + live).max(0.0) as u64)
+    }
+}
+
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+fn page_visible() -> bool {
+    !document().hidden()
 }
 
 /// A copy of unsaved changes kept on this device.
@@ -139,6 +172,9 @@ struct Core {
     conflict_revision: i64,
     timer: Option<TimeoutHandle>,
     submitted: Option<Snapshot>,
+    /// The annotator ticked "the shown order is my ranking" for the submission asked for.
+    confirm: bool,
+    clock: Clock,
 }
 
 impl Core {
@@ -165,6 +201,8 @@ impl Core {
             comment: self.desired.comment.clone(),
             status,
             base_revision: self.base,
+            confirm_shown_order: status == Status::Complete && self.confirm,
+            time_ms: Some(self.clock.total(now_ms())),
         };
         self.in_flight = Some(b.clone());
         Some(b)
@@ -201,6 +239,7 @@ impl Saver {
         base: i64,
         loaded: Snapshot,
         submitted: Option<Snapshot>,
+        stored_time_ms: u64,
         ui: Ui,
     ) -> Saver {
         let core = Core {
@@ -217,6 +256,12 @@ impl Saver {
             conflict_revision: 0,
             timer: None,
             submitted,
+            confirm: false,
+            clock: Clock {
+                stored_ms: stored_time_ms,
+                visible_since: page_visible().then(now_ms),
+                banked: 0.0,
+            },
         };
         Saver {
             core: Arc::new(Mutex::new(core)),
@@ -255,10 +300,27 @@ impl Saver {
         self.lock().timer = h;
     }
 
-    /// "Submit ranking" / "Update submission": a complete save of `snap`, now.
-    pub fn submit(&self, snap: Snapshot) {
+    /// The page became visible or hidden: only visible time counts as time on task.
+    pub fn visibility(&self, visible: bool) {
+        let mut c = self.lock();
+        let now = now_ms();
+        match (visible, c.clock.visible_since) {
+            (true, None) => c.clock.visible_since = Some(now),
+            (false, Some(t)) => {
+                c.clock.banked += (now - t).max(0.0);
+                c.clock.visible_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// "Submit ranking" / "Update submission": a complete save of `snap`, now; `confirm`:
+    /// the annotator confirmed the untouched shown order as their ranking.
+    pub fn submit(&self, snap: Snapshot, confirm: bool) {
+        self.ui.field_error.set(None);
         {
             let mut c = self.lock();
+            c.confirm = confirm;
             write_local(
                 c.user,
                 c.qid,
@@ -374,7 +436,7 @@ impl Saver {
                         c.want_submit = true;
                     }
                     drop(c);
-                    self.ui.conflict.set(Some(s));
+                    self.ui.conflict.set(Some(*s));
                     self.ui.state.set(SaveState::Conflict);
                     None
                 }
@@ -411,11 +473,12 @@ impl Saver {
                     self.lock().in_flight = None;
                     self.next()
                 }
-                Reply::Failed { message, .. } => {
+                Reply::Failed { code, message, .. } => {
                     let mut c = self.lock();
                     c.in_flight = None;
                     c.rejected = Some(Snapshot::of_body(&body));
                     drop(c);
+                    self.ui.field_error.set(Some((code, message.clone())));
                     self.ui.state.set(SaveState::Failed(message));
                     None
                 }
@@ -468,6 +531,7 @@ impl Saver {
             }
         }
         self.ui.edited.set(o.pending);
+        self.ui.field_error.set(None);
         self.ui.state.set(if dirty {
             SaveState::Pending
         } else {
@@ -480,7 +544,7 @@ impl Saver {
 
 enum Reply {
     Saved(SaveOutcome),
-    Stale(StaleRevision),
+    Stale(Box<StaleRevision>),
     Failed {
         status: u16,
         code: String,
@@ -550,7 +614,7 @@ fn start_put(qid: i64, body: &NewResponse) -> PutFuture {
         if status == 409 {
             if let Ok(s) = serde_json::from_str::<StaleRevision>(&text) {
                 if s.code == "stale_revision" {
-                    return Reply::Stale(s);
+                    return Reply::Stale(Box::new(s));
                 }
             }
         }

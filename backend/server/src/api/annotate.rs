@@ -10,7 +10,7 @@
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
 //! | `GET /api/review/batches[/{id}]`, `/api/review/expert-rankings`, `/api/review/export.{json,csv}`, `/api/review/runs` | reviewer, admin (pseudonyms; emails for admin only) |
 //! | `GET/POST /api/auth/reset/{token}` | anyone holding an admin-issued reset link (CSRF header) |
-//! | `POST /api/admin/invites`, `GET /api/admin/users`, `POST /api/admin/users/{id}/reset`, `GET /api/admin/assignments`, `PUT /api/admin/batches/{id}/assignment`, `GET/POST /api/admin/calibrations` | admin |
+//! | `POST /api/admin/invites`, `GET /api/admin/users`, `POST /api/admin/users/{id}/reset`, `GET /api/admin/assignments`, `PUT /api/admin/batches/{id}/assignment`, `GET/POST /api/admin/calibrations`, `GET/PUT /api/admin/weights` | admin |
 //!
 //! A batch assigned to some annotators is theirs only: others do not see it, and its questions
 //! answer them 403 (a batch nobody is assigned to is open to every annotator).
@@ -71,6 +71,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(assignments))
         .routes(routes!(set_assignment))
         .routes(routes!(calibrations, calibrate))
+        .routes(routes!(weights_admin, use_weights))
         .layer(DefaultBodyLimit::max(MAX_ANNOTATION_BODY))
 }
 
@@ -327,6 +328,13 @@ fn shuffle_key(user: i64, cand: i64) -> u64 {
     mix64((user as u64).wrapping_mul(GOLDEN_GAMMA) ^ (cand as u64))
 }
 
+/// The order `user` is shown `q`'s candidates in (their shuffle): what a save records as the
+/// presentation order and what the engagement gate compares a submission with.
+fn presentation_order(user: i64, q: &mut Question) -> Vec<i64> {
+    q.candidates.sort_by_key(|c| shuffle_key(user, c.id));
+    q.candidates.iter().map(|c| c.id).collect()
+}
+
 /// Relation groups shown per candidate, and neighbours named per group.
 const CONTEXT_GROUPS: usize = 4;
 const CONTEXT_NAMES: usize = 3;
@@ -449,7 +457,7 @@ pub(crate) async fn my_question(
     // Neither the questionnaire position nor the LLM rank leaves the server (showing either
     // anchors the experts' judgment): candidates go out as `BlindCandidate`s, always in this
     // annotator's shuffle (a saved ranking is re-applied by the page from the response).
-    q.candidates.sort_by_key(|c| shuffle_key(uid, c.id));
+    presentation_order(uid, &mut q);
     let context = q.candidates.iter().map(|c| context(&s.graph, c)).collect();
     let pos = list.iter().position(|x| x.id == id);
     let prev = pos.and_then(|p| p.checked_sub(1)).map(|p| list[p].id);
@@ -485,7 +493,7 @@ pub(crate) async fn my_question(
     }))
 }
 
-#[utoipa::path(put, path = "/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates")))]
+#[utoipa::path(put, path = "/annotate/questions/{id}/response", tag = "annotation", description = "Saves a ranking based on the revision the page loaded (`base_revision`, 0 for none). A retry with the same `submission_id` is answered with the first outcome; the id reused on another question is 409 `submission_id_reused`; a save based on an older revision is 409 `stale_revision` with the stored response. A draft save of a submitted response is kept as its pending edit until a complete save.", params(("id" = i64, Path, description = "Numeric id")), request_body(content = serde_json::Value, description = "`NewResponse`: `{submission_id, base_revision, ranking: [{candidate, rank, unsure}], confidence, comment, status, confirm_shown_order?, time_ms?}`"), responses((status = 200, description = "`SaveOutcome`"), (status = 403, description = "Not assigned to you"), (status = 409, description = "`StaleRevision` (`code: stale_revision`, stored `revision` and `current` response) or `submission_id_reused`"), (status = 422, description = "Not a ranking of the question's candidates, or (`untouched_order`) a submission in the untouched shown order without `confirm_shown_order`")))]
 pub(crate) async fn save_response(
     a: Authed,
     Path(id): Path<i64>,
@@ -493,7 +501,7 @@ pub(crate) async fn save_response(
 ) -> Result<HttpResponse, HttpError> {
     a.require(ANNOTATE)?;
     let uid = a.user_id();
-    let q = db(&a.svc, move |r| r.question(id))
+    let mut q = db(&a.svc, move |r| r.question(id))
         .await?
         .ok_or_else(|| HttpError::not_found("unknown_question", format!("no question {id}")))?;
     check_assigned(&a, q.batch_id).await?;
@@ -501,7 +509,13 @@ pub(crate) async fn save_response(
     let ranking = serenqa_store::ranking::validate(&ids, &body)
         .map_err(|e| unprocessable(e.code, e.message))?;
     let r = NewResponse { ranking, ..body };
-    match db(&a.svc, move |repo| Ok(repo.save_response(uid, id, &r))).await? {
+    let shown = presentation_order(uid, &mut q);
+    serenqa_store::ranking::gate(&shown, &r).map_err(|e| unprocessable(e.code, e.message))?;
+    match db(&a.svc, move |repo| {
+        Ok(repo.save_response_shown(uid, id, &r, &shown))
+    })
+    .await?
+    {
         Ok(out) => Ok(Json(out).into_response()),
         Err(StoreError::Stale { revision, current }) => {
             let message = format!("this ranking was changed elsewhere (now revision {revision}); keep yours or take the stored one");
@@ -795,7 +809,22 @@ pub(crate) async fn set_assignment(
         .ok_or_else(|| HttpError::not_found("unknown_batch", format!("no batch {id}")))
 }
 
-fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
+fn calibration_view(c: serenqa_store::CalibrationRecord, in_force: Option<i64>) -> CalibrationView {
+    let blocked = calibration_gate(
+        usize::try_from(c.questions).unwrap_or(0),
+        usize::try_from(c.annotators).unwrap_or(0),
+    )
+    .err();
+    let report = c
+        .provenance
+        .get("report")
+        .and_then(|r| serde_json::from_value::<CalibrationReport>(r.clone()).ok())
+        .map(|mut r| {
+            // The admin page needs the comparison and counts, not the whole grid.
+            r.surface.clear();
+            r.id = Some(c.id);
+            r
+        });
     CalibrationView {
         id: c.id,
         created_at: c.created_at,
@@ -804,23 +833,25 @@ fn calibration_view(c: serenqa_store::CalibrationRecord) -> CalibrationView {
         gamma: c.gamma,
         agreement: c.agreement,
         questions: c.questions,
+        annotators: c.annotators,
         provenance: c.provenance.to_string(),
+        in_force: in_force == Some(c.id),
+        blocked,
+        report,
     }
 }
 
-#[utoipa::path(get, path = "/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, with provenance (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(get, path = "/admin/calibrations", tag = "admin", description = "Stored calibrations of the RNS weights, newest first, with provenance, whether each is in force and, when it cannot be put in force, why (admins).", responses((status = 200, description = "`[CalibrationView]`"), (status = 403, description = "Not an admin")))]
 pub(crate) async fn calibrations(a: Authed) -> Result<Json<Vec<CalibrationView>>, HttpError> {
     a.require(ADMIN)?;
+    let (all, now) = db(&a.svc, |r| Ok((r.calibrations()?, r.weights_in_force()?))).await?;
+    let now = now.map(|c| c.id);
     Ok(Json(
-        db(&a.svc, |r| r.calibrations())
-            .await?
-            .into_iter()
-            .map(calibration_view)
-            .collect(),
+        all.into_iter().map(|c| calibration_view(c, now)).collect(),
     ))
 }
 
-#[utoipa::path(post, path = "/admin/calibrations", tag = "admin", description = "Fits the RNS weights to the expert partitions and stores the result (admins).", request_body(content = serde_json::Value, description = "`{grid?, min_questions?}`"), responses((status = 200, description = "`CalibrationReport`"), (status = 400, description = "Not enough expert data"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(post, path = "/admin/calibrations", tag = "admin", description = "Fits the RNS weights (signed, |α|+|β|+|γ| = 1) to the expert partitions and stores the result with a held-out comparison against the weights in force (admins). It is not put in force: that is `PUT /api/admin/weights`.", request_body(content = serde_json::Value, description = "`{source, step?, min_annotators?}`"), responses((status = 200, description = "`CalibrationReport` with the stored `id`"), (status = 400, description = "Bad grid step"), (status = 403, description = "Not an admin"), (status = 422, description = "Not enough expert data (`calibration_failed`)")))]
 pub(crate) async fn calibrate(
     State(s): State<AppState>,
     a: Authed,
@@ -842,5 +873,55 @@ pub(crate) async fn calibrate(
     .await
     .map_err(|e| HttpError::internal(e.to_string()))?
     .map_err(|e| unprocessable("calibration_failed", format!("{e:#}")))?;
-    Ok(Json(out.1))
+    let mut report = out.1;
+    report.surface.clear();
+    Ok(Json(report))
+}
+
+async fn weights_reply(a: &Authed) -> Result<WeightsAdmin, HttpError> {
+    let (now, history) = db(&a.svc, |r| {
+        Ok((r.weights_in_force()?, r.weights_history()?))
+    })
+    .await?;
+    let in_force = now
+        .as_ref()
+        .and_then(crate::weights::of_calibration)
+        .unwrap_or_else(serenqa_model::weights::shipped);
+    Ok(WeightsAdmin {
+        in_force,
+        calibration: now.map(|c| c.id),
+        history,
+        min_questions: CALIBRATION_MIN_QUESTIONS,
+        min_annotators: CALIBRATION_MIN_ANNOTATORS,
+    })
+}
+
+#[utoipa::path(get, path = "/admin/weights", tag = "admin", description = "The RNS weights in force (the shipped ones or a calibration an admin put in force), every change with who made it, and the minimums a calibration must meet (admins).", responses((status = 200, description = "`WeightsAdmin`"), (status = 403, description = "Not an admin")))]
+pub(crate) async fn weights_admin(a: Authed) -> Result<Json<WeightsAdmin>, HttpError> {
+    a.require(ADMIN)?;
+    Ok(Json(weights_reply(&a).await?))
+}
+
+#[utoipa::path(put, path = "/admin/weights", tag = "admin", description = "Puts a stored calibration in force (`{calibration: id, confirm: true}`) or goes back to the shipped weights (`{calibration: null, confirm: true}`); every Discover, Ask and partition request uses them from then on (admins).", request_body(content = serde_json::Value, description = "`UseWeights`: `{calibration: id | null, confirm: true}`"), responses((status = 200, description = "`WeightsAdmin` after the change"), (status = 403, description = "Not an admin"), (status = 404, description = "No such calibration"), (status = 422, description = "`confirm_required`, or `below_minimum`: too few questions or annotators")))]
+pub(crate) async fn use_weights(
+    a: Authed,
+    J(req): J<UseWeights>,
+) -> Result<Json<WeightsAdmin>, HttpError> {
+    a.require(ADMIN)?;
+    if !req.confirm {
+        return Err(unprocessable(
+            "confirm_required",
+            "changing the weights in force for everyone needs `confirm: true`",
+        ));
+    }
+    let by = a.session.user.email.clone();
+    let note = match req.calibration {
+        Some(id) => format!("calibration #{id} put in force"),
+        None => "back to the shipped weights".to_string(),
+    };
+    db(&a.svc, move |r| {
+        r.use_weights(req.calibration, &by, &note, serenqa_store::now())
+    })
+    .await?;
+    Ok(Json(weights_reply(&a).await?))
 }

@@ -123,6 +123,11 @@ pub fn store_error(e: StoreError) -> HttpError {
             code: "shortlist_full",
             message: m,
         },
+        StoreError::Refused { code, message } => HttpError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code,
+            message,
+        },
         StoreError::Db(m) => HttpError::internal(m),
     }
 }

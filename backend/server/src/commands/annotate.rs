@@ -179,6 +179,15 @@ enum AnnotateCmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// The RNS weights in force and their history; with `--use ID` put a stored calibration
+    /// in force (it must meet the minimum questions and annotators), with `--shipped` go back
+    /// to the shipped weights.
+    Weights {
+        #[arg(long = "use", value_name = "CALIBRATION", conflicts_with = "shipped")]
+        use_id: Option<i64>,
+        #[arg(long)]
+        shipped: bool,
+    },
     /// Export every response (pseudonymous unless --identities).
     Export {
         #[arg(long, value_enum, default_value = "json")]
@@ -308,6 +317,33 @@ pub fn run_annotate(args: AnnotateArgs) -> Result<()> {
                 out.display()
             );
         }
+        AnnotateCmd::Weights { use_id, shipped } => {
+            if use_id.is_some() || shipped {
+                let who = std::env::var("USER").unwrap_or_else(|_| "cli".into());
+                let note = match use_id {
+                    Some(id) => format!("calibration #{id} put in force"),
+                    None => "back to the shipped weights".into(),
+                };
+                repo.use_weights(use_id, &format!("cli:{who}"), &note, serenqa_store::now())
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            let w = crate::weights::in_force(Some(&repo));
+            println!(
+                "in force: α = {:.2}, β = {:.2}, γ = {:.2} — {}",
+                w.weights.alpha, w.weights.beta, w.weights.gamma, w.source.label
+            );
+            for c in repo.weights_history()? {
+                let what = c.calibration.map_or("shipped weights".to_string(), |id| {
+                    format!("calibration #{id}")
+                });
+                println!(
+                    "{}  {what:<18} by {} — {}",
+                    serenqa_model::weights::iso_date(c.at),
+                    c.by,
+                    c.note
+                );
+            }
+        }
         AnnotateCmd::Export {
             format,
             identities,
@@ -365,7 +401,7 @@ pub struct CalibrateArgs {
     /// Which question set's expert rankings to fit.
     #[arg(long, value_enum, default_value = "serenqa")]
     source: SourceArg,
-    /// Grid step on the weight simplex.
+    /// Grid step on the signed weight surface |α| + |β| + |γ| = 1.
     #[arg(long, default_value_t = 0.05)]
     step: f64,
     /// Questions need at least this many complete responses.
@@ -404,9 +440,23 @@ pub fn run_calibrate(args: CalibrateArgs, progress: bool) -> Result<()> {
     let (id, rep) =
         crate::calibration::run(&repo, &g, &model, &cache, &req, &format!("cli:{who}"))?;
     println!(
-        "weights α = {:.2}, β = {:.2}, γ = {:.2} (calibration #{id}, {} questions, grid step {})",
-        rep.alpha, rep.beta, rep.gamma, rep.questions, rep.grid_step
+        "weights α = {:.2}, β = {:.2}, γ = {:.2} (calibration #{id}, {} questions by {} annotators, mean Kendall's W {}, grid step {})",
+        rep.alpha, rep.beta, rep.gamma, rep.questions, rep.annotators, fmt_opt(rep.mean_kendall_w), rep.grid_step
     );
+    if let Some(h) = &rep.heldout {
+        println!(
+            "held out ({} questions): agreement {:.3} with these weights, {:.3} with the weights in force ({})",
+            h.questions, h.after, h.before, h.before_label
+        );
+    }
+    match serenqa_shared::annotate::calibration_gate(rep.questions, rep.annotators) {
+        Ok(()) => {
+            println!(
+                "stored, not in force: `serenqa annotate weights --use {id}` puts it in force"
+            );
+        }
+        Err(why) => println!("stored, cannot be put in force: {why}"),
+    }
     println!("agreement with experts: {:.3} (default 1/3 weights: {:.3}; {} of {} grid points tie at the best)", rep.agreement, rep.default_agreement, rep.best_points, rep.grid_points);
     for p in &rep.pairs {
         println!(

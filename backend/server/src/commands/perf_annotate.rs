@@ -242,6 +242,10 @@ pub fn run(args: AnnotateLoadArgs) -> Result<()> {
                         comment: String::new(),
                         status: Status::Complete,
                         base_revision: 0,
+                        // The load does not look at the order it was shown, so a
+                        // permutation may be that order: it confirms it, as a person would.
+                        confirm_shown_order: true,
+                        time_ms: None,
                     })?;
                     let deadline = Instant::now() + Duration::from_secs(60);
                     loop {
