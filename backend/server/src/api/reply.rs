@@ -14,6 +14,13 @@
 //!
 //! The held bytes are released when the body has been sent, when the client goes away (the
 //! body is dropped), or at the deadline, whichever comes first.
+//!
+//! **One home**: every endpoint whose reply can be large answers through [`json`] (serialise
+//! off the async workers under the size limit, then [`held`]) or, for a body it builds itself
+//! (the review CSV), [`held`] after [`check_size`]: Cypher (its own `cypher_budget` code),
+//! paths, Discover, predictions and their explanation subgraph, the RNS endpoints, runs,
+//! questions, traces, the run comparison and the review exports. Past the size limit they
+//! answer `400 reply_too_large` with what to ask for instead.
 
 use std::io;
 use std::pin::Pin;
@@ -27,8 +34,24 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-/// Largest serialised reply of an endpoint that can return large bodies.
+use super::error::HttpError;
+
+/// Largest serialised reply of an endpoint that can return large bodies, by default
+/// (`serve --max-reply-bytes`; [`set_max_reply_bytes`]).
 pub const MAX_REPLY_BYTES: usize = 16 << 20;
+
+/// The limit in force in this process (set once at start; tests lower it).
+static MAX_REPLY: AtomicUsize = AtomicUsize::new(MAX_REPLY_BYTES);
+
+/// Sets the largest serialised reply of this process (`serve --max-reply-bytes`).
+pub fn set_max_reply_bytes(n: usize) {
+    MAX_REPLY.store(n.max(1), Ordering::Relaxed);
+}
+
+/// The largest serialised reply in force.
+pub fn max_reply_bytes() -> usize {
+    MAX_REPLY.load(Ordering::Relaxed)
+}
 /// Most bytes of replies built and not yet sent, over all connections.
 pub const MAX_HELD_BYTES: usize = 256 << 20;
 /// A reply not read by then is dropped.
@@ -95,6 +118,8 @@ struct Held {
     bytes: Mutex<Option<Bytes>>,
     counter: &'static AtomicUsize,
     n: usize,
+    /// The deadline's timer, stopped once the bytes are released.
+    timer: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl Held {
@@ -105,6 +130,13 @@ impl Held {
         };
         if taken.is_some() {
             self.counter.fetch_sub(self.n, Ordering::AcqRel);
+        }
+        let timer = match self.timer.lock() {
+            Ok(mut t) => t.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(t) = timer {
+            t.abort();
         }
     }
 }
@@ -163,14 +195,62 @@ impl Drop for HeldBody {
 /// A `200 application/json` reply of `bytes`, counted against the held-bytes cap until sent,
 /// or `503 busy` (with `Retry-After`) when the cap is reached.
 pub fn held_json(bytes: Vec<u8>) -> Response {
-    held_json_in(&HELD, MAX_HELD_BYTES, SEND_DEADLINE, bytes)
+    held(bytes, "application/json")
 }
 
-fn held_json_in(
+/// A `200` reply of `bytes` as `content_type`, counted against the held-bytes cap until sent
+/// and dropped at the read deadline, or `503 busy` (with `Retry-After`) when the cap is
+/// reached.
+pub fn held(bytes: Vec<u8>, content_type: &'static str) -> Response {
+    held_in(&HELD, MAX_HELD_BYTES, SEND_DEADLINE, bytes, content_type)
+}
+
+/// `value` serialised (on a blocking thread) under [`max_reply_bytes`] and sent [`held`];
+/// a reply past the limit is refused `400 reply_too_large`, its message ending in `hint`
+/// (what to ask for instead).
+pub async fn json<T: Serialize + Send + 'static>(
+    value: T,
+    hint: &'static str,
+) -> Result<Response, HttpError> {
+    let limit = max_reply_bytes();
+    let bytes = tokio::task::spawn_blocking(move || to_json_bounded(&value, limit))
+        .await
+        .map_err(|e| HttpError::internal(format!("reply task failed: {e}")))?
+        .map_err(|too| too_large(too.limit, hint))?;
+    Ok(held_json(bytes))
+}
+
+/// A body built whole by its handler (a CSV) checked against [`max_reply_bytes`].
+pub fn check_size(bytes: Vec<u8>, hint: &'static str) -> Result<Vec<u8>, HttpError> {
+    let limit = max_reply_bytes();
+    if bytes.len() > limit {
+        return Err(too_large(limit, hint));
+    }
+    Ok(bytes)
+}
+
+fn too_large(limit: usize, hint: &str) -> HttpError {
+    HttpError::bad_request(
+        "reply_too_large",
+        format!("the reply would be more than {}; {hint}", size(limit)),
+    )
+}
+
+/// `n` bytes as people read it: MiB when whole, else bytes.
+pub fn size(n: usize) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn held_in(
     counter: &'static AtomicUsize,
     cap: usize,
     deadline: Duration,
     bytes: Vec<u8>,
+    content_type: &'static str,
 ) -> Response {
     let n = bytes.len();
     if !reserve(counter, n, cap) {
@@ -187,25 +267,29 @@ fn held_json_in(
         bytes: Mutex::new(Some(Bytes::from(bytes))),
         counter,
         n,
+        timer: Mutex::new(None),
     });
-    let timer = held.clone();
     // Without a runtime (never in the server) the deadline is not armed; the body still
     // releases when sent or dropped.
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn(async move {
+        let weak = Arc::downgrade(&held);
+        let task = rt.spawn(async move {
             tokio::time::sleep(deadline).await;
-            timer.release();
+            if let Some(h) = weak.upgrade() {
+                h.release();
+            }
         });
+        if let Ok(mut t) = held.timer.lock() {
+            *t = Some(task.abort_handle());
+        }
     }
     let mut r = (
         StatusCode::OK,
         Body::from_stream(HeldBody { held, sent: 0 }),
     )
         .into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
     r
@@ -226,15 +310,33 @@ mod tests {
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&ok).unwrap(), v);
     }
 
+    #[tokio::test(flavor = "current_thread")]
+    async fn json_refuses_a_reply_past_the_limit_with_a_hint() {
+        let big = vec!["x".repeat(1 << 10); (MAX_REPLY_BYTES >> 10) + 1];
+        let e = json(big, "ask for less").await.err().unwrap();
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::BAD_REQUEST, "reply_too_large")
+        );
+        assert!(e.message.ends_with("16 MiB; ask for less"), "{}", e.message);
+        let ok = json(vec![1, 2, 3], "ask for less").await.unwrap();
+        assert_eq!(ok.headers()[header::CONTENT_LENGTH], "7");
+        let body = ok.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"[1,2,3]");
+        assert!(check_size(vec![0; 10], "x").is_ok());
+        assert_eq!(size(16 << 20), "16 MiB");
+        assert_eq!(size(300), "300 bytes");
+    }
+
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn held_bytes_are_capped_and_released_when_sent_dropped_or_late() {
         static C: AtomicUsize = AtomicUsize::new(0);
         let long = Duration::from_secs(3600);
         // Sent in full: the bytes come back whole and the budget is free again.
-        let r = held_json_in(&C, 100, long, vec![b'x'; 80]);
+        let r = held_in(&C, 100, long, vec![b'x'; 80], "application/json");
         assert_eq!(C.load(Ordering::Acquire), 80);
         // A second one does not fit beside it.
-        let busy = held_json_in(&C, 100, long, vec![b'y'; 30]);
+        let busy = held_in(&C, 100, long, vec![b'y'; 30], "application/json");
         assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(busy.headers().contains_key(header::RETRY_AFTER));
         assert_eq!(C.load(Ordering::Acquire), 80);
@@ -242,12 +344,12 @@ mod tests {
         assert_eq!(body.len(), 80);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Dropped unsent (the client went away): released.
-        let r = held_json_in(&C, 100, long, vec![b'z'; 90]);
+        let r = held_in(&C, 100, long, vec![b'z'; 90], "application/json");
         assert_eq!(C.load(Ordering::Acquire), 90);
         drop(r);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Not read by the deadline: released, and the body ends in an error.
-        let r = held_json_in(&C, 100, Duration::from_secs(60), vec![b'w'; 90]);
+        let r = held_in(&C, 100, Duration::from_secs(60), vec![b'w'; 90], "text/csv");
         tokio::time::sleep(Duration::from_secs(61)).await;
         assert_eq!(C.load(Ordering::Acquire), 0);
         assert!(r.into_body().collect().await.is_err());
