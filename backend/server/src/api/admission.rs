@@ -25,7 +25,9 @@
 //! Refusals are `429 Too Many Requests` with `Retry-After` (seconds) and the API's JSON
 //! `{code, message}`: code `rate_limited` (the client's bucket is empty) or `busy` (the class,
 //! or the client's share of it, is at its cap). The slot is held until the response body is
-//! finished or dropped, so an event stream (`/api/ask/stream`) holds its slot while it runs.
+//! finished or dropped, so an event stream (`/api/ask/stream`) holds its slot while it runs;
+//! a reply built whole ([`super::reply::HeldReply`]) gives its slot back as soon as it is
+//! built, since a slow reader of it holds memory, which `api::reply` meters, not work.
 //!
 //! Clients are keyed by address ([`client_key`]): IPv4 as is, IPv6 by its /64 (one host
 //! usually owns a whole /64), IPv4-mapped IPv6 as IPv4. `X-Forwarded-For` is ignored unless the
@@ -721,6 +723,11 @@ pub async fn admit(State(adm): State<Arc<Admission>>, req: Request, next: Next) 
     };
     let resp = next.run(req).await;
     running.bill();
+    if resp.extensions().get::<super::reply::HeldReply>().is_some() {
+        // Built whole: a slow reader of it holds memory (metered by `api::reply`), not a slot.
+        drop(running);
+        return resp;
+    }
     resp.map(move |b| {
         Body::new(b.map_frame(move |f| {
             let _held = &running;

@@ -104,6 +104,12 @@ pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Vec<u8>,
     }
 }
 
+/// Marks a response whose body is a held reply: already built, so the admission slot that
+/// computed it is given back when the handler answers (the held-bytes cap and the read
+/// deadline meter a slow reader from then on, not the class's slots).
+#[derive(Clone, Copy, Debug)]
+pub struct HeldReply;
+
 /// Takes `n` bytes of `counter` if that keeps it at most `cap`.
 fn reserve(counter: &AtomicUsize, n: usize, cap: usize) -> bool {
     counter
@@ -292,6 +298,7 @@ fn held_in(
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    r.extensions_mut().insert(HeldReply);
     r
 }
 
