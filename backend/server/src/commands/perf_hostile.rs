@@ -62,10 +62,11 @@ pub struct HostileArgs {
     pub phase_two_seconds: u64,
 }
 
-/// The benign clinician opening Discover every 50 ms until `stop`: latencies and failures.
+/// The benign clinician opening Discover every `pause` until `stop`: latencies and failures.
 fn benign_loop(
     stop: Arc<AtomicBool>,
     url: String,
+    pause: Duration,
 ) -> std::thread::JoinHandle<(Vec<f64>, Vec<String>)> {
     std::thread::spawn(move || {
         let a = agent(Duration::from_secs(60));
@@ -76,7 +77,7 @@ fn benign_loop(
                 Ok(ms) => lat.push(ms),
                 Err(e) => failures.push(e.to_string()),
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(pause);
         }
         (lat, failures)
     })
@@ -198,6 +199,9 @@ pub(super) fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(timeout))
+        // Under the server's idle keep-alive timeout (its header timeout, 10 s), as a client
+        // should: a pooled connection the server has closed would fail its next request.
+        .max_idle_age(Duration::from_secs(5))
         .build()
         .into()
 }
@@ -466,7 +470,7 @@ pub fn run(args: HostileArgs) -> Result<()> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = RssWatch::start(pid, idle, Duration::from_millis(20));
-    let benign = benign_loop(stop.clone(), benign_url.clone());
+    let benign = benign_loop(stop.clone(), benign_url.clone(), Duration::from_millis(50));
 
     let tally = Arc::new(Mutex::new(Tally::default()));
     let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
@@ -519,10 +523,16 @@ pub fn run(args: HostileArgs) -> Result<()> {
     let peak = sampler.stop();
     let (mut during, benign_failures) = benign.join().unwrap_or_default();
 
-    let two = (args.phase_two_seconds > 0).then(|| phase_two(&args, &base, pid, &benign_url));
-
     let alive =
         server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    // The second phase on a fresh server, so its memory rise is measured from a clean idle
+    // level rather than from an allocator still holding the first phase's freed memory.
+    drop(server);
+    let two = if args.phase_two_seconds > 0 {
+        Some(phase_two(&args)?)
+    } else {
+        None
+    };
     before.sort_by(f64::total_cmp);
     during.sort_by(f64::total_cmp);
     let tally = tally
@@ -585,8 +595,9 @@ pub fn run(args: HostileArgs) -> Result<()> {
     if let Some(two) = &two {
         two.print(&args);
     }
+    let alive = alive && two.as_ref().is_none_or(|t| t.alive);
     println!(
-        "server alive and answering at the end: {}",
+        "server alive and answering at the end (of each phase): {}",
         if alive { "yes (0 crashes)" } else { "NO" }
     );
     if !alive {
@@ -603,7 +614,9 @@ pub fn run(args: HostileArgs) -> Result<()> {
 
 /// The second phase's figures.
 struct PhaseTwo {
+    alive: bool,
     secs: f64,
+    rss_idle: u64,
     rss_start: u64,
     rss_peak: u64,
     rss_end: u64,
@@ -614,17 +627,26 @@ struct PhaseTwo {
     benign_failures: Vec<String>,
 }
 
-/// Slow readers, slowloris and the Ask monopoly at once, the benign clinician throughout.
-fn phase_two(args: &HostileArgs, base: &str, pid: u32, benign_url: &str) -> PhaseTwo {
+/// Slow readers, slowloris and the Ask monopoly at once on a fresh server, the benign
+/// clinician (a page every 200 ms: within its own rate budget) throughout.
+fn phase_two(args: &HostileArgs) -> Result<PhaseTwo> {
     use super::perf_hostile_clients as clients;
+    let (mut server, base) = start_server(&args.serve_args)?;
+    let pid = server.child.id();
+    let benign_url = format!("{base}/api/discover/{}?limit=50", args.benign);
+    let calm = agent(Duration::from_secs(60));
+    for _ in 0..5 {
+        benign_once(&calm, &benign_url)?;
+    }
     let addr = base.trim_start_matches("http://").to_string();
     let window = Duration::from_secs(args.phase_two_seconds);
     let short = window.min(Duration::from_secs(45));
     std::thread::sleep(Duration::from_millis(500));
-    let rss_start = rss_of(pid).unwrap_or(0);
+    let rss_idle = rss_of(pid).unwrap_or(0);
+    let rss_start = rss_idle;
     let sampler = RssWatch::start(pid, rss_start, Duration::from_millis(20));
     let stop = Arc::new(AtomicBool::new(false));
-    let benign = benign_loop(stop.clone(), benign_url.to_string());
+    let benign = benign_loop(stop.clone(), benign_url.clone(), Duration::from_millis(200));
     let t = Instant::now();
     let readers = {
         let (addr, n) = (addr.clone(), args.slow_readers);
@@ -634,7 +656,7 @@ fn phase_two(args: &HostileArgs, base: &str, pid: u32, benign_url: &str) -> Phas
         let (addr, n) = (addr.clone(), args.slowloris);
         std::thread::spawn(move || clients::slowloris(&addr, n, Duration::from_secs(2), short))
     };
-    let monopoly = clients::ask_monopoly(base, short);
+    let monopoly = clients::ask_monopoly(&base, short);
     let loris = loris.join().unwrap_or_default();
     let readers = readers.join().unwrap_or_default();
     stop.store(true, Ordering::Relaxed);
@@ -642,8 +664,12 @@ fn phase_two(args: &HostileArgs, base: &str, pid: u32, benign_url: &str) -> Phas
     during.sort_by(f64::total_cmp);
     let rss_peak = sampler.stop();
     let rss_end = rss_of(pid).unwrap_or(0);
-    PhaseTwo {
+    let alive =
+        server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    Ok(PhaseTwo {
+        alive,
         secs: t.elapsed().as_secs_f64(),
+        rss_idle,
         rss_start,
         rss_peak,
         rss_end,
@@ -652,7 +678,7 @@ fn phase_two(args: &HostileArgs, base: &str, pid: u32, benign_url: &str) -> Phas
         monopoly,
         benign: during,
         benign_failures,
-    }
+    })
 }
 
 impl PhaseTwo {
@@ -661,8 +687,9 @@ impl PhaseTwo {
         let rise = self.rss_peak.saturating_sub(self.rss_start);
         println!();
         println!(
-            "second phase ({:.0} s): slow readers, slowloris and the Ask monopoly together",
-            self.secs
+            "second phase ({:.0} s, a fresh server, idle RSS {}): slow readers, slowloris and the Ask monopoly together",
+            self.secs,
+            human_bytes(self.rss_idle)
         );
         println!();
         println!("| attack | result | goal |");
@@ -673,12 +700,13 @@ impl PhaseTwo {
             .map(|(k, v)| format!("{k} × {v}"))
             .collect();
         println!(
-            "| slow reader: {} connections ask for a {} reply, read 1 KiB / 100 ms | {} replies started ({} refused first: {}); server RSS +{} at peak over the phase's start ({}), {} at the end; {} cut by the server | RSS rise ≤ 256 MB |",
+            "| slow reader: {} connections ask for a {} reply, read 1 KiB / 100 ms | {} replies started ({} refused first: {}); {} read in all; server RSS +{} at peak over idle ({}), {} at the end; {} seen cut by the server | RSS rise ≤ 256 MB |",
             args.slow_readers,
             human_bytes(r.reply_bytes),
             r.started,
             r.refused.values().sum::<u64>(),
             if refused.is_empty() { "none".to_string() } else { refused.join(", ") },
+            human_bytes(r.bytes_read),
             human_bytes(rise),
             human_bytes(self.rss_start),
             human_bytes(self.rss_end),
