@@ -68,20 +68,58 @@ pub struct TooLarge {
     pub limit: usize,
 }
 
-/// A writer that refuses to grow past `limit` bytes.
+/// A serialised reply in chunks of at most [`CHUNK`] bytes: no buffer doubled past what is
+/// needed and no copy when it grows, and each chunk is freed as soon as it is sent.
+#[derive(Debug, Default)]
+pub struct Chunked {
+    chunks: Vec<Bytes>,
+    len: usize,
+}
+
+impl Chunked {
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// The bytes in one piece (tests).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.chunks.concat()
+    }
+}
+
+impl From<Vec<u8>> for Chunked {
+    fn from(v: Vec<u8>) -> Chunked {
+        let len = v.len();
+        Chunked {
+            chunks: vec![Bytes::from(v)],
+            len,
+        }
+    }
+}
+
+/// A writer into chunks that refuses to grow past `limit` bytes.
 struct Limited {
-    buf: Vec<u8>,
+    done: Chunked,
+    cur: Vec<u8>,
     limit: usize,
-    over: bool,
 }
 
 impl io::Write for Limited {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        if self.buf.len() + b.len() > self.limit {
-            self.over = true;
+        if self.done.len + b.len() > self.limit {
             return Err(io::Error::other("reply size limit"));
         }
-        self.buf.extend_from_slice(b);
+        self.done.len += b.len();
+        let mut rest = b;
+        while !rest.is_empty() {
+            if self.cur.len() == CHUNK {
+                let full = std::mem::replace(&mut self.cur, Vec::with_capacity(CHUNK));
+                self.done.chunks.push(Bytes::from(full));
+            }
+            let n = (CHUNK - self.cur.len()).min(rest.len());
+            self.cur.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
         Ok(b.len())
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -91,14 +129,20 @@ impl io::Write for Limited {
 
 /// `value` as JSON, or [`TooLarge`] as soon as the bytes written pass `limit` (the rest is
 /// never built).
-pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Vec<u8>, TooLarge> {
+pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Chunked, TooLarge> {
     let mut w = Limited {
-        buf: Vec::new(),
+        done: Chunked::default(),
+        cur: Vec::new(),
         limit,
-        over: false,
     };
     match serde_json::to_writer(&mut w, value) {
-        Ok(()) => Ok(w.buf),
+        Ok(()) => {
+            let mut out = w.done;
+            if !w.cur.is_empty() {
+                out.chunks.push(Bytes::from(w.cur));
+            }
+            Ok(out)
+        }
         // Serialising a `serde_json::Value` or a derived type fails only on the limit.
         Err(_) => Err(TooLarge { limit }),
     }
@@ -119,96 +163,106 @@ fn reserve(counter: &AtomicUsize, n: usize, cap: usize) -> bool {
         .is_ok()
 }
 
-/// A reply's bytes while they are held, released once.
+/// A reply's chunks while they are held: each chunk's bytes are released when it is handed
+/// to the connection, and the rest at once when the body is dropped or at the deadline.
 struct Held {
-    bytes: Mutex<Option<Bytes>>,
+    state: Mutex<HeldState>,
     counter: &'static AtomicUsize,
-    n: usize,
     /// The deadline's timer, stopped once the bytes are released.
     timer: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
+struct HeldState {
+    chunks: std::collections::VecDeque<Bytes>,
+    /// Bytes of `chunks` still counted.
+    held: usize,
+    /// Dropped at the deadline before it was sent whole.
+    late: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl Held {
-    fn release(&self) {
-        let taken = match self.bytes.lock() {
-            Ok(mut b) => b.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if taken.is_some() {
-            self.counter.fetch_sub(self.n, Ordering::AcqRel);
+    /// Releases everything still held; `late` when the deadline did it.
+    fn release(&self, late: bool) {
+        {
+            let mut st = lock(&self.state);
+            if st.held > 0 || !st.chunks.is_empty() {
+                self.counter.fetch_sub(st.held, Ordering::AcqRel);
+                st.held = 0;
+                st.chunks.clear();
+                st.late = late;
+            }
         }
-        let timer = match self.timer.lock() {
-            Ok(mut t) => t.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if let Some(t) = timer {
+        if let Some(t) = lock(&self.timer).take() {
             t.abort();
         }
     }
+
+    /// The next chunk to send (its bytes released), the end, or the deadline's error.
+    fn next(&self) -> Option<Result<Bytes, io::Error>> {
+        let mut st = lock(&self.state);
+        if st.late {
+            st.late = false;
+            return Some(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the reply was not read in time",
+            )));
+        }
+        let chunk = st.chunks.pop_front();
+        if let Some(c) = &chunk {
+            st.held -= c.len();
+            self.counter.fetch_sub(c.len(), Ordering::AcqRel);
+        }
+        let done = st.chunks.is_empty();
+        drop(st);
+        if done {
+            if let Some(t) = lock(&self.timer).take() {
+                t.abort();
+            }
+        }
+        chunk.map(Ok)
+    }
 }
 
-/// The body: chunks of the held bytes; an error (closing the connection) once they were
+/// The body: the held chunks in order; an error (closing the connection) once they were
 /// dropped at the deadline.
 struct HeldBody {
     held: Arc<Held>,
-    sent: usize,
 }
 
 impl futures_util::Stream for HeldBody {
     type Item = Result<Bytes, io::Error>;
-    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let chunk = {
-            let guard = match self.held.bytes.lock() {
-                Ok(g) => g,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            match guard.as_ref() {
-                None if self.sent < self.held.n => {
-                    return Poll::Ready(Some(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the reply was not read in time",
-                    ))))
-                }
-                None => None,
-                Some(b) => {
-                    let end = (self.sent + CHUNK).min(b.len());
-                    (self.sent < end).then(|| b.slice(self.sent..end))
-                }
-            }
-        };
-        match chunk {
-            Some(c) => {
-                self.sent += c.len();
-                if self.sent >= self.held.n {
-                    self.held.release();
-                }
-                Poll::Ready(Some(Ok(c)))
-            }
-            None => {
-                self.held.release();
-                Poll::Ready(None)
-            }
-        }
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Poll::Ready(self.held.next())
     }
 }
 
 impl Drop for HeldBody {
     fn drop(&mut self) {
-        self.held.release();
+        self.held.release(false);
     }
 }
 
 /// A `200 application/json` reply of `bytes`, counted against the held-bytes cap until sent,
 /// or `503 busy` (with `Retry-After`) when the cap is reached.
-pub fn held_json(bytes: Vec<u8>) -> Response {
+pub fn held_json(bytes: impl Into<Chunked>) -> Response {
     held(bytes, "application/json")
 }
 
 /// A `200` reply of `bytes` as `content_type`, counted against the held-bytes cap until sent
 /// and dropped at the read deadline, or `503 busy` (with `Retry-After`) when the cap is
 /// reached.
-pub fn held(bytes: Vec<u8>, content_type: &'static str) -> Response {
-    held_in(&HELD, MAX_HELD_BYTES, SEND_DEADLINE, bytes, content_type)
+pub fn held(bytes: impl Into<Chunked>, content_type: &'static str) -> Response {
+    held_in(
+        &HELD,
+        MAX_HELD_BYTES,
+        SEND_DEADLINE,
+        bytes.into(),
+        content_type,
+    )
 }
 
 /// `value` serialised (on a blocking thread) under [`max_reply_bytes`] and sent [`held`];
@@ -255,7 +309,7 @@ fn held_in(
     counter: &'static AtomicUsize,
     cap: usize,
     deadline: Duration,
-    bytes: Vec<u8>,
+    bytes: Chunked,
     content_type: &'static str,
 ) -> Response {
     let n = bytes.len();
@@ -270,9 +324,12 @@ fn held_in(
         return r;
     }
     let held = Arc::new(Held {
-        bytes: Mutex::new(Some(Bytes::from(bytes))),
+        state: Mutex::new(HeldState {
+            chunks: bytes.chunks.into(),
+            held: n,
+            late: false,
+        }),
         counter,
-        n,
         timer: Mutex::new(None),
     });
     // Without a runtime (never in the server) the deadline is not armed; the body still
@@ -282,18 +339,12 @@ fn held_in(
         let task = rt.spawn(async move {
             tokio::time::sleep(deadline).await;
             if let Some(h) = weak.upgrade() {
-                h.release();
+                h.release(true);
             }
         });
-        if let Ok(mut t) = held.timer.lock() {
-            *t = Some(task.abort_handle());
-        }
+        *lock(&held.timer) = Some(task.abort_handle());
     }
-    let mut r = (
-        StatusCode::OK,
-        Body::from_stream(HeldBody { held, sent: 0 }),
-    )
-        .into_response();
+    let mut r = (StatusCode::OK, Body::from_stream(HeldBody { held })).into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut()
@@ -311,8 +362,8 @@ mod tests {
     fn escape_growth_counts_against_the_limit() {
         // 1,000 control characters are 6,000 bytes of JSON.
         let v = serde_json::json!({ "s": "\u{1}".repeat(1000) });
-        assert_eq!(to_json_bounded(&v, 5000), Err(TooLarge { limit: 5000 }));
-        let ok = to_json_bounded(&v, 7000).unwrap();
+        assert_eq!(to_json_bounded(&v, 5000).err(), Some(TooLarge { limit: 5000 }));
+        let ok = to_json_bounded(&v, 7000).unwrap().to_vec();
         assert_eq!(ok.len(), 6000 + r#"{"s":""}"#.len());
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&ok).unwrap(), v);
     }
@@ -340,10 +391,10 @@ mod tests {
         static C: AtomicUsize = AtomicUsize::new(0);
         let long = Duration::from_secs(3600);
         // Sent in full: the bytes come back whole and the budget is free again.
-        let r = held_in(&C, 100, long, vec![b'x'; 80], "application/json");
+        let r = held_in(&C, 100, long, vec![b'x'; 80].into(), "application/json");
         assert_eq!(C.load(Ordering::Acquire), 80);
         // A second one does not fit beside it.
-        let busy = held_in(&C, 100, long, vec![b'y'; 30], "application/json");
+        let busy = held_in(&C, 100, long, vec![b'y'; 30].into(), "application/json");
         assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(busy.headers().contains_key(header::RETRY_AFTER));
         assert_eq!(C.load(Ordering::Acquire), 80);
@@ -351,14 +402,47 @@ mod tests {
         assert_eq!(body.len(), 80);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Dropped unsent (the client went away): released.
-        let r = held_in(&C, 100, long, vec![b'z'; 90], "application/json");
+        let r = held_in(&C, 100, long, vec![b'z'; 90].into(), "application/json");
         assert_eq!(C.load(Ordering::Acquire), 90);
         drop(r);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Not read by the deadline: released, and the body ends in an error.
-        let r = held_in(&C, 100, Duration::from_secs(60), vec![b'w'; 90], "text/csv");
+        let r = held_in(
+            &C,
+            100,
+            Duration::from_secs(60),
+            vec![b'w'; 90].into(),
+            "text/csv",
+        );
         tokio::time::sleep(Duration::from_secs(61)).await;
         assert_eq!(C.load(Ordering::Acquire), 0);
         assert!(r.into_body().collect().await.is_err());
+    }
+
+    /// A large reply is kept in chunks of at most 64 KiB, each released as it is sent: a
+    /// reader half-way through holds only the other half.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn chunks_are_released_as_they_are_sent() {
+        static C: AtomicUsize = AtomicUsize::new(0);
+        let v = vec!["y".repeat(1000); 300];
+        let json = to_json_bounded(&v, 1 << 20).unwrap();
+        let n = json.len();
+        assert_eq!(n, serde_json::to_vec(&v).unwrap().len());
+        assert!(json.chunks.iter().all(|c| c.len() <= CHUNK));
+        assert_eq!(json.chunks.len(), n.div_ceil(CHUNK));
+        let r = held_in(
+            &C,
+            1 << 20,
+            Duration::from_secs(60),
+            json,
+            "application/json",
+        );
+        assert_eq!(C.load(Ordering::Acquire), n);
+        let mut body = r.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(first.len(), CHUNK);
+        assert_eq!(C.load(Ordering::Acquire), n - CHUNK);
+        drop(body);
+        assert_eq!(C.load(Ordering::Acquire), 0);
     }
 }
