@@ -362,7 +362,10 @@ mod tests {
     fn escape_growth_counts_against_the_limit() {
         // 1,000 control characters are 6,000 bytes of JSON.
         let v = serde_json::json!({ "s": "\u{1}".repeat(1000) });
-        assert_eq!(to_json_bounded(&v, 5000).err(), Some(TooLarge { limit: 5000 }));
+        assert_eq!(
+            to_json_bounded(&v, 5000).err(),
+            Some(TooLarge { limit: 5000 })
+        );
         let ok = to_json_bounded(&v, 7000).unwrap().to_vec();
         assert_eq!(ok.len(), 6000 + r#"{"s":""}"#.len());
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&ok).unwrap(), v);

@@ -638,6 +638,14 @@ fn phase_two(args: &HostileArgs) -> Result<PhaseTwo> {
     for _ in 0..5 {
         benign_once(&calm, &benign_url)?;
     }
+    // Ask builds its context (the graph's lexicon) on first use: built before the idle level
+    // is read, so the rise below is the attacks', not a one-time start-up cost.
+    let mut warm = calm
+        .post(&format!("{base}/api/ask"))
+        .header("content-type", "application/json")
+        .send(br#"{"question":"Which compounds treat asthma?"}"#.as_slice())
+        .context("the warm-up Ask failed")?;
+    let _ = warm.body_mut().read_to_string();
     let addr = base.trim_start_matches("http://").to_string();
     let window = Duration::from_secs(args.phase_two_seconds);
     let short = window.min(Duration::from_secs(45));
