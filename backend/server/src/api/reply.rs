@@ -82,6 +82,7 @@ impl Chunked {
         self.len
     }
     /// The bytes in one piece (tests).
+    #[cfg(test)]
     pub fn to_vec(&self) -> Vec<u8> {
         self.chunks.concat()
     }
@@ -298,7 +299,7 @@ fn too_large(limit: usize, hint: &str) -> HttpError {
 
 /// `n` bytes as people read it: MiB when whole, else bytes.
 pub fn size(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")
