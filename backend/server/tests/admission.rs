@@ -574,3 +574,258 @@ fn client_disconnect_cancels_the_ask() {
         "GET /api/ask/stream: {n} model calls after the client left (a complete Ask makes {full})"
     );
 }
+
+/// Fair share: one client flooding Ask cannot hold both Ask slots while another waits. The
+/// flooding client's Asks hang in the scripted model (they hold their slot until the server
+/// stops), so nothing here depends on timing: its first Ask holds its one slot of two, its
+/// second finds its share taken and is refused `busy` after the queue wait, a third is
+/// refused at once (its place in the queue is taken), and another client's Ask still
+/// gets the free slot.
+#[test]
+fn one_client_cannot_take_every_ask_slot() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let faults = scripted_llm::Faults {
+        on: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        every: Some(scripted_llm::Fault::Hang),
+        ..Default::default()
+    };
+    let llm = rt
+        .block_on(scripted_llm::start_with_faults(Duration::ZERO, faults))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    models_file(dir.path(), &llm.base_url);
+    let s = serve(
+        dir.path(),
+        &[
+            "--models",
+            "models.json",
+            "--anonymous-llm",
+            "--ask-deadline",
+            "3600",
+            "--max-concurrent",
+            "ask=2:4",
+            "--queue-wait",
+            "0.3",
+            "--trusted-proxy",
+            "127.0.0.0/8",
+        ],
+    );
+    let ask = format!("{}/api/ask", s.base);
+    let hog = "198.51.100.1";
+    let held = {
+        let ask = ask.clone();
+        std::thread::spawn(move || {
+            call(
+                "POST",
+                &ask,
+                Some(r#"{"question":"Which compounds treat hypertension?"}"#),
+                &[("X-Forwarded-For", hog)],
+            )
+            .status
+        })
+    };
+    // The hog's first Ask holds a slot once it has reached the model (where it hangs).
+    let t = Instant::now();
+    while llm.calls.load(Ordering::SeqCst) == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the Ask never called the model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!held.is_finished());
+    let offline = r#"{"question":"Which compounds treat fever?","model":"offline"}"#;
+    // Its second Ask waits for its own share (one slot), not for the free one, and is refused.
+    let r = call("POST", &ask, Some(offline), &[("X-Forwarded-For", hog)]);
+    assert_429(&r, "busy");
+    // Another client walks into the free slot.
+    let r = call(
+        "POST",
+        &ask,
+        Some(offline),
+        &[("X-Forwarded-For", "203.0.113.7")],
+    );
+    assert_eq!(r.status, 200, "the second client's Ask: {}", r.body);
+    // The same /64 rule holds for shares: another client from the hog's own address range
+    // is still another client under IPv4.
+    let r = call(
+        "POST",
+        &ask,
+        Some(offline),
+        &[("X-Forwarded-For", "198.51.100.2")],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(!held.is_finished(), "the hog's Ask still holds its slot");
+}
+
+/// Cost by work: an Ask is charged for the time it held its slot (5 tokens a second), not a
+/// flat price. The scripted model answers each call after 2 s, so the Ask held its slot at
+/// least 2 s — at least 10 tokens, the whole bucket of this server — and its client is then
+/// refused for a while, while another client is not.
+#[test]
+fn an_ask_is_charged_for_the_time_it_held_its_slot() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let llm = rt
+        .block_on(scripted_llm::start(Duration::from_secs(2)))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    models_file(dir.path(), &llm.base_url);
+    let s = serve(
+        dir.path(),
+        &[
+            "--models",
+            "models.json",
+            "--anonymous-llm",
+            "--rate",
+            "0.001",
+            "--burst",
+            "10",
+            "--trusted-proxy",
+            "127.0.0.0/8",
+        ],
+    );
+    let paths = format!(
+        "{}/api/paths?from=Compound::DB00945&to=Disease::DOID:10763",
+        s.base
+    );
+    let asker = [("X-Forwarded-For", "198.51.100.1")];
+    // Quick requests cost their entry token only: three of them leave 7 tokens.
+    for _ in 0..3 {
+        assert_eq!(get(&paths, &asker).status, 200);
+    }
+    let r = call(
+        "POST",
+        &format!("{}/api/ask", s.base),
+        Some(r#"{"question":"Which compounds treat hypertension?"}"#),
+        &asker,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(llm.calls.load(Ordering::SeqCst) > 0);
+    // A flat price of 5 would leave 2 tokens; the time held left none.
+    assert_429(&get(&paths, &asker), "rate_limited");
+    assert_eq!(
+        get(&paths, &[("X-Forwarded-For", "203.0.113.7")]).status,
+        200,
+        "another client's bucket is untouched"
+    );
+}
+
+/// Every endpoint that can answer a large body goes through the reply budget: with
+/// `--max-reply-bytes 1024`, a reply that is larger on a server without the limit is refused
+/// `400 reply_too_large` (one line, a hint), and a smaller one is served unchanged.
+#[test]
+fn large_replies_of_every_endpoint_are_refused_past_the_reply_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let urls = [
+        "/api/paths?from=Compound::DB00945,Compound::DB00316&to=Disease::DOID:10763,Disease::DOID:0050783,Gene::1",
+        "/api/paths?from=Compound::DB00945&to=Disease::DOID:10763&max_hops=1",
+        "/api/node/Compound::DB00945",
+        "/api/slice?ids=Compound::DB00945,Compound::DB00316,Gene::5743,Gene::1",
+        "/api/discover/Disease::DOID:10763",
+        "/api/runs",
+    ];
+    let full = serve(dir.path(), &[]);
+    let sizes: Vec<(u16, usize)> = urls
+        .iter()
+        .map(|u| {
+            let r = get(&format!("{}{u}", full.base), &[]);
+            (r.status, r.body.len())
+        })
+        .collect();
+    drop(full);
+    assert!(
+        sizes.iter().any(|&(st, n)| st == 200 && n > 1024),
+        "some reply must pass 1 KiB: {sizes:?}"
+    );
+    assert!(
+        sizes.iter().any(|&(st, n)| st == 200 && n <= 1024),
+        "some reply must stay under 1 KiB: {sizes:?}"
+    );
+    let s = serve(dir.path(), &["--max-reply-bytes", "1024"]);
+    for (u, (st, n)) in urls.iter().zip(sizes) {
+        let r = get(&format!("{}{u}", s.base), &[]);
+        if st == 200 && n > 1024 {
+            serenqa_testkit::http::assert_error_line(r.status, &r.body, 400, "reply_too_large", u);
+            assert!(r.body.contains("1024 bytes"), "{u}: {}", r.body);
+        } else {
+            assert_eq!((r.status, r.body.len()), (st, n), "{u}: {}", r.body);
+        }
+    }
+    let r = call(
+        "POST",
+        &format!("{}/api/cypher", s.base),
+        Some(r#"{"query":"RETURN range(1, 1000) AS xs"}"#),
+        &[],
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (400, "cypher_budget"),
+        "{}",
+        r.body
+    );
+}
+
+/// A kept-alive connection that sends no next request, and a connection that never sends
+/// one, are closed after the header timeout (here 1 s; the bound checked is generous).
+#[test]
+fn idle_connections_are_closed_after_the_header_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let s = serve(dir.path(), &["--header-timeout", "1"]);
+    let closed_within = |c: &mut TcpStream| {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut buf = [0u8; 1 << 16];
+        loop {
+            match c.read(&mut buf) {
+                Ok(0) => return true,
+                // The reply to the first request: read on.
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+    };
+    let mut kept = TcpStream::connect(s.addr()).unwrap();
+    write!(
+        kept,
+        "GET /api/graph HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.addr()
+    )
+    .unwrap();
+    assert!(
+        closed_within(&mut kept),
+        "an idle kept-alive connection stayed open"
+    );
+    let mut silent = TcpStream::connect(s.addr()).unwrap();
+    assert!(
+        closed_within(&mut silent),
+        "a silent connection stayed open"
+    );
+    // A slowloris: one header byte every 300 ms never completes its headers in time.
+    let mut slow = TcpStream::connect(s.addr()).unwrap();
+    let t = Instant::now();
+    let mut gone = false;
+    for b in b"GET /api/graph HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" {
+        if slow.write_all(&[*b]).is_err() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        gone || closed_within(&mut slow),
+        "a slowloris connection stayed open for {:?}",
+        t.elapsed()
+    );
+}

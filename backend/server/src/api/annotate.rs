@@ -25,7 +25,7 @@ use axum::Json;
 use serde::Deserialize;
 use serenqa_shared::annotate::*;
 use serenqa_shared::links::{source_label, source_link};
-use serenqa_store::aggregate::{self, ExpertRankings};
+use serenqa_store::aggregate;
 use serenqa_store::auth;
 use serenqa_store::StoreError;
 use utoipa_axum::router::OpenApiRouter;
@@ -601,23 +601,24 @@ fn parse_source(s: &str) -> Result<Source, HttpError> {
 pub(crate) async fn expert_rankings(
     a: Authed,
     Q(q): Q<ExpertQuery>,
-) -> Result<Json<ExpertRankings>, HttpError> {
+) -> Result<HttpResponse, HttpError> {
     a.require(REVIEW)?;
     let source = parse_source(&q.source)?;
     let min = q.min_annotators.unwrap_or(1);
-    Ok(Json(
-        db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?,
-    ))
+    let rankings = db(&a.svc, move |r| aggregate::expert_rankings(r, source, min)).await?;
+    super::reply::json(rankings, EXPORT_TOO_LARGE).await
 }
 
 #[utoipa::path(get, path = "/review/export.json", tag = "review", description = "Every response as rows (pseudonyms; e-mails for admins only).", responses((status = 200, description = "`[ExportRow]`"), (status = 403, description = "Not a reviewer")))]
-pub(crate) async fn export_json(a: Authed) -> Result<Json<Vec<ExportRow>>, HttpError> {
+pub(crate) async fn export_json(a: Authed) -> Result<HttpResponse, HttpError> {
     a.require(REVIEW)?;
     let ident = a.role() == Role::Admin;
-    Ok(Json(
-        db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?,
-    ))
+    let rows = db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?;
+    super::reply::json(rows, EXPORT_TOO_LARGE).await
 }
+
+/// What to do when an export is past the reply budget.
+const EXPORT_TOO_LARGE: &str = "export from the server with `serenqa annotate results`";
 
 #[utoipa::path(get, path = "/review/export.csv", tag = "review", description = "The same rows as CSV.", responses((status = 200, description = "text/csv"), (status = 403, description = "Not a reviewer")))]
 pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
@@ -625,17 +626,16 @@ pub(crate) async fn export_csv(a: Authed) -> Result<HttpResponse, HttpError> {
     let ident = a.role() == Role::Admin;
     let rows = db(&a.svc, move |r| aggregate::export_rows(r, ident)).await?;
     let csv = aggregate::export_csv(&rows).map_err(HttpError::internal)?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-            (
-                header::CONTENT_DISPOSITION,
-                "attachment; filename=\"serenqa-responses.csv\"",
-            ),
-        ],
-        csv,
-    )
-        .into_response())
+    drop(rows);
+    let bytes = super::reply::check_size(csv.into_bytes(), EXPORT_TOO_LARGE)?;
+    let mut r = super::reply::held(bytes, "text/csv; charset=utf-8");
+    if r.status().is_success() {
+        r.headers_mut().insert(
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_static("attachment; filename=\"serenqa-responses.csv\""),
+        );
+    }
+    Ok(r)
 }
 
 #[utoipa::path(get, path = "/review/runs", tag = "review", description = "Evaluation runs imported into the store.", responses((status = 200, description = "`[RunRecord]`"), (status = 403, description = "Not a reviewer")))]

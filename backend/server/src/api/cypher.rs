@@ -81,13 +81,14 @@ pub async fn run_query(
         max_rows: Some(MAX_RESULT_ROWS),
     };
     let graph = s.graph.clone();
+    let limit = super::reply::max_reply_bytes();
     // CPU-bound: keep it off the async workers. The reply is serialised there too, under its
     // size limit, so a reply too large is refused before it is built whole.
     let result = tokio::task::spawn_blocking(move || {
         serenqa_cypher::execute(&*graph, &req.query, &opts).map(|r| {
             let mut body = r.to_json();
             body["truncated"] = serde_json::Value::Bool(r.truncated);
-            super::reply::to_json_bounded(&body, super::reply::MAX_REPLY_BYTES)
+            super::reply::to_json_bounded(&body, limit)
         })
     })
     .await
@@ -97,8 +98,8 @@ pub async fn run_query(
         Ok(Err(too)) => Err(HttpError::bad_request(
             "cypher_budget",
             format!(
-                "reply budget: the result would be more than {} MiB as JSON; return fewer or smaller values (LIMIT, a projection, size())",
-                too.limit >> 20
+                "reply budget: the result would be more than {} as JSON; return fewer or smaller values (LIMIT, a projection, size())",
+                super::reply::size(too.limit)
             ),
         )),
         Err(e) => {

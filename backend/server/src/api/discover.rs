@@ -1,7 +1,6 @@
 //! `GET /api/discover/{key}`: the clinician's view of one disease or drug.
 
 use axum::extract::{Path, State};
-use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
@@ -51,7 +50,7 @@ pub async fn get_discover(
     State(s): State<AppState>,
     Path(key): Path<String>,
     Q(q): Q<DiscoverQuery>,
-) -> Result<Json<DiscoverResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let g = s.graph.clone();
     let node = resolve(&g, &key)?;
     let model = super::rns::require_model(&s)?;
@@ -95,7 +94,7 @@ pub async fn get_discover(
         .map_err(|e| HttpError::internal(format!("discovery task failed: {e}")))?;
     let mut reply = result.map_err(|e| HttpError::bad_request("cannot_discover", e.to_string()))?;
     reply.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    Ok(Json(reply))
+    super::reply::json(reply, "ask for fewer candidates (`limit`)").await
 }
 
 /// The reply of `GET /api/discover/{key}` for `node` (the handler runs it off the async

@@ -288,10 +288,14 @@ pub fn node_detail(g: &Graph, n: NodeId) -> NodeDetail {
 pub async fn get_node(
     State(s): State<AppState>,
     Path(key): Path<String>,
-) -> Result<Json<NodeDetail>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let g = &s.graph;
     let n = resolve(g, &key)?;
-    Ok(Json(node_detail(g, n)))
+    super::reply::json(
+        node_detail(g, n),
+        "this node's neighbourhood is too large to send",
+    )
+    .await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -331,7 +335,7 @@ fn keys(g: &Graph, list: &str, what: &str) -> Result<Vec<NodeId>, HttpError> {
 pub async fn get_paths(
     State(s): State<AppState>,
     Q(q): Q<PathsQuery>,
-) -> Result<Json<PathsReply>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let g = &s.graph;
     let from = keys(g, &q.from, "from")?;
     let to = keys(g, &q.to, "to")?;
@@ -353,10 +357,14 @@ pub async fn get_paths(
     let paths = serenqa_graph::paths::diverse(find_paths(g, &from, &to, query, &|_| true), limit);
     let views: Vec<PathView> = paths.iter().map(|p| path_view(g, p)).collect();
     let subgraph = SubgraphView::from_paths(&views);
-    Ok(Json(PathsReply {
-        paths: views,
-        subgraph,
-    }))
+    super::reply::json(
+        PathsReply {
+            paths: views,
+            subgraph,
+        },
+        "ask for fewer paths (`limit`), fewer hops or fewer nodes",
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
 use serenqa_pipeline::ask::{
@@ -361,8 +362,17 @@ pub fn same_origin(
 /// Every evaluation run in the runs directory with its manifest, its settings (what the
 /// leaderboard labels it with) and aggregate tables.
 #[utoipa::path(get, path = "/runs", tag = "pipeline", responses((status = 200, description = "`{runs_dir, runs: [{id, manifest, settings, aggregate}]}`", body = RunsReply)))]
-pub async fn get_runs(State(s): State<AppState>) -> Json<RunsReply> {
-    Json(runs_reply(&s.runs_dir))
+pub async fn get_runs(State(s): State<AppState>) -> Result<Response, HttpError> {
+    let dir = s.runs_dir.clone();
+    // Reads every run's manifest and aggregates: off the async threads.
+    let reply = tokio::task::spawn_blocking(move || runs_reply(&dir))
+        .await
+        .map_err(|e| HttpError::internal(format!("runs task failed: {e}")))?;
+    super::reply::json(
+        reply,
+        "the runs directory holds too many runs to list at once",
+    )
+    .await
 }
 
 #[derive(Deserialize)]
@@ -378,7 +388,7 @@ pub(crate) struct CompareQuery {
 pub async fn get_compare(
     State(s): State<AppState>,
     Q(q): Q<CompareQuery>,
-) -> Result<Json<serenqa_shared::results::Comparison>, HttpError> {
+) -> Result<Response, HttpError> {
     if q.a.len() > 200 || q.b.len() > 200 {
         return Err(HttpError::bad_request(
             "bad_run",
@@ -387,11 +397,13 @@ pub async fn get_compare(
     }
     let dir = s.runs_dir.clone();
     // Reads two runs' traces and resamples them: off the async threads.
-    tokio::task::spawn_blocking(move || serenqa_pipeline::compare::compare_runs(&dir, &q.a, &q.b))
-        .await
-        .map_err(|e| HttpError::internal(format!("compare task failed: {e}")))?
-        .map(Json)
-        .map_err(|e| HttpError::not_found("no_run", e))
+    let cmp = tokio::task::spawn_blocking(move || {
+        serenqa_pipeline::compare::compare_runs(&dir, &q.a, &q.b)
+    })
+    .await
+    .map_err(|e| HttpError::internal(format!("compare task failed: {e}")))?
+    .map_err(|e| HttpError::not_found("no_run", e))?;
+    super::reply::json(cmp, "this comparison is too large to send").await
 }
 
 /// The questions of one run: `[{qid, pattern, question}]`.
@@ -399,10 +411,9 @@ pub async fn get_compare(
 pub async fn get_questions(
     State(s): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<RunQuestion>>, HttpError> {
-    run_questions(&s.runs_dir, &id)
-        .map(Json)
-        .map_err(|e| HttpError::not_found("no_run", e))
+) -> Result<Response, HttpError> {
+    let qs = run_questions(&s.runs_dir, &id).map_err(|e| HttpError::not_found("no_run", e))?;
+    super::reply::json(qs, "this run has too many questions to list at once").await
 }
 
 /// One question's traces in a run: `{run_id, qid, t1: [...], t3: [...]}` (prompts, replies,
@@ -411,14 +422,13 @@ pub async fn get_questions(
 pub async fn get_question(
     State(s): State<AppState>,
     Path((id, qid)): Path<(String, String)>,
-) -> Result<Json<QuestionLines>, HttpError> {
+) -> Result<Response, HttpError> {
     let qid: u32 = qid.parse().map_err(|_| {
         HttpError::bad_request("bad_qid", format!("question id {qid:?} is not a number"))
     })?;
     let dir: PathBuf = s.runs_dir.clone();
-    question_lines(&dir, &id, qid)
-        .map(Json)
-        .map_err(|e| HttpError::not_found("no_trace", e))
+    let lines = question_lines(&dir, &id, qid).map_err(|e| HttpError::not_found("no_trace", e))?;
+    super::reply::json(lines, "read this question's trace files on the server").await
 }
 
 /// One question of a run as a reviewer reads it: the question, the Cypher, predicted vs gold
@@ -429,7 +439,7 @@ pub async fn get_question(
 pub async fn get_trace(
     State(s): State<AppState>,
     Path((id, qid)): Path<(String, String)>,
-) -> Result<Json<serenqa_shared::api::QuestionTrace>, HttpError> {
+) -> Result<Response, HttpError> {
     use serenqa_pipeline::trace::TraceError;
     if id.len() > 200 {
         return Err(HttpError::bad_request(
@@ -442,15 +452,15 @@ pub async fn get_trace(
     })?;
     let (g, dir) = (s.graph.clone(), s.runs_dir.clone());
     // Reads the run's trace files: off the async threads.
-    tokio::task::spawn_blocking(move || {
+    let trace = tokio::task::spawn_blocking(move || {
         serenqa_pipeline::runs_dir::question_trace(&g, &dir, &id, qid)
     })
     .await
     .map_err(|e| HttpError::internal(format!("trace task failed: {e}")))?
-    .map(Json)
     .map_err(|e| match e {
         TraceError::NoRun(m) => HttpError::not_found("no_run", m),
         TraceError::NoQuestion(m) => HttpError::not_found("no_question", m),
         TraceError::Unreadable(m) => HttpError::internal(m),
-    })
+    })?;
+    super::reply::json(trace, "read this question's trace files on the server").await
 }

@@ -3,7 +3,6 @@
 //! `serenqa-predict`; computed by `serenqa predict`, read at start-up).
 
 use axum::extract::State;
-use axum::Json;
 use serde::Deserialize;
 use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
@@ -91,7 +90,7 @@ pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -
 pub async fn get_predictions(
     State(s): State<AppState>,
     Q(q): Q<PredictionsQuery>,
-) -> Result<Json<PredictionsResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let (key, want_compound) = match (&q.disease, &q.compound) {
         (Some(d), None) => (d.as_str(), false),
         (None, Some(c)) => (c.as_str(), true),
@@ -150,12 +149,16 @@ pub async fn get_predictions(
             prediction(&g, &p, c, d, known.binary_search(&other).is_ok())
         })
         .collect();
-    Ok(Json(PredictionsResponse {
-        query: node_view(&g, node),
-        total,
-        predictions,
-        method: METHOD.to_string(),
-    }))
+    super::reply::json(
+        PredictionsResponse {
+            query: node_view(&g, node),
+            total,
+            predictions,
+            method: METHOD.to_string(),
+        },
+        "ask for fewer predictions (`limit`)",
+    )
+    .await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -177,7 +180,7 @@ const MAX_VISITS: usize = 200_000;
 pub async fn get_explain(
     State(s): State<AppState>,
     Q(q): Q<ExplainQuery>,
-) -> Result<Json<ExplainResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let (Some(ck), Some(dk)) = (&q.compound, &q.disease) else {
         return Err(HttpError::bad_request(
             "bad_query",
@@ -199,7 +202,7 @@ pub async fn get_explain(
     let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d))
         .await
         .map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
-    Ok(Json(reply))
+    super::reply::json(reply, "this explanation's subgraph is too large to send").await
 }
 
 pub fn explain(

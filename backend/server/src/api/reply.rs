@@ -14,6 +14,13 @@
 //!
 //! The held bytes are released when the body has been sent, when the client goes away (the
 //! body is dropped), or at the deadline, whichever comes first.
+//!
+//! **One home**: every endpoint whose reply can be large answers through [`json`] (serialise
+//! off the async workers under the size limit, then [`held`]) or, for a body it builds itself
+//! (the review CSV), [`held`] after [`check_size`]: Cypher (its own `cypher_budget` code),
+//! paths, Discover, predictions and their explanation subgraph, the RNS endpoints, runs,
+//! questions, traces, the run comparison and the review exports. Past the size limit they
+//! answer `400 reply_too_large` with what to ask for instead.
 
 use std::io;
 use std::pin::Pin;
@@ -27,8 +34,24 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-/// Largest serialised reply of an endpoint that can return large bodies.
+use super::error::HttpError;
+
+/// Largest serialised reply of an endpoint that can return large bodies, by default
+/// (`serve --max-reply-bytes`; [`set_max_reply_bytes`]).
 pub const MAX_REPLY_BYTES: usize = 16 << 20;
+
+/// The limit in force in this process (set once at start; tests lower it).
+static MAX_REPLY: AtomicUsize = AtomicUsize::new(MAX_REPLY_BYTES);
+
+/// Sets the largest serialised reply of this process (`serve --max-reply-bytes`).
+pub fn set_max_reply_bytes(n: usize) {
+    MAX_REPLY.store(n.max(1), Ordering::Relaxed);
+}
+
+/// The largest serialised reply in force.
+pub fn max_reply_bytes() -> usize {
+    MAX_REPLY.load(Ordering::Relaxed)
+}
 /// Most bytes of replies built and not yet sent, over all connections.
 pub const MAX_HELD_BYTES: usize = 256 << 20;
 /// A reply not read by then is dropped.
@@ -45,20 +68,59 @@ pub struct TooLarge {
     pub limit: usize,
 }
 
-/// A writer that refuses to grow past `limit` bytes.
+/// A serialised reply in chunks of at most [`CHUNK`] bytes: no buffer doubled past what is
+/// needed and no copy when it grows, and each chunk is freed as soon as it is sent.
+#[derive(Debug, Default)]
+pub struct Chunked {
+    chunks: Vec<Bytes>,
+    len: usize,
+}
+
+impl Chunked {
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// The bytes in one piece (tests).
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.chunks.concat()
+    }
+}
+
+impl From<Vec<u8>> for Chunked {
+    fn from(v: Vec<u8>) -> Chunked {
+        let len = v.len();
+        Chunked {
+            chunks: vec![Bytes::from(v)],
+            len,
+        }
+    }
+}
+
+/// A writer into chunks that refuses to grow past `limit` bytes.
 struct Limited {
-    buf: Vec<u8>,
+    done: Chunked,
+    cur: Vec<u8>,
     limit: usize,
-    over: bool,
 }
 
 impl io::Write for Limited {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        if self.buf.len() + b.len() > self.limit {
-            self.over = true;
+        if self.done.len + b.len() > self.limit {
             return Err(io::Error::other("reply size limit"));
         }
-        self.buf.extend_from_slice(b);
+        self.done.len += b.len();
+        let mut rest = b;
+        while !rest.is_empty() {
+            if self.cur.len() == CHUNK {
+                let full = std::mem::replace(&mut self.cur, Vec::with_capacity(CHUNK));
+                self.done.chunks.push(Bytes::from(full));
+            }
+            let n = (CHUNK - self.cur.len()).min(rest.len());
+            self.cur.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
         Ok(b.len())
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -68,18 +130,30 @@ impl io::Write for Limited {
 
 /// `value` as JSON, or [`TooLarge`] as soon as the bytes written pass `limit` (the rest is
 /// never built).
-pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Vec<u8>, TooLarge> {
+pub fn to_json_bounded<T: Serialize>(value: &T, limit: usize) -> Result<Chunked, TooLarge> {
     let mut w = Limited {
-        buf: Vec::new(),
+        done: Chunked::default(),
+        cur: Vec::new(),
         limit,
-        over: false,
     };
     match serde_json::to_writer(&mut w, value) {
-        Ok(()) => Ok(w.buf),
+        Ok(()) => {
+            let mut out = w.done;
+            if !w.cur.is_empty() {
+                out.chunks.push(Bytes::from(w.cur));
+            }
+            Ok(out)
+        }
         // Serialising a `serde_json::Value` or a derived type fails only on the limit.
         Err(_) => Err(TooLarge { limit }),
     }
 }
+
+/// Marks a response whose body is a held reply: already built, so the admission slot that
+/// computed it is given back when the handler answers (the held-bytes cap and the read
+/// deadline meter a slow reader from then on, not the class's slots).
+#[derive(Clone, Copy, Debug)]
+pub struct HeldReply;
 
 /// Takes `n` bytes of `counter` if that keeps it at most `cap`.
 fn reserve(counter: &AtomicUsize, n: usize, cap: usize) -> bool {
@@ -90,87 +164,154 @@ fn reserve(counter: &AtomicUsize, n: usize, cap: usize) -> bool {
         .is_ok()
 }
 
-/// A reply's bytes while they are held, released once.
+/// A reply's chunks while they are held: each chunk's bytes are released when it is handed
+/// to the connection, and the rest at once when the body is dropped or at the deadline.
 struct Held {
-    bytes: Mutex<Option<Bytes>>,
+    state: Mutex<HeldState>,
     counter: &'static AtomicUsize,
-    n: usize,
+    /// The deadline's timer, stopped once the bytes are released.
+    timer: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+struct HeldState {
+    chunks: std::collections::VecDeque<Bytes>,
+    /// Bytes of `chunks` still counted.
+    held: usize,
+    /// Dropped at the deadline before it was sent whole.
+    late: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Held {
-    fn release(&self) {
-        let taken = match self.bytes.lock() {
-            Ok(mut b) => b.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if taken.is_some() {
-            self.counter.fetch_sub(self.n, Ordering::AcqRel);
+    /// Releases everything still held; `late` when the deadline did it.
+    fn release(&self, late: bool) {
+        {
+            let mut st = lock(&self.state);
+            if st.held > 0 || !st.chunks.is_empty() {
+                self.counter.fetch_sub(st.held, Ordering::AcqRel);
+                st.held = 0;
+                st.chunks.clear();
+                st.late = late;
+            }
         }
+        if let Some(t) = lock(&self.timer).take() {
+            t.abort();
+        }
+    }
+
+    /// The next chunk to send (its bytes released), the end, or the deadline's error.
+    fn next(&self) -> Option<Result<Bytes, io::Error>> {
+        let mut st = lock(&self.state);
+        if st.late {
+            st.late = false;
+            return Some(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the reply was not read in time",
+            )));
+        }
+        let chunk = st.chunks.pop_front();
+        if let Some(c) = &chunk {
+            st.held -= c.len();
+            self.counter.fetch_sub(c.len(), Ordering::AcqRel);
+        }
+        let done = st.chunks.is_empty();
+        drop(st);
+        if done {
+            if let Some(t) = lock(&self.timer).take() {
+                t.abort();
+            }
+        }
+        chunk.map(Ok)
     }
 }
 
-/// The body: chunks of the held bytes; an error (closing the connection) once they were
+/// The body: the held chunks in order; an error (closing the connection) once they were
 /// dropped at the deadline.
 struct HeldBody {
     held: Arc<Held>,
-    sent: usize,
 }
 
 impl futures_util::Stream for HeldBody {
     type Item = Result<Bytes, io::Error>;
-    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let chunk = {
-            let guard = match self.held.bytes.lock() {
-                Ok(g) => g,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            match guard.as_ref() {
-                None if self.sent < self.held.n => {
-                    return Poll::Ready(Some(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the reply was not read in time",
-                    ))))
-                }
-                None => None,
-                Some(b) => {
-                    let end = (self.sent + CHUNK).min(b.len());
-                    (self.sent < end).then(|| b.slice(self.sent..end))
-                }
-            }
-        };
-        match chunk {
-            Some(c) => {
-                self.sent += c.len();
-                if self.sent >= self.held.n {
-                    self.held.release();
-                }
-                Poll::Ready(Some(Ok(c)))
-            }
-            None => {
-                self.held.release();
-                Poll::Ready(None)
-            }
-        }
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Poll::Ready(self.held.next())
     }
 }
 
 impl Drop for HeldBody {
     fn drop(&mut self) {
-        self.held.release();
+        self.held.release(false);
     }
 }
 
 /// A `200 application/json` reply of `bytes`, counted against the held-bytes cap until sent,
 /// or `503 busy` (with `Retry-After`) when the cap is reached.
-pub fn held_json(bytes: Vec<u8>) -> Response {
-    held_json_in(&HELD, MAX_HELD_BYTES, SEND_DEADLINE, bytes)
+pub fn held_json(bytes: impl Into<Chunked>) -> Response {
+    held(bytes, "application/json")
 }
 
-fn held_json_in(
+/// A `200` reply of `bytes` as `content_type`, counted against the held-bytes cap until sent
+/// and dropped at the read deadline, or `503 busy` (with `Retry-After`) when the cap is
+/// reached.
+pub fn held(bytes: impl Into<Chunked>, content_type: &'static str) -> Response {
+    held_in(
+        &HELD,
+        MAX_HELD_BYTES,
+        SEND_DEADLINE,
+        bytes.into(),
+        content_type,
+    )
+}
+
+/// `value` serialised (on a blocking thread) under [`max_reply_bytes`] and sent [`held`];
+/// a reply past the limit is refused `400 reply_too_large`, its message ending in `hint`
+/// (what to ask for instead).
+pub async fn json<T: Serialize + Send + 'static>(
+    value: T,
+    hint: &'static str,
+) -> Result<Response, HttpError> {
+    let limit = max_reply_bytes();
+    let bytes = tokio::task::spawn_blocking(move || to_json_bounded(&value, limit))
+        .await
+        .map_err(|e| HttpError::internal(format!("reply task failed: {e}")))?
+        .map_err(|too| too_large(too.limit, hint))?;
+    Ok(held_json(bytes))
+}
+
+/// A body built whole by its handler (a CSV) checked against [`max_reply_bytes`].
+pub fn check_size(bytes: Vec<u8>, hint: &'static str) -> Result<Vec<u8>, HttpError> {
+    let limit = max_reply_bytes();
+    if bytes.len() > limit {
+        return Err(too_large(limit, hint));
+    }
+    Ok(bytes)
+}
+
+fn too_large(limit: usize, hint: &str) -> HttpError {
+    HttpError::bad_request(
+        "reply_too_large",
+        format!("the reply would be more than {}; {hint}", size(limit)),
+    )
+}
+
+/// `n` bytes as people read it: MiB when whole, else bytes.
+pub fn size(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn held_in(
     counter: &'static AtomicUsize,
     cap: usize,
     deadline: Duration,
-    bytes: Vec<u8>,
+    bytes: Chunked,
+    content_type: &'static str,
 ) -> Response {
     let n = bytes.len();
     if !reserve(counter, n, cap) {
@@ -184,30 +325,32 @@ fn held_json_in(
         return r;
     }
     let held = Arc::new(Held {
-        bytes: Mutex::new(Some(Bytes::from(bytes))),
+        state: Mutex::new(HeldState {
+            chunks: bytes.chunks.into(),
+            held: n,
+            late: false,
+        }),
         counter,
-        n,
+        timer: Mutex::new(None),
     });
-    let timer = held.clone();
     // Without a runtime (never in the server) the deadline is not armed; the body still
     // releases when sent or dropped.
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn(async move {
+        let weak = Arc::downgrade(&held);
+        let task = rt.spawn(async move {
             tokio::time::sleep(deadline).await;
-            timer.release();
+            if let Some(h) = weak.upgrade() {
+                h.release(true);
+            }
         });
+        *lock(&held.timer) = Some(task.abort_handle());
     }
-    let mut r = (
-        StatusCode::OK,
-        Body::from_stream(HeldBody { held, sent: 0 }),
-    )
-        .into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let mut r = (StatusCode::OK, Body::from_stream(HeldBody { held })).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    r.extensions_mut().insert(HeldReply);
     r
 }
 
@@ -220,10 +363,31 @@ mod tests {
     fn escape_growth_counts_against_the_limit() {
         // 1,000 control characters are 6,000 bytes of JSON.
         let v = serde_json::json!({ "s": "\u{1}".repeat(1000) });
-        assert_eq!(to_json_bounded(&v, 5000), Err(TooLarge { limit: 5000 }));
-        let ok = to_json_bounded(&v, 7000).unwrap();
+        assert_eq!(
+            to_json_bounded(&v, 5000).err(),
+            Some(TooLarge { limit: 5000 })
+        );
+        let ok = to_json_bounded(&v, 7000).unwrap().to_vec();
         assert_eq!(ok.len(), 6000 + r#"{"s":""}"#.len());
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&ok).unwrap(), v);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn json_refuses_a_reply_past_the_limit_with_a_hint() {
+        let big = vec!["x".repeat(1 << 10); (MAX_REPLY_BYTES >> 10) + 1];
+        let e = json(big, "ask for less").await.err().unwrap();
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::BAD_REQUEST, "reply_too_large")
+        );
+        assert!(e.message.ends_with("16 MiB; ask for less"), "{}", e.message);
+        let ok = json(vec![1, 2, 3], "ask for less").await.unwrap();
+        assert_eq!(ok.headers()[header::CONTENT_LENGTH], "7");
+        let body = ok.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"[1,2,3]");
+        assert!(check_size(vec![0; 10], "x").is_ok());
+        assert_eq!(size(16 << 20), "16 MiB");
+        assert_eq!(size(300), "300 bytes");
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -231,10 +395,10 @@ mod tests {
         static C: AtomicUsize = AtomicUsize::new(0);
         let long = Duration::from_secs(3600);
         // Sent in full: the bytes come back whole and the budget is free again.
-        let r = held_json_in(&C, 100, long, vec![b'x'; 80]);
+        let r = held_in(&C, 100, long, vec![b'x'; 80].into(), "application/json");
         assert_eq!(C.load(Ordering::Acquire), 80);
         // A second one does not fit beside it.
-        let busy = held_json_in(&C, 100, long, vec![b'y'; 30]);
+        let busy = held_in(&C, 100, long, vec![b'y'; 30].into(), "application/json");
         assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(busy.headers().contains_key(header::RETRY_AFTER));
         assert_eq!(C.load(Ordering::Acquire), 80);
@@ -242,14 +406,47 @@ mod tests {
         assert_eq!(body.len(), 80);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Dropped unsent (the client went away): released.
-        let r = held_json_in(&C, 100, long, vec![b'z'; 90]);
+        let r = held_in(&C, 100, long, vec![b'z'; 90].into(), "application/json");
         assert_eq!(C.load(Ordering::Acquire), 90);
         drop(r);
         assert_eq!(C.load(Ordering::Acquire), 0);
         // Not read by the deadline: released, and the body ends in an error.
-        let r = held_json_in(&C, 100, Duration::from_secs(60), vec![b'w'; 90]);
+        let r = held_in(
+            &C,
+            100,
+            Duration::from_secs(60),
+            vec![b'w'; 90].into(),
+            "text/csv",
+        );
         tokio::time::sleep(Duration::from_secs(61)).await;
         assert_eq!(C.load(Ordering::Acquire), 0);
         assert!(r.into_body().collect().await.is_err());
+    }
+
+    /// A large reply is kept in chunks of at most 64 KiB, each released as it is sent: a
+    /// reader half-way through holds only the other half.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn chunks_are_released_as_they_are_sent() {
+        static C: AtomicUsize = AtomicUsize::new(0);
+        let v = vec!["y".repeat(1000); 300];
+        let json = to_json_bounded(&v, 1 << 20).unwrap();
+        let n = json.len();
+        assert_eq!(n, serde_json::to_vec(&v).unwrap().len());
+        assert!(json.chunks.iter().all(|c| c.len() <= CHUNK));
+        assert_eq!(json.chunks.len(), n.div_ceil(CHUNK));
+        let r = held_in(
+            &C,
+            1 << 20,
+            Duration::from_secs(60),
+            json,
+            "application/json",
+        );
+        assert_eq!(C.load(Ordering::Acquire), n);
+        let mut body = r.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(first.len(), CHUNK);
+        assert_eq!(C.load(Ordering::Acquire), n - CHUNK);
+        drop(body);
+        assert_eq!(C.load(Ordering::Acquire), 0);
     }
 }

@@ -51,11 +51,12 @@ pub(crate) fn require_model(s: &AppState) -> Result<Arc<Model>, HttpError> {
 }
 
 /// Runs model work off the async workers (a large block takes milliseconds of CPU).
-async fn blocking<T: Send + 'static>(
+/// The reply goes out under the reply budget (`api::reply`).
+async fn blocking<T: serde::Serialize + Send + 'static>(
     f: impl FnOnce() -> Result<T, ModelError> + Send + 'static,
-) -> Result<Json<T>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     match tokio::task::spawn_blocking(f).await {
-        Ok(r) => Ok(Json(r?)),
+        Ok(r) => super::reply::json(r?, "send fewer entities").await,
         Err(e) => Err(HttpError::internal(e.to_string())),
     }
 }
@@ -73,7 +74,7 @@ pub struct SliceQuery {
 pub async fn get_slice(
     State(s): State<AppState>,
     Q(q): Q<SliceQuery>,
-) -> Result<Json<SliceResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let ids: Vec<String> = q
         .ids
         .unwrap_or_default()
@@ -98,7 +99,7 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, HttpError> {
 pub async fn post_rns(
     State(s): State<AppState>,
     req: Result<Json<RnsRequest>, JsonRejection>,
-) -> Result<Json<RnsResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let req = body(req)?;
     let m = require_model(&s)?;
     blocking(move || {
@@ -114,7 +115,7 @@ pub async fn post_rns(
 pub async fn post_partition(
     State(s): State<AppState>,
     req: Result<Json<PartitionRequest>, JsonRejection>,
-) -> Result<Json<PartitionResponse>, HttpError> {
+) -> Result<axum::response::Response, HttpError> {
     let req = body(req)?;
     let m = require_model(&s)?;
     blocking(move || {

@@ -12,6 +12,7 @@ pub mod models;
 pub mod perf;
 pub mod perf_annotate;
 pub mod perf_hostile;
+pub mod perf_hostile_clients;
 pub mod perf_queue;
 pub mod precompute;
 pub mod predict;

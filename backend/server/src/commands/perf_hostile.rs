@@ -11,6 +11,14 @@
 //! the benign client's p50 / p99 latency during the attack and before it, and whether the
 //! server is still alive and answering at the end. Loopback only; bounded in count and time
 //! (`--max-seconds`), it stops by itself.
+//!
+//! A second phase (`perf_hostile_clients`) then runs the client-side attacks together for
+//! `--phase-two-seconds`: `--slow-readers` connections reading the largest reply slowly (the
+//! server's RSS rise is reported; goal ≤ 256 MB), `--slowloris` connections sending a header
+//! byte every 2 s (time until the server closes each; goal ≤ 30 s), and one client flooding Ask
+//! with 2,000-character questions in two loops while a second asks a short question every
+//! second (its success rate; goal ≥ 90%), with the benign Discover p99 measured throughout
+//! (goal ≤ 500 ms).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -42,6 +50,37 @@ pub struct HostileArgs {
     /// Extra arguments for the server (e.g. `--graph g.snap`), as one string.
     #[arg(long, default_value = "")]
     pub serve_args: String,
+    /// Slow readers of the largest reply in the second phase.
+    #[arg(long, default_value_t = 12)]
+    pub slow_readers: usize,
+    /// Slowloris connections in the second phase.
+    #[arg(long, default_value_t = 16)]
+    pub slowloris: usize,
+    /// Length of the second phase (slow readers run all of it; slowloris and the Ask
+    /// monopoly the first 45 s), in seconds. 0 skips it.
+    #[arg(long, default_value_t = 75)]
+    pub phase_two_seconds: u64,
+}
+
+/// The benign clinician opening Discover every `pause` until `stop`: latencies and failures.
+fn benign_loop(
+    stop: Arc<AtomicBool>,
+    url: String,
+    pause: Duration,
+) -> std::thread::JoinHandle<(Vec<f64>, Vec<String>)> {
+    std::thread::spawn(move || {
+        let a = agent(Duration::from_secs(60));
+        let mut lat = Vec::new();
+        let mut failures = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            match benign_once(&a, &url) {
+                Ok(ms) => lat.push(ms),
+                Err(e) => failures.push(e.to_string()),
+            }
+            std::thread::sleep(pause);
+        }
+        (lat, failures)
+    })
 }
 
 struct Server {
@@ -156,10 +195,13 @@ impl RssWatch {
     }
 }
 
-fn agent(timeout: Duration) -> ureq::Agent {
+pub(super) fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(timeout))
+        // Under the server's idle keep-alive timeout (its header timeout, 10 s), as a client
+        // should: a pooled connection the server has closed would fail its next request.
+        .max_idle_age(Duration::from_secs(5))
         .build()
         .into()
 }
@@ -428,22 +470,7 @@ pub fn run(args: HostileArgs) -> Result<()> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = RssWatch::start(pid, idle, Duration::from_millis(20));
-    let benign = {
-        let (stop, url) = (stop.clone(), benign_url.clone());
-        std::thread::spawn(move || {
-            let a = agent(Duration::from_secs(60));
-            let mut lat = Vec::new();
-            let mut failures = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                match benign_once(&a, &url) {
-                    Ok(ms) => lat.push(ms),
-                    Err(e) => failures.push(e.to_string()),
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            (lat, failures)
-        })
-    };
+    let benign = benign_loop(stop.clone(), benign_url.clone(), Duration::from_millis(50));
 
     let tally = Arc::new(Mutex::new(Tally::default()));
     let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
@@ -498,6 +525,14 @@ pub fn run(args: HostileArgs) -> Result<()> {
 
     let alive =
         server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    // The second phase on a fresh server, so its memory rise is measured from a clean idle
+    // level rather than from an allocator still holding the first phase's freed memory.
+    drop(server);
+    let two = if args.phase_two_seconds > 0 {
+        Some(phase_two(&args)?)
+    } else {
+        None
+    };
     before.sort_by(f64::total_cmp);
     during.sort_by(f64::total_cmp);
     let tally = tally
@@ -557,8 +592,12 @@ pub fn run(args: HostileArgs) -> Result<()> {
     for f in benign_failures.iter().take(5) {
         println!("  benign failure: {f}");
     }
+    if let Some(two) = &two {
+        two.print(&args);
+    }
+    let alive = alive && two.as_ref().is_none_or(|t| t.alive);
     println!(
-        "server alive and answering at the end: {}",
+        "server alive and answering at the end (of each phase): {}",
         if alive { "yes (0 crashes)" } else { "NO" }
     );
     if !alive {
@@ -571,4 +610,149 @@ pub fn run(args: HostileArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The second phase's figures.
+struct PhaseTwo {
+    alive: bool,
+    secs: f64,
+    rss_idle: u64,
+    rss_start: u64,
+    rss_peak: u64,
+    rss_end: u64,
+    readers: super::perf_hostile_clients::SlowReaders,
+    loris: Vec<Option<f64>>,
+    monopoly: super::perf_hostile_clients::Monopoly,
+    benign: Vec<f64>,
+    benign_failures: Vec<String>,
+}
+
+/// Slow readers, slowloris and the Ask monopoly at once on a fresh server, the benign
+/// clinician (a page every 200 ms: within its own rate budget) throughout.
+fn phase_two(args: &HostileArgs) -> Result<PhaseTwo> {
+    use super::perf_hostile_clients as clients;
+    let (mut server, base) = start_server(&args.serve_args)?;
+    let pid = server.child.id();
+    let benign_url = format!("{base}/api/discover/{}?limit=50", args.benign);
+    let calm = agent(Duration::from_secs(60));
+    for _ in 0..5 {
+        benign_once(&calm, &benign_url)?;
+    }
+    // Ask builds its context (the graph's lexicon) on first use: built before the idle level
+    // is read, so the rise below is the attacks', not a one-time start-up cost.
+    let mut warm = calm
+        .post(&format!("{base}/api/ask"))
+        .header("content-type", "application/json")
+        .send(br#"{"question":"Which compounds treat asthma?"}"#.as_slice())
+        .context("the warm-up Ask failed")?;
+    let _ = warm.body_mut().read_to_string();
+    let addr = base.trim_start_matches("http://").to_string();
+    let window = Duration::from_secs(args.phase_two_seconds);
+    let short = window.min(Duration::from_secs(45));
+    std::thread::sleep(Duration::from_millis(500));
+    let rss_idle = rss_of(pid).unwrap_or(0);
+    let rss_start = rss_idle;
+    let sampler = RssWatch::start(pid, rss_start, Duration::from_millis(20));
+    let stop = Arc::new(AtomicBool::new(false));
+    let benign = benign_loop(stop.clone(), benign_url.clone(), Duration::from_millis(200));
+    let t = Instant::now();
+    let readers = {
+        let (addr, n) = (addr.clone(), args.slow_readers);
+        std::thread::spawn(move || clients::slow_readers(&addr, n, window))
+    };
+    let loris = {
+        let (addr, n) = (addr.clone(), args.slowloris);
+        std::thread::spawn(move || clients::slowloris(&addr, n, Duration::from_secs(2), short))
+    };
+    let monopoly = clients::ask_monopoly(&base, short);
+    let loris = loris.join().unwrap_or_default();
+    let readers = readers.join().unwrap_or_default();
+    stop.store(true, Ordering::Relaxed);
+    let (mut during, benign_failures) = benign.join().unwrap_or_default();
+    during.sort_by(f64::total_cmp);
+    let rss_peak = sampler.stop();
+    let rss_end = rss_of(pid).unwrap_or(0);
+    let alive =
+        server.child.try_wait().ok().flatten().is_none() && benign_once(&calm, &benign_url).is_ok();
+    Ok(PhaseTwo {
+        alive,
+        secs: t.elapsed().as_secs_f64(),
+        rss_idle,
+        rss_start,
+        rss_peak,
+        rss_end,
+        readers,
+        loris,
+        monopoly,
+        benign: during,
+        benign_failures,
+    })
+}
+
+impl PhaseTwo {
+    fn print(&self, args: &HostileArgs) {
+        let r = &self.readers;
+        let rise = self.rss_peak.saturating_sub(self.rss_start);
+        println!();
+        println!(
+            "second phase ({:.0} s, a fresh server, idle RSS {}): slow readers, slowloris and the Ask monopoly together",
+            self.secs,
+            human_bytes(self.rss_idle)
+        );
+        println!();
+        println!("| attack | result | goal |");
+        println!("|---|---|---|");
+        let refused: Vec<String> = r
+            .refused
+            .iter()
+            .map(|(k, v)| format!("{k} × {v}"))
+            .collect();
+        println!(
+            "| slow reader: {} connections ask for a {} reply, read 1 KiB / 100 ms | {} replies started ({} refused first: {}); {} read in all; server RSS +{} at peak over idle ({}), {} at the end; {} seen cut by the server | RSS rise ≤ 256 MB |",
+            args.slow_readers,
+            human_bytes(r.reply_bytes),
+            r.started,
+            r.refused.values().sum::<u64>(),
+            if refused.is_empty() { "none".to_string() } else { refused.join(", ") },
+            human_bytes(r.bytes_read),
+            human_bytes(rise),
+            human_bytes(self.rss_start),
+            human_bytes(self.rss_end),
+            r.cut.len(),
+        );
+        let mut closed: Vec<f64> = self.loris.iter().flatten().copied().collect();
+        closed.sort_by(f64::total_cmp);
+        let open = self.loris.iter().filter(|c| c.is_none()).count();
+        println!(
+            "| slowloris: {} connections, one header byte every 2 s | closed by the server after median {:.1} s, max {:.1} s; {} still open after 45 s | closed within 30 s |",
+            self.loris.len(),
+            percentile(&closed, 0.5),
+            closed.last().copied().unwrap_or(f64::NAN),
+            open
+        );
+        let m = &self.monopoly;
+        let hog: Vec<String> = m.hog.iter().map(|(k, v)| format!("{k} × {v}")).collect();
+        let benign: Vec<String> = m.benign.iter().map(|(k, v)| format!("{k} × {v}")).collect();
+        println!(
+            "| Ask monopoly: one client, two loops of 2,000-character questions | flooder: {}; second client: {} of {} Asks answered ({:.0}%; {}), p50 {:.0} ms | second client ≥ 90% |",
+            hog.join(", "),
+            m.benign_ok,
+            m.benign_sent,
+            100.0 * m.benign_ok as f64 / (m.benign_sent.max(1) as f64),
+            benign.join(", "),
+            percentile(&m.benign_ms, 0.5),
+        );
+        println!(
+            "| benign Discover ({}) during the phase | p50 {:.1} ms, p99 {:.1} ms over {} requests; failures {} | p99 ≤ 500 ms |",
+            args.benign,
+            percentile(&self.benign, 0.5),
+            percentile(&self.benign, 0.99),
+            self.benign.len(),
+            self.benign_failures.len()
+        );
+        for f in self.benign_failures.iter().take(5) {
+            println!("  benign failure: {f}");
+        }
+        println!();
+    }
 }

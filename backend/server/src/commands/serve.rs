@@ -83,15 +83,20 @@ fn start_baseline(runs: &std::path::Path) {
 #[derive(Args)]
 #[command(next_help_heading = "Admission control")]
 pub struct AdmissionArgs {
-    /// Cap of one endpoint class, `CLASS=N` or `CLASS=N:QUEUE` (repeatable). Classes and
-    /// defaults (running:waiting): cypher=4:8, ask=2:4, discover=8:16, paths=8:16, score=8:16
-    /// (partition, rns, slice). Beyond the cap a request waits up to --queue-wait, then 429.
-    #[arg(long, value_name = "CLASS=N[:QUEUE]")]
+    /// Cap of one endpoint class, `CLASS=N[:QUEUE[:PER_CLIENT]]` (repeatable): requests
+    /// running, waiting, and running (or waiting) for one client. Classes and defaults:
+    /// cypher=4:8:2, ask=2:4:1, discover=8:16:4, paths=8:16:4, score=8:16:4 (partition, rns,
+    /// slice, runs/compare); QUEUE defaults to 2×N and PER_CLIENT to N/2 (at least 1), so no
+    /// client holds every slot. Beyond its cap a request waits up to --queue-wait, then 429;
+    /// a freed slot goes to the waiting client holding the fewest.
+    #[arg(long, value_name = "CLASS=N[:QUEUE[:PER_CLIENT]]")]
     max_concurrent: Vec<String>,
     /// Longest wait for a free slot before `429 busy`, in seconds.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     queue_wait: f64,
-    /// Tokens per second refilled into each client's bucket (a request costs 1, an Ask 5).
+    /// Tokens per second refilled into each client's bucket. A gated request needs 1 token to
+    /// enter and is charged, when it ends, for the time it held its slot: 5 tokens per second
+    /// for an Ask, 2 for the other classes (the debt goes down to minus --burst).
     #[arg(long, default_value_t = 10.0, value_name = "PER_SEC")]
     rate: f64,
     /// Bucket size per client (the largest burst).
@@ -111,13 +116,22 @@ pub struct AdmissionArgs {
     /// signed-in annotation account is required; offline Asks are always open).
     #[arg(long)]
     anonymous_llm: bool,
-    /// Time a client has to send a request's headers, in seconds (then it is disconnected).
+    /// Time a client has to send a request's headers, in seconds, then it is disconnected;
+    /// the wait for the next request on a kept-alive connection counts, so this is also the
+    /// idle keep-alive timeout.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     header_timeout: f64,
     /// Open connections one client address may hold (an IPv6 client by its /64; trusted
     /// proxies are exempt). More are closed at once.
     #[arg(long, default_value_t = 64, value_name = "N")]
     max_connections_per_client: usize,
+    /// Largest serialised reply of the endpoints that can answer large bodies (Cypher, paths,
+    /// Discover, predictions, RNS, runs, traces, review exports), in bytes; larger ones are
+    /// refused (`400 reply_too_large`, Cypher's `cypher_budget`) before they are built whole.
+    /// Replies built and not yet read count against a 256 MiB cap (then `503 busy`), and one
+    /// not read within 60 s is dropped.
+    #[arg(long, default_value_t = crate::api::reply::MAX_REPLY_BYTES, value_name = "BYTES")]
+    max_reply_bytes: usize,
 }
 
 impl AdmissionArgs {
@@ -175,6 +189,16 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     if args.admission.max_connections_per_client == 0 {
         anyhow::bail!("--max-connections-per-client must be at least 1");
     }
+    if args.admission.max_reply_bytes < 1024
+        || args.admission.max_reply_bytes > crate::api::reply::MAX_HELD_BYTES
+    {
+        anyhow::bail!(
+            "--max-reply-bytes must be between 1024 and {} (the cap on unsent replies), not {}",
+            crate::api::reply::MAX_HELD_BYTES,
+            args.admission.max_reply_bytes
+        );
+    }
+    crate::api::reply::set_max_reply_bytes(args.admission.max_reply_bytes);
     let limits = crate::listen::Limits {
         header_timeout: std::time::Duration::from_secs_f64(args.admission.header_timeout),
         per_client: args.admission.max_connections_per_client,
