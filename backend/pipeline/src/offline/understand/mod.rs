@@ -78,6 +78,7 @@
 //! - `ontology` — the Disease Ontology's names: synonyms of the graph's diseases, and the
 //!   diseases it lacks (a question about one is refused plainly, with the graph's diseases
 //!   that subsume it).
+//! - `restate` — type nouns and descriptions beside a name that restate it (appositions).
 //! - `describe` — a reading in plain words.
 
 mod assembly;
@@ -85,6 +86,7 @@ mod describe;
 mod lexicon;
 mod linking;
 mod ontology;
+mod restate;
 mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};

@@ -1,0 +1,187 @@
+//! Words beside a name that restate it rather than ask for more: a type noun that says the
+//! name's type ("the protein encoded by APOE", "heart tissue"), and a description written
+//! beside the name it describes (an apposition: "the transcription factor TGIF2LY", "GLUL,
+//! the glutamine synthetase gene"). Applied to the tagged items before assembly
+//! ([`Understander::apposed_and_typed`]).
+
+use serenqa_graph::Graph;
+
+use super::linking::{Item, Mention, Understander};
+
+impl Understander {
+    /// Appositions and type nouns, until neither changes the items: a noun that restates a
+    /// name can stand between a description and the name it describes ("WW domain binding
+    /// protein 1 (WBP1)").
+    pub(super) fn apposed_and_typed(
+        &self,
+        g: &Graph,
+        folded: &[String],
+        spans: &[(usize, usize, usize)],
+        items: &mut Vec<Item>,
+        mentions: &mut [Mention],
+    ) {
+        loop {
+            let n = items.len();
+            self.appositions(g, folded, spans, items, mentions);
+            self.type_nouns(g, items, mentions);
+            if items.len() == n {
+                break;
+            }
+        }
+    }
+
+    /// Type nouns beside a name that say its type rather than ask for more nodes.
+    fn type_nouns(&self, g: &Graph, items: &mut Vec<Item>, mentions: &mut [Mention]) {
+        // A name followed by a noun of one of its own types is that type ("heart tissue",
+        // "RNA cap binding activity", "fever as a symptom", "the protein kinase inhibitor
+        // class"): keep the candidates of that type and drop the noun. The first noun (the
+        // answer's) is never dropped.
+        let mut k = 0;
+        while k + 1 < items.len() {
+            if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
+                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
+                if !is_answer
+                    && mentions[m]
+                        .candidates
+                        .iter()
+                        .any(|c| g.node_type(c.node) == t)
+                {
+                    mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                    items.remove(k + 1);
+                }
+            }
+            k += 1;
+        }
+        // A noun right before a name of its own type restates that name's type, it does not
+        // ask for more nodes ("the protein encoded by APOE", "the drug metformin", "the
+        // disease lupus", "the protein made from the gene RND3"): keep the name's candidates
+        // of that type and drop the noun. Working backwards lets a run of restating nouns
+        // fold into the name. The answer's noun is never dropped.
+        let mut k = items.len();
+        while k >= 2 {
+            k -= 1;
+            let (Item::Noun(t), Item::Ent(m)) = (&items[k - 1], &items[k]) else {
+                continue;
+            };
+            let (t, m) = (*t, *m);
+            // The answer's noun opens the question; after a leading relation phrase ("side
+            // effects of the drug lisinopril") the phrase names the answer instead.
+            let is_answer = !items[..k - 1]
+                .iter()
+                .any(|x| matches!(x, Item::Noun(_) | Item::Rel(_)));
+            // Only a name matched as well as any of its readings is restated ("diseases of
+            // the liver": the organ is an exact name, liver cancer only contains the word).
+            let c = &mentions[m].candidates;
+            let best = c.iter().map(|x| x.how).min();
+            if !is_answer
+                && c.iter()
+                    .any(|x| g.node_type(x.node) == t && Some(x.how) == best)
+            {
+                mentions[m].candidates.retain(|c| g.node_type(c.node) == t);
+                items.remove(k - 1);
+            }
+        }
+    }
+
+    /// Names written side by side with no conjunction between them name one thing, one of
+    /// them restating the other ("the transcription factor TGIF2LY", "the phenothiazine
+    /// methotrimeprazine", "GLUL, the glutamine synthetase gene", "the nuclear receptor
+    /// RXR-alpha encoded by RXRA"): the names that fit what the words around the run ask
+    /// for — the noun before it, else the relation phrase next to it, else the noun after
+    /// it — are kept, the best matched and then the last of them; the others leave the items.
+    /// A run where every name fits, or none does, is left as it is (an intersection).
+    fn appositions(
+        &self,
+        g: &Graph,
+        folded: &[String],
+        spans: &[(usize, usize, usize)],
+        items: &mut Vec<Item>,
+        mentions: &mut [Mention],
+    ) {
+        const JOINS: [&str; 7] = ["and", "or", "nor", "but", "plus", "versus", "v"];
+        let at = |m: usize| spans.iter().find(|x| x.2 == m).map(|x| (x.0, x.1));
+        let joined = |a: usize, b: usize| match (at(a), at(b)) {
+            (Some((i, n)), Some((j, _))) if i + n <= j => folded[i + n..j]
+                .iter()
+                .any(|w| JOINS.contains(&w.as_str()) || w == "vs"),
+            _ => true,
+        };
+        let answer = items.iter().find_map(|x| match x {
+            Item::Noun(t) => Some(*t),
+            _ => None,
+        });
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i;
+            while j < items.len() && matches!(items[j], Item::Ent(_)) {
+                if j > i {
+                    let (Item::Ent(a), Item::Ent(b)) = (&items[j - 1], &items[j]) else {
+                        break;
+                    };
+                    if joined(*a, *b) {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            if j - i < 2 {
+                i = j.max(i + 1);
+                continue;
+            }
+            let run: Vec<usize> = items[i..j]
+                .iter()
+                .filter_map(|x| match x {
+                    Item::Ent(m) => Some(*m),
+                    _ => None,
+                })
+                .collect();
+            let fits = |m: usize, around: &Item| -> bool {
+                mentions[m].candidates.iter().any(|c| {
+                    let ct = g.node_type(c.node);
+                    match around {
+                        Item::Noun(t) => ct == *t,
+                        Item::Rel(r) => self.lex.phrases[*r]
+                            .1
+                            .iter()
+                            .any(|s| self.rel_fits(g, *s, answer, Some(ct))),
+                        _ => false,
+                    }
+                })
+            };
+            let before = i.checked_sub(1).map(|k| &items[k]);
+            let after = items.get(j);
+            let context = [
+                before.filter(|x| matches!(x, Item::Noun(_))),
+                before.filter(|x| matches!(x, Item::Rel(_))),
+                after.filter(|x| matches!(x, Item::Rel(_))),
+                after.filter(|x| matches!(x, Item::Noun(_))),
+            ];
+            let mut keep: Option<usize> = None;
+            for around in context.into_iter().flatten() {
+                let ok: Vec<usize> = run.iter().copied().filter(|&m| fits(m, around)).collect();
+                if ok.is_empty() || ok.len() == run.len() {
+                    continue;
+                }
+                let best = |m: usize| {
+                    mentions[m]
+                        .candidates
+                        .iter()
+                        .filter(|c| match around {
+                            Item::Noun(t) => g.node_type(c.node) == *t,
+                            _ => true,
+                        })
+                        .map(|c| c.how)
+                        .min()
+                };
+                keep = ok.iter().copied().rev().min_by_key(|&m| best(m));
+                break;
+            }
+            let Some(keep) = keep else {
+                i = j;
+                continue;
+            };
+            items.splice(i..j, [Item::Ent(keep)]);
+            i += 1;
+        }
+    }
+}
