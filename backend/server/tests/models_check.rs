@@ -322,3 +322,40 @@ fn the_roles_are_in_the_help_of_models_check_and_eval() {
         }
     }
 }
+
+/// The models of the file's `ensemble` list (the benchmark builder's scorers) are checked
+/// too, each with one scoring call: a dead scorer fails the check though every role is served.
+#[test]
+fn the_ensemble_models_are_checked_too() {
+    let rt = runtime();
+    let llm = rt.block_on(scripted_llm::start(Duration::ZERO)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let port = dead_port();
+    let mut models = scripted_llm::models_file(&llm.base_url, &[], 4);
+    models["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": "gone", "base_url": format!("http://127.0.0.1:{port}/v1"), "model": "gone-1"
+        }));
+    let live = models["models"][0]["name"].as_str().unwrap().to_string();
+    models["ensemble"] = serde_json::json!([live, "gone"]);
+    let (ok, report, o) = check_json(dir.path(), &models);
+    assert!(!ok, "{}", text(&o));
+    let rows = roles(&report);
+    assert_eq!(rows.len(), ROLES.len() + 2, "{rows:?}");
+    assert_eq!(rows[6], ("ensemble".into(), "ok".into(), String::new()));
+    assert_eq!(
+        rows[7],
+        ("ensemble".into(), "failed".into(), "unreachable".into())
+    );
+    assert_eq!(report["roles"][7]["model"], "gone");
+    // Six role calls and one scoring call reached the live endpoint.
+    assert_eq!(llm.calls.load(Ordering::SeqCst), ROLES.len() + 1);
+    let o = serenqa(dir.path(), &["models", "check", "models.json"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("1 of 8 roles cannot be served: ensemble (unreachable)"),
+        "{stderr}"
+    );
+}

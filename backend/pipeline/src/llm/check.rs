@@ -1,6 +1,7 @@
 //! Whether a models file's endpoints can serve its roles ([`check`], `serenqa models check`):
 //! per declared model, the endpoint's model listing (`GET {base_url}/models`), then one tiny
-//! chat call per role the model plays, through the same [`LlmClient`] a run uses.
+//! chat call per role the model plays (and one scoring call when the file's `ensemble` list
+//! names it: the benchmark builder's scorers), through the same [`LlmClient`] a run uses.
 //!
 //! Bounded: every request has the per-call timeout of [`CheckOptions`]; no retries unless
 //! asked for (then the file's `max_retries` and `backoff_ms`); the listing is never retried.
@@ -198,7 +199,8 @@ pub struct CheckReport {
     /// Every role mapped to a model answered.
     pub ok: bool,
     pub models: Vec<ModelCheck>,
-    /// The six roles, in manifest order.
+    /// The six roles, in manifest order; then one `ensemble` row per model of the file's
+    /// `ensemble` list (the benchmark builder's scorers), when it names any.
     pub roles: Vec<RoleCheck>,
 }
 
@@ -223,8 +225,9 @@ pub async fn check(file: &ModelsFile, opts: CheckOptions) -> CheckReport {
     let mut tasks = tokio::task::JoinSet::new();
     for (i, spec) in file.models.iter().enumerate() {
         let roles = played.get(&spec.name).cloned().unwrap_or_default();
+        let scorer = file.ensemble.contains(&spec.name);
         let spec = spec.clone();
-        tasks.spawn(async move { (i, check_model(spec, roles, opts).await) });
+        tasks.spawn(async move { (i, check_model(spec, roles, scorer, opts).await) });
     }
     let mut done: Vec<(usize, ModelCheck, Vec<RoleCheck>)> = Vec::new();
     while let Some(joined) = tasks.join_next().await {
@@ -236,13 +239,37 @@ pub async fn check(file: &ModelsFile, opts: CheckOptions) -> CheckReport {
     }
     done.sort_by_key(|d| d.0);
     let mut by_role: BTreeMap<String, RoleCheck> = BTreeMap::new();
+    let mut scorers: BTreeMap<String, RoleCheck> = BTreeMap::new();
     let mut models = Vec::new();
     for (_, m, roles) in done {
-        models.push(m);
         for r in roles {
-            by_role.insert(r.role.clone(), r);
+            if r.role == ENSEMBLE_ROLE {
+                scorers.insert(m.name.clone(), r);
+            } else {
+                by_role.insert(r.role.clone(), r);
+            }
         }
+        models.push(m);
     }
+    let ensemble = file.ensemble.iter().map(|name| {
+        scorers.remove(name).unwrap_or_else(|| {
+            let spec = file.models.iter().find(|m| &m.name == name);
+            RoleCheck {
+                role: ENSEMBLE_ROLE.into(),
+                does: ENSEMBLE_DOES.into(),
+                status: RoleStatus::Failed,
+                model: Some(name.clone()),
+                host: spec.map(|s| host_of(&s.base_url)),
+                latency_ms: None,
+                attempts: 0,
+                reply: None,
+                error: Some(CheckError::new(
+                    ErrorKind::Unreachable,
+                    "the check of its model did not finish",
+                )),
+            }
+        })
+    });
     let roles: Vec<RoleCheck> = Role::MAPPED
         .iter()
         .map(|&role| {
@@ -270,15 +297,29 @@ pub async fn check(file: &ModelsFile, opts: CheckOptions) -> CheckReport {
                 }
             })
         })
+        .chain(ensemble)
         .collect();
     let ok = roles.iter().all(|r| r.status != RoleStatus::Failed);
     CheckReport { ok, models, roles }
+}
+
+/// The row name of a benchmark-builder scorer (a model of the file's `ensemble` list).
+pub const ENSEMBLE_ROLE: &str = "ensemble";
+const ENSEMBLE_DOES: &str = "scores candidate answers when the benchmark is built";
+
+/// The check prompt of an ensemble scorer: scores for two answers, as the builder asks.
+fn ensemble_probe() -> Vec<Message> {
+    vec![Message::user(
+        "Rate how expected each answer is for \"what treats headache\" from 1 (obvious) to 5 \
+         (surprising): aspirin, lithium. Reply with two comma-separated integers only.",
+    )]
 }
 
 /// One model: its listing and its roles' calls.
 async fn check_model(
     spec: ModelSpec,
     roles: Vec<Role>,
+    scorer: bool,
     opts: CheckOptions,
 ) -> (ModelCheck, Vec<RoleCheck>) {
     let host = host_of(&spec.base_url);
@@ -301,12 +342,19 @@ async fn check_model(
         reply: None,
         error: None,
     };
+    let scorer_row = || RoleCheck {
+        role: ENSEMBLE_ROLE.into(),
+        does: ENSEMBLE_DOES.into(),
+        ..role_row(Role::Judge)
+    };
     let fail_all = |e: CheckError| -> Vec<RoleCheck> {
         roles
             .iter()
-            .map(|&r| RoleCheck {
+            .map(|&r| role_row(r))
+            .chain(scorer.then(scorer_row))
+            .map(|row| RoleCheck {
                 error: Some(e.clone()),
-                ..role_row(r)
+                ..row
             })
             .collect()
     };
@@ -330,7 +378,7 @@ async fn check_model(
     let mut probe_spec = spec.clone();
     probe_spec.max_tokens = spec.max_tokens.clamp(1, CHECK_MAX_TOKENS);
     probe_spec.timeout_secs = timeout;
-    probe_spec.concurrency = roles.len().max(1);
+    probe_spec.concurrency = (roles.len() + usize::from(scorer)).max(1);
     if !opts.retries {
         probe_spec.max_retries = 0;
     }
@@ -358,16 +406,27 @@ async fn check_model(
         .as_ref()
         .is_none_or(|e| !matches!(e.kind, ErrorKind::Unreachable | ErrorKind::Timeout));
 
+    // Each role's probe, and the scorer's when the model is in the ensemble.
+    let calls: Vec<(Vec<Message>, RoleCheck)> = roles
+        .iter()
+        .map(|&r| (probe(r), role_row(r)))
+        .chain(scorer.then(|| (ensemble_probe(), scorer_row())))
+        .collect();
     let mut rows = Vec::new();
     if answered {
-        for &role in &roles {
-            rows.push(call_role(&client, &spec.name, role, max_attempts, role_row(role)).await);
+        for (prompt, row) in calls {
+            rows.push(call_role(&client, &spec.name, &prompt, max_attempts, row).await);
         }
     } else {
         let mut set = tokio::task::JoinSet::new();
-        for (i, &role) in roles.iter().enumerate() {
-            let (client, name, row) = (client.clone(), spec.name.clone(), role_row(role));
-            set.spawn(async move { (i, call_role(&client, &name, role, max_attempts, row).await) });
+        for (i, (prompt, row)) in calls.into_iter().enumerate() {
+            let (client, name) = (client.clone(), spec.name.clone());
+            set.spawn(async move {
+                (
+                    i,
+                    call_role(&client, &name, &prompt, max_attempts, row).await,
+                )
+            });
         }
         let mut out: Vec<(usize, RoleCheck)> = Vec::new();
         while let Some(joined) = set.join_next().await {
@@ -389,16 +448,16 @@ async fn check_model(
     (report, rows)
 }
 
-/// One check call for `role`.
+/// One check call (`prompt`), reported in `row`.
 async fn call_role(
     client: &LlmClient,
     name: &str,
-    role: Role,
+    prompt: &[Message],
     max_attempts: u32,
     mut row: RoleCheck,
 ) -> RoleCheck {
     let started = Instant::now();
-    match client.chat(name, &probe(role)).await {
+    match client.chat(name, prompt).await {
         Ok(r) => {
             row.status = RoleStatus::Ok;
             row.latency_ms = Some(round_ms(r.latency_ms));
