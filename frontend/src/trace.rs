@@ -354,7 +354,7 @@ fn exploration_view(e: ExplorationTrace) -> impl IntoView {
     view! {
         <section class="trace-part" data-testid="trace-exploration" data-key=e.key.clone()>
             <h3>{format!("Exploration (T2/T3) · {} · {}", e.partition_title, if e.with_summaries { "with summaries" } else { "without summaries" })}</h3>
-            <p class="muted">{if e.calls == 0 { "offline agents: no model calls".to_string() } else { format!("{} model calls", e.calls) }}</p>
+            <p class="muted">{match e.calls.max(e.model_calls.len()) { 0 => "offline agents: no model calls".to_string(), n => format!("{n} model calls") }}</p>
             {e.error.clone().map(|x| view! { <p class="error">{x}</p> })}
             {metric_chips(&e.metrics)}
             <div class="versus">
