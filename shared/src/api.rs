@@ -6,8 +6,8 @@ pub mod runs;
 pub mod shortlist;
 pub mod trace;
 pub use runs::{
-    endpoint_host, redact_urls, DatasetInfo, ExploreConfig, Manifest, QuestionLines, QueueInfo,
-    RunEntry, RunQuestion, RunsReply, StatsSnapshot,
+    endpoint_host, redact_key_words, redact_urls, DatasetInfo, ExploreConfig, Manifest,
+    QuestionLines, QueueInfo, RunEntry, RunQuestion, RunsReply, StatsSnapshot,
 };
 pub use shortlist::{
     shortlist_csv, Shortlist, ShortlistAdd, ShortlistEntity, ShortlistItem, ShortlistScores,

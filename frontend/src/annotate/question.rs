@@ -557,25 +557,21 @@ fn Ranker(qv: QuestionView, user: i64) -> impl IntoView {
             }
         }
     });
-    let on_focus_elsewhere = window_event_listener(leptos::ev::focusin, move |ev| {
-        let on_cand = ev
-            .target()
+    // Focus or a click anywhere but a candidate forgets the last-focused one.
+    let forget_off_candidate = move |target: Option<web_sys::EventTarget>| {
+        let on_cand = target
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
             .and_then(|el| el.closest("li.cand").ok().flatten())
             .is_some();
         if !on_cand {
             last_focus.set_value(None);
         }
+    };
+    let on_focus_elsewhere = window_event_listener(leptos::ev::focusin, move |ev| {
+        forget_off_candidate(ev.target());
     });
     let on_click_elsewhere = window_event_listener(leptos::ev::pointerdown, move |ev| {
-        let on_cand = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|el| el.closest("li.cand").ok().flatten())
-            .is_some();
-        if !on_cand {
-            last_focus.set_value(None);
-        }
+        forget_off_candidate(ev.target());
     });
     on_cleanup(move || {
         on_page_key.remove();

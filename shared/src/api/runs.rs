@@ -142,7 +142,13 @@ pub fn redact_urls(text: &str) -> String {
         out.push_str(if host.is_empty() { "(no host)" } else { &host });
         rest = &tail[end..];
     }
-    out.split(' ')
+    redact_key_words(&out)
+}
+
+/// `text` with any `sk-…` word (an API key an error body may echo, even masked) reduced to
+/// `[key]`.
+pub fn redact_key_words(text: &str) -> String {
+    text.split(' ')
         .map(|w| {
             if w.trim_start_matches(|c: char| !c.is_alphanumeric())
                 .starts_with("sk-")

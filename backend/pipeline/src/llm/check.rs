@@ -622,18 +622,7 @@ pub fn redact_key(text: &str, key: Option<&str>) -> String {
         Some(k) if k.len() >= 4 => text.replace(k, "[key]"),
         _ => text.to_string(),
     };
-    text.split(' ')
-        .map(|w| {
-            if w.trim_start_matches(|c: char| !c.is_alphanumeric())
-                .starts_with("sk-")
-            {
-                "[key]"
-            } else {
-                w
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    serenqa_shared::api::redact_key_words(&text)
 }
 
 /// `text` on one line (whitespace runs collapsed, URLs reduced to hosts), cut at `max` chars.
