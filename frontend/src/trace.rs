@@ -285,11 +285,10 @@ fn calls_view(calls: &[TraceCall]) -> Option<AnyView> {
     }
     let items = calls
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
+        .map(|c| {
             let how = if c.cached { "cached".to_string() } else { format!("{:.0} ms", c.latency_ms) };
             let failed = c.error_kind.clone().map(|k| format!(" · failed ({k})")).unwrap_or_default();
-            let line = format!("{}. {} · {} · {how}{failed}", i + 1, c.role, c.model);
+            let line = format!("{} · {} · {how}{failed}", c.role, c.model);
             let messages = c
                 .prompt
                 .iter()
