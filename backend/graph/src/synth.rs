@@ -161,15 +161,34 @@ fn coprime_multiplier(n: u64, salt: u64) -> u64 {
     m
 }
 
-pub fn generate(spec: &SynthSpec) -> Graph {
+/// Nodes of each type (in [`NODE_TYPES`] order) in a graph of `nodes` nodes; the node of
+/// type `t` numbered `i` has the identifier `<initials of t><i:08>` (`Disease` 12 →
+/// `D00000012`), so a caller can name nodes of a generated graph without loading it.
+pub fn type_counts(nodes: u64) -> Vec<u64> {
     let total_w: f64 = NODE_TYPES.iter().map(|t| t.1).sum();
-    let nodes = spec.nodes.max(NODE_TYPES.len() as u64 * 2);
+    let nodes = nodes.max(NODE_TYPES.len() as u64 * 2);
     let mut counts: Vec<u64> = NODE_TYPES
         .iter()
         .map(|t| ((t.1 / total_w) * nodes as f64).floor().max(2.0) as u64)
         .collect();
     let assigned: u64 = counts.iter().sum();
     counts[0] += nodes.saturating_sub(assigned);
+    counts
+}
+
+/// The identifier of the `i`-th node of type `label` ([`type_counts`]).
+pub fn identifier(label: &str, i: u64) -> String {
+    let prefix: String = label
+        .split('_')
+        .map(|w| w.chars().next().unwrap_or('X'))
+        .collect::<String>()
+        .to_uppercase();
+    format!("{prefix}{i:08}")
+}
+
+pub fn generate(spec: &SynthSpec) -> Graph {
+    let nodes = spec.nodes.max(NODE_TYPES.len() as u64 * 2);
+    let counts = type_counts(nodes);
 
     let meta = GraphMeta {
         name: "synthetic-ckg".into(),
@@ -186,16 +205,11 @@ pub fn generate(spec: &SynthSpec) -> Graph {
     let bar = crate::progress::count_bar(nodes, "synth nodes", spec.progress);
     for (ti, (label, _)) in NODE_TYPES.iter().enumerate() {
         let t = b.node_type(label, &label.replace('_', " "));
-        let prefix: String = label
-            .split('_')
-            .map(|w| w.chars().next().unwrap_or('X'))
-            .collect::<String>()
-            .to_uppercase();
         starts.push(b.node_count() as u64);
         for i in 0..counts[ti] {
             b.add_node(
                 t,
-                &format!("{prefix}{i:08}"),
+                &identifier(label, i),
                 &format!("{} {i}", label.replace('_', " ").to_lowercase()),
             );
         }

@@ -203,30 +203,7 @@ pub fn discover_with(
         r.truncate(limit);
         r
     } else {
-        // x uniform over {q} ∪ Ae; y = P3ᵀ x.
-        let t = Transition::new(g, model.params.directed);
-        let n = g.node_count();
-        let mut x = vec![0.0; n];
-        let mut seeds = existing.clone();
-        seeds.push(q);
-        seeds.sort_unstable();
-        seeds.dedup();
-        for &s in &seeds {
-            x[s as usize] = 1.0 / seeds.len() as f64;
-        }
-        let inv = t.inv_degrees();
-        let mut y = vec![0.0; n];
-        t.p3t(&x, &inv, &mut y);
-        let mut ranked: Vec<(NodeId, f64)> = g
-            .nodes_of_type(answer_type)
-            .iter()
-            .copied()
-            .filter(|&c| c != q && known.binary_search(&c).is_err() && y[c as usize] > 0.0)
-            .map(|c| (c, y[c as usize]))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked.truncate(limit);
-        ranked
+        walk_candidates(g, model, q, answer_type, &existing, &known, limit, false)
     };
 
     let mut nodes = existing.clone();
@@ -251,4 +228,62 @@ pub fn discover_with(
         weights: *weights,
         terms,
     })
+}
+
+/// Candidates by walk proximity: entities of `answer_type` other than `q` and the `known`
+/// answers (sorted), by (P3ᵀx)_c with x uniform over {q} ∪ `existing`, best first (ties by
+/// id), at most `limit`, only those a walk reaches. `dense` evaluates P3ᵀx with three passes
+/// over the whole graph (the baseline `serenqa discover bench` compares against);
+/// otherwise [`Transition::p3t_at`] reads only the seeds' neighbourhood and the answer type's
+/// adjacency — the same numbers up to summation order.
+#[allow(clippy::too_many_arguments)]
+pub fn walk_candidates(
+    g: &Graph,
+    model: &Model,
+    q: NodeId,
+    answer_type: TypeId,
+    existing: &[NodeId],
+    known: &[NodeId],
+    limit: usize,
+    dense: bool,
+) -> Vec<(NodeId, f64)> {
+    let t = Transition::new(g, model.params.directed);
+    let mut seeds = existing.to_vec();
+    seeds.push(q);
+    seeds.sort_unstable();
+    seeds.dedup();
+    let x: Vec<(NodeId, f64)> = seeds
+        .iter()
+        .map(|&s| (s, 1.0 / seeds.len() as f64))
+        .collect();
+    let pool: Vec<NodeId> = g
+        .nodes_of_type(answer_type)
+        .iter()
+        .copied()
+        .filter(|&c| c != q && known.binary_search(&c).is_err())
+        .collect();
+    let y = if dense {
+        let n = g.node_count();
+        let mut xd = vec![0.0; n];
+        for &(s, m) in &x {
+            xd[s as usize] = m;
+        }
+        let mut yd = vec![0.0; n];
+        t.p3t(&xd, &t.inv_degrees(), &mut yd);
+        pool.iter().map(|&c| yd[c as usize]).collect()
+    } else {
+        t.p3t_at(&x, &pool)
+    };
+    let mut ranked: Vec<(NodeId, f64)> =
+        pool.into_iter().zip(y).filter(|&(_, p)| p > 0.0).collect();
+    let order = |a: &(NodeId, f64), b: &(NodeId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if limit == 0 {
+        return Vec::new();
+    }
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit - 1, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_by(order);
+    ranked
 }

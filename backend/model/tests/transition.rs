@@ -77,6 +77,24 @@ proptest! {
         }
     }
 
+    /// P3ᵀx at chosen nodes, pushed from a sparse x, equals the dense product there.
+    #[test]
+    fn p3t_at_matches_dense((n, edges) in edges_strategy(), directed in any::<bool>(), seed in any::<u64>()) {
+        let g = graph(n, &edges);
+        let t = Transition::new(&g, directed);
+        let x: Vec<(u32, f64)> = (0..n)
+            .filter(|i| (seed >> (i % 60)) & 3 == 0)
+            .map(|i| (i as u32, ((seed >> (i % 50)) & 0xff) as f64 / 255.0))
+            .collect();
+        let at: Vec<u32> = (0..n as u32).filter(|j| (seed >> (j % 61)) & 1 == 1).collect();
+        let y = t.p3t_at(&x, &at);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
+        for (k, &j) in at.iter().enumerate() {
+            let want: f64 = x.iter().map(|&(i, m)| dense[i as usize][j as usize] * m).sum();
+            prop_assert!((y[k] - want).abs() < 1e-12);
+        }
+    }
+
     /// Marginals are positive, sum to 1, and equal the dense Algorithm 2 (same iterations).
     #[test]
     fn marginals_sum_to_one((n, edges) in edges_strategy(), directed in any::<bool>()) {

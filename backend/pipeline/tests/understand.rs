@@ -736,3 +736,58 @@ fn appositions_quotes_and_guesses() {
     );
     assert_eq!(got, want, "{:?}", u.interpretation);
 }
+
+/// A gene and what it makes are the gene; "it" names the one thing named again; "show" is an
+/// auxiliary; notes' "ca" is cancer; a class noun after a class name is not the answer.
+#[test]
+fn encoded_products_pronouns_and_notes_shorthand() {
+    let Some(g) = graph() else { return };
+    let cases = [
+        (
+            "Which pathways is the DNA repair protein encoded by BRCA1 involved in?",
+            "MATCH (:Gene {name: 'BRCA1'})-[:PARTICIPATES_GpPW]->(x:Pathway) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which diseases are associated with APOE, which encodes a lipid transport protein?",
+            "MATCH (x:Disease)-[:ASSOCIATES_DaG]->(:Gene {name: 'APOE'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which genes interact with TP53, the gene encoding the tumor suppressor p53?",
+            "MATCH (x:Gene)-[:INTERACTS_GiG]-(:Gene {name: 'TP53'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which genes are linked to breast cancer and downregulated in it?",
+            "MATCH (d:Disease {name: 'breast cancer'})-[:ASSOCIATES_DaG]->(x:Gene), (d)-[:DOWNREGULATES_DdG]->(x) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which anatomical structures show downregulation of BRCA2?",
+            "MATCH (x:Anatomy)-[:DOWNREGULATES_AdG]->(:Gene {name: 'BRCA2'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "lung ca: drugs?",
+            "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {name: 'lung cancer'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Corticosteroid Hormone Receptor Agonists class - meds included?",
+            "MATCH (:PharmacologicClass {name: 'Corticosteroid Hormone Receptor Agonists'})-[:INCLUDES_PCiC]->(x:Compound) RETURN DISTINCT x.id AS id",
+        ),
+    ];
+    for (q, cypher) in cases {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
+    // "it" with two different things named earlier is left alone (nothing to say which).
+    let (_, u) = answers(
+        &g,
+        "Which genes are associated with asthma and obesity and upregulated in it?",
+    );
+    assert!(
+        u.interpretation
+            .as_deref()
+            .is_some_and(|i| i.contains("asthma") && i.contains("obesity")),
+        "{:?}",
+        u.interpretation
+    );
+}

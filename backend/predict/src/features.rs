@@ -35,6 +35,11 @@ pub struct Task {
     pub diseases: Vec<NodeId>,
 }
 
+/// Most compound × disease pairs the all-pairs model takes: its feature table holds a row
+/// per pair, so past this it would need more memory than the machine has (refused up front
+/// with the reason rather than run out of memory).
+pub const MAX_PAIRS: u64 = 20_000_000;
+
 impl Task {
     /// Compound (or Drug) × Disease, labelled by the treats relation.
     pub fn detect(g: &Graph) -> Result<Task, PredictError> {
@@ -83,6 +88,14 @@ impl Task {
             .iter()
             .copied()
             .find(|&r| r != label && is_second(r));
+        let pairs = g.nodes_of_type(ct).len() as u64 * g.nodes_of_type(dt).len() as u64;
+        if pairs > MAX_PAIRS {
+            return Err(PredictError::Task(format!(
+                "{} compounds × {} diseases = {pairs} pairs: the model scores every pair and is built for graphs of up to {MAX_PAIRS} pairs (Hetionet: 212,624); a top-k model for CKG-sized graphs is not built yet",
+                g.nodes_of_type(ct).len(),
+                g.nodes_of_type(dt).len()
+            )));
+        }
         Ok(Task {
             compound_type: ct,
             disease_type: dt,

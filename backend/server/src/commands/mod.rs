@@ -11,6 +11,7 @@ pub mod import;
 pub mod models;
 pub mod perf;
 pub mod perf_annotate;
+pub mod perf_ckg;
 pub mod perf_hostile;
 pub mod perf_hostile_clients;
 pub mod perf_queue;

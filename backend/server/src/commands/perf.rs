@@ -48,6 +48,10 @@ enum PerfCmd {
     /// JSON, slow clients) while a benign client opens Discover: peak server RSS, benign
     /// p50 / p99, and that every attack got a JSON 4xx/429/503 and the server survived.
     Hostile(super::perf_hostile::HostileArgs),
+    /// The whole app on a CKG-sized synthetic graph (synth → precompute → predict → serve →
+    /// Discover, Ask, Cypher and paths latencies with resident memory), as one table. Needs
+    /// ~13 GB of memory and ~10 minutes at the default size; not part of the test command.
+    Ckg(super::perf_ckg::CkgArgs),
     /// Distributed evaluation throughput: N `serenqa worker` processes against a scripted LLM
     /// with a fixed latency (items/s per worker count, speed-up vs one worker).
     Queue(super::perf_queue::QueuePerfArgs),
@@ -118,6 +122,7 @@ pub fn run(args: PerfArgs, progress: bool) -> Result<()> {
         PerfCmd::Phase { phase } => run_phase(phase, progress),
         PerfCmd::Annotate(a) => super::perf_annotate::run(a),
         PerfCmd::Hostile(a) => super::perf_hostile::run(a),
+        PerfCmd::Ckg(a) => super::perf_ckg::run(a),
         PerfCmd::Queue(a) => super::perf_queue::run(a, progress),
         PerfCmd::Model { graph, runs } => perf_model(&graph, runs.max(1), progress),
         PerfCmd::Layout { runs } => perf_layout(runs.max(1)),

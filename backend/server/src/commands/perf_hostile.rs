@@ -83,8 +83,9 @@ fn benign_loop(
     })
 }
 
-struct Server {
-    child: Child,
+/// A `serenqa serve` child process, killed (and its directory removed) when dropped.
+pub(super) struct Server {
+    pub(super) child: Child,
     dir: std::path::PathBuf,
 }
 
@@ -97,7 +98,14 @@ impl Drop for Server {
 }
 
 fn start_server(extra: &str) -> Result<(Server, String)> {
-    let dir = std::env::temp_dir().join(format!("serenqa-hostile-{}", std::process::id()));
+    let extra: Vec<String> = extra.split_whitespace().map(str::to_string).collect();
+    spawn_server("hostile", &extra)
+}
+
+/// Starts `serenqa serve` on a free loopback port with a fresh database in a temporary
+/// directory, plus `extra` arguments; returns once it says it is serving, with its base URL.
+pub(super) fn spawn_server(tag: &str, extra: &[String]) -> Result<(Server, String)> {
+    let dir = std::env::temp_dir().join(format!("serenqa-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -121,7 +129,7 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
     ])
     .arg("--db")
     .arg(&db);
-    cmd.args(extra.split_whitespace());
+    cmd.args(extra);
     let log = dir.join("server.log");
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -153,7 +161,7 @@ fn start_server(extra: &str) -> Result<(Server, String)> {
 }
 
 /// Resident memory of a process now (`VmRSS`), in bytes.
-fn rss_of(pid: u32) -> Option<u64> {
+pub(super) fn rss_of(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -161,14 +169,14 @@ fn rss_of(pid: u32) -> Option<u64> {
 }
 
 /// Samples a process's resident memory on a thread and keeps the highest value seen.
-struct RssWatch {
+pub(super) struct RssWatch {
     peak: Arc<AtomicU64>,
     done: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl RssWatch {
-    fn start(pid: u32, floor: u64, every: Duration) -> RssWatch {
+    pub(super) fn start(pid: u32, floor: u64, every: Duration) -> RssWatch {
         let (peak, done) = (
             Arc::new(AtomicU64::new(floor)),
             Arc::new(AtomicBool::new(false)),
@@ -188,7 +196,7 @@ impl RssWatch {
     }
 
     /// Stops sampling; the peak seen.
-    fn stop(self) -> u64 {
+    pub(super) fn stop(self) -> u64 {
         self.done.store(true, Ordering::Relaxed);
         let _ = self.thread.join();
         self.peak.load(Ordering::Relaxed)
