@@ -239,7 +239,7 @@ impl Understander {
                     }
                 }
                 // Exception markers left the items in tagging.
-                Item::Except => {}
+                Item::Except | Item::Encodes(_) => {}
                 Item::Noun(t) => {
                     if let Some(r) = pending_rel.take() {
                         vars.push(Some(t));

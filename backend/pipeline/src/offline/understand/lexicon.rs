@@ -93,6 +93,11 @@ pub struct LexiconFile {
     /// Relation → (said from its source, said from its target).
     pub verbs: HashMap<RelId, (String, String)>,
     pub stops: Vec<Vec<String>>,
+    /// Words joining a gene to what it makes ("encoded by", "encoding"), with the side the
+    /// gene is on (`true`: after the words, "the exosome component encoded by EXOSC3";
+    /// `false`: before them, "PIGV, which encodes a GPI mannosyltransferase"): the names on the
+    /// other side describe the gene's product, they are not more names to join.
+    pub encodes: Vec<(Vec<String>, bool)>,
     /// Phrases that leave out the names after them ("besides", "other than", "except").
     pub excepts: Vec<Vec<String>>,
     /// Phrases that make a question a repurposing question ("repurposed", "new uses"): it is
@@ -250,6 +255,19 @@ impl LexiconFile {
                 "except" => {
                     want(2)?;
                     lx.excepts.push(phrase(cols[1])?);
+                }
+                "encodes" => {
+                    want(3)?;
+                    let after = match cols[2] {
+                        "after" => true,
+                        "before" => false,
+                        other => {
+                            return Err(err(format!(
+                                "encodes: the gene's side is 'before' or 'after', not '{other}'"
+                            )))
+                        }
+                    };
+                    lx.encodes.push((phrase(cols[1])?, after));
                 }
                 "repurpose" => {
                     want(2)?;

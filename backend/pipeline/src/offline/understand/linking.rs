@@ -14,7 +14,7 @@ pub const MAX_READINGS: usize = 6;
 /// Candidates kept per mention.
 const MAX_CANDIDATES: usize = 8;
 /// Longest name span looked up, in words.
-pub(super) const MAX_SPAN: usize = 8;
+pub(super) const MAX_SPAN: usize = 12;
 
 /// How a mention was linked to a node name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,6 +66,9 @@ pub(super) enum Item {
     /// An exception marker ("besides", "other than"): the names right after it are left out
     /// of the answers rather than joined to them.
     Except,
+    /// Words joining a gene to what it makes, with the gene's side (`true`: after them);
+    /// resolved before assembly ([`Understander::apposed_and_typed`]).
+    Encodes(bool),
 }
 
 /// The understanding of one question.
@@ -313,6 +316,7 @@ impl Understander {
             .chain(lex.nouns.iter().map(|n| &n.0))
             .chain(lex.stops.iter())
             .chain(lex.excepts.iter())
+            .chain(lex.encodes.iter().map(|e| &e.0))
         {
             vocab.extend(p.iter().cloned());
         }

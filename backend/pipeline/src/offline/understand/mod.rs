@@ -58,9 +58,16 @@
 //!    ([`NeverHeld`]) and the question the graph can answer about the name.
 //!    Names side by side with no conjunction are one thing, one restating the other (an
 //!    apposition: "the transcription factor TGIF2LY", "GLUL, the glutamine synthetase
-//!    gene"): the one that fits the noun or relation phrase next to them is kept. "have"
-//!    before another relation phrase is an auxiliary; a relation participle before the
-//!    answer's noun qualifies it ("overexpressed genes in melanoma"). When no reading comes
+//!    gene"): the one that fits the noun or relation phrase next to them is kept. A gene and
+//!    what it makes, joined by lexicon `encodes` words ("encoded by", "which encodes"), are
+//!    the gene: the product's description leaves the question ("the exosome component
+//!    encoded by EXOSC3", "PIGV, which encodes a GPI mannosyltransferase"). "have" or "show"
+//!    before another relation phrase is an auxiliary ("show downregulation of"); "it" after
+//!    a relation phrase, in a question naming one thing, names it again ("genes associated
+//!    with asthma and upregulated in it"); a relation participle before the answer's noun
+//!    qualifies it ("overexpressed genes in melanoma"); a type noun right after a name of
+//!    its type says the name's type, and a later noun is the answer ("prostaglandins I
+//!    class - meds included?"). When no reading comes
 //!    out, names linked only as guesses (prefix, misspelling, containment) are dropped and
 //!    the rest is read again, rather than refused over a guess.
 //!    `SERENQA_DEBUG_UNDERSTAND=1` prints the tagged items.

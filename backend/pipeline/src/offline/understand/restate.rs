@@ -20,12 +20,64 @@ impl Understander {
         items: &mut Vec<Item>,
         mentions: &mut [Mention],
     ) {
+        Self::encoded(items);
         loop {
             let n = items.len();
             self.appositions(g, folded, spans, items, mentions);
             self.type_nouns(g, items, mentions);
             if items.len() == n {
                 break;
+            }
+        }
+    }
+
+    /// A gene and what it makes, joined by "encoded by", "encoding", "which encodes": the
+    /// gene is the name meant; the words for its product on the other side describe it and
+    /// leave the items ("the exosome component encoded by EXOSC3" is EXOSC3; "PIGV, which
+    /// encodes a GPI mannosyltransferase" is PIGV; "SERPINA5, the gene encoding protein C
+    /// inhibitor" is SERPINA5). The description runs from the joining words to the nearest
+    /// relation phrase, exception marker or end, and never takes the answer's noun. With no
+    /// name on the gene's side ("the gene encoding the ARMC12 protein") the product's name is
+    /// the gene's own, and nothing is dropped. The joining words leave the items either way.
+    fn encoded(items: &mut Vec<Item>) {
+        let is_desc = |x: &Item| matches!(x, Item::Ent(_) | Item::Noun(_));
+        let mut k = 0;
+        while k < items.len() {
+            let Item::Encodes(gene_after) = items[k] else {
+                k += 1;
+                continue;
+            };
+            // The answer's noun: the first noun of the question.
+            let answer = items.iter().position(|x| matches!(x, Item::Noun(_)));
+            if gene_after {
+                // "<description> encoded by <gene>".
+                if matches!(items.get(k + 1), Some(Item::Ent(_))) {
+                    let mut a = k;
+                    while a > 0 && is_desc(&items[a - 1]) && Some(a - 1) != answer {
+                        a -= 1;
+                    }
+                    items.drain(a..=k);
+                    k = a;
+                } else {
+                    items.remove(k);
+                }
+            } else {
+                // "<gene> [the gene] encoding <description>".
+                let mut a = k;
+                while a > 0 && matches!(items[a - 1], Item::Noun(_)) && Some(a - 1) != answer {
+                    a -= 1;
+                }
+                let gene_before = a > 0 && matches!(items[a - 1], Item::Ent(_));
+                if gene_before {
+                    let mut b = k + 1;
+                    while b < items.len() && is_desc(&items[b]) {
+                        b += 1;
+                    }
+                    items.drain(a..b);
+                    k = a;
+                } else {
+                    items.remove(k);
+                }
             }
         }
     }
@@ -39,7 +91,10 @@ impl Understander {
         let mut k = 0;
         while k + 1 < items.len() {
             if let (&Item::Ent(m), &Item::Noun(t)) = (&items[k], &items[k + 1]) {
-                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)));
+                // The first noun is the answer's, unless a noun after it can be ("prostaglandins
+                // I class - meds included?": the class says the name's type, meds are asked for).
+                let is_answer = !items[..k].iter().any(|x| matches!(x, Item::Noun(_)))
+                    && !items[k + 2..].iter().any(|x| matches!(x, Item::Noun(_)));
                 if !is_answer
                     && mentions[m]
                         .candidates

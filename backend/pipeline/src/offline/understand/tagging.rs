@@ -165,6 +165,11 @@ impl Understander {
                     best = Some((p.len(), Some(Item::Except)));
                 }
             }
+            for (p, after) in &self.lex.encodes {
+                if fits(p) && best.as_ref().is_none_or(|b| p.len() > b.0) {
+                    best = Some((p.len(), Some(Item::Encodes(*after))));
+                }
+            }
             match best {
                 Some((len, item)) => {
                     if let Some(it) = item {
@@ -210,6 +215,32 @@ impl Understander {
             }
             i = j;
         }
+        // "it" or "them" after a relation phrase, in a question naming one thing, is that
+        // thing again ("genes associated with hematologic cancer and upregulated in it").
+        for p in 1..n {
+            if !matches!(folded[p].as_str(), "it" | "them") || tags[p].is_some() {
+                continue;
+            }
+            let prev = tags[..p].iter().rev().flatten().next();
+            if !matches!(prev, Some((_, Item::Rel(_)))) {
+                continue;
+            }
+            let named: Vec<usize> = tags[..p]
+                .iter()
+                .flatten()
+                .filter_map(|t| match t.1 {
+                    Item::Ent(m) => Some(m),
+                    _ => None,
+                })
+                .collect();
+            let first = named.first().copied();
+            if let Some(m) = first {
+                if named.iter().all(|&x| mentions[x].text == mentions[m].text) {
+                    mentions.push(mentions[m].clone());
+                    tags[p] = Some((1, Item::Ent(mentions.len() - 1)));
+                }
+            }
+        }
         // Each mention's words (first, count, mention), for the absent-disease check.
         let spans: Vec<(usize, usize, usize)> = tags
             .iter()
@@ -220,12 +251,12 @@ impl Understander {
             })
             .collect();
         let mut items: Vec<Item> = tags.into_iter().flatten().map(|(_, it)| it).collect();
-        // "have" right before another relation phrase is an auxiliary ("have been associated
-        // with", "has been shown to bind").
+        // "have" or "show" right before another relation phrase is an auxiliary ("have been
+        // associated with", "has been shown to bind", "show downregulation of").
         let mut k = 0;
         while k + 1 < items.len() {
             let aux = matches!(items[k], Item::Rel(r)
-                if matches!(self.lex.phrases[r].0.as_slice(), [w] if w == "have" || w == "has" || w == "had"));
+                if matches!(self.lex.phrases[r].0.as_slice(), [w] if ["have", "has", "had", "show", "display", "exhibit"].contains(&w.as_str())));
             if aux && matches!(items[k + 1], Item::Rel(_)) {
                 items.remove(k);
             } else {
@@ -342,6 +373,7 @@ impl Understander {
                     Item::Rel(r) => format!("R({})", self.lex.phrases[*r].0.join(" ")),
                     Item::Noun(t) => format!("N({})", g.type_display(*t)),
                     Item::Except => "X".to_string(),
+                    Item::Encodes(after) => format!("Enc({})", if *after { "→" } else { "←" }),
                 })
                 .collect();
             let out: Vec<&str> = excepted
