@@ -39,7 +39,9 @@ fn main() -> Result<(), String> {
     println!(
         "metagraph: {:.2?} ({} relations)",
         t.elapsed(),
-        (0..g.relation_count()).filter(|&r| !meta.ends(r as u16).is_empty()).count()
+        (0..g.relation_count())
+            .filter(|&r| !meta.ends(r as u16).is_empty())
+            .count()
     );
     let t = Instant::now();
     let r = OfflineRetriever::new(&g);

@@ -87,8 +87,15 @@ fn understanding_builds_on_a_non_hetionet_schema() {
             .map(|n| g.type_label(n.1).to_string())
     };
     assert_eq!(noun("known variant").as_deref(), Some("Known_variant"));
-    assert_eq!(noun("biological process").as_deref(), Some("Biological_process"));
-    assert_eq!(noun("protein").as_deref(), Some("Protein"), "the schema's own type wins");
+    assert_eq!(
+        noun("biological process").as_deref(),
+        Some("Biological_process")
+    );
+    assert_eq!(
+        noun("protein").as_deref(),
+        Some("Protein"),
+        "the schema's own type wins"
+    );
     assert_eq!(noun("drug").as_deref(), Some("Drug"));
     // "variant": Known_variant has far more nodes than Clinically_relevant_variant.
     assert_eq!(noun("variant").as_deref(), Some("Known_variant"));
@@ -103,7 +110,12 @@ fn understanding_builds_on_a_non_hetionet_schema() {
     assert!(phrase("found in").contains(&"VARIANT_FOUND_IN_GENE".to_string()));
     assert!(phrase("associated with").contains(&"ASSOCIATED_WITH_BP".to_string()));
     assert!(phrase("associated with").contains(&"ASSOCIATED_WITH".to_string()));
-    assert_eq!(phrase("targeted by").len(), 2, "{:?}", phrase("targeted by"));
+    assert_eq!(
+        phrase("targeted by").len(),
+        2,
+        "{:?}",
+        phrase("targeted by")
+    );
     assert!(phrase("is biomarker of").contains(&"IS_BIOMARKER_OF_DISEASE".to_string()));
     assert!(phrase("act on").contains(&"ACTS_ON".to_string()));
     // Pairs: the only relation, or a clear most frequent one.
@@ -120,7 +132,11 @@ fn understanding_builds_on_a_non_hetionet_schema() {
     );
     // Every relation is reachable by some phrase or a pair.
     for (i, rt) in g.relations().iter().enumerate() {
-        let reached = u.lex.phrases.iter().any(|p| p.1.iter().any(|s| s.rel as usize == i))
+        let reached = u
+            .lex
+            .phrases
+            .iter()
+            .any(|p| p.1.iter().any(|s| s.rel as usize == i))
             || u.lex.pairs.values().any(|&r| r as usize == i);
         assert!(reached, "{} has no phrase and no pair", rt.name);
     }
@@ -144,7 +160,11 @@ fn schema_questions_are_answered_from_the_graph() {
     // By identifier, with and without its type noun.
     let (got, _) = ask(g, r, &format!("drugs for disease {}?", g.ident(d)));
     assert_eq!(got, want);
-    let (got, _) = ask(g, r, &format!("Which drugs are indicated for {}?", g.ident(d)));
+    let (got, _) = ask(
+        g,
+        r,
+        &format!("Which drugs are indicated for {}?", g.ident(d)),
+    );
     assert_eq!(got, want);
     // A relation phrase read off the relation's name, end-type words stripped.
     let d = busiest(g, "Disease", "IS_BIOMARKER_OF_DISEASE");
@@ -279,10 +299,16 @@ fn an_imported_graph_without_fixed_end_types_is_understood() {
         // Same type: subject → object, and the passive reads backwards.
         ("which proteins act on TP53", &["P00533"]),
         ("proteins acted on by EGFR", &["P04637"]),
-        ("which proteins are biomarkers of cancer", &["P04637", "P38398"]),
+        (
+            "which proteins are biomarkers of cancer",
+            &["P04637", "P38398"],
+        ),
         // A graph synonym, an identifier after its type noun, a bare identifier.
         ("which proteins are biomarkers of heart attack", &["P04637"]),
-        ("what illnesses is protein P00533 a biomarker of", &["DOID:1324"]),
+        (
+            "what illnesses is protein P00533 a biomarker of",
+            &["DOID:1324"],
+        ),
         ("medications associated with DOID:5844", &["DB00945"]),
         // "has parent" / "parent of" (backwards) on a same-type relation.
         ("illnesses that have parent cancer", &["DOID:1324"]),

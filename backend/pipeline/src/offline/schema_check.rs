@@ -68,9 +68,18 @@ pub fn check_schema_question(g: &Graph, r: &OfflineRetriever) -> Result<SchemaCh
         let mention = if g.find_by_name(name).len() == 1 && !name.trim().is_empty() {
             name.to_string()
         } else {
-            format!("{} {}", u.plural(g, named).trim_end_matches('s'), g.ident(node))
+            format!(
+                "{} {}",
+                u.plural(g, named).trim_end_matches('s'),
+                g.ident(node)
+            )
         };
-        let verb = u.lex.verbs.get(&rel).map(|v| v.0.clone()).unwrap_or_default();
+        let verb = u
+            .lex
+            .verbs
+            .get(&rel)
+            .map(|v| v.0.clone())
+            .unwrap_or_default();
         let question = format!("which {} {verb} {mention}", u.plural(g, answer));
         let t0 = Instant::now();
         let (res, _) = r.retrieve(g, &question);
@@ -97,7 +106,12 @@ fn busiest(g: &Graph, t: TypeId, rel: RelId) -> Option<NodeId> {
     g.nodes_of_type(t)
         .iter()
         .take(SCAN)
-        .map(|&n| (g.out_range_rel(n, rel).len() + g.in_range_rel(n, rel).len(), n))
+        .map(|&n| {
+            (
+                g.out_range_rel(n, rel).len() + g.in_range_rel(n, rel).len(),
+                n,
+            )
+        })
         .filter(|x| x.0 > 0)
         .max_by_key(|x| (x.0, std::cmp::Reverse(x.1)))
         .map(|x| x.1)

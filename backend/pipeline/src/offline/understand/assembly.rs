@@ -28,9 +28,9 @@ impl Understander {
         let ok = |want: Option<TypeId>, have: Option<TypeId>| {
             want.is_none() || have.is_none() || want == have
         };
-        self.ends(g, s.rel).iter().any(|&(src, tgt)| {
-            (ok(a, src) && ok(b, tgt)) || (ok(a, tgt) && ok(b, src))
-        })
+        self.ends(g, s.rel)
+            .iter()
+            .any(|&(src, tgt)| (ok(a, src) && ok(b, tgt)) || (ok(a, tgt) && ok(b, src)))
     }
 
     /// A relation's (source type, target type) pairs: the loader's fixed types, else the
@@ -51,10 +51,21 @@ impl Understander {
     /// Whether an edge of relation `r` runs from the subject (type `st`) to the object (type
     /// `ot`); a same-type relation reads subject → object unless the sense is reversed (or
     /// the subject came after its verb, `flip`).
-    fn forward(&self, g: &Graph, s: Sense, st: Option<TypeId>, ot: Option<TypeId>, flip: bool) -> bool {
+    fn forward(
+        &self,
+        g: &Graph,
+        s: Sense,
+        st: Option<TypeId>,
+        ot: Option<TypeId>,
+        flip: bool,
+    ) -> bool {
         let ends = self.ends(g, s.rel);
         if let [(src, tgt)] = ends.as_slice() {
-            return if src == tgt { s.reversed == flip } else { *src == st };
+            return if src == tgt {
+                s.reversed == flip
+            } else {
+                *src == st
+            };
         }
         if let Some((src, tgt)) = ends.iter().find(|e| e.0 == st && e.1 == ot) {
             return if src == tgt { s.reversed == flip } else { true };
@@ -543,38 +554,38 @@ impl Understander {
     ) -> Option<(TypeId, bool)> {
         for s in senses {
             for (a, b) in self.ends(g, s.rel) {
-            let (Some(a), Some(b)) = (a, b) else {
-                continue;
-            };
-            for &e in obj_types {
-                // A link the graph never holds is not reached round about either ("what
-                // treats atrial fibrillation" is not "diseases treated by drugs that cause
-                // it").
-                if self.lex.never_holds(&[*s], e)
-                    || st.is_some_and(|t| self.lex.never_holds(&[*s], t))
-                {
+                let (Some(a), Some(b)) = (a, b) else {
                     continue;
-                }
-                // Object side: the subject fits one end, the object pairs with the other.
-                for (mine, other) in [(a, b), (b, a)] {
-                    if st.is_none_or(|t| t == mine)
-                        && e != other
-                        && self.lex.pairs.contains_key(&(other, e))
+                };
+                for &e in obj_types {
+                    // A link the graph never holds is not reached round about either ("what
+                    // treats atrial fibrillation" is not "diseases treated by drugs that cause
+                    // it").
+                    if self.lex.never_holds(&[*s], e)
+                        || st.is_some_and(|t| self.lex.never_holds(&[*s], t))
                     {
-                        return Some((other, false));
+                        continue;
                     }
-                }
-                // Subject side: the object fits one end, the subject pairs with the other.
-                for (theirs, other) in [(a, b), (b, a)] {
-                    if e == theirs {
-                        if let Some(t) = st {
-                            if t != other && self.lex.pairs.contains_key(&(t, other)) {
-                                return Some((other, true));
+                    // Object side: the subject fits one end, the object pairs with the other.
+                    for (mine, other) in [(a, b), (b, a)] {
+                        if st.is_none_or(|t| t == mine)
+                            && e != other
+                            && self.lex.pairs.contains_key(&(other, e))
+                        {
+                            return Some((other, false));
+                        }
+                    }
+                    // Subject side: the object fits one end, the subject pairs with the other.
+                    for (theirs, other) in [(a, b), (b, a)] {
+                        if e == theirs {
+                            if let Some(t) = st {
+                                if t != other && self.lex.pairs.contains_key(&(t, other)) {
+                                    return Some((other, true));
+                                }
                             }
                         }
                     }
                 }
-            }
             }
         }
         None

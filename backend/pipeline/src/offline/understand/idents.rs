@@ -33,9 +33,10 @@ impl Understander {
             if self.names.exact.contains_key(&span.join(" ")) {
                 continue;
             }
-            let typed: Option<TypeId> = self.lex.nouns.iter().find_map(|(p, t)| {
-                (p.len() <= i && folded[i - p.len()..i] == p[..]).then_some(*t)
-            });
+            let typed: Option<TypeId> =
+                self.lex.nouns.iter().find_map(|(p, t)| {
+                    (p.len() <= i && folded[i - p.len()..i] == p[..]).then_some(*t)
+                });
             let mixed = token.chars().any(char::is_alphabetic)
                 && token.chars().any(|c| c.is_ascii_digit())
                 && token.chars().count() >= 4;
@@ -98,7 +99,13 @@ mod tests {
     fn tokens_lose_their_punctuation() {
         assert_eq!(
             tokens("drugs for (DOID:9352)? and P04637."),
-            vec![(0, "drugs"), (6, "for"), (11, "DOID:9352"), (24, "and"), (28, "P04637")]
+            vec![
+                (0, "drugs"),
+                (6, "for"),
+                (11, "DOID:9352"),
+                (24, "and"),
+                (28, "P04637")
+            ]
         );
     }
 }

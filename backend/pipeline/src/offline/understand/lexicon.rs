@@ -218,15 +218,15 @@ impl LexiconFile {
             };
             missing.set(false);
             let apply = |lx: &mut LexiconFile| -> Result<(), String> {
-            let phrase = |s: &str| -> Result<Vec<String>, String> {
-                let w = fold_text(s);
-                if w.is_empty() {
-                    Err(err(format!("'{s}' has no words")))
-                } else {
-                    Ok(w)
-                }
-            };
-            match cols[0] {
+                let phrase = |s: &str| -> Result<Vec<String>, String> {
+                    let w = fold_text(s);
+                    if w.is_empty() {
+                        Err(err(format!("'{s}' has no words")))
+                    } else {
+                        Ok(w)
+                    }
+                };
+                match cols[0] {
                 "type" => {
                     want(3)?;
                     let t = ty(cols[1])?;
@@ -349,7 +349,7 @@ impl LexiconFile {
                 )))
                 }
             }
-            Ok(())
+                Ok(())
             };
             if let Err(e) = apply(&mut lx) {
                 if overlay && missing.get() {

@@ -104,11 +104,11 @@ mod schema;
 mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
-pub use schema::{label_words, lexicon_for, Ends, Metagraph};
 pub use linking::{
-    SYNONYM_KEYS, AbsentDisease, AbsentName, Candidate, Match, Mention, NeverHeld, Understander, Understanding,
-    MAX_READINGS,
+    AbsentDisease, AbsentName, Candidate, Match, Mention, NeverHeld, Understander, Understanding,
+    MAX_READINGS, SYNONYM_KEYS,
 };
+pub use schema::{label_words, lexicon_for, Ends, Metagraph};
 
 #[cfg(test)]
 mod tests {

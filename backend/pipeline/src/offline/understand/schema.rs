@@ -98,9 +98,7 @@ impl Metagraph {
     fn edges_between(&self, r: RelId, a: TypeId, b: TypeId) -> u64 {
         self.ends(r)
             .iter()
-            .filter(|e| {
-                (e.0 == Some(a) && e.1 == Some(b)) || (e.0 == Some(b) && e.1 == Some(a))
-            })
+            .filter(|e| (e.0 == Some(a) && e.1 == Some(b)) || (e.0 == Some(b) && e.1 == Some(a)))
             .map(|e| e.2)
             .sum()
     }
@@ -117,8 +115,8 @@ pub fn lexicon_for(g: &Graph, meta: &Metagraph) -> Result<(LexiconFile, usize), 
 
 /// Words that carry no meaning of their own in a relation name.
 const FUNCTION: &[&str] = &[
-    "is", "are", "be", "has", "have", "a", "an", "the", "of", "in", "to", "with", "by", "for", "on",
-    "at", "from", "into", "as", "and", "or",
+    "is", "are", "be", "has", "have", "a", "an", "the", "of", "in", "to", "with", "by", "for",
+    "on", "at", "from", "into", "as", "and", "or",
 ];
 
 /// A label split into lower-case words: at `_`, spaces and punctuation, and at CamelCase
@@ -138,8 +136,7 @@ pub fn label_words(label: &str) -> Vec<String> {
         let next = chars.get(i + 1).copied();
         let boundary = c.is_uppercase()
             && prev.is_some_and(|p| {
-                p.is_lowercase()
-                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                p.is_lowercase() || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
             });
         if boundary && !cur.is_empty() {
             out.push(std::mem::take(&mut cur));
@@ -229,7 +226,8 @@ fn relation_phrases(g: &Graph, name: &str, end_types: &[TypeId]) -> Vec<(Vec<Str
     let mut w = all.clone();
     // A trailing abbreviation of an end type (`_BP`, `_SE`, `_MET`).
     if w.len() > 1
-        && w.last().is_some_and(|l| types.iter().any(|t| t.abbreviates(l)))
+        && w.last()
+            .is_some_and(|l| types.iter().any(|t| t.abbreviates(l)))
         && has_content(&w[..w.len() - 1])
     {
         w.pop();
@@ -516,8 +514,14 @@ mod tests {
 
     #[test]
     fn labels_split_into_words() {
-        assert_eq!(label_words("Biological_process"), strs(&["biological", "process"]));
-        assert_eq!(label_words("PharmacologicClass"), strs(&["pharmacologic", "class"]));
+        assert_eq!(
+            label_words("Biological_process"),
+            strs(&["biological", "process"])
+        );
+        assert_eq!(
+            label_words("PharmacologicClass"),
+            strs(&["pharmacologic", "class"])
+        );
         assert_eq!(label_words("GWAS_study"), strs(&["gwas", "study"]));
         assert_eq!(label_words("HTTPServer"), strs(&["http", "server"]));
         assert_eq!(
