@@ -187,20 +187,27 @@ fn third_person(w: &str) -> bool {
         && !FUNCTION.contains(&w)
 }
 
+/// Irregular past participles: (plain form, participle).
+const IRREGULAR: &[(&str, &str)] = &[
+    ("bind", "bound"),
+    ("find", "found"),
+    ("make", "made"),
+    ("know", "known"),
+    ("take", "taken"),
+    ("give", "given"),
+    ("hold", "held"),
+    ("build", "built"),
+    ("show", "shown"),
+    ("see", "seen"),
+];
+
+/// Whether a word is a past participle (`associated`, `found`).
+fn is_participle(w: &str) -> bool {
+    w.ends_with("ed") || IRREGULAR.iter().any(|(_, p)| *p == w)
+}
+
 /// The past participle of a verb's plain form (approximate English rules).
 fn participle(lemma: &str) -> String {
-    const IRREGULAR: &[(&str, &str)] = &[
-        ("bind", "bound"),
-        ("find", "found"),
-        ("make", "made"),
-        ("know", "known"),
-        ("take", "taken"),
-        ("give", "given"),
-        ("hold", "held"),
-        ("build", "built"),
-        ("show", "shown"),
-        ("see", "seen"),
-    ];
     if let Some((_, p)) = IRREGULAR.iter().find(|(l, _)| *l == lemma) {
         return (*p).to_string();
     }
@@ -256,7 +263,7 @@ fn relation_phrases(g: &Graph, name: &str, end_types: &[TypeId]) -> Vec<(Vec<Str
     }
     // A qualifier before the verb ("curated targets", "compiled interacts with").
     let mut cores = vec![w.clone()];
-    if w.len() >= 2 && w[0].ends_with("ed") && third_person(&w[1]) {
+    if w.len() >= 2 && is_participle(&w[0]) && third_person(&w[1]) {
         cores.push(w[1..].to_vec());
     }
     let mut out: Vec<(Vec<String>, bool)> = Vec::new();
@@ -290,7 +297,7 @@ fn relation_phrases(g: &Graph, name: &str, end_types: &[TypeId]) -> Vec<(Vec<Str
                 push([vec!["has".to_string()], rest.clone()].concat(), false);
                 push([vec!["have".to_string()], rest.clone()].concat(), false);
                 push([vec!["with".to_string()], rest.clone()].concat(), false);
-                if rest.first().is_some_and(|x| !x.ends_with("ed")) {
+                if rest.first().is_some_and(|x| !is_participle(x)) {
                     push([rest, vec!["of".to_string()]].concat(), true);
                 }
             }
@@ -343,7 +350,7 @@ fn relation_verbs(phrase: &[String]) -> (String, String) {
                 join(&join("are", &participle(&lemma)), &join(&rest, "by")),
             )
         }
-        v if v.ends_with("ed") => (join("are", &text), format!("are linked by '{text}' to")),
+        v if is_participle(v) => (join("are", &text), format!("are linked by '{text}' to")),
         _ => (text.clone(), format!("are linked by '{text}' to")),
     }
 }
