@@ -69,6 +69,11 @@ impl PropertyTable {
             .map(|i| &col[i].1)
     }
 
+    /// One key's (owner, value) rows, sorted by owner once sealed; empty when no owner has it.
+    pub fn column(&self, key: &str) -> &[(u32, PropValue)] {
+        self.columns.get(key).map_or(&[], Vec::as_slice)
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.columns.keys().map(String::as_str)
     }

@@ -5,6 +5,8 @@
 //! - [`understand`] — everyday clinical questions: a relation/type lexicon (data file),
 //!   entity linking with prefix and fuzzy matching, one-hop, chain and intersection
 //!   readings, a plain-words interpretation and "did you mean" alternatives.
+//! - [`schema_check`] — a question written from a loaded graph's schema, asked and checked
+//!   against its edges (Ask on a non-Hetionet graph).
 //! - [`explorer`] — relations by type-level reachability of the answer type and rarity;
 //!   nodes by marginal RNS gain RNS(Ae, {c}) for answer-typed candidates (when the model is
 //!   precomputed) and by reachability × edge score otherwise; stop when half the beam
@@ -17,6 +19,7 @@
 pub mod explorer;
 pub mod judge;
 pub mod retrieval;
+pub mod schema_check;
 pub mod summary;
 pub mod understand;
 pub mod understand_eval;

@@ -25,12 +25,55 @@ impl Understander {
         a: Option<TypeId>,
         b: Option<TypeId>,
     ) -> bool {
-        let rt = g.relation(s.rel);
         let ok = |want: Option<TypeId>, have: Option<TypeId>| {
             want.is_none() || have.is_none() || want == have
         };
-        (ok(a, rt.source_type) && ok(b, rt.target_type))
-            || (ok(a, rt.target_type) && ok(b, rt.source_type))
+        self.ends(g, s.rel)
+            .iter()
+            .any(|&(src, tgt)| (ok(a, src) && ok(b, tgt)) || (ok(a, tgt) && ok(b, src)))
+    }
+
+    /// A relation's (source type, target type) pairs: the loader's fixed types, else the
+    /// ones its edges join (most edges first), else unknown.
+    pub(super) fn ends(&self, g: &Graph, r: RelId) -> Vec<(Option<TypeId>, Option<TypeId>)> {
+        let rt = g.relation(r);
+        if rt.source_type.is_some() && rt.target_type.is_some() {
+            return vec![(rt.source_type, rt.target_type)];
+        }
+        let seen: Vec<_> = self.meta.ends(r).iter().map(|e| (e.0, e.1)).collect();
+        if seen.is_empty() {
+            vec![(rt.source_type, rt.target_type)]
+        } else {
+            seen
+        }
+    }
+
+    /// Whether an edge of relation `r` runs from the subject (type `st`) to the object (type
+    /// `ot`); a same-type relation reads subject → object unless the sense is reversed (or
+    /// the subject came after its verb, `flip`).
+    fn forward(
+        &self,
+        g: &Graph,
+        s: Sense,
+        st: Option<TypeId>,
+        ot: Option<TypeId>,
+        flip: bool,
+    ) -> bool {
+        let ends = self.ends(g, s.rel);
+        if let [(src, tgt)] = ends.as_slice() {
+            return if src == tgt {
+                s.reversed == flip
+            } else {
+                *src == st
+            };
+        }
+        if let Some((src, tgt)) = ends.iter().find(|e| e.0 == st && e.1 == ot) {
+            return if src == tgt { s.reversed == flip } else { true };
+        }
+        if ends.iter().any(|e| e.0 == ot && e.1 == st) {
+            return false;
+        }
+        s.reversed == flip
     }
 
     /// Builds readings from the tagged items, each leaving out the `excepted` mentions; the
@@ -416,9 +459,14 @@ impl Understander {
                 used_alt = true;
             }
             // Fix the subject's type from the relation if it was open.
-            let rt = g.relation(sense.rel);
+            let ends = self.ends(g, sense.rel);
             let st = st.or_else(|| {
-                let (a, b) = (rt.source_type, rt.target_type);
+                let (a, b) = ends
+                    .iter()
+                    .find(|e| e.0 == ot || e.1 == ot)
+                    .or(ends.first())
+                    .copied()
+                    .unwrap_or((None, None));
                 if ot == a {
                     b
                 } else {
@@ -462,12 +510,7 @@ impl Understander {
             };
             // Orientation: the relation's source type is the source; same-type relations read
             // subject → object unless the sense is reversed.
-            let st_t = st;
-            let forward = if rt.source_type == rt.target_type {
-                sense.reversed == flip
-            } else {
-                rt.source_type == st_t
-            };
+            let forward = self.forward(g, sense, st, ot, flip);
             let edge = if forward {
                 (si, sense.rel, oi)
             } else {
@@ -510,34 +553,35 @@ impl Understander {
         obj_types: &[TypeId],
     ) -> Option<(TypeId, bool)> {
         for s in senses {
-            let rt = g.relation(s.rel);
-            let (Some(a), Some(b)) = (rt.source_type, rt.target_type) else {
-                continue;
-            };
-            for &e in obj_types {
-                // A link the graph never holds is not reached round about either ("what
-                // treats atrial fibrillation" is not "diseases treated by drugs that cause
-                // it").
-                if self.lex.never_holds(&[*s], e)
-                    || st.is_some_and(|t| self.lex.never_holds(&[*s], t))
-                {
+            for (a, b) in self.ends(g, s.rel) {
+                let (Some(a), Some(b)) = (a, b) else {
                     continue;
-                }
-                // Object side: the subject fits one end, the object pairs with the other.
-                for (mine, other) in [(a, b), (b, a)] {
-                    if st.is_none_or(|t| t == mine)
-                        && e != other
-                        && self.lex.pairs.contains_key(&(other, e))
+                };
+                for &e in obj_types {
+                    // A link the graph never holds is not reached round about either ("what
+                    // treats atrial fibrillation" is not "diseases treated by drugs that cause
+                    // it").
+                    if self.lex.never_holds(&[*s], e)
+                        || st.is_some_and(|t| self.lex.never_holds(&[*s], t))
                     {
-                        return Some((other, false));
+                        continue;
                     }
-                }
-                // Subject side: the object fits one end, the subject pairs with the other.
-                for (theirs, other) in [(a, b), (b, a)] {
-                    if e == theirs {
-                        if let Some(t) = st {
-                            if t != other && self.lex.pairs.contains_key(&(t, other)) {
-                                return Some((other, true));
+                    // Object side: the subject fits one end, the object pairs with the other.
+                    for (mine, other) in [(a, b), (b, a)] {
+                        if st.is_none_or(|t| t == mine)
+                            && e != other
+                            && self.lex.pairs.contains_key(&(other, e))
+                        {
+                            return Some((other, false));
+                        }
+                    }
+                    // Subject side: the object fits one end, the subject pairs with the other.
+                    for (theirs, other) in [(a, b), (b, a)] {
+                        if e == theirs {
+                            if let Some(t) = st {
+                                if t != other && self.lex.pairs.contains_key(&(t, other)) {
+                                    return Some((other, true));
+                                }
                             }
                         }
                     }
@@ -549,8 +593,11 @@ impl Understander {
 
     /// With no answer type and no verb: the first `pair` relation touching type `b`.
     fn default_from(&self, g: &Graph, b: TypeId) -> Vec<Sense> {
-        let touches =
-            |r: RelId| g.relation(r).source_type == Some(b) || g.relation(r).target_type == Some(b);
+        let touches = |r: RelId| {
+            self.ends(g, r)
+                .iter()
+                .any(|e| e.0 == Some(b) || e.1 == Some(b))
+        };
         self.lex
             .pair_order
             .iter()

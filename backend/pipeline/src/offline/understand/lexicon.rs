@@ -127,8 +127,30 @@ fn norm_label(s: &str) -> String {
 }
 
 impl LexiconFile {
-    /// Reads a lexicon (`origin` names it in errors: `lexicon.tsv line 12: …`).
+    /// Reads a lexicon (`origin` names it in errors: `lexicon.tsv line 12: …`); a node type
+    /// or metaedge the graph lacks is an error.
     pub fn parse(text: &str, origin: &str, g: &Graph) -> Result<LexiconFile, String> {
+        LexiconFile::parse_with(text, origin, g, false).map(|x| x.0)
+    }
+
+    /// Reads a lexicon as an overlay on a graph of another schema: a line naming a node type
+    /// or metaedge the graph lacks is left out (a `rel`, `bare` or `never` line keeps the
+    /// metaedges the graph has), and a lexicon with no line left is no error. Malformed lines
+    /// are still errors. Returns the lexicon and how many lines were left out.
+    pub fn parse_overlay(
+        text: &str,
+        origin: &str,
+        g: &Graph,
+    ) -> Result<(LexiconFile, usize), String> {
+        LexiconFile::parse_with(text, origin, g, true)
+    }
+
+    fn parse_with(
+        text: &str,
+        origin: &str,
+        g: &Graph,
+        overlay: bool,
+    ) -> Result<(LexiconFile, usize), String> {
         let types: HashMap<String, TypeId> = (0..g.type_count() as TypeId)
             .flat_map(|t| {
                 [
@@ -146,6 +168,9 @@ impl LexiconFile {
             })
             .collect();
         let mut lx = LexiconFile::default();
+        let mut left_out = 0usize;
+        // Set when a line names a type or metaedge the graph lacks (an overlay skips it).
+        let missing = std::cell::Cell::new(false);
         for (i, line) in text.lines().enumerate() {
             let err = |m: String| format!("{origin} line {}: {m}", i + 1);
             let line = line.trim_end_matches('\r');
@@ -168,25 +193,45 @@ impl LexiconFile {
                 }
             };
             let ty = |s: &str| {
-                types
-                    .get(&norm_label(s))
-                    .copied()
-                    .ok_or_else(|| err(format!("unknown node type '{s}'")))
+                types.get(&norm_label(s)).copied().ok_or_else(|| {
+                    missing.set(true);
+                    err(format!("unknown node type '{s}'"))
+                })
             };
             let rel = |s: &str| {
-                rels.get(s)
-                    .copied()
-                    .ok_or_else(|| err(format!("unknown metaedge '{s}'")))
+                rels.get(s).copied().ok_or_else(|| {
+                    missing.set(true);
+                    err(format!("unknown metaedge '{s}'"))
+                })
             };
-            let phrase = |s: &str| -> Result<Vec<String>, String> {
-                let w = fold_text(s);
-                if w.is_empty() {
-                    Err(err(format!("'{s}' has no words")))
-                } else {
-                    Ok(w)
+            // An overlay keeps the metaedges of a list that the graph has.
+            let rel_list = |list: &str| -> Result<Vec<RelId>, String> {
+                let mut out = Vec::new();
+                for m in list.split(',') {
+                    match rel(m.trim()) {
+                        Ok(r) => out.push(r),
+                        Err(_) if overlay => {}
+                        Err(e) => return Err(e),
+                    }
                 }
+                if out.is_empty() {
+                    missing.set(true);
+                    return Err(err(format!("no metaedge of '{list}' in the graph")));
+                }
+                missing.set(false);
+                Ok(out)
             };
-            match cols[0] {
+            missing.set(false);
+            let apply = |lx: &mut LexiconFile| -> Result<(), String> {
+                let phrase = |s: &str| -> Result<Vec<String>, String> {
+                    let w = fold_text(s);
+                    if w.is_empty() {
+                        Err(err(format!("'{s}' has no words")))
+                    } else {
+                        Ok(w)
+                    }
+                };
+                match cols[0] {
                 "type" => {
                     want(3)?;
                     let t = ty(cols[1])?;
@@ -196,6 +241,7 @@ impl LexiconFile {
                 "rel" => {
                     want(3)?;
                     let mut senses = Vec::new();
+                    let mut named = 0usize;
                     // '*': the two types' pair relation ("share", "in common with").
                     for m in cols[1].split(',').filter(|m| m.trim() != "*") {
                         let m = m.trim();
@@ -203,11 +249,18 @@ impl LexiconFile {
                             Some(x) => (x, true),
                             None => (m, false),
                         };
-                        senses.push(Sense {
-                            rel: rel(m)?,
-                            reversed,
-                        });
+                        named += 1;
+                        match rel(m) {
+                            Ok(rel) => senses.push(Sense { rel, reversed }),
+                            Err(_) if overlay => {}
+                            Err(e) => return Err(e),
+                        }
                     }
+                    if named > 0 && senses.is_empty() {
+                        missing.set(true);
+                        return Err(err(format!("no metaedge of '{}' in the graph", cols[1])));
+                    }
+                    missing.set(false);
                     let p = phrase(cols[2])?;
                     match lx.phrases.iter_mut().find(|(q, _)| *q == p) {
                         Some((_, s)) => s.extend(
@@ -284,23 +337,18 @@ impl LexiconFile {
                 "bare" => {
                     want(4)?;
                     let (a, b) = (ty(cols[1])?, ty(cols[2])?);
-                    let senses = cols[3]
-                        .split(',')
-                        .map(|m| {
-                            rel(m.trim()).map(|rel| Sense {
-                                rel,
-                                reversed: false,
-                            })
+                    let senses = rel_list(cols[3])?
+                        .into_iter()
+                        .map(|rel| Sense {
+                            rel,
+                            reversed: false,
                         })
-                        .collect::<Result<Vec<_>, _>>()?;
+                        .collect();
                     lx.bare.insert((a, b), senses);
                 }
                 "never" => {
                     want(3)?;
-                    let rels = cols[1]
-                        .split(',')
-                        .map(|m| rel(m.trim()))
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let rels = rel_list(cols[1])?;
                     lx.never.push((rels, ty(cols[2])?));
                 }
                 "synonym" => {
@@ -319,11 +367,20 @@ impl LexiconFile {
                 )))
                 }
             }
+                Ok(())
+            };
+            if let Err(e) = apply(&mut lx) {
+                if overlay && missing.get() {
+                    left_out += 1;
+                    continue;
+                }
+                return Err(e);
+            }
         }
-        if lx.nouns.is_empty() || lx.phrases.is_empty() {
+        if !overlay && (lx.nouns.is_empty() || lx.phrases.is_empty()) {
             return Err(format!("{origin}: no type nouns or no relation phrases"));
         }
-        Ok(lx)
+        Ok((lx, left_out))
     }
 
     /// Whether a phrase meaning one of `senses`, asked of a name of type `t`, asks for a link

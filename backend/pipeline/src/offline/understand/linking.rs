@@ -4,10 +4,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serenqa_graph::{Graph, NodeId, RelId, TypeId};
+use serenqa_graph::{Graph, NodeId, PropValue, RelId, TypeId};
 
-use super::lexicon::{fold_text, LexiconFile, HETIONET_LEXICON};
+use super::lexicon::{fold_text, LexiconFile};
+use super::schema::{lexicon_for, Metagraph};
 use crate::offline::retrieval::Parse;
+
+/// Node properties that hold other names of a node (each a string, `|`- or `;`-separated,
+/// or a list of strings).
+pub const SYNONYM_KEYS: [&str; 6] = [
+    "synonyms",
+    "synonym",
+    "aliases",
+    "alias",
+    "alternative_names",
+    "exact_synonyms",
+];
 
 /// Readings tried at most per question.
 pub const MAX_READINGS: usize = 6;
@@ -159,6 +171,9 @@ pub(super) struct NameIndex {
 /// Question understanding over one graph: the lexicon and a folded-name index.
 pub struct Understander {
     pub lex: LexiconFile,
+    /// Every relation's end types and edge counts (read off the edges where the loader did
+    /// not fix them).
+    pub meta: Metagraph,
     pub(super) names: NameIndex,
     /// Every vocabulary word (phrases, nouns, stops, exception markers), never linked on its
     /// own.
@@ -182,15 +197,22 @@ pub(super) fn max_distance(chars: usize) -> usize {
 }
 
 impl Understander {
-    /// With the compiled-in Hetionet lexicon.
+    /// With the lexicon of the graph's own schema and the compiled-in Hetionet lexicon as an
+    /// overlay ([`lexicon_for`]): exactly the Hetionet lexicon on Hetionet, and a lexicon
+    /// derived from the node types, relation names and names on any other graph. `Err` only
+    /// if the compiled-in lexicon is malformed (tested never to be).
     pub fn new(g: &Graph) -> Result<Understander, String> {
-        Understander::with_lexicon(
-            g,
-            LexiconFile::parse(HETIONET_LEXICON, "lexicon/hetionet.tsv", g)?,
-        )
+        let meta = Metagraph::of(g);
+        let (lex, _) = lexicon_for(g, &meta)?;
+        Ok(Understander::with_parts(g, lex, meta))
     }
 
+    /// With a given lexicon (no schema-derived entries).
     pub fn with_lexicon(g: &Graph, lex: LexiconFile) -> Result<Understander, String> {
+        Ok(Understander::with_parts(g, lex, Metagraph::of(g)))
+    }
+
+    fn with_parts(g: &Graph, lex: LexiconFile, meta: Metagraph) -> Understander {
         let mut exact: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut by_word: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut by_head: HashMap<String, Vec<NodeId>> = HashMap::new();
@@ -218,6 +240,31 @@ impl Understander {
                         n,
                         w.len() - k,
                     ));
+                }
+            }
+        }
+        // Synonyms the graph holds (a `synonyms` property, as a CKG import has) link exactly.
+        for key in SYNONYM_KEYS {
+            for (n, v) in g.node_props().column(key) {
+                let forms: Vec<&str> = match v {
+                    PropValue::Str(s) => s.split(['|', ';']).collect(),
+                    PropValue::List(xs) => xs
+                        .iter()
+                        .filter_map(|x| match x {
+                            PropValue::Str(s) => Some(s.as_str()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for f in forms {
+                    let w = fold_text(f);
+                    if !w.is_empty() && (*n as usize) < g.node_count() {
+                        let e = exact.entry(w.join(" ")).or_default();
+                        if !e.contains(n) {
+                            e.push(*n);
+                        }
+                    }
                 }
             }
         }
@@ -320,8 +367,9 @@ impl Understander {
         {
             vocab.extend(p.iter().cloned());
         }
-        Ok(Understander {
+        Understander {
             lex,
+            meta,
             names: NameIndex {
                 exact,
                 sorted,
@@ -333,7 +381,7 @@ impl Understander {
             warnings,
             absent: Default::default(),
             groups,
-        })
+        }
     }
 
     pub(super) fn link(&self, g: &Graph, span: &[String], how: Match) -> Vec<Candidate> {

@@ -4,7 +4,16 @@
 //! 1. **Lexicon** ([`LexiconFile`], a data file: `lexicon/hetionet.tsv`, compiled in, or any
 //!    path): type nouns, relation phrases → metaedges (in preference order), the default
 //!    relation of a type pair, the words the interpretation line uses, and stop words. Errors
-//!    name the file line.
+//!    name the file line. [`Understander::new`] serves **any graph**: the lexicon is derived
+//!    from the graph's own schema ([`lexicon_for`], module `schema`: type nouns from type
+//!    labels, relation phrases from relation names, pairs from edge counts, the end types of
+//!    relations the loader left open read off the edges by [`Metagraph`]) with the Hetionet
+//!    lexicon as an overlay — its lines that name the graph's types and metaedges, and its
+//!    stop words, markers and word synonyms. The overlay owns what it names; on Hetionet that
+//!    is everything, so the lexicon there is exactly the Hetionet file. Construction never
+//!    fails on an unknown schema. Names link as before, and also through a node property of
+//!    other names (`synonyms`, `aliases`, … [`SYNONYM_KEYS`]) and by identifier ("DOID:9352";
+//!    "disease 101663" — a type noun followed by its node's identifier).
 //! 2. **Folding**: lower case, apostrophes and punctuation dropped, a plural or possessive
 //!    `s` dropped per word (`Parkinson's` = `parkinsons` = `parkinson`). Names are folded the
 //!    same way once per graph.
@@ -76,6 +85,9 @@
 //!
 //! # Layout
 //! - `lexicon` — the lexicon file and word folding (step 1–2).
+//! - `schema` — the lexicon of any graph: derived from its schema, Hetionet as an overlay;
+//!   the [`Metagraph`] of relation end types.
+//! - `idents` — node identifiers in a question (step 3, after multi-word names).
 //! - `linking` — entity linking: the folded-name index, match kinds, candidates (step 3's
 //!   name lookup).
 //! - `tagging` — the question → tagged items (names, relation phrases, type nouns) and the
@@ -90,17 +102,20 @@
 
 mod assembly;
 mod describe;
+mod idents;
 mod lexicon;
 mod linking;
 mod ontology;
 mod restate;
+mod schema;
 mod tagging;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
 pub use linking::{
     AbsentDisease, AbsentName, Candidate, Match, Mention, NeverHeld, Understander, Understanding,
-    MAX_READINGS,
+    MAX_READINGS, SYNONYM_KEYS,
 };
+pub use schema::{label_words, lexicon_for, Ends, Metagraph};
 
 #[cfg(test)]
 mod tests {

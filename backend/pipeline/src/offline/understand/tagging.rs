@@ -109,6 +109,9 @@ impl Understander {
                 }
             }
         }
+        // 1a. Node identifiers no name covers ("DOID:9352", "disease 101663" by its id).
+        let (t, c, m) = (&mut tags, &mut covered, &mut mentions);
+        self.link_identifiers(g, question, &ws, &folded, t, c, m);
         // 1b. Group names by name stem ("statins", "beta blockers"), before their words are
         // read as vocabulary ("blocker") or linked to other names ("Statin Pathway").
         for len in (1..=MAX_SPAN.min(n)).rev() {
