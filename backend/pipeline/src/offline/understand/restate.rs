@@ -240,3 +240,37 @@ impl Understander {
         }
     }
 }
+
+/// "it" or "them" after a relation phrase, in a question naming one thing, is that thing
+/// again ("genes associated with hematologic cancer and upregulated in it"); with more than
+/// one thing named, nothing says which, and the word stays a stop word. Works on the tagged
+/// words (`tags[k]`: the item starting at word k and its length).
+pub(super) fn pronouns(
+    folded: &[String],
+    tags: &mut [Option<(usize, Item)>],
+    mentions: &mut Vec<Mention>,
+) {
+    for p in 1..folded.len().min(tags.len()) {
+        if !matches!(folded[p].as_str(), "it" | "them") || tags[p].is_some() {
+            continue;
+        }
+        let prev = tags[..p].iter().rev().flatten().next();
+        if !matches!(prev, Some((_, Item::Rel(_)))) {
+            continue;
+        }
+        let named: Vec<usize> = tags[..p]
+            .iter()
+            .flatten()
+            .filter_map(|t| match t.1 {
+                Item::Ent(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        if let Some(&m) = named.first() {
+            if named.iter().all(|&x| mentions[x].text == mentions[m].text) {
+                mentions.push(mentions[m].clone());
+                tags[p] = Some((1, Item::Ent(mentions.len() - 1)));
+            }
+        }
+    }
+}

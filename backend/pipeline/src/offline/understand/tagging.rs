@@ -19,6 +19,7 @@ use super::lexicon::{fold_text, span_text, words, Sense};
 use super::linking::{
     max_distance, Candidate, Item, Match, Mention, NeverHeld, Understander, Understanding, MAX_SPAN,
 };
+use super::restate::pronouns;
 
 impl Understander {
     /// Understands a question.
@@ -218,32 +219,7 @@ impl Understander {
             }
             i = j;
         }
-        // "it" or "them" after a relation phrase, in a question naming one thing, is that
-        // thing again ("genes associated with hematologic cancer and upregulated in it").
-        for p in 1..n {
-            if !matches!(folded[p].as_str(), "it" | "them") || tags[p].is_some() {
-                continue;
-            }
-            let prev = tags[..p].iter().rev().flatten().next();
-            if !matches!(prev, Some((_, Item::Rel(_)))) {
-                continue;
-            }
-            let named: Vec<usize> = tags[..p]
-                .iter()
-                .flatten()
-                .filter_map(|t| match t.1 {
-                    Item::Ent(m) => Some(m),
-                    _ => None,
-                })
-                .collect();
-            let first = named.first().copied();
-            if let Some(m) = first {
-                if named.iter().all(|&x| mentions[x].text == mentions[m].text) {
-                    mentions.push(mentions[m].clone());
-                    tags[p] = Some((1, Item::Ent(mentions.len() - 1)));
-                }
-            }
-        }
+        pronouns(&folded, &mut tags, &mut mentions);
         // Each mention's words (first, count, mention), for the absent-disease check.
         let spans: Vec<(usize, usize, usize)> = tags
             .iter()
