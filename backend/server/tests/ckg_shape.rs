@@ -116,7 +116,7 @@ fn perf_ckg_runs_its_whole_sequence_at_a_toy_size() {
         "| predict",
         "| serve: ready |",
         "| Discover, disease page, cold | p50",
-        "| Ask, schema-derived questions |",
+        "| Ask, schema-derived questions | 10/10 understood",
         "| Cypher, node-local | p50",
         "| paths disease → drug",
     ] {

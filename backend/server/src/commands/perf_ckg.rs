@@ -278,7 +278,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
 
     // Ask: questions in the loaded graph's own words (its type and relation names).
     let mut ask_ms = Vec::new();
-    let mut answered = 0;
+    let (mut answered, mut understood) = (0, 0);
     let mut ask_fail = Vec::new();
     let asks = 10usize;
     for k in 0..asks {
@@ -297,10 +297,12 @@ pub fn run(args: CkgArgs) -> Result<()> {
                 ask_ms.push(ms);
                 let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
                 let n = v["answers"].as_array().map_or(0, |x| x.len());
-                if n > 0 && v["error"].is_null() {
-                    answered += 1;
+                // Understood: a query was written and ran (a disease may have no such edge).
+                if v["cypher"].is_string() && v["executable"] == true && v["error"].is_null() {
+                    understood += 1;
+                    answered += usize::from(n > 0);
                 } else {
-                    let why = v["error"].as_str().unwrap_or("no answers").to_string();
+                    let why = v["error"].as_str().unwrap_or("no query").to_string();
                     ask_fail.push(format!("\"{q}\": {why}"));
                 }
             }
@@ -314,7 +316,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
     print(Row {
         what: "Ask, schema-derived questions".into(),
         result: format!(
-            "{answered}/{asks} answered; {}{}",
+            "{understood}/{asks} understood, {answered} with answers; {}{}",
             spread(&ask_ms),
             fail_note(&ask_fail)
         ),
