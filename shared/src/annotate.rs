@@ -719,7 +719,6 @@ pub struct CreateInvite {
     pub role: Role,
 }
 
-
 /// A few graph facts about a candidate, so the annotator sees why it is an answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CandidateContext {

@@ -49,7 +49,10 @@ fn reinviting_an_address_replaces_its_earlier_link() {
         (pending[0].email.as_str(), pending[0].role),
         ("X@Y.org", Role::Reviewer)
     );
-    assert_eq!(repo.invite("t1").unwrap().unwrap().revoked.as_deref(), Some(REVOKED_REPLACED));
+    assert_eq!(
+        repo.invite("t1").unwrap().unwrap().revoked.as_deref(),
+        Some(REVOKED_REPLACED)
+    );
     let why = refusal(repo.accept_invite("t1", "X", "h", t));
     assert!(why.contains("replaced by a newer one"), "{why}");
     let u = repo.accept_invite("t2", "X", "h", t).unwrap();
@@ -68,7 +71,10 @@ fn an_expired_link_is_replaced_without_a_warning() {
     let t = now();
     repo.create_invite("old", "late@y.org", Role::Annotator, None, t - 1)
         .unwrap();
-    assert!(repo.pending_invites(t).unwrap().is_empty(), "expired is not pending");
+    assert!(
+        repo.pending_invites(t).unwrap().is_empty(),
+        "expired is not pending"
+    );
     let why = refusal(repo.accept_invite("old", "L", "h", t));
     assert!(why.contains("expired"), "{why}");
     assert_eq!(
@@ -99,18 +105,31 @@ fn a_revoked_link_fails_at_accept_and_leaves_the_pending_list() {
     let a = pending[1].id;
     let revoked = repo.revoke_invite(a, t).unwrap();
     assert_eq!(revoked.email, "a@y.org");
-    assert_eq!(repo.revoke_invite(a, t).unwrap().id, a, "revoking twice changes nothing");
+    assert_eq!(
+        repo.revoke_invite(a, t).unwrap().id,
+        a,
+        "revoking twice changes nothing"
+    );
     assert_eq!(repo.pending_invites(t).unwrap().len(), 1);
     let why = refusal(repo.accept_invite("a", "A", "h", t));
     assert!(why.contains("withdrawn"), "{why}");
-    assert_eq!(repo.invite("a").unwrap().unwrap().revoked.as_deref(), Some(REVOKED_WITHDRAWN));
+    assert_eq!(
+        repo.invite("a").unwrap().unwrap().revoked.as_deref(),
+        Some(REVOKED_WITHDRAWN)
+    );
     // A used invite cannot be revoked; an unknown one is not found.
     repo.accept_invite("b", "B", "h", t).unwrap();
     let b = repo.pending_invites(t - 10).unwrap();
     assert!(b.is_empty());
     let used_id = a + 1;
-    assert!(matches!(repo.revoke_invite(used_id, t), Err(StoreError::Conflict(_))));
-    assert!(matches!(repo.revoke_invite(999, t), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        repo.revoke_invite(used_id, t),
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        repo.revoke_invite(999, t),
+        Err(StoreError::NotFound(_))
+    ));
     // After a revocation the address can be invited again.
     assert_eq!(
         repo.create_invite("a2", "a@y.org", Role::Annotator, None, t + 60)
@@ -207,15 +226,59 @@ fn work() -> Work {
     let batch = qs[0].batch_id;
     // ann1: a submission updated once, then edited (pending), and a skip.
     save(&repo, ann1.id, &qs[0], "1a", 0, Status::Draft, false, "");
-    save(&repo, ann1.id, &qs[0], "1b", 1, Status::Complete, false, "first thought");
-    save(&repo, ann1.id, &qs[0], "1c", 2, Status::Complete, false, "the surprising one");
+    save(
+        &repo,
+        ann1.id,
+        &qs[0],
+        "1b",
+        1,
+        Status::Complete,
+        false,
+        "first thought",
+    );
+    save(
+        &repo,
+        ann1.id,
+        &qs[0],
+        "1c",
+        2,
+        Status::Complete,
+        false,
+        "the surprising one",
+    );
     save(&repo, ann1.id, &qs[0], "1d", 3, Status::Draft, true, "hm");
-    save(&repo, ann1.id, &qs[1], "1e", 0, Status::Complete, true, "no idea");
+    save(
+        &repo,
+        ann1.id,
+        &qs[1],
+        "1e",
+        0,
+        Status::Complete,
+        true,
+        "no idea",
+    );
     // ann2: a draft only. The admin: one submission.
     save(&repo, ann2.id, &qs[1], "2a", 0, Status::Draft, false, "");
-    save(&repo, admin.id, &qs[1], "3a", 0, Status::Complete, false, "admin note");
+    save(
+        &repo,
+        admin.id,
+        &qs[1],
+        "3a",
+        0,
+        Status::Complete,
+        false,
+        "admin note",
+    );
     repo.set_assignment(batch, &[ann1.id], Some(2)).unwrap();
-    Work { _d: d, repo, ann1, ann2, admin, qs, batch }
+    Work {
+        _d: d,
+        repo,
+        ann1,
+        ann2,
+        admin,
+        qs,
+        batch,
+    }
 }
 
 #[test]
@@ -225,14 +288,23 @@ fn progress_counts_each_annotators_work() {
     let who: Vec<&str> = p.iter().map(|x| x.email.as_deref().unwrap()).collect();
     assert_eq!(
         who,
-        ["boss@example.org", "ann.one@example.org", "ann.two@example.org"],
+        [
+            "boss@example.org",
+            "ann.one@example.org",
+            "ann.two@example.org"
+        ],
         "annotators and anyone who saved a response; not the reviewer"
     );
     let one = &p[1];
     assert_eq!(one.annotator, pseudonym(w.ann1.id));
     assert_eq!(one.name.as_deref(), Some("Ann One"));
     assert_eq!(
-        (one.submitted, one.skipped, one.in_progress, one.pending_edits),
+        (
+            one.submitted,
+            one.skipped,
+            one.in_progress,
+            one.pending_edits
+        ),
         (1, 1, 0, 1)
     );
     assert_eq!(one.assigned.len(), 1);
@@ -259,7 +331,10 @@ fn submitted_rankings_name_the_candidates_page_by_page() {
     let w = work();
     let all = RankingFilter::default();
     let (total, page) = w.repo.submitted_rankings(&all, 0, 100, true).unwrap();
-    assert_eq!(total, 3, "ann1's two submissions and the admin's; drafts are not listed");
+    assert_eq!(
+        total, 3,
+        "ann1's two submissions and the admin's; drafts are not listed"
+    );
     assert_eq!(page.len(), 3);
     let first = &page[0];
     assert_eq!(first.question_id, w.qs[0].id);
@@ -268,7 +343,11 @@ fn submitted_rankings_name_the_candidates_page_by_page() {
     assert_eq!(first.batch, "Batch one");
     assert_eq!(first.question, "Question 1?");
     let names: Vec<&str> = first.ranking.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["Drug 1.2", "Drug 1.1", "Drug 1.0"], "the annotator's order, by name");
+    assert_eq!(
+        names,
+        ["Drug 1.2", "Drug 1.1", "Drug 1.0"],
+        "the annotator's order, by name"
+    );
     assert_eq!(first.ranking[0].key, "Compound::DB12");
     assert_eq!(first.ranking[0].rank, Some(1));
     // The submission, not the pending edit: its comment, with the edit flagged.
@@ -277,7 +356,10 @@ fn submitted_rankings_name_the_candidates_page_by_page() {
     assert_eq!((first.saves, first.submissions), (4, 2));
     assert_eq!(first.confidence, Some(4));
     assert_eq!(first.time_on_task_s, Some(90.5));
-    assert!(page[1].skipped || page[2].skipped, "the skip is listed and marked");
+    assert!(
+        page[1].skipped || page[2].skipped,
+        "the skip is listed and marked"
+    );
 
     // Paging and filters.
     let (total, p2) = w.repo.submitted_rankings(&all, 1, 1, true).unwrap();
@@ -285,14 +367,29 @@ fn submitted_rankings_name_the_candidates_page_by_page() {
     assert_eq!(p2[0].response_id, page[1].response_id);
     let (_, past) = w.repo.submitted_rankings(&all, 10, 5, true).unwrap();
     assert!(past.is_empty());
-    let by_q = RankingFilter { question: Some(w.qs[1].id), ..all };
+    let by_q = RankingFilter {
+        question: Some(w.qs[1].id),
+        ..all
+    };
     assert_eq!(w.repo.submitted_rankings(&by_q, 0, 10, true).unwrap().0, 2);
-    let by_user = RankingFilter { user: Some(w.admin.id), ..all };
+    let by_user = RankingFilter {
+        user: Some(w.admin.id),
+        ..all
+    };
     let (n, v) = w.repo.submitted_rankings(&by_user, 0, 10, true).unwrap();
     assert_eq!((n, v[0].comment.as_str()), (1, "admin note"));
-    let by_batch = RankingFilter { batch: Some(w.batch + 1), ..all };
-    assert_eq!(w.repo.submitted_rankings(&by_batch, 0, 10, true).unwrap().0, 0);
-    let none = RankingFilter { user: Some(w.ann2.id), ..all };
+    let by_batch = RankingFilter {
+        batch: Some(w.batch + 1),
+        ..all
+    };
+    assert_eq!(
+        w.repo.submitted_rankings(&by_batch, 0, 10, true).unwrap().0,
+        0
+    );
+    let none = RankingFilter {
+        user: Some(w.ann2.id),
+        ..all
+    };
     assert_eq!(w.repo.submitted_rankings(&none, 0, 10, true).unwrap().0, 0);
 }
 
@@ -307,11 +404,17 @@ fn pseudonyms_are_stable_and_identify_nobody() {
     let export = export_rows(&w.repo, false).unwrap();
     let text = serde_json::to_string(&(&ranked, &progress, &export)).unwrap();
     for secret in ["@example.org", "Ann One", "Ann Two", "Boss", "ann.one"] {
-        assert!(!text.contains(secret), "{secret} in the pseudonymised views");
+        assert!(
+            !text.contains(secret),
+            "{secret} in the pseudonymised views"
+        );
     }
     // One pseudonym per person, the same in all three views.
     let p1 = pseudonym(w.ann1.id);
-    assert!(ranked.iter().filter(|r| r.response_id == ranked[0].response_id).all(|r| r.annotator == p1));
+    assert!(ranked
+        .iter()
+        .filter(|r| r.response_id == ranked[0].response_id)
+        .all(|r| r.annotator == p1));
     assert!(progress.iter().any(|p| p.annotator == p1));
     assert!(export.iter().any(|e| e.annotator == p1));
     assert_ne!(pseudonym(w.ann1.id), pseudonym(w.ann2.id));
@@ -320,7 +423,16 @@ fn pseudonyms_are_stable_and_identify_nobody() {
     w.repo
         .create_user("later@example.org", "", Role::Annotator, "h")
         .unwrap();
-    save(&w.repo, w.ann2.id, &w.qs[0], "2b", 0, Status::Complete, false, "");
+    save(
+        &w.repo,
+        w.ann2.id,
+        &w.qs[0],
+        "2b",
+        0,
+        Status::Complete,
+        false,
+        "",
+    );
     let after: Vec<String> = w
         .repo
         .annotator_progress(false)
@@ -350,14 +462,25 @@ fn an_annotators_assigned_batch_comes_first_and_is_marked() {
     let mk = |key: &str, qid: i64| NewBatch {
         key: key.into(),
         name: key.into(),
-        questions: vec![NewQuestion { qid, ..two_questions().questions[0].clone() }],
+        questions: vec![NewQuestion {
+            qid,
+            ..two_questions().questions[0].clone()
+        }],
         ..two_questions()
     };
-    repo.import_batches(&[mk("b1", 1), mk("b2", 2), mk("b3", 3)]).unwrap();
+    repo.import_batches(&[mk("b1", 1), mk("b2", 2), mk("b3", 3)])
+        .unwrap();
     let ids: Vec<i64> = repo.batches().unwrap().iter().map(|b| b.id).collect();
     repo.set_assignment(ids[2], &[ann.id], None).unwrap();
     repo.set_assignment(ids[1], &[other.id], None).unwrap();
     let p = repo.progress(ann.id).unwrap();
-    let got: Vec<(&str, bool)> = p.iter().map(|x| (x.batch.name.as_str(), x.assigned)).collect();
-    assert_eq!(got, [("b3", true), ("b1", false)], "assigned first; another's batch hidden");
+    let got: Vec<(&str, bool)> = p
+        .iter()
+        .map(|x| (x.batch.name.as_str(), x.assigned))
+        .collect();
+    assert_eq!(
+        got,
+        [("b3", true), ("b1", false)],
+        "assigned first; another's batch hidden"
+    );
 }

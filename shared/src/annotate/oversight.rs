@@ -214,12 +214,27 @@ mod tests {
             revoked: None,
         };
         assert_eq!(invite_refusal(&inv, 50), None);
-        assert_eq!(invite_refusal(&inv, 101).map(|r| r.0), Some("invite_expired"));
-        let used = Invite { used_at: Some(10), ..inv.clone() };
+        assert_eq!(
+            invite_refusal(&inv, 101).map(|r| r.0),
+            Some("invite_expired")
+        );
+        let used = Invite {
+            used_at: Some(10),
+            ..inv.clone()
+        };
         assert_eq!(invite_refusal(&used, 50).map(|r| r.0), Some("invite_used"));
-        let replaced = Invite { revoked: Some(REVOKED_REPLACED.into()), ..inv.clone() };
-        assert_eq!(invite_refusal(&replaced, 50).map(|r| r.0), Some("invite_replaced"));
-        let withdrawn = Invite { revoked: Some(REVOKED_WITHDRAWN.into()), ..inv };
+        let replaced = Invite {
+            revoked: Some(REVOKED_REPLACED.into()),
+            ..inv.clone()
+        };
+        assert_eq!(
+            invite_refusal(&replaced, 50).map(|r| r.0),
+            Some("invite_replaced")
+        );
+        let withdrawn = Invite {
+            revoked: Some(REVOKED_WITHDRAWN.into()),
+            ..inv
+        };
         let (code, msg) = invite_refusal(&withdrawn, 500).unwrap();
         assert_eq!(code, "invite_revoked");
         assert!(!msg.contains('\n'));
