@@ -233,11 +233,11 @@ pub(super) fn submitted_rankings(
     )?;
     let mut out = Vec::with_capacity(rows.len());
     for (mut v, ranking) in rows {
-        if !names.contains_key(&v.question_id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = names.entry(v.question_id) {
             let m = cands
                 .query_map([v.question_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
                 .collect::<rusqlite::Result<HashMap<i64, (String, String)>>>()?;
-            names.insert(v.question_id, m);
+            slot.insert(m);
         }
         let ranking: Vec<RankEntry> = serde_json::from_str(&ranking).map_err(json_err)?;
         let q = names.get(&v.question_id);
