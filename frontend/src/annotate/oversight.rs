@@ -63,9 +63,19 @@ pub fn WorkViews(#[prop(into)] batches: Signal<Vec<BatchRef>>) -> impl IntoView 
     spawn_local(async move { set_progress.set(Some(get("/api/review/progress").await)) });
     let filter = RwSignal::new(Filter::default());
     let (page, set_page) = signal(None::<Result<RankingsPage, Failure>>);
+    // Only the reply to the latest filter is shown (an earlier, slower one is dropped).
+    let asked = StoredValue::new(0u32);
     Effect::new(move |_| {
         let url = filter.with(Filter::url);
-        spawn_local(async move { set_page.set(Some(get(&url).await)) });
+        asked.update_value(|n| *n += 1);
+        let mine = asked.get_value();
+        set_page.set(None);
+        spawn_local(async move {
+            let r = get(&url).await;
+            if asked.try_get_value() == Some(mine) {
+                set_page.set(Some(r));
+            }
+        });
     });
     let show_annotator = move |a: String| {
         filter.set(Filter {
@@ -95,13 +105,13 @@ pub fn WorkViews(#[prop(into)] batches: Signal<Vec<BatchRef>>) -> impl IntoView 
                             view! {
                                 <tr data-annotator=p.annotator.clone()>
                                     <td class="who">{label}{p.name.filter(|n| !n.is_empty()).map(|n| view! { <div class="muted">{n}</div> })}</td>
-                                    <td>{p.role.as_str()}</td>
-                                    <td>{assigned}</td>
-                                    <td class="num">{p.submitted}</td>
-                                    <td class="num">{p.skipped}</td>
-                                    <td class="num">{p.in_progress}</td>
-                                    <td class="num">{p.pending_edits}</td>
-                                    <td>{p.last_activity.map(date_time).unwrap_or_else(|| "never".into())}</td>
+                                    <td data-label="Role">{p.role.as_str()}</td>
+                                    <td data-label="Assigned">{assigned}</td>
+                                    <td class="num" data-label="Submitted">{p.submitted}</td>
+                                    <td class="num" data-label="Skipped">{p.skipped}</td>
+                                    <td class="num" data-label="In progress">{p.in_progress}</td>
+                                    <td class="num" data-label="Edits">{p.pending_edits}</td>
+                                    <td data-label="Last save">{p.last_activity.map(date_time).unwrap_or_else(|| "never".into())}</td>
                                     <td><button class="link-button big" type="button" data-testid="show-rankings" on:click=move |_| show_annotator(a.clone())>"Rankings"</button></td>
                                 </tr>
                             }
@@ -192,7 +202,7 @@ fn RankingCard(r: RankingView, filter: RwSignal<Filter>) -> impl IntoView {
     }
     let ranks: Vec<Option<u32>> = r.ranking.iter().map(|e| e.rank).collect();
     view! {
-        <li class="ranking-card" data-testid="ranking-card" data-response=r.response_id data-annotator=r.annotator.clone()>
+        <li class="ranking-card" data-testid="ranking-card" data-response=r.response_id data-question=r.question_id data-annotator=r.annotator.clone()>
             <div class="rc-head">
                 <button class="link-button big rc-who" type="button" data-testid="rc-annotator" title="Only this annotator"
                     on:click=move |_| filter.update(|f| { f.annotator = Some(annotator.clone()); f.offset = 0; })>{who(&r.annotator, r.email.as_deref())}</button>
@@ -201,7 +211,7 @@ fn RankingCard(r: RankingView, filter: RwSignal<Filter>) -> impl IntoView {
                 {r.pending_edit.then(|| view! { <span class="tag" title="Edits saved as a draft after submitting; they do not count until submitted">"edits pending"</span> })}
             </div>
             <p class="rc-question"><button class="link-button big" type="button" data-testid="rc-question" title="Every ranking of this question"
-                on:click=move |_| filter.update(|f| { f.question = Some((qid, qtext.clone())); f.offset = 0; })>{r.question.clone()}</button></p>
+                on:click=move |_| filter.update(|f| { f.question = Some((qid, qtext.clone())); f.annotator = None; f.offset = 0; })>{r.question.clone()}</button></p>
             <ol class="rc-order">
                 {r.ranking.iter().enumerate().map(|(i, e)| {
                     let tied = i > 0 && ranks[i - 1] == e.rank && e.rank.is_some();
