@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod oversight;
+pub use oversight::*;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -45,6 +48,9 @@ pub struct Invite {
     pub created_at: i64,
     pub expires_at: i64,
     pub used_at: Option<i64>,
+    /// Why it was revoked ([`REVOKED_REPLACED`], [`REVOKED_WITHDRAWN`]); `None`: it was not.
+    #[serde(default)]
+    pub revoked: Option<String>,
 }
 
 /// Where a question set comes from.
@@ -89,6 +95,9 @@ pub struct BatchProgress {
     pub draft: i64,
     /// The first question not yet complete (where to resume).
     pub resume_at: Option<i64>,
+    /// Assigned to this annotator by name (not merely open to everyone); listed first.
+    #[serde(default)]
+    pub assigned: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -708,13 +717,6 @@ pub struct AcceptInvite {
 pub struct CreateInvite {
     pub email: String,
     pub role: Role,
-}
-
-/// The one-time link (shown once; the server keeps only a digest of its token).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InviteCreated {
-    pub link: String,
-    pub expires_at: i64,
 }
 
 /// A few graph facts about a candidate, so the annotator sees why it is an answer.

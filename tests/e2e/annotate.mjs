@@ -70,18 +70,108 @@ test('admin accepts the one-time link and invites two annotators and a reviewer'
     await page.locator('input[name=invite-email]').fill(`${who}@example.org`);
     await page.locator('select[name=invite-role]').selectOption(role);
     await page.getByRole('button', { name: 'Create invite link' }).click();
-    await page.getByTestId('invite-link').filter({ hasText: '/invite/' }).waitFor();
     await page.waitForFunction((prev) => {
       const el = document.querySelector('[data-testid=invite-link]');
-      return el && el.textContent !== prev;
+      return el && el.value.includes('/invite/') && el.value !== prev;
     }, Object.values(state.links).at(-1) || '');
-    state.links[who] = await page.getByTestId('invite-link').textContent();
+    state.links[who] = await page.getByTestId('invite-link').inputValue();
   }
   await page.goto(local(adminLink));
-  await page.getByText('has been used').waitFor({ timeout: 15000 });
+  await page.getByText('has already been used; sign in instead').waitFor({ timeout: 15000 });
   await page.goto(base + '/admin');
   await page.getByText('admin@example.org').last().waitFor();
   await page.screenshot({ path: shot('admin'), fullPage: true });
+});
+
+// The link field of the last created invite, once it shows a link other than `prev`.
+async function newLink(page, prev) {
+  await page.waitForFunction((p) => {
+    const el = document.querySelector('[data-testid=invite-link]');
+    return el && el.value.includes('/invite/') && el.value !== p;
+  }, prev || '');
+  return page.getByTestId('invite-link').inputValue();
+}
+
+// What the invite page says when the link cannot be used.
+async function inviteRefusal(link) {
+  const p = await newPage();
+  await p.goto(local(link));
+  const err = p.locator('p.error');
+  await err.waitFor({ timeout: 15000 });
+  const text = await err.textContent();
+  assert(await p.getByTestId('invite-email').count() === 0, 'no form for a dead link');
+  await p.context().close();
+  return text;
+}
+
+test('invites: copy button, one valid link per address (re-inviting invalidates the first), pending list with new link and revoke', async () => {
+  const page = state.admin;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await page.goto(base + '/admin');
+  const invite = async (email, role = 'annotator') => {
+    await page.locator('input[name=invite-email]').fill(email);
+    await page.locator('select[name=invite-role]').selectOption(role);
+    await page.getByRole('button', { name: 'Create invite link' }).click();
+  };
+  await invite('dup@example.org');
+  const first = await newLink(page, Object.values(state.links).at(-1));
+  assert(!(await page.getByTestId('invite-replaced').count()), 'nothing replaced the first time');
+  await page.getByTestId('copy-link').click();
+  await page.getByTestId('copied').waitFor();
+  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  assert(clip === first, `the clipboard holds the link: ${clip}`);
+  const pending = page.getByTestId('pending-invites');
+  await pending.locator('li[data-email="dup@example.org"]').waitFor();
+  await page.getByTestId('invites').screenshot({ path: shot('invites-1280') });
+
+  // The same address again: a new link, the old one named as dead, one pending row.
+  await invite('dup@example.org', 'reviewer');
+  const second = await newLink(page, first);
+  const replaced = await page.getByTestId('invite-replaced').textContent();
+  assert(replaced === 'The earlier link for dup@example.org no longer works.', replaced);
+  await pending.locator('li[data-email="dup@example.org"] .tag', { hasText: 'reviewer' }).waitFor();
+  assert(await pending.locator('li[data-email="dup@example.org"]').count() === 1, 'one pending invite per address');
+  const r1 = await inviteRefusal(first);
+  assert(/replaced by a newer one/.test(r1), `the first link is refused: ${r1}`);
+
+  // "New link" on a pending row re-issues (the old one stops working); "Revoke" withdraws.
+  await invite('pend@example.org');
+  const p1 = await newLink(page, second);
+  await pending.locator('li[data-email="pend@example.org"]').getByTestId('reissue').click();
+  const p2 = await newLink(page, p1);
+  assert((await page.getByTestId('invite-replaced').textContent()).includes('pend@example.org'), 'the re-issue says the old link is dead');
+  assert(/replaced by a newer one/.test(await inviteRefusal(p1)), 'the re-issued link replaced the pending one');
+  await pending.locator('li[data-email="dup@example.org"]').getByTestId('revoke').click();
+  const revoked = await page.getByTestId('invite-revoked').textContent();
+  assert(revoked === 'Revoked: the link for dup@example.org no longer works.', revoked);
+  await page.waitForFunction(() => !document.querySelector('[data-testid=pending-invites] li[data-email="dup@example.org"]'));
+  const r2 = await inviteRefusal(second);
+  assert(/withdrawn by an administrator/.test(r2), `the revoked link is refused: ${r2}`);
+  // The re-issued link still works.
+  const ok = await newPage();
+  await ok.goto(local(p2));
+  await ok.getByTestId('invite-email').waitFor({ timeout: 15000 });
+  await ok.context().close();
+
+  // 390 px: the contents list, the invites and the pending list fit; the link can be copied.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + '/admin');
+  await page.getByTestId('admin-toc').waitFor();
+  await page.screenshot({ path: shot('admin-top-390'), fullPage: false });
+  await invite('narrow@example.org');
+  await newLink(page, '');
+  await pending.locator('li[data-email="narrow@example.org"]').waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `admin page overflows by ${overflow}px at 390px`);
+  await page.getByTestId('invites').screenshot({ path: shot('invites-390') });
+  // The contents list reaches the weights panel at the bottom of the long page.
+  await page.getByTestId('admin-toc').getByRole('link', { name: 'Weights in force' }).click();
+  await page.waitForFunction(() => {
+    const r = document.getElementById('weights').getBoundingClientRect();
+    return r.top >= -2 && r.top < 120;
+  }, null, { timeout: 5000 });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  assert(page.errors.length === 0, page.errors.join('; '));
 });
 
 test('annotator logs in by invite, ranks by drag and by keyboard, reloads and finds it saved', async () => {
@@ -629,6 +719,75 @@ test('reviewer sees aggregates (W, α, expert set) and no annotator identities',
   await page.screenshot({ path: shot('review'), fullPage: true });
 });
 
+test('admin reads each annotator\'s progress, ranking and comment; the reviewer sees the same under a pseudonym, never the e-mail', async () => {
+  const COMMENT = 'Third candidate is the surprising one.';
+  const page = state.admin;
+  await page.goto(base + '/admin');
+  await page.getByTestId('admin-toc').getByRole('link', { name: 'Progress' }).click();
+  const prog = page.getByTestId('progress');
+  const row = prog.locator('tbody tr', { hasText: 'ann1@example.org' });
+  await row.waitFor({ timeout: 15000 });
+  const cells = await row.locator('td').allTextContents();
+  assert(/^A\d+ · ann1@example\.org/.test(cells[0]) && cells[0].includes('Annotator One'), `who: ${cells[0]}`);
+  assert(Number(cells[3]) >= 1 && cells[7] !== 'never', `submitted and last save: ${cells}`);
+  const pseudo = cells[0].match(/^(A\d+)/)[1];
+  // "Rankings" on the row: that annotator's submissions, with names and the comment.
+  await row.getByTestId('show-rankings').click();
+  // Every card shown is that annotator's, and one holds the comment.
+  const onlyBy = (p, who, comment) => p.waitForFunction(([w, c]) => {
+    const cards = [...document.querySelectorAll('[data-testid=ranking-card]')];
+    return cards.length > 0 && cards.every((e) => e.dataset.annotator === w) && cards.some((e) => e.textContent.includes(c));
+  }, [who, comment], { timeout: 15000 });
+  await onlyBy(page, pseudo, COMMENT);
+  const card = page.getByTestId('ranking-card').filter({ hasText: COMMENT });
+  assert(await page.getByTestId('ranking-card').filter({ hasNotText: 'ann1@example.org' }).count() === 0, 'only ann1\'s rankings');
+  const ct = await card.textContent();
+  assert(ct.includes(`${pseudo} · ann1@example.org`), `the card names the annotator: ${ct.slice(0, 120)}`);
+  assert(/confidence 4\/5/.test(ct) && /on task/.test(ct) && /save/.test(ct), `facts: ${ct}`);
+  assert(await card.locator('.rc-order li').count() >= 5 && await card.locator('.rc-order .tag', { hasText: 'unsure' }).count() === 1, 'the order by name with the unsure mark');
+  assert(/2 submissions/.test(ct), `the update after submitting is counted: ${ct}`);
+  // Every ranking of that question: both annotators.
+  const qid = await card.getAttribute('data-question');
+  await card.getByTestId('rc-question').click();
+  await page.waitForFunction((q) => {
+    const cards = [...document.querySelectorAll('[data-testid=ranking-card]')];
+    return cards.length >= 2 && cards.every((e) => e.dataset.question === q) && new Set(cards.map((e) => e.dataset.annotator)).size >= 2;
+  }, qid, { timeout: 15000 });
+  await page.getByTestId('rankings').screenshot({ path: shot('admin-rankings-1280') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `admin page overflows by ${overflow}px at 390px`);
+  await page.getByTestId('rankings').screenshot({ path: shot('admin-rankings-390') });
+  await page.getByTestId('progress').screenshot({ path: shot('admin-progress-390') });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  const rev = state.rev;
+  await rev.goto(base + '/review');
+  const rprog = rev.getByTestId('progress');
+  await rprog.locator(`tbody tr[data-annotator="${pseudo}"]`).waitFor({ timeout: 15000 });
+  await rev.getByTestId('rank-annotator').selectOption(pseudo);
+  await onlyBy(rev, pseudo, COMMENT);
+  const rcard = rev.getByTestId('ranking-card').filter({ hasText: COMMENT });
+  assert((await rcard.getByTestId('rc-annotator').textContent()) === pseudo, 'the reviewer sees the pseudonym');
+  // Nobody's e-mail or name but the reviewer's own ("Signed in as rev@…").
+  const text = (await rev.locator('main').textContent()).replace('rev@example.org', '');
+  assert(!text.includes('@example.org') && !text.includes('Annotator One'), 'no e-mail or name of another person on the review page');
+  for (const p of ['/api/review/progress', '/api/review/rankings?limit=100']) {
+    const body = await (await rev.request.get(base + p)).text();
+    assert(!body.includes('@') && !body.includes('Annotator One'), `${p} carries an identity`);
+  }
+  await rev.getByTestId('rankings').screenshot({ path: shot('review-rankings-1280') });
+  await rev.setViewportSize({ width: 390, height: 844 });
+  const rover = await rev.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(rover <= 1, `review page overflows by ${rover}px at 390px`);
+  await rev.getByTestId('rankings').screenshot({ path: shot('review-rankings-390') });
+  await rev.screenshot({ path: shot('review-390'), fullPage: true });
+  await rev.setViewportSize({ width: 1280, height: 900 });
+  // Annotators cannot read these.
+  assert((await state.ann1.request.get(base + '/api/review/rankings')).status() === 403, 'an annotator is refused the rankings');
+  assert(page.errors.length === 0 && rev.errors.length === 0, [...page.errors, ...rev.errors].join('; '));
+});
+
 test('admin and review pages are gated by role: no forms for those who cannot use them', async () => {
   const ann = state.ann1;
   for (const [w, h] of [[1280, 900], [390, 844]]) {
@@ -920,6 +1079,14 @@ test('admin assigns a batch to an annotator with an overlap target, sees coverag
   assert(!ann2Batches.some((b) => String(b.batch.id) === bid), 'the batch is gone for the unassigned annotator');
   const ann1Batches = await (await state.ann1.request.get(base + '/api/annotate/batches')).json();
   assert(ann1Batches.some((b) => String(b.batch.id) === bid), 'and still there for the assigned one');
+  // On ann1's list the assigned batch comes first and says so.
+  await state.ann1.goto(base + '/annotate');
+  await state.ann1.getByTestId('batches').waitFor();
+  const firstBatch = state.ann1.locator('[data-testid=batches] > li').first();
+  assert(await firstBatch.getAttribute('data-assigned') === 'true' && (await firstBatch.getByTestId('assigned-mark').textContent()) === 'Assigned to you', 'the assigned batch is first and marked');
+  assert(await state.ann1.getByTestId('assigned-mark').count() === 1, 'only the assigned batch is marked');
+  assert((await firstBatch.locator('a').first().getAttribute('href')).endsWith(`/annotate/batch/${bid}`), 'the first batch is the assigned one');
+  await state.ann1.screenshot({ path: shot('batches-assigned'), fullPage: false });
   // Coverage of the first batch: the question both annotators submitted is covered at k = 1.
   const first = rows.first();
   await first.locator('summary').click();

@@ -465,7 +465,8 @@ fn roles_csrf_bad_input_and_aggregates() {
         Some(&json!({"name": "x", "password": "a long password 1"}).to_string()),
         &[XRW],
     );
-    assert_eq!(again.0, 409, "{}", again.1);
+    assert_eq!(again.0, 410, "{}", again.1);
+    assert!(again.1.contains("invite_used"), "{}", again.1);
     assert_eq!(
         C::default()
             .get(&format!("{b}/api/auth/invite/{admin_token}"))
@@ -888,6 +889,286 @@ fn roles_csrf_bad_input_and_aggregates() {
     // …while a route that needs the session still refuses with 401.
     assert_eq!(ann2.get(&format!("{b}/api/annotate/batches")).0, 401);
     assert!(s.dir().join("a.sqlite").is_file());
+}
+
+/// Admin and reviewer views of the work (issue 39, item 4): one valid invite link per address,
+/// pending invites and revocation with the reason at acceptance, per-annotator progress and
+/// individual rankings with comments — e-mails for admins, pseudonyms only for reviewers —
+/// and the role rules of every such route.
+#[test]
+fn views_of_the_work_and_invites() {
+    let (s, admin_token) = start();
+    let b = &s.base;
+    let admin = accept(&s, &admin_token, "Admin");
+    let ann = accept(
+        &s,
+        &invite(&s, &admin, "ann@example.org", "annotator"),
+        "Ann Annotator",
+    );
+    let rev = accept(
+        &s,
+        &invite(&s, &admin, "rev@example.org", "reviewer"),
+        "Rev Reviewer",
+    );
+    let anon = C::default();
+    let json = |c: &C, path: &str| -> Value {
+        let (st, body) = c.get(&format!("{b}{path}"));
+        assert_eq!(st, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    };
+
+    // One valid link per address: the second invite replaces the first and says so.
+    let create = |email: &str| -> Value {
+        let (st, body, _) = admin.req(
+            "POST",
+            &format!("{b}/api/admin/invites"),
+            Some(&json!({"email": email, "role": "annotator"}).to_string()),
+            &[],
+        );
+        assert_eq!(st, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let token = |v: &Value| {
+        v["link"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let first = create("new@example.org");
+    assert!(first["replaced"].is_null(), "{first}");
+    let second = create("NEW@example.org");
+    assert_eq!(second["replaced"]["email"], "new@example.org", "{second}");
+    let refused = |t: &str, code: &str, words: &str| {
+        let (st, body) = anon.get(&format!("{b}/api/auth/invite/{t}"));
+        assert_eq!(st, 410, "{body}");
+        assert!(body.contains(code) && body.contains(words), "{body}");
+        let (st, body, _) = anon.req(
+            "POST",
+            &format!("{b}/api/auth/invite/{t}"),
+            Some(&json!({"name": "x", "password": "a long password 1"}).to_string()),
+            &[XRW],
+        );
+        assert_eq!(st, 410, "{body}");
+        let e: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(e["code"], code, "{body}");
+        assert!(!e["message"].as_str().unwrap().contains('\n'));
+    };
+    refused(&token(&first), "invite_replaced", "replaced by a newer one");
+    // The pending list: the new address once (admins only), then revoked.
+    let pending = json(&admin, "/api/admin/invites");
+    let mine: Vec<&Value> = pending
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["email"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case("new@example.org")
+        })
+        .collect();
+    assert_eq!(mine.len(), 1, "{pending}");
+    assert_eq!(mine[0]["created_by"], "admin@example.org");
+    let id = mine[0]["id"].as_i64().unwrap();
+    for c in [&ann, &rev] {
+        assert_eq!(c.get(&format!("{b}/api/admin/invites")).0, 403);
+        let (st, _, _) = c.req("DELETE", &format!("{b}/api/admin/invites/{id}"), None, &[]);
+        assert_eq!(st, 403);
+    }
+    assert_eq!(anon.get(&format!("{b}/api/admin/invites")).0, 401);
+    // Without the CSRF token a revocation is refused.
+    let no_csrf = C {
+        csrf: String::new(),
+        ..admin.clone()
+    };
+    let (st, body, _) = no_csrf.req("DELETE", &format!("{b}/api/admin/invites/{id}"), None, &[]);
+    assert_eq!(st, 403, "{body}");
+    assert!(body.contains("csrf"), "{body}");
+    assert_eq!(
+        json(&admin, "/api/admin/invites").as_array().map(Vec::len),
+        Some(pending.as_array().map_or(0, Vec::len))
+    );
+    let (st, body, _) = admin.req("DELETE", &format!("{b}/api/admin/invites/{id}"), None, &[]);
+    assert_eq!(st, 200, "{body}");
+    refused(&token(&second), "invite_revoked", "withdrawn");
+    assert!(!json(&admin, "/api/admin/invites")
+        .to_string()
+        .contains("new@example.org"));
+    let (st, body, _) = admin.req("DELETE", &format!("{b}/api/admin/invites/99999"), None, &[]);
+    assert_eq!(st, 404, "{body}");
+    // A used link cannot be revoked; an account's address cannot be invited.
+    let used = create("late@example.org");
+    accept(&s, &token(&used), "Late");
+    let (st, body, _) = admin.req(
+        "POST",
+        &format!("{b}/api/admin/invites"),
+        Some(&json!({"email": "late@example.org", "role": "annotator"}).to_string()),
+        &[],
+    );
+    assert_eq!(st, 409, "{body}");
+
+    // The annotator's work: a submission with a comment, and a draft.
+    let batches = json(&ann, "/api/annotate/batches");
+    let bid = batches[0]["batch"]["id"].as_i64().unwrap();
+    let qs: Vec<i64> = json(&ann, &format!("/api/annotate/batches/{bid}"))["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_i64().unwrap())
+        .collect();
+    let view = json(&ann, &format!("/api/annotate/questions/{}", qs[0]));
+    let cands: Vec<i64> = view["question"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    let mut body: Value =
+        serde_json::from_str(&ranking(&cands, &[1, 2, 2, 3, 4], "v1", "complete")).unwrap();
+    body["comment"] = json!("Xb is the surprising one");
+    let (st, r, _) = ann.req(
+        "PUT",
+        &format!("{b}/api/annotate/questions/{}/response", qs[0]),
+        Some(&body.to_string()),
+        &[],
+    );
+    assert_eq!(st, 200, "{r}");
+    let draft = ranking(&[cands[0], cands[1]], &[1, 2], "v2", "draft");
+    let q2 = json(&ann, &format!("/api/annotate/questions/{}", qs[1]));
+    let c2: Vec<i64> = q2["question"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    let draft = if c2.len() == 2 {
+        ranking(&c2, &[1, 2], "v2", "draft")
+    } else {
+        draft
+    };
+    let (st, r, _) = ann.req(
+        "PUT",
+        &format!("{b}/api/annotate/questions/{}/response", qs[1]),
+        Some(&draft),
+        &[],
+    );
+    assert_eq!(st, 200, "{r}");
+
+    // Annotators and anonymous visitors read none of it.
+    for path in ["/api/review/progress", "/api/review/rankings"] {
+        assert_eq!(ann.get(&format!("{b}{path}")).0, 403, "{path}");
+        assert_eq!(anon.get(&format!("{b}{path}")).0, 401, "{path}");
+    }
+
+    // Admins: e-mails, names, the ranking by name with its comment.
+    let progress = json(&admin, "/api/review/progress");
+    let row = progress
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["email"] == "ann@example.org")
+        .unwrap_or_else(|| panic!("{progress}"));
+    assert_eq!(
+        (
+            row["submitted"].as_i64(),
+            row["in_progress"].as_i64(),
+            row["skipped"].as_i64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(row["name"], "Ann Annotator");
+    assert!(row["last_activity"].as_i64().is_some());
+    let pseudo = row["annotator"].as_str().unwrap().to_string();
+    let page = json(&admin, "/api/review/rankings");
+    assert_eq!(page["total"], 1, "{page}");
+    let item = &page["items"][0];
+    assert_eq!(item["email"], "ann@example.org");
+    assert_eq!(item["annotator"], pseudo.as_str());
+    assert_eq!(item["comment"], "Xb is the surprising one");
+    assert_eq!(item["confidence"], 4);
+    let names: Vec<&str> = item["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 5);
+    assert!(
+        names.contains(&"Aspirin") && names.contains(&"Xb"),
+        "{names:?}"
+    );
+    assert_eq!(
+        item["ranking"][1]["rank"], item["ranking"][2]["rank"],
+        "the tie is kept"
+    );
+    assert_eq!(
+        (item["saves"].as_i64(), item["submissions"].as_i64()),
+        (Some(1), Some(1))
+    );
+
+    // Reviewers: the same work under the same pseudonym, and nothing that identifies anyone.
+    let rprogress = json(&rev, "/api/review/progress");
+    let rpage = json(&rev, "/api/review/rankings");
+    let filtered = json(
+        &rev,
+        &format!("/api/review/rankings?annotator={pseudo}&question={}", qs[0]),
+    );
+    for v in [&rprogress, &rpage, &filtered] {
+        let text = v.to_string();
+        for secret in ["@", "Ann Annotator", "Rev Reviewer", "Admin\""] {
+            assert!(
+                !text.contains(secret),
+                "{secret:?} in a reviewer reply: {text}"
+            );
+        }
+        let mut k = Vec::new();
+        keys(v, &mut k);
+        assert!(
+            !k.iter().any(|k| k == "email" || k == "user_id"),
+            "identity keys {k:?}"
+        );
+    }
+    assert!(rprogress
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p.get("name").is_none()));
+    assert!(rprogress
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["annotator"] == pseudo.as_str()));
+    assert_eq!(rpage["items"][0]["annotator"], pseudo.as_str());
+    assert_eq!(rpage["items"][0]["comment"], "Xb is the surprising one");
+    assert_eq!(filtered["total"], 1);
+    let export = json(&rev, "/api/review/export.json");
+    assert_eq!(
+        export[0]["annotator"],
+        pseudo.as_str(),
+        "the export's label is the same"
+    );
+    // Paging and bad filters.
+    let none = json(&rev, "/api/review/rankings?offset=1&limit=1");
+    assert_eq!(
+        (
+            none["total"].as_i64(),
+            none["items"].as_array().map(Vec::len)
+        ),
+        (Some(1), Some(0))
+    );
+    for (q, code) in [
+        ("annotator=ann%40example.org", "bad_annotator"),
+        ("annotator=7", "bad_annotator"),
+        ("limit=0", "bad_limit"),
+        ("limit=101", "bad_limit"),
+    ] {
+        let (st, body) = rev.get(&format!("{b}/api/review/rankings?{q}"));
+        assert_eq!(st, 400, "{q}: {body}");
+        assert!(body.contains(code), "{q}: {body}");
+    }
 }
 
 #[test]

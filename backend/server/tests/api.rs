@@ -134,6 +134,10 @@ fn graph_search_node_and_errors() {
         "/api/annotate/questions/{id}/response",
         "/api/review/expert-rankings",
         "/api/admin/calibrations",
+        "/api/review/progress",
+        "/api/review/rankings",
+        "/api/admin/invites",
+        "/api/admin/invites/{id}",
     ] {
         assert!(doc["paths"].get(p).is_some(), "OpenAPI lacks {p}");
     }

@@ -282,7 +282,7 @@ pub fn expert_rankings(
 }
 
 /// All responses with their questions, for export. `with_identity` adds emails (admins
-/// only); otherwise annotators appear as stable pseudonyms `A<user id>`.
+/// only); otherwise annotators appear as their stable pseudonym (`A<user id>`, `pseudonym`).
 pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow>> {
     let users: BTreeMap<i64, User> = repo.users()?.into_iter().map(|u| (u.id, u)).collect();
     let batches: BTreeMap<i64, Batch> = repo.batches()?.into_iter().map(|b| (b.id, b)).collect();
@@ -347,7 +347,7 @@ pub fn export_rows(repo: &dyn Repo, with_identity: bool) -> Result<Vec<ExportRow
             time_on_task_s: secs(r.time_ms),
             history: revisions,
             response_id: r.id,
-            annotator: format!("A{}", r.user_id),
+            annotator: pseudonym(r.user_id),
             email: if with_identity {
                 users.get(&r.user_id).map(|u| u.email.clone())
             } else {

@@ -45,7 +45,7 @@ pub mod runs;
 pub mod sqlite;
 pub mod types;
 
-pub use repo::{Repo, StoreError};
+pub use repo::{RankingFilter, Repo, StoreError};
 pub use sqlite::SqliteRepo;
 pub use types::*;
 

@@ -73,6 +73,14 @@ pub struct NewBatch {
     pub questions: Vec<NewQuestion>,
 }
 
+/// Which submitted rankings to list (`None`: any).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RankingFilter {
+    pub batch: Option<i64>,
+    pub question: Option<i64>,
+    pub user: Option<i64>,
+}
+
 /// What an import did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ImportReport {
@@ -90,6 +98,10 @@ pub trait Repo: Send + Sync {
     fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>>;
     fn user(&self, id: i64) -> Result<Option<User>>;
     fn users(&self) -> Result<Vec<User>>;
+    /// Stores an invite. One valid link per address: every earlier unused link for the same
+    /// address (any case) is revoked as replaced, in the same transaction; the earlier one is
+    /// returned when it was still valid (its holder's link stops working). An address that
+    /// has an account is a [`StoreError::Conflict`].
     fn create_invite(
         &self,
         token_hash: &str,
@@ -97,10 +109,18 @@ pub trait Repo: Send + Sync {
         role: Role,
         created_by: Option<i64>,
         expires_at: i64,
-    ) -> Result<()>;
+    ) -> Result<Option<PendingInvite>>;
     fn invite(&self, token_hash: &str) -> Result<Option<Invite>>;
+    /// Invites that can still be accepted at `now` (unused, not revoked, not expired), newest
+    /// first.
+    fn pending_invites(&self, now: i64) -> Result<Vec<PendingInvite>>;
+    /// Withdraws an invite (its link stops working). Revoking a revoked invite changes
+    /// nothing; a used one is a [`StoreError::Conflict`], an unknown one
+    /// [`StoreError::NotFound`].
+    fn revoke_invite(&self, id: i64, now: i64) -> Result<PendingInvite>;
     /// Creates the invited user and marks the invite used, atomically; fails if the invite is
-    /// unknown, used or expired, or the email is taken.
+    /// unknown, used, revoked or expired (`serenqa_shared::annotate::invite_refusal`), or the
+    /// email is taken.
     fn accept_invite(
         &self,
         token_hash: &str,
@@ -196,6 +216,22 @@ pub trait Repo: Send + Sync {
     fn all_responses(&self) -> Result<Vec<Response>>;
     /// Every stored submission id with its user (the load and crash tests check these).
     fn submission_ids(&self) -> Result<Vec<(String, i64)>>;
+
+    // ----- oversight (admins and reviewers) -----
+    /// Every annotator (and anyone else who saved a response) with their counts, assigned
+    /// batches and last save, by account number. Without `with_identity` the rows carry the
+    /// pseudonym only.
+    fn annotator_progress(&self, with_identity: bool) -> Result<Vec<AnnotatorProgress>>;
+    /// Submitted rankings (skips included, marked) matching `filter`, in batch, question and
+    /// annotator order: the number matching and the page `offset .. offset + limit`, with
+    /// candidate names. Without `with_identity` no e-mail is filled in.
+    fn submitted_rankings(
+        &self,
+        filter: &RankingFilter,
+        offset: usize,
+        limit: usize,
+        with_identity: bool,
+    ) -> Result<(usize, Vec<RankingView>)>;
 
     // ----- results -----
     fn put_run(&self, run: &RunRecord) -> Result<()>;

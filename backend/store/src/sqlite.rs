@@ -18,6 +18,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use crate::repo::*;
 use crate::types::*;
 
+mod oversight;
+
 /// Numbered schema migrations; index + 1 is the `user_version` after applying it.
 const MIGRATIONS: &[&str] = &[
     // 1: accounts, questions, responses, results.
@@ -192,6 +194,34 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO weights_history (calibration_id, set_at, set_by, note)
         SELECT id, created_at, 'migration 6', 'in force before putting weights in force needed a confirmation'
         FROM calibrations ORDER BY created_at DESC, id DESC LIMIT 1;
+    "#,
+    // 7: invites get an id (to list and revoke them) and a revocation (`replaced` by a newer
+    // link for the same address, or `withdrawn` by an admin). One valid link per address: of
+    // several unused links for one address the newest stays, the others are marked replaced,
+    // and a partial unique index keeps it so.
+    r#"
+    CREATE TABLE invites_v7 (
+        id INTEGER PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('admin', 'annotator', 'reviewer')),
+        created_by INTEGER REFERENCES users(id),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER,
+        used_by INTEGER REFERENCES users(id),
+        revoked TEXT CHECK (revoked IN ('replaced', 'withdrawn')),
+        revoked_at INTEGER
+    );
+    INSERT INTO invites_v7 (token_hash, email, role, created_by, created_at, expires_at, used_at, used_by)
+        SELECT token_hash, email, role, created_by, created_at, expires_at, used_at, used_by
+        FROM invites ORDER BY created_at, rowid;
+    DROP TABLE invites;
+    ALTER TABLE invites_v7 RENAME TO invites;
+    UPDATE invites SET revoked = 'replaced', revoked_at = CAST(strftime('%s', 'now') AS INTEGER)
+        WHERE used_at IS NULL AND EXISTS (
+            SELECT 1 FROM invites n WHERE n.email = invites.email COLLATE NOCASE AND n.used_at IS NULL AND n.id > invites.id);
+    CREATE UNIQUE INDEX invites_one_open ON invites (email COLLATE NOCASE) WHERE used_at IS NULL AND revoked IS NULL;
     "#,
 ];
 
@@ -545,21 +575,47 @@ impl Repo for SqliteRepo {
         role: Role,
         created_by: Option<i64>,
         expires_at: i64,
-    ) -> Result<()> {
-        self.c().execute(
-            "INSERT INTO invites (token_hash, email, role, created_by, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![token_hash, email, role.as_str(), created_by, crate::now(), expires_at],
-        )?;
-        Ok(())
+    ) -> Result<Option<PendingInvite>> {
+        oversight::create_invite(
+            &mut self.c(),
+            token_hash,
+            email,
+            role,
+            created_by,
+            expires_at,
+            crate::now(),
+        )
     }
 
     fn invite(&self, token_hash: &str) -> Result<Option<Invite>> {
         Ok(self
             .c()
-            .query_row("SELECT email, role, created_at, expires_at, used_at FROM invites WHERE token_hash = ?1", [token_hash], |r| {
-                Ok(Invite { email: r.get(0)?, role: role_of(r.get(1)?)?, created_at: r.get(2)?, expires_at: r.get(3)?, used_at: r.get(4)? })
+            .query_row("SELECT email, role, created_at, expires_at, used_at, revoked FROM invites WHERE token_hash = ?1", [token_hash], |r| {
+                Ok(Invite { email: r.get(0)?, role: role_of(r.get(1)?)?, created_at: r.get(2)?, expires_at: r.get(3)?, used_at: r.get(4)?, revoked: r.get(5)? })
             })
             .optional()?)
+    }
+
+    fn pending_invites(&self, now: i64) -> Result<Vec<PendingInvite>> {
+        oversight::pending_invites(&self.c(), now)
+    }
+
+    fn revoke_invite(&self, id: i64, now: i64) -> Result<PendingInvite> {
+        oversight::revoke_invite(&mut self.c(), id, now)
+    }
+
+    fn annotator_progress(&self, with_identity: bool) -> Result<Vec<AnnotatorProgress>> {
+        oversight::annotator_progress(&self.c(), with_identity)
+    }
+
+    fn submitted_rankings(
+        &self,
+        filter: &RankingFilter,
+        offset: usize,
+        limit: usize,
+        with_identity: bool,
+    ) -> Result<(usize, Vec<RankingView>)> {
+        oversight::submitted_rankings(&self.c(), filter, offset, limit, with_identity)
     }
 
     fn accept_invite(
@@ -571,25 +627,21 @@ impl Repo for SqliteRepo {
     ) -> Result<User> {
         let mut c = self.c();
         let tx = c.transaction()?;
-        let inv: Option<(String, String, i64, Option<i64>)> = tx
+        let inv: Option<Invite> = tx
             .query_row(
-                "SELECT email, role, expires_at, used_at FROM invites WHERE token_hash = ?1",
+                "SELECT email, role, created_at, expires_at, used_at, revoked FROM invites WHERE token_hash = ?1",
                 [token_hash],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| Ok(Invite { email: r.get(0)?, role: role_of(r.get(1)?)?, created_at: r.get(2)?, expires_at: r.get(3)?, used_at: r.get(4)?, revoked: r.get(5)? }),
             )
             .optional()?;
-        let Some((email, role, expires_at, used_at)) = inv else {
+        let Some(inv) = inv else {
             return Err(StoreError::NotFound("invite"));
         };
-        if used_at.is_some() {
-            return Err(StoreError::Conflict(
-                "this invite link has already been used".into(),
-            ));
+        // Used, revoked (replaced or withdrawn) or expired: one reason, in words.
+        if let Some((_, message)) = invite_refusal(&inv, now) {
+            return Err(StoreError::Conflict(message));
         }
-        if expires_at < now {
-            return Err(StoreError::Conflict("this invite link has expired".into()));
-        }
-        let role = Role::parse(&role).ok_or_else(|| StoreError::Db("bad role in invite".into()))?;
+        let (email, role) = (inv.email, inv.role);
         let exists: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM users WHERE email = ?1)",
             [&email],
@@ -959,6 +1011,9 @@ impl Repo for SqliteRepo {
         let mut open = c.prepare_cached(
             "SELECT NOT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1) OR EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
         )?;
+        let mut mine = c.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM assignments WHERE batch_id = ?1 AND user_id = ?2)",
+        )?;
         let mut out = Vec::with_capacity(batches.len());
         for b in batches {
             if !open.query_row(params![b.id, user_id], |r| r.get::<_, bool>(0))? {
@@ -969,13 +1024,17 @@ impl Repo for SqliteRepo {
             let resume_at = first
                 .query_row(params![b.id, user_id], |r| r.get(0))
                 .optional()?;
+            let assigned = mine.query_row(params![b.id, user_id], |r| r.get::<_, bool>(0))?;
             out.push(BatchProgress {
                 batch: b,
                 complete,
                 draft,
                 resume_at,
+                assigned,
             });
         }
+        // The batches assigned to this annotator by name first, then the open ones.
+        out.sort_by_key(|p| !p.assigned);
         Ok(out)
     }
 
@@ -1532,7 +1591,7 @@ mod tests {
         )
         .unwrap();
         let repo = SqliteRepo::init(conn).unwrap();
-        assert_eq!(repo.schema_version().unwrap(), 6);
+        assert_eq!(repo.schema_version().unwrap(), MIGRATIONS.len() as i64);
         assert_eq!(repo.calibrations().unwrap().len(), 2);
         let now = repo.weights_in_force().unwrap().unwrap();
         assert_eq!((now.id, now.annotators), (2, 0));
@@ -1567,5 +1626,63 @@ mod tests {
             .map(|h| (h.response_id, h.revision, h.submission_id))
             .collect();
         assert_eq!(hist, [(1, 2, "s-a".to_string()), (2, 1, "s-b".to_string())]);
+    }
+
+    /// A database at schema 6 with two unused links for one address (in two cases), a used
+    /// one and one for another address upgrades to one valid link per address: the newest
+    /// stays, the older one is refused as replaced, the others are untouched, and every
+    /// invite gets an id to be listed and revoked by.
+    #[test]
+    fn migration_7_keeps_one_valid_link_per_address() {
+        let conn = Connection::open_in_memory().unwrap();
+        for m in &MIGRATIONS[..6] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        let far = crate::now() + 3600;
+        conn.execute_batch(&format!(
+            "INSERT INTO users (id, email, role, password_hash, created_at) VALUES (1, 'root@x.org', 'admin', 'h', 0), (2, 'used@x.org', 'annotator', 'h', 0);
+             INSERT INTO invites (token_hash, email, role, created_by, created_at, expires_at, used_at, used_by) VALUES
+                ('old', 'x@y.org', 'annotator', 1, 10, {far}, NULL, NULL),
+                ('new', 'X@y.org', 'reviewer', 1, 20, {far}, NULL, NULL),
+                ('other', 'z@y.org', 'annotator', NULL, 15, {far}, NULL, NULL),
+                ('done', 'used@x.org', 'annotator', 1, 5, {far}, 6, 2);"
+        ))
+        .unwrap();
+        let repo = SqliteRepo::init(conn).unwrap();
+        assert_eq!(repo.schema_version().unwrap(), 7);
+        let pending = repo.pending_invites(crate::now()).unwrap();
+        let got: Vec<(&str, Role, Option<&str>)> = pending
+            .iter()
+            .map(|p| (p.email.as_str(), p.role, p.created_by.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("X@y.org", Role::Reviewer, Some("root@x.org")),
+                ("z@y.org", Role::Annotator, None)
+            ]
+        );
+        assert!(pending.iter().all(|p| p.id > 0));
+        match repo.accept_invite("old", "X", "h", crate::now()) {
+            Err(StoreError::Conflict(m)) => assert!(m.contains("replaced"), "{m}"),
+            other => panic!("the older link still works: {other:?}"),
+        }
+        assert_eq!(repo.invite("done").unwrap().unwrap().used_at, Some(6));
+        repo.accept_invite("new", "X", "h", crate::now()).unwrap();
+        // The index keeps it so: a second open link for one address cannot be inserted.
+        repo.c()
+            .execute(
+                "INSERT INTO invites (token_hash, email, role, created_at, expires_at) VALUES ('a', 'q@y.org', 'annotator', 0, 1)",
+                [],
+            )
+            .unwrap();
+        assert!(repo
+            .c()
+            .execute(
+                "INSERT INTO invites (token_hash, email, role, created_at, expires_at) VALUES ('b', 'Q@y.org', 'annotator', 0, 1)",
+                [],
+            )
+            .is_err());
     }
 }

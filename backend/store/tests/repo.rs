@@ -63,7 +63,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sqlite");
     let repo = SqliteRepo::open(&path).unwrap();
-    assert_eq!(repo.schema_version().unwrap(), 6);
+    assert_eq!(repo.schema_version().unwrap(), 7);
     let mode: String = rusqlite_mode(&path);
     assert_eq!(mode, "wal");
 
@@ -203,7 +203,7 @@ fn store_round_trip() {
     drop(repo);
     let repo = SqliteRepo::open(&path).unwrap();
     assert_eq!(repo.all_responses().unwrap().len(), 2);
-    assert_eq!(repo.schema_version().unwrap(), 6);
+    assert_eq!(repo.schema_version().unwrap(), 7);
 }
 
 fn rusqlite_mode(path: &std::path::Path) -> String {

@@ -1,4 +1,6 @@
-//! Admins: invite users by one-time link, list accounts (with one-time password-reset links),
+//! Admins: invite users by one-time link (`invites`: copy, pending list, revoke, one valid link
+//! per address), list accounts (with one-time password-reset links), read each annotator's
+//! progress and submitted rankings (`oversight`),
 //! assign batches to annotators with an overlap target and see each question's coverage,
 //! calibrate the RNS weights against the expert partitions, read each calibration's held-out
 //! comparison with the weights in force, put one in force in an explicit step (only within the
@@ -8,12 +10,13 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serenqa_shared::annotate::{
-    calibration_gate, BatchAssignment, CalibrateRequest, CalibrationReport, CalibrationView,
-    CreateInvite, InviteCreated, Me, ResetCreated, Role, SetAssignment, Source, UseWeights, User,
-    WeightsAdmin,
+    calibration_gate, BatchAssignment, BatchRef, CalibrateRequest, CalibrationReport,
+    CalibrationView, Me, ResetCreated, Role, SetAssignment, Source, UseWeights, User, WeightsAdmin,
 };
 
 use super::account::SignOut;
+use super::invites::Invites;
+use super::oversight::WorkViews;
 use super::{fmt3, get, send, Failure, SignedAs};
 
 #[component]
@@ -24,46 +27,38 @@ pub fn Admin() -> impl IntoView {
 #[component]
 fn AdminBody(me: Me) -> impl IntoView {
     let (users, set_users) = signal(None::<Result<Vec<User>, Failure>>);
-    let reload_users =
-        move || spawn_local(async move { set_users.set(Some(get("/api/admin/users").await)) });
-    reload_users();
-    let (email, set_email) = signal(String::new());
-    let (role, set_role) = signal(Role::Annotator);
-    let (link, set_link) = signal(None::<Result<InviteCreated, String>>);
-    let invite = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        let body = CreateInvite {
-            email: email.get_untracked(),
-            role: role.get_untracked(),
-        };
-        spawn_local(async move {
-            let r: Result<InviteCreated, Failure> = send("POST", "/api/admin/invites", &body).await;
-            set_link.set(Some(r.map_err(|f| f.message)));
-        });
-    };
+    let (batches, set_batches) = signal(Vec::<BatchRef>::new());
+    spawn_local(async move {
+        set_users.set(Some(get("/api/admin/users").await));
+        if let Ok(v) = get::<Vec<BatchAssignment>>("/api/admin/assignments").await {
+            set_batches.set(
+                v.into_iter()
+                    .map(|a| BatchRef {
+                        id: a.batch.id,
+                        name: a.batch.name,
+                    })
+                    .collect(),
+            );
+        }
+    });
     view! {
         <h1>"Administration"</h1>
         <SignOut me=me />
         <p class="muted"><a href="/annotate">"Annotate"</a> " · " <a href="/review">"Results"</a></p>
-        <section class="panel">
-            <h2>"Invite a user"</h2>
-            <form class="form inline" on:submit=invite>
-                <label>"Email" <input type="email" name="invite-email" required prop:value=email on:input=move |ev| set_email.set(event_target_value(&ev)) /></label>
-                <label>"Role"
-                    <select name="invite-role" on:change=move |ev| set_role.set(Role::parse(&event_target_value(&ev)).unwrap_or(Role::Annotator))>
-                        <option value="annotator">"annotator"</option>
-                        <option value="reviewer">"reviewer"</option>
-                        <option value="admin">"admin"</option>
-                    </select>
-                </label>
-                <button class="button" type="submit">"Create invite link"</button>
-            </form>
-            {move || link.get().map(|r| match r {
-                Ok(i) => view! { <p>"One-time link (shown once): " <code data-testid="invite-link">{i.link}</code></p> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-            })}
-        </section>
-        <section class="panel">
+        <nav class="toc panel" aria-label="On this page" data-testid="admin-toc">
+            <strong>"On this page"</strong>
+            <ul>
+                <li><a href="#invites">"Invites"</a></li>
+                <li><a href="#users">"Users"</a></li>
+                <li><a href="#progress">"Progress"</a></li>
+                <li><a href="#rankings">"Rankings"</a></li>
+                <li><a href="#assign">"Assign batches"</a></li>
+                <li><a href="#weights">"Weights in force"</a></li>
+                <li><a href="#calibrate">"Calibrate"</a></li>
+            </ul>
+        </nav>
+        <Invites />
+        <section class="panel" id="users">
             <h2>"Users"</h2>
             {move || match users.get() {
                 None => view! { <p class="loading">"Loading…"</p> }.into_any(),
@@ -74,8 +69,10 @@ fn AdminBody(me: Me) -> impl IntoView {
                 }.into_any(),
             }}
         </section>
+        <WorkViews batches=batches />
         <Assignments />
         <Calibration />
+        <p class="to-top"><a href="#main">"↑ Back to the top"</a></p>
     }
 }
 
@@ -177,7 +174,7 @@ fn Calibration() -> impl IntoView {
         }
     };
     view! {
-        <section class="panel" data-testid="weights-panel">
+        <section class="panel" id="weights" data-testid="weights-panel">
             <h2>"RNS weights in force"</h2>
             {move || match weights.get() {
                 None => view! { <p class="loading">"Loading…"</p> }.into_any(),
@@ -209,7 +206,7 @@ fn Calibration() -> impl IntoView {
                 Err(m) => view! { <p class="field-error" role="alert" data-testid="weights-error">{m}</p> }.into_any(),
             })}
         </section>
-        <section class="panel">
+        <section class="panel" id="calibrate">
             <h2>"Calibrate the RNS weights"</h2>
             <p class="muted">"Searches the weights |α| + |β| + |γ| = 1 (signs free: a negative weight favours low values of its term) for those whose RNS-guided partitions agree best with the expert partitions (submitted rankings, skips left out; candidates must be in the loaded graph). Every fifth question is held out and compares the result with the weights in force. A calibration is stored, not used, until you put it in force."</p>
             <div class="form inline">
@@ -320,7 +317,7 @@ fn worse_heldout(rep: &CalibrationReport) -> Option<String> {
 }
 
 /// A Unix time as the browser's local date and time.
-fn date_time(unix: i64) -> String {
+pub fn date_time(unix: i64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
     String::from(d.to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED))
 }
@@ -366,7 +363,7 @@ fn Assignments() -> impl IntoView {
         set_list.set(Some(get("/api/admin/assignments").await));
     });
     view! {
-        <section class="panel" data-testid="assignments">
+        <section class="panel" id="assign" data-testid="assignments">
             <h2>"Assign batches"</h2>
             <p class="muted">"A batch nobody is assigned to is open to every annotator; once assigned, only its annotators see it. The overlap target k is how many annotators each question should get; coverage counts submitted rankings per question."</p>
             {move || match list.get() {

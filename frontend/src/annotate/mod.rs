@@ -8,6 +8,8 @@
 pub mod account;
 pub mod admin;
 pub mod guide;
+pub mod invites;
+pub mod oversight;
 pub mod question;
 pub mod review;
 pub mod sync;
@@ -117,6 +119,7 @@ pub async fn send<B: Serialize, T: DeserializeOwned>(
 ) -> Result<T, Failure> {
     let b = match method {
         "PUT" => Request::put(url),
+        "DELETE" => Request::delete(url),
         _ => Request::post(url),
     };
     let req = with_headers(b).json(body).map_err(|e| Failure {

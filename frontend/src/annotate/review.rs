@@ -1,11 +1,14 @@
-//! Reviewers: agreement and expert partitions per batch and per question, exports. Shows
-//! pseudonymous counts only; individual identities never reach this page.
+//! Reviewers: agreement and expert partitions per batch and per question, exports, each
+//! annotator's progress and the individual submitted rankings and comments (`oversight`).
+//! Annotators appear by pseudonym only ("A12", as in the export); for a reviewer the server
+//! sends no e-mail, name or account id.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serenqa_shared::annotate::{BatchAggregate, BatchReview, Me, Role};
+use serenqa_shared::annotate::{BatchAggregate, BatchRef, BatchReview, Me, Role};
 
 use super::account::SignOut;
+use super::oversight::WorkViews;
 use super::{fmt3, get, Failure, SignedAs};
 
 #[component]
@@ -27,9 +30,29 @@ fn ReviewBody(me: Me) -> impl IntoView {
             });
         }
     });
+    let batches = Signal::derive(move || {
+        list.with(|l| match l {
+            Some(Ok(v)) => v
+                .iter()
+                .map(|b| BatchRef {
+                    id: b.batch.id,
+                    name: b.batch.name.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+    });
     view! {
         <h1>"Annotation results"</h1>
         <SignOut me=me />
+        <nav class="toc panel" aria-label="On this page" data-testid="review-toc">
+            <strong>"On this page"</strong>
+            <ul>
+                <li><a href="#agreement">"Agreement per batch"</a></li>
+                <li><a href="#progress">"Progress"</a></li>
+                <li><a href="#rankings">"Rankings and comments"</a></li>
+            </ul>
+        </nav>
         <p class="muted">
             "Agreement: Kendall's W (tie-corrected; mean over questions) and Krippendorff's α (ordinal; pooled over the batch's candidates). Only submitted rankings count. The expert serendipity set is the top 20 % by mean rank."
         </p>
@@ -43,7 +66,7 @@ fn ReviewBody(me: Me) -> impl IntoView {
             None => view! { <p class="loading">"Computing aggregates…"</p> }.into_any(),
             Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
             Some(Ok(v)) => view! {
-                <div class="table-wrap">
+                <div class="table-wrap" id="agreement">
                 <table data-testid="batch-aggregates">
                     <thead><tr>
                         <th>"Batch"</th><th class="num">"Questions"</th><th class="num">"Answered"</th><th class="num">"Responses"</th>
@@ -99,5 +122,6 @@ fn ReviewBody(me: Me) -> impl IntoView {
                 }.into_any()
             }
         })}
+        <WorkViews batches=batches />
     }
 }

@@ -1,4 +1,5 @@
-//! The annotator's batches with progress, and one batch's questions.
+//! The annotator's batches with progress (those assigned to them by name first, marked), and
+//! one batch's questions.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -37,6 +38,12 @@ fn BatchList(me: Me) -> impl IntoView {
         <SignOut me=me />
         <p class="muted">"Rank each question's candidate answers from most to least serendipitous (relevant to the other answers, novel and surprising). Your work is saved as you go; a question counts once you submit it."</p>
         <Guidelines />
+        {move || list.with(|l| match l {
+            Some(Ok(v)) if v.iter().any(|p| p.assigned) => Some(view! {
+                <p class="muted" data-testid="assigned-note">"The batches assigned to you come first; the others are open to every annotator."</p>
+            }),
+            _ => None,
+        })}
         {move || match list.get() {
             None => view! { <p class="loading">"Loading batches…"</p> }.into_any(),
             Some(Err(f)) => view! { <p class="error" role="alert">{f.message}</p> }.into_any(),
@@ -47,7 +54,8 @@ fn BatchList(me: Me) -> impl IntoView {
                         let pct = if p.batch.questions > 0 { 100 * p.complete / p.batch.questions } else { 0 };
                         let resume = p.resume_at.map(|q| format!("/annotate/q/{q}"));
                         view! {
-                            <li class="panel batch">
+                            <li class="panel batch" class:assigned=p.assigned data-assigned=p.assigned.to_string()>
+                                {p.assigned.then(|| view! { <p class="assigned-mark" data-testid="assigned-mark">"Assigned to you"</p> })}
                                 <div class="batch-head">
                                     <a href=format!("/annotate/batch/{}", p.batch.id)><strong>{p.batch.name.clone()}</strong></a>
                                     <span class="tag">{p.batch.source.as_str()}</span>

@@ -9,8 +9,9 @@
 //! | `GET /api/annotate/batches[/{id}]`, `GET /api/annotate/questions/{id}`, `PUT …/response`, `GET /api/annotate/responses` | annotator (own data only), admin |
 //! | `GET /api/responses/{id}` | the response's author, admin (others 403) |
 //! | `GET /api/review/batches[/{id}]`, `/api/review/expert-rankings`, `/api/review/export.{json,csv}`, `/api/review/runs` | reviewer, admin (pseudonyms; emails for admin only) |
+//! | `GET /api/review/progress`, `GET /api/review/rankings` (in `oversight.rs`) | reviewer (pseudonyms only), admin |
 //! | `GET/POST /api/auth/reset/{token}` | anyone holding an admin-issued reset link (CSRF header) |
-//! | `POST /api/admin/invites`, `GET /api/admin/users`, `POST /api/admin/users/{id}/reset`, `GET /api/admin/assignments`, `PUT /api/admin/batches/{id}/assignment`, `GET/POST /api/admin/calibrations`, `GET/PUT /api/admin/weights` | admin |
+//! | `POST /api/admin/invites`, `GET/DELETE /api/admin/invites[/{id}]` (in `oversight.rs`), `GET /api/admin/users`, `POST /api/admin/users/{id}/reset`, `GET /api/admin/assignments`, `PUT /api/admin/batches/{id}/assignment`, `GET/POST /api/admin/calibrations`, `GET/PUT /api/admin/weights` | admin |
 //!
 //! A batch assigned to some annotators is theirs only: others do not see it, and its questions
 //! answer them 403 (a batch nobody is assigned to is open to every annotator).
@@ -227,7 +228,19 @@ fn check_token(token: &str) -> Result<String, HttpError> {
     Ok(auth::token_hash(token))
 }
 
-#[utoipa::path(get, path = "/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown, used or expired invite")))]
+/// 410 with the one reason the invite cannot be accepted (used, replaced, withdrawn, expired).
+fn refuse_invite(inv: &Invite) -> Result<(), HttpError> {
+    match invite_refusal(inv, serenqa_store::now()) {
+        None => Ok(()),
+        Some((code, message)) => Err(HttpError {
+            status: StatusCode::GONE,
+            code,
+            message,
+        }),
+    }
+}
+
+#[utoipa::path(get, path = "/auth/invite/{token}", tag = "annotation", description = "What an invite link grants (role, e-mail) before it is accepted.", params(("token" = String, Path, description = "The invite token from the link")), responses((status = 200, description = "`InviteInfo`"), (status = 404, description = "Unknown invite"), (status = 410, description = "Used (`invite_used`), replaced by a newer link (`invite_replaced`), withdrawn (`invite_revoked`) or expired (`invite_expired`)")))]
 pub(crate) async fn invite_info(
     State(s): State<AppState>,
     Path(token): Path<String>,
@@ -237,26 +250,25 @@ pub(crate) async fn invite_info(
     let inv = db(&svc, move |r| r.invite(&hash))
         .await?
         .ok_or_else(|| HttpError::not_found("unknown_invite", "this invite link is not valid"))?;
-    if inv.used_at.is_some() || inv.expires_at < serenqa_store::now() {
-        return Err(HttpError {
-            status: StatusCode::GONE,
-            code: "invite_used",
-            message: "this invite link has been used or has expired".into(),
-        });
-    }
+    refuse_invite(&inv)?;
     Ok(Json(InviteInfo {
         email: inv.email,
         role: inv.role,
     }))
 }
 
-#[utoipa::path(post, path = "/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Weak password or bad body"), (status = 404, description = "Unknown, used or expired invite")))]
+#[utoipa::path(post, path = "/auth/invite/{token}", tag = "annotation", description = "Accepts an invite: sets the password (and display name); signs in.", params(("token" = String, Path, description = "The invite token from the link")), request_body(content = serde_json::Value, description = "`{password, display_name?}`"), responses((status = 200, description = "Signed in as the new user"), (status = 400, description = "Bad body"), (status = 404, description = "Unknown invite"), (status = 410, description = "Used, replaced, withdrawn or expired invite (the codes of `GET`)"), (status = 422, description = "Weak password")))]
 pub(crate) async fn accept_invite(
     w: PublicWrite,
     Path(token): Path<String>,
     J(req): J<AcceptInvite>,
 ) -> Result<HttpResponse, HttpError> {
     let hash = check_token(&token)?;
+    // Refused before any password work; the store checks again in its transaction.
+    let h = hash.clone();
+    if let Some(inv) = db(&w.svc, move |r| r.invite(&h)).await? {
+        refuse_invite(&inv)?;
+    }
     auth::check_password_policy(&req.password).map_err(|m| unprocessable("weak_password", m))?;
     let name = req.name.trim().chars().take(100).collect::<String>();
     let pw = req.password.clone();
@@ -648,7 +660,7 @@ pub(crate) async fn runs(a: Authed) -> Result<Json<Vec<serenqa_store::RunRecord>
 
 const ADMIN: &[Role] = &[Role::Admin];
 
-#[utoipa::path(post, path = "/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link"), (status = 400, description = "Bad e-mail or role"), (status = 403, description = "Not an admin")))]
+#[utoipa::path(post, path = "/admin/invites", tag = "admin", description = "Creates an invite link for an e-mail and role (admins). One valid link per address: an earlier unused link for the same address stops working (`replaced` names it when it was still valid).", request_body(content = serde_json::Value, description = "`{email, role}`"), responses((status = 200, description = "`InviteCreated` with the link and the invite it replaced"), (status = 403, description = "Not an admin"), (status = 409, description = "The address has an account"), (status = 422, description = "Not an e-mail address")))]
 pub(crate) async fn create_invite(
     a: Authed,
     headers: HeaderMap,
@@ -665,31 +677,16 @@ pub(crate) async fn create_invite(
         email.clone(),
     );
     let expires_at = serenqa_store::now() + INVITE_SECS;
-    let exists = db(&a.svc, move |r| {
-        if r.user_by_email(&em)?.is_some() {
-            return Ok(true);
-        }
-        r.create_invite(&hash, &em, role, Some(uid), expires_at)?;
-        Ok(false)
+    // One valid link per address: the store revokes an earlier one in the same transaction.
+    let replaced = db(&a.svc, move |r| {
+        r.create_invite(&hash, &em, role, Some(uid), expires_at)
     })
     .await?;
-    if exists {
-        return Err(store_error(StoreError::Conflict(format!(
-            "{email} already has an account"
-        ))));
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("127.0.0.1:8080");
-    let scheme = if over_tls(&a.svc, &headers) {
-        "https"
-    } else {
-        "http"
-    };
     Ok(Json(InviteCreated {
-        link: format!("{scheme}://{host}/invite/{token}"),
+        link: format!("{}/invite/{token}", link_base(&a, &headers)),
         expires_at,
+        email,
+        replaced,
     }))
 }
 

@@ -20,6 +20,7 @@ pub mod error;
 pub mod extract;
 pub mod graph;
 pub mod headers;
+pub mod oversight;
 pub mod pipeline;
 pub mod predictions;
 pub mod reply;
@@ -156,6 +157,7 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .merge(predictions::routes())
         .merge(docs::routes())
         .merge(annotate::routes())
+        .merge(oversight::routes())
         .merge(shortlist::routes())
         .merge(understand::routes())
         .fallback(error::not_found)

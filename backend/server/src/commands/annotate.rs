@@ -94,13 +94,16 @@ fn invite(repo: &dyn Repo, email: &str, role: Role, base_url: &str) -> Result<St
         bail!("{email} already has an account");
     }
     let token = auth::new_token().map_err(anyhow::Error::msg)?;
-    repo.create_invite(
+    let replaced = repo.create_invite(
         &auth::token_hash(&token),
         email,
         role,
         None,
         serenqa_store::now() + crate::api::annotate::INVITE_SECS,
     )?;
+    if let Some(p) = replaced {
+        eprintln!("the earlier link for {} no longer works", p.email);
+    }
     Ok(format!("{}/invite/{token}", base_url.trim_end_matches('/')))
 }
 
