@@ -237,19 +237,32 @@ impl<'g> Transition<'g> {
                 *v += share;
             });
         }
+        let mut support2: Vec<NodeId> = Vec::new();
         for &k in &support {
             let share = h1[k as usize] / self.degree(k).max(1) as f64;
-            self.for_each_neighbor(k, |l| h2[l as usize] += share);
+            self.for_each_neighbor(k, |l| {
+                let v = &mut h2[l as usize];
+                if *v == 0.0 {
+                    support2.push(l);
+                }
+                *v += share;
+            });
         }
-        at.iter()
+        // z2 = h2 / deg on h2's support, so the last hop reads one value per edge (not the
+        // predecessor's offsets as well: at CKG size each is a cache miss).
+        let mut z2 = vec![0.0f64; n];
+        for &l in &support2 {
+            z2[l as usize] = h2[l as usize] / self.degree(l).max(1) as f64;
+        }
+        // Each j's sum runs in its own fixed order, so the parallel map is deterministic.
+        at.par_iter()
+            .with_min_len(1024)
             .map(|&j| {
                 if j as usize >= n {
                     return 0.0;
                 }
                 let mut h3 = 0.0;
-                self.for_each_predecessor(j, |l| {
-                    h3 += h2[l as usize] / self.degree(l).max(1) as f64;
-                });
+                self.for_each_predecessor(j, |l| h3 += z2[l as usize]);
                 ALPHA[0] * h1[j as usize] + ALPHA[1] * h2[j as usize] + ALPHA[2] * h3
             })
             .collect()
