@@ -13,6 +13,9 @@ use crate::api::admission::{AdmissionConfig, Cidr};
 use crate::api::{self, AppState};
 use crate::graph_source::GraphArgs;
 
+/// Graphs with more nodes than this build Ask's understanding at start-up, in the background.
+const PREBUILD_ASK_NODES: usize = 1_000_000;
+
 #[derive(Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -308,6 +311,20 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
         clinical.safety.diseases_covered(),
         clinical.ontology_note
     );
+    // On a large graph Ask's name index takes a while (~40 s at CKG size): build it beside the
+    // listener from the start, so the first question does not wait for all of it.
+    if state.graph.node_count() > PREBUILD_ASK_NODES {
+        let s = state.clone();
+        std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            if api::pipeline::context(&s).is_ok() {
+                eprintln!(
+                    "ask: understanding index built in {:.1} s",
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        });
+    }
     let app = api::router(state, &args.dist);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr)

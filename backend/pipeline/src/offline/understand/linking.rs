@@ -27,6 +27,10 @@ pub const MAX_READINGS: usize = 6;
 const MAX_CANDIDATES: usize = 8;
 /// Longest name span looked up, in words.
 pub(super) const MAX_SPAN: usize = 12;
+/// Nodes of one type past which its names are linked exactly only (no misspelling, prefix,
+/// head-word or containment guesses): Hetionet's largest type has 20,945 nodes; a CKG's
+/// variants number millions, and indexing their every prefix and word cost ~0.7 kB a node.
+pub(super) const GUESS_TYPE_MAX: usize = 1_000_000;
 
 /// How a mention was linked to a node name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -217,6 +221,12 @@ impl Understander {
         let mut by_word: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut by_head: HashMap<String, Vec<NodeId>> = HashMap::new();
         let mut buckets: HashMap<(char, usize), Vec<Bucketed>> = HashMap::new();
+        // Types too large for guessing (a CKG's millions of variants or publications): their
+        // names link exactly only, which keeps the index to what a question can use.
+        let big: Vec<bool> = (0..g.type_count())
+            .map(|t| g.nodes_of_type(t as TypeId).len() > GUESS_TYPE_MAX)
+            .collect();
+        let guessable = |n: NodeId| !big[g.node_type(n) as usize];
         for n in 0..g.node_count() as NodeId {
             let name = g.name(n).trim();
             let w = fold_text(if name.is_empty() { g.ident(n) } else { name });
@@ -224,6 +234,10 @@ impl Understander {
                 continue;
             }
             let key = w.join(" ");
+            if !guessable(n) {
+                exact.entry(key).or_default().push(n);
+                continue;
+            }
             exact.entry(key.clone()).or_default().push(n);
             for x in &w {
                 by_word.entry(x.clone()).or_default().push(n);
@@ -352,7 +366,11 @@ impl Understander {
         }
         let mut sorted: Vec<(String, NodeId)> = exact
             .iter()
-            .flat_map(|(k, v)| v.iter().map(move |n| (k.clone(), *n)))
+            .flat_map(|(k, v)| {
+                v.iter()
+                    .filter(|&&n| guessable(n))
+                    .map(move |n| (k.clone(), *n))
+            })
             .collect();
         sorted.sort();
         let mut vocab = HashSet::new();
