@@ -227,7 +227,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
         "1000000",
     ]
     .iter()
-    .map(|x| x.to_string())
+    .map(ToString::to_string)
     .collect();
     let (server, base) = spawn_server("ckg", &serve_args)?;
     let pid = server.child.id();
@@ -296,7 +296,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
             Ok((ms, 200, body)) => {
                 ask_ms.push(ms);
                 let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-                let n = v["answers"].as_array().map_or(0, |x| x.len());
+                let n = v["answers"].as_array().map_or(0, Vec::len);
                 // Understood: a query was written and ran (a disease may have no such edge).
                 if v["cypher"].is_string() && v["executable"] == true && v["error"].is_null() {
                     understood += 1;
