@@ -334,7 +334,8 @@ mod tests {
             "wording-held",
             "indep-dev",
             "indep2-dev",
-            "indep3"
+            "indep3-dev",
+            "indep4"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =
