@@ -335,7 +335,9 @@ mod tests {
             "indep-dev",
             "indep2-dev",
             "indep3-dev",
-            "indep4"
+            "indep4",
+            "indep5-dev",
+            "indep5"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =
