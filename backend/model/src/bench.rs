@@ -11,7 +11,7 @@ use serenqa_graph::{Graph, NodeId};
 use serenqa_shared::rns::{Scorer, Weights};
 
 use crate::embeddings::{splitmix64, Embedder, Embeddings, FastRp};
-use crate::marginals::{self, MarginalParams, MarginalStats};
+use crate::marginals::{self, MarginalParams, MarginalStats, Solver};
 use crate::reorder::{Lists, WalkCsr};
 use crate::slice::{build_slice, BlockCache};
 use crate::transition::Transition;
@@ -33,15 +33,38 @@ pub struct MarginalBench {
     pub stats: MarginalStats,
     pub reorder_seconds: f64,
     pub total_seconds: f64,
-    /// Pull passes done (3 per iteration).
+    /// Pull passes done (3 per application of P3ᵀ).
     pub passes: usize,
+    /// `passes` plain sequential sweeps over the arrays a pull pass reads.
     pub floor_seconds: f64,
-    /// iteration seconds / floor seconds (goal ≤ 2).
+    /// iteration seconds / floor seconds of the same passes (cost per pass; goal ≤ 2).
     pub ratio: f64,
+    /// When the solver is not the power iteration: Algorithm 2 as written on the same arrays in
+    /// the same run (the baseline), and how far both are from a tight solve.
+    pub baseline: Option<SolverCheck>,
     pub peak_rss_bytes: Option<u64>,
 }
 
-/// Algorithm 2 timed, then the bandwidth floor with the same number of passes.
+/// The power iteration beside another solver, and both against a tight solve (ε = 1e-14).
+#[derive(Clone, Debug, Serialize)]
+pub struct SolverCheck {
+    pub power: MarginalStats,
+    /// power seconds / solver seconds.
+    pub speedup: f64,
+    /// iteration seconds / the floor of the power iteration's passes (the issue's "streaming
+    /// floor": what Algorithm 2 must stream at least).
+    pub ratio_to_power_floor: f64,
+    /// ‖p − p_exact‖₁ and max |p − p_exact| of the solver and of the power iteration.
+    pub l1_vs_exact: f64,
+    pub max_abs_vs_exact: f64,
+    pub power_l1_vs_exact: f64,
+    pub power_max_abs_vs_exact: f64,
+    pub exact: MarginalStats,
+}
+
+/// The marginals timed with `params`' solver, then the bandwidth floor with the same number of
+/// passes; with a solver other than the power iteration, also the power iteration (same run)
+/// and a tight solve to check both against.
 pub fn marginals(
     g: &Graph,
     params: &MarginalParams,
@@ -55,6 +78,41 @@ pub fn marginals(
     let (p, stats) = marginals::compute_on(&w, params, progress);
     let passes = stats.iterations * 3;
     let (floor, _) = marginals::bandwidth_floor(&w, passes);
+    let baseline = (stats.solver != Solver::Power).then(|| {
+        let power_params = MarginalParams {
+            solver: Solver::Power,
+            ..*params
+        };
+        let (pp, power) = marginals::compute_on(&w, &power_params, progress);
+        let exact_params = MarginalParams {
+            epsilon: 1e-14,
+            max_iterations: 10_000,
+            ..*params
+        };
+        let (pe, exact) = marginals::compute_on(&w, &exact_params, progress);
+        let dist = |a: &[f64]| {
+            a.iter()
+                .zip(&pe)
+                .fold((0.0f64, 0.0f64), |(l1, mx), (x, y)| {
+                    let d = (x - y).abs();
+                    (l1 + d, mx.max(d))
+                })
+        };
+        let (l1, mx) = dist(&p);
+        let (pl1, pmx) = dist(&pp);
+        let per_pass = floor / passes.max(1) as f64;
+        SolverCheck {
+            speedup: power.seconds / stats.seconds.max(1e-9),
+            ratio_to_power_floor: stats.seconds
+                / (per_pass * (power.iterations * 3) as f64).max(1e-9),
+            power,
+            l1_vs_exact: l1,
+            max_abs_vs_exact: mx,
+            power_l1_vs_exact: pl1,
+            power_max_abs_vs_exact: pmx,
+            exact,
+        }
+    });
     let bench = MarginalBench {
         nodes: g.node_count(),
         edges: g.edge_count(),
@@ -64,6 +122,7 @@ pub fn marginals(
         stats,
         passes,
         floor_seconds: floor,
+        baseline,
         peak_rss_bytes: peak_rss_bytes(),
     };
     (p, bench)

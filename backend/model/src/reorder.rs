@@ -30,6 +30,9 @@ pub struct WalkCsr {
     pub nbrs: Vec<u32>,
     /// Walkable degree Σₖ W[i][k] by new index (the P1 row normaliser; 0 = dangling).
     pub degree: Vec<u32>,
+    /// W is symmetric (the undirected walk, W = M + Mᵀ): node j's list is both its row and
+    /// its column, and P1 = D⁻¹W is similar to the symmetric D^-½ W D^-½.
+    pub symmetric: bool,
 }
 
 const CHUNK: usize = 1 << 12;
@@ -104,6 +107,7 @@ impl WalkCsr {
             offsets,
             nbrs,
             degree,
+            symmetric: !directed,
         }
     }
 

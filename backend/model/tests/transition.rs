@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use serenqa_model::marginals::{self, MarginalParams};
+use serenqa_model::marginals::{self, MarginalParams, Solver};
 use serenqa_model::reorder::{Lists, WalkCsr};
 use serenqa_model::transition::Transition;
 
@@ -95,33 +95,78 @@ proptest! {
         }
     }
 
-    /// Marginals are positive, sum to 1, and equal the dense Algorithm 2 (same iterations).
+    /// Marginals are positive, sum to 1, and equal the dense Algorithm 2 (same iterations) with
+    /// the power iteration; conjugate gradients (the default, undirected walks) stop on the same
+    /// residual of their own result; both are within ε/(1 − λ) of the exact fixed point.
     #[test]
     fn marginals_sum_to_one((n, edges) in edges_strategy(), directed in any::<bool>()) {
         let g = graph(n, &edges);
         let t = Transition::new(&g, directed);
+        let dense = dense_p3(&dense_p1(n, &edges, directed));
         let params = MarginalParams::default();
-        let (p, stats) = marginals::compute(&t, &params, false);
-        prop_assert!(stats.converged);
-        prop_assert!(stats.residual < params.epsilon);
-        prop_assert!(p.iter().all(|&x| x > 0.0));
-        prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
-        let (want, iters) = dense_marginals(&dense_p3(&dense_p1(n, &edges, directed)), params.lambda, params.epsilon);
-        prop_assert_eq!(stats.iterations, iters);
-        for i in 0..n {
-            prop_assert!((p[i] - want[i]).abs() < 1e-12);
+        let exact = dense_exact_marginals(&dense, params.lambda);
+        let bound = params.epsilon / (1.0 - params.lambda) + 1e-13;
+        let power = MarginalParams { solver: Solver::Power, ..params };
+        let (want, iters) = dense_marginals(&dense, params.lambda, params.epsilon);
+        for (which, ps) in [("default", params), ("power", power)] {
+            let (p, stats) = marginals::compute(&t, &ps, false);
+            prop_assert!(stats.converged, "{}", which);
+            prop_assert!(stats.residual < params.epsilon, "{}", which);
+            prop_assert!(p.iter().all(|&x| x > 0.0), "{}", which);
+            prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{}", which);
+            let l1: f64 = p.iter().zip(&exact).map(|(a, b)| (a - b).abs()).sum();
+            prop_assert!(l1 <= bound, "{} is {} from the exact marginals", which, l1);
+            let solver = if ps.solver == Solver::ConjugateGradient && !directed {
+                Solver::ConjugateGradient
+            } else {
+                Solver::Power
+            };
+            prop_assert_eq!(stats.solver, solver);
+            if solver == Solver::Power {
+                prop_assert_eq!(stats.iterations, iters);
+                for i in 0..n {
+                    prop_assert!((p[i] - want[i]).abs() < 1e-12);
+                }
+            }
         }
         // The cache-blocked passes (used above 2M nodes) give the same result: segments of
         // 1..3 nodes force every list to be split.
         let w = WalkCsr::build(&t, Lists::Pull);
         for seg in 1..4 {
-            let (pb, sb) = marginals::compute_blocked(&w, &params, false, seg);
+            let (pb, sb) = marginals::compute_blocked(&w, &power, false, seg);
             prop_assert_eq!(sb.iterations, iters);
             for i in 0..n {
                 prop_assert!((pb[i] - want[i]).abs() < 1e-12);
             }
         }
     }
+}
+
+/// Conjugate gradients need far fewer applications of P3ᵀ than the power iteration on a graph
+/// with a slow mode (a long path: the walk mixes slowly), and give the same marginals.
+#[test]
+fn conjugate_gradients_take_fewer_steps_on_a_slow_graph() {
+    let n = 200;
+    let edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+    let g = graph(n as usize, &edges);
+    let t = Transition::new(&g, false);
+    let cg = MarginalParams::default();
+    let power = MarginalParams {
+        solver: Solver::Power,
+        ..cg
+    };
+    let (pc, sc) = marginals::compute(&t, &cg, false);
+    let (pp, sp) = marginals::compute(&t, &power, false);
+    assert!(sc.converged && sp.converged);
+    assert_eq!(sc.solver, Solver::ConjugateGradient);
+    assert!(
+        sc.iterations * 2 <= sp.iterations,
+        "CG {} vs power {}",
+        sc.iterations,
+        sp.iterations
+    );
+    let l1: f64 = pc.iter().zip(&pp).map(|(a, b)| (a - b).abs()).sum();
+    assert!(l1 < 2.0 * cg.epsilon / (1.0 - cg.lambda), "{l1}");
 }
 
 /// A hub with many leaves takes the "look up each predecessor" path of the block

@@ -7,6 +7,7 @@
 use serde_json::Value;
 use serenqa_graph::{Graph, GraphBuilder, GraphMeta, RelationType};
 use serenqa_model::embeddings::FastRp;
+use serenqa_model::marginals::{MarginalParams, Solver};
 use serenqa_model::slice::{build_slice, BlockCache};
 use serenqa_model::transition::Transition;
 use serenqa_model::{Model, ModelConfig};
@@ -99,7 +100,11 @@ fn check(directed: bool) {
             seed: fx["seed"].as_u64().unwrap(),
             ..FastRp::default()
         },
-        ..ModelConfig::default()
+        // Algorithm 2 as written: the reference counts its iterations.
+        marginals: MarginalParams {
+            solver: Solver::Power,
+            ..MarginalParams::default()
+        },
     };
     let model = Model::compute(&g, &cfg, false);
     assert_eq!(
@@ -107,6 +112,20 @@ fn check(directed: bool) {
         want["iterations"].as_u64().unwrap()
     );
     close("marginals", &model.marginals, &nums(&want["marginals"]));
+    // The default solver reaches the same fixed point.
+    let default = Model::compute(
+        &g,
+        &ModelConfig {
+            marginals: MarginalParams::default(),
+            ..cfg.clone()
+        },
+        false,
+    );
+    close(
+        "marginals (default solver)",
+        &default.marginals,
+        &nums(&want["marginals"]),
+    );
 
     let names = |k: &str| -> Vec<u32> {
         fx[k]

@@ -187,3 +187,34 @@ pub fn full_rns(
 pub fn node(i: usize) -> NodeId {
     i as NodeId
 }
+
+/// The exact fixed point of Algorithm 2: (I − λP3ᵀ) p = (1 − λ)/V, by Gaussian elimination with
+/// partial pivoting (fine for tiny graphs).
+pub fn dense_exact_marginals(p3: &Dense, lambda: f64) -> Vec<f64> {
+    let n = p3.len();
+    let mut a: Vec<Vec<f64>> = (0..n)
+        .map(|j| {
+            let mut row: Vec<f64> = (0..n)
+                .map(|i| f64::from(u8::from(i == j)) - lambda * p3[i][j])
+                .collect();
+            row.push((1.0 - lambda) / n as f64);
+            row
+        })
+        .collect();
+    for col in 0..n {
+        let piv = (col..n)
+            .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
+            .unwrap_or(col);
+        a.swap(col, piv);
+        let pivot = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot[col];
+                for (x, p) in row[col..].iter_mut().zip(&pivot[col..]) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    (0..n).map(|i| a[i][n] / a[i][i]).collect()
+}

@@ -386,6 +386,12 @@ fn perf_model(args: &crate::graph_source::GraphArgs, runs: usize, progress: bool
         "| marginals ({} nodes, {} edges) | {:.3} s | {} iterations, residual {:.1e}; bandwidth floor {:.3} s for {} passes → ratio {:.2}; reorder {:.3} s |",
         m.nodes, m.edges, m.stats.seconds, m.stats.iterations, m.stats.residual, m.floor_seconds, m.passes, m.ratio, m.reorder_seconds
     );
+    if let Some(b) = &m.baseline {
+        println!(
+            "| marginals, Algorithm 2's power iteration (same run) | {:.3} s | {} iterations; conjugate gradients {:.2}× faster, {:.1e} vs {:.1e} (L1) from a tight solve |",
+            b.power.seconds, b.power.iterations, b.speedup, b.l1_vs_exact, b.power_l1_vs_exact
+        );
+    }
     let b = bench::blocks(&g, false, 50, runs, 1, None);
     println!(
         "| P3 block, 50 entities (cold) | {:.2} ms | min {:.2}, max {:.2} ms over {} sets |",

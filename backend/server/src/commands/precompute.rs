@@ -65,7 +65,11 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
     let model = Model::compute(&g, &cfg, progress);
     let st = &model.params.marginal_stats;
     println!(
-        "marginals: {} iterations, residual {:.2e}{} in {:.2} s",
+        "marginals ({}): {} applications of P3ᵀ, residual {:.2e}{} in {:.2} s",
+        match st.solver {
+            serenqa_model::marginals::Solver::Power => "power iteration",
+            serenqa_model::marginals::Solver::ConjugateGradient => "conjugate gradients",
+        },
         st.iterations,
         st.residual,
         if st.converged {
