@@ -38,9 +38,11 @@ cargo fmt --all --check
 step "lint: cargo clippy --workspace --all-targets -- -D warnings ([workspace.lints], clippy.toml)"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "structure: no file-level import cycle in the cypher and pipeline crates"
+step "structure: no file-level import cycle in the cypher, pipeline, model and server crates"
 python3 scripts/import_cycles.py backend/cypher
 python3 scripts/import_cycles.py backend/pipeline
+python3 scripts/import_cycles.py backend/model
+python3 scripts/import_cycles.py backend/server
 # …and no grab-bag file in the pipeline crate (split by concept past 800 lines).
 find backend/pipeline -name '*.rs' -print0 | xargs -0 wc -l |
   awk '$2 != "total" && $1 > 800 { print "too long (> 800 lines): " $2; bad = 1 } END { exit bad }'

@@ -14,8 +14,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::HttpError;
+use super::extract::resolve;
 use super::extract::Q;
-use super::graph::resolve;
 use super::AppState;
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -1,6 +1,6 @@
 //! Extractors whose rejections are JSON `{code, message}` like every other API error
-//! (axum's own reply in plain text). Handlers use `Q<T>` for query strings and `J<T>` for
-//! JSON bodies.
+//! (axum's own reply in plain text). Handlers use `Q<T>` for query strings, `J<T>` for
+//! JSON bodies, and [`resolve`] for a node key (`Type::identifier`) in a path or query.
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
@@ -8,6 +8,8 @@ use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::de::DeserializeOwned;
+
+use serenqa_graph::{Graph, NodeId};
 
 use super::error::HttpError;
 
@@ -59,4 +61,21 @@ fn json_error(e: JsonRejection) -> HttpError {
         code,
         message: e.body_text(),
     }
+}
+
+/// Resolves `Type::identifier` or an unambiguous bare identifier, else 404 with the key.
+pub fn resolve(g: &Graph, key: &str) -> Result<NodeId, HttpError> {
+    let key = key.trim();
+    if key.is_empty() || key.len() > 300 {
+        return Err(HttpError::bad_request(
+            "bad_node_key",
+            "a node key is `Type::identifier`, at most 300 bytes",
+        ));
+    }
+    g.find_by_key(key).ok_or_else(|| {
+        HttpError::not_found(
+            "unknown_node",
+            format!("no node {key:?} (use Type::identifier, e.g. Compound::DB00945)"),
+        )
+    })
 }

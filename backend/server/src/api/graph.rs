@@ -19,7 +19,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::HttpError;
-use super::extract::Q;
+use super::extract::{resolve, Q};
 use super::AppState;
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -212,24 +212,6 @@ fn rank_search(
     }
     serenqa_graph::search::rank_search(g, text, kind, limit, &fold_word, extra)
 }
-
-/// Resolves `Type::identifier` or an unambiguous bare identifier, else 404 with the key.
-pub fn resolve(g: &Graph, key: &str) -> Result<NodeId, HttpError> {
-    let key = key.trim();
-    if key.is_empty() || key.len() > 300 {
-        return Err(HttpError::bad_request(
-            "bad_node_key",
-            "a node key is `Type::identifier`, at most 300 bytes",
-        ));
-    }
-    g.find_by_key(key).ok_or_else(|| {
-        HttpError::not_found(
-            "unknown_node",
-            format!("no node {key:?} (use Type::identifier, e.g. Compound::DB00945)"),
-        )
-    })
-}
-
 /// Neighbours shown per relation group.
 const GROUP_SAMPLE: usize = 12;
 

@@ -39,7 +39,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 
 /// The node a key names, as a shortlist entity with its canonical key.
 fn entity(s: &AppState, key: &str, what: &'static str) -> Result<ShortlistEntity, HttpError> {
-    let n = super::graph::resolve(&s.graph, key).map_err(|e| HttpError {
+    let n = super::extract::resolve(&s.graph, key).map_err(|e| HttpError {
         message: format!("{what}: {}", e.message),
         ..e
     })?;

@@ -8,6 +8,7 @@ pub mod discover;
 pub mod edges;
 pub mod eval;
 pub mod import;
+mod live_server;
 pub mod models;
 pub mod perf;
 pub mod perf_annotate;

@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serenqa_graph::synth::{identifier, type_counts, NODE_TYPES};
 
-use super::perf_hostile::{agent, rss_of, spawn_server, RssWatch};
+use super::live_server::{agent, rss_of, spawn_server, RssWatch};
 use crate::rss::human_bytes;
 
 #[derive(Args)]

@@ -268,7 +268,7 @@ pub fn ask_monopoly(base: &str, window: Duration) -> Monopoly {
         .map(|_| {
             let (base, long) = (base.to_string(), long.clone());
             std::thread::spawn(move || {
-                let a = super::perf_hostile::agent(Duration::from_secs(120));
+                let a = super::live_server::agent(Duration::from_secs(120));
                 let mut tally = BTreeMap::<String, u64>::new();
                 while Instant::now() < deadline {
                     let r = ask_once(&a, &base, "198.51.100.99", &long);
@@ -281,7 +281,7 @@ pub fn ask_monopoly(base: &str, window: Duration) -> Monopoly {
     // Let the flood take hold first.
     std::thread::sleep(Duration::from_secs(2));
     let mut m = Monopoly::default();
-    let a = super::perf_hostile::agent(Duration::from_secs(120));
+    let a = super::live_server::agent(Duration::from_secs(120));
     while Instant::now() < deadline {
         let t = Instant::now();
         let r = ask_once(&a, base, "203.0.113.8", "Which compounds treat asthma?");
