@@ -33,7 +33,7 @@ pub fn Discover() -> impl IntoView {
     view! {
         <h1>"Discover"</h1>
         <p class="muted">"Find a disease to see its known treatments and where the graph leads beyond them, or a drug to see the diseases it may serve."</p>
-        <Notice />
+        <crate::notice::Notice />
         <section class="panel">
             <div class="chips" role="group" aria-label="What to search">
                 {kind_button("Any", None)}
@@ -44,15 +44,6 @@ pub fn Discover() -> impl IntoView {
         </section>
         <crate::ask::AskBox />
         <crate::start::StartingPoints />
-    }
-}
-
-#[component]
-pub fn Notice() -> impl IntoView {
-    view! {
-        <div class="notice" role="note">
-            "Suggestions are hypotheses for research, not clinical advice: they do not account for druggability, dosing or safety, and need preclinical and clinical validation."
-        </div>
     }
 }
 

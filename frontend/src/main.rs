@@ -8,6 +8,7 @@ mod candidates;
 mod charts;
 mod discover;
 mod leaderboard;
+mod notice;
 mod pages;
 mod refused;
 mod run_page;

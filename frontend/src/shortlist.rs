@@ -332,7 +332,7 @@ pub fn ShortlistPage() -> impl IntoView {
     };
     view! {
         <h1>"Shortlist"</h1>
-        <crate::discover::Notice />
+        <crate::notice::Notice />
         <section class="panel">
             <p class="muted" data-testid="shortlist-where">{place}</p>
             {move || s.error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}

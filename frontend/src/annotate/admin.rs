@@ -17,7 +17,7 @@ use serenqa_shared::annotate::{
 use super::account::SignOut;
 use super::invites::Invites;
 use super::oversight::WorkViews;
-use super::{fmt3, get, send, Failure, SignedAs};
+use super::{date_time, fmt3, get, send, Failure, SignedAs};
 
 #[component]
 pub fn Admin() -> impl IntoView {
@@ -314,12 +314,6 @@ fn worse_heldout(rep: &CalibrationReport) -> Option<String> {
             h.questions, h.after, h.before
         )
     })
-}
-
-/// A Unix time as the browser's local date and time.
-pub fn date_time(unix: i64) -> String {
-    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
-    String::from(d.to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED))
 }
 
 /// "Reset link": a one-time link that lets the user choose a new password (shown once).

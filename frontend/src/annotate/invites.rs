@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use serenqa_shared::annotate::{CreateInvite, InviteCreated, PendingInvite, Role};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::admin::date_time;
+use super::date_time;
 use super::{get, send, Failure};
 
 /// Writes `text` to the clipboard (`navigator.clipboard.writeText`); `Err` when the browser

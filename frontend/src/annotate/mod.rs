@@ -233,3 +233,9 @@ pub fn submission_id() -> String {
     let r = (js_sys::Math::random() * 1e15) as u64;
     format!("{t:x}-{r:x}")
 }
+
+/// A Unix time as the browser's local date and time.
+pub fn date_time(unix: i64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
+    String::from(d.to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED))
+}

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serenqa_shared::annotate::{AnnotatorProgress, BatchRef, RankingView, RankingsPage};
 
-use super::admin::date_time;
+use super::date_time;
 use super::{get, Failure};
 
 /// Rankings per page.
