@@ -381,6 +381,35 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
         })
         .collect_view();
     let empty = reply.groups.is_empty();
+    // Side-effect records of the drug for this disease: what the model did with them, in
+    // words, and each record with its source.
+    let contradictions = reply
+        .contradictions
+        .iter()
+        .map(|c| {
+            let records = c
+                .records
+                .iter()
+                .map(|r| {
+                    let href = format!("/entity/{}", api::enc(&key_of(&r.side_effect)));
+                    view! { <li><a href=href>{r.side_effect.name.clone()}</a>{format!(" — {} · source: {} ({})", r.matched, r.source, r.license)}</li> }
+                })
+                .collect_view();
+            let head = if c.fitted {
+                format!(" · contribution {:+.2}", c.contribution)
+            } else {
+                " · not read by the model".to_string()
+            };
+            view! {
+                <article class="group" data-testid="contradiction-group" data-feature=c.feature.clone()>
+                    <h3>{c.feature.clone()}{head}</h3>
+                    <p>{c.text.clone()}</p>
+                    <ul>{records}</ul>
+                </article>
+            }
+        })
+        .collect_view();
+    let has_contradictions = !reply.contradictions.is_empty();
     view! {
         <p data-testid="explain-score">
             {format!("Plausibility {:.3}: {}; {}.", p.score, standing(p.disease_percentile, "drugs", &p.disease.name), standing(p.compound_percentile, "diseases", &p.compound.name))}
@@ -388,6 +417,10 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
         <p class="muted">"Each group is a metapath (a kind of connection) with its contribution to the linear half of the score (the served score averages a linear model over these metapaths with gradient-boosted trees, whose share is not split by metapath); paths are weighted as in the model, so connections through hubs (common side effects, promiscuous enzymes) count little. Hover an edge for its source."</p>
         {empty.then(|| view! { <p class="muted">"No metapath raises this prediction above average."</p> })}
         <div class="groups">{groups}</div>
+        {has_contradictions.then(|| view! {
+            <h3>"Recorded as causing the disease"</h3>
+            <div class="groups">{contradictions}</div>
+        })}
         {(!reply.subgraph.nodes.is_empty()).then(|| view! { <SubgraphSvg graph=reply.subgraph.clone() centre=0 paths=Vec::new() /> })}
         <p class="muted" data-testid="edge-sources">{format!("Edge sources: {}", {
             let mut v = reply.edge_sources.clone();

@@ -635,12 +635,34 @@ pub struct MetapathGroup {
     pub paths: Vec<ExplainPath>,
 }
 
+/// A contradiction feature that fired for a pair: the graph records the drug as causing the
+/// disease (or a symptom specific to it), with what that did to the score and the records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ContradictionGroup {
+    /// The feature (`causes the disease (identifier)`, `causes the disease (name)`, `causes a
+    /// defining symptom`).
+    pub feature: String,
+    /// Its contribution to the linear half of the logit (0 when the model does not read it).
+    pub contribution: f64,
+    /// Whether the model reads the feature (else the records are evidence only).
+    pub fitted: bool,
+    /// What the records are and what the model did with them, in plain words.
+    pub text: String,
+    /// The side-effect records behind it.
+    pub records: Vec<SafetyFlag>,
+}
+
 /// `GET /api/predictions/explain?compound=…&disease=…`: the paths that carry a prediction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExplainResponse {
     pub prediction: Prediction,
     pub groups: Vec<MetapathGroup>,
+    /// The contradiction features that fired for the pair (empty: the graph records the drug
+    /// as causing neither the disease nor a symptom specific to it).
+    #[serde(default)]
+    pub contradictions: Vec<ContradictionGroup>,
     /// Union of the shown paths (compound at 0, disease at 1), for drawing.
     pub subgraph: SubgraphView,
     /// Source and licence per edge of `subgraph.edges`, same order.

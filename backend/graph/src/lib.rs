@@ -16,6 +16,7 @@ pub mod load;
 pub mod paths;
 pub mod progress;
 pub mod props;
+pub mod safety;
 pub mod search;
 pub mod snapshot;
 pub mod store;

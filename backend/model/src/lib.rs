@@ -77,7 +77,6 @@ pub mod embeddings;
 pub mod marginals;
 pub mod mechanism;
 pub mod reorder;
-pub mod safety;
 pub mod slice;
 pub mod store;
 pub mod transition;

@@ -30,6 +30,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
+use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::Graph;
 
 use crate::calibrate::Calibration;
@@ -204,14 +205,16 @@ pub fn fold_mask(
 }
 
 /// Runs k-fold cross-validation of every head; `progress` gets one line per fold and label.
+/// `ontology` (optional) adds identifier matches to the contradiction features.
 pub fn cross_validate(
     g: &Graph,
     params: &PredictParams,
+    ontology: Option<&DiseaseOntology>,
     k: usize,
     kind: FoldKind,
     progress: &mut dyn FnMut(&str, &FoldResult),
 ) -> Result<EvalReport, PredictError> {
-    cross_validate_learners(g, params, k, kind, &[], progress)
+    cross_validate_learners(g, params, ontology, k, kind, &[], progress)
 }
 
 /// Names of the learners [`cross_validate_learners`] compares for a grid of trees.
@@ -255,6 +258,7 @@ fn gbdt_name(gp: &GbdtParams) -> String {
 pub fn cross_validate_learners(
     g: &Graph,
     params: &PredictParams,
+    ontology: Option<&DiseaseOntology>,
     k: usize,
     kind: FoldKind,
     grid: &[GbdtParams],
@@ -265,7 +269,7 @@ pub fn cross_validate_learners(
             "folds must be between 2 and 20, not {k}"
         )));
     }
-    let space = Space::new(g, &params.features)?;
+    let space = Space::with_ontology(g, &params.features, ontology)?;
     let task = &space.task;
     let (nc, nd) = (task.compounds.len(), task.diseases.len());
     let npairs = nc * nd;
@@ -597,6 +601,7 @@ impl FoldScores {
 pub fn fold_scores(
     g: &Graph,
     params: &PredictParams,
+    ontology: Option<&DiseaseOntology>,
     k: usize,
     kind: FoldKind,
     progress: &mut dyn FnMut(usize, f64),
@@ -606,7 +611,7 @@ pub fn fold_scores(
             "folds must be between 2 and 20, not {k}"
         )));
     }
-    let space = Space::new(g, &params.features)?;
+    let space = Space::with_ontology(g, &params.features, ontology)?;
     let task = &space.task;
     let nd = task.diseases.len();
     let treat_edges = task.edges_of(g, &space.li, &task.treatment);

@@ -8,12 +8,17 @@
 //!   their type (`CbG`, `CcSE`, …, `DaG`, …), the treatment steps counted *without the pair's
 //!   own edge* (a known treatment does not raise its own prior). Rephetio corrects degree bias
 //!   with a prior from edge permutations; these explicit degree terms are the cheap version:
-//!   the learner weighs how much a drug's or disease's treatment count alone predicts.
+//!   the learner weighs how much a drug's or disease's treatment count alone predicts;
+//! - contradiction features (when [`FeatureParams::contradiction`]): does the graph record the
+//!   compound as causing the disease or a symptom specific to it ([`crate::contra`]).
 //!
 //! Pairs are indexed compound-major: `pair = c · |D| + d` with c, d local indices.
 
 use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
+use serenqa_graph::load::disease_ontology::DiseaseOntology;
+
+use crate::contra::{Contradiction, NAMES as CONTRADICTION_NAMES};
 use crate::dwpc::{dwpc_all, step_matrices, EdgeMask, LocalIndex};
 use crate::metagraph::Metagraph;
 use crate::PredictError;
@@ -176,6 +181,14 @@ pub struct FeatureParams {
     pub max_len: usize,
     /// A metapath is kept when at least this share of all pairs has a walk of it.
     pub min_support: f64,
+    /// Add the contradiction features ([`crate::contra`]) to the table. Off, they are still
+    /// computed for the explanation, but no model reads them.
+    #[serde(default = "yes")]
+    pub contradiction: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for FeatureParams {
@@ -185,6 +198,7 @@ impl Default for FeatureParams {
             min_len: 2,
             max_len: 4,
             min_support: 0.001,
+            contradiction: true,
         }
     }
 }
@@ -193,8 +207,11 @@ impl Default for FeatureParams {
 #[derive(Clone, Debug)]
 pub struct Features {
     pub names: Vec<String>,
-    /// Whether feature j is a metapath (else a degree feature).
+    /// Whether feature j is a metapath (else a degree or a contradiction feature).
     pub is_metapath: Vec<bool>,
+    /// The columns of the contradiction features ([`crate::contra::NAMES`] order; empty when
+    /// [`FeatureParams::contradiction`] is off).
+    pub contradiction: Vec<usize>,
     /// Column j: one value per pair, compound-major.
     pub cols: Vec<Vec<f32>>,
     /// Metapaths enumerated before the support filter.
@@ -214,10 +231,23 @@ pub struct Space<'g> {
     pub paths: Vec<Vec<usize>>,
     /// Their names read from compound to disease (`CbGaD`).
     pub names: Vec<String>,
+    /// The join of side effects to diseases behind the contradiction features.
+    pub contra: Contradiction,
 }
 
 impl<'g> Space<'g> {
+    /// The space of `g` without the Disease Ontology files (contradictions by name and symptom
+    /// only).
     pub fn new(g: &'g Graph, params: &FeatureParams) -> Result<Self, PredictError> {
+        Self::with_ontology(g, params, None)
+    }
+
+    /// The space of `g`; `ontology` adds identifier matches to the contradiction features.
+    pub fn with_ontology(
+        g: &'g Graph,
+        params: &FeatureParams,
+        ontology: Option<&DiseaseOntology>,
+    ) -> Result<Self, PredictError> {
         let task = Task::detect(g)?;
         let mg = Metagraph::of(g, &task.treatment);
         let li = LocalIndex::of(g);
@@ -228,6 +258,7 @@ impl<'g> Space<'g> {
             params.max_len.clamp(2, 5),
         );
         let names = paths.iter().map(|p| mg.abbrev(&mg.reversed(p))).collect();
+        let contra = Contradiction::build(g, ontology);
         Ok(Space {
             g,
             task,
@@ -235,6 +266,7 @@ impl<'g> Space<'g> {
             li,
             paths,
             names,
+            contra,
         })
     }
 
@@ -321,9 +353,20 @@ impl<'g> Space<'g> {
             is_metapath.push(false);
             cols.push(col);
         }
+        let mut contradiction = Vec::new();
+        if params.contradiction {
+            let cc = self.contra.columns(self.g, &self.task, &self.li, mask);
+            for (name, col) in CONTRADICTION_NAMES.iter().zip(cc) {
+                contradiction.push(cols.len());
+                names.push((*name).to_string());
+                is_metapath.push(false);
+                cols.push(col);
+            }
+        }
         Features {
             names,
             is_metapath,
+            contradiction,
             cols,
             metapaths_considered: self.paths.len(),
             label_degree,

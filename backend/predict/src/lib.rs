@@ -72,6 +72,16 @@
 //!   prints, for comparison; on Hetionet the two agree closely (bench/README.md).
 //!   The ranking, percentiles and metapath contributions (logit units) are unchanged by it.
 //!
+//! - **Contradiction features** ([`contra`], issue 35 item 3: failed is not the same as
+//!   unknown): whether the graph records the compound as causing the disease — by a Disease
+//!   Ontology cross-reference, by name, or by a symptom specific to the disease — joined by
+//!   `serenqa_graph::safety`, the join Discover's safety flags use. The Disease Ontology files
+//!   are optional: the callers pass them in ([`features::Space::with_ontology`],
+//!   [`model::predict`], the CV), and `PredictionInfo::contradiction` records whether the run
+//!   had them. On Hetionet the records mostly say the opposite of their name (SIDER lists a
+//!   drug's indication among its side effects), and the learner weighs them as the data say;
+//!   the explanation shows each fired record with its contribution. Figures: bench/README.md.
+//!
 //! **Invariant:** no fold's features read its held-out edges of either label — they are
 //! computed on the masked graph, bit-identical to a graph rebuilt without them
 //! (`tests/no_leakage.rs`, `tests/second_label.rs`); a fold's trees, fitted on those features
@@ -81,6 +91,7 @@
 //! order, and the only randomness is the seeded fold assignment and negative sample.
 
 pub mod calibrate;
+pub mod contra;
 pub mod dwpc;
 pub mod ensemble;
 pub mod eval;

@@ -5,7 +5,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serenqa_graph::Graph;
 
+use serenqa_graph::load::disease_ontology::DiseaseOntology;
+
 use crate::calibrate::Calibration;
+use crate::contra::{ContradictionFeature, ContradictionInfo, NAMES as CONTRADICTION_NAMES};
 use crate::dwpc::EdgeMask;
 use crate::ensemble::{combine, Combine};
 use crate::features::{FeatureParams, Features, Space};
@@ -384,6 +387,10 @@ pub struct PredictionInfo {
     /// The second head, when the graph has a second label.
     #[serde(default)]
     pub palliates: Option<HeadInfo>,
+    /// The contradiction features ([`crate::contra`]): whether the run had the Disease
+    /// Ontology, whether they were fitted, their coefficients and how often they fire.
+    #[serde(default)]
+    pub contradiction: Option<ContradictionInfo>,
     pub seconds_features: f64,
     pub seconds_fit: f64,
     #[serde(default)]
@@ -523,10 +530,15 @@ fn fit_head(
 }
 
 /// The full run: features on the whole graph, one head per label (treats; palliates when the
-/// graph has it) fitted on all of that label's edges, every pair scored.
-pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, PredictError> {
+/// graph has it) fitted on all of that label's edges, every pair scored. `ontology` (the
+/// Disease Ontology files, optional) adds identifier matches to the contradiction features.
+pub fn predict(
+    g: &Graph,
+    params: &PredictParams,
+    ontology: Option<&DiseaseOntology>,
+) -> Result<Predictions, PredictError> {
     let t0 = Instant::now();
-    let space = Space::new(g, &params.features)?;
+    let space = Space::with_ontology(g, &params.features, ontology)?;
     let mask = EdgeMask::empty(g.edge_count());
     let f = space.features(&mask, &params.features);
     let seconds_features = t0.elapsed().as_secs_f64();
@@ -600,9 +612,41 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
     let seconds_predict = t2.elapsed().as_secs_f64();
     let degree_features = |m: &crate::learn::LogReg| -> Vec<(String, f64)> {
         (0..f.cols.len())
-            .filter(|&j| !f.is_metapath[j])
+            .filter(|&j| !f.is_metapath[j] && !f.contradiction.contains(&j))
             .map(|j| (f.names[j].clone(), m.beta[j]))
             .collect()
+    };
+    let contradiction = {
+        let fitted = f.contradiction.len() == CONTRADICTION_NAMES.len();
+        let computed;
+        let cols: Vec<&Vec<f32>> = if fitted {
+            f.contradiction.iter().map(|&j| &f.cols[j]).collect()
+        } else {
+            computed = space.contra.columns(g, &space.task, &space.li, &mask);
+            computed.iter().collect()
+        };
+        let (pairs_flagged, treatments_flagged, treatments) =
+            space.contra.coverage(&cols, &positives[0]);
+        ContradictionInfo {
+            ontology: space.contra.ontology,
+            fitted,
+            features: CONTRADICTION_NAMES
+                .iter()
+                .enumerate()
+                .map(|(k, name)| {
+                    let j = f.contradiction.get(k).copied();
+                    ContradictionFeature {
+                        name: (*name).to_string(),
+                        beta: j.map_or(0.0, |j| m.beta[j]),
+                        mean: j.map_or(0.0, |j| m.mean[j]),
+                        std: j.map_or(0.0, |j| m.std[j]),
+                    }
+                })
+                .collect(),
+            pairs_flagged,
+            treatments_flagged,
+            treatments,
+        }
     };
     let palliates = match (&pall, space.task.second) {
         (Some(h), Some(r)) => Some(HeadInfo {
@@ -664,6 +708,7 @@ pub fn predict(g: &Graph, params: &PredictParams) -> Result<Predictions, Predict
                 },
             }),
         palliates,
+        contradiction: Some(contradiction),
         seconds_features,
         seconds_fit: treats.seconds_fit + pall.as_ref().map_or(0.0, |h| h.seconds_fit),
         seconds_calibration: treats.seconds_calibration

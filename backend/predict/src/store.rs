@@ -24,7 +24,7 @@ use crate::PredictError;
 /// of the file name, so a program never serves a file written by a different model version —
 /// two builds sharing one cache directory each keep their own file. Bump it whenever the
 /// learner, the features, the labels or the sections change.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// Where the predictions of `g` are cached: `predictions-v<FORMAT>-<graph hash>.snap`.
 pub fn default_path(g: &Graph) -> PathBuf {

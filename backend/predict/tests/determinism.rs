@@ -7,10 +7,31 @@ use serenqa_predict::eval::{auroc, cross_validate, FoldKind};
 use serenqa_predict::{predict, PredictParams};
 
 fn tsv(g: &serenqa_graph::Graph, params: &PredictParams) -> Vec<u8> {
-    let p = predict(g, params).unwrap();
+    let p = predict(g, params, None).unwrap();
     let mut out = Vec::new();
     p.write_tsv(g, &mut out).unwrap();
     out
+}
+
+#[test]
+fn predictions_with_contradiction_features_are_byte_identical_across_thread_counts() {
+    // Side effects named after diseases and their symptoms: the contradiction features fire.
+    let g = common::graph_with_side_effects(50, 12, 30, 9);
+    let params = PredictParams::default();
+    let a = tsv(&g, &params);
+    for n in [1, 3] {
+        let b = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(|| tsv(&g, &params));
+        assert!(a == b, "{n} threads gave other bytes");
+    }
+    let p = predict(&g, &params, None).unwrap();
+    assert!(p
+        .info
+        .contradiction
+        .is_some_and(|c| c.fitted && c.pairs_flagged > 0));
 }
 
 #[test]
@@ -61,7 +82,7 @@ fn predictions_are_byte_identical_across_runs_and_thread_counts() {
 fn cross_validation_finds_the_planted_signal() {
     let g = common::graph(60, 15, 40, 4);
     let params = PredictParams::default();
-    let r = cross_validate(&g, &params, 3, FoldKind::Edges, &mut |_, _| {}).unwrap();
+    let r = cross_validate(&g, &params, None, 3, FoldKind::Edges, &mut |_, _| {}).unwrap();
     let ctd = r.label("CtD").expect("a CtD report");
     assert_eq!(ctd.folds.len(), 3);
     assert!(
@@ -74,7 +95,7 @@ fn cross_validation_finds_the_planted_signal() {
         table.contains("AUROC") && table.lines().count() >= 6,
         "{table}"
     );
-    let d = cross_validate(&g, &params, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
+    let d = cross_validate(&g, &params, None, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
     assert!(d
         .label("CtD")
         .expect("a CtD report")

@@ -83,9 +83,16 @@ fn the_learner_comparison_is_identical_across_thread_counts() {
             .build()
             .unwrap()
             .install(|| {
-                let r =
-                    cross_validate_learners(&g, &params, 3, FoldKind::Edges, &grid, &mut |_, _| {})
-                        .unwrap();
+                let r = cross_validate_learners(
+                    &g,
+                    &params,
+                    None,
+                    3,
+                    FoldKind::Edges,
+                    &grid,
+                    &mut |_, _| {},
+                )
+                .unwrap();
                 let l = r.label("CtD").unwrap();
                 serde_json::to_string(
                     &l.learners
@@ -98,8 +105,8 @@ fn the_learner_comparison_is_identical_across_thread_counts() {
     };
     let a = run(1);
     assert_eq!(a, run(3));
-    let r =
-        cross_validate_learners(&g, &params, 3, FoldKind::Edges, &grid, &mut |_, _| {}).unwrap();
+    let r = cross_validate_learners(&g, &params, None, 3, FoldKind::Edges, &grid, &mut |_, _| {})
+        .unwrap();
     let l = r.label("CtD").unwrap();
     // The logistic head, the trees, three combinations, two other weights.
     assert_eq!(l.learners.len(), 7);
@@ -117,6 +124,7 @@ fn the_learner_comparison_is_identical_across_thread_counts() {
             trees: None,
             ..params.clone()
         },
+        None,
         3,
         FoldKind::Edges,
         &[],
@@ -134,13 +142,14 @@ fn the_learner_comparison_is_identical_across_thread_counts() {
 #[test]
 fn the_served_treats_score_combines_the_trees_and_keeps_the_logistic_explanations() {
     let g = common::graph_with_palliation(60, 15, 40, 7);
-    let both = predict(&g, &PredictParams::default()).unwrap();
+    let both = predict(&g, &PredictParams::default(), None).unwrap();
     let logistic = predict(
         &g,
         &PredictParams {
             trees: None,
             ..PredictParams::default()
         },
+        None,
     )
     .unwrap();
     assert!(both.info.trees.is_some() && logistic.info.trees.is_none());

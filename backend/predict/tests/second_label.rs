@@ -224,7 +224,7 @@ fn a_pairs_own_palliation_edge_is_never_evidence_for_it() {
 fn cross_validation_reports_both_labels_and_the_palliation_head_learns_its_own_signal() {
     let g = common::graph_with_palliation(80, 20, 50, 5);
     let params = PredictParams::default();
-    let r = cross_validate(&g, &params, 3, FoldKind::Edges, &mut |_, _| {}).unwrap();
+    let r = cross_validate(&g, &params, None, 3, FoldKind::Edges, &mut |_, _| {}).unwrap();
     assert_eq!(r.labels.len(), 2);
     let (t, p) = (r.label("CtD").unwrap(), r.label("CpD").unwrap());
     assert_eq!(p.folds.len(), 3);
@@ -254,12 +254,12 @@ fn cross_validation_reports_both_labels_and_the_palliation_head_learns_its_own_s
         table.contains("CtD (treats)") && table.contains("CpD (palliates)"),
         "{table}"
     );
-    let d = cross_validate(&g, &params, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
+    let d = cross_validate(&g, &params, None, 3, FoldKind::Diseases, &mut |_, _| {}).unwrap();
     assert!(d.label("CpD").unwrap().overall.auroc.is_finite());
 }
 
 fn tsv(g: &Graph, params: &PredictParams) -> (Predictions, Vec<u8>) {
-    let p = predict(g, params).unwrap();
+    let p = predict(g, params, None).unwrap();
     let mut out = Vec::new();
     p.write_tsv(g, &mut out).unwrap();
     (p, out)
@@ -316,7 +316,7 @@ fn palliation_scores_are_served_and_byte_identical_across_thread_counts() {
 #[test]
 fn served_scores_are_calibrated_and_keep_the_ranking() {
     let g = common::graph_with_palliation(60, 15, 40, 7);
-    let p = predict(&g, &PredictParams::default()).unwrap();
+    let p = predict(&g, &PredictParams::default(), None).unwrap();
     let c = p.info.calibration.expect("a calibrated treats head");
     assert!(
         p.info
@@ -332,6 +332,7 @@ fn served_scores_are_calibrated_and_keep_the_ranking() {
             calibration_folds: 0,
             ..PredictParams::default()
         },
+        None,
     )
     .unwrap();
     assert!(raw.info.calibration.is_none());

@@ -1,16 +1,37 @@
 //! What a clinician needs next to each candidate before the first screen is ordered: is the
 //! suggestion obvious or a new mechanism (`serenqa_model::mechanism`), and does the graph say
-//! the drug causes the disease (`serenqa_model::safety`, joined through the Disease Ontology's
+//! the drug causes the disease (`serenqa_graph::safety`, joined through the Disease Ontology's
 //! cross-references)? Both feed the order (`serenqa_shared::screen`), the API reply and the
 //! cross-validation that chose the default band (`serenqa discover cv`).
 
 use serenqa_graph::load::disease_ontology::DiseaseOntology;
+use serenqa_graph::safety::{Flag, SafetyIndex};
 use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_model::mechanism::{MechanismOf, MechanismRelations};
-use serenqa_model::safety::{Flag, SafetyIndex};
 use serenqa_shared::api::{MechanismView, SafetyFlag};
 use serenqa_shared::screen::{Mechanism, ScreenItem, ScreenRule};
+
+/// The Disease Ontology files of the data directory, when they are there (a bad file is
+/// reported and left out), and how side effects are joined to diseases with what was found,
+/// in words. The plausibility model's contradiction features read the same files
+/// (`serve`, `predict` and `discover cv` all find them here).
+pub fn find_ontology() -> (Option<DiseaseOntology>, String) {
+    match DiseaseOntology::find() {
+        Some(Ok(o)) => (
+            Some(o),
+            "side effects joined to diseases by the Disease Ontology's UMLS cross-references (CC BY 3.0), then by name".to_string(),
+        ),
+        Some(Err(e)) => {
+            eprintln!("warning: Disease Ontology files not used: {e}");
+            (None, format!("side effects joined to diseases by name only (the Disease Ontology files could not be read: {e})"))
+        }
+        None => (
+            None,
+            "side effects joined to diseases by name only (the Disease Ontology files are not in the data directory)".to_string(),
+        ),
+    }
+}
 
 /// The indexes behind the clinician's labels, built once per graph.
 pub struct Clinical {
@@ -26,20 +47,7 @@ impl Clinical {
     /// Builds the indexes, reading the Disease Ontology files from the data directory when
     /// they are there (a bad file is reported and the name rule alone is used).
     pub fn load(g: &Graph) -> Clinical {
-        let (ontology, note) = match DiseaseOntology::find() {
-            Some(Ok(o)) => (
-                Some(o),
-                "side effects joined to diseases by the Disease Ontology's UMLS cross-references (CC BY 3.0), then by name".to_string(),
-            ),
-            Some(Err(e)) => {
-                eprintln!("warning: Disease Ontology files not used: {e}");
-                (None, format!("side effects joined to diseases by name only (the Disease Ontology files could not be read: {e})"))
-            }
-            None => (
-                None,
-                "side effects joined to diseases by name only (the Disease Ontology files are not in the data directory)".to_string(),
-            ),
-        };
+        let (ontology, note) = find_ontology();
         Clinical::with(g, ontology.as_ref(), note)
     }
 

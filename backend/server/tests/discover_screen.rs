@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serenqa_graph::load::disease_ontology::DiseaseOntology;
+use serenqa_graph::safety::{MatchedBy, SafetyIndex};
 use serenqa_model::mechanism::MechanismRelations;
-use serenqa_model::safety::{MatchedBy, SafetyIndex};
 use serenqa_shared::api::DiscoverResponse;
 use serenqa_shared::screen::{order, Mechanism, ScreenItem};
 use serenqa_testkit::data::{hetionet_data, hetionet_graph};

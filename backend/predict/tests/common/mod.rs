@@ -43,7 +43,68 @@ pub fn graph_with_palliation(nc: usize, nd: usize, ng: usize, seed: u64) -> Grap
     build(nc, nd, ng, seed, true)
 }
 
+/// As [`graph`], plus side effects (`Compound –causes→ Side Effect`, identifiers `C0000<j>`)
+/// and symptoms (`Disease –presents→ Symptom`): side effect `disease j` bears disease j's name
+/// (as drug labels list an indication among the side effects, most of its causes treat
+/// disease j), and side effect `sym<j>` the name of a symptom only disease j presents.
+pub fn graph_with_side_effects(nc: usize, nd: usize, ng: usize, seed: u64) -> Graph {
+    let (mut b, c, d, treated) = builder(nc, nd, ng, seed, false);
+    let mut r = Rng(seed ^ 0x5eed);
+    let tc = b.type_id("Compound").unwrap();
+    let td = b.type_id("Disease").unwrap();
+    let tse = b.node_type("SideEffect", "Side Effect");
+    let ts = b.node_type("Symptom", "Symptom");
+    let ccse = rel(&mut b, "CAUSES_CcSE", "causes", "CcSE", tc, tse);
+    let dps = rel(&mut b, "PRESENTS_DpS", "presents", "DpS", td, ts);
+    let word = |j: usize| {
+        format!(
+            "sym{}{}",
+            (b'a' + (j / 26) as u8) as char,
+            (b'a' + (j % 26) as u8) as char
+        )
+    };
+    let mut named = Vec::new();
+    let mut symptom_se = Vec::new();
+    for (j, &dj) in d.iter().enumerate() {
+        named.push(b.add_node(tse, &format!("C{j:07}"), &format!("disease {j}")));
+        symptom_se.push(b.add_node(tse, &format!("S{j:07}"), &word(j)));
+        let sy = b.add_node(ts, &format!("D{j:06}"), &word(j));
+        b.add_edge(dj, dps, sy, None);
+    }
+    let generic: Vec<u32> = (0..10)
+        .map(|k| {
+            b.add_node(
+                tse,
+                &format!("G{k:07}"),
+                &format!("nausea {}", (b'a' + k as u8) as char),
+            )
+        })
+        .collect();
+    for (i, &ci) in c.iter().enumerate() {
+        for j in 0..d.len() {
+            let treats = treated.contains(&(i, j));
+            if r.next() < if treats { 0.5 } else { 0.03 } {
+                b.add_edge(ci, ccse, named[j], None);
+            }
+            if r.next() < 0.03 {
+                b.add_edge(ci, ccse, symptom_se[j], None);
+            }
+        }
+        for _ in 0..3 {
+            b.add_edge(ci, ccse, generic[r.below(generic.len())], None);
+        }
+    }
+    b.build()
+}
+
 fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph {
+    builder(nc, nd, ng, seed, palliation).0.build()
+}
+
+/// The builder, the compounds, the diseases and the (compound, disease) treatment pairs.
+type Built = (GraphBuilder, Vec<u32>, Vec<u32>, Vec<(usize, usize)>);
+
+fn builder(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Built {
     let mut r = Rng(seed);
     let mut b = GraphBuilder::new(GraphMeta {
         name: "predict-test".into(),
@@ -96,6 +157,7 @@ fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph 
         }
     }
     let mut down = vec![Vec::new(); nd];
+    let mut treated = Vec::new();
     if let Some(ddg) = ddg {
         for (i, &di) in d.iter().enumerate() {
             for _ in 0..3 {
@@ -118,6 +180,7 @@ fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph 
             };
             if r.next() < p {
                 b.add_edge(c[i], ctd, d[j], None);
+                treated.push((i, j));
             } else if r.next() < q {
                 b.add_edge(c[i], cpd, d[j], None);
             }
@@ -135,5 +198,5 @@ fn build(nc: usize, nd: usize, ng: usize, seed: u64, palliation: bool) -> Graph 
             b.add_edge(d[x], drd, d[y], None);
         }
     }
-    b.build()
+    (b, c, d, treated)
 }

@@ -8,8 +8,8 @@ use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_predict::Predictions;
 use serenqa_shared::api::{
-    ApiError, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution, MetapathGroup,
-    Palliation, Prediction, PredictionsResponse, SubgraphView,
+    ApiError, ContradictionGroup, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution,
+    MetapathGroup, Palliation, Prediction, PredictionsResponse, SubgraphView,
 };
 use serenqa_shared::screen::Mechanism;
 use utoipa_axum::router::OpenApiRouter;
@@ -38,7 +38,7 @@ pub struct PredictionsQuery {
 
 pub const MAX_LIMIT: usize = 2000;
 
-pub const METHOD: &str = "Plausibility: the mean of an L2 logistic regression and gradient-boosted trees, both on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms, learned from the graph's treatment edges (Project Rephetio's features), its probability calibrated on out-of-fold predictions; the metapath contributions shown are the logistic half's; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
+pub const METHOD: &str = "Plausibility: the mean of an L2 logistic regression and gradient-boosted trees, both on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms and whether the graph records the drug as causing the disease (a SIDER side effect joined to it by Disease Ontology identifier, by name or by a defining symptom; on Hetionet such records go with known treatments, since drug labels list the indication among side effects), learned from the graph's treatment edges (Project Rephetio's features), its probability calibrated on out-of-fold predictions; the metapath contributions shown are the logistic half's; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
 
 /// Whether the graph has an edge of the relation abbreviated `abbrev` between `c` and `d`.
 fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
@@ -199,7 +199,8 @@ pub async fn get_explain(
             "`compound` must be a compound and `disease` a disease of the model",
         ));
     };
-    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, c, d))
+    // The safety index is built on first use (a few ms): off the async threads too.
+    let reply = tokio::task::spawn_blocking(move || explain(&g, &p, &ex, &s.clinical(), c, d))
         .await
         .map_err(|e| HttpError::internal(format!("explain task failed: {e}")))?;
     super::reply::json(reply, "this explanation's subgraph is too large to send").await
@@ -209,6 +210,7 @@ pub fn explain(
     g: &Graph,
     p: &Predictions,
     ex: &serenqa_predict::explain::Explainer,
+    clinical: &crate::screen::Clinical,
     c: usize,
     d: usize,
 ) -> ExplainResponse {
@@ -289,9 +291,58 @@ pub fn explain(
     ExplainResponse {
         prediction,
         groups,
+        contradictions: contradictions(g, p, clinical, cn, dn),
         subgraph: sg,
         edge_sources,
     }
+}
+
+/// The contradiction features that fired for (`cn`, `dn`): the side-effect records the
+/// server's safety index finds for the pair (the join the model's features use), grouped by
+/// feature, each with its contribution to the logistic half of the score.
+fn contradictions(
+    g: &Graph,
+    p: &Predictions,
+    clinical: &crate::screen::Clinical,
+    cn: NodeId,
+    dn: NodeId,
+) -> Vec<ContradictionGroup> {
+    use serenqa_predict::contra::{describe, kind, Contradiction, ContradictionInfo, NAMES};
+    let flags = clinical.safety.flags(g, cn, dn);
+    if flags.is_empty() {
+        return Vec::new();
+    }
+    // A predictions file from before the features: evidence only.
+    let info = p.info.contradiction.clone().unwrap_or(ContradictionInfo {
+        ontology: false,
+        fitted: false,
+        features: Vec::new(),
+        pairs_flagged: 0,
+        treatments_flagged: 0,
+        treatments: 0,
+    });
+    let values = Contradiction::values(&flags);
+    let contributions = info.contributions(&values);
+    let mut out = Vec::new();
+    for (k, name) in NAMES.iter().enumerate() {
+        let mine: Vec<serenqa_graph::safety::Flag> =
+            flags.iter().filter(|f| kind(&f.by) == k).cloned().collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let side_effects: Vec<String> = mine
+            .iter()
+            .map(|f| format!("\"{}\"", g.name(f.condition)))
+            .collect();
+        out.push(ContradictionGroup {
+            feature: (*name).to_string(),
+            contribution: contributions[k],
+            fitted: info.fitted,
+            text: describe(&info, k, g.name(dn), &side_effects, contributions[k]),
+            records: crate::screen::flag_views(g, dn, &mine),
+        });
+    }
+    out
 }
 
 /// Discover's candidates for `node`, as `GET /api/discover` and `serenqa rns spread` both take

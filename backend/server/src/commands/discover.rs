@@ -203,10 +203,10 @@ struct Page {
 }
 
 /// Is one of the flags an identifier match (the strictest join)?
-fn by_identifier(flags: &[serenqa_model::safety::Flag]) -> bool {
+fn by_identifier(flags: &[serenqa_graph::safety::Flag]) -> bool {
     flags
         .iter()
-        .any(|f| matches!(f.by, serenqa_model::safety::MatchedBy::Identifier(_)))
+        .any(|f| matches!(f.by, serenqa_graph::safety::MatchedBy::Identifier(_)))
 }
 
 fn tally(page: &Page, rule: &ScreenRule) -> Tally {
@@ -329,7 +329,8 @@ fn run_cv(
     };
     let bands = parse_bands(bands)?;
     let g = graph.load(progress)?;
-    let clinical = Clinical::load(&g);
+    let (ontology, note) = crate::screen::find_ontology();
+    let clinical = Clinical::with(&g, ontology.as_ref(), note);
     eprintln!(
         "safety flags for {} diseases ({})",
         clinical.safety.diseases_covered(),
@@ -344,7 +345,7 @@ fn run_cv(
     println!("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|");
     for kind in kinds {
         let t = Instant::now();
-        let fs = fold_scores(&g, &params, folds, kind, &mut |f, s| {
+        let fs = fold_scores(&g, &params, ontology.as_ref(), folds, kind, &mut |f, s| {
             eprintln!("{kind:?} fold {f}: features + fit in {s:.1} s");
         })?;
         let mut totals = vec![[Tally::default(); 2]; vs.len()];

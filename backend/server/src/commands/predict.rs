@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// (the model before issue 35; for comparison).
     #[arg(long)]
     logistic_only: bool,
+    /// Leave the contradiction features (the graph records the drug as causing the disease or
+    /// a symptom specific to it) out of the fit; the explanation still shows the records
+    /// (the model before issue 35 item 3; for comparison).
+    #[arg(long)]
+    no_contradiction: bool,
 }
 
 #[derive(Subcommand)]
@@ -107,6 +112,7 @@ impl RunArgs {
         if self.logistic_only {
             p.trees = None;
         }
+        p.features.contradiction = !self.no_contradiction;
         Ok(p)
     }
 }
@@ -125,11 +131,19 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
     }
 }
 
+/// The Disease Ontology files for the contradiction features, said on stderr.
+fn ontology() -> Option<serenqa_graph::load::disease_ontology::DiseaseOntology> {
+    let (o, note) = crate::screen::find_ontology();
+    eprintln!("contradiction features: {note}");
+    o
+}
+
 fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     let params = args.params()?;
     let g = args.graph.load(progress)?;
+    let ontology = ontology();
     let t = Instant::now();
-    let preds = predict(&g, &params)?;
+    let preds = predict(&g, &params, ontology.as_ref())?;
     eprint!("{}", summary(&preds));
     if !args.no_store {
         let path = serenqa_predict::store::default_path(&g);
@@ -206,6 +220,25 @@ fn summary(preds: &Predictions) -> String {
             cal(&h.calibration)
         );
     }
+    if let Some(c) = &i.contradiction {
+        s += &format!(
+            "  contradiction features ({}; {}): {} pairs with a record, {} of {} known treatments; treats coefficients: {}\n",
+            if c.fitted { "fitted" } else { "not fitted: evidence for the explanation only" },
+            if c.ontology {
+                "matched by Disease Ontology identifier, name and symptom"
+            } else {
+                "matched by name and symptom only: no Disease Ontology files"
+            },
+            c.pairs_flagged,
+            c.treatments_flagged,
+            c.treatments,
+            c.features
+                .iter()
+                .map(|f| format!("{} {:+.3}", f.name, f.beta))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     s += &format!(
         "  features {:.1} s, fits {:.1} s, calibration refits {:.1} s, predict {:.1} s\n",
         i.seconds_features, i.seconds_fit, i.seconds_calibration, i.seconds_predict
@@ -251,6 +284,7 @@ fn run_eval(
     };
     let params = args.params()?;
     let g = args.graph.load(progress)?;
+    let ontology = ontology();
     let mut reports = Vec::new();
     for k in kinds {
         let grid: &[_] = if learners {
@@ -258,14 +292,22 @@ fn run_eval(
         } else {
             &[]
         };
-        let report = cross_validate_learners(&g, &params, folds, k, grid, &mut |label, f| {
-            if progress {
-                eprintln!(
+        let report = cross_validate_learners(
+            &g,
+            &params,
+            ontology.as_ref(),
+            folds,
+            k,
+            grid,
+            &mut |label, f| {
+                if progress {
+                    eprintln!(
                     "fold {} ({:?}) {label}: AUROC {:.4}, AUPRC {:.4}, {} iterations, in {:.1} s",
                     f.fold, k, f.metrics.auroc, f.metrics.auprc, f.iterations, f.seconds
                 );
-            }
-        })?;
+                }
+            },
+        )?;
         println!("{}", report.table());
         reports.push(report);
     }
@@ -279,8 +321,9 @@ fn run_eval(
 fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
     let params = args.params()?;
     let g = args.graph.load(progress)?;
+    let ontology = ontology();
     let t = Instant::now();
-    let preds = predict(&g, &params)?;
+    let preds = predict(&g, &params, ontology.as_ref())?;
     let total = t.elapsed().as_secs_f64();
     let i = &preds.info;
     println!(

@@ -7,7 +7,7 @@
 //!
 //! - **by identifier**: the side effect's CUI is among the disease's Disease Ontology UMLS
 //!   cross-references (propagated from every DO term the disease subsumes,
-//!   `serenqa_graph::load::disease_ontology`);
+//!   [`crate::load::disease_ontology`]);
 //! - **by name**, for what identifiers miss (the DO files are optional, and SIDER often records
 //!   a broader or a qualified term): after normalisation (case, possessives, a few organ-word
 //!   synonyms such as lung → pulmonary, the suffixes of *parkinson-ism*/*parkinson-ian*, and
@@ -23,13 +23,15 @@
 //!
 //! A flag carries its evidence: the side effect, how it was matched, and the edge (whose
 //! source and license the API attaches). The index is built once per graph (a few ms).
+//!
+//! It lives in the graph crate, the one home of this join, because two crates above it read it:
+//! the server's Discover labels (through `server::screen`) and the plausibility model's
+//! contradiction features (`serenqa_predict::contra`), which must not depend on each other.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serenqa_graph::load::disease_ontology::DiseaseOntology;
-use serenqa_graph::{Graph, NodeId};
-
-type RelId = u16;
+use crate::load::disease_ontology::DiseaseOntology;
+use crate::{Graph, NodeId, RelId};
 
 /// How a condition was matched to a disease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -261,6 +263,11 @@ impl SafetyIndex {
     /// The conditions matched to `disease`, sorted by node.
     pub fn conditions(&self, disease: NodeId) -> &[(NodeId, MatchedBy)] {
         self.by_disease.get(&disease).map_or(&[], Vec::as_slice)
+    }
+
+    /// The relations whose verb is "causes" (compound → side effect) that flags follow.
+    pub fn causes_relations(&self) -> &[RelId] {
+        &self.causes
     }
 
     /// Diseases with at least one matched condition.
