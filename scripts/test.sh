@@ -38,8 +38,10 @@ cargo fmt --all --check
 step "lint: cargo clippy --workspace --all-targets -- -D warnings ([workspace.lints], clippy.toml)"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "structure: no file-level import cycle in the cypher, pipeline, model, server and frontend crates"
+step "structure: no file-level import cycle in the graph, model, predict, cypher, pipeline, server and frontend crates"
 python3 scripts/import_cycles.py frontend
+python3 scripts/import_cycles.py backend/graph
+python3 scripts/import_cycles.py backend/predict
 python3 scripts/import_cycles.py backend/cypher
 python3 scripts/import_cycles.py backend/pipeline
 python3 scripts/import_cycles.py backend/model

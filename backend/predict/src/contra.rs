@@ -32,7 +32,7 @@ use serenqa_graph::safety::{Flag, MatchedBy, SafetyIndex};
 use serenqa_graph::{Graph, NodeId};
 
 use crate::dwpc::{EdgeMask, LocalIndex};
-use crate::features::Task;
+use crate::task::Task;
 
 /// The features' names, in column order (identifier, name, symptom).
 pub const NAMES: [&str; 3] = [

@@ -34,21 +34,14 @@ use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::Graph;
 
 use crate::calibrate::Calibration;
-use crate::dwpc::EdgeMask;
 use crate::ensemble::{combine, Combine};
 use crate::features::Space;
+pub use crate::folds::{assign_folds, fold_mask, FoldKind};
 use crate::gbdt::GbdtParams;
 pub use crate::metrics::{auprc, auroc, precision_at, Metrics, TopMetrics, TOP_BUDGET};
 use crate::metrics::{metrics, ranked};
-use crate::model::{fit_gbdt_on, fit_served, unit, PredictParams};
+use crate::model::{fit_gbdt_on, fit_served, PredictParams};
 use crate::PredictError;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FoldKind {
-    Edges,
-    Diseases,
-}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct FoldResult {
@@ -117,91 +110,6 @@ pub struct EvalReport {
     pub kind: FoldKind,
     /// One per label: treats (CtD) first, then the second label (CpD) if the graph has one.
     pub labels: Vec<LabelReport>,
-}
-
-/// The fold of every pair.
-///
-/// **Edge folds**: the first label's pairs are shuffled (seeded) and dealt round-robin; then
-/// the pairs positive for a later label only (CpD and not CtD) are shuffled with another seed
-/// and dealt on from where the first deal stopped, so every fold holds out its share of both
-/// labels; every other pair gets a seeded hash fold. The first label's deal does not depend on
-/// the second, so a graph without a second label gets the same CtD folds.
-/// **Disease folds**: the diseases are shuffled and dealt; a pair takes its disease's fold.
-pub fn assign_folds(
-    positives: &[Vec<bool>],
-    nd: usize,
-    k: usize,
-    kind: FoldKind,
-    seed: u64,
-) -> Vec<usize> {
-    let npairs = positives.first().map_or(0, std::vec::Vec::len);
-    let k = k.max(1);
-    let mut fold = vec![0usize; npairs];
-    match kind {
-        FoldKind::Edges => {
-            let labelled = |p: usize| positives.iter().any(|l| l[p]);
-            let mut dealt = 0usize;
-            for (h, pos) in positives.iter().enumerate() {
-                let mut pairs: Vec<usize> = (0..npairs)
-                    .filter(|&p| pos[p] && !positives[..h].iter().any(|l| l[p]))
-                    .collect();
-                shuffle(
-                    &mut pairs,
-                    if h == 0 {
-                        seed
-                    } else {
-                        seed ^ (0x9a11_1a7e_u64.wrapping_mul(h as u64))
-                    },
-                );
-                for &p in &pairs {
-                    fold[p] = dealt % k;
-                    dealt += 1;
-                }
-            }
-            for (p, f) in fold.iter_mut().enumerate() {
-                if !labelled(p) {
-                    *f = ((unit(seed ^ 0x5eed_f01d, p as u64) * k as f64) as usize).min(k - 1);
-                }
-            }
-        }
-        FoldKind::Diseases => {
-            let mut ds: Vec<usize> = (0..nd).collect();
-            shuffle(&mut ds, seed);
-            let mut dfold = vec![0usize; nd];
-            for (i, &d) in ds.iter().enumerate() {
-                dfold[d] = i % k;
-            }
-            for (p, f) in fold.iter_mut().enumerate() {
-                *f = dfold[p % nd.max(1)];
-            }
-        }
-    }
-    fold
-}
-
-/// The edges fold `f` hides: every direct compound–disease edge (all treatment relations, CtD
-/// and CpD alike) of its labelled pairs — for disease folds, of all its diseases' pairs. A
-/// held-out pair of either label thus has none of its own treatment edges in the graph its
-/// features are computed on.
-pub fn fold_mask(
-    g: &Graph,
-    treat_edges: &[(usize, u32)],
-    positives: &[Vec<bool>],
-    fold: &[usize],
-    f: usize,
-    kind: FoldKind,
-) -> EdgeMask {
-    let mut mask = EdgeMask::empty(g.edge_count());
-    for &(p, e) in treat_edges {
-        let hide = match kind {
-            FoldKind::Edges => fold[p] == f && positives.iter().any(|l| l[p]),
-            FoldKind::Diseases => fold[p] == f,
-        };
-        if hide {
-            mask.insert(e);
-        }
-    }
-    mask
 }
 
 /// Runs k-fold cross-validation of every head; `progress` gets one line per fold and label.
@@ -439,13 +347,6 @@ pub fn cross_validate_learners(
         })
         .collect();
     Ok(EvalReport { kind, labels })
-}
-
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    for i in (1..v.len()).rev() {
-        let j = ((unit(seed ^ 0xf01d_5eed, i as u64) * (i + 1) as f64) as usize).min(i);
-        v.swap(i, j);
-    }
 }
 
 impl EvalReport {

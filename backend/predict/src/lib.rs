@@ -91,27 +91,22 @@
 //! order, and the only randomness is the seeded fold assignment and negative sample.
 
 pub mod calibrate;
+mod error;
 pub mod contra;
 pub mod dwpc;
 pub mod ensemble;
 pub mod eval;
 pub mod explain;
 pub mod features;
+pub mod folds;
 pub mod gbdt;
 pub mod learn;
 pub mod metagraph;
 pub mod metrics;
 pub mod model;
 pub mod store;
+pub mod task;
 
 pub use model::{predict, PredictParams, Predictions};
 
-#[derive(Debug, thiserror::Error)]
-pub enum PredictError {
-    #[error("{0}")]
-    Task(String),
-    #[error("{0}")]
-    Invalid(String),
-    #[error(transparent)]
-    Graph(#[from] serenqa_graph::GraphError),
-}
+pub use error::PredictError;

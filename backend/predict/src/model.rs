@@ -12,6 +12,7 @@ use crate::contra::{ContradictionFeature, ContradictionInfo, NAMES as CONTRADICT
 use crate::dwpc::EdgeMask;
 use crate::ensemble::{combine, Combine};
 use crate::features::{FeatureParams, Features, Space};
+use crate::folds::unit;
 use crate::gbdt::{Gbdt, GbdtParams};
 use crate::learn::{fit_from, sigmoid, FitParams, LogReg};
 use crate::PredictError;
@@ -64,15 +65,6 @@ impl Default for PredictParams {
             logistic_weight: default_weight(),
         }
     }
-}
-
-/// Deterministic uniform in [0, 1) from a seed and an index (splitmix64 of
-/// `seed + i·0xBF58476D1CE4E5B9`).
-pub fn unit(seed: u64, i: u64) -> f64 {
-    use serenqa_shared::rng::{splitmix64, unit_f64};
-    unit_f64(splitmix64(
-        seed.wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9)),
-    ))
 }
 
 /// A fitted model on one feature table.
@@ -273,7 +265,7 @@ impl Fitted {
 }
 
 /// Out-of-fold logits from `k` refits on one feature table (edge folds as in
-/// [`crate::eval::assign_folds`]): every pair is scored by the model fitted without its fold.
+/// [`crate::folds::assign_folds`]): every pair is scored by the model fitted without its fold.
 /// The features are not recomputed per fold, so this is cheaper than [`crate::eval`] and
 /// slightly optimistic — a pair's own treatment edges never enter its own features, but they
 /// do enter its neighbours'. Used only to calibrate, never reported as validation. Each refit
@@ -551,11 +543,11 @@ pub fn predict(
         ));
     }
     let fold = (params.calibration_folds >= 2).then(|| {
-        crate::eval::assign_folds(
+        crate::folds::assign_folds(
             &positives,
             nd,
             params.calibration_folds,
-            crate::eval::FoldKind::Edges,
+            crate::folds::FoldKind::Edges,
             params.seed,
         )
     });

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use serenqa_graph::snapshot::{SnapshotReader, SnapshotWriter};
 use serenqa_graph::Graph;
 
-use crate::features::Task;
 use crate::model::{PredictionInfo, Predictions, TOP_METAPATHS};
+use crate::task::Task;
 use crate::PredictError;
 
 /// Version of what the predictions file holds (model, labels, calibration, layout). It is part
