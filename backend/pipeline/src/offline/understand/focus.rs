@@ -83,13 +83,13 @@ const AIM: &[&str] = &[
 ];
 /// Words that state an aim before its verb ("we will …", "our goal is to …").
 const AIM_SUBJECT: &[&str] = &["we", "aim", "goal", "objective", "purpose"];
-/// Words before a question word that ask nothing themselves.
+/// Words before a question word that ask nothing themselves (folded: "does" is "doe").
 const OPENERS: &[&str] = &[
     "anyone",
     "anybody",
     "someone",
     "somebody",
-    "does",
+    "doe",
     "do",
     "can",
     "could",
@@ -190,7 +190,7 @@ fn tokens(text: &str) -> Vec<Tok> {
 }
 
 /// The clauses of a text, as byte ranges.
-fn clauses(text: &str) -> Vec<(usize, usize)> {
+fn clauses(text: &str, noun_starts: &[&str]) -> Vec<(usize, usize)> {
     let cs: Vec<(usize, char)> = text.char_indices().collect();
     let mut out = Vec::new();
     let mut start = 0;
@@ -208,10 +208,12 @@ fn clauses(text: &str) -> Vec<(usize, usize)> {
             }
             ',' => {
                 let rest = tokens(&text[i + 1..]);
+                let word = |k: usize| rest.get(k).map_or("", |w| w.folded.as_str());
+                // "which" opens a question before a type noun ("…, which genes …"), a
+                // relative clause otherwise ("PIGV, which encodes …").
                 space_after
-                    && rest.first().is_some_and(|w| {
-                        ["we", "what", "whats", "where", "how"].contains(&w.folded.as_str())
-                    })
+                    && (["we", "what", "whats", "where", "how"].contains(&word(0))
+                        || (word(0) == "which" && noun_starts.contains(&word(1))))
             }
             _ => false,
         };
@@ -276,7 +278,8 @@ impl Understander {
     /// The one asking clause of a text of several, its references to the context replaced by
     /// the context's names.
     fn focused(&self, g: &Graph, text: &str) -> Option<String> {
-        let cl = clauses(text);
+        let noun_starts: Vec<&str> = self.lex.nouns.iter().map(|x| x.0[0].as_str()).collect();
+        let cl = clauses(text, &noun_starts);
         let asking: Vec<(usize, usize, usize)> = cl
             .iter()
             .filter_map(|&(a, b)| asks(&text[a..b]).map(|s| (a, b, a + s)))
@@ -345,7 +348,7 @@ impl Understander {
                             fold_word(last) == last.to_lowercase()
                         };
                     if singular && !own_types.contains(t) {
-                        if let Some(x) = named.iter().find(|x| x.2.first() == Some(t)) {
+                        if let Some(x) = named.iter().find(|x| x.2.contains(t)) {
                             replaced = Some((end - 1, x.1.clone()));
                             break;
                         }
@@ -372,7 +375,7 @@ impl Understander {
         let symbol = |w: &str| {
             w.chars().count() >= 2
                 && w.chars().any(|c| c.is_ascii_uppercase())
-                && !w.chars().any(|c| c.is_lowercase())
+                && !w.chars().any(char::is_lowercase)
         };
         let gene = self
             .lex
@@ -411,7 +414,7 @@ mod tests {
     use super::*;
 
     fn parts(text: &str) -> Vec<&str> {
-        clauses(text)
+        clauses(text, &["gene"])
             .iter()
             .map(|&(a, b)| text[a..b].trim())
             .collect()
@@ -436,6 +439,7 @@ mod tests {
             parts("PIGV, which encodes X"),
             vec!["PIGV, which encodes X"]
         );
+        assert_eq!(parts("on X, which genes"), vec!["on X", "which genes"]);
     }
 
     #[test]
