@@ -90,6 +90,9 @@
 //! - `idents` — node identifiers in a question (step 3, after multi-word names).
 //! - `linking` — entity linking: the folded-name index, match kinds, candidates (step 3's
 //!   name lookup).
+//! - `focus` — the asking clause of a longer text (a preamble, background, personal context
+//!   around the question), read alone with its references back ("the disease", "it") to the
+//!   context's names; a gene symbol's gloss in parentheses left out.
 //! - `tagging` — the question → tagged items (names, relation phrases, type nouns) and the
 //!   readings ([`Understander::understand`]).
 //! - `assembly` — tagged items → structured queries ([`Parse`](super::retrieval::Parse)):
@@ -102,6 +105,7 @@
 
 mod assembly;
 mod describe;
+mod focus;
 mod idents;
 mod lexicon;
 mod linking;

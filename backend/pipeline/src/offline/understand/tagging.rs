@@ -22,8 +22,8 @@ use super::linking::{
 use super::restate::pronouns;
 
 impl Understander {
-    /// Understands a question.
-    pub fn understand(&self, g: &Graph, question: &str) -> Understanding {
+    /// Understands a question as written (the whole text: [`Understander::understand`]).
+    pub(super) fn understand_text(&self, g: &Graph, question: &str) -> Understanding {
         let ws = words(question);
         // A misspelt vocabulary word ("medicatons", "desease") that is no name's word is
         // read as the vocabulary word.
