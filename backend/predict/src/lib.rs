@@ -91,10 +91,10 @@
 //! order, and the only randomness is the seeded fold assignment and negative sample.
 
 pub mod calibrate;
-mod error;
 pub mod contra;
 pub mod dwpc;
 pub mod ensemble;
+mod error;
 pub mod eval;
 pub mod explain;
 pub mod features;
