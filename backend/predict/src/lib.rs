@@ -82,6 +82,11 @@
 //!   drug's indication among its side effects), and the learner weighs them as the data say;
 //!   the explanation shows each fired record with its contribution. Figures: bench/README.md.
 //!
+//! - **Any size** ([`topk`]): past [`task::MAX_PAIRS`] the all-pairs table cannot exist (a
+//!   CKG-sized graph has 35 billion pairs). The top-k model computes the same kind of features
+//!   per disease by sparse walks within a work budget, fits a logistic regression on a sample
+//!   of diseases and keeps the best `k` of every disease and compound; see its module docs.
+//!
 //! **Invariant:** no fold's features read its held-out edges of either label — they are
 //! computed on the masked graph, bit-identical to a graph rebuilt without them
 //! (`tests/no_leakage.rs`, `tests/second_label.rs`); a fold's trees, fitted on those features
@@ -106,6 +111,7 @@ pub mod metrics;
 pub mod model;
 pub mod store;
 pub mod task;
+pub mod topk;
 
 pub use model::{predict, PredictParams, Predictions};
 

@@ -29,8 +29,23 @@ pub struct Task {
 pub const MAX_PAIRS: u64 = 20_000_000;
 
 impl Task {
-    /// Compound (or Drug) × Disease, labelled by the treats relation.
+    /// Compound (or Drug) × Disease, labelled by the treats relation, refused past
+    /// [`MAX_PAIRS`] (the all-pairs model; [`crate::topk`] takes any size).
     pub fn detect(g: &Graph) -> Result<Task, PredictError> {
+        let task = Self::detect_any(g)?;
+        let pairs = task.pairs() as u64;
+        if pairs > MAX_PAIRS {
+            return Err(PredictError::Task(format!(
+                "{} compounds × {} diseases = {pairs} pairs: the all-pairs model scores every pair and is built for graphs of up to {MAX_PAIRS} pairs (Hetionet: 212,624); `serenqa predict --top-k` builds the top of each list instead",
+                task.compounds.len(),
+                task.diseases.len()
+            )));
+        }
+        Ok(task)
+    }
+
+    /// [`Task::detect`] without the size limit.
+    pub fn detect_any(g: &Graph) -> Result<Task, PredictError> {
         let ct = ["Compound", "Drug"]
             .iter()
             .find_map(|l| g.type_id(l))
@@ -76,14 +91,6 @@ impl Task {
             .iter()
             .copied()
             .find(|&r| r != label && is_second(r));
-        let pairs = g.nodes_of_type(ct).len() as u64 * g.nodes_of_type(dt).len() as u64;
-        if pairs > MAX_PAIRS {
-            return Err(PredictError::Task(format!(
-                "{} compounds × {} diseases = {pairs} pairs: the model scores every pair and is built for graphs of up to {MAX_PAIRS} pairs (Hetionet: 212,624); a top-k model for CKG-sized graphs is not built yet",
-                g.nodes_of_type(ct).len(),
-                g.nodes_of_type(dt).len()
-            )));
-        }
         Ok(Task {
             compound_type: ct,
             disease_type: dt,

@@ -86,6 +86,67 @@ fn discover_and_plausibility_on_a_ckg_shaped_graph() {
     assert_eq!(st, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["answer_kind"], "Disease", "{body}");
+    drop(s);
+
+    // The top lists (what a graph past the all-pairs limit gets), served alone.
+    for e in std::fs::read_dir(d.join("cache")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("predictions-")
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let out = serenqa(d, &["predict", "--graph", "g.snap", "--top-k", "10"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("top-10 lists") && said.contains("held-out"),
+        "{said}"
+    );
+    let s = Serve::new(EXE, d)
+        .args(&["--graph", "g.snap", "--dist", "nodist"])
+        .env("SERENQA_CACHE", d.join("cache"))
+        .spawn();
+    let (st, body, _) = get(&format!(
+        "{}/api/discover/Disease::D00000007?limit=20",
+        s.base
+    ));
+    assert_eq!(st, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        v["method"].as_str().unwrap().contains("top lists"),
+        "{body}"
+    );
+    let cands = v["candidates"].as_array().unwrap();
+    assert!(!cands.is_empty() && cands.len() <= 10, "{body}");
+    assert!(cands.iter().all(|c| c["plausibility"]["score"].is_number()));
+    let (st, body, _) = get(&format!(
+        "{}/api/predictions?disease=Disease::D00000007&limit=5",
+        s.base
+    ));
+    assert_eq!(st, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let preds = v["predictions"].as_array().unwrap();
+    assert!(!preds.is_empty() && preds.len() <= 5, "{body}");
+    let scores: Vec<f64> = preds.iter().map(|p| p["score"].as_f64().unwrap()).collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "best first: {body}"
+    );
+    assert!(
+        v["method"].as_str().unwrap().contains("top lists"),
+        "{body}"
+    );
+    let (st, body, _) = get(&format!("{}/api/discover/Drug::D00000003?limit=10", s.base));
+    assert_eq!(st, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["answer_kind"], "Disease", "{body}");
+    assert!(
+        v["method"].as_str().unwrap().contains("top lists"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -115,6 +176,7 @@ fn perf_ckg_runs_its_whole_sequence_at_a_toy_size() {
         "| precompute",
         "| predict",
         "| serve: ready |",
+        "replies proposed by the plausibility model",
         "| Discover, disease page, cold | p50",
         "| Ask, schema-derived questions | 10/10 understood",
         "| Cypher, node-local | p50",

@@ -40,6 +40,8 @@ pub struct DiscoverQuery {
 
 const METHOD_PLAUSIBLE: &str = "Candidates are the most plausible ones by the plausibility model (a logistic regression and gradient-boosted trees on metapath path counts, learned from the graph's treatment edges and validated by cross-validation with held-out edges removed), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
 
+/// [`METHOD_PLAUSIBLE`] on a graph past the all-pairs model's size (`serenqa predict --top-k`).
+const METHOD_TOP: &str = "Candidates are the most plausible ones by the plausibility model's top lists (an L2 logistic regression on degree-weighted walk counts of the compound–disease metapaths that fit its work budget, plus degree terms, fitted on a sample of diseases; the best 100 of every disease and every compound, exact for the disease side), each labelled by how it relates to the known treatments and scored by RNS against the known answers.";
 const METHOD: &str = "Candidates are the entities of the answer type most likely to be reached in a 1–3 step random walk from the known answers (P3 proximity), scored by RNS against the known answers.";
 
 /// Known answers and serendipitous candidates of a disease (drugs) or a drug (diseases).
@@ -113,7 +115,7 @@ pub fn reply(
     let clinical = s.clinical();
     let defaults = crate::weights::of_state(s);
     let used = crate::weights::for_request(given, &defaults);
-    let preds = s.predictions.clone();
+    let preds = super::served::Served::of(s);
     let located = preds
         .as_ref()
         .and_then(|p| p.locate(node).map(|l| (p.clone(), l)));
@@ -122,7 +124,7 @@ pub fn reply(
         &g,
         model,
         &blocks,
-        preds.as_deref(),
+        preds.as_ref(),
         node,
         limit,
         &used.weights,
@@ -142,15 +144,9 @@ pub fn reply(
             .zip(&d.terms)
             .map(|(&(c, p), t)| {
                 let (links, total) = known_for(&g, c, KNOWN_FOR_SHOWN);
-                let plausibility = located.as_ref().and_then(|(pr, (is_c, local))| {
-                    let other = pr.locate(c)?;
-                    let (ci, di) = if *is_c {
-                        (*local, other.1)
-                    } else {
-                        (other.1, *local)
-                    };
-                    Some(super::predictions::prediction(&g, pr, ci, di, false))
-                });
+                let plausibility = located
+                    .as_ref()
+                    .and_then(|(pr, loc)| pr.prediction(&g, *loc, c));
                 let classes = match includes {
                     Some(r) => g
                         .in_range_rel(c, r)
@@ -207,10 +203,10 @@ pub fn reply(
             weights: d.weights,
             weights_source: used.source.clone(),
             default_weights: defaults,
-            method: if located.is_some() {
-                METHOD_PLAUSIBLE
-            } else {
-                METHOD
+            method: match located.as_ref().map(|(p, _)| p) {
+                Some(super::served::Served::All(_)) => METHOD_PLAUSIBLE,
+                Some(super::served::Served::Top(_)) => METHOD_TOP,
+                None => METHOD,
             }
             .to_string(),
             known,

@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod predictions;
 pub mod reply;
 pub mod rns;
+pub mod served;
 pub mod session;
 pub mod shortlist;
 pub mod understand;
@@ -66,6 +67,9 @@ pub struct AppState {
     /// The plausibility model's predictions (`serenqa predict`); `None`: `/api/predictions`
     /// answers 503 and Discover proposes by walk proximity.
     pub predictions: Option<Arc<serenqa_predict::Predictions>>,
+    /// The top lists of a graph past the all-pairs model's size (`serenqa predict --top-k`);
+    /// read through [`served::Served`] when `predictions` is absent.
+    pub top_k: Option<Arc<serenqa_predict::topk::TopK>>,
     /// Metapath steps for explaining predictions (built with them).
     pub explainer: Option<Arc<serenqa_predict::explain::Explainer>>,
     /// Mechanism labels and safety flags of Discover's candidates (built on first use).
@@ -86,6 +90,7 @@ impl AppState {
             edges: None,
             admission: Arc::new(admission::Admission::default()),
             predictions: None,
+            top_k: None,
             explainer: None,
             clinical: Arc::new(OnceLock::new()),
         }
@@ -116,6 +121,10 @@ impl AppState {
     }
     pub fn with_annotation(mut self, svc: Option<session::Annotation>) -> Self {
         self.annotation = svc.map(Arc::new);
+        self
+    }
+    pub fn with_top_k(mut self, t: Option<serenqa_predict::topk::TopK>) -> Self {
+        self.top_k = t.map(Arc::new);
         self
     }
     pub fn with_predictions(mut self, p: Option<serenqa_predict::Predictions>) -> Self {

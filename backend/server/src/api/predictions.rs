@@ -52,6 +52,9 @@ fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
         })
 }
 
+/// What `GET /api/predictions` says it shows when the server holds top lists.
+pub const METHOD_TOP: &str = "Plausibility from the top lists (a graph past the all-pairs model's size): an L2 logistic regression on degree-weighted walk counts (DWPC, w = 0.4) of the compound–disease metapaths that fit the run's work budget plus degree terms, fitted on a sample of diseases; each disease's and compound's best 100 unknown pairs, known treatments left out; percentiles are read off a pair's rank in each list (outside a list: at most the rank after its last entry).";
+
 /// One pair as the API shows it.
 pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -> Prediction {
     let i = p.pair(c, d);
@@ -110,10 +113,10 @@ pub async fn get_predictions(
     }
     let g = s.graph.clone();
     let node = resolve(&g, key)?;
-    let Some(p) = s.predictions.clone() else {
+    let Some(served) = super::served::Served::of(&s) else {
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
-    let Some((is_compound, local)) = p.locate(node) else {
+    let Some((is_compound, local)) = served.locate(node) else {
         return Err(HttpError::bad_request(
             "wrong_type",
             format!(
@@ -135,6 +138,29 @@ pub async fn get_predictions(
         ));
     }
     let known = serenqa_model::discover::treatment_links(&g, node);
+    let p = match &served {
+        super::served::Served::All(p) => p.clone(),
+        super::served::Served::Top(t) => {
+            // The stored list: the best `k` unknown pairs (known treatments are not in it).
+            let list = t.propose((is_compound, local), &[], usize::MAX);
+            let total = list.len();
+            let predictions = list
+                .into_iter()
+                .take(limit)
+                .filter_map(|(other, _)| served.prediction(&g, (is_compound, local), other))
+                .collect();
+            return super::reply::json(
+                PredictionsResponse {
+                    query: node_view(&g, node),
+                    total,
+                    predictions,
+                    method: METHOD_TOP.to_string(),
+                },
+                "ask for fewer predictions (`limit`)",
+            )
+            .await;
+        }
+    };
     let ranked = p.ranked_pairs(is_compound, local);
     let total = ranked.len();
     let predictions = ranked
@@ -356,7 +382,7 @@ pub fn discover_proposed(
     g: &Graph,
     model: &serenqa_model::Model,
     blocks: &serenqa_model::slice::BlockCache,
-    preds: Option<&Predictions>,
+    preds: Option<&super::served::Served>,
     node: NodeId,
     limit: usize,
     weights: &serenqa_shared::rns::Weights,

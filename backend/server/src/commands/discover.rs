@@ -565,16 +565,25 @@ fn run_bench(graph: &GraphArgs, limit: usize, pages: usize, progress: bool) -> R
     let (g, model) = crate::model_source::load_required(graph, progress)?;
     let path = serenqa_predict::store::default_path(&g);
     let preds = serenqa_predict::Predictions::load(&path, &g).ok();
-    if preds.is_none() {
+    let top = match preds {
+        Some(_) => None,
+        None => {
+            serenqa_predict::topk::TopK::load(&serenqa_predict::topk::default_path(&g), &g).ok()
+        }
+    };
+    if preds.is_none() && top.is_none() {
         eprintln!(
-            "no stored plausibility predictions for this graph ({}): candidates by walk proximity",
+            "no stored plausibility predictions or top lists for this graph ({}): candidates by walk proximity",
             path.display()
         );
+    } else if top.is_some() {
+        eprintln!("candidates from the stored top lists (`serenqa predict --top-k`)");
     }
-    let walk = preds.is_none();
+    let walk = preds.is_none() && top.is_none();
     let mut state = crate::api::AppState::new(std::sync::Arc::new(g))
         .with_model(Some(model))
-        .with_predictions(preds);
+        .with_predictions(preds)
+        .with_top_k(top);
     let g = state.graph.clone();
     let t = Instant::now();
     let _ = state.clinical();

@@ -18,6 +18,7 @@ pub mod perf_hostile_clients;
 pub mod perf_queue;
 pub mod precompute;
 pub mod predict;
+pub mod predict_topk;
 pub mod queue;
 pub mod rns;
 pub mod score;

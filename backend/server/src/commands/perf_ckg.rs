@@ -49,8 +49,9 @@ struct Row {
     memory: String,
 }
 
-/// Runs a child `serenqa` with `args`; its wall time and peak RSS, or its last error line.
-fn phase(args: &[String]) -> Result<(f64, u64, String)> {
+/// Runs a child `serenqa` with `args`; its wall time, peak RSS, last output line and whole
+/// stderr, or its last error line.
+fn phase(args: &[String]) -> Result<(f64, u64, String, String)> {
     let exe = std::env::current_exe()?;
     let t = Instant::now();
     let mut child = Command::new(exe)
@@ -88,7 +89,7 @@ fn phase(args: &[String]) -> Result<(f64, u64, String)> {
             .to_string()
     };
     if status.success() {
-        Ok((secs, peak, last(&out)))
+        Ok((secs, peak, last(&out), err))
     } else {
         bail!("{}", last(&err))
     }
@@ -175,7 +176,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
             memory: String::new(),
         });
     } else {
-        let (secs, peak, _) = phase(&[
+        let (secs, peak, _, _) = phase(&[
             "synth".into(),
             "--nodes".into(),
             args.nodes.to_string(),
@@ -190,7 +191,7 @@ pub fn run(args: CkgArgs) -> Result<()> {
             result: format!("{secs:.0} s, snapshot {}", human_bytes(size)),
             memory: format!("peak {}", human_bytes(peak)),
         });
-        let (secs, peak, _) = phase(&["precompute".into(), "--graph".into(), s(&snap)])?;
+        let (secs, peak, _, _) = phase(&["precompute".into(), "--graph".into(), s(&snap)])?;
         let size = std::fs::metadata(&snap).map(|m| m.len()).unwrap_or(0);
         print(Row {
             what: "precompute (marginals, FastRP)".into(),
@@ -205,11 +206,19 @@ pub fn run(args: CkgArgs) -> Result<()> {
         "--max-len".into(),
         args.max_len.to_string(),
     ]) {
-        Ok((secs, peak, _)) => print(Row {
-            what: "predict (plausibility)".into(),
-            result: format!("{secs:.0} s"),
-            memory: format!("peak {}", human_bytes(peak)),
-        }),
+        Ok((secs, peak, _, err)) => {
+            // The run's own summary: what it built, and its held-out smoke test.
+            let said: Vec<&str> = err
+                .lines()
+                .filter(|l| l.starts_with("top-") && l.contains("lists:") || l.contains("held-out"))
+                .map(str::trim)
+                .collect();
+            print(Row {
+                what: "predict (plausibility)".into(),
+                result: format!("{secs:.0} s; {}", said.join("; ")),
+                memory: format!("peak {}", human_bytes(peak)),
+            });
+        }
         Err(e) => print(Row {
             what: "predict (plausibility)".into(),
             result: format!("not built: {e}"),
@@ -247,12 +256,16 @@ pub fn run(args: CkgArgs) -> Result<()> {
 
     // Discover: each page cold (first request), then warm.
     let (mut cold, mut warm, mut failed) = (Vec::new(), Vec::new(), Vec::<String>::new());
+    let mut by_model = 0usize;
     for k in 0..args.pages {
         let key = spread_key("Disease", diseases, k, args.pages);
         let url = format!("{base}/api/discover/{key}?limit=50");
         for times in [&mut cold, &mut warm] {
             match call(&a, &url, None) {
-                Ok((ms, 200, _)) => times.push(ms),
+                Ok((ms, 200, body)) => {
+                    times.push(ms);
+                    by_model += usize::from(body.contains("plausibility model"));
+                }
                 Ok((_, st, body)) => failed.push(format!(
                     "{key}: {st} {}",
                     body.chars().take(160).collect::<String>()
@@ -267,7 +280,13 @@ pub fn run(args: CkgArgs) -> Result<()> {
     };
     print(Row {
         what: "Discover, disease page, cold".into(),
-        result: format!("{}{}", spread(&cold), fail_note(&failed)),
+        result: format!(
+            "{}; {} of {} replies proposed by the plausibility model{}",
+            spread(&cold),
+            by_model,
+            cold.len() + warm.len(),
+            fail_note(&failed)
+        ),
         memory: format!("RSS {}", rss_now()),
     });
     print(Row {

@@ -26,29 +26,29 @@ pub struct PredictArgs {
 #[derive(Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
-    graph: GraphArgs,
+    pub(crate) graph: GraphArgs,
     /// Write the TSV of all pairs here (`-` for stdout).
     #[arg(long, value_name = "FILE")]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Seed of the negative sample (and of the folds for `eval`).
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Longest metapath.
     #[arg(long, default_value_t = 4)]
-    max_len: usize,
+    pub(crate) max_len: usize,
     /// L2 strength on the mean log-loss.
     #[arg(long, default_value_t = 1e-3)]
-    lambda: f64,
+    pub(crate) lambda: f64,
     /// L-BFGS iteration cap of each fit.
     #[arg(long, default_value_t = serenqa_predict::learn::FitParams::default().max_iter)]
-    max_iter: usize,
+    pub(crate) max_iter: usize,
     /// Folds of the refits that calibrate the served scores (on their out-of-fold logits);
     /// 0 serves the uncalibrated model probability.
     #[arg(long, default_value_t = PredictParams::default().calibration_folds)]
     calibration_folds: usize,
     /// Do not store the predictions in the cache for the server.
     #[arg(long)]
-    no_store: bool,
+    pub(crate) no_store: bool,
     /// Serve the treats head's logistic regression alone, without the gradient-boosted trees
     /// (the model before issue 35; for comparison).
     #[arg(long)]
@@ -58,6 +58,18 @@ pub struct RunArgs {
     /// (the model before issue 35 item 3; for comparison).
     #[arg(long)]
     no_contradiction: bool,
+    /// Build the best K compounds of every disease and the best K diseases of every compound
+    /// instead of scoring every pair (`serenqa_predict::topk`). The default on a graph past
+    /// the all-pairs model's limit (20M pairs); K defaults to 100 there.
+    #[arg(long, value_name = "K")]
+    pub(crate) top_k: Option<usize>,
+    /// Top-k model: most edge visits its scoring pass may take (estimated up front; metapaths
+    /// are kept cheapest first within it).
+    #[arg(long, default_value_t = serenqa_predict::topk::TopkParams::default().budget)]
+    pub(crate) budget: f64,
+    /// Top-k model: diseases sampled for the fit.
+    #[arg(long, default_value_t = serenqa_predict::topk::TopkParams::default().train_diseases)]
+    pub(crate) train_diseases: usize,
 }
 
 #[derive(Subcommand)]
@@ -141,6 +153,9 @@ fn ontology() -> Option<serenqa_graph::load::disease_ontology::DiseaseOntology> 
 fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     let params = args.params()?;
     let g = args.graph.load(progress)?;
+    if let Some(k) = super::predict_topk::wanted(&g, args.top_k)? {
+        return super::predict_topk::run(&g, &args, k, progress);
+    }
     let ontology = ontology();
     let t = Instant::now();
     let preds = predict(&g, &params, ontology.as_ref())?;

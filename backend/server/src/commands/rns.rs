@@ -601,7 +601,9 @@ fn run_spread(a: EvalArgs, progress: bool) -> Result<()> {
     let preds = {
         let path = serenqa_predict::store::default_path(&l.g);
         if path.is_file() {
-            serenqa_predict::Predictions::load(&path, &l.g).ok()
+            serenqa_predict::Predictions::load(&path, &l.g)
+                .ok()
+                .map(|p| crate::api::served::Served::All(std::sync::Arc::new(p)))
         } else {
             None
         }

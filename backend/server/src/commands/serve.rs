@@ -260,9 +260,33 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
                 }
             }
         } else {
+            None
+        }
+    };
+    // Past the all-pairs model's size, `serenqa predict` stores top lists instead.
+    let top_k = if predictions.is_none() {
+        let path = serenqa_predict::topk::default_path(&graph);
+        if path.is_file() {
+            match serenqa_predict::topk::TopK::load(&path, &graph) {
+                Ok(t) => {
+                    eprintln!(
+                        "plausibility: the top {} of every disease and compound ({})",
+                        t.info.params.k,
+                        path.display()
+                    );
+                    Some(t)
+                }
+                Err(e) => {
+                    eprintln!("warning: ignoring stored top lists: {e}");
+                    None
+                }
+            }
+        } else {
             eprintln!("note: no plausibility predictions for this graph; run `serenqa predict` (Discover proposes by walk proximity until then)");
             None
         }
+    } else {
+        None
     };
     if !args.dist.join("index.html").is_file() {
         eprintln!("warning: {} has no index.html: build the frontend with `trunk build --release` (the API still works)", args.dist.display());
@@ -300,6 +324,7 @@ pub fn run(args: ServeArgs, progress: bool) -> Result<()> {
     let state = AppState::new(graph)
         .with_model(model)
         .with_predictions(predictions)
+        .with_top_k(top_k)
         .with_pipeline(runs, models, cache)
         .with_annotation(Some(annotation))
         .with_edges(edges)

@@ -1,0 +1,85 @@
+//! The plausibility the server holds, in one of two forms: every pair's scores (`serenqa
+//! predict`, graphs up to `serenqa_predict::task::MAX_PAIRS` pairs) or the top lists of every
+//! disease and compound (`serenqa predict --top-k`, any size). The one home of "which form
+//! answers", so Discover, Ask's repurposing answers and `GET /api/predictions` read them alike.
+
+use std::sync::Arc;
+
+use serenqa_graph::{Graph, NodeId};
+use serenqa_predict::topk::TopK;
+use serenqa_predict::Predictions;
+use serenqa_shared::api::Prediction;
+
+use super::AppState;
+use serenqa_graph::view::node_view;
+
+#[derive(Clone)]
+pub enum Served {
+    All(Arc<Predictions>),
+    Top(Arc<TopK>),
+}
+
+impl Served {
+    /// The all-pairs predictions when loaded, else the top lists, else none.
+    pub fn of(s: &AppState) -> Option<Served> {
+        s.predictions
+            .clone()
+            .map(Served::All)
+            .or_else(|| s.top_k.clone().map(Served::Top))
+    }
+
+    /// (is a compound, local index) of `n` in the model.
+    pub fn locate(&self, n: NodeId) -> Option<(bool, usize)> {
+        match self {
+            Served::All(p) => p.locate(n),
+            Served::Top(t) => t.locate(n),
+        }
+    }
+
+    /// The other side of the located entity's pairs, best first, without `known` (sorted).
+    pub fn propose(
+        &self,
+        loc: (bool, usize),
+        known: &[NodeId],
+        limit: usize,
+    ) -> Vec<(NodeId, f64)> {
+        match self {
+            Served::All(p) => p.propose(loc, known, limit),
+            Served::Top(t) => t.propose(loc, known, limit),
+        }
+    }
+
+    /// The pair of the entity located at `loc` and `other`, as the API shows it; `None` when
+    /// `other` is not of the model's other side or, for top lists, in neither entity's list.
+    pub fn prediction(&self, g: &Graph, loc: (bool, usize), other: NodeId) -> Option<Prediction> {
+        let (is_c, local) = loc;
+        match self {
+            Served::All(p) => {
+                let o = p.locate(other)?;
+                if o.0 == is_c {
+                    return None;
+                }
+                let (c, d) = if is_c { (local, o.1) } else { (o.1, local) };
+                Some(super::predictions::prediction(g, p, c, d, false))
+            }
+            Served::Top(t) => {
+                let o = t.locate(other)?;
+                if o.0 == is_c {
+                    return None;
+                }
+                let (c, d) = if is_c { (local, o.1) } else { (o.1, local) };
+                let (score, disease_pct, compound_pct) = t.pair(c, d)?;
+                Some(Prediction {
+                    compound: node_view(g, t.compounds[c]),
+                    disease: node_view(g, t.diseases[d]),
+                    score: f64::from(score),
+                    disease_percentile: disease_pct,
+                    compound_percentile: compound_pct,
+                    known: false,
+                    top_metapaths: Vec::new(),
+                    palliates: None,
+                })
+            }
+        }
+    }
+}
