@@ -18,6 +18,7 @@ pub mod progress;
 pub mod props;
 pub mod safety;
 pub mod search;
+pub mod section;
 pub mod snapshot;
 pub mod store;
 pub mod strings;
@@ -27,6 +28,7 @@ pub mod vocab;
 
 pub use error::{GraphError, Result};
 pub use props::{PropValue, PropertyTable};
+pub use section::Section;
 pub use store::{
     Direction, EdgeId, EdgeRef, Graph, GraphBuilder, GraphMeta, NodeId, RelId, RelationType, TypeId,
 };
