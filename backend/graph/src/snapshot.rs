@@ -7,16 +7,27 @@
 //! Every section is checksummed, so a truncated or corrupted file is rejected with a clear
 //! error instead of producing a wrong graph. Writes go to a temporary file that is renamed
 //! into place, so a crash never leaves a half-written snapshot under the final name.
+//!
+//! Reading memory-maps the file (read-only) when the system allows it: [`SnapshotReader::
+//! read_section`] then returns a [`Section`] that points into the map instead of a copy, so
+//! every process serving or evaluating on the same snapshot shares one page-cache copy of the
+//! graph arrays and the model's embeddings and marginals. Checksums are still verified on open
+//! of each section (one pass over its pages, which also brings them into the page cache); a
+//! section that fails is rejected exactly as with copied reads. When the map cannot be made,
+//! or a section is not aligned for its type, the section is copied as before.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytemuck::Pod;
+use memmap2::Mmap;
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::{GraphError, Result};
+use crate::section::Section;
 
 const MAGIC: &[u8; 8] = b"SERENQA\x01";
 pub const FORMAT_VERSION: u32 = 1;
@@ -127,10 +138,25 @@ pub struct SnapshotReader {
     path: PathBuf,
     file: BufReader<File>,
     entries: Vec<Entry>,
+    /// The whole file, mapped read-only; `None` when mapping failed or was not asked for.
+    map: Option<Arc<Mmap>>,
 }
 
 impl SnapshotReader {
+    /// Opens a snapshot and memory-maps it, so [`SnapshotReader::read_section`] can hand out
+    /// shared, mapped arrays (falls back to copied reads if the file cannot be mapped).
     pub fn open(path: &Path) -> Result<Self> {
+        let mut r = Self::open_unmapped(path)?;
+        // SAFETY: the map is read-only. serenqa never modifies a snapshot file in place (writes
+        // go to a temporary file renamed over the old name, which leaves a mapped inode
+        // untouched); another program truncating the file while it is mapped would be the one
+        // hazard, as for any mapped file.
+        r.map = unsafe { Mmap::map(r.file.get_ref()) }.ok().map(Arc::new);
+        Ok(r)
+    }
+
+    /// Opens a snapshot without mapping it: every section is copied into the heap.
+    pub fn open_unmapped(path: &Path) -> Result<Self> {
         let bad =
             |msg: &str| GraphError::file(path, format!("not a valid serenqa snapshot: {msg}"));
         let file = File::open(path).map_err(|e| GraphError::file(path, e.to_string()))?;
@@ -186,7 +212,13 @@ impl SnapshotReader {
             path: path.to_path_buf(),
             file,
             entries,
+            map: None,
         })
+    }
+
+    /// Whether sections are read from a memory map (see [`SnapshotReader::read_section`]).
+    pub fn is_mapped(&self) -> bool {
+        self.map.is_some()
     }
 
     pub fn path(&self) -> &Path {
@@ -222,6 +254,36 @@ impl SnapshotReader {
         let mut v: Vec<T> = vec![T::zeroed(); (len / size) as usize];
         self.read_into(name, offset, hash, bytemuck::cast_slice_mut(&mut v))?;
         Ok(v)
+    }
+
+    /// Reads an array section, pointing into the file's memory map when the snapshot is mapped
+    /// and the section is aligned for `T`, copying it otherwise. The checksum is verified
+    /// either way before the section is returned.
+    pub fn read_section<T: Pod>(&mut self, name: &str) -> Result<Section<T>> {
+        let (offset, len, hash) = self.entry(name)?;
+        let size = std::mem::size_of::<T>() as u64;
+        if len % size != 0 {
+            return Err(GraphError::file(
+                &self.path,
+                format!("section {name} has a length that is not a multiple of {size}"),
+            ));
+        }
+        let Some(map) = self.map.as_ref().filter(|_| len > 0) else {
+            return self.read_pod(name).map(Section::Owned);
+        };
+        let (Ok(start), Ok(n)) = (usize::try_from(offset), usize::try_from(len)) else {
+            return self.read_pod(name).map(Section::Owned);
+        };
+        let Some(section) = Section::<T>::mapped(Arc::clone(map), start, n) else {
+            return self.read_pod(name).map(Section::Owned);
+        };
+        if xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice::<T, u8>(&section)) != hash {
+            return Err(GraphError::file(
+                &self.path,
+                format!("section {name} is corrupted (checksum mismatch)"),
+            ));
+        }
+        Ok(section)
     }
 
     pub fn read_bytes(&mut self, name: &str) -> Result<Vec<u8>> {
@@ -331,11 +393,11 @@ impl crate::Graph {
         let h: GraphHeader = r.read_json("graph.header")?;
         let path = r.path().to_path_buf();
         let bad = |msg: String| GraphError::file(&path, format!("inconsistent snapshot: {msg}"));
-        let node_type: Vec<u16> = r.read_pod("graph.node_type")?;
-        let ident_bytes = r.read_bytes("graph.ident.bytes")?;
-        let ident_offsets = r.read_pod("graph.ident.offsets")?;
-        let name_bytes = r.read_bytes("graph.name.bytes")?;
-        let name_offsets = r.read_pod("graph.name.offsets")?;
+        let node_type: Section<u16> = r.read_section("graph.node_type")?;
+        let ident_bytes = r.read_section("graph.ident.bytes")?;
+        let ident_offsets = r.read_section("graph.ident.offsets")?;
+        let name_bytes = r.read_section("graph.name.bytes")?;
+        let name_offsets = r.read_section("graph.name.offsets")?;
         let ident =
             crate::strings::StringArena::from_parts(ident_bytes, ident_offsets).map_err(&bad)?;
         let name =
@@ -358,18 +420,18 @@ impl crate::Graph {
             node_type,
             ident,
             name,
-            out_offsets: r.read_pod("graph.out_offsets")?,
-            out_targets: r.read_pod("graph.out_targets")?,
-            out_rel: r.read_pod("graph.out_rel")?,
-            in_offsets: r.read_pod("graph.in_offsets")?,
-            in_sources: r.read_pod("graph.in_sources")?,
-            in_rel: r.read_pod("graph.in_rel")?,
-            in_edge: r.read_pod("graph.in_edge")?,
-            scores: r.read_pod("graph.scores")?,
-            by_ident: r.read_pod("graph.by_ident")?,
-            by_name: r.read_pod("graph.by_name")?,
-            by_type: r.read_pod("graph.by_type")?,
-            type_offsets: r.read_pod("graph.type_offsets")?,
+            out_offsets: r.read_section("graph.out_offsets")?,
+            out_targets: r.read_section("graph.out_targets")?,
+            out_rel: r.read_section("graph.out_rel")?,
+            in_offsets: r.read_section("graph.in_offsets")?,
+            in_sources: r.read_section("graph.in_sources")?,
+            in_rel: r.read_section("graph.in_rel")?,
+            in_edge: r.read_section("graph.in_edge")?,
+            scores: r.read_section("graph.scores")?,
+            by_ident: r.read_section("graph.by_ident")?,
+            by_name: r.read_section("graph.by_name")?,
+            by_type: r.read_section("graph.by_type")?,
+            type_offsets: r.read_section("graph.type_offsets")?,
             node_props: r.read_json("graph.node_props")?,
             edge_props: r.read_json("graph.edge_props")?,
         };

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::props::PropertyTable;
+use crate::section::Section;
 use crate::strings::StringArena;
 use crate::vocab::Vocab;
 
@@ -79,25 +80,25 @@ pub struct Graph {
     pub(crate) type_display: Vec<String>,
     pub(crate) relations: Vec<RelationType>,
     pub(crate) rel_index: HashMap<String, RelId>,
-    pub(crate) node_type: Vec<TypeId>,
+    pub(crate) node_type: Section<TypeId>,
     pub(crate) ident: StringArena,
     pub(crate) name: StringArena,
-    pub(crate) out_offsets: Vec<u64>,
-    pub(crate) out_targets: Vec<NodeId>,
-    pub(crate) out_rel: Vec<RelId>,
-    pub(crate) in_offsets: Vec<u64>,
-    pub(crate) in_sources: Vec<NodeId>,
-    pub(crate) in_rel: Vec<RelId>,
-    pub(crate) in_edge: Vec<EdgeId>,
+    pub(crate) out_offsets: Section<u64>,
+    pub(crate) out_targets: Section<NodeId>,
+    pub(crate) out_rel: Section<RelId>,
+    pub(crate) in_offsets: Section<u64>,
+    pub(crate) in_sources: Section<NodeId>,
+    pub(crate) in_rel: Section<RelId>,
+    pub(crate) in_edge: Section<EdgeId>,
     /// Per-edge confidence; NaN where the source gave none. Empty when no edge has one.
-    pub(crate) scores: Vec<f32>,
+    pub(crate) scores: Section<f32>,
     /// Node ids sorted by (identifier, type).
-    pub(crate) by_ident: Vec<NodeId>,
+    pub(crate) by_ident: Section<NodeId>,
     /// Node ids sorted by case-folded name.
-    pub(crate) by_name: Vec<NodeId>,
+    pub(crate) by_name: Section<NodeId>,
     /// Node ids grouped by type; `type_offsets[t]..type_offsets[t+1]`.
-    pub(crate) by_type: Vec<NodeId>,
-    pub(crate) type_offsets: Vec<u64>,
+    pub(crate) by_type: Section<NodeId>,
+    pub(crate) type_offsets: Section<u64>,
     pub(crate) node_props: PropertyTable,
     pub(crate) edge_props: PropertyTable,
 }
@@ -374,7 +375,35 @@ impl Graph {
             .collect()
     }
 
-    /// Bytes held by the graph's arrays (approximate heap size).
+    /// Bytes of the graph's arrays that point into a snapshot's memory map (shared between
+    /// processes that open the same file) rather than the heap; 0 for a built graph.
+    pub fn mapped_bytes(&self) -> usize {
+        fn m<T: bytemuck::Pod>(s: &Section<T>) -> usize {
+            if s.is_mapped() {
+                std::mem::size_of_val::<[T]>(s)
+            } else {
+                0
+            }
+        }
+        m(&self.node_type)
+            + self.ident.mapped_bytes()
+            + self.name.mapped_bytes()
+            + m(&self.out_offsets)
+            + m(&self.out_targets)
+            + m(&self.out_rel)
+            + m(&self.in_offsets)
+            + m(&self.in_sources)
+            + m(&self.in_rel)
+            + m(&self.in_edge)
+            + m(&self.scores)
+            + m(&self.by_ident)
+            + m(&self.by_name)
+            + m(&self.by_type)
+            + m(&self.type_offsets)
+    }
+
+    /// Bytes held by the graph's arrays (approximate size, heap or mapped; see
+    /// [`Graph::mapped_bytes`] for the mapped part).
     pub fn heap_bytes(&self) -> usize {
         self.node_type.len() * 2
             + self.ident.byte_len()
@@ -600,21 +629,21 @@ impl GraphBuilder {
             type_display: self.type_display,
             relations: self.relations,
             rel_index: self.rel_index,
-            node_type: self.node_type,
+            node_type: self.node_type.into(),
             ident: self.ident,
             name: self.name,
-            out_offsets,
-            out_targets,
-            out_rel,
-            in_offsets,
-            in_sources,
-            in_rel,
-            in_edge: in_order,
-            scores,
-            by_ident: Vec::new(),
-            by_name: Vec::new(),
-            by_type: Vec::new(),
-            type_offsets: Vec::new(),
+            out_offsets: out_offsets.into(),
+            out_targets: out_targets.into(),
+            out_rel: out_rel.into(),
+            in_offsets: in_offsets.into(),
+            in_sources: in_sources.into(),
+            in_rel: in_rel.into(),
+            in_edge: in_order.into(),
+            scores: scores.into(),
+            by_ident: Section::default(),
+            by_name: Section::default(),
+            by_type: Section::default(),
+            type_offsets: Section::default(),
             node_props,
             edge_props,
         };
@@ -645,10 +674,10 @@ impl Graph {
             by_type[next[t as usize] as usize] = v as NodeId;
             next[t as usize] += 1;
         }
-        self.by_ident = by_ident;
-        self.by_name = by_name;
-        self.by_type = by_type;
-        self.type_offsets = type_offsets;
+        self.by_ident = by_ident.into();
+        self.by_name = by_name.into();
+        self.by_type = by_type.into();
+        self.type_offsets = type_offsets.into();
     }
 }
 

@@ -4,18 +4,22 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::section::Section;
+
+/// The columns are [`Section`]s: owned while a builder pushes, memory-mapped when read from a
+/// snapshot.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct StringArena {
-    bytes: Vec<u8>,
+    bytes: Section<u8>,
     /// `offsets[i]..offsets[i+1]` is string `i`; always starts with 0.
-    offsets: Vec<u64>,
+    offsets: Section<u64>,
 }
 
 impl StringArena {
     pub fn new() -> Self {
         StringArena {
-            bytes: Vec::new(),
-            offsets: vec![0],
+            bytes: Section::default(),
+            offsets: vec![0].into(),
         }
     }
 
@@ -23,14 +27,16 @@ impl StringArena {
         let mut offsets = Vec::with_capacity(strings + 1);
         offsets.push(0);
         StringArena {
-            bytes: Vec::with_capacity(bytes),
-            offsets,
+            bytes: Vec::with_capacity(bytes).into(),
+            offsets: offsets.into(),
         }
     }
 
     pub fn push(&mut self, s: &str) -> usize {
-        self.bytes.extend_from_slice(s.as_bytes());
-        self.offsets.push(self.bytes.len() as u64);
+        let bytes = self.bytes.to_mut();
+        bytes.extend_from_slice(s.as_bytes());
+        let end = bytes.len() as u64;
+        self.offsets.to_mut().push(end);
         self.offsets.len() - 2
     }
 
@@ -60,9 +66,24 @@ impl StringArena {
         &self.offsets
     }
 
+    /// Bytes of the two columns that point into a snapshot's memory map.
+    pub fn mapped_bytes(&self) -> usize {
+        let b = if self.bytes.is_mapped() {
+            self.bytes.len()
+        } else {
+            0
+        };
+        let o = if self.offsets.is_mapped() {
+            self.offsets.len() * 8
+        } else {
+            0
+        };
+        b + o
+    }
+
     /// Rebuilds an arena from raw parts, checking that offsets are monotone, in range and on
     /// UTF-8 boundaries (the parts come from a file).
-    pub(crate) fn from_parts(bytes: Vec<u8>, offsets: Vec<u64>) -> Result<Self, String> {
+    pub(crate) fn from_parts(bytes: Section<u8>, offsets: Section<u64>) -> Result<Self, String> {
         if offsets.first() != Some(&0) {
             return Err("string offsets must start at 0".into());
         }

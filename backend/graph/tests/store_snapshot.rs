@@ -188,3 +188,115 @@ fn synth_is_ckg_shaped_and_deterministic() {
         }
     }
 }
+
+/// A snapshot read through the memory map reads exactly like one copied into the heap: the
+/// same graph, and saving either again gives the original file byte for byte.
+#[test]
+fn mapped_snapshot_reads_identically_to_an_owned_read() {
+    use serenqa_graph::snapshot::SnapshotReader;
+    let g = generate(&SynthSpec {
+        nodes: 400,
+        edges: 3_000,
+        seed: 7,
+        progress: false,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("g.snap");
+    g.save(&p).unwrap();
+    let original = std::fs::read(&p).unwrap();
+
+    let mut r = SnapshotReader::open(&p).unwrap();
+    assert!(r.is_mapped());
+    let mapped = Graph::read_sections(&mut r).unwrap();
+    let mut r = SnapshotReader::open_unmapped(&p).unwrap();
+    assert!(!r.is_mapped());
+    let owned = Graph::read_sections(&mut r).unwrap();
+    assert!(
+        mapped.mapped_bytes() > 0,
+        "the big arrays point into the map"
+    );
+    assert_eq!(owned.mapped_bytes(), 0);
+    same(&mapped, &owned);
+    same(&mapped, &g);
+    assert_eq!(mapped.content_hash(), owned.content_hash());
+    for (name, h) in [("mapped", &mapped), ("owned", &owned)] {
+        let q = dir.path().join(format!("{name}.snap"));
+        h.save(&q).unwrap();
+        assert!(
+            std::fs::read(&q).unwrap() == original,
+            "{name} re-save differs"
+        );
+    }
+    // A clone shares the map; the graph outlives the reader that opened it.
+    let c = mapped.clone();
+    drop(mapped);
+    same(&c, &owned);
+    // Rewriting the file under the same name (temp file + rename) leaves the mapped graph intact.
+    fixture().save(&p).unwrap();
+    same(&c, &owned);
+}
+
+/// Corruption and truncation give the same one-line errors with and without the map.
+#[test]
+fn mapped_and_owned_reads_reject_the_same_corrupt_files() {
+    use serenqa_graph::snapshot::SnapshotReader;
+    let g = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("g.snap");
+    g.save(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let read = |mapped: bool| -> String {
+        let r = if mapped {
+            SnapshotReader::open(&p)
+        } else {
+            SnapshotReader::open_unmapped(&p)
+        };
+        match r.and_then(|mut r| Graph::read_sections(&mut r)) {
+            Ok(_) => "ok".into(),
+            Err(e) => e.to_string(),
+        }
+    };
+    // A flipped byte inside the largest array (out_targets): checksum mismatch either way.
+    let mut flipped = bytes.clone();
+    let at = find_section(&bytes, "graph.out_targets");
+    flipped[at] ^= 0x01;
+    std::fs::write(&p, &flipped).unwrap();
+    for mapped in [true, false] {
+        let e = read(mapped);
+        assert!(
+            e.contains("section graph.out_targets is corrupted (checksum mismatch)"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    std::fs::write(&p, &bytes[..bytes.len() - 5]).unwrap();
+    for mapped in [true, false] {
+        let e = read(mapped);
+        assert!(e.contains("truncated"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    std::fs::write(&p, b"").unwrap();
+    for mapped in [true, false] {
+        let e = read(mapped);
+        assert!(e.contains("not a valid serenqa snapshot"), "{e}");
+    }
+}
+
+/// Byte offset of a section's first byte, read from the snapshot's table (layout in
+/// `snapshot.rs`).
+fn find_section(bytes: &[u8], name: &str) -> usize {
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap()) as usize;
+    let count = u32_at(12);
+    let mut i = 16;
+    for _ in 0..count {
+        let n = u32_at(i);
+        let this = &bytes[i + 4..i + 4 + n];
+        let offset = u64_at(i + 4 + n);
+        if this == name.as_bytes() {
+            return offset;
+        }
+        i += 4 + n + 24;
+    }
+    panic!("no section {name}");
+}

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use serenqa_graph::{Graph, NodeId};
+use serenqa_graph::{Graph, NodeId, Section};
 
 use crate::reorder::{Lists, WalkCsr};
 use crate::transition::Transition;
@@ -39,11 +39,11 @@ pub struct EmbeddingInfo {
     pub seconds: f64,
 }
 
-/// |V| × d embeddings, row-major f32.
+/// |V| × d embeddings, row-major f32 (memory-mapped when read from a snapshot).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Embeddings {
     pub info: EmbeddingInfo,
-    pub data: Vec<f32>,
+    pub data: Section<f32>,
 }
 
 impl Embeddings {
@@ -216,7 +216,7 @@ impl FastRp {
                 directed: self.directed,
                 seconds: start.elapsed().as_secs_f64(),
             },
-            data: out,
+            data: out.into(),
         }
     }
 }

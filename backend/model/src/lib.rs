@@ -88,6 +88,7 @@ use serenqa_shared::rns::RnsError;
 
 use embeddings::{Embedder, EmbeddingInfo, Embeddings, FastRp};
 use marginals::{MarginalParams, MarginalStats};
+use serenqa_graph::Section;
 use transition::Transition;
 
 /// How to compute a model. The default walks both directions with RNS.md's parameters.
@@ -131,7 +132,8 @@ impl ModelParams {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     pub params: ModelParams,
-    pub marginals: Vec<f64>,
+    /// |V| stationary probabilities; memory-mapped when read from a snapshot.
+    pub marginals: Section<f64>,
     pub embeddings: Embeddings,
 }
 
@@ -178,7 +180,7 @@ impl Model {
                 nodes: g.node_count() as u64,
                 edges: g.edge_count() as u64,
             },
-            marginals,
+            marginals: marginals.into(),
             embeddings,
         }
     }

@@ -4,13 +4,16 @@
 //! - `model.marginals` (|V| f64),
 //! - `model.embeddings` (|V| × d f32, row-major).
 //!
+//! The two arrays are read with [`SnapshotReader::read_section`], so they point into the
+//! snapshot's memory map (shared between processes) rather than being copied.
+//!
 //! Reading checks that the sizes match the graph in the same file and that the marginals are
 //! positive and sum to 1, so a stale or crafted model cannot be used with the wrong graph.
 
 use std::path::Path;
 
 use serenqa_graph::snapshot::{SnapshotReader, SnapshotWriter};
-use serenqa_graph::Graph;
+use serenqa_graph::{Graph, Section};
 
 use crate::embeddings::Embeddings;
 use crate::{Model, ModelError, ModelParams};
@@ -48,7 +51,7 @@ impl Model {
                 g.edge_count()
             )));
         }
-        let marginals: Vec<f64> = r.read_pod("model.marginals")?;
+        let marginals: Section<f64> = r.read_section("model.marginals")?;
         if marginals.len() != g.node_count() {
             return Err(bad(format!(
                 "{} marginals for {} nodes",
@@ -62,7 +65,7 @@ impl Model {
                 "marginals are not a positive distribution (sum {sum})"
             )));
         }
-        let data: Vec<f32> = r.read_pod("model.embeddings")?;
+        let data: Section<f32> = r.read_section("model.embeddings")?;
         let d = params.embedding.dim;
         if d == 0 || data.len() != g.node_count() * d {
             return Err(bad(format!(

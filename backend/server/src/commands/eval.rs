@@ -151,7 +151,7 @@ fn build_bench(
             dir.display()
         );
     }
-    let scorers = offline_scorers(g, model.map(|m| m.marginals.as_slice()));
+    let scorers = offline_scorers(g, model.map(|m| &m.marginals[..]));
     let mut cfg = BuildConfig::default();
     cfg.gen.questions = questions;
     let b = build(g, model, &scorers, None, &cfg)
