@@ -53,17 +53,29 @@ fn initials(label: &str) -> String {
     }
 }
 
-/// Splits a Hetionet-style abbreviation `CbG` / `Gr>G` / `PCiC` into (source, letters, target).
+/// Splits a Hetionet-style abbreviation `CbG` / `Gr>G` / `PCiC` into (source, letters, target):
+/// one to three capitals, one or two lower-case letters (with an optional `>`/`<`), one to
+/// three capitals. Anything else (a CKG relation name such as `IS_A_DRUG_PARENT`) is not an
+/// abbreviation.
 fn split_abbrev(a: &str) -> Option<(String, String, String)> {
     let chars: Vec<char> = a.chars().collect();
-    let i = chars.iter().position(|c| !c.is_uppercase())?;
-    let j = chars.iter().rposition(|c| !c.is_uppercase())? + 1;
-    if i == 0 || j >= chars.len() || i >= j {
+    let i = chars.iter().position(|c| !c.is_ascii_uppercase())?;
+    let j = chars.iter().rposition(|c| !c.is_ascii_uppercase())? + 1;
+    if i == 0 || j >= chars.len() || i >= j || i > 3 || chars.len() - j > 3 {
+        return None;
+    }
+    let mid = &chars[i..j];
+    let lower = mid.iter().filter(|c| c.is_ascii_lowercase()).count();
+    if !(1..=2).contains(&lower)
+        || mid
+            .iter()
+            .any(|c| !(c.is_ascii_lowercase() || *c == '>' || *c == '<'))
+    {
         return None;
     }
     Some((
         chars[..i].iter().collect(),
-        chars[i..j].iter().collect(),
+        mid.iter().collect(),
         chars[j..].iter().collect(),
     ))
 }
@@ -95,6 +107,22 @@ impl Metagraph {
                 type_abbrev[s as usize] = sa;
                 type_abbrev[t as usize] = ta;
                 letters_of.insert(r, l.replace(['>', '<'], ""));
+            }
+        }
+        // Types whose abbreviation is not read off a relation's: initials unless two types share
+        // them (a CKG's `Drug` and `Disease`), then the label itself.
+        let from_rel: BTreeSet<TypeId> = triples
+            .iter()
+            .filter(|(r, _, _)| letters_of.contains_key(r))
+            .flat_map(|&(_, s, t)| [s, t])
+            .collect();
+        let taken: Vec<String> = type_abbrev.clone();
+        for (t, a) in type_abbrev.iter_mut().enumerate() {
+            if from_rel.contains(&(t as TypeId)) {
+                continue;
+            }
+            if taken.iter().filter(|x| *x == a).count() > 1 {
+                *a = g.type_label(t as TypeId).to_string();
             }
         }
         let mut steps = Vec::new();
@@ -287,6 +315,10 @@ mod tests {
             Some(("C".into(), "c".into(), "SE".into()))
         );
         assert_eq!(split_abbrev("TREATS"), None);
+        // CKG relation names are not abbreviations.
+        assert_eq!(split_abbrev("IS_A_DRUG_PARENT"), None);
+        assert_eq!(split_abbrev("IS_INDICATED_FOR"), None);
+        assert_eq!(split_abbrev("HAS_PARENT"), None);
         assert_eq!(initials("Biological Process"), "BP");
     }
 }

@@ -235,6 +235,14 @@ fn runs_on_a_non_hetionet_schema_and_its_lists_are_the_exact_top() {
         assert_eq!(short, full[..10.min(full.len())].to_vec(), "compound {c}");
     }
     assert_eq!(all.info.exact_compound_lists, nc);
+    // Named in the graph's own words: `Drug` and `Disease` share initials, and CKG relation
+    // names are not Hetionet abbreviations.
+    for (name, _) in &small.info.metapaths {
+        assert!(
+            name.starts_with("Drug") && name.ends_with("Disease") && !name.contains("_>"),
+            "{name}"
+        );
+    }
     let h = small.info.holdout.as_ref().expect("the smoke test ran");
     assert!(h.positives > 0 && h.auroc.is_finite());
     assert!(small.info.converged);

@@ -15,9 +15,10 @@ use rayon::prelude::*;
 use serenqa_graph::snapshot::{SnapshotReader, SnapshotWriter};
 use serenqa_graph::{Graph, NodeId};
 
+use super::features::{positives_and_known, Layout, Scorer, Space};
+use super::info::TopkInfo;
 use super::walk::Sparse;
 use super::walk::{Scratch, Walker};
-use super::{positives_and_known, Layout, Scorer, Space, TopkInfo};
 use crate::learn::sigmoid;
 use crate::task::Task;
 use crate::PredictError;

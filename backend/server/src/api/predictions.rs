@@ -8,8 +8,8 @@ use serenqa_graph::view::node_view;
 use serenqa_graph::{Graph, NodeId};
 use serenqa_predict::Predictions;
 use serenqa_shared::api::{
-    ApiError, ContradictionGroup, ExplainEdge, ExplainPath, ExplainResponse, MetapathContribution,
-    MetapathGroup, Palliation, Prediction, PredictionsResponse, SubgraphView,
+    ApiError, ContradictionGroup, ExplainEdge, ExplainPath, ExplainResponse, MetapathGroup,
+    PredictionsResponse, SubgraphView,
 };
 use serenqa_shared::screen::Mechanism;
 use utoipa_axum::router::OpenApiRouter;
@@ -39,53 +39,6 @@ pub struct PredictionsQuery {
 pub const MAX_LIMIT: usize = 2000;
 
 pub const METHOD: &str = "Plausibility: the mean of an L2 logistic regression and gradient-boosted trees, both on degree-weighted path counts (DWPC, w = 0.4) of the compound–disease metapaths up to length 4 plus treatment-degree terms and whether the graph records the drug as causing the disease (a SIDER side effect joined to it by Disease Ontology identifier, by name or by a defining symptom; on Hetionet such records go with known treatments, since drug labels list the indication among side effects), learned from the graph's treatment edges (Project Rephetio's features), its probability calibrated on out-of-fold predictions; the metapath contributions shown are the logistic half's; percentiles rank the pair among the disease's compounds and among the compound's diseases. A second model on the same features, learned from the palliation edges, gives the palliation score.";
-
-/// Whether the graph has an edge of the relation abbreviated `abbrev` between `c` and `d`.
-fn has_edge(g: &Graph, c: NodeId, d: NodeId, abbrev: &str) -> bool {
-    let (_, out_t, _) = g.out_csr();
-    let (_, in_s, _, _) = g.in_csr();
-    (0..g.relation_count() as u16)
-        .filter(|&r| g.relation(r).abbrev == abbrev)
-        .any(|r| {
-            g.out_range_rel(c, r).any(|i| out_t[i] == d)
-                || g.in_range_rel(c, r).any(|i| in_s[i] == d)
-        })
-}
-
-/// What `GET /api/predictions` says it shows when the server holds top lists.
-pub const METHOD_TOP: &str = "Plausibility from the top lists (a graph past the all-pairs model's size): an L2 logistic regression on degree-weighted walk counts (DWPC, w = 0.4) of the compound–disease metapaths that fit the run's work budget plus degree terms, fitted on a sample of diseases; each disease's and compound's best 100 unknown pairs, known treatments left out; percentiles are read off a pair's rank in each list (outside a list: at most the rank after its last entry).";
-
-/// One pair as the API shows it.
-pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -> Prediction {
-    let i = p.pair(c, d);
-    let palliates = p.palliates(i).map(|(score, dp, cp)| Palliation {
-        score: score as f64,
-        disease_percentile: dp as f64,
-        compound_percentile: cp as f64,
-        known: p
-            .info
-            .palliates
-            .as_ref()
-            .is_some_and(|h| has_edge(g, p.compounds[c], p.diseases[d], &h.relation)),
-    });
-    Prediction {
-        palliates,
-        compound: node_view(g, p.compounds[c]),
-        disease: node_view(g, p.diseases[d]),
-        score: p.scores[i] as f64,
-        disease_percentile: p.disease_pct[i] as f64,
-        compound_percentile: p.compound_pct[i] as f64,
-        known,
-        top_metapaths: p
-            .top(i)
-            .into_iter()
-            .map(|(m, v)| MetapathContribution {
-                metapath: m.to_string(),
-                contribution: v as f64,
-            })
-            .collect(),
-    }
-}
 
 /// A disease's compounds or a compound's diseases, best first.
 #[utoipa::path(get, path = "/predictions", tag = "serendipity", params(PredictionsQuery),
@@ -154,7 +107,7 @@ pub async fn get_predictions(
                     query: node_view(&g, node),
                     total,
                     predictions,
-                    method: METHOD_TOP.to_string(),
+                    method: super::served::METHOD_TOP.to_string(),
                 },
                 "ask for fewer predictions (`limit`)",
             )
@@ -172,7 +125,7 @@ pub async fn get_predictions(
             } else {
                 p.compounds[c]
             };
-            prediction(&g, &p, c, d, known.binary_search(&other).is_ok())
+            super::served::prediction(&g, &p, c, d, known.binary_search(&other).is_ok())
         })
         .collect();
     super::reply::json(
@@ -244,7 +197,7 @@ pub fn explain(
     let known = serenqa_model::discover::treatment_links(g, cn)
         .binary_search(&dn)
         .is_ok();
-    let prediction = prediction(g, p, c, d, known);
+    let prediction = super::served::prediction(g, p, c, d, known);
     let mut sg = SubgraphView::default();
     let mut index: std::collections::HashMap<NodeId, u32> = std::collections::HashMap::new();
     let mut add = |sg: &mut SubgraphView, n: NodeId| -> u32 {

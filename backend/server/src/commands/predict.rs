@@ -154,7 +154,18 @@ fn run_predict(args: RunArgs, progress: bool) -> Result<()> {
     let params = args.params()?;
     let g = args.graph.load(progress)?;
     if let Some(k) = super::predict_topk::wanted(&g, args.top_k)? {
-        return super::predict_topk::run(&g, &args, k, progress);
+        let run = super::predict_topk::TopkRun {
+            k,
+            seed: args.seed,
+            budget: args.budget,
+            train_diseases: args.train_diseases,
+            max_len: args.max_len,
+            lambda: args.lambda,
+            max_iter: args.max_iter,
+            no_store: args.no_store,
+            out: args.out.clone(),
+        };
+        return super::predict_topk::run(&g, &run, progress);
     }
     let ontology = ontology();
     let t = Instant::now();

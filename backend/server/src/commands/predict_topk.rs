@@ -7,7 +7,6 @@ use serenqa_graph::Graph;
 use serenqa_predict::task::{Task, MAX_PAIRS};
 use serenqa_predict::topk::{top_k, TopK, TopkParams};
 
-use super::predict::RunArgs;
 use crate::rss;
 
 /// The list length to build, or `None` for the all-pairs model: `--top-k` when given, else
@@ -29,7 +28,21 @@ pub fn wanted(g: &Graph, asked: Option<usize>) -> Result<Option<usize>> {
     Ok(None)
 }
 
-pub fn run(g: &Graph, args: &RunArgs, k: usize, progress: bool) -> Result<()> {
+/// What `serenqa predict` was asked, as the top-k run reads it.
+pub struct TopkRun {
+    pub k: usize,
+    pub seed: u64,
+    pub budget: f64,
+    pub train_diseases: usize,
+    pub max_len: usize,
+    pub lambda: f64,
+    pub max_iter: usize,
+    pub no_store: bool,
+    pub out: Option<std::path::PathBuf>,
+}
+
+pub fn run(g: &Graph, args: &TopkRun, progress: bool) -> Result<()> {
+    let k = args.k;
     if !(args.budget.is_finite() && args.budget > 0.0) {
         anyhow::bail!("--budget must be a positive number of edge visits");
     }
