@@ -11,10 +11,10 @@
 //! every sum is therefore taken in a fixed order, whatever thread runs it.
 
 use rayon::prelude::*;
-use serenqa_graph::{Graph, TypeId};
+use serenqa_graph::{Graph, NodeId};
 
 use crate::dwpc::{EdgeMask, LocalIndex};
-use crate::metagraph::Metagraph;
+use crate::metagraph::{Metagraph, Step};
 
 /// A sparse vector over one node type's local indices, in the order a push first reached
 /// them (deterministic; [`Sparse::sorted`] sorts by index for lookups).
@@ -100,31 +100,14 @@ struct StepCsr {
 impl StepCsr {
     fn build(g: &Graph, mg: &Metagraph, li: &LocalIndex, mask: &EdgeMask, s: usize) -> StepCsr {
         let st = &mg.steps[s];
-        let (_, out_t, _) = g.out_csr();
-        let (_, in_s, _, in_e) = g.in_csr();
-        let from = g.nodes_of_type(st.from);
-        let rows: Vec<Vec<u32>> = from
+        let rows: Vec<Vec<u32>> = g
+            .nodes_of_type(st.from)
             .par_iter()
             .with_min_len(4096)
             .map(|&u| {
-                let mut r = Vec::new();
-                if st.out {
-                    for i in g.out_range_rel(u, st.rel) {
-                        let v = out_t[i];
-                        if g.node_type(v) == st.to && !mask.contains(i as u32) {
-                            r.push(li.local[v as usize]);
-                        }
-                    }
-                }
-                if st.inn {
-                    for i in g.in_range_rel(u, st.rel) {
-                        let v = in_s[i];
-                        if g.node_type(v) == st.to && !mask.contains(in_e[i]) {
-                            r.push(li.local[v as usize]);
-                        }
-                    }
-                }
-                r
+                neighbours(g, st, mask, u)
+                    .map(|v| li.local[v as usize])
+                    .collect()
             })
             .collect();
         let mut offsets = Vec::with_capacity(rows.len() + 1);
@@ -291,24 +274,9 @@ impl<'a> Walker<'a> {
         let st = &self.mg.steps[s];
         let u = self.g.nodes_of_type(st.from)[a as usize];
         let v = self.g.nodes_of_type(st.to)[b as usize];
-        let (_, out_t, _) = self.g.out_csr();
-        let (_, in_s, _, in_e) = self.g.in_csr();
-        let mut n = 0;
-        if st.out {
-            n += self
-                .g
-                .out_range_rel(u, st.rel)
-                .filter(|&i| out_t[i] == v && !self.mask.contains(i as u32))
-                .count() as u32;
-        }
-        if st.inn {
-            n += self
-                .g
-                .in_range_rel(u, st.rel)
-                .filter(|&i| in_s[i] == v && !self.mask.contains(in_e[i]))
-                .count() as u32;
-        }
-        n
+        neighbours(self.g, st, self.mask, u)
+            .filter(|&x| x == v)
+            .count() as u32
     }
 
     /// Every metapath of `paths` (steps from the disease type to the compound type, sorted so
@@ -381,28 +349,36 @@ impl<'a> Walker<'a> {
 /// Step degree (unmasked edges to the step's `to` type) of every `from` node, local order.
 fn step_degrees(g: &Graph, mg: &Metagraph, mask: &EdgeMask, s: usize) -> Vec<u32> {
     let st = &mg.steps[s];
-    let (_, out_t, _) = g.out_csr();
-    let (_, in_s, _, in_e) = g.in_csr();
-    let to: TypeId = st.to;
     g.nodes_of_type(st.from)
         .par_iter()
-        .map(|&u| {
-            let mut n = 0u32;
-            if st.out {
-                for i in g.out_range_rel(u, st.rel) {
-                    if g.node_type(out_t[i]) == to && !mask.contains(i as u32) {
-                        n += 1;
-                    }
-                }
-            }
-            if st.inn {
-                for i in g.in_range_rel(u, st.rel) {
-                    if g.node_type(in_s[i]) == to && !mask.contains(in_e[i]) {
-                        n += 1;
-                    }
-                }
-            }
-            n
-        })
+        .map(|&u| neighbours(g, st, mask, u).count() as u32)
         .collect()
+}
+
+/// The nodes of step `st`'s `to` type that `u` reaches over the step's unmasked edges: its
+/// stored out-edges, then its in-edges, each in stored order (the order every sum here
+/// follows).
+fn neighbours<'g>(
+    g: &'g Graph,
+    st: &'g Step,
+    mask: &'g EdgeMask,
+    u: NodeId,
+) -> impl Iterator<Item = NodeId> + 'g {
+    let (_, out_t, _) = g.out_csr();
+    let (_, in_s, _, in_e) = g.in_csr();
+    let outs = st
+        .out
+        .then(|| g.out_range_rel(u, st.rel))
+        .into_iter()
+        .flatten()
+        .filter(move |&i| !mask.contains(i as u32))
+        .map(move |i| out_t[i]);
+    let ins = st
+        .inn
+        .then(|| g.in_range_rel(u, st.rel))
+        .into_iter()
+        .flatten()
+        .filter(move |&i| !mask.contains(in_e[i]))
+        .map(move |i| in_s[i]);
+    outs.chain(ins).filter(move |&v| g.node_type(v) == st.to)
 }
