@@ -11,11 +11,19 @@ use serenqa_pipeline::offline::understand::{Metagraph, Understander};
 use serenqa_pipeline::retrieval::OfflineRetriever;
 
 fn vm_hwm() -> String {
+    status_line("VmHWM")
+}
+
+fn vm_rss() -> String {
+    status_line("VmRSS")
+}
+
+fn status_line(key: &str) -> String {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM"))
+                .find(|l| l.starts_with(key))
                 .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
         })
         .unwrap_or_else(|| "n/a".into())
@@ -46,11 +54,13 @@ fn main() -> Result<(), String> {
     let t = Instant::now();
     let u = Understander::new(&g)?;
     println!(
-        "question understanding alone (schema lexicon + name index): {:.2?}; peak RSS {}",
+        "question understanding alone (schema lexicon + name index): {:.2?}; peak RSS {}, RSS after {}",
         t.elapsed(),
-        vm_hwm()
+        vm_hwm(),
+        vm_rss()
     );
     drop(u);
+    println!("RSS with the understanding dropped: {}", vm_rss());
     let t = Instant::now();
     let r = OfflineRetriever::new(&g);
     let u = r.understander.as_ref()?;
@@ -62,6 +72,7 @@ fn main() -> Result<(), String> {
         u.lex.pairs.len() / 2,
         vm_hwm()
     );
+    println!("RSS with the offline retriever: {}", vm_rss());
     let c = check_schema_question(&g, &r)?;
     println!(
         "check: {:?} → {} of {} answers, ok {}, {} µs\n  {}",

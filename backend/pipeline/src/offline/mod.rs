@@ -20,6 +20,7 @@ pub mod explorer;
 pub mod judge;
 pub mod retrieval;
 pub mod schema_check;
+mod strtable;
 pub mod summary;
 pub mod understand;
 pub mod understand_eval;

@@ -18,11 +18,11 @@
 //! The agent sees only the question text and the graph — never the record's Cypher, graph
 //! query or answers.
 
-use std::collections::HashMap;
-
 use serenqa_benchmark::phrasing::{relation_phrase, type_noun};
 use serenqa_benchmark::query::symmetric;
 use serenqa_graph::{Graph, NodeId, RelId, TypeId};
+
+use crate::offline::strtable::{Builder, StrTable};
 
 /// Parses explored per question at most.
 const STATE_BUDGET: usize = 20_000;
@@ -40,8 +40,10 @@ struct Phrase {
 
 /// What the grammar knows about a graph.
 pub struct Lexicon {
-    /// First token → (tokens of a name, node), longest names first.
-    names: HashMap<String, Vec<(Vec<String>, NodeId)>>,
+    /// A name's tokens joined by spaces → its nodes, best connected first.
+    names: StrTable<NodeId>,
+    /// First token of a name → the most tokens of a name starting with it.
+    longest: StrTable<u32>,
     /// Type noun tokens (singular and plural) → type.
     nouns: Vec<(Vec<String>, TypeId)>,
     phrases: Vec<Phrase>,
@@ -78,24 +80,21 @@ pub fn tokenize(text: &str) -> Vec<String> {
 
 impl Lexicon {
     pub fn new(g: &Graph) -> Lexicon {
-        let mut names: HashMap<String, Vec<(Vec<String>, NodeId)>> = HashMap::new();
+        let mut names = Builder::new();
+        let mut longest = Builder::new();
         for n in 0..g.node_count() as NodeId {
             let name = g.name(n).trim();
             let toks = tokenize(if name.is_empty() { g.ident(n) } else { name });
             if let Some(first) = toks.first() {
-                names.entry(first.clone()).or_default().push((toks, n));
+                longest.push(first, toks.len() as u32);
+                names.push(&toks.join(" "), n);
             }
         }
-        for v in names.values_mut() {
-            // Longest first; then the better-connected node (a name shared by two nodes is
-            // more often meant as the well-known one).
-            v.sort_by(|a, b| {
-                b.0.len()
-                    .cmp(&a.0.len())
-                    .then(g.degree(b.1).cmp(&g.degree(a.1)))
-                    .then(a.1.cmp(&b.1))
-            });
-        }
+        // A name shared by two nodes is more often meant as the well-known one.
+        let mut names = names.finish();
+        names.sort_dedup(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
+        let mut longest = longest.finish();
+        longest.sort_dedup(|a, b| b.cmp(a));
         let mut nouns = Vec::new();
         for t in 0..g.type_count() as TypeId {
             for pl in [true, false] {
@@ -136,6 +135,7 @@ impl Lexicon {
         }
         Lexicon {
             names,
+            longest,
             nouns,
             phrases,
         }
@@ -239,18 +239,23 @@ impl<'a> Parser<'a> {
             let Some(first) = self.toks.get(p) else {
                 continue;
             };
-            let Some(cands) = self.lex.names.get(first) else {
-                continue;
-            };
-            for (name, n) in cands {
-                if self.toks.len() < p + name.len() || self.toks[p..p + name.len()] != name[..] {
-                    continue;
-                }
+            // Longest names first (tokens never hold a space, so the joined window is the key).
+            let most = self.lex.longest.get(first).first().copied().unwrap_or(0) as usize;
+            let cands = (1..=most.min(self.toks.len() - p)).rev().flat_map(|len| {
+                let key = self.toks[p..p + len].join(" ");
+                self.lex
+                    .names
+                    .get(&key)
+                    .iter()
+                    .map(move |n| (len, n))
+                    .collect::<Vec<_>>()
+            });
+            for (len, n) in cands {
                 let t = self.g.node_type(*n);
                 if want.is_some_and(|w| w != t) {
                     continue;
                 }
-                let mut end = p + name.len();
+                let mut end = p + len;
                 // Decorations naming the type: "the X gene", "the Y pathway", "Z (biological process)".
                 let disp = type_noun(self.g, t, false);
                 let dt = tokenize(&disp);

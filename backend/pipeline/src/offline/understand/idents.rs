@@ -30,7 +30,7 @@ impl Understander {
                 continue;
             }
             let span = &folded[i..i + len];
-            if self.names.exact.contains_key(&span.join(" ")) {
+            if self.names.has_exact(&span.join(" ")) {
                 continue;
             }
             let typed: Option<TypeId> =

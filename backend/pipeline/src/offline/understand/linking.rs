@@ -1,25 +1,15 @@
-//! Entity linking: the folded-name index of a graph and the lookup of a span of words in it
-//! (exact, exact through word synonyms, whole-word prefix, fuzzy, containment), with the
+//! Entity linking: the lookup of a span of words in the folded-name index ([`super::names`]):
+//! exact, exact through word synonyms, whole-word prefix, fuzzy, containment; with the
 //! [`Understander`] that holds the index and the lexicon.
 
 use std::collections::{HashMap, HashSet};
 
-use serenqa_graph::{Graph, NodeId, PropValue, RelId, TypeId};
+use serenqa_graph::{Graph, NodeId, RelId, TypeId};
 
 use super::lexicon::{fold_text, LexiconFile};
+use super::names::NameIndex;
 use super::schema::{lexicon_for, Metagraph};
 use crate::offline::retrieval::Parse;
-
-/// Node properties that hold other names of a node (each a string, `|`- or `;`-separated,
-/// or a list of strings).
-pub const SYNONYM_KEYS: [&str; 6] = [
-    "synonyms",
-    "synonym",
-    "aliases",
-    "alias",
-    "alternative_names",
-    "exact_synonyms",
-];
 
 /// Readings tried at most per question.
 pub const MAX_READINGS: usize = 6;
@@ -27,11 +17,6 @@ pub const MAX_READINGS: usize = 6;
 const MAX_CANDIDATES: usize = 8;
 /// Longest name span looked up, in words.
 pub(super) const MAX_SPAN: usize = 12;
-/// Nodes of one type past which its names are linked exactly only (no misspelling, prefix,
-/// head-word or containment guesses): Hetionet's largest type has 20,945 nodes; a CKG's
-/// variants number millions, and indexing their every prefix and word cost ~0.7 kB a node.
-pub(super) const GUESS_TYPE_MAX: usize = 1_000_000;
-
 /// How a mention was linked to a node name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Match {
@@ -155,23 +140,6 @@ pub struct NeverHeld {
     pub asking: Option<TypeId>,
 }
 
-/// A folded name (or first-words prefix of one) in a length bucket: text, node, and how many
-/// of the name's words the prefix leaves out.
-type Bucketed = (String, NodeId, usize);
-
-pub(super) struct NameIndex {
-    /// Folded name → nodes, best connected first.
-    pub(super) exact: HashMap<String, Vec<NodeId>>,
-    /// Sorted folded names, for whole-word prefix search.
-    pub(super) sorted: Vec<(String, NodeId)>,
-    /// (first char, char count) → folded names (and first-words prefixes of longer names).
-    pub(super) buckets: HashMap<(char, usize), Vec<Bucketed>>,
-    /// Folded word → nodes whose name contains it.
-    pub(super) by_word: HashMap<String, Vec<NodeId>>,
-    /// Folded last word of a name (its head noun) → nodes, best connected first.
-    pub(super) by_head: HashMap<String, Vec<NodeId>>,
-}
-
 /// Question understanding over one graph: the lexicon and a folded-name index.
 pub struct Understander {
     pub lex: LexiconFile,
@@ -217,93 +185,18 @@ impl Understander {
     }
 
     fn with_parts(g: &Graph, lex: LexiconFile, meta: Metagraph) -> Understander {
-        let mut exact: HashMap<String, Vec<NodeId>> = HashMap::new();
-        let mut by_word: HashMap<String, Vec<NodeId>> = HashMap::new();
-        let mut by_head: HashMap<String, Vec<NodeId>> = HashMap::new();
-        let mut buckets: HashMap<(char, usize), Vec<Bucketed>> = HashMap::new();
-        // Types too large for guessing (a CKG's millions of variants or publications): their
-        // names link exactly only, which keeps the index to what a question can use.
-        let big: Vec<bool> = (0..g.type_count())
-            .map(|t| g.nodes_of_type(t as TypeId).len() > GUESS_TYPE_MAX)
-            .collect();
-        let guessable = |n: NodeId| !big[g.node_type(n) as usize];
-        for n in 0..g.node_count() as NodeId {
-            let name = g.name(n).trim();
-            let w = fold_text(if name.is_empty() { g.ident(n) } else { name });
-            if w.is_empty() {
-                continue;
-            }
-            let key = w.join(" ");
-            if !guessable(n) {
-                exact.entry(key).or_default().push(n);
-                continue;
-            }
-            exact.entry(key.clone()).or_default().push(n);
-            for x in &w {
-                by_word.entry(x.clone()).or_default().push(n);
-            }
-            if let Some(last) = w.last() {
-                by_head.entry(last.clone()).or_default().push(n);
-            }
-            // Fuzzy targets: the whole name, and its first words (a misspelt "parkinsns").
-            for k in 1..=w.len() {
-                let part = w[..k].join(" ");
-                if let Some(c) = part.chars().next() {
-                    buckets.entry((c, part.chars().count())).or_default().push((
-                        part,
-                        n,
-                        w.len() - k,
-                    ));
-                }
-            }
-        }
-        // Synonyms the graph holds (a `synonyms` property, as a CKG import has) link exactly.
-        for key in SYNONYM_KEYS {
-            for (n, v) in g.node_props().column(key) {
-                let forms: Vec<&str> = match v {
-                    PropValue::Str(s) => s.split(['|', ';']).collect(),
-                    PropValue::List(xs) => xs
-                        .iter()
-                        .filter_map(|x| match x {
-                            PropValue::Str(s) => Some(s.as_str()),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                for f in forms {
-                    let w = fold_text(f);
-                    if !w.is_empty() && (*n as usize) < g.node_count() {
-                        let e = exact.entry(w.join(" ")).or_default();
-                        if !e.contains(n) {
-                            e.push(*n);
-                        }
-                    }
-                }
-            }
-        }
-        for v in exact
-            .values_mut()
-            .chain(by_word.values_mut())
-            .chain(by_head.values_mut())
-        {
-            v.sort_by(|a, b| g.degree(*b).cmp(&g.degree(*a)).then(a.cmp(b)));
-            v.dedup();
-        }
+        let mut names = NameIndex::build(g);
         // Aliases link exactly, ahead of any node that happens to bear the written form, and
         // are fuzzy targets too ("asprin" → the alias "aspirin"). One whose name is not in
         // this graph (a subset, another release) is skipped with a warning.
         let mut warnings = Vec::new();
         for (form, t, target, line) in &lex.aliases {
-            let nodes: Vec<NodeId> = exact
-                .get(&target.join(" "))
-                .map(|v| {
-                    v.iter()
-                        .copied()
-                        .filter(|&n| g.node_type(n) == *t)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let nodes: Vec<NodeId> = names
+                .exact(&target.join(" "))
+                .iter()
+                .copied()
+                .filter(|&n| g.node_type(n) == *t)
+                .collect();
             if nodes.is_empty() {
                 warnings.push(format!(
                     "lexicon line {line}: alias '{}': no {} named '{}' in the graph; skipped",
@@ -313,20 +206,7 @@ impl Understander {
                 ));
                 continue;
             }
-            let key = form.join(" ");
-            if let Some(c) = key.chars().next() {
-                for &n in &nodes {
-                    buckets
-                        .entry((c, key.chars().count()))
-                        .or_default()
-                        .push((key.clone(), n, 0));
-                }
-            }
-            let e = exact.entry(key).or_default();
-            for n in nodes.into_iter().rev() {
-                e.retain(|x| *x != n);
-                e.insert(0, n);
-            }
+            names.alias_first(&form.join(" "), &nodes);
         }
         // Name stems: the nodes of the type whose last name word ends with the stem
         // ("Atorvastatin" for -vastatin), when there are at least two and the group name is
@@ -334,7 +214,7 @@ impl Understander {
         let mut groups: HashMap<String, (String, Vec<NodeId>)> = HashMap::new();
         for (form, t, stem, line) in &lex.stems {
             let key = form.join(" ");
-            if exact.contains_key(&key) {
+            if names.has_exact(&key) {
                 continue;
             }
             let mut members: Vec<NodeId> = g
@@ -364,15 +244,6 @@ impl Understander {
             let name = format!("{key}s (the {} {what} named -{stem})", members.len());
             groups.insert(key, (name, members));
         }
-        let mut sorted: Vec<(String, NodeId)> = exact
-            .iter()
-            .flat_map(|(k, v)| {
-                v.iter()
-                    .filter(|&&n| guessable(n))
-                    .map(move |n| (k.clone(), *n))
-            })
-            .collect();
-        sorted.sort();
         let mut vocab = HashSet::new();
         for p in lex
             .phrases
@@ -388,13 +259,7 @@ impl Understander {
         Understander {
             lex,
             meta,
-            names: NameIndex {
-                exact,
-                sorted,
-                buckets,
-                by_word,
-                by_head,
-            },
+            names,
             vocab,
             warnings,
             absent: Default::default(),
@@ -407,27 +272,17 @@ impl Understander {
         let mut out: Vec<Candidate> = Vec::new();
         match how {
             Match::Exact => {
-                if let Some(v) = self.names.exact.get(&key) {
-                    out.extend(v.iter().map(|&n| Candidate {
-                        node: n,
-                        how,
-                        distance: 0,
-                    }));
-                }
+                out.extend(self.names.exact(&key).iter().map(|&n| Candidate {
+                    node: n,
+                    how,
+                    distance: 0,
+                }));
             }
             Match::Prefix => {
                 let p = format!("{key} ");
-                let start = self
-                    .names
-                    .sorted
-                    .partition_point(|(k, _)| k.as_str() < p.as_str());
-                for (k, n) in self.names.sorted[start..]
-                    .iter()
-                    .take_while(|(k, _)| k.starts_with(&p))
-                    .take(2000)
-                {
+                for (k, n) in self.names.prefixed(g, &p, 2000) {
                     out.push(Candidate {
-                        node: *n,
+                        node: n,
                         how,
                         distance: k.split(' ').count() - span.len(),
                     });
@@ -443,30 +298,25 @@ impl Understander {
                     return out;
                 }
                 for l in len.saturating_sub(maxd)..=len + maxd {
-                    let Some(b) = self.names.buckets.get(&(first, l)) else {
-                        continue;
-                    };
-                    for (name, n, extra) in b {
+                    self.names.fuzzy_targets(first, l, |name, nodes| {
                         let d = strsim::damerau_levenshtein(&key, name);
                         if d <= maxd && d > 0 {
-                            out.push(Candidate {
-                                node: *n,
+                            out.extend(nodes.map(|(n, extra)| Candidate {
+                                node: n,
                                 how,
                                 distance: d * 10 + extra,
-                            });
+                            }));
                         }
-                    }
+                    });
                 }
             }
             Match::Synonym => {
                 for v in self.lex.synonym_variants(span) {
-                    if let Some(nodes) = self.names.exact.get(&v.join(" ")) {
-                        out.extend(nodes.iter().map(|&n| Candidate {
-                            node: n,
-                            how,
-                            distance: 0,
-                        }));
-                    }
+                    out.extend(self.names.exact(&v.join(" ")).iter().map(|&n| Candidate {
+                        node: n,
+                        how,
+                        distance: 0,
+                    }));
                 }
             }
             Match::Contains => {
@@ -503,14 +353,12 @@ impl Understander {
 
     /// Nodes whose name holds every word of `span` (at most 5,000 looked at).
     fn containing(&self, span: &[String]) -> Vec<NodeId> {
-        let mut sets = span.iter().map(|w| self.names.by_word.get(w));
-        let Some(Some(first)) = sets.next() else {
+        let Some((first, rest)) = span.split_first() else {
             return Vec::new();
         };
-        let Some(rest) = sets.collect::<Option<Vec<_>>>() else {
-            return Vec::new();
-        };
-        first
+        let rest: Vec<&[NodeId]> = rest.iter().map(|w| self.names.word(w)).collect();
+        self.names
+            .word(first)
             .iter()
             .take(5000)
             .copied()

@@ -88,7 +88,9 @@
 //! - `schema` — the lexicon of any graph: derived from its schema, Hetionet as an overlay;
 //!   the [`Metagraph`] of relation end types.
 //! - `idents` — node identifiers in a question (step 3, after multi-word names).
-//! - `linking` — entity linking: the folded-name index, match kinds, candidates (step 3's
+//! - `names` — the folded-name index: names, synonyms and aliases → nodes, fuzzy targets,
+//!   words and head words of names, as sorted string tables (compact at CKG size).
+//! - `linking` — entity linking: match kinds and candidates from the name index (step 3's
 //!   name lookup).
 //! - `focus` — the asking clause of a longer text (a preamble, background, personal context
 //!   around the question), read alone with its references back ("the disease", "it") to the
@@ -109,6 +111,7 @@ mod focus;
 mod idents;
 mod lexicon;
 mod linking;
+mod names;
 mod ontology;
 mod restate;
 mod schema;
@@ -117,8 +120,9 @@ mod tagging;
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
 pub use linking::{
     AbsentDisease, AbsentName, Candidate, Match, Mention, NeverHeld, Understander, Understanding,
-    MAX_READINGS, SYNONYM_KEYS,
+    MAX_READINGS,
 };
+pub use names::SYNONYM_KEYS;
 pub use schema::{label_words, lexicon_for, Ends, Metagraph};
 
 #[cfg(test)]

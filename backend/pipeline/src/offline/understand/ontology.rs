@@ -67,8 +67,6 @@ impl Understander {
                 }
             }
         }
-        self.names.sorted.sort();
-        self.names.sorted.dedup();
         self.absent = absent;
         self
     }
@@ -162,7 +160,7 @@ impl Understander {
                 if self.vocab.contains(&w) {
                     continue;
                 }
-                for &n in self.names.by_word.get(&w).into_iter().flatten() {
+                for &n in self.names.word(&w) {
                     if g.node_type(n) == disease && !near.contains(&n) {
                         near.push(n);
                     }
@@ -196,34 +194,5 @@ fn replace_words(question: &str, words: &str, with: &str) -> String {
             format!("{}{}{}", &question[..i], with, &question[i + words.len()..])
         }
         _ => format!("{question} ({with})"),
-    }
-}
-
-impl super::linking::NameIndex {
-    pub(super) fn has_exact(&self, key: &str) -> bool {
-        self.exact.contains_key(key)
-    }
-
-    /// Links `key` exactly to `n` (in front of other nodes spelt the same when `first`).
-    pub(super) fn add_alias(&mut self, key: &str, n: NodeId, first: bool) {
-        if key.is_empty() {
-            return;
-        }
-        let e = self.exact.entry(key.to_string()).or_default();
-        if e.contains(&n) {
-            return;
-        }
-        if first {
-            e.insert(0, n);
-        } else {
-            e.push(n);
-        }
-        if let Some(c) = key.chars().next() {
-            self.buckets
-                .entry((c, key.chars().count()))
-                .or_default()
-                .push((key.to_string(), n, 0));
-        }
-        self.sorted.push((key.to_string(), n));
     }
 }

@@ -678,7 +678,7 @@ impl Understander {
     }
 
     fn correct_vocab(&self, w: &str) -> String {
-        if self.vocab.contains(w) || self.names.by_word.contains_key(w) {
+        if self.vocab.contains(w) || self.names.has_word(w) {
             return w.to_string();
         }
         // An inflection of a vocabulary word ("covarying", "covaried" → covary; "targeting"
@@ -748,10 +748,8 @@ impl Understander {
             // The best connected holders of the word may all hold it inside a long name.
             out = self
                 .names
-                .by_head
-                .get(&span[0])
-                .into_iter()
-                .flatten()
+                .head(&span[0])
+                .iter()
                 .take(MAX_HEAD)
                 .map(|&n| Candidate {
                     node: n,
