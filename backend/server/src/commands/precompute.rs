@@ -69,6 +69,7 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
         match st.solver {
             serenqa_model::marginals::Solver::Power => "power iteration",
             serenqa_model::marginals::Solver::ConjugateGradient => "conjugate gradients",
+            serenqa_model::marginals::Solver::ShiftedLanczos => "shifted Lanczos",
         },
         st.iterations,
         st.residual,
