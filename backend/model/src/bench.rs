@@ -60,9 +60,9 @@ pub struct SolverCheck {
     pub power_l1_vs_exact: f64,
     pub power_max_abs_vs_exact: f64,
     pub exact: MarginalStats,
-    /// When the solver is [`Solver::ShiftedLanczos`]: conjugate gradients in the same run, and
-    /// its distance to the tight solve.
-    pub conjugate_gradient: Option<OtherSolver>,
+    /// The other solvers of the symmetric system in the same run (conjugate gradients and the
+    /// Lanczos solvers not timed above), with their distances to the tight solve.
+    pub others: Vec<OtherSolver>,
 }
 
 /// Another solver on the same arrays in the same run.
@@ -84,17 +84,18 @@ pub fn marginals(
     directed: bool,
     progress: bool,
 ) -> (Vec<f64>, MarginalBench) {
-    marginals_with(g, params, directed, progress, true)
+    marginals_with(g, params, directed, progress, true, false)
 }
 
 /// [`marginals`], without the baseline and the tight solve when `baseline` is false (a quick
-/// look at one solver).
+/// look at one solver); with `others`, the baseline also times the other symmetric solvers.
 pub fn marginals_with(
     g: &Graph,
     params: &MarginalParams,
     directed: bool,
     progress: bool,
     baseline: bool,
+    others: bool,
 ) -> (Vec<f64>, MarginalBench) {
     let t = Transition::new(g, directed);
     let start = Instant::now();
@@ -130,20 +131,25 @@ pub fn marginals_with(
         let (pl1, pmx) = dist(&pp);
         let per_pass = floor / passes.max(1) as f64;
         let power_floor = (per_pass * power.passes as f64).max(1e-9);
-        let conjugate_gradient = (stats.solver == Solver::ShiftedLanczos).then(|| {
-            let cg_params = MarginalParams {
-                solver: Solver::ConjugateGradient,
-                ..*params
-            };
-            let (pc, cs) = marginals::compute_on(&w, &cg_params, progress);
-            let (cl1, cmx) = dist(&pc);
+        let others = [
+            Solver::ConjugateGradient,
+            Solver::ShiftedLanczos,
+            Solver::MixedLanczos,
+        ]
+        .into_iter()
+        .filter(|&s| others && s != stats.solver)
+        .map(|solver| {
+            let other_params = MarginalParams { solver, ..*params };
+            let (po, os) = marginals::compute_on(&w, &other_params, progress);
+            let (ol1, omx) = dist(&po);
             OtherSolver {
-                ratio_to_power_floor: cs.seconds / power_floor,
-                stats: cs,
-                l1_vs_exact: cl1,
-                max_abs_vs_exact: cmx,
+                ratio_to_power_floor: os.seconds / power_floor,
+                stats: os,
+                l1_vs_exact: ol1,
+                max_abs_vs_exact: omx,
             }
-        });
+        })
+        .collect();
         SolverCheck {
             speedup: power.seconds / stats.seconds.max(1e-9),
             ratio_to_power_floor: stats.seconds / power_floor,
@@ -153,7 +159,7 @@ pub fn marginals_with(
             power_l1_vs_exact: pl1,
             power_max_abs_vs_exact: pmx,
             exact,
-            conjugate_gradient,
+            others,
         }
     });
     let bench = MarginalBench {

@@ -4,7 +4,7 @@
 //! That difference is the residual of the linear system (I − λP3ᵀ) p = (1 − λ) p₀ at p_t, so
 //! both solvers stop on the same quantity, the L1 residual of the vector they return:
 //! - [`Solver::Power`] runs Algorithm 2 as written (any walk);
-//! - [`Solver::ConjugateGradient`] (the default for the undirected walk) solves the same system
+//! - [`Solver::ConjugateGradient`] solves the same system
 //!   by conjugate gradients. With W symmetric, P1ᵀ = D^½ S D^-½ for the symmetric
 //!   S = D^-½ W D^-½, so with p = D^½ q the system becomes (I − λ f(S)) q = D^-½ b where
 //!   f(μ) = (μ + 2μ² + 3μ³)/6 is increasing on [−1, 1]: the matrix is symmetric with
@@ -13,8 +13,9 @@
 //!   like the Chebyshev polynomial on the graph's actual spectrum instead of by its largest
 //!   |λ f(μ)|). The returned vector's residual is recomputed exactly before stopping, and
 //!   ‖p − p*‖₁ ≤ ‖r‖₁ / (1 − λ) for either solver (‖P3ᵀ‖₁ = 1).
-//! - [`Solver::ShiftedLanczos`] solves the same symmetric system with one product by S per
-//!   step instead of three (below).
+//! - [`Solver::ShiftedLanczos`] (the default for the undirected walk) solves the same symmetric
+//!   system with one product by S per step instead of three (below);
+//!   [`Solver::MixedLanczos`] is the same with f32 gathers and f64 iterative refinement.
 //!
 //! **Shifted Lanczos.** CG on M = h(S), h(μ) = 1 − λ f(μ), searches K_k(M, c), which lies in
 //! K_3k(S, c): each step pays three products by S but uses a third of the space they span.
@@ -85,6 +86,10 @@ pub enum Solver {
     /// undirected walk only, as [`Solver::ConjugateGradient`] (a directed walk falls back to
     /// [`Solver::Power`]; λ outside (0, 1) to [`Solver::ConjugateGradient`]).
     ShiftedLanczos,
+    /// [`Solver::ShiftedLanczos`] gathering from an f32 copy of the Lanczos vector (half the
+    /// bytes; sums in f64), restarted from the exact f64 residual whenever a cycle has gained
+    /// [`MIXED_GAIN`] (iterative refinement): the same exact stopping criterion.
+    MixedLanczos,
 }
 
 impl Default for MarginalParams {
@@ -93,7 +98,7 @@ impl Default for MarginalParams {
             lambda: 0.85,
             epsilon: 1e-10,
             max_iterations: 1000,
-            solver: Solver::ConjugateGradient,
+            solver: Solver::ShiftedLanczos,
         }
     }
 }
@@ -132,22 +137,42 @@ pub fn compute(
 }
 
 /// Σ z[i] over a list, with four independent sums (one running sum would serialise on the
-/// add latency).
+/// add latency); f64 sums whatever the element type.
 #[inline(always)]
-fn sum4(z: &[f64], list: &[u32]) -> f64 {
+fn sum4<T: Elem>(z: &[T], list: &[u32]) -> f64 {
     let mut a = [0.0f64; 4];
     let quads = list.chunks_exact(4);
     let rest = quads.remainder();
     for q in quads {
-        a[0] += z[q[0] as usize];
-        a[1] += z[q[1] as usize];
-        a[2] += z[q[2] as usize];
-        a[3] += z[q[3] as usize];
+        a[0] += z[q[0] as usize].into();
+        a[1] += z[q[1] as usize].into();
+        a[2] += z[q[2] as usize].into();
+        a[3] += z[q[3] as usize].into();
     }
     for &i in rest {
-        a[0] += z[i as usize];
+        a[0] += z[i as usize].into();
     }
     (a[0] + a[1]) + (a[2] + a[3])
+}
+
+/// An element of a vector the passes gather from: f64, or f32 for [`Solver::ShiftedLanczos`]'s
+/// inner passes (half the bytes gathered; sums stay f64).
+pub(crate) trait Elem: Copy + Send + Sync + Into<f64> + 'static {
+    fn from_f64(x: f64) -> Self;
+}
+
+impl Elem for f64 {
+    #[inline(always)]
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+}
+
+impl Elem for f32 {
+    #[inline(always)]
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
 }
 
 /// A segment size for [`compute_blocked`]: 2²¹ f64 values = 16 MiB, half of a 32 MiB L3.
@@ -233,11 +258,11 @@ fn inv_degree(w: &WalkCsr, j: usize) -> f64 {
 
 /// (P1ᵀx)_j from z = x ∘ inv_deg in the reordered graph, and 1/max(1, deg_j).
 #[inline(always)]
-fn pull(w: &WalkCsr, z: &[f64], j: usize) -> (f64, f64) {
+fn pull<T: Elem>(w: &WalkCsr, z: &[T], j: usize) -> (f64, f64) {
     let mut acc = sum4(z, w.list(j));
     let d = w.degree[j];
     if d == 0 {
-        acc += z[j];
+        acc += z[j].into();
     }
     (acc, 1.0 / d.max(1) as f64)
 }
@@ -251,7 +276,12 @@ pub fn compute_on(
 ) -> (Vec<f64>, MarginalStats) {
     if params.solver == Solver::ShiftedLanczos && w.symmetric {
         match Shifts::new(params.lambda) {
-            Some(shifts) => shifted_lanczos(w, params, shifts, progress),
+            Some(shifts) => shifted_lanczos::<f64>(w, params, shifts, progress),
+            None => conjugate_gradient(w, params, progress),
+        }
+    } else if params.solver == Solver::MixedLanczos && w.symmetric {
+        match Shifts::new(params.lambda) {
+            Some(shifts) => shifted_lanczos::<f32>(w, params, shifts, progress),
             None => conjugate_gradient(w, params, progress),
         }
     } else if params.solver == Solver::ConjugateGradient && w.symmetric {
@@ -366,7 +396,7 @@ fn conjugate_gradient(
     let mut q = vec![0.0; n];
     let mut r = c.clone();
     let mut d = r.clone();
-    let mut z = GatherBuf::zeroed(n);
+    let mut z = GatherBuf::<f64>::zeroed(n);
     z.par_iter_mut()
         .zip(d.par_iter().zip(&isd))
         .for_each(|(zj, (x, i))| *zj = x * i);
@@ -601,8 +631,11 @@ impl ShiftState {
     }
 }
 
+/// With f32 gathers: the residual reduction one Lanczos cycle aims for before its exact check.
+pub const MIXED_GAIN: f64 = 1e-6;
+
 /// The marginals by [`Solver::ShiftedLanczos`] (module docs): one pull pass per Lanczos step.
-fn shifted_lanczos(
+fn shifted_lanczos<T: Elem>(
     w: &WalkCsr,
     params: &MarginalParams,
     shifts: Shifts,
@@ -618,7 +651,11 @@ fn shifted_lanczos(
         residual,
         converged: residual < params.epsilon,
         seconds: start.elapsed().as_secs_f64(),
-        solver: Solver::ShiftedLanczos,
+        solver: if std::mem::size_of::<T>() < std::mem::size_of::<f64>() {
+            Solver::MixedLanczos
+        } else {
+            Solver::ShiftedLanczos
+        },
         passes,
     };
     if n == 0 {
@@ -661,11 +698,11 @@ fn shifted_lanczos(
     // pass output u = S vₖ, z = vₖ/√deg (unnormalised) for the gathers, and the directions.
     let mut vp = vec![0.0; n];
     let mut v: Vec<f64> = isd.par_iter().map(|i| teleport * i).collect();
-    let mut u = GatherBuf::zeroed(n);
-    let mut z = GatherBuf::zeroed(n);
+    let mut u = GatherBuf::<f64>::zeroed(n);
+    let mut z = GatherBuf::<T>::zeroed(n);
     z.par_iter_mut()
         .zip(v.par_iter().zip(&isd))
-        .for_each(|(zj, (x, i))| *zj = x * i);
+        .for_each(|(zj, (x, i))| *zj = T::from_f64(x * i));
     let mut p1 = vec![0.0; n];
     let mut p2re = vec![0.0; n];
     let mut p2im = vec![0.0; n];
@@ -688,6 +725,11 @@ fn shifted_lanczos(
     let mut residual = 1.0 - lam;
     let mut gamma = residual / norm.max(f64::MIN_POSITIVE);
     let mut last_check = residual;
+    // With f32 gathers the products are exact to ~1e-7 (relative), so each Lanczos cycle only
+    // gains ~1e-6 on the residual it starts from: check there, then restart from the exact
+    // residual (iterative refinement: the exact residuals are f64).
+    let mixed = std::mem::size_of::<T>() < std::mem::size_of::<f64>();
+    let mut cycle_start = residual;
     let mut passes = 0usize;
     let mut steps = 0usize;
     let mut checks = 0usize;
@@ -745,7 +787,7 @@ fn shifted_lanczos(
                         qc[k] += g1 * a + g2.re * pr - g2.im * pi;
                         let nw = uc[k] - alpha * x - beta * wc[k];
                         wc[k] = nw;
-                        zc[k] = nw * isd[base + k];
+                        zc[k] = T::from_f64(nw * isd[base + k]);
                         ss += nw * nw;
                     }
                     ss
@@ -761,24 +803,33 @@ fn shifted_lanczos(
         bar.set_position(steps as u64);
         bar.set_message(format!("marginals, estimate {:.1e}", estimate * gamma));
         let breakdown = beta.is_nan() || beta <= 1e-300 || !estimate.is_finite();
-        if estimate * gamma >= 0.7 * params.epsilon && !breakdown {
+        let target = if mixed {
+            (0.5 * params.epsilon).max(MIXED_GAIN * cycle_start)
+        } else {
+            0.5 * params.epsilon
+        };
+        if estimate * gamma >= target && !breakdown {
             continue;
         }
         residual = check(&q, &mut u, &mut out, &mut scratch);
         passes += 3;
         checks += 1;
+        if std::env::var_os("SERENQA_LANCZOS_TRACE").is_some() {
+            eprintln!("lanczos check after {steps} steps: estimate {estimate:.3e} × γ {gamma:.3e} = {:.3e}, exact {residual:.3e}", estimate * gamma);
+        }
         if residual < params.epsilon || !residual.is_finite() {
             break;
         }
         let stalled = residual > 0.5 * last_check;
         last_check = residual;
         gamma = residual / estimate.max(f64::MIN_POSITIVE);
-        if breakdown || stalled {
+        if breakdown || stalled || mixed {
+            cycle_start = residual;
             // Restart from the exact residual r (in `out`): the increments keep adding to q.
             std::mem::swap(&mut v, &mut out);
             z.par_iter_mut()
                 .zip(v.par_iter().zip(&isd))
-                .for_each(|(zj, (x, i))| *zj = x * i);
+                .for_each(|(zj, (x, i))| *zj = T::from_f64(x * i));
             norm = square_sum(&v).sqrt();
             scale = norm;
             beta = 0.0;
@@ -989,16 +1040,16 @@ pub fn bandwidth_floor(w: &WalkCsr, passes: usize) -> (f64, u64) {
 /// each gather into a 123 MB vector also misses the TLB (30 000 pages; the walk itself may
 /// miss the cache, and in a VM it is two-dimensional); 2 MiB pages cover the vector with 62
 /// entries. Falls back to a plain `Vec` if the mapping fails.
-pub(crate) struct GatherBuf {
+pub(crate) struct GatherBuf<T: Elem = f64> {
     map: Option<memmap2::MmapMut>,
-    vec: Vec<f64>,
+    vec: Vec<T>,
     len: usize,
 }
 
-impl GatherBuf {
-    pub(crate) fn zeroed(len: usize) -> GatherBuf {
-        let bytes = len.saturating_mul(std::mem::size_of::<f64>());
-        let map = (bytes >= 1 << 21 && std::env::var_os("SERENQA_NO_HUGE").is_none())
+impl<T: Elem> GatherBuf<T> {
+    pub(crate) fn zeroed(len: usize) -> GatherBuf<T> {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        let map = (bytes >= 1 << 21)
             .then(|| memmap2::MmapOptions::new().len(bytes).map_anon().ok())
             .flatten();
         if let Some(m) = &map {
@@ -1008,30 +1059,31 @@ impl GatherBuf {
         let vec = if map.is_some() {
             Vec::new()
         } else {
-            vec![0.0; len]
+            vec![T::from_f64(0.0); len]
         };
         GatherBuf { map, vec, len }
     }
 }
 
-impl std::ops::Deref for GatherBuf {
-    type Target = [f64];
-    fn deref(&self) -> &[f64] {
+impl<T: Elem> std::ops::Deref for GatherBuf<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         match &self.map {
-            // SAFETY: the mapping is page-aligned (so aligned for f64), at least `len` f64 long,
-            // zero-initialised (all-zero bytes are 0.0), and borrowed for the slice's lifetime.
-            Some(m) => unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<f64>(), self.len) },
+            // SAFETY: T is f32 or f64 (the only `Elem`s); the mapping is page-aligned (so
+            // aligned for T), at least `len` elements long, zero-initialised (all-zero bytes are
+            // 0.0), and borrowed for the slice's lifetime.
+            Some(m) => unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<T>(), self.len) },
             None => &self.vec,
         }
     }
 }
 
-impl std::ops::DerefMut for GatherBuf {
-    fn deref_mut(&mut self) -> &mut [f64] {
+impl<T: Elem> std::ops::DerefMut for GatherBuf<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
         match &mut self.map {
             // SAFETY: as in `deref`, and the mapping is borrowed mutably for the slice's lifetime.
             Some(m) => unsafe {
-                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<f64>(), self.len)
+                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<T>(), self.len)
             },
             None => &mut self.vec,
         }

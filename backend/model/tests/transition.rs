@@ -109,8 +109,9 @@ proptest! {
         let power = MarginalParams { solver: Solver::Power, ..params };
         let cg = MarginalParams { solver: Solver::ConjugateGradient, ..params };
         let lanczos = MarginalParams { solver: Solver::ShiftedLanczos, ..params };
+        let mixed = MarginalParams { solver: Solver::MixedLanczos, ..params };
         let (want, iters) = dense_marginals(&dense, params.lambda, params.epsilon);
-        for (which, ps) in [("default", params), ("power", power), ("cg", cg), ("lanczos", lanczos)] {
+        for (which, ps) in [("default", params), ("power", power), ("cg", cg), ("lanczos", lanczos), ("mixed", mixed)] {
             let (p, stats) = marginals::compute(&t, &ps, false);
             prop_assert!(stats.converged, "{}", which);
             prop_assert!(stats.residual < params.epsilon, "{}", which);
@@ -148,7 +149,10 @@ fn conjugate_gradients_take_fewer_steps_on_a_slow_graph() {
     let edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
     let g = graph(n as usize, &edges);
     let t = Transition::new(&g, false);
-    let cg = MarginalParams::default();
+    let cg = MarginalParams {
+        solver: Solver::ConjugateGradient,
+        ..MarginalParams::default()
+    };
     let power = MarginalParams {
         solver: Solver::Power,
         ..cg

@@ -70,6 +70,7 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
             serenqa_model::marginals::Solver::Power => "power iteration",
             serenqa_model::marginals::Solver::ConjugateGradient => "conjugate gradients",
             serenqa_model::marginals::Solver::ShiftedLanczos => "shifted Lanczos",
+            serenqa_model::marginals::Solver::MixedLanczos => "shifted Lanczos, f32 gathers",
         },
         st.iterations,
         st.residual,
