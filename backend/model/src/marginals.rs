@@ -257,9 +257,60 @@ fn inv_degree(w: &WalkCsr, j: usize) -> f64 {
 }
 
 /// (P1ᵀx)_j from z = x ∘ inv_deg in the reordered graph, and 1/max(1, deg_j).
+/// How many list entries ahead a pass prefetches the gathered value (across list ends: the
+/// lists of consecutive nodes are contiguous). Measured at 1/3 CKG scale: ~8% less time per
+/// pass on average over four alternating pairs of runs (not tuned).
+const PF_DIST: usize = 64;
+
+/// A hint to load the cache line of `p`; a no-op off x86_64.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint: it never faults, whatever the address; SSE is part of
+        // the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// [`sum4`] over nbrs[a..b], prefetching the z entry [`PF_DIST`] list entries ahead (the
+/// gathers are latency-bound: the out-of-order window alone cannot see that far).
+#[inline(always)]
+fn sum4_pf<T: Elem>(z: &[T], nbrs: &[u32], a: usize, b: usize) -> f64 {
+    let lim = nbrs.len();
+    let base = z.as_ptr();
+    let mut acc = [0.0f64; 4];
+    let mut k = a;
+    while k + 4 <= b {
+        for t in 0..4 {
+            let p = k + t + PF_DIST;
+            if p < lim {
+                prefetch(base.wrapping_add(nbrs[p] as usize));
+            }
+        }
+        acc[0] += z[nbrs[k] as usize].into();
+        acc[1] += z[nbrs[k + 1] as usize].into();
+        acc[2] += z[nbrs[k + 2] as usize].into();
+        acc[3] += z[nbrs[k + 3] as usize].into();
+        k += 4;
+    }
+    while k < b {
+        let p = k + PF_DIST;
+        if p < lim {
+            prefetch(base.wrapping_add(nbrs[p] as usize));
+        }
+        acc[0] += z[nbrs[k] as usize].into();
+        k += 1;
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
 #[inline(always)]
 fn pull<T: Elem>(w: &WalkCsr, z: &[T], j: usize) -> (f64, f64) {
-    let mut acc = sum4(z, w.list(j));
+    let mut acc = sum4_pf(z, &w.nbrs, w.offsets[j] as usize, w.offsets[j + 1] as usize);
     let d = w.degree[j];
     if d == 0 {
         acc += z[j].into();
