@@ -60,6 +60,19 @@ pub struct SolverCheck {
     pub power_l1_vs_exact: f64,
     pub power_max_abs_vs_exact: f64,
     pub exact: MarginalStats,
+    /// The other solvers of the symmetric system in the same run (conjugate gradients and the
+    /// Lanczos solvers not timed above), with their distances to the tight solve.
+    pub others: Vec<OtherSolver>,
+}
+
+/// Another solver on the same arrays in the same run.
+#[derive(Clone, Debug, Serialize)]
+pub struct OtherSolver {
+    pub stats: MarginalStats,
+    /// its seconds / the floor of the power iteration's passes.
+    pub ratio_to_power_floor: f64,
+    pub l1_vs_exact: f64,
+    pub max_abs_vs_exact: f64,
 }
 
 /// The marginals timed with `params`' solver, then the bandwidth floor with the same number of
@@ -71,22 +84,38 @@ pub fn marginals(
     directed: bool,
     progress: bool,
 ) -> (Vec<f64>, MarginalBench) {
+    marginals_with(g, params, directed, progress, true, false)
+}
+
+/// [`marginals`], without the baseline and the tight solve when `baseline` is false (a quick
+/// look at one solver); with `others`, the baseline also times the other symmetric solvers.
+pub fn marginals_with(
+    g: &Graph,
+    params: &MarginalParams,
+    directed: bool,
+    progress: bool,
+    baseline: bool,
+    others: bool,
+) -> (Vec<f64>, MarginalBench) {
     let t = Transition::new(g, directed);
     let start = Instant::now();
     let w = WalkCsr::build(&t, Lists::Pull);
     let reorder_seconds = start.elapsed().as_secs_f64();
     let (p, stats) = marginals::compute_on(&w, params, progress);
-    let passes = stats.iterations * 3;
+    let passes = stats.passes;
     let (floor, _) = marginals::bandwidth_floor(&w, passes);
-    let baseline = (stats.solver != Solver::Power).then(|| {
+    let baseline = (baseline && stats.solver != Solver::Power).then(|| {
         let power_params = MarginalParams {
             solver: Solver::Power,
             ..*params
         };
         let (pp, power) = marginals::compute_on(&w, &power_params, progress);
+        // The tight solve is always conjugate gradients (a different method from the one checked
+        // when that is the shifted Lanczos solver).
         let exact_params = MarginalParams {
             epsilon: 1e-14,
             max_iterations: 10_000,
+            solver: Solver::ConjugateGradient,
             ..*params
         };
         let (pe, exact) = marginals::compute_on(&w, &exact_params, progress);
@@ -101,16 +130,36 @@ pub fn marginals(
         let (l1, mx) = dist(&p);
         let (pl1, pmx) = dist(&pp);
         let per_pass = floor / passes.max(1) as f64;
+        let power_floor = (per_pass * power.passes as f64).max(1e-9);
+        let others = [
+            Solver::ConjugateGradient,
+            Solver::ShiftedLanczos,
+            Solver::MixedLanczos,
+        ]
+        .into_iter()
+        .filter(|&s| others && s != stats.solver)
+        .map(|solver| {
+            let other_params = MarginalParams { solver, ..*params };
+            let (po, os) = marginals::compute_on(&w, &other_params, progress);
+            let (ol1, omx) = dist(&po);
+            OtherSolver {
+                ratio_to_power_floor: os.seconds / power_floor,
+                stats: os,
+                l1_vs_exact: ol1,
+                max_abs_vs_exact: omx,
+            }
+        })
+        .collect();
         SolverCheck {
             speedup: power.seconds / stats.seconds.max(1e-9),
-            ratio_to_power_floor: stats.seconds
-                / (per_pass * (power.iterations * 3) as f64).max(1e-9),
+            ratio_to_power_floor: stats.seconds / power_floor,
             power,
             l1_vs_exact: l1,
             max_abs_vs_exact: mx,
             power_l1_vs_exact: pl1,
             power_max_abs_vs_exact: pmx,
             exact,
+            others,
         }
     });
     let bench = MarginalBench {

@@ -96,8 +96,8 @@ proptest! {
     }
 
     /// Marginals are positive, sum to 1, and equal the dense Algorithm 2 (same iterations) with
-    /// the power iteration; conjugate gradients (the default, undirected walks) stop on the same
-    /// residual of their own result; both are within ε/(1 − λ) of the exact fixed point.
+    /// the power iteration; conjugate gradients and shifted Lanczos (undirected walks) stop on
+    /// the same residual of their own result; all are within ε/(1 − λ) of the exact fixed point.
     #[test]
     fn marginals_sum_to_one((n, edges) in edges_strategy(), directed in any::<bool>()) {
         let g = graph(n, &edges);
@@ -107,8 +107,11 @@ proptest! {
         let exact = dense_exact_marginals(&dense, params.lambda);
         let bound = params.epsilon / (1.0 - params.lambda) + 1e-13;
         let power = MarginalParams { solver: Solver::Power, ..params };
+        let cg = MarginalParams { solver: Solver::ConjugateGradient, ..params };
+        let lanczos = MarginalParams { solver: Solver::ShiftedLanczos, ..params };
+        let mixed = MarginalParams { solver: Solver::MixedLanczos, ..params };
         let (want, iters) = dense_marginals(&dense, params.lambda, params.epsilon);
-        for (which, ps) in [("default", params), ("power", power)] {
+        for (which, ps) in [("default", params), ("power", power), ("cg", cg), ("lanczos", lanczos), ("mixed", mixed)] {
             let (p, stats) = marginals::compute(&t, &ps, false);
             prop_assert!(stats.converged, "{}", which);
             prop_assert!(stats.residual < params.epsilon, "{}", which);
@@ -116,11 +119,7 @@ proptest! {
             prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{}", which);
             let l1: f64 = p.iter().zip(&exact).map(|(a, b)| (a - b).abs()).sum();
             prop_assert!(l1 <= bound, "{} is {} from the exact marginals", which, l1);
-            let solver = if ps.solver == Solver::ConjugateGradient && !directed {
-                Solver::ConjugateGradient
-            } else {
-                Solver::Power
-            };
+            let solver = if directed { Solver::Power } else { ps.solver };
             prop_assert_eq!(stats.solver, solver);
             if solver == Solver::Power {
                 prop_assert_eq!(stats.iterations, iters);
@@ -150,7 +149,10 @@ fn conjugate_gradients_take_fewer_steps_on_a_slow_graph() {
     let edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
     let g = graph(n as usize, &edges);
     let t = Transition::new(&g, false);
-    let cg = MarginalParams::default();
+    let cg = MarginalParams {
+        solver: Solver::ConjugateGradient,
+        ..MarginalParams::default()
+    };
     let power = MarginalParams {
         solver: Solver::Power,
         ..cg
@@ -166,6 +168,22 @@ fn conjugate_gradients_take_fewer_steps_on_a_slow_graph() {
         sp.iterations
     );
     let l1: f64 = pc.iter().zip(&pp).map(|(a, b)| (a - b).abs()).sum();
+    assert!(l1 < 2.0 * cg.epsilon / (1.0 - cg.lambda), "{l1}");
+    // Shifted Lanczos: one pull pass per step, fewer passes than CG, the same marginals.
+    let lanczos = MarginalParams {
+        solver: Solver::ShiftedLanczos,
+        ..cg
+    };
+    let (pl, sl) = marginals::compute(&t, &lanczos, false);
+    assert!(sl.converged);
+    assert_eq!(sl.solver, Solver::ShiftedLanczos);
+    assert!(
+        sl.passes < sc.passes,
+        "Lanczos {} vs CG {} passes",
+        sl.passes,
+        sc.passes
+    );
+    let l1: f64 = pl.iter().zip(&pp).map(|(a, b)| (a - b).abs()).sum();
     assert!(l1 < 2.0 * cg.epsilon / (1.0 - cg.lambda), "{l1}");
 }
 

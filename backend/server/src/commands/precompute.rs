@@ -69,6 +69,8 @@ pub fn run(args: PrecomputeArgs, progress: bool) -> Result<()> {
         match st.solver {
             serenqa_model::marginals::Solver::Power => "power iteration",
             serenqa_model::marginals::Solver::ConjugateGradient => "conjugate gradients",
+            serenqa_model::marginals::Solver::ShiftedLanczos => "shifted Lanczos",
+            serenqa_model::marginals::Solver::MixedLanczos => "shifted Lanczos, f32 gathers",
         },
         st.iterations,
         st.residual,
