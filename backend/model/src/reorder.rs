@@ -2,9 +2,13 @@
 //!
 //! Why: every pass gathers a value per edge from a |V|-long vector. In stored order the
 //! gathers land anywhere in that vector (123 MB of f64 at CKG scale), so almost every one is a
-//! cache miss. Renumbering nodes by walkable degree (hubs first) packs the most-gathered
-//! entries into a small hot prefix, and sorting each list makes the remaining gathers
-//! monotone. Lists are also merged (out + in when undirected), so a pass reads one stream.
+//! cache miss. Renumbering nodes by type, then by walkable degree within a type (hubs
+//! first), does two things. A relation joins fixed types, so consecutive nodes of one type
+//! gather from the few type ranges their relations reach (a CKG's variants pull only from
+//! genes and proteins: 9 MB, not 123), and the most-gathered entries of each range sit at its
+//! start. Sorting each list makes the remaining gathers monotone. Measured at CKG scale
+//! (shifted Lanczos, 38 passes, idle): 42.9 s with degree order alone, 37.0 s by type. Lists
+//! are also merged (out + in when undirected), so a pass reads one stream.
 //! Cost: 4 bytes per walkable list entry + 12 bytes per node, built in parallel in seconds.
 
 use rayon::prelude::*;
@@ -47,9 +51,11 @@ impl WalkCsr {
             .map(|v| t.degree(v).min(u32::MAX as u64) as u32)
             .collect();
         let mut perm: Vec<NodeId> = (0..n as NodeId).collect();
+        // Grouped by type, hubs first within each type (see the module doc).
         perm.par_sort_unstable_by(|&a, &b| {
-            deg_old[b as usize]
-                .cmp(&deg_old[a as usize])
+            g.node_type(a)
+                .cmp(&g.node_type(b))
+                .then(deg_old[b as usize].cmp(&deg_old[a as usize]))
                 .then(a.cmp(&b))
         });
         let mut inv = vec![0u32; n];
