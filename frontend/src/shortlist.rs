@@ -32,6 +32,10 @@ pub struct Shortlists {
     pub items: RwSignal<Vec<ShortlistItem>>,
     pub place: RwSignal<Where>,
     pub error: RwSignal<Option<String>>,
+    /// A [`detect`] is running; `rerun`: another was asked for meanwhile (see
+    /// [`Shortlists::reload`]).
+    detecting: StoredValue<bool>,
+    rerun: StoredValue<bool>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -105,6 +109,8 @@ pub fn provide() -> Shortlists {
         items: RwSignal::new(Vec::new()),
         place: RwSignal::new(Where::Loading),
         error: RwSignal::new(None),
+        detecting: StoredValue::new(false),
+        rerun: StoredValue::new(false),
     };
     provide_context(s);
     s.reload();
@@ -161,10 +167,28 @@ pub fn use_shortlist() -> Shortlists {
 }
 
 impl Shortlists {
-    /// Finds again where the list lives (after signing in or out).
+    /// Finds again where the list lives (after signing in or out). One detection at a time:
+    /// asked for while one runs, it runs once more after it. Two at once raced: signing in
+    /// asks twice (the login form, then the shortlist page it opens), and the second one's
+    /// read of the account's list could land before the first one's move of this browser's
+    /// list, then overwrite the moved list with an empty one.
     pub fn reload(&self) {
         let s = *self;
-        spawn_local(detect(s));
+        if s.detecting.get_value() {
+            s.rerun.set_value(true);
+            return;
+        }
+        s.detecting.set_value(true);
+        spawn_local(async move {
+            loop {
+                s.rerun.set_value(false);
+                detect(s).await;
+                if !s.rerun.get_value() {
+                    break;
+                }
+            }
+            s.detecting.set_value(false);
+        });
     }
 
     /// True when (query, candidate) is kept (tracked).
