@@ -60,6 +60,9 @@ pub struct SolverCheck {
     pub power_l1_vs_exact: f64,
     pub power_max_abs_vs_exact: f64,
     pub exact: MarginalStats,
+    /// The same solver without source windows (every list gathered in the plain pass), same
+    /// run: what [`crate::segmented`] saves.
+    pub unsegmented: OtherSolver,
     /// The other solvers of the symmetric system in the same run (conjugate gradients and the
     /// Lanczos solvers not timed above), with their distances to the tight solve.
     pub others: Vec<OtherSolver>,
@@ -84,11 +87,13 @@ pub fn marginals(
     directed: bool,
     progress: bool,
 ) -> (Vec<f64>, MarginalBench) {
-    marginals_with(g, params, directed, progress, true, false)
+    marginals_with(g, params, directed, progress, true, false, None)
 }
 
 /// [`marginals`], without the baseline and the tight solve when `baseline` is false (a quick
 /// look at one solver); with `others`, the baseline also times the other symmetric solvers.
+/// `windows` = (window nodes, long-list bound) for the timed solver instead of the default
+/// policy ([`marginals::compute_on`]): how the defaults were chosen.
 pub fn marginals_with(
     g: &Graph,
     params: &MarginalParams,
@@ -96,12 +101,18 @@ pub fn marginals_with(
     progress: bool,
     baseline: bool,
     others: bool,
+    windows: Option<(usize, usize)>,
 ) -> (Vec<f64>, MarginalBench) {
     let t = Transition::new(g, directed);
     let start = Instant::now();
     let w = WalkCsr::build(&t, Lists::Pull);
     let reorder_seconds = start.elapsed().as_secs_f64();
-    let (p, stats) = marginals::compute_on(&w, params, progress);
+    let (p, stats) = match windows {
+        Some((window, long_min)) => {
+            marginals::compute_segmented(&w, params, progress, window, long_min)
+        }
+        None => marginals::compute_on(&w, params, progress),
+    };
     let passes = stats.passes;
     let (floor, _) = marginals::bandwidth_floor(&w, passes);
     let baseline = (baseline && stats.solver != Solver::Power).then(|| {
@@ -131,6 +142,17 @@ pub fn marginals_with(
         let (pl1, pmx) = dist(&pp);
         let per_pass = floor / passes.max(1) as f64;
         let power_floor = (per_pass * power.passes as f64).max(1e-9);
+        let unsegmented = {
+            let (pu, us) =
+                marginals::compute_segmented(&w, params, progress, usize::MAX, marginals::LONG_MIN);
+            let (ul1, umx) = dist(&pu);
+            OtherSolver {
+                ratio_to_power_floor: us.seconds / power_floor,
+                stats: us,
+                l1_vs_exact: ul1,
+                max_abs_vs_exact: umx,
+            }
+        };
         let others = [
             Solver::ConjugateGradient,
             Solver::ShiftedLanczos,
@@ -159,6 +181,7 @@ pub fn marginals_with(
             power_l1_vs_exact: pl1,
             power_max_abs_vs_exact: pmx,
             exact,
+            unsegmented,
             others,
         }
     });

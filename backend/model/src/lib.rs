@@ -74,9 +74,11 @@
 pub mod bench;
 pub mod discover;
 pub mod embeddings;
+mod gather;
 pub mod marginals;
 pub mod mechanism;
 pub mod reorder;
+mod segmented;
 pub mod slice;
 pub mod store;
 pub mod transition;

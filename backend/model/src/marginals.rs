@@ -42,19 +42,24 @@
 //!   exactly (one application of P3ᵀ, three passes); if it has not passed ε, Lanczos goes on,
 //!   or restarts from that exact residual (adding to q) if it stalled or broke down.
 //!
-//! Each iteration is three fused pull passes (parallel over target nodes, no atomics) over a
-//! degree-ordered copy of the walk graph ([`crate::reorder`]): hop 1 and 2 write the next
-//! scaled vector and accumulate αₕ yₕ; hop 3 finishes the update, the L1 residual and the
-//! scaled vector for the next iteration in the same sweep. Memory: five f64 vectors of
-//! length V plus the reordered lists (4 bytes per walkable edge end); about twelve for CG and
-//! shifted Lanczos.
+//! Each power step is three fused pull passes (parallel over target nodes) over a copy of the
+//! walk graph grouped by type ([`crate::reorder`]): hop 1 and 2 write the next scaled vector
+//! and accumulate αₕ yₕ; hop 3 finishes the update, the L1 residual and the scaled vector for
+//! the next iteration in the same sweep. On a graph of more than 2²⁰ nodes, each pass first sums the
+//! long lists window by window ([`crate::segmented`]: the gathers stay in cache) and the fused
+//! sweep takes those sums. Memory: five f64 vectors of length V plus the reordered lists (4
+//! bytes per walkable edge end); about twelve for CG and shifted Lanczos; with windows, a copy
+//! of the long lists and one more vector.
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::gather::{sum4_pf, Elem, GatherBuf};
 use crate::reorder::{Lists, WalkCsr};
+use crate::segmented::Segmented;
+pub use crate::segmented::{LONG_MIN, WINDOW_NODES};
 use crate::transition::{Transition, ALPHA};
 
 const CHUNK: usize = 1 << 13;
@@ -136,210 +141,86 @@ pub fn compute(
     (p, stats)
 }
 
-/// Σ z[i] over a list, with four independent sums (one running sum would serialise on the
-/// add latency); f64 sums whatever the element type.
-#[inline(always)]
-fn sum4<T: Elem>(z: &[T], list: &[u32]) -> f64 {
-    let mut a = [0.0f64; 4];
-    let quads = list.chunks_exact(4);
-    let rest = quads.remainder();
-    for q in quads {
-        a[0] += z[q[0] as usize].into();
-        a[1] += z[q[1] as usize].into();
-        a[2] += z[q[2] as usize].into();
-        a[3] += z[q[3] as usize].into();
-    }
-    for &i in rest {
-        a[0] += z[i as usize].into();
-    }
-    (a[0] + a[1]) + (a[2] + a[3])
+/// The walk graph as the passes read it: its pull lists, the long ones cut into cache-sized
+/// windows when the graph is large ([`crate::segmented`]).
+pub(crate) struct PullGraph<'a> {
+    w: &'a WalkCsr,
+    seg: Option<Segmented>,
 }
 
-/// An element of a vector the passes gather from: f64, or f32 for [`Solver::ShiftedLanczos`]'s
-/// inner passes (half the bytes gathered; sums stay f64).
-pub(crate) trait Elem: Copy + Send + Sync + Into<f64> + 'static {
-    fn from_f64(x: f64) -> Self;
-}
-
-impl Elem for f64 {
-    #[inline(always)]
-    fn from_f64(x: f64) -> f64 {
-        x
-    }
-}
-
-impl Elem for f32 {
-    #[inline(always)]
-    fn from_f64(x: f64) -> f32 {
-        x as f32
-    }
-}
-
-/// A segment size for [`compute_blocked`]: 2²¹ f64 values = 16 MiB, half of a 32 MiB L3.
-/// Not the default: on the 2-core test machine the blocked passes measured 1.9× slower at
-/// CKG scale than the plain degree-ordered passes (the extra sweeps over y and the segment
-/// bounds cost more than the cache misses they save once hubs come first).
-pub const SEGMENT_NODES: usize = 1 << 21;
-
-/// Where each pull list crosses each segment boundary (lists are sorted, so the sources of a
-/// segment are one contiguous run). 4 bytes per node per boundary.
-struct Segments {
-    count: usize,
-    bounds: Vec<u32>,
-}
-
-impl Segments {
-    fn build(w: &WalkCsr, seg: usize) -> Segments {
-        let n = w.len();
-        let count = n.div_ceil(seg).max(1);
-        let k = count - 1;
-        let mut bounds = vec![0u32; n * k];
-        if k > 0 {
-            bounds.par_chunks_mut(k).enumerate().for_each(|(j, b)| {
-                let l = w.list(j);
-                for s in 1..count {
-                    b[s - 1] = l.partition_point(|&i| (i as usize) < s * seg) as u32;
-                }
-            });
+impl<'a> PullGraph<'a> {
+    fn new(w: &'a WalkCsr, window: usize, long_min: usize) -> PullGraph<'a> {
+        PullGraph {
+            w,
+            seg: Segmented::build(w, window, long_min),
         }
-        Segments { count, bounds }
     }
 
+    /// Before a pass gathering from z: the long lists' sums, window by window.
+    fn prepare<T: Elem>(&self, z: &[T]) {
+        if let Some(seg) = &self.seg {
+            seg.gather(z);
+        }
+    }
+
+    /// (P1ᵀx)_j from z = x ∘ inv_deg (after [`PullGraph::prepare`] on z), and 1/max(1, deg_j).
     #[inline(always)]
-    fn range(&self, j: usize, s: usize, len: usize) -> (usize, usize) {
-        let k = self.count - 1;
-        let a = if s == 0 {
-            0
-        } else {
-            self.bounds[j * k + s - 1] as usize
+    fn pull<T: Elem>(&self, z: &[T], j: usize) -> (f64, f64) {
+        let w = self.w;
+        let (a, b) = (w.offsets[j] as usize, w.offsets[j + 1] as usize);
+        let mut acc = match &self.seg {
+            Some(seg) if seg.is_long(b - a) => seg.sum(j),
+            _ => sum4_pf(z, &w.nbrs, a, b),
         };
-        let b = if s == k {
-            len
-        } else {
-            self.bounds[j * k + s] as usize
-        };
-        (a, b)
-    }
-}
-
-/// y = P1ᵀx from z = x ∘ inv_deg (dangling self-loops included), one source segment at a
-/// time: each sweep gathers only from a cache-sized window of z.
-fn blocked_pass(w: &WalkCsr, segs: &Segments, z: &[f64], y: &mut [f64]) {
-    for s in 0..segs.count {
-        y.par_chunks_mut(CHUNK).enumerate().for_each(|(c, yc)| {
-            let base = c * CHUNK;
-            for (k, yv) in yc.iter_mut().enumerate() {
-                let j = base + k;
-                let l = w.list(j);
-                let (a, b) = segs.range(j, s, l.len());
-                let v = sum4(z, &l[a..b]);
-                if s == 0 {
-                    *yv = v;
-                } else {
-                    *yv += v;
-                }
-            }
-        });
-    }
-    y.par_chunks_mut(CHUNK).enumerate().for_each(|(c, yc)| {
-        let base = c * CHUNK;
-        for (k, yv) in yc.iter_mut().enumerate() {
-            if w.degree[base + k] == 0 {
-                *yv += z[base + k];
-            }
+        let d = w.degree[j];
+        if d == 0 {
+            acc += z[j].into();
         }
-    });
-}
-
-#[inline(always)]
-fn inv_degree(w: &WalkCsr, j: usize) -> f64 {
-    1.0 / w.degree[j].max(1) as f64
-}
-
-/// (P1ᵀx)_j from z = x ∘ inv_deg in the reordered graph, and 1/max(1, deg_j).
-/// How many list entries ahead a pass prefetches the gathered value (across list ends: the
-/// lists of consecutive nodes are contiguous). Measured at 1/3 CKG scale: ~8% less time per
-/// pass on average over four alternating pairs of runs (not tuned).
-const PF_DIST: usize = 64;
-
-/// A hint to load the cache line of `p`; a no-op off x86_64.
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint: it never faults, whatever the address; SSE is part of
-        // the x86_64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+        (acc, 1.0 / d.max(1) as f64)
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// [`sum4`] over nbrs[a..b], prefetching the z entry [`PF_DIST`] list entries ahead (the
-/// gathers are latency-bound: the out-of-order window alone cannot see that far).
-#[inline(always)]
-fn sum4_pf<T: Elem>(z: &[T], nbrs: &[u32], a: usize, b: usize) -> f64 {
-    let lim = nbrs.len();
-    let base = z.as_ptr();
-    let mut acc = [0.0f64; 4];
-    let mut k = a;
-    while k + 4 <= b {
-        for t in 0..4 {
-            let p = k + t + PF_DIST;
-            if p < lim {
-                prefetch(base.wrapping_add(nbrs[p] as usize));
-            }
-        }
-        acc[0] += z[nbrs[k] as usize].into();
-        acc[1] += z[nbrs[k + 1] as usize].into();
-        acc[2] += z[nbrs[k + 2] as usize].into();
-        acc[3] += z[nbrs[k + 3] as usize].into();
-        k += 4;
-    }
-    while k < b {
-        let p = k + PF_DIST;
-        if p < lim {
-            prefetch(base.wrapping_add(nbrs[p] as usize));
-        }
-        acc[0] += z[nbrs[k] as usize].into();
-        k += 1;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-#[inline(always)]
-fn pull<T: Elem>(w: &WalkCsr, z: &[T], j: usize) -> (f64, f64) {
-    let mut acc = sum4_pf(z, &w.nbrs, w.offsets[j] as usize, w.offsets[j + 1] as usize);
-    let d = w.degree[j];
-    if d == 0 {
-        acc += z[j].into();
-    }
-    (acc, 1.0 / d.max(1) as f64)
 }
 
 /// The marginals on a prebuilt pull-list graph ([`Lists::Pull`]) with the solver of `params`
-/// (conjugate gradients only on a symmetric walk). `seconds` covers the iterations only.
+/// (conjugate gradients only on a symmetric walk). `seconds` covers cutting the long lists
+/// into windows and the iterations.
 pub fn compute_on(
     w: &WalkCsr,
     params: &MarginalParams,
     progress: bool,
 ) -> (Vec<f64>, MarginalStats) {
-    if params.solver == Solver::ShiftedLanczos && w.symmetric {
+    compute_segmented(w, params, progress, WINDOW_NODES, LONG_MIN)
+}
+
+/// [`compute_on`] with source windows of `window` nodes for the lists of at least `long_min`
+/// entries ([`crate::segmented`]; `window ≥ |V|`: nothing is segmented). For tests and
+/// benchmarks: the defaults are measured.
+pub fn compute_segmented(
+    w: &WalkCsr,
+    params: &MarginalParams,
+    progress: bool,
+    window: usize,
+    long_min: usize,
+) -> (Vec<f64>, MarginalStats) {
+    let start = Instant::now();
+    let g = PullGraph::new(w, window, long_min);
+    let built = start.elapsed().as_secs_f64();
+    let (p, mut stats) = if params.solver == Solver::ShiftedLanczos && w.symmetric {
         match Shifts::new(params.lambda) {
-            Some(shifts) => shifted_lanczos::<f64>(w, params, shifts, progress),
-            None => conjugate_gradient(w, params, progress),
+            Some(shifts) => shifted_lanczos::<f64>(&g, params, shifts, progress),
+            None => conjugate_gradient(&g, params, progress),
         }
     } else if params.solver == Solver::MixedLanczos && w.symmetric {
         match Shifts::new(params.lambda) {
-            Some(shifts) => shifted_lanczos::<f32>(w, params, shifts, progress),
-            None => conjugate_gradient(w, params, progress),
+            Some(shifts) => shifted_lanczos::<f32>(&g, params, shifts, progress),
+            None => conjugate_gradient(&g, params, progress),
         }
     } else if params.solver == Solver::ConjugateGradient && w.symmetric {
-        conjugate_gradient(w, params, progress)
+        conjugate_gradient(&g, params, progress)
     } else {
-        compute_blocked(w, params, progress, usize::MAX)
-    }
+        power_iteration(&g, params, progress)
+    };
+    stats.seconds += built;
+    (p, stats)
 }
 
 /// Chunk sums added in chunk order: a reduction whose last bits never depend on scheduling.
@@ -358,13 +239,14 @@ impl Apply {
     /// out = M d from z = d / √deg (three fused pull passes); returns dᵀ M d.
     fn run(
         &mut self,
-        w: &WalkCsr,
+        g: &PullGraph,
         lam: f64,
         isd: &[f64],
         d: &[f64],
         z: &[f64],
         out: &mut [f64],
     ) -> f64 {
+        g.prepare(z);
         self.z1
             .par_chunks_mut(CHUNK)
             .zip(self.acc.par_chunks_mut(CHUNK))
@@ -372,12 +254,13 @@ impl Apply {
             .for_each(|(c, (z1c, ac))| {
                 let base = c * CHUNK;
                 for k in 0..z1c.len() {
-                    let (y, inv) = pull(w, z, base + k);
+                    let (y, inv) = g.pull(z, base + k);
                     ac[k] = ALPHA[0] * y;
                     z1c[k] = y * inv;
                 }
             });
         let z1 = &self.z1;
+        g.prepare(z1);
         self.z2
             .par_chunks_mut(CHUNK)
             .zip(self.acc.par_chunks_mut(CHUNK))
@@ -385,12 +268,13 @@ impl Apply {
             .for_each(|(c, (z2c, ac))| {
                 let base = c * CHUNK;
                 for k in 0..z2c.len() {
-                    let (y, inv) = pull(w, z1, base + k);
+                    let (y, inv) = g.pull(z1, base + k);
                     ac[k] += ALPHA[1] * y;
                     z2c[k] = y * inv;
                 }
             });
         let (z2, acc) = (&self.z2, &self.acc);
+        g.prepare(z2);
         ordered_sum(
             out.par_chunks_mut(CHUNK)
                 .zip(d.par_chunks(CHUNK))
@@ -400,7 +284,7 @@ impl Apply {
                     let base = c * CHUNK;
                     let mut dot = 0.0;
                     for k in 0..oc.len() {
-                        let (y, _) = pull(w, z2, base + k);
+                        let (y, _) = g.pull(z2, base + k);
                         let ax = ac[k] + ALPHA[2] * y;
                         oc[k] = dc[k] - lam * ax * isd[base + k];
                         dot += dc[k] * oc[k];
@@ -416,10 +300,11 @@ impl Apply {
 /// Starts from q = 0; when the recursively updated residual passes ε, the true residual of the
 /// iterate is computed (one more application) and CG restarts from it if it has not.
 fn conjugate_gradient(
-    w: &WalkCsr,
+    g: &PullGraph,
     params: &MarginalParams,
     progress: bool,
 ) -> (Vec<f64>, MarginalStats) {
+    let w = g.w;
     let n = w.len();
     let start = Instant::now();
     let lam = params.lambda;
@@ -478,7 +363,7 @@ fn conjugate_gradient(
     let bar = serenqa_graph::progress::count_bar(20, "marginals (CG steps)", progress);
     let mut iterations = 0;
     while iterations < params.max_iterations && residual >= params.epsilon {
-        let dmd = scratch.run(w, lam, &isd, &d, &z, &mut md);
+        let dmd = scratch.run(g, lam, &isd, &d, &z, &mut md);
         iterations += 1;
         if dmd.is_nan() || dmd <= 0.0 {
             break; // exact solution reached (d = 0) or a breakdown: the residual says which
@@ -510,7 +395,7 @@ fn conjugate_gradient(
             z.par_iter_mut()
                 .zip(q.par_iter().zip(&isd))
                 .for_each(|(zj, (qj, ij))| *zj = qj * ij);
-            scratch.run(w, lam, &isd, &q, &z, &mut md);
+            scratch.run(g, lam, &isd, &q, &z, &mut md);
             iterations += 1;
             r.par_iter_mut()
                 .zip(c.par_iter().zip(md.par_iter()))
@@ -729,11 +614,12 @@ pub const MIXED_GAIN: f64 = 1e-6;
 
 /// The marginals by [`Solver::ShiftedLanczos`] (module docs): one pull pass per Lanczos step.
 fn shifted_lanczos<T: Elem>(
-    w: &WalkCsr,
+    g: &PullGraph,
     params: &MarginalParams,
     shifts: Shifts,
     progress: bool,
 ) -> (Vec<f64>, MarginalStats) {
+    let w = g.w;
     let n = w.len();
     let start = Instant::now();
     let lam = params.lambda;
@@ -771,7 +657,7 @@ fn shifted_lanczos<T: Elem>(
         zq.par_iter_mut()
             .zip(q.par_iter().zip(&isd))
             .for_each(|(zj, (qj, ij))| *zj = qj * ij);
-        scratch.run(w, lam, &isd, q, zq, out);
+        scratch.run(g, lam, &isd, q, zq, out);
         ordered_sum(
             out.par_chunks_mut(CHUNK)
                 .zip(isd.par_chunks(CHUNK))
@@ -833,6 +719,7 @@ fn shifted_lanczos<T: Elem>(
         // (streams that overlap the gathers' latency instead of adding a sweep).
         let inv = 1.0 / scale;
         let pd = pending.take();
+        g.prepare(&z);
         let alpha = ordered_sum(
             u.par_chunks_mut(CHUNK)
                 .zip(v.par_chunks_mut(CHUNK))
@@ -846,7 +733,7 @@ fn shifted_lanczos<T: Elem>(
                     let mut dot = 0.0;
                     for k in 0..uc.len() {
                         let j = base + k;
-                        let (y, _) = pull(w, &z, j);
+                        let (y, _) = g.pull(&z, j);
                         if let Some(pd) = &pd {
                             pd.apply(vpc[k], &mut p1c[k], &mut rec[k], &mut imc[k], &mut qc[k]);
                         }
@@ -948,14 +835,13 @@ fn shifted_lanczos<T: Elem>(
     )
 }
 
-/// [`compute_on`] with cache-blocked passes: the sources are cut into segments of `seg_nodes`
-/// and each hop sweeps once per segment (`seg_nodes ≥ |V|`: one fused sweep per hop).
-pub fn compute_blocked(
-    w: &WalkCsr,
+/// Algorithm 2 as written: the damped power iteration, three fused pull passes per step.
+fn power_iteration(
+    g: &PullGraph,
     params: &MarginalParams,
     progress: bool,
-    seg_nodes: usize,
 ) -> (Vec<f64>, MarginalStats) {
+    let w = g.w;
     let n = w.len();
     let start = Instant::now();
     if n == 0 {
@@ -971,7 +857,6 @@ pub fn compute_blocked(
             },
         );
     }
-    let segs = (n > seg_nodes.max(1)).then(|| Segments::build(w, seg_nodes.max(1)));
     let lam = params.lambda;
     let p0 = 1.0 / n as f64;
     let teleport = (1.0 - lam) * p0;
@@ -980,106 +865,60 @@ pub fn compute_blocked(
     let mut z1 = vec![0.0; n];
     let mut z2 = vec![0.0; n];
     let mut acc = vec![0.0; n];
-    let mut y = if segs.is_some() {
-        vec![0.0; n]
-    } else {
-        Vec::new()
-    };
     // λᵗ ≈ ε: the expected iteration count (the bar grows if more are needed).
     let expected = (params.epsilon.ln() / lam.ln()).ceil().max(1.0) as u64;
     let bar = serenqa_graph::progress::count_bar(expected, "marginals (iterations)", progress);
     let mut iterations = 0;
     let mut residual = f64::INFINITY;
     while iterations < params.max_iterations {
-        if let Some(segs) = &segs {
-            blocked_pass(w, segs, &z, &mut y);
-            z1.par_chunks_mut(CHUNK)
-                .zip(acc.par_chunks_mut(CHUNK))
-                .zip(y.par_chunks(CHUNK))
-                .enumerate()
-                .for_each(|(c, ((z1c, ac), yc))| {
-                    for k in 0..z1c.len() {
-                        ac[k] = ALPHA[0] * yc[k];
-                        z1c[k] = yc[k] * inv_degree(w, c * CHUNK + k);
-                    }
-                });
-            blocked_pass(w, segs, &z1, &mut y);
-            z2.par_chunks_mut(CHUNK)
-                .zip(acc.par_chunks_mut(CHUNK))
-                .zip(y.par_chunks(CHUNK))
-                .enumerate()
-                .for_each(|(c, ((z2c, ac), yc))| {
-                    for k in 0..z2c.len() {
-                        ac[k] += ALPHA[1] * yc[k];
-                        z2c[k] = yc[k] * inv_degree(w, c * CHUNK + k);
-                    }
-                });
-            blocked_pass(w, segs, &z2, &mut y);
-            residual = p
-                .par_chunks_mut(CHUNK)
-                .zip(z.par_chunks_mut(CHUNK))
-                .zip(acc.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
-                .enumerate()
-                .map(|(c, ((pc, zc), (ac, yc)))| {
-                    let mut diff = 0.0;
-                    for k in 0..pc.len() {
-                        let new = lam * (ac[k] + ALPHA[2] * yc[k]) + teleport;
-                        diff += (new - pc[k]).abs();
-                        pc[k] = new;
-                        zc[k] = new * inv_degree(w, c * CHUNK + k);
-                    }
-                    diff
-                })
-                .collect::<Vec<f64>>()
-                .iter()
-                .sum(); // in chunk order: the stopping iteration never depends on scheduling
-        } else {
-            // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg.
-            z1.par_chunks_mut(CHUNK)
-                .zip(acc.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(c, (z1c, ac))| {
-                    let base = c * CHUNK;
-                    for k in 0..z1c.len() {
-                        let (y, inv) = pull(w, &z, base + k);
-                        ac[k] = ALPHA[0] * y;
-                        z1c[k] = y * inv;
-                    }
-                });
-            // Hop 2.
-            z2.par_chunks_mut(CHUNK)
-                .zip(acc.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(c, (z2c, ac))| {
-                    let base = c * CHUNK;
-                    for k in 0..z2c.len() {
-                        let (y, inv) = pull(w, &z1, base + k);
-                        ac[k] += ALPHA[1] * y;
-                        z2c[k] = y * inv;
-                    }
-                });
-            // Hop 3 + update + residual + next z.
-            residual = p
-                .par_chunks_mut(CHUNK)
-                .zip(z.par_chunks_mut(CHUNK))
-                .zip(acc.par_chunks(CHUNK))
-                .enumerate()
-                .map(|(c, ((pc, zc), ac))| {
-                    let base = c * CHUNK;
-                    let mut diff = 0.0;
-                    for k in 0..pc.len() {
-                        let (y, inv) = pull(w, &z2, base + k);
-                        let new = lam * (ac[k] + ALPHA[2] * y) + teleport;
-                        diff += (new - pc[k]).abs();
-                        pc[k] = new;
-                        zc[k] = new * inv;
-                    }
-                    diff
-                })
-                .collect::<Vec<f64>>()
-                .iter()
-                .sum(); // in chunk order: the stopping iteration never depends on scheduling
-        }
+        // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg.
+        g.prepare(&z);
+        z1.par_chunks_mut(CHUNK)
+            .zip(acc.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (z1c, ac))| {
+                let base = c * CHUNK;
+                for k in 0..z1c.len() {
+                    let (y, inv) = g.pull(&z, base + k);
+                    ac[k] = ALPHA[0] * y;
+                    z1c[k] = y * inv;
+                }
+            });
+        // Hop 2.
+        g.prepare(&z1);
+        z2.par_chunks_mut(CHUNK)
+            .zip(acc.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (z2c, ac))| {
+                let base = c * CHUNK;
+                for k in 0..z2c.len() {
+                    let (y, inv) = g.pull(&z1, base + k);
+                    ac[k] += ALPHA[1] * y;
+                    z2c[k] = y * inv;
+                }
+            });
+        // Hop 3 + update + residual + next z.
+        g.prepare(&z2);
+        residual = p
+            .par_chunks_mut(CHUNK)
+            .zip(z.par_chunks_mut(CHUNK))
+            .zip(acc.par_chunks(CHUNK))
+            .enumerate()
+            .map(|(c, ((pc, zc), ac))| {
+                let base = c * CHUNK;
+                let mut diff = 0.0;
+                for k in 0..pc.len() {
+                    let (y, inv) = g.pull(&z2, base + k);
+                    let new = lam * (ac[k] + ALPHA[2] * y) + teleport;
+                    diff += (new - pc[k]).abs();
+                    pc[k] = new;
+                    zc[k] = new * inv;
+                }
+                diff
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum(); // in chunk order: the stopping iteration never depends on scheduling
         iterations += 1;
         if iterations as u64 > bar.length().unwrap_or(0) {
             bar.set_length(iterations as u64 + 1);
@@ -1133,61 +972,6 @@ pub fn bandwidth_floor(w: &WalkCsr, passes: usize) -> (f64, u64) {
         );
     }
     (start.elapsed().as_secs_f64(), check)
-}
-
-/// A zeroed f64 vector on its own anonymous mapping, advised for transparent huge pages
-/// (`MADV_HUGEPAGE`): the vectors the passes gather from in random order. With 4 KiB pages
-/// each gather into a 123 MB vector also misses the TLB (30 000 pages; the walk itself may
-/// miss the cache, and in a VM it is two-dimensional); 2 MiB pages cover the vector with 62
-/// entries. Falls back to a plain `Vec` if the mapping fails.
-pub(crate) struct GatherBuf<T: Elem = f64> {
-    map: Option<memmap2::MmapMut>,
-    vec: Vec<T>,
-    len: usize,
-}
-
-impl<T: Elem> GatherBuf<T> {
-    pub(crate) fn zeroed(len: usize) -> GatherBuf<T> {
-        let bytes = len.saturating_mul(std::mem::size_of::<T>());
-        let map = (bytes >= 1 << 21)
-            .then(|| memmap2::MmapOptions::new().len(bytes).map_anon().ok())
-            .flatten();
-        if let Some(m) = &map {
-            // Advice only: without it the vector still works on small pages.
-            let _ = m.advise(memmap2::Advice::HugePage);
-        }
-        let vec = if map.is_some() {
-            Vec::new()
-        } else {
-            vec![T::from_f64(0.0); len]
-        };
-        GatherBuf { map, vec, len }
-    }
-}
-
-impl<T: Elem> std::ops::Deref for GatherBuf<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        match &self.map {
-            // SAFETY: T is f32 or f64 (the only `Elem`s); the mapping is page-aligned (so
-            // aligned for T), at least `len` elements long, zero-initialised (all-zero bytes are
-            // 0.0), and borrowed for the slice's lifetime.
-            Some(m) => unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<T>(), self.len) },
-            None => &self.vec,
-        }
-    }
-}
-
-impl<T: Elem> std::ops::DerefMut for GatherBuf<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        match &mut self.map {
-            // SAFETY: as in `deref`, and the mapping is borrowed mutably for the slice's lifetime.
-            Some(m) => unsafe {
-                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<T>(), self.len)
-            },
-            None => &mut self.vec,
-        }
-    }
 }
 
 #[cfg(test)]
