@@ -6,8 +6,10 @@
 //! - [`transition`] — P1 from edge multiplicities and P3 = Σₕ αₕP1ʰ (αₕ = h/6): P3ᵀx as three
 //!   parallel pull passes over the CSR arrays; the exact block P3[A][A] by sparse propagation
 //!   meeting in the middle (never a V×V matrix, never a 2-hop frontier).
-//! - [`reorder`] — a degree-ordered, merged copy of the walk lists used by the whole-graph
-//!   passes, so the per-edge gathers hit cache (hubs first, sorted lists).
+//! - [`reorder`] — a merged copy of the walk lists, nodes grouped by type and hubs first, used
+//!   by the whole-graph passes so the per-edge gathers hit cache (sorted lists).
+//! - `segmented` (private) — the long lists cut into cache-sized source windows for the
+//!   marginals' passes on graphs above 2²⁰ nodes; `gather` (private) — the gather kernel.
 //! - [`marginals`] — Algorithm 2 (damped iteration, λ = 0.85, ε = 1e-10 by default), fused
 //!   passes, iteration count and final residual reported; plus the bandwidth floor used by
 //!   the benchmark.
@@ -67,7 +69,8 @@
 //!   marginals agree to 2e-16), ours 6–11× its floor.
 //! - CKG scale (15.4M nodes, 201.7M edges, synthetic): marginals 40 iterations in 372 s,
 //!   plus 27 s reordering, against a 20 s floor (ratio 18: random gathers into a 123 MB
-//!   vector with ~0.7 of a core); embeddings 411 s; peak RSS 12.6 GB; P3 block |A| = 50
+//!   vector with ~0.7 of a core) — now, idle, 22–25 s by shifted Lanczos with windows
+//!   (38 passes, 3.0–3.5× the power iteration's floor; `bench/README.md`); embeddings 411 s; peak RSS 12.6 GB; P3 block |A| = 50
 //!   median 24–37 ms; greedy swap |Ac| = 100 median 41–66 ms (min 31 ms); RNS(Ae, {c}) for
 //!   200 candidates 0.09 ms.
 
