@@ -61,7 +61,7 @@ pub struct SolverCheck {
     pub power_max_abs_vs_exact: f64,
     pub exact: MarginalStats,
     /// The same solver without source windows (every list gathered in the plain pass), same
-    /// run: what [`crate::segmented`] saves.
+    /// run: what `segmented` saves.
     pub unsegmented: OtherSolver,
     /// The other solvers of the symmetric system in the same run (conjugate gradients and the
     /// Lanczos solvers not timed above), with their distances to the tight solve.

@@ -45,9 +45,9 @@
 //! Each power step is three fused pull passes (parallel over target nodes) over a copy of the
 //! walk graph grouped by type ([`crate::reorder`]): hop 1 and 2 write the next scaled vector
 //! and accumulate αₕ yₕ; hop 3 finishes the update, the L1 residual and the scaled vector for
-//! the next iteration in the same sweep. On a graph of more than 2²⁰ nodes, each pass first sums the
-//! long lists window by window ([`crate::segmented`]: the gathers stay in cache) and the fused
-//! sweep takes those sums. Memory: five f64 vectors of length V plus the reordered lists (4
+//! the next iteration in the same sweep. On a graph of more than 2²⁰ nodes, each pass first
+//! sums the long lists window by window (the private `segmented` module: the gathers stay in
+//! cache) and the fused sweep takes those sums. Memory: five f64 vectors of length V plus the reordered lists (4
 //! bytes per walkable edge end); about twelve for CG and shifted Lanczos; with windows, a copy
 //! of the long lists and one more vector.
 
@@ -192,8 +192,8 @@ pub fn compute_on(
 }
 
 /// [`compute_on`] with source windows of `window` nodes for the lists of at least `long_min`
-/// entries ([`crate::segmented`]; `window ≥ |V|`: nothing is segmented). For tests and
-/// benchmarks: the defaults are measured.
+/// entries (the private `segmented` module; `window ≥ |V|`: nothing is segmented). For tests
+/// and benchmarks: the defaults are measured.
 pub fn compute_segmented(
     w: &WalkCsr,
     params: &MarginalParams,
