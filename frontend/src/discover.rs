@@ -410,6 +410,7 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
         })
         .collect_view();
     let has_contradictions = !reply.contradictions.is_empty();
+    let contradiction_note = reply.contradiction_note.clone();
     view! {
         <p data-testid="explain-score">
             {format!("Plausibility {:.3}: {}; {}.", p.score, standing(p.disease_percentile, "drugs", &p.disease.name), standing(p.compound_percentile, "diseases", &p.compound.name))}
@@ -419,6 +420,7 @@ fn Explanation(reply: ExplainResponse) -> impl IntoView {
         <div class="groups">{groups}</div>
         {has_contradictions.then(|| view! {
             <h3>"Recorded as causing the disease"</h3>
+            {contradiction_note.clone().map(|t| view! { <p data-testid="contradiction-note">{t}</p> })}
             <div class="groups">{contradictions}</div>
         })}
         {(!reply.subgraph.nodes.is_empty()).then(|| view! { <SubgraphSvg graph=reply.subgraph.clone() centre=0 paths=Vec::new() /> })}

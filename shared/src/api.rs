@@ -663,6 +663,10 @@ pub struct ExplainResponse {
     /// as causing neither the disease nor a symptom specific to it).
     #[serde(default)]
     pub contradictions: Vec<ContradictionGroup>,
+    /// What the contradiction groups share, said once above them (why a record can count for a
+    /// pair, or that the model does not read them).
+    #[serde(default)]
+    pub contradiction_note: Option<String>,
     /// Union of the shown paths (compound at 0, disease at 1), for drawing.
     pub subgraph: SubgraphView,
     /// Source and licence per edge of `subgraph.edges`, same order.

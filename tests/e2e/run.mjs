@@ -553,6 +553,36 @@ async function findFlagged() {
   throw new Error(`no flagged candidate among ${tried.join('; ')}`);
 }
 
+test('discover: a flagged drug\'s explanation lists its records by feature and says what they share once, above them', async (page) => {
+  const { key, api, name } = await findFlagged();
+  const cand = api.candidates.find((c) => c.node.name === name);
+  const ck = `${cand.node.kind}::${cand.node.id}`;
+  const ex = await (await fetch(`${base}/api/predictions/explain?compound=${encodeURIComponent(ck)}&disease=${encodeURIComponent(key)}`)).json();
+  assert(Array.isArray(ex.contradictions) && ex.contradictions.length >= 1, `the explanation lists the records: ${JSON.stringify(ex.contradictions)}`);
+  const note = ex.contradiction_note;
+  // Said once: no group repeats the shared sentence.
+  if (note) {
+    const shared = note.split('. ')[0];
+    assert(ex.contradictions.every((c) => !c.text.includes(shared)), `a group repeats the note: ${JSON.stringify(ex.contradictions.map((c) => c.text))}`);
+  }
+  const unfitted = ex.contradictions.some((c) => !c.fitted);
+  const raises = ex.contradictions.some((c) => c.fitted && c.contribution > 0.005);
+  assert(Boolean(note) === (unfitted || raises), `a note exactly when there is something to say (unfitted ${unfitted}, raises ${raises}): ${note}`);
+  console.log(`     ${name} for ${key}: ${ex.contradictions.length} group(s) ${ex.contradictions.map((c) => `${c.feature} ${c.contribution.toFixed(2)}`).join(', ')}; note: ${note ? note.slice(0, 60) + '…' : 'none'}`);
+  await page.goto(base + '/entity/' + key);
+  await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  const row = rowOf(page, name);
+  await row.scrollIntoViewIfNeeded();
+  await row.getByRole('button', { name: 'why?' }).click();
+  const drawer = page.getByTestId('explain-drawer');
+  await drawer.getByTestId('explanation').waitFor({ timeout: 60000 });
+  await drawer.getByTestId('contradiction-group').first().waitFor({ timeout: 60000 });
+  assert((await drawer.getByTestId('contradiction-group').count()) === ex.contradictions.length, 'one group per feature that fired');
+  assert((await drawer.getByTestId('contradiction-note').count()) === (note ? 1 : 0), 'the shared note is shown once (or not at all)');
+  await drawer.getByTestId('contradiction-group').first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'why-drawer-flagged-1280.png') });
+});
+
 test('discover: Parkinson\'s disease lists its palliative drugs as known answers (none of them a candidate) under a note; a drug page labels its own', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:14330');
   await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });

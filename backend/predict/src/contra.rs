@@ -188,9 +188,28 @@ pub fn describe(
         _ => format!("Recorded as causing {list}, {symptom} specific to {disease} (SIDER)"),
     };
     if !info.fitted {
-        return format!(
-            "{what}. The model does not read these records: they are shown as evidence only."
+        return format!("{what}.");
+    }
+    if contribution > NEGLIGIBLE {
+        format!("{what}: {contribution:+.2} to the linear half of the score; the model counts the record for the pair.")
+    } else if contribution < -NEGLIGIBLE {
+        format!("{what}: {contribution:+.2} to the linear half of the score; the model counts the record against the pair.")
+    } else {
+        format!("{what}: about 0 to the linear half of the score.")
+    }
+}
+
+/// What every group of a pair's records shares, said once above them (not once per group):
+/// that the model does not read them, or why a record can count *for* a pair. `None` when
+/// there is nothing to add (every contribution against the pair or about 0).
+pub fn caveat(info: &ContradictionInfo, contributions: &[f64]) -> Option<String> {
+    if !info.fitted {
+        return Some(
+            "The model does not read these records: they are shown as evidence only.".to_string(),
         );
+    }
+    if !contributions.iter().any(|&c| c > NEGLIGIBLE) {
+        return None;
     }
     let share = if info.treatments > 0 {
         format!(
@@ -200,13 +219,7 @@ pub fn describe(
     } else {
         String::new()
     };
-    if contribution > NEGLIGIBLE {
-        format!("{what}: {contribution:+.2} to the linear half of the score. On this graph such records go with treatment more often than against it, because drug labels list the indication among the side effects{share}, so the model counts the record for the pair. It may still be a true adverse effect: read the record before trusting the score.")
-    } else if contribution < -NEGLIGIBLE {
-        format!("{what}: {contribution:+.2} to the linear half of the score: the model counts the record against the pair.")
-    } else {
-        format!("{what}: about 0 to the linear half of the score{share}.")
-    }
+    Some(format!("Why a record can raise the score: on this graph such records go with treatment more often than against it, because drug labels list the indication among the side effects{share}. It may still be a true adverse effect: read the records before trusting the score."))
 }
 
 #[cfg(test)]
@@ -237,7 +250,15 @@ mod tests {
         let se = vec!["\"Parkinsonism\"".to_string()];
         let up = describe(&info(true), 1, "Parkinson's disease", &se, 0.56);
         assert!(up.starts_with("Recorded as causing Parkinson's disease (SIDER side effect \"Parkinsonism\", the same condition by name): +0.56"), "{up}");
-        assert!(up.contains("3 of the graph's 7 known treatments"), "{up}");
+        assert!(up.contains("for the pair"), "{up}");
+        // The shared explanation is said once per pair, not in each group.
+        assert!(!up.contains("known treatments"), "{up}");
+        let note = caveat(&info(true), &[0.0, 0.56, -0.3]).unwrap_or_default();
+        assert!(
+            note.contains("3 of the graph's 7 known treatments"),
+            "{note}"
+        );
+        assert_eq!(caveat(&info(true), &[0.0, -0.3, 0.0]), None);
         let down = describe(&info(true), 0, "asthma", &se, -0.3);
         assert!(
             down.contains("-0.30") && down.contains("against the pair"),
@@ -250,7 +271,9 @@ mod tests {
             "{sym}"
         );
         let off = describe(&info(false), 1, "asthma", &se, 0.0);
-        assert!(off.contains("does not read"), "{off}");
+        assert!(!off.contains("does not read"), "{off}");
+        let unread = caveat(&info(false), &[0.0; 3]).unwrap_or_default();
+        assert!(unread.contains("does not read"), "{unread}");
         // Contributions: β·(x − mean)/std, none when not fitted.
         let c = info(true).contributions(&[0.0, 1.01, 0.01]);
         assert!((c[1] - 2.0).abs() < 1e-6 && c[2].abs() < 1e-6 && (c[0] + 0.02).abs() < 1e-6);

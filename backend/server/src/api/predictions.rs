@@ -267,10 +267,12 @@ pub fn explain(
             paths: shown,
         });
     }
+    let (contradictions, contradiction_note) = contradictions(g, p, clinical, cn, dn);
     ExplainResponse {
         prediction,
         groups,
-        contradictions: contradictions(g, p, clinical, cn, dn),
+        contradictions,
+        contradiction_note,
         subgraph: sg,
         edge_sources,
     }
@@ -279,17 +281,20 @@ pub fn explain(
 /// The contradiction features that fired for (`cn`, `dn`): the side-effect records the
 /// server's safety index finds for the pair (the join the model's features use), grouped by
 /// feature, each with its contribution to the logistic half of the score.
+/// The pair's contradiction groups, and the note they share (said once above them).
 fn contradictions(
     g: &Graph,
     p: &Predictions,
     clinical: &crate::screen::Clinical,
     cn: NodeId,
     dn: NodeId,
-) -> Vec<ContradictionGroup> {
-    use serenqa_predict::contra::{describe, kind, Contradiction, ContradictionInfo, NAMES};
+) -> (Vec<ContradictionGroup>, Option<String>) {
+    use serenqa_predict::contra::{
+        caveat, describe, kind, Contradiction, ContradictionInfo, NAMES,
+    };
     let flags = clinical.safety.flags(g, cn, dn);
     if flags.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     // A predictions file from before the features: evidence only.
     let info = p.info.contradiction.clone().unwrap_or(ContradictionInfo {
@@ -321,7 +326,14 @@ fn contradictions(
             records: crate::screen::flag_views(g, dn, &mine),
         });
     }
-    out
+    let shown: Vec<f64> = NAMES
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| flags.iter().any(|f| kind(&f.by) == *k))
+        .map(|(k, _)| contributions[k])
+        .collect();
+    let note = caveat(&info, &shown);
+    (out, note)
 }
 
 /// Discover's candidates for `node`, as `GET /api/discover` and `serenqa rns spread` both take
