@@ -142,17 +142,22 @@ pub fn marginals_with(
         let (pl1, pmx) = dist(&pp);
         let per_pass = floor / passes.max(1) as f64;
         let power_floor = (per_pass * power.passes as f64).max(1e-9);
-        let unsegmented = {
-            let (pu, us) =
-                marginals::compute_segmented(&w, params, progress, usize::MAX, marginals::LONG_MIN);
-            let (ul1, umx) = dist(&pu);
+        let other = |(po, os): (Vec<f64>, MarginalStats)| {
+            let (ol1, omx) = dist(&po);
             OtherSolver {
-                ratio_to_power_floor: us.seconds / power_floor,
-                stats: us,
-                l1_vs_exact: ul1,
-                max_abs_vs_exact: umx,
+                ratio_to_power_floor: os.seconds / power_floor,
+                stats: os,
+                l1_vs_exact: ol1,
+                max_abs_vs_exact: omx,
             }
         };
+        let unsegmented = other(marginals::compute_segmented(
+            &w,
+            params,
+            progress,
+            usize::MAX,
+            marginals::LONG_MIN,
+        ));
         let others = [
             Solver::ConjugateGradient,
             Solver::ShiftedLanczos,
@@ -162,14 +167,7 @@ pub fn marginals_with(
         .filter(|&s| others && s != stats.solver)
         .map(|solver| {
             let other_params = MarginalParams { solver, ..*params };
-            let (po, os) = marginals::compute_on(&w, &other_params, progress);
-            let (ol1, omx) = dist(&po);
-            OtherSolver {
-                ratio_to_power_floor: os.seconds / power_floor,
-                stats: os,
-                l1_vs_exact: ol1,
-                max_abs_vs_exact: omx,
-            }
+            other(marginals::compute_on(&w, &other_params, progress))
         })
         .collect();
         SolverCheck {

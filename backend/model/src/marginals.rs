@@ -228,6 +228,27 @@ fn ordered_sum(parts: Vec<f64>) -> f64 {
     parts.iter().sum()
 }
 
+/// One of P3ᵀ's first two pull passes: y = P1ᵀx from z = x / deg; acc = αy (`first`) or
+/// acc += αy; next = y / deg (the next pass's z).
+fn hop(g: &PullGraph, z: &[f64], next: &mut [f64], acc: &mut [f64], alpha: f64, first: bool) {
+    g.prepare(z);
+    next.par_chunks_mut(CHUNK)
+        .zip(acc.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, (nc, ac))| {
+            let base = c * CHUNK;
+            for k in 0..nc.len() {
+                let (y, inv) = g.pull(z, base + k);
+                if first {
+                    ac[k] = alpha * y;
+                } else {
+                    ac[k] += alpha * y;
+                }
+                nc[k] = y * inv;
+            }
+        });
+}
+
 /// Scratch vectors of one application of M = I − λ f(S).
 struct Apply {
     z1: GatherBuf,
@@ -246,33 +267,8 @@ impl Apply {
         z: &[f64],
         out: &mut [f64],
     ) -> f64 {
-        g.prepare(z);
-        self.z1
-            .par_chunks_mut(CHUNK)
-            .zip(self.acc.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (z1c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z1c.len() {
-                    let (y, inv) = g.pull(z, base + k);
-                    ac[k] = ALPHA[0] * y;
-                    z1c[k] = y * inv;
-                }
-            });
-        let z1 = &self.z1;
-        g.prepare(z1);
-        self.z2
-            .par_chunks_mut(CHUNK)
-            .zip(self.acc.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (z2c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z2c.len() {
-                    let (y, inv) = g.pull(z1, base + k);
-                    ac[k] += ALPHA[1] * y;
-                    z2c[k] = y * inv;
-                }
-            });
+        hop(g, z, &mut self.z1, &mut self.acc, ALPHA[0], true);
+        hop(g, &self.z1, &mut self.z2, &mut self.acc, ALPHA[1], false);
         let (z2, acc) = (&self.z2, &self.acc);
         g.prepare(z2);
         ordered_sum(
@@ -871,32 +867,9 @@ fn power_iteration(
     let mut iterations = 0;
     let mut residual = f64::INFINITY;
     while iterations < params.max_iterations {
-        // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg.
-        g.prepare(&z);
-        z1.par_chunks_mut(CHUNK)
-            .zip(acc.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (z1c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z1c.len() {
-                    let (y, inv) = g.pull(&z, base + k);
-                    ac[k] = ALPHA[0] * y;
-                    z1c[k] = y * inv;
-                }
-            });
-        // Hop 2.
-        g.prepare(&z1);
-        z2.par_chunks_mut(CHUNK)
-            .zip(acc.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (z2c, ac))| {
-                let base = c * CHUNK;
-                for k in 0..z2c.len() {
-                    let (y, inv) = g.pull(&z1, base + k);
-                    ac[k] += ALPHA[1] * y;
-                    z2c[k] = y * inv;
-                }
-            });
+        // Hop 1: y = P1ᵀ p; acc = α₁ y; z1 = y / deg. Hop 2: acc += α₂ y; z2 = y / deg.
+        hop(g, &z, &mut z1, &mut acc, ALPHA[0], true);
+        hop(g, &z1, &mut z2, &mut acc, ALPHA[1], false);
         // Hop 3 + update + residual + next z.
         g.prepare(&z2);
         residual = p
