@@ -7,7 +7,8 @@
 //! [`features`] (transformed DWPC + degree prior per pair) → [`learn`] (L2 logistic regression,
 //! L-BFGS on `nalgebra`) and [`gbdt`] (gradient-boosted trees, treats head only), combined by
 //! [`ensemble`] → [`model`] (the full run: both heads, their calibration, every pair's scores,
-//! percentiles, top metapaths) → [`store`] (cached file) ; [`eval`] (k-fold CV of both heads
+//! percentiles, top metapaths) → [`store`] (cached file) → [`external`] (the stored predictions
+//! checked against an indication list from outside the graph, as Rephetio was validated); [`eval`] (k-fold CV of both heads
 //! with the held-out edges masked before any feature is computed; `--learners` compares the
 //! learners on the same folds).
 //!
@@ -102,6 +103,7 @@ pub mod ensemble;
 mod error;
 pub mod eval;
 pub mod explain;
+pub mod external;
 pub mod features;
 pub mod folds;
 pub mod gbdt;

@@ -12,7 +12,7 @@ use serenqa_testkit::serve::{import_hetionet, Serve, Served};
 const EXE: &str = env!("CARGO_BIN_EXE_serenqa");
 
 /// 30 compounds, 8 diseases, 20 genes; treatments follow shared genes; some palliations.
-fn write_graph(dir: &Path) {
+fn write_graph(dir: &Path) -> String {
     let mut nodes = String::from("id\tname\tkind\n");
     let mut edges = String::from("source\tmetaedge\ttarget\n");
     for i in 0..30 {
@@ -53,6 +53,7 @@ fn write_graph(dir: &Path) {
         }
     }
     import_hetionet(EXE, dir, &nodes, &edges);
+    edges
 }
 
 fn serenqa(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -195,4 +196,194 @@ fn predict_writes_a_reproducible_tsv_and_the_server_serves_it() {
             assert_eq!(v["code"], code, "{q}: {v}");
         }
     }
+}
+
+/// `serenqa predict check`: the stored predictions against a list from outside the graph. The
+/// figures are recomputed here from the TSV of the same run, independently of the crate.
+#[test]
+fn check_measures_the_stored_predictions_against_an_outside_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let edges = write_graph(d);
+    // Three fixed pairs, a disease the graph lacks, and the graph's first known treatment.
+    let first_ctd = edges
+        .lines()
+        .find(|l| l.split('\t').nth(1) == Some("CtD"))
+        .unwrap();
+    let f: Vec<&str> = first_ctd.split('\t').collect();
+    let (kc, kd) = (
+        f[0].trim_start_matches("Compound::").to_string(),
+        f[2].trim_start_matches("Disease::").to_string(),
+    );
+    let mut pairs: Vec<(String, String)> = [
+        ("DB00000", "DOID:0"),
+        ("DB00001", "DOID:1"),
+        ("DB00003", "DOID:2"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    if !pairs.contains(&(kc.clone(), kd.clone())) {
+        pairs.push((kc, kd));
+    }
+    // And the first known palliation, a candidate unless palliations are left out.
+    let first_cpd = edges
+        .lines()
+        .find(|l| l.split('\t').nth(1) == Some("CpD"))
+        .unwrap();
+    let f: Vec<&str> = first_cpd.split('\t').collect();
+    let cpd = (
+        f[0].trim_start_matches("Compound::").to_string(),
+        f[2].trim_start_matches("Disease::").to_string(),
+    );
+    if !pairs.contains(&cpd) {
+        pairs.push(cpd);
+    }
+    let mut list = String::from("slim_id\tname\tdrugbank_id\n");
+    for (c, dd) in &pairs {
+        list += &format!("{dd}\tx\t{c}\n{dd}\ty\t{c}\n");
+    }
+    list += "DOID:9\tx\tDB00002\n";
+    std::fs::write(d.join("list.tsv"), list).unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "--quiet", "predict", "check", "--graph", "g.snap", "--pairs", "list.tsv", "--json",
+            "r.json",
+        ];
+        args.extend_from_slice(extra);
+        serenqa(d, &args)
+    };
+    let before = check(&[]);
+    assert!(!before.status.success());
+    let err = String::from_utf8_lossy(&before.stderr);
+    assert!(err.contains("run `serenqa predict` first"), "{err}");
+
+    let p = serenqa(
+        d,
+        &["--quiet", "predict", "--graph", "g.snap", "--out", "p.tsv"],
+    );
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let out = check(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+
+    // Independently: known treatments from the edge list, scores from the TSV.
+    let known: std::collections::HashSet<(String, String)> = edges
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.get(1) == Some(&"CtD")).then(|| (f[0].to_string(), f[2].to_string()))
+        })
+        .collect();
+    let tsv = std::fs::read_to_string(d.join("p.tsv")).unwrap();
+    let mut cand: Vec<(f64, String, String)> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[2].parse().unwrap(), f[0].to_string(), f[1].to_string())
+        })
+        .filter(|(_, c, dd)| !known.contains(&(c.clone(), dd.clone())))
+        .collect();
+    let listed = |c: &str, dd: &str| {
+        pairs
+            .iter()
+            .any(|(a, b)| c == format!("Compound::{a}") && dd == format!("Disease::{b}"))
+    };
+    let n_known = pairs
+        .iter()
+        .filter(|(a, b)| known.contains(&(format!("Compound::{a}"), format!("Disease::{b}"))))
+        .count();
+    assert!(n_known >= 1);
+    let l = &r["list"];
+    assert_eq!(l["read"], pairs.len() + 1, "{l}");
+    assert_eq!(l["unmatched"], 1, "DOID:9 is not in the graph: {l}");
+    assert_eq!(l["known"], n_known, "{l}");
+    assert_eq!(l["positives"], pairs.len() - n_known, "{l}");
+    assert_eq!(l["candidates"], cand.len(), "{l}");
+    if pairs.len() > n_known {
+        // Mann–Whitney over the candidates, ties counted half.
+        let pos: Vec<f64> = cand
+            .iter()
+            .filter(|x| listed(&x.1, &x.2))
+            .map(|x| x.0)
+            .collect();
+        let neg: Vec<f64> = cand
+            .iter()
+            .filter(|x| !listed(&x.1, &x.2))
+            .map(|x| x.0)
+            .collect();
+        let wins: f64 = pos
+            .iter()
+            .map(|&p| {
+                neg.iter()
+                    .map(|&q| {
+                        if p > q {
+                            1.0
+                        } else if p == q {
+                            0.5
+                        } else {
+                            0.0
+                        }
+                    })
+                    .sum::<f64>()
+            })
+            .sum();
+        let want = wins / (pos.len() * neg.len()) as f64;
+        let got = l["model"]["auroc"].as_f64().unwrap();
+        // The TSV prints each f32 score exactly, so the two agree to rounding.
+        assert!((got - want).abs() < 1e-9, "AUROC {got} against {want}");
+        cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let in100 = cand[..100.min(cand.len())]
+            .iter()
+            .filter(|x| listed(&x.1, &x.2))
+            .count();
+        assert_eq!(l["model"]["hits"][0][1], in100, "{l}");
+    }
+    assert_eq!(l["second_excluded"], 0, "{l}");
+    assert!(r["against"].is_null());
+
+    // Palliations left out, and the list against a second one (the first list's positives
+    // should outscore pairs nobody listed).
+    std::fs::write(
+        d.join("other.tsv"),
+        "compound_id\tdisease_id\nCompound::DB00004\tDisease::DOID:3\nDB00005\tDOID:4\n",
+    )
+    .unwrap();
+    let out2 = check(&["--exclude-palliates", "--against", "other.tsv"]);
+    assert!(
+        out2.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out2.stderr)
+    );
+    let r2: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r2["list"]["second_excluded"], 1, "{}", r2["list"]);
+    assert_eq!(r2["list"]["positives"], pairs.len() - n_known - 1);
+    assert_eq!(r2["against"]["list"]["read"], 2);
+    assert!(String::from_utf8_lossy(&out2.stdout).contains("against the second list"));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("| model (served score) |")
+            && table.contains("| baseline: treatment degrees |"),
+        "{table}"
+    );
+
+    // A list without a compound column: one line, no report.
+    std::fs::write(d.join("bad.tsv"), "a\tb\nx\ty\n").unwrap();
+    let bad = serenqa(
+        d,
+        &[
+            "--quiet", "predict", "check", "--graph", "g.snap", "--pairs", "bad.tsv",
+        ],
+    );
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("compound column"), "{err}");
+    assert!(bad.stdout.is_empty());
 }

@@ -1,7 +1,8 @@
 //! `serenqa predict`: the plausibility of every compound–disease pair (crate
 //! `serenqa-predict`). Without a subcommand: compute, store for the server (cache file named
 //! after the graph hash) and optionally write the TSV of all pairs; `eval`: the
-//! cross-validation table; `bench`: features + fit + predict time and peak RSS.
+//! cross-validation table; `bench`: features + fit + predict time and peak RSS; `check`: the
+//! stored predictions against an indication list from outside the graph.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -97,6 +98,28 @@ enum PredictCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Check the stored predictions (run `serenqa predict` first) against an indication list
+    /// from outside the graph: AUROC, AUPRC, listed pairs among the best 100 / 1,000 / 3,980
+    /// candidates, precision and recall at 10 per disease, next to a treatment-degree
+    /// baseline (`serenqa_predict::external`).
+    Check {
+        #[command(flatten)]
+        graph: GraphArgs,
+        /// Tab-separated list with a header naming a compound column (compound_id,
+        /// drugbank_id, …) and a disease column (disease_id, doid_id, slim_id, …).
+        #[arg(long, value_name = "FILE")]
+        pairs: PathBuf,
+        /// A second list of the same form (e.g. failed pairs next to approved ones): also
+        /// report how well the score separates the first list from it.
+        #[arg(long, value_name = "FILE")]
+        against: Option<PathBuf>,
+        /// Also leave known palliations out of the candidates (as Rephetio's validation did).
+        #[arg(long)]
+        exclude_palliates: bool,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
 }
 
 impl RunArgs {
@@ -140,6 +163,20 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
             learners,
         }) => run_eval(run, folds, &kind, json, learners, progress),
         Some(PredictCommand::Bench { run }) => run_bench(run, progress),
+        Some(PredictCommand::Check {
+            graph,
+            pairs,
+            against,
+            exclude_palliates,
+            json,
+        }) => run_check(
+            &graph,
+            &pairs,
+            against.as_deref(),
+            exclude_palliates,
+            json,
+            progress,
+        ),
     }
 }
 
@@ -378,6 +415,55 @@ fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
     );
     if let Some(b) = crate::rss::peak_rss_bytes() {
         println!("peak RSS: {}", crate::rss::human_bytes(b));
+    }
+    Ok(())
+}
+
+/// Largest indication list read (bytes): published sets are well under a megabyte.
+const MAX_LIST_BYTES: u64 = 256 << 20;
+
+fn read_list(path: &std::path::Path) -> Result<Vec<(String, String)>> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    if len > MAX_LIST_BYTES {
+        anyhow::bail!(
+            "{}: {len} bytes, more than the {MAX_LIST_BYTES} an indication list may have",
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serenqa_predict::external::read_pairs(&text).with_context(|| path.display().to_string())
+}
+
+fn run_check(
+    graph: &GraphArgs,
+    pairs: &std::path::Path,
+    against: Option<&std::path::Path>,
+    exclude_palliates: bool,
+    json: Option<PathBuf>,
+    progress: bool,
+) -> Result<()> {
+    let list = read_list(pairs)?;
+    let other = against.map(read_list).transpose()?;
+    let g = graph.load(progress)?;
+    let path = serenqa_predict::store::default_path(&g);
+    if !path.exists() {
+        anyhow::bail!(
+            "no stored predictions for this graph ({}): run `serenqa predict` first",
+            path.display()
+        );
+    }
+    let preds = Predictions::load(&path, &g).with_context(|| path.display().to_string())?;
+    let params = serenqa_predict::external::CheckParams {
+        exclude_second: exclude_palliates,
+    };
+    let report = serenqa_predict::external::check(&g, &preds, &list, other.as_deref(), &params)?;
+    print!("{}", report.table());
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_vec_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
