@@ -2,9 +2,15 @@
 //! Project Rephetio was validated (DrugCentral indications, ClinicalTrials.gov pairs, repoDB's
 //! approved and failed pairs) and the way a reviewer checks this model.
 //!
-//! Input is a tab-separated file with a header; the compound and disease columns are found by
-//! name ([`COMPOUND_COLUMNS`], [`DISEASE_COLUMNS`]) and hold either a bare identifier
-//! (`DB00843`, `DOID:10652`) or a graph key (`Compound::DB00843`). Rows are deduplicated by pair.
+//! Input is a tab- or comma-separated file with a header (commas when the header has no tab;
+//! double-quoted fields may hold commas); the compound and disease columns are found by name
+//! ([`COMPOUND_COLUMNS`], [`DISEASE_COLUMNS`]) and hold either a bare identifier (`DB00843`,
+//! `DOID:10652`) or a graph key (`Compound::DB00843`). A disease given as a UMLS CUI
+//! (`C0002395`, as repoDB gives indications) is mapped through the Disease Ontology's
+//! cross-references to every graph disease that lists it (the join the safety flags use);
+//! without the ontology files such rows count as unmatched. A `status` column lets the caller
+//! keep some rows only (repoDB: `Approved` against `Terminated`, `Withdrawn`, `Suspended`).
+//! Rows are deduplicated by pair.
 //!
 //! What is measured, on the pairs the graph's predictions cover:
 //! - the **candidates** are every pair that is *not* a known treatment in the graph (the
@@ -25,9 +31,10 @@
 //! Nothing here fits anything: the lists are read after the model is built and never reach
 //! it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
+use serenqa_graph::load::disease_ontology::DiseaseOntology;
 use serenqa_graph::{Graph, NodeId};
 
 use crate::dwpc::LocalIndex;
@@ -44,40 +51,84 @@ pub const COMPOUND_COLUMNS: [&str; 5] = [
     "source",
 ];
 /// Header names accepted for the disease column, first match wins (case-insensitive).
-pub const DISEASE_COLUMNS: [&str; 6] = [
+pub const DISEASE_COLUMNS: [&str; 7] = [
     "disease_id",
     "doid_id",
     "slim_id",
     "doid_code",
+    "ind_id",
     "disease",
     "target",
 ];
+
+/// The header name of the column [`read_pairs`]'s status filter reads.
+pub const STATUS_COLUMN: &str = "status";
 
 /// Most rows read from one list: far above any published indication set, and a bound on what
 /// a wrong file can cost.
 pub const MAX_ROWS: usize = 5_000_000;
 
-/// The distinct (compound, disease) identifier pairs of a list, in first-seen order.
-pub fn read_pairs(text: &str) -> Result<Vec<(String, String)>, PredictError> {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+/// One line's fields: split at tabs, or at commas outside double quotes (`""` inside quotes is
+/// one quote).
+fn fields(line: &str, tab: bool) -> Vec<String> {
+    if tab {
+        return line.split('\t').map(|f| f.trim().to_string()).collect();
+    }
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(ch),
+        }
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
+/// The distinct (compound, disease) identifier pairs of a list, in first-seen order; with
+/// `status`, only the rows whose [`STATUS_COLUMN`] is one of them (ignoring case).
+pub fn read_pairs(
+    text: &str,
+    status: Option<&[String]>,
+) -> Result<Vec<(String, String)>, PredictError> {
+    let mut lines = text
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.trim().is_empty());
     let header = lines
         .next()
         .ok_or_else(|| PredictError::Invalid("the list is empty (no header line)".into()))?;
-    let cols: Vec<String> = header
-        .split('\t')
-        .map(|c| c.trim().to_ascii_lowercase())
+    let tab = header.contains('\t');
+    let cols: Vec<String> = fields(header, tab)
+        .into_iter()
+        .map(|c| c.to_ascii_lowercase())
         .collect();
     let find = |names: &[&str]| names.iter().find_map(|n| cols.iter().position(|c| c == n));
     let (ci, di) = match (find(&COMPOUND_COLUMNS), find(&DISEASE_COLUMNS)) {
         (Some(c), Some(d)) if c != d => (c, d),
         _ => {
             return Err(PredictError::Invalid(format!(
-                "the header needs a compound column ({}) and a disease column ({}), tab-separated; it has: {}",
+                "the header needs a compound column ({}) and a disease column ({}), tab- or comma-separated; it has: {}",
                 COMPOUND_COLUMNS.join(", "),
                 DISEASE_COLUMNS.join(", "),
                 cols.join(", ")
             )))
         }
+    };
+    let si = match status {
+        None => None,
+        Some(_) => Some(find(&[STATUS_COLUMN]).ok_or_else(|| {
+            PredictError::Invalid(format!(
+                "a status filter needs a `{STATUS_COLUMN}` column; the header has: {}",
+                cols.join(", ")
+            ))
+        })?),
     };
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -87,7 +138,7 @@ pub fn read_pairs(text: &str) -> Result<Vec<(String, String)>, PredictError> {
                 "the list has more than {MAX_ROWS} rows"
             )));
         }
-        let f: Vec<&str> = line.split('\t').collect();
+        let f = fields(line, tab);
         let (Some(c), Some(d)) = (f.get(ci), f.get(di)) else {
             return Err(PredictError::Invalid(format!(
                 "line {}: {} fields, the header has {}",
@@ -96,15 +147,26 @@ pub fn read_pairs(text: &str) -> Result<Vec<(String, String)>, PredictError> {
                 cols.len()
             )));
         };
-        let pair = (c.trim().to_string(), d.trim().to_string());
-        if pair.0.is_empty() || pair.1.is_empty() {
+        if let (Some(si), Some(keep)) = (si, status) {
+            let st = f.get(si).map(String::as_str).unwrap_or("");
+            if !keep.iter().any(|k| k.eq_ignore_ascii_case(st)) {
+                continue;
+            }
+        }
+        if c.is_empty() || d.is_empty() {
             continue;
         }
+        let pair = (c.clone(), d.clone());
         if seen.insert(pair.clone()) {
             out.push(pair);
         }
     }
     Ok(out)
+}
+
+/// Is `id` a UMLS concept identifier (`C` and seven digits)?
+pub fn is_cui(id: &str) -> bool {
+    id.len() == 8 && id.starts_with('C') && id[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Settings of a check.
@@ -131,9 +193,13 @@ pub struct Figures {
 pub struct ListReport {
     /// Distinct pairs in the file.
     pub read: usize,
-    /// Pairs whose compound or disease is not among the predictions' (unknown identifier).
+    /// Rows whose compound or disease is not among the predictions' (unknown identifier).
     pub unmatched: usize,
-    /// Listed pairs that are known treatments in the graph (not predictions; set aside).
+    /// Rows whose disease, a UMLS CUI, was mapped through the Disease Ontology.
+    pub via_umls: usize,
+    /// Distinct graph pairs the matched rows name.
+    pub pairs: usize,
+    /// Listed graph pairs that are known treatments (not predictions; set aside).
     pub known: usize,
     /// Listed pairs that are known palliations, set aside with `exclude_second`.
     pub second_excluded: usize,
@@ -172,10 +238,17 @@ struct Space<'a> {
     /// Per pair: 0 candidate, 1 known treatment, 2 known second label (excluded).
     status: Vec<u8>,
     baseline: Vec<f64>,
+    /// UMLS CUI → the graph diseases whose Disease Ontology cross-references list it.
+    umls: HashMap<String, Vec<String>>,
 }
 
 impl<'a> Space<'a> {
-    fn new(g: &'a Graph, preds: &Predictions, p: &CheckParams) -> Result<Self, PredictError> {
+    fn new(
+        g: &'a Graph,
+        preds: &Predictions,
+        p: &CheckParams,
+        ontology: Option<&DiseaseOntology>,
+    ) -> Result<Self, PredictError> {
         let task = Task::detect(g)?;
         if task.compounds != preds.compounds || task.diseases != preds.diseases {
             return Err(PredictError::Invalid(
@@ -206,6 +279,12 @@ impl<'a> Space<'a> {
         let baseline = (0..nc * nd)
             .map(|pair| ((1 + deg_c[pair / nd]) * (1 + deg_d[pair % nd])) as f64)
             .collect();
+        let mut umls: HashMap<String, Vec<String>> = HashMap::new();
+        for (doid, cuis) in ontology.map(|o| &o.umls).into_iter().flatten() {
+            for cui in cuis {
+                umls.entry(cui.clone()).or_default().push(doid.clone());
+            }
+        }
         Ok(Space {
             g,
             task,
@@ -213,6 +292,7 @@ impl<'a> Space<'a> {
             nd,
             status,
             baseline,
+            umls,
         })
     }
 
@@ -224,32 +304,68 @@ impl<'a> Space<'a> {
         self.g.find_by_ident(id).iter().copied().find(of_type)
     }
 
-    /// Pair index of a listed pair, or `None` when either end is not in the predictions.
-    fn pair(&self, c: &str, d: &str) -> Option<usize> {
-        let c = self.node(c, self.task.compound_type)?;
-        let d = self.node(d, self.task.disease_type)?;
-        Some(self.li.local[c as usize] as usize * self.nd + self.li.local[d as usize] as usize)
+    /// Pair indices a listed row names (several when a UMLS CUI maps to several diseases; none
+    /// when either end is not in the predictions), and whether the disease went through UMLS.
+    fn pairs(&self, c: &str, d: &str) -> (Vec<usize>, bool) {
+        let Some(c) = self.node(c, self.task.compound_type) else {
+            return (Vec::new(), false);
+        };
+        let local = |d: NodeId| {
+            self.li.local[c as usize] as usize * self.nd + self.li.local[d as usize] as usize
+        };
+        if let Some(d) = self.node(d, self.task.disease_type) {
+            return (vec![local(d)], false);
+        }
+        if !is_cui(d) {
+            return (Vec::new(), false);
+        }
+        let ds: Vec<usize> = self
+            .umls
+            .get(d)
+            .into_iter()
+            .flatten()
+            .filter_map(|doid| self.node(doid, self.task.disease_type))
+            .map(local)
+            .collect();
+        let via = !ds.is_empty();
+        (ds, via)
     }
 
-    /// Listed pairs sorted into unmatched / known / excluded / candidate; the candidates' pair
-    /// indices.
-    fn sort(&self, list: &[(String, String)]) -> (usize, usize, usize, Vec<usize>) {
-        let (mut unmatched, mut known, mut excluded) = (0, 0, 0);
-        let mut cand = Vec::new();
+    /// The rows sorted into unmatched / through UMLS, and the distinct pairs they name into
+    /// known / excluded / candidate.
+    fn sort(&self, list: &[(String, String)]) -> Sorted {
+        let mut s = Sorted::default();
+        let mut named = Vec::new();
         for (c, d) in list {
-            match self.pair(c, d) {
-                None => unmatched += 1,
-                Some(p) => match self.status[p] {
-                    1 => known += 1,
-                    2 => excluded += 1,
-                    _ => cand.push(p),
-                },
+            let (ps, via) = self.pairs(c, d);
+            if ps.is_empty() {
+                s.unmatched += 1;
+            }
+            s.via_umls += usize::from(via);
+            named.extend(ps);
+        }
+        named.sort_unstable();
+        named.dedup();
+        s.pairs = named.len();
+        for p in named {
+            match self.status[p] {
+                1 => s.known += 1,
+                2 => s.excluded += 1,
+                _ => s.candidates.push(p),
             }
         }
-        cand.sort_unstable();
-        cand.dedup();
-        (unmatched, known, excluded, cand)
+        s
     }
+}
+
+#[derive(Default)]
+struct Sorted {
+    unmatched: usize,
+    via_umls: usize,
+    pairs: usize,
+    known: usize,
+    excluded: usize,
+    candidates: Vec<usize>,
 }
 
 fn figures(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Figures {
@@ -276,7 +392,8 @@ fn list_report(
     preds: &Predictions,
     list: &[(String, String)],
 ) -> (ListReport, Vec<usize>) {
-    let (unmatched, known, second_excluded, positives) = s.sort(list);
+    let sorted = s.sort(list);
+    let positives = sorted.candidates;
     let listed: HashSet<usize> = positives.iter().copied().collect();
     let pairs: Vec<usize> = (0..s.status.len()).filter(|&p| s.status[p] == 0).collect();
     let labels: Vec<bool> = pairs.iter().map(|p| listed.contains(p)).collect();
@@ -284,9 +401,11 @@ fn list_report(
     let base: Vec<f64> = pairs.iter().map(|&p| s.baseline[p]).collect();
     let report = ListReport {
         read: list.len(),
-        unmatched,
-        known,
-        second_excluded,
+        unmatched: sorted.unmatched,
+        via_umls: sorted.via_umls,
+        pairs: sorted.pairs,
+        known: sorted.known,
+        second_excluded: sorted.excluded,
         positives: positives.len(),
         candidates: pairs.len(),
         model: figures(&pairs, &model, &labels, s.nd),
@@ -295,15 +414,17 @@ fn list_report(
     (report, positives)
 }
 
-/// Checks `preds` (made on `g`) against `list`, and optionally the list against `against`.
+/// Checks `preds` (made on `g`) against `list`, and optionally the list against `against`;
+/// `ontology` maps diseases given as UMLS CUIs.
 pub fn check(
     g: &Graph,
     preds: &Predictions,
     list: &[(String, String)],
     against: Option<&[(String, String)]>,
     params: &CheckParams,
+    ontology: Option<&DiseaseOntology>,
 ) -> Result<ExternalReport, PredictError> {
-    let s = Space::new(g, preds, params)?;
+    let s = Space::new(g, preds, params, ontology)?;
     let (report, positives) = list_report(&s, preds, list);
     let against = against.map(|other| {
         let (other_report, negatives) = list_report(&s, preds, other);
@@ -338,9 +459,15 @@ impl ExternalReport {
     pub fn table(&self) -> String {
         let l = &self.list;
         let mut s = format!(
-            "list: {} distinct pairs; {} with an identifier not among the predictions; {} already known treatments{} (set aside); {} positives among {} candidate pairs{}\n",
+            "list: {} distinct rows; {} with an identifier not among the predictions{}; {} graph pairs, {} of them already known treatments{} (set aside); {} positives among {} candidate pairs{}\n",
             l.read,
             l.unmatched,
+            if l.via_umls > 0 {
+                format!(", {} diseases mapped from UMLS CUIs by the Disease Ontology", l.via_umls)
+            } else {
+                String::new()
+            },
+            l.pairs,
             l.known,
             if self.exclude_second {
                 format!(", {} known palliations", l.second_excluded)
@@ -403,7 +530,7 @@ mod tests {
     #[test]
     fn columns_are_found_by_name_and_pairs_deduplicated() {
         let t = "slim_id\tslim_name\tDRUG_NAME\tdrugbank_id\nDOID:1\tx\ty\tDB1\nDOID:1\tx\tz\tDB1\n\nDOID:2\tx\ty\tDB1\n";
-        let p = read_pairs(t).unwrap();
+        let p = read_pairs(t, None).unwrap();
         assert_eq!(
             p,
             vec![
@@ -415,12 +542,43 @@ mod tests {
 
     #[test]
     fn a_list_without_the_columns_or_with_short_rows_is_refused_in_one_line() {
-        let e = read_pairs("a\tb\nx\ty\n").unwrap_err().to_string();
+        let e = read_pairs("a\tb\nx\ty\n", None).unwrap_err().to_string();
         assert!(e.contains("compound column") && !e.contains('\n'), "{e}");
-        assert!(read_pairs("").is_err());
-        let e = read_pairs("compound_id\tdisease_id\nDB1\n")
+        assert!(read_pairs("", None).is_err());
+        let e = read_pairs("compound_id\tdisease_id\nDB1\n", None)
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("line 2:"), "{e}");
+        let keep = ["Approved".to_string()];
+        let e = read_pairs("compound_id\tdisease_id\nDB1\tD\n", Some(&keep))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`status` column"), "{e}");
+    }
+
+    #[test]
+    fn comma_separated_lists_with_quotes_and_a_status_filter() {
+        // repoDB's shape: names may hold commas inside quotes; indications are UMLS CUIs.
+        let t = "drug_name,drug_id,ind_name,ind_id,NCT,status,phase\r\n\
+                 Aspirin,DB00945,\"Pain, \"\"acute\"\"\",C0002395,NA,Approved,NA\r\n\
+                 Aspirin,DB00945,Other,C0000001,NCT1,Terminated,Phase 2\r\n\
+                 Foo,DB1,Bar,C0000002,NCT2,approved,NA\r\n";
+        let keep = ["Approved".to_string()];
+        let p = read_pairs(t, Some(&keep)).unwrap();
+        assert_eq!(
+            p,
+            vec![
+                ("DB00945".to_string(), "C0002395".to_string()),
+                ("DB1".to_string(), "C0000002".to_string())
+            ]
+        );
+        let failed = ["terminated".to_string(), "Withdrawn".to_string()];
+        assert_eq!(read_pairs(t, Some(&failed)).unwrap().len(), 1);
+        assert_eq!(read_pairs(t, None).unwrap().len(), 3);
+        assert_eq!(
+            fields("a,\"b, c\",\"d\"\"e\"", false),
+            vec!["a", "b, c", "d\"e"]
+        );
+        assert!(is_cui("C0002395") && !is_cui("DOID:1") && !is_cui("C12"));
     }
 }

@@ -374,6 +374,82 @@ fn check_measures_the_stored_predictions_against_an_outside_list() {
         "{table}"
     );
 
+    // repoDB's shape: comma-separated, quoted names, indications as UMLS CUIs mapped by the
+    // Disease Ontology's cross-references (a tiny ontology in a data directory of its own:
+    // C0000003 is listed by DOID:3 and DOID:4), rows kept by status.
+    let data = d.join("data/disease-ontology");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("xrefs-prop-slim.tsv"),
+        "doid_code\tdoid_name\tresource\tresource_id\nDOID:3\tdisease 3\tUMLS\tC0000003\nDOID:4\tdisease 4\tUMLS\tC0000003\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("slim-terms-prop.tsv"),
+        "slim_id\tslim_name\tsubsumed_id\tsubsumed_name\tmin_distance\nDOID:3\tdisease 3\tDOID:3\tdisease 3\t0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("term-names.tsv"),
+        "doid\tname\ttype\nDOID:3\tdisease 3\tname\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("repodb.csv"),
+        "drug_name,drug_id,ind_name,ind_id,NCT,status,phase,DetailedStatus\n\
+         drug 5,DB00005,\"disease, three\",C0000003,NA,Approved,NA,NA\n\
+         drug 6,DB00006,unknown,C0009999,NCT1,Approved,NA,NA\n\
+         drug 7,DB00007,\"disease, three\",C0000003,NCT2,Terminated,Phase 2,\"slow, accrual\"\n",
+    )
+    .unwrap();
+    let out3 = Command::new(EXE)
+        .args([
+            "--quiet",
+            "predict",
+            "check",
+            "--graph",
+            "g.snap",
+            "--pairs",
+            "repodb.csv",
+            "--status",
+            "Approved",
+            "--against",
+            "repodb.csv",
+            "--against-status",
+            "terminated,withdrawn",
+            "--json",
+            "r3.json",
+        ])
+        .current_dir(d)
+        .env("SERENQA_CACHE", d.join("cache"))
+        .env("SERENQA_DATA", d.join("data"))
+        .output()
+        .unwrap();
+    assert!(
+        out3.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out3.stderr)
+    );
+    let r3: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r3.json")).unwrap()).unwrap();
+    let (l3, a3) = (&r3["list"], &r3["against"]["list"]);
+    assert_eq!(
+        (l3["read"].as_u64(), l3["unmatched"].as_u64()),
+        (Some(2), Some(1)),
+        "{l3}"
+    );
+    assert_eq!(
+        (l3["via_umls"].as_u64(), l3["pairs"].as_u64()),
+        (Some(1), Some(2)),
+        "{l3}"
+    );
+    assert_eq!(
+        (a3["read"].as_u64(), a3["pairs"].as_u64()),
+        (Some(1), Some(2)),
+        "{a3}"
+    );
+    assert!(String::from_utf8_lossy(&out3.stdout).contains("mapped from UMLS CUIs"));
+
     // A list without a compound column: one line, no report.
     std::fs::write(d.join("bad.tsv"), "a\tb\nx\ty\n").unwrap();
     let bad = serenqa(

@@ -105,14 +105,23 @@ enum PredictCommand {
     Check {
         #[command(flatten)]
         graph: GraphArgs,
-        /// Tab-separated list with a header naming a compound column (compound_id,
-        /// drugbank_id, …) and a disease column (disease_id, doid_id, slim_id, …).
+        /// Tab- or comma-separated list with a header naming a compound column (compound_id,
+        /// drugbank_id, drug_id, …) and a disease column (disease_id, doid_id, slim_id, ind_id,
+        /// …); diseases given as UMLS CUIs are mapped by the Disease Ontology files.
         #[arg(long, value_name = "FILE")]
         pairs: PathBuf,
+        /// Keep only the rows of `--pairs` whose `status` column is one of these
+        /// (comma-separated, any case), e.g. `Approved`.
+        #[arg(long, value_name = "S,…", value_delimiter = ',')]
+        status: Option<Vec<String>>,
         /// A second list of the same form (e.g. failed pairs next to approved ones): also
         /// report how well the score separates the first list from it.
         #[arg(long, value_name = "FILE")]
         against: Option<PathBuf>,
+        /// Keep only the rows of `--against` whose `status` column is one of these, e.g.
+        /// `Terminated,Withdrawn,Suspended` (the same file can then serve both lists).
+        #[arg(long, value_name = "S,…", value_delimiter = ',')]
+        against_status: Option<Vec<String>>,
         /// Also leave known palliations out of the candidates (as Rephetio's validation did).
         #[arg(long)]
         exclude_palliates: bool,
@@ -166,13 +175,15 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
         Some(PredictCommand::Check {
             graph,
             pairs,
+            status,
             against,
+            against_status,
             exclude_palliates,
             json,
         }) => run_check(
             &graph,
-            &pairs,
-            against.as_deref(),
+            (&pairs, status.as_deref()),
+            against.as_deref().map(|a| (a, against_status.as_deref())),
             exclude_palliates,
             json,
             progress,
@@ -422,7 +433,9 @@ fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
 /// Largest indication list read (bytes): published sets are well under a megabyte.
 const MAX_LIST_BYTES: u64 = 256 << 20;
 
-fn read_list(path: &std::path::Path) -> Result<Vec<(String, String)>> {
+fn read_list(
+    (path, status): (&std::path::Path, Option<&[String]>),
+) -> Result<Vec<(String, String)>> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
         .len();
@@ -434,13 +447,15 @@ fn read_list(path: &std::path::Path) -> Result<Vec<(String, String)>> {
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serenqa_predict::external::read_pairs(&text).with_context(|| path.display().to_string())
+    serenqa_predict::external::read_pairs(&text, status).with_context(|| path.display().to_string())
 }
+
+type ListArg<'a> = (&'a std::path::Path, Option<&'a [String]>);
 
 fn run_check(
     graph: &GraphArgs,
-    pairs: &std::path::Path,
-    against: Option<&std::path::Path>,
+    pairs: ListArg,
+    against: Option<ListArg>,
     exclude_palliates: bool,
     json: Option<PathBuf>,
     progress: bool,
@@ -459,7 +474,23 @@ fn run_check(
     let params = serenqa_predict::external::CheckParams {
         exclude_second: exclude_palliates,
     };
-    let report = serenqa_predict::external::check(&g, &preds, &list, other.as_deref(), &params)?;
+    // Only a list that names diseases by UMLS CUI needs the ontology.
+    let cui = |l: &[(String, String)]| l.iter().any(|(_, d)| serenqa_predict::external::is_cui(d));
+    let ontology = if cui(&list) || other.as_deref().is_some_and(cui) {
+        let (o, note) = crate::screen::find_ontology();
+        eprintln!("UMLS CUIs: {note}");
+        o
+    } else {
+        None
+    };
+    let report = serenqa_predict::external::check(
+        &g,
+        &preds,
+        &list,
+        other.as_deref(),
+        &params,
+        ontology.as_ref(),
+    )?;
     print!("{}", report.table());
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_vec_pretty(&report)?)
