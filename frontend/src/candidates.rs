@@ -10,6 +10,11 @@
 //! by plausibility percentile, pharmacologic class and mechanism. The known answers are listed
 //! by relation: disease-modifying (`treats`) and symptomatic (`palliates`).
 //!
+//! The list comes first: the settings (the first screen's rule, the RNS weights, the blend, the
+//! filters and the scatter) are folded under "Adjust the order and filters", which starts open
+//! only when something is set away from the defaults (a shared link), and says so when closed;
+//! the count of rows shown stays beside the sort menu, so a filtered list never looks whole.
+//!
 //! The view's state — weights, blend, the first screen's rule, filters, sort and the candidate
 //! whose explanation is open — is kept in the address (`crate::url_state`), so a link
 //! reproduces the view. Each
@@ -268,6 +273,15 @@ pub fn Candidates(
         }
         .to_string(),
     );
+    // Anything set away from the defaults (a shared link, a reload): the settings start open,
+    // so the reader sees why the order differs; otherwise the list comes first.
+    let filters_on = move || {
+        min_plaus.get() > 0.0
+            || !class_filter.get().is_empty()
+            || mech_filter.get() != "any"
+            || (has_plaus && (blend.get() - 0.5).abs() > 1e-9)
+    };
+    let tune_open = untrack(|| moved() || screen_moved() || filters_on());
     let (selected, set_selected) = signal(None::<usize>);
     // Every change of the view goes to the address (not the first run: an untouched page keeps
     // a clean address), once the change has settled: dragging a slider fires many input events,
@@ -634,232 +648,238 @@ pub fn Candidates(
         )
     };
     view! {
-        <section class="panel" data-testid="discovery">
-            {known_view}
-            <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
-            {weak_note.map(|n| view! { <p class="notice" data-testid="weak-evidence" role="note"><strong>"Weak evidence. "</strong>{n}</p> })}
-            <p class="muted">{method}</p>
-            {has_screen.then(|| view! {
-                <fieldset class="sliders screen-controls" data-testid="screen-controls">
-                    <legend>"First screen"</legend>
-                    {screen_reason.map(|r| view! { <p class="muted screen-reason" data-testid="screen-reason">{r}</p> })}
-                    {screen_details.map(|t| view! { <details class="muted screen-details" data-testid="screen-details"><summary>"Why this order"</summary><p>{t}</p></details> })}
-                    <label class="slider" for="w-band">
-                        <span>"Plausibility band " <span class="muted">"(a candidate competes for a slot when its plausibility is at least this share of the best remaining; 1 = plausibility order)"</span></span>
-                        <input id="w-band" type="range" min="0" max="1" step="0.05" data-testid="w-band"
-                            prop:value=move || band.get().to_string()
-                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_band.set(v.clamp(0.0, 1.0)); } } />
-                        <output>{move || format!("{:.2}", band.get())}</output>
-                    </label>
-                    <label class="toggle">
-                        <input type="checkbox" data-testid="favour-new" prop:checked=move || favour_new.get()
-                            on:change=move |ev| set_favour_new.set(event_target_checked(&ev)) />
-                        " Favour new mechanisms inside the band"
-                    </label>
-                    <label class="toggle" for="flagged-at">
-                        {if query_is_disease { "Drugs recorded as causing the disease: " } else { "Diseases the drug is recorded as causing: " }}
-                        <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
-                            {Flagged::ALL.into_iter().map(|f| view! {
-                                <option value=f.name() selected=move || flagged_at.get() == f>{match f {
-                                    Flagged::UnexplainedLast => "last if no known class or target explains it",
-                                    Flagged::InBand => "after the others of similar plausibility",
-                                    Flagged::Last => "at the end of the list",
-                                    Flagged::InPlace => "in place (flag shown only)",
-                                }}</option>
-                            }).collect_view()}
-                        </select>
-                    </label>
-                    <p class="muted">
-                        {move || if sort.get() == SortKey::Screen { "These set the \"First screen\" order. " } else { "These set the \"First screen\" order (the table is sorted otherwise now). " }}
-                        {move || screen_moved().then(|| view! { <button class="link-button" data-testid="screen-reset" on:click=reset_screen>"Reset to the server's rule"</button> })}
-                        {move || (sort.get() != SortKey::Screen).then(|| view! { " " <button class="link-button" data-testid="sort-screen" on:click=move |_| set_sort.set(SortKey::Screen)>"Sort by the first screen"</button> })}
-                    </p>
-                </fieldset>
-            })}
-            <div class="sliders" role="group" aria-label="RNS weights">
-                {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha", true)}
-                {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta", true)}
-                {slider("γ surprise", if s_ok { "(different walk distribution)" } else { "(not used here: with only this entity known, S cannot tell candidates apart)" }, gamma, set_gamma, "w-gamma", s_ok)}
-                {move || {
-                    // A negative weight reverses what its term rewards; say so in words.
-                    let meaning = [
-                        (alpha.get(), "α < 0 favours candidates unlike what is already known"),
-                        (beta.get(), "β < 0 favours candidates the walks from what is already known predict"),
-                        (gamma_in_use(), "γ < 0 favours candidates whose walks resemble those of what is already known"),
-                    ];
-                    let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
-                    (!neg.is_empty()).then(|| view! {
-                        <p class="muted" data-testid="negative-weights">{format!("A negative weight favours low values of its term: {}.", neg.join("; "))}</p>
-                    })
-                }}
-                <p class="muted" data-testid="weights-source"
-                    data-alpha=default_w.alpha.to_string() data-beta=default_w.beta.to_string() data-gamma=default_w.gamma.to_string()>
-                    {source_line}
-                    {move || moved().then_some(" You have moved the sliders; RNS uses their proportions.")}
-                    " "
-                    <button class="link-button" data-testid="weights-reset" on:click=reset>"Reset to defaults"</button>
-                </p>
-                <p class="muted" data-testid="rescore-time" data-rescores=move || rescores.get().to_string()>
-                    {move || last_ms.get().map(|ms| format!("Re-scored {} candidates in {:.2} ms in WebAssembly (no server request).", data.with_value(|d| d.candidates.len()), ms))}
-                </p>
-            </div>
-            {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-            {has_plaus.then(|| view! {
-                <div class="sliders" role="group" aria-label="Blend and filters">
-                    <label class="slider" for="w-blend">
-                        <span>"Blend " <span class="muted">"(for the \"Blend\" sort: 0 = serendipity only, 1 = plausibility only)"</span></span>
-                        <input id="w-blend" type="range" min="0" max="1" step="0.05" data-testid="w-blend"
-                            prop:value=move || blend.get().to_string()
-                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_blend.set(v.clamp(0.0, 1.0)); } } />
-                        <output>{move || format!("{:.2}", blend.get())}</output>
-                    </label>
-                    <label class="slider" for="filter-plaus">
-                        <span>"Plausibility percentile at least"</span>
-                        <input id="filter-plaus" type="number" min="0" max="100" step="1" data-testid="filter-plaus"
-                            prop:value=move || min_plaus.get().to_string()
-                            on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_min_plaus.set(v.clamp(0.0, 100.0)); } } />
-                    </label>
-                    <label class="slider" for="filter-class">
-                        <span>"Pharmacologic class"</span>
-                        <span class="class-filter">
-                        <select id="filter-mode" data-testid="filter-mode" on:change=move |ev| set_class_mode.set(event_target_value(&ev))>
-                            <option value="include" selected=move || class_mode.get() == "include">"only"</option>
-                            <option value="exclude" selected=move || class_mode.get() == "exclude">"exclude"</option>
-                        </select>
-                        <select id="filter-class" data-testid="filter-class" on:change=move |ev| set_class_filter.set(event_target_value(&ev))>
-                            <option value="">"any class"</option>
-                            {classes.iter().map(|k| { let k2 = k.clone(); view! { <option value=k.clone() selected=move || class_filter.get() == k2>{k.clone()}</option> } }).collect_view()}
-                        </select>
-                        </span>
-                    </label>
-                    {has_mechanism.then(|| view! {
-                        <label class="slider" for="filter-mechanism">
-                            <span>"Mechanism"</span>
-                            <select id="filter-mechanism" data-testid="filter-mechanism" on:change=move |ev| set_mech_filter.set(event_target_value(&ev))>
-                                <option value="any" selected=move || mech_filter.get() == "any">"any"</option>
-                                <option value="new" selected=move || mech_filter.get() == "new">"new mechanism only"</option>
-                                <option value="obvious" selected=move || mech_filter.get() == "obvious">"same class or shared target only"</option>
+            <section class="panel" data-testid="discovery">
+                {known_view}
+                <h2>{format!("Serendipitous {} candidates", answer_kind.to_lowercase())}</h2>
+                {weak_note.map(|n| view! { <p class="notice" data-testid="weak-evidence" role="note"><strong>"Weak evidence. "</strong>{n}</p> })}
+                <p class="muted">{method}</p>
+                <details class="tune" data-testid="tune" prop:open=tune_open>
+                    <summary>
+                        "Adjust the order and filters"
+                        <span class="muted">" — first-screen rule, serendipity weights, blend, filters, chart"</span>
+                        {move || (moved() || screen_moved() || filters_on()).then(|| view! { <span class="tune-changed" data-testid="tune-changed">" · changed from the defaults"</span> })}
+                    </summary>
+                {has_screen.then(|| view! {
+                    <fieldset class="sliders screen-controls" data-testid="screen-controls">
+                        <legend>"First screen"</legend>
+                        {screen_reason.map(|r| view! { <p class="muted screen-reason" data-testid="screen-reason">{r}</p> })}
+                        {screen_details.map(|t| view! { <details class="muted screen-details" data-testid="screen-details"><summary>"Why this order"</summary><p>{t}</p></details> })}
+                        <label class="slider" for="w-band">
+                            <span>"Plausibility band " <span class="muted">"(a candidate competes for a slot when its plausibility is at least this share of the best remaining; 1 = plausibility order)"</span></span>
+                            <input id="w-band" type="range" min="0" max="1" step="0.05" data-testid="w-band"
+                                prop:value=move || band.get().to_string()
+                                on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_band.set(v.clamp(0.0, 1.0)); } } />
+                            <output>{move || format!("{:.2}", band.get())}</output>
+                        </label>
+                        <label class="toggle">
+                            <input type="checkbox" data-testid="favour-new" prop:checked=move || favour_new.get()
+                                on:change=move |ev| set_favour_new.set(event_target_checked(&ev)) />
+                            " Favour new mechanisms inside the band"
+                        </label>
+                        <label class="toggle" for="flagged-at">
+                            {if query_is_disease { "Drugs recorded as causing the disease: " } else { "Diseases the drug is recorded as causing: " }}
+                            <select id="flagged-at" data-testid="flagged-at" on:change=move |ev| if let Some(f) = Flagged::parse(&event_target_value(&ev)) { set_flagged_at.set(f) }>
+                                {Flagged::ALL.into_iter().map(|f| view! {
+                                    <option value=f.name() selected=move || flagged_at.get() == f>{match f {
+                                        Flagged::UnexplainedLast => "last if no known class or target explains it",
+                                        Flagged::InBand => "after the others of similar plausibility",
+                                        Flagged::Last => "at the end of the list",
+                                        Flagged::InPlace => "in place (flag shown only)",
+                                    }}</option>
+                                }).collect_view()}
                             </select>
                         </label>
-                    })}
-                    <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}</p>
-                </div>
-                {move || {
-                    let pts: Vec<(usize, f64, f64, String)> = order().iter().map(|(ci, t)| (*ci, pct_of(*ci), t.rns, data.with_value(|d| d.candidates[*ci].node.name.clone()))).collect();
-                    let on_pick = move |ci: usize| {
-                        set_selected.set(Some(ci));
-                        on_explain.run(data.with_value(|d| d.candidates[ci].node.clone()));
-                    };
-                    scatter(pts, selected, on_pick)
-                }}
-            })}
-            <div class="row-between">
-                <span></span>
-                <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
-            </div>
-            {move || (flagged_total > 0 && sort.get() == SortKey::Screen && !show_flagged()).then(|| view! {
-                <p class="notice flagged-note" data-testid="flagged-note" role="note">
-                    {flagged_sentence(flagged_total)} " "
-                    <button class="link-button" data-testid="flagged-inplace" on:click=move |_| set_flagged_at.set(Flagged::InPlace)>"Show them in place"</button>
-                    {(!flag_note.is_empty()).then(|| view! { <span class="flag-note" data-testid="flag-note">{flag_note.clone()}</span> })}
-                </p>
-            })}
-            {has_mechanism.then(|| view! { <p class="muted" data-testid="new-count">{top10_line}</p> })}
-            <label class="sort-select" for="sort-select">
-                "Sort by "
-                <select id="sort-select" data-testid="sort-select" on:change=move |ev| if let Some(k) = SortKey::parse(&event_target_value(&ev)) { set_sort.set(k) }>
-                    {SortKey::ALL.into_iter().filter(|k| (has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)) && (s_ok || *k != SortKey::S) && (has_screen || *k != SortKey::Screen)).map(|k| view! {
-                        <option value=k.name() selected=move || sort.get() == k>{k.label()}</option>
-                    }).collect_view()}
-                </select>
-            </label>
-            <div class="scroll-x">
-            <table class="candidates cards" data-testid="candidates">
-                <thead><tr><th title="Position in the order chosen above">"#"</th>
-                    {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
-                    {has_plaus.then(|| view! {
-                        {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
-                        {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression and gradient-boosted trees on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
-                        {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
-                    })}
-                    {sort_header("RNS", RNS_HELP, SortKey::Rns, sort, set_sort)}
-                    {sort_header("R", R_HELP, SortKey::R, sort, set_sort)}
-                    {sort_header("N", N_HELP, SortKey::N, sort, set_sort)}
-                    {if s_ok {
-                        sort_header("S", S_HELP, SortKey::S, sort, set_sort).into_any()
-                    } else {
-                        view! { <th title=S_UNINFORMATIVE data-testid="s-header">"S"</th> }.into_any()
+                        <p class="muted">
+                            {move || if sort.get() == SortKey::Screen { "These set the \"First screen\" order. " } else { "These set the \"First screen\" order (the table is sorted otherwise now). " }}
+                            {move || screen_moved().then(|| view! { <button class="link-button" data-testid="screen-reset" on:click=reset_screen>"Reset to the server's rule"</button> })}
+                            {move || (sort.get() != SortKey::Screen).then(|| view! { " " <button class="link-button" data-testid="sort-screen" on:click=move |_| set_sort.set(SortKey::Screen)>"Sort by the first screen"</button> })}
+                        </p>
+                    </fieldset>
+                })}
+                <div class="sliders" role="group" aria-label="RNS weights">
+                    {slider("α relevance", "(closeness in embedding space)", alpha, set_alpha, "w-alpha", true)}
+                    {slider("β novelty", "(not predicted by walks from what is already known)", beta, set_beta, "w-beta", true)}
+                    {slider("γ surprise", if s_ok { "(different walk distribution)" } else { "(not used here: with only this entity known, S cannot tell candidates apart)" }, gamma, set_gamma, "w-gamma", s_ok)}
+                    {move || {
+                        // A negative weight reverses what its term rewards; say so in words.
+                        let meaning = [
+                            (alpha.get(), "α < 0 favours candidates unlike what is already known"),
+                            (beta.get(), "β < 0 favours candidates the walks from what is already known predict"),
+                            (gamma_in_use(), "γ < 0 favours candidates whose walks resemble those of what is already known"),
+                        ];
+                        let neg: Vec<&str> = meaning.iter().filter(|(w, _)| *w < 0.0).map(|(_, t)| *t).collect();
+                        (!neg.is_empty()).then(|| view! {
+                            <p class="muted" data-testid="negative-weights">{format!("A negative weight favours low values of its term: {}.", neg.join("; "))}</p>
+                        })
                     }}
-                    <th></th></tr></thead>
-                <tbody>
-                    {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
-                        let c = data.with_value(|d| d.candidates[ci].node.clone());
-                        let known = data.with_value(|d| { let c = &d.candidates[ci]; known_for_line(&c.node, &c.known_for, c.known_for_total) });
-                        let c2 = c.clone();
-                        let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
-                        let pl = plaus_of(ci);
-                        let pall = data.with_value(|d| d.candidates[ci].plausibility.as_ref().and_then(|p| p.palliates));
-                        let bl = blended(ci, &t);
-                        let class_line = data.with_value(|d| {
-                            let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
-                            (!k.is_empty()).then(|| k.join(", "))
-                        });
-                        let item = item_of(ci, &t);
-                        let (mech_kind, mech_detail, safety) = data.with_value(|d| {
-                            let c = &d.candidates[ci];
-                            (c.mechanism.kind, mechanism_detail(c), c.safety.clone())
-                        });
-                        let flagged = !safety.is_empty();
-                        let badge_class = match mech_kind {
-                            Mechanism::New => "mechanism mech-new",
-                            Mechanism::SameClass | Mechanism::SharedTarget => "mechanism mech-obvious",
-                            Mechanism::NoneKnown => "mechanism mech-none muted",
+                    <p class="muted" data-testid="weights-source"
+                        data-alpha=default_w.alpha.to_string() data-beta=default_w.beta.to_string() data-gamma=default_w.gamma.to_string()>
+                        {source_line}
+                        {move || moved().then_some(" You have moved the sliders; RNS uses their proportions.")}
+                        " "
+                        <button class="link-button" data-testid="weights-reset" on:click=reset>"Reset to defaults"</button>
+                    </p>
+                    <p class="muted" data-testid="rescore-time" data-rescores=move || rescores.get().to_string()>
+                        {move || last_ms.get().map(|ms| format!("Re-scored {} candidates in {:.2} ms in WebAssembly (no server request).", data.with_value(|d| d.candidates.len()), ms))}
+                    </p>
+                </div>
+                {has_plaus.then(|| view! {
+                    <div class="sliders" role="group" aria-label="Blend and filters">
+                        <label class="slider" for="w-blend">
+                            <span>"Blend " <span class="muted">"(for the \"Blend\" sort: 0 = serendipity only, 1 = plausibility only)"</span></span>
+                            <input id="w-blend" type="range" min="0" max="1" step="0.05" data-testid="w-blend"
+                                prop:value=move || blend.get().to_string()
+                                on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_blend.set(v.clamp(0.0, 1.0)); } } />
+                            <output>{move || format!("{:.2}", blend.get())}</output>
+                        </label>
+                        <label class="slider" for="filter-plaus">
+                            <span>"Plausibility percentile at least"</span>
+                            <input id="filter-plaus" type="number" min="0" max="100" step="1" data-testid="filter-plaus"
+                                prop:value=move || min_plaus.get().to_string()
+                                on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { set_min_plaus.set(v.clamp(0.0, 100.0)); } } />
+                        </label>
+                        <label class="slider" for="filter-class">
+                            <span>"Pharmacologic class"</span>
+                            <span class="class-filter">
+                            <select id="filter-mode" data-testid="filter-mode" on:change=move |ev| set_class_mode.set(event_target_value(&ev))>
+                                <option value="include" selected=move || class_mode.get() == "include">"only"</option>
+                                <option value="exclude" selected=move || class_mode.get() == "exclude">"exclude"</option>
+                            </select>
+                            <select id="filter-class" data-testid="filter-class" on:change=move |ev| set_class_filter.set(event_target_value(&ev))>
+                                <option value="">"any class"</option>
+                                {classes.iter().map(|k| { let k2 = k.clone(); view! { <option value=k.clone() selected=move || class_filter.get() == k2>{k.clone()}</option> } }).collect_view()}
+                            </select>
+                            </span>
+                        </label>
+                        {has_mechanism.then(|| view! {
+                            <label class="slider" for="filter-mechanism">
+                                <span>"Mechanism"</span>
+                                <select id="filter-mechanism" data-testid="filter-mechanism" on:change=move |ev| set_mech_filter.set(event_target_value(&ev))>
+                                    <option value="any" selected=move || mech_filter.get() == "any">"any"</option>
+                                    <option value="new" selected=move || mech_filter.get() == "new">"new mechanism only"</option>
+                                    <option value="obvious" selected=move || mech_filter.get() == "obvious">"same class or shared target only"</option>
+                                </select>
+                            </label>
+                        })}
+                    </div>
+                    {move || {
+                        let pts: Vec<(usize, f64, f64, String)> = order().iter().map(|(ci, t)| (*ci, pct_of(*ci), t.rns, data.with_value(|d| d.candidates[*ci].node.name.clone()))).collect();
+                        let on_pick = move |ci: usize| {
+                            set_selected.set(Some(ci));
+                            on_explain.run(data.with_value(|d| d.candidates[ci].node.clone()));
                         };
-                        let safety_view = flagged.then(|| view! {
-                            <div class="safety" data-testid="safety-flag" role="note" title=safety_title(&safety)>{safety_text(&safety, drug_name.as_deref(), mech_kind)}</div>
-                        });
-                        view! {
-                            <tr data-candidate=c.name.clone() data-mechanism=mech_kind.name() class:flagged=flagged class:selected=move || selected.get() == Some(ci)>
-                                <td class="col-rank">{rank + 1}</td>
-                                <td class="col-name"><a href=href>{c.name.clone()}</a>
-                                    {safety_view}
-                                    {has_mechanism.then(|| view! {
-                                        <div class="mechanism-line" data-testid="mechanism" data-mechanism=mech_kind.name() title=mechanism_help(mech_kind, query_is_disease)>
-                                            <span class=badge_class>{mech_kind.label()}</span>
-                                            {mech_detail.map(|t| view! { " " <span class="mech-detail">{t}</span> })}
-                                        </div>
+                        scatter(pts, selected, on_pick)
+                    }}
+                })}
+                </details>
+                {move || scored.get().err().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                {move || (flagged_total > 0 && sort.get() == SortKey::Screen && !show_flagged()).then(|| view! {
+                    <p class="notice flagged-note" data-testid="flagged-note" role="note">
+                        {flagged_sentence(flagged_total)} " "
+                        <button class="link-button" data-testid="flagged-inplace" on:click=move |_| set_flagged_at.set(Flagged::InPlace)>"Show them in place"</button>
+                        {(!flag_note.is_empty()).then(|| view! { <details class="flag-note" data-testid="flag-note"><summary>"What a flag means on this graph"</summary>{flag_note.clone()}</details> })}
+                    </p>
+                })}
+                {has_mechanism.then(|| view! { <p class="muted" data-testid="new-count">{top10_line}</p> })}
+                <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}{move || filters_on().then_some(" (filtered: see \"Adjust the order and filters\")")}</p>
+    <div class="row-between list-head">
+                            <label class="sort-select" for="sort-select">
+                    "Sort by "
+                    <select id="sort-select" data-testid="sort-select" on:change=move |ev| if let Some(k) = SortKey::parse(&event_target_value(&ev)) { set_sort.set(k) }>
+                        {SortKey::ALL.into_iter().filter(|k| (has_plaus || !matches!(k, SortKey::Blend | SortKey::Plausibility | SortKey::Percentile)) && (s_ok || *k != SortKey::S) && (has_screen || *k != SortKey::Screen)).map(|k| view! {
+                            <option value=k.name() selected=move || sort.get() == k>{k.label()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <a class="button" download=csv_name href=csv_href data-testid="candidates-csv">"Download this ranking (CSV)"</a>
+                </div>
+                <div class="scroll-x">
+                <table class="candidates cards" data-testid="candidates">
+                    <thead><tr><th title="Position in the order chosen above">"#"</th>
+                        {sort_header("Candidate", "Sort by name", SortKey::Name, sort, set_sort)}
+                        {has_plaus.then(|| view! {
+                            {sort_header("Blend", "blend × plausibility percentile + (1 − blend) × RNS: the order the slider sets", SortKey::Blend, sort, set_sort)}
+                            {sort_header("Plausibility", "Predicted probability of a treatment relation (logistic regression and gradient-boosted trees on metapath path counts, cross-validated without leakage, calibrated on out-of-fold predictions); below it, a second model's probability that the drug palliates the disease", SortKey::Plausibility, sort, set_sort)}
+                            {sort_header("Percentile", "Percentile of the pair among all the query's predictions (disease percentile for a disease, compound percentile for a drug); the other percentile is shown below it", SortKey::Percentile, sort, set_sort)}
+                        })}
+                        {sort_header("RNS", RNS_HELP, SortKey::Rns, sort, set_sort)}
+                        {sort_header("R", R_HELP, SortKey::R, sort, set_sort)}
+                        {sort_header("N", N_HELP, SortKey::N, sort, set_sort)}
+                        {if s_ok {
+                            sort_header("S", S_HELP, SortKey::S, sort, set_sort).into_any()
+                        } else {
+                            view! { <th title=S_UNINFORMATIVE data-testid="s-header">"S"</th> }.into_any()
+                        }}
+                        <th></th></tr></thead>
+                    <tbody>
+                        {move || order().into_iter().enumerate().map(|(rank, (ci, t))| {
+                            let c = data.with_value(|d| d.candidates[ci].node.clone());
+                            let known = data.with_value(|d| { let c = &d.candidates[ci]; known_for_line(&c.node, &c.known_for, c.known_for_total) });
+                            let c2 = c.clone();
+                            let href = format!("/entity/{}", crate::api::enc(&crate::api::key_of(&c)));
+                            let pl = plaus_of(ci);
+                            let pall = data.with_value(|d| d.candidates[ci].plausibility.as_ref().and_then(|p| p.palliates));
+                            let bl = blended(ci, &t);
+                            let class_line = data.with_value(|d| {
+                                let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
+                                (!k.is_empty()).then(|| k.join(", "))
+                            });
+                            let item = item_of(ci, &t);
+                            let (mech_kind, mech_detail, safety) = data.with_value(|d| {
+                                let c = &d.candidates[ci];
+                                (c.mechanism.kind, mechanism_detail(c), c.safety.clone())
+                            });
+                            let flagged = !safety.is_empty();
+                            let badge_class = match mech_kind {
+                                Mechanism::New => "mechanism mech-new",
+                                Mechanism::SameClass | Mechanism::SharedTarget => "mechanism mech-obvious",
+                                Mechanism::NoneKnown => "mechanism mech-none muted",
+                            };
+                            let safety_view = flagged.then(|| view! {
+                                <div class="safety" data-testid="safety-flag" role="note" title=safety_title(&safety)>{safety_text(&safety, drug_name.as_deref(), mech_kind)}</div>
+                            });
+                            view! {
+                                <tr data-candidate=c.name.clone() data-mechanism=mech_kind.name() class:flagged=flagged class:selected=move || selected.get() == Some(ci)>
+                                    <td class="col-rank">{rank + 1}</td>
+                                    <td class="col-name"><a href=href>{c.name.clone()}</a>
+                                        {safety_view}
+                                        {has_mechanism.then(|| view! {
+                                            <div class="mechanism-line" data-testid="mechanism" data-mechanism=mech_kind.name() title=mechanism_help(mech_kind, query_is_disease)>
+                                                <span class=badge_class>{mech_kind.label()}</span>
+                                                {mech_detail.map(|t| view! { " " <span class="mech-detail">{t}</span> })}
+                                            </div>
+                                        })}
+                                        {known.map(|k| view! { <div class="known-for muted">{k}</div> })}
+                                        {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
+                                    {has_plaus.then(|| view! {
+                                        <td class="num" data-testid="blend" data-label="Blend">{format!("{bl:.3}")}</td>
+                                        <td class="num" data-label="Plausibility"><span data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</span>
+                                            {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
+                                        <td class="num" data-testid="percentile" data-label="Percentile">{pl.map(|p| {
+                                            let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
+                                            view! { {format!("{mine:.1}%")} " " <span class="p-abs" title="Calibrated probability of a treatment relation (the plausibility): the percentile only ranks the pair among the query's own predictions">{format!("(P {})", fmt_p(p.0))}</span> <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
+                                        })}</td>
                                     })}
-                                    {known.map(|k| view! { <div class="known-for muted">{k}</div> })}
-                                    {class_line.map(|k| view! { <div class="muted classes">{k}</div> })}</td>
-                                {has_plaus.then(|| view! {
-                                    <td class="num" data-testid="blend" data-label="Blend">{format!("{bl:.3}")}</td>
-                                    <td class="num" data-label="Plausibility"><span data-testid="plausibility">{pl.map(|p| format!("{:.3}", p.0)).unwrap_or_default()}</span>
-                                        {pall.map(|q| view! { <div class="muted" data-testid="palliates" title="Probability that the drug palliates (relieves symptoms of) the disease: a second model learned from the graph's palliation edges">{format!("palliates {:.3}{}", q.score, if q.known { " (known)" } else { "" })}</div> })}</td>
-                                    <td class="num" data-testid="percentile" data-label="Percentile">{pl.map(|p| {
-                                        let (mine, other, other_label) = if query_is_disease { (p.1, p.2, "of the drug's diseases") } else { (p.2, p.1, "of the disease's drugs") };
-                                        view! { {format!("{mine:.1}%")} " " <span class="p-abs" title="Calibrated probability of a treatment relation (the plausibility): the percentile only ranks the pair among the query's own predictions">{format!("(P {})", fmt_p(p.0))}</span> <div class="muted">{format!("{other:.0}% {other_label}")}</div> }
-                                    })}</td>
-                                })}
-                                <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
-                                <td class="num" data-testid="r" data-label="R">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
-                                <td class="num" data-testid="n" data-label="N">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
-                                {if s_ok {
-                                    view! { <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td> }.into_any()
-                                } else {
-                                    view! { <td class="num muted" data-testid="s" data-label="S" title=S_UNINFORMATIVE>"—"</td> }.into_any()
-                                }}
-                                <td class="col-actions">
-                                    <button class="link-button why" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button>
-                                    {item.map(|it| view! { <crate::shortlist::KeepButton item=it /> })}
-                                </td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-            </div>
-        </section>
-    }
+                                    <td class="num" data-testid="rns" data-label="RNS"><strong>{format!("{:.3}", t.rns)}</strong></td>
+                                    <td class="num" data-testid="r" data-label="R">{format!("{:.3}", t.r)} {bar(t.r, 0.0, 1.0)}</td>
+                                    <td class="num" data-testid="n" data-label="N">{format!("{:.3}", t.n)} {bar(t.n, 0.0, 1.0)}</td>
+                                    {if s_ok {
+                                        view! { <td class="num" data-testid="s" data-label="S">{format!("{:.3}", t.s)} {bar(t.s, 0.0, 1.0)}</td> }.into_any()
+                                    } else {
+                                        view! { <td class="num muted" data-testid="s" data-label="S" title=S_UNINFORMATIVE>"—"</td> }.into_any()
+                                    }}
+                                    <td class="col-actions">
+                                        <button class="link-button why" on:click=move |_| { set_selected.set(Some(ci)); on_explain.run(c2.clone()) }>"why?"</button>
+                                        {item.map(|it| view! { <crate::shortlist::KeepButton item=it /> })}
+                                    </td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                </div>
+            </section>
+        }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1127,7 +1127,8 @@ test('calibration below the minimum cannot be put in force; one that meets it is
   const weightsLine = async () => {
     const d = await newPage();
     await d.goto(base + '/entity/Disease::DOID:1612');
-    await d.getByTestId('weights-source').waitFor({ timeout: 60000 });
+    // The weights' source line sits in Discover's folded settings: attached, not necessarily shown.
+    await d.getByTestId('weights-source').waitFor({ state: 'attached', timeout: 60000 });
     const t = await d.getByTestId('weights-source').textContent();
     await d.context().close();
     return t;

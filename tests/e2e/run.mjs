@@ -300,6 +300,7 @@ test('candidates: with no known treatment S is not shown (it cannot tell candida
 test('candidates: sliders re-rank 200 candidates in WASM without a network request', async (page) => {
   await page.goto(base + '/entity/Disease::DOID:1612');
   await page.getByTestId('candidates').waitFor({ timeout: 30000 });
+  await openTune(page);
   const rows = page.locator('[data-testid=candidates] tbody tr');
   assert((await rows.count()) === 200, `candidates shown: ${await rows.count()}`);
   assert((await page.getByTestId('existing').locator('li').count()) >= 10, 'known treatments listed');
@@ -399,6 +400,7 @@ test('predictions: asthma\'s top suggestions with plausibility percentiles, scat
   assert(api.candidates.every((c) => c.plausibility.palliates && c.plausibility.palliates.score >= 0 && c.plausibility.palliates.score <= 1), 'API candidates carry a palliation score');
   console.log(`     asthma top 3 by blend: ${top.slice(0, 3).map((t) => `${t.name} (${t.score}, ${t.pct.split('%')[0]}%)`).join(', ')}`);
   // The plausibility × serendipity scatter, one point per candidate shown.
+  await openTune(page);
   const dots = page.locator('[data-testid=scatter] circle');
   assert((await dots.count()) === total, `scatter points ${await dots.count()} for ${total} rows`);
   await page.getByTestId('scatter').screenshot({ path: path.join(shots, 'asthma-scatter.png') });
@@ -436,6 +438,15 @@ test('predictions: asthma\'s top suggestions with plausibility percentiles, scat
   await page.getByTestId('explanation').screenshot({ path: path.join(shots, 'asthma-explanation.png') });
 });
 
+// Discover's settings (first-screen rule, RNS weights, blend, filters, chart) are folded under
+// "Adjust the order and filters" so the list comes first; a person opens them to use them.
+async function openTune(p) {
+  const t = p.getByTestId('tune');
+  await t.waitFor({ state: 'attached', timeout: 30000 });
+  if (!(await t.evaluate((el) => el.open))) await t.locator('summary').first().click();
+  await p.getByTestId('rescore-time').waitFor({ state: 'visible', timeout: 5000 });
+}
+
 // The candidate table's state as a person sees it: order, sliders, filters, the explanation open.
 async function discoverState(p) {
   return p.evaluate(() => {
@@ -457,6 +468,12 @@ test('discover: the address reproduces the view — weights, blend, first-screen
   await page.goto(base + '/entity/Disease::DOID:2841');
   const rows = page.locator('[data-testid=candidates] tbody tr');
   await rows.first().waitFor({ timeout: 60000 });
+  // A fresh page folds the settings: the list comes first.
+  assert(!(await page.getByTestId('tune').evaluate((el) => el.open)), 'the settings start folded');
+  const firstRow = await rows.first().evaluate((tr) => tr.getBoundingClientRect().top + window.scrollY);
+  const folded = await page.getByTestId('tune').evaluate((el) => el.getBoundingClientRect().bottom + window.scrollY);
+  assert(firstRow > folded && firstRow - folded < 500, `the list follows the folded settings: first row at ${firstRow}, settings end at ${folded}`);
+  await openTune(page);
   await page.getByTestId('w-band').fill('0.5');
   await page.getByTestId('favour-new').uncheck();
   await page.getByTestId('flagged-at').selectOption('in-place');
@@ -485,6 +502,8 @@ test('discover: the address reproduces the view — weights, blend, first-screen
   await other.getByTestId('explanation').waitFor({ timeout: 60000 });
   await other.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, here.order.split('|').length, { timeout: 10000 });
   const there = await discoverState(other);
+  assert(await other.getByTestId('tune').evaluate((el) => el.open), 'a shared link with settings opens them');
+  assert((await other.getByTestId('tune-changed').count()) === 1, 'the fold says the settings were changed');
   for (const k of Object.keys(here)) assert(here[k] === there[k], `${k}: ${JSON.stringify(here[k]).slice(0, 120)} here, ${JSON.stringify(there[k]).slice(0, 120)} in the new page`);
   await other.screenshot({ path: path.join(shots, 'url-state-1280.png') });
   await other.setViewportSize({ width: 390, height: 844 });
@@ -634,6 +653,7 @@ test('discover: the first screen is the default order — the first rows are the
   if (api.evidence && api.evidence.weak) assert((await page.getByTestId('weak-evidence').textContent()).includes(api.evidence.note), 'the weak-evidence note');
   else assert((await page.getByTestId('weak-evidence').count()) === 0, 'no weak-evidence note for strong evidence');
   // Moving the band re-orders in the page; band 1 without favouring new is plausibility order.
+  await openTune(page);
   await page.getByTestId('w-band').fill('1');
   await page.getByTestId('favour-new').uncheck();
   await page.getByTestId('flagged-at').selectOption('in-place');
@@ -701,6 +721,7 @@ test('discover: the mechanism label on each row and the mechanism filter', async
   console.log(`     asthma top 10: ${badges.map((b) => `${b.name} (${b.m})`).join(', ')}`);
   assert(/Of the top 10 shown: \d+ new mechanisms?/.test(await page.getByTestId('new-count').textContent()), 'the count line');
   const mechs = () => rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('[data-testid=mechanism]')?.dataset.mechanism));
+  await openTune(page);
   await page.getByTestId('filter-mechanism').selectOption('new');
   const nNew = kinds.filter((k) => k === 'new').length;
   await page.waitForFunction((n) => document.querySelectorAll('[data-testid=candidates] tbody tr').length === n, nNew, { timeout: 5000 });
@@ -742,6 +763,7 @@ test('discover: a flagged candidate shows its warning where the rule puts it; "l
   await row.scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'discover-screen-flagged-1280.png') });
   // Last: every flagged candidate after every unflagged one.
+  await openTune(page);
   await page.getByTestId('flagged-at').selectOption('last');
   const last = names(screenOrder(items, { ...api.screen.rule, flagged: 'last' }));
   await page.waitForFunction((w) => [...document.querySelectorAll('[data-testid=candidates] tbody tr')].map((tr) => tr.dataset.candidate).join('|') === w, last.join('|'), { timeout: 5000 });
@@ -764,6 +786,7 @@ test('discover at 390 px: mechanism label and safety warning read inside their c
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(base + '/entity/' + key);
   await page.locator('[data-testid=candidates] tbody tr').first().waitFor({ timeout: 60000 });
+  await openTune(page);
   const r = await page.evaluate((flagged) => {
     const bad = [];
     const inside = (b, c) => b.left >= c.left - 0.5 && b.right <= c.right + 0.5;
