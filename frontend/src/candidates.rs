@@ -820,14 +820,17 @@ pub fn Candidates(
                             let pl = plaus_of(ci);
                             let pall = data.with_value(|d| d.candidates[ci].plausibility.as_ref().and_then(|p| p.palliates));
                             let bl = blended(ci, &t);
-                            let class_line = data.with_value(|d| {
-                                let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).collect();
-                                (!k.is_empty()).then(|| k.join(", "))
-                            });
                             let item = item_of(ci, &t);
                             let (mech_kind, mech_detail, safety) = data.with_value(|d| {
                                 let c = &d.candidates[ci];
                                 (c.mechanism.kind, mechanism_detail(c), c.safety.clone())
+                            });
+                            // The drug's classes, less those its mechanism line already names
+                            // ("same class as …: <class>"), so no class is said twice in a row.
+                            let class_line = data.with_value(|d| {
+                                let named = mech_detail.as_deref().unwrap_or("");
+                                let k: Vec<String> = d.candidates[ci].classes.iter().map(|k| k.name.clone()).filter(|k| !named.contains(k.as_str())).collect();
+                                (!k.is_empty()).then(|| k.join(", "))
                             });
                             let flagged = !safety.is_empty();
                             let badge_class = match mech_kind {

@@ -1067,6 +1067,13 @@ test('ask: a repurposing question shows the disease page\'s own list (same order
     const row = page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').nth(flagged);
     assert((await row.getByTestId('safety-flag').count()) >= 1, `the flagged candidate ${api.candidates[flagged].node.name} shows its warning`);
   }
+  // Inside Ask's answer the table has less room than on the entity page: at 1280 px it still fits,
+  // so "why?" and "Keep" are in view without sideways scrolling.
+  const fit = await page.evaluate(() => {
+    const wrap = document.querySelector('[data-testid=ask-repurpose] [data-testid=candidates]').parentElement;
+    return { sideways: wrap.scrollWidth - wrap.clientWidth, vw: window.innerWidth };
+  });
+  assert(fit.vw < 1200 || fit.sideways <= 1, `Ask's candidate table scrolls sideways by ${fit.sideways}px at ${fit.vw} px`);
   // Keep works from Ask: the first candidate goes to this browser's shortlist.
   await page.locator('[data-testid=ask-repurpose] [data-testid=candidates] tbody tr').first().getByTestId('keep').click();
   await page.waitForFunction(() => /\b1\b/.test(document.querySelector('[data-testid=shortlist-count]')?.textContent || ''), null, { timeout: 5000 });
