@@ -53,6 +53,8 @@ pub fn Entity() -> impl IntoView {
     let key = move || params.read().get("key").unwrap_or_default();
     let (detail, set_detail) = signal(None::<Result<NodeDetail, Refusal>>);
     let (explain, set_explain) = signal(None::<(NodeView, Option<Result<PathsReply, String>>)>);
+    // The paths drawer stands in for a prediction the model cannot explain (top lists).
+    let (explain_note, set_explain_note) = signal(false);
     let (discovery, set_discovery) = signal(None::<Result<DiscoverResponse, Refusal>>);
     let (discovering, set_discovering) = signal(false);
     // Refused with a `Retry-After`: the reason and the seconds left before the one retry.
@@ -140,6 +142,7 @@ pub fn Entity() -> impl IntoView {
         crate::url_state::set(&[("why", None)]);
         let from = key();
         let to = key_of(&other);
+        set_explain_note.set(false);
         set_explain.set(Some((other.clone(), None)));
         spawn_local(async move {
             let r = api::paths(&from, &to).await;
@@ -150,14 +153,19 @@ pub fn Entity() -> impl IntoView {
     let explain_candidate = Callback::new(move |cand: NodeView| {
         // The open explanation is part of the view's address.
         crate::url_state::set(&[("why", Some(key_of(&cand)))]);
-        // With predictions: the paths that carry the prediction, grouped by metapath.
+        // With predictions that keep their metapaths: the paths that carry the prediction,
+        // grouped by metapath. Top lists (a graph too large to score every pair) keep none: such
+        // a candidate is explained, like one without a prediction, by the graph's paths from
+        // the known answers, and the drawer says why.
+        let mut unexplained = false;
         if let Some(Ok(d)) = discovery.get_untracked() {
-            if let Some(p) = d
+            let plaus = d
                 .candidates
                 .iter()
                 .find(|c| c.node.index == cand.index)
-                .and_then(|c| c.plausibility.clone())
-            {
+                .and_then(|c| c.plausibility.clone());
+            unexplained = plaus.as_ref().is_some_and(|p| !p.explained);
+            if let Some(p) = plaus.filter(|p| p.explained) {
                 set_explain.set(None);
                 set_explain_pred.set(Some((cand.clone(), None)));
                 let (ck, dk) = (key_of(&p.compound), key_of(&p.disease));
@@ -177,6 +185,7 @@ pub fn Entity() -> impl IntoView {
             }
         }
         let to = key_of(&cand);
+        set_explain_note.set(unexplained);
         set_explain.set(Some((cand.clone(), None)));
         spawn_local(async move {
             let r = api::paths_from_set(&from, &to).await;
@@ -223,6 +232,9 @@ pub fn Entity() -> impl IntoView {
             <section class="panel" aria-live="polite">
                 <h2>"How it connects to " {other.name.clone()}</h2>
                 <DrawerKeep candidate=other.clone() selected_item=selected_item />
+                {move || explain_note.get().then(|| view! {
+                    <p class="muted" data-testid="no-metapath-explanation">"At this graph's size the plausibility model keeps only each entity's best pairs, not the metapath values behind a score: these are the graph's paths from the known answers to the candidate."</p>
+                })}
                 {match reply {
                     None => view! { <p class="loading">"Finding paths of up to three hops…"</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),

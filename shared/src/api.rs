@@ -566,10 +566,20 @@ pub struct Prediction {
     pub known: bool,
     /// Strongest positive metapath contributions, strongest first.
     pub top_metapaths: Vec<MetapathContribution>,
+    /// Whether `GET /api/predictions/explain` can show the paths behind this score: true for
+    /// the all-pairs model; false for top lists (a graph too large to score every pair), whose
+    /// model keeps no per-pair metapath values — a page explains such a pair by the graph's
+    /// paths from the known answers instead. Older replies lack it: true.
+    #[serde(default = "explained_by_default")]
+    pub explained: bool,
     /// The second model's view of the pair: probability that the compound palliates (relieves
     /// symptoms of) the disease, when the graph has that relation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub palliates: Option<Palliation>,
+}
+
+fn explained_by_default() -> bool {
+    true
 }
 
 /// The palliation head's score of a pair (CpD on Hetionet).

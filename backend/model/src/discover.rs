@@ -41,8 +41,9 @@ pub struct Discovery {
     pub existing: Vec<NodeId>,
     /// True when `existing` holds known answers besides the query.
     pub existing_known: bool,
-    /// Every known answer with the verb of the relation that makes it known (`treats` before
-    /// `palliates`; a node both treated and palliated is listed once, as treated).
+    /// Every known answer with its kind, [`TREATS`] or [`PALLIATES`] (whatever the graph's
+    /// verb: a CKG's "is indicated for" is a treatment), treatments first; a node both treated
+    /// and palliated is listed once, as treated.
     pub known: Vec<(NodeId, String)>,
     /// (candidate, walk proximity), best first.
     pub candidates: Vec<(NodeId, f64)>,
@@ -58,6 +59,11 @@ fn is_treatment(g: &Graph, r: u16) -> bool {
     let rel = g.relation(r);
     rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
 }
+
+/// The two kinds of known answer, as `Discovery::known` names them: a treatment (a treats or
+/// indication relation: disease-modifying) and a palliation (symptomatic).
+pub const TREATS: &str = "treats";
+pub const PALLIATES: &str = "palliates";
 
 /// Is relation `r` a known-answer relation: a treatment, or a palliation?
 fn is_known_relation(g: &Graph, r: u16) -> bool {
@@ -102,8 +108,11 @@ fn known_answers(g: &Graph, q: NodeId) -> Option<(TypeId, Vec<(NodeId, String)>)
         let other = if e.source == q { e.target } else { e.source };
         answer_type.get_or_insert(g.node_type(other));
         if Some(g.node_type(other)) == answer_type {
+            // The kind, not the graph's verb ("is indicated for" on a CKG): what the API
+            // promises and the page sorts by.
             let treats = is_treatment(g, e.rel);
-            known.push((!treats, other, g.relation(e.rel).verb.clone()));
+            let kind = if treats { TREATS } else { PALLIATES };
+            known.push((!treats, other, kind.to_string()));
         }
     }
     if answer_type.is_none() {

@@ -122,6 +122,30 @@ fn discover_and_plausibility_on_a_ckg_shaped_graph() {
     let cands = v["candidates"].as_array().unwrap();
     assert!(!cands.is_empty() && cands.len() <= 10, "{body}");
     assert!(cands.iter().all(|c| c["plausibility"]["score"].is_number()));
+    // The graph's verb is "is indicated for": the known answers are still named treatments,
+    // so the page lists them under its treatments heading.
+    let known = v["known"].as_array().unwrap();
+    assert!(
+        !known.is_empty() && known.iter().all(|k| k["relation"] == "treats"),
+        "{body}"
+    );
+    // Top lists keep no metapath values: the pairs say so, and the explanation endpoint says
+    // what explains a candidate instead (not "run serenqa predict": the lists are loaded).
+    assert!(
+        cands
+            .iter()
+            .all(|c| c["plausibility"]["explained"] == false),
+        "{body}"
+    );
+    let drug = cands[0]["node"]["id"].as_str().unwrap().to_string();
+    let (st, body, _) = get(&format!(
+        "{}/api/predictions/explain?compound=Drug::{drug}&disease=Disease::D00000007",
+        s.base
+    ));
+    assert_eq!(st, 503, "{body}");
+    let e: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(e["code"], "no_metapath_explanation", "{body}");
+    assert!(e["message"].as_str().unwrap().contains("paths"), "{body}");
     let (st, body, _) = get(&format!(
         "{}/api/predictions?disease=Disease::D00000007&limit=5",
         s.base

@@ -148,6 +148,8 @@ fn predict_writes_a_reproducible_tsv_and_the_server_serves_it() {
     let scores: Vec<f64> = preds.iter().map(|p| p["score"].as_f64().unwrap()).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
     assert!(preds[0]["disease_percentile"].as_f64().unwrap() > 95.0);
+    // The all-pairs model explains every pair by its metapaths.
+    assert_eq!(preds[0]["explained"], true, "{}", preds[0]);
     // The second head (CpD) is served next to the plausibility.
     let pall = &preds[0]["palliates"];
     assert!(

@@ -286,7 +286,10 @@ fn evidence_strength(best: f64, g: &Graph, node: NodeId) -> EvidenceStrength {
 
 /// The known answers in words: how many treat, how many only palliate.
 fn known_note(known: &[KnownAnswer], drug_page: bool) -> String {
-    let treats = known.iter().filter(|k| k.relation != "palliates").count();
+    let treats = known
+        .iter()
+        .filter(|k| k.relation != serenqa_model::discover::PALLIATES)
+        .count();
     let palliates = known.len() - treats;
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     if drug_page {

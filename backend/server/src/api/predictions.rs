@@ -170,6 +170,9 @@ pub async fn get_explain(
     let cn = resolve(&g, ck)?;
     let dn = resolve(&g, dk)?;
     let (Some(p), Some(ex)) = (s.predictions.clone(), s.explainer.clone()) else {
+        if s.top_k.is_some() {
+            return Err(HttpError::unavailable("no_metapath_explanation", "this server holds top lists (a graph too large to score every pair), whose model keeps no per-pair metapath values: the graph's paths from the known answers (`GET /api/paths`) explain a candidate instead"));
+        }
         return Err(HttpError::unavailable("no_predictions", "the plausibility predictions are not loaded; run `serenqa predict` and restart the server"));
     };
     let (Some((true, c)), Some((false, d))) = (p.locate(cn), p.locate(dn)) else {

@@ -77,6 +77,7 @@ impl Served {
                     compound_percentile: compound_pct,
                     known: false,
                     top_metapaths: Vec::new(),
+                    explained: false,
                     palliates: None,
                 })
             }
@@ -114,6 +115,7 @@ pub fn prediction(g: &Graph, p: &Predictions, c: usize, d: usize, known: bool) -
     });
     Prediction {
         palliates,
+        explained: true,
         compound: node_view(g, p.compounds[c]),
         disease: node_view(g, p.diseases[d]),
         score: p.scores[i] as f64,
