@@ -630,7 +630,7 @@ pub fn Candidates(
         let o = order();
         let top: Vec<usize> = o.iter().take(10).map(|(ci, _)| *ci).collect();
         if top.is_empty() {
-            return String::new();
+            return None;
         }
         let (new, obvious) = data.with_value(|d| {
             top.iter().fold((0, 0), |(n, ob), &ci| {
@@ -641,11 +641,15 @@ pub fn Candidates(
                 )
             })
         });
-        format!(
-            "Of the top {} shown: {new} new mechanism{}, {obvious} same class or shared target as a known treatment.",
-            top.len(),
-            if new == 1 { "" } else { "s" }
-        )
+        // Nothing to compare with (no class or target known for any of them, as on a graph
+        // without pharmacologic classes): a count of zeros would say nothing.
+        (new + obvious > 0).then(|| {
+            format!(
+                "Of the top {} shown: {new} new mechanism{}, {obvious} same class or shared target as a known treatment.",
+                top.len(),
+                if new == 1 { "" } else { "s" }
+            )
+        })
     };
     view! {
             <section class="panel" data-testid="discovery">
@@ -780,7 +784,7 @@ pub fn Candidates(
                         {(!flag_note.is_empty()).then(|| view! { <details class="flag-note" data-testid="flag-note"><summary>"What a flag means on this graph"</summary>{flag_note.clone()}</details> })}
                     </p>
                 })}
-                {has_mechanism.then(|| view! { <p class="muted" data-testid="new-count">{top10_line}</p> })}
+                {move || has_mechanism.then(top10_line).flatten().map(|t| view! { <p class="muted" data-testid="new-count">{t}</p> })}
                 <p class="muted" data-testid="shown-count">{move || format!("{} of {} candidates shown", order().len(), data.with_value(|d| d.candidates.len()))}{move || filters_on().then_some(" (filtered: see \"Adjust the order and filters\")")}</p>
     <div class="row-between list-head">
                             <label class="sort-select" for="sort-select">
