@@ -97,6 +97,8 @@ pub fn read_pairs(
     text: &str,
     status: Option<&[String]>,
 ) -> Result<Vec<(String, String)>, PredictError> {
+    // A spreadsheet's export may start with a byte-order mark: not part of the first name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .map(|l| l.trim_end_matches('\r'))
@@ -575,6 +577,8 @@ mod tests {
         let failed = ["terminated".to_string(), "Withdrawn".to_string()];
         assert_eq!(read_pairs(t, Some(&failed)).unwrap().len(), 1);
         assert_eq!(read_pairs(t, None).unwrap().len(), 3);
+        let bom = format!("\u{feff}{t}");
+        assert_eq!(read_pairs(&bom, None).unwrap().len(), 3);
         assert_eq!(
             fields("a,\"b, c\",\"d\"\"e\"", false),
             vec!["a", "b, c", "d\"e"]
