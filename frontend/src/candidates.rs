@@ -32,7 +32,8 @@
 
 use leptos::prelude::*;
 use serenqa_shared::api::{
-    DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores,
+    DiscoverResponse, NodeView, ShortlistEntity, ShortlistItem, ShortlistScores, KNOWN_PALLIATES,
+    KNOWN_TREATS,
 };
 use serenqa_shared::rns::{rank, Scorer, Terms, Weights};
 use serenqa_shared::screen::{self, Flagged, Mechanism, ScreenItem, ScreenRule};
@@ -47,6 +48,9 @@ use labels::{
 
 /// How long the view must stay unchanged before the address is updated.
 const URL_DEBOUNCE_MS: u64 = 250;
+/// The blend slider's start (half plausibility, half serendipity) when the server has
+/// predictions; the settings fold counts any other value as a change.
+const DEFAULT_BLEND: f64 = 0.5;
 
 /// Why a page with only its own entity known shows no S.
 /// One-sentence definitions of the terms, for the column headers of every candidates table
@@ -183,7 +187,8 @@ pub fn Candidates(
     let url_blend = url_state::get("blend")
         .and_then(|s| parse_num(&s, 0.0, 1.0))
         .filter(|_| has_plaus);
-    let (blend, set_blend) = signal(url_blend.unwrap_or(if has_plaus { 0.5 } else { 0.0 }));
+    let (blend, set_blend) =
+        signal(url_blend.unwrap_or(if has_plaus { DEFAULT_BLEND } else { 0.0 }));
     // The first screen (`serenqa_shared::screen`): the API's order, and the default sort when
     // the server says which rule it followed; its controls start at that rule.
     let screen_rule0: Option<ScreenRule> = data.with_value(|d| d.screen.as_ref().map(|s| s.rule));
@@ -279,7 +284,7 @@ pub fn Candidates(
         min_plaus.get() > 0.0
             || !class_filter.get().is_empty()
             || mech_filter.get() != "any"
-            || (has_plaus && (blend.get() - 0.5).abs() > 1e-9)
+            || (has_plaus && (blend.get() - DEFAULT_BLEND).abs() > 1e-9)
     };
     let tune_open = untrack(|| moved() || screen_moved() || filters_on());
     let (selected, set_selected) = signal(None::<usize>);
@@ -567,7 +572,7 @@ pub fn Candidates(
         let existing_view = existing
             .iter()
             .filter(|n| crate::api::key_of(n) != query_key)
-            .map(|n| known_li(n, "treats"))
+            .map(|n| known_li(n, KNOWN_TREATS))
             .collect_view();
         view! {
             <h2>{if query_is_disease { "Known treatments" } else { "Known indications" }}</h2>
@@ -586,7 +591,7 @@ pub fn Candidates(
                 .map(|k| k.node.clone())
                 .collect()
         };
-        let (treats, palliates) = (of("treats"), of("palliates"));
+        let (treats, palliates) = (of(KNOWN_TREATS), of(KNOWN_PALLIATES));
         let none = |what: &str| view! { <p class="muted">{format!("No {what} recorded in the graph.")}</p> };
         view! {
             <div class="known-answers">
@@ -594,12 +599,12 @@ pub fn Candidates(
                 <div class="known-groups">
                 <div class="known-group">
                     <h2>{known_title}</h2>
-                    <ul class="inline-list" data-testid="existing">{treats.iter().map(|n| known_li(n, "treats")).collect_view()}</ul>
+                    <ul class="inline-list" data-testid="existing">{treats.iter().map(|n| known_li(n, KNOWN_TREATS)).collect_view()}</ul>
                     {treats.is_empty().then(|| none(if query_is_disease { "disease-modifying treatment" } else { "indication" }))}
                 </div>
                 <div class="known-group">
                     <h2>{palliates_title}</h2>
-                    <ul class="inline-list" data-testid="known-palliates">{palliates.iter().map(|n| known_li(n, "palliates")).collect_view()}</ul>
+                    <ul class="inline-list" data-testid="known-palliates">{palliates.iter().map(|n| known_li(n, KNOWN_PALLIATES)).collect_view()}</ul>
                     {palliates.is_empty().then(|| none(if query_is_disease { "symptomatic (palliative) drug" } else { "palliated disease" }))}
                 </div>
                 </div>

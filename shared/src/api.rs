@@ -303,9 +303,15 @@ pub struct SafetyFlag {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct KnownAnswer {
     pub node: NodeView,
-    /// `treats` (disease-modifying) or `palliates` (symptomatic).
+    /// [`KNOWN_TREATS`] (disease-modifying) or [`KNOWN_PALLIATES`] (symptomatic), whatever
+    /// the graph's own verb ("is indicated for" on a CKG is a treatment).
     pub relation: String,
 }
+
+/// [`KnownAnswer::relation`] of a treatment.
+pub const KNOWN_TREATS: &str = "treats";
+/// [`KnownAnswer::relation`] of a palliation.
+pub const KNOWN_PALLIATES: &str = "palliates";
 
 /// How the first screen was ordered, and why (`DiscoverResponse::screen`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

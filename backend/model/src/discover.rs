@@ -60,10 +60,9 @@ fn is_treatment(g: &Graph, r: u16) -> bool {
     rel.verb.to_lowercase().contains("treat") || rel.name.to_uppercase().contains("INDICATED")
 }
 
-/// The two kinds of known answer, as `Discovery::known` names them: a treatment (a treats or
-/// indication relation: disease-modifying) and a palliation (symptomatic).
-pub const TREATS: &str = "treats";
-pub const PALLIATES: &str = "palliates";
+/// The two kinds of known answer, as `Discovery::known` names them (the API's words): a
+/// treatment (a treats or indication relation: disease-modifying) and a palliation.
+pub use serenqa_shared::api::{KNOWN_PALLIATES as PALLIATES, KNOWN_TREATS as TREATS};
 
 /// Is relation `r` a known-answer relation: a treatment, or a palliation?
 fn is_known_relation(g: &Graph, r: u16) -> bool {
