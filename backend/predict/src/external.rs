@@ -39,6 +39,7 @@ use serenqa_graph::{Graph, NodeId};
 
 use crate::dwpc::LocalIndex;
 use crate::metrics::{auprc, auroc, per_group_at, ranked, TOP_BUDGET};
+use crate::resample::{Difference, PerPositive, Spread};
 use crate::task::Task;
 use crate::{PredictError, Predictions};
 
@@ -210,6 +211,20 @@ pub struct ListReport {
     pub candidates: usize,
     pub model: Figures,
     pub baseline: Figures,
+    /// The model's AUROC and best-[`TOP_BUDGET`] count with the list resampled by disease.
+    pub model_spread: Spread,
+    /// Model minus baseline, paired by disease.
+    pub model_minus_baseline: Option<Difference>,
+}
+
+/// Another model's scores of the same pairs (a `serenqa predict --out` file), measured on the
+/// same candidates and compared with the served model, paired by disease.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompareReport {
+    pub name: String,
+    pub figures: Figures,
+    /// Served model minus this one.
+    pub model_minus_this: Option<Difference>,
 }
 
 /// The first list's candidates against the second's (e.g. approved against failed).
@@ -229,6 +244,15 @@ pub struct ExternalReport {
     pub exclude_second: bool,
     pub list: ListReport,
     pub against: Option<AgainstReport>,
+    pub compare: Option<CompareReport>,
+}
+
+/// Scores of every pair by another model, for [`check`]'s comparison.
+pub struct OtherScores<'a> {
+    /// How the report names it (e.g. the file's name).
+    pub name: &'a str,
+    /// (compound, disease, score) as [`read_scores`] reads them.
+    pub scores: &'a [(String, String, f64)],
 }
 
 /// Local (compound, disease) indices of the predictions, by graph node.
@@ -389,11 +413,18 @@ fn figures(pairs: &[usize], scores: &[f64], labels: &[bool], nd: usize) -> Figur
     }
 }
 
+/// The candidates of a list: every pair not set aside, its label, and its disease.
+struct Universe {
+    pairs: Vec<usize>,
+    labels: Vec<bool>,
+    positives: Vec<usize>,
+}
+
 fn list_report(
     s: &Space,
     preds: &Predictions,
     list: &[(String, String)],
-) -> (ListReport, Vec<usize>) {
+) -> (ListReport, Universe) {
     let sorted = s.sort(list);
     let positives = sorted.candidates;
     let listed: HashSet<usize> = positives.iter().copied().collect();
@@ -401,6 +432,9 @@ fn list_report(
     let labels: Vec<bool> = pairs.iter().map(|p| listed.contains(p)).collect();
     let model: Vec<f64> = pairs.iter().map(|&p| preds.scores[p] as f64).collect();
     let base: Vec<f64> = pairs.iter().map(|&p| s.baseline[p]).collect();
+    let disease = |i: usize| pairs[i] % s.nd.max(1);
+    let model_pp = PerPositive::new(&model, &labels, &disease, TOP_BUDGET);
+    let base_pp = PerPositive::new(&base, &labels, &disease, TOP_BUDGET);
     let report = ListReport {
         read: list.len(),
         unmatched: sorted.unmatched,
@@ -412,24 +446,119 @@ fn list_report(
         candidates: pairs.len(),
         model: figures(&pairs, &model, &labels, s.nd),
         baseline: figures(&pairs, &base, &labels, s.nd),
+        model_spread: model_pp.spread(),
+        model_minus_baseline: model_pp.minus(&base_pp),
     };
-    (report, positives)
+    (
+        report,
+        Universe {
+            pairs,
+            labels,
+            positives,
+        },
+    )
 }
 
-/// Checks `preds` (made on `g`) against `list`, and optionally the list against `against`;
-/// `ontology` maps diseases given as UMLS CUIs.
+/// Another model's scores laid out as the predictions' pairs; an error names how many
+/// candidate pairs it lacks.
+fn other_report(
+    s: &Space,
+    preds: &Predictions,
+    u: &Universe,
+    other: &OtherScores,
+) -> Result<CompareReport, PredictError> {
+    let mut by_pair = vec![f64::NAN; s.status.len()];
+    let mut unknown = 0usize;
+    for (c, d, score) in other.scores {
+        let (ps, _) = s.pairs(c, d);
+        match ps.as_slice() {
+            [p] if score.is_finite() => by_pair[*p] = *score,
+            _ => unknown += 1,
+        }
+    }
+    let missing = u.pairs.iter().filter(|&&p| by_pair[p].is_nan()).count();
+    if missing > 0 {
+        return Err(PredictError::Invalid(format!(
+            "{}: no score for {missing} of the {} candidate pairs ({unknown} rows name a pair not on this graph or an unreadable score): is it a `serenqa predict --out` file of this graph?",
+            other.name,
+            u.pairs.len()
+        )));
+    }
+    let theirs: Vec<f64> = u.pairs.iter().map(|&p| by_pair[p]).collect();
+    let ours: Vec<f64> = u.pairs.iter().map(|&p| preds.scores[p] as f64).collect();
+    let disease = |i: usize| u.pairs[i] % s.nd.max(1);
+    let a = PerPositive::new(&ours, &u.labels, &disease, TOP_BUDGET);
+    let b = PerPositive::new(&theirs, &u.labels, &disease, TOP_BUDGET);
+    Ok(CompareReport {
+        name: other.name.to_string(),
+        figures: figures(&u.pairs, &theirs, &u.labels, s.nd),
+        model_minus_this: a.minus(&b),
+    })
+}
+
+/// Another model's scores from a TSV with `compound_id`, `disease_id` and `score` columns (what
+/// `serenqa predict --out` writes).
+pub fn read_scores(text: &str) -> Result<Vec<(String, String, f64)>, PredictError> {
+    let mut lines = text.lines().map(|l| l.trim_end_matches('\r'));
+    let header = lines
+        .next()
+        .ok_or_else(|| PredictError::Invalid("the scores file is empty (no header line)".into()))?;
+    let cols: Vec<&str> = header.split('\t').collect();
+    let find = |n: &str| cols.iter().position(|c| c.eq_ignore_ascii_case(n));
+    let (Some(ci), Some(di), Some(si)) = (find("compound_id"), find("disease_id"), find("score"))
+    else {
+        return Err(PredictError::Invalid(format!(
+            "the scores file needs compound_id, disease_id and score columns (as `serenqa predict --out` writes); it has: {}",
+            cols.join(", ")
+        )));
+    };
+    let mut out = Vec::new();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        if i >= MAX_ROWS {
+            return Err(PredictError::Invalid(format!(
+                "the scores file has more than {MAX_ROWS} rows"
+            )));
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        let (Some(c), Some(d), Some(v)) = (f.get(ci), f.get(di), f.get(si)) else {
+            return Err(PredictError::Invalid(format!(
+                "scores line {}: {} fields, the header has {}",
+                i + 2,
+                f.len(),
+                cols.len()
+            )));
+        };
+        let v: f64 = v.trim().parse().map_err(|_| {
+            PredictError::Invalid(format!(
+                "scores line {}: score {v:?} is not a number",
+                i + 2
+            ))
+        })?;
+        out.push((c.trim().to_string(), d.trim().to_string(), v));
+    }
+    Ok(out)
+}
+
+/// Checks `preds` (made on `g`) against `list`, and optionally the list against `against` and
+/// the served model against `other`; `ontology` maps diseases given as UMLS CUIs.
 pub fn check(
     g: &Graph,
     preds: &Predictions,
     list: &[(String, String)],
     against: Option<&[(String, String)]>,
+    other: Option<&OtherScores>,
     params: &CheckParams,
     ontology: Option<&DiseaseOntology>,
 ) -> Result<ExternalReport, PredictError> {
     let s = Space::new(g, preds, params, ontology)?;
-    let (report, positives) = list_report(&s, preds, list);
+    let (report, universe) = list_report(&s, preds, list);
+    let compare = other
+        .map(|o| other_report(&s, preds, &universe, o))
+        .transpose()?;
+    let positives = universe.positives;
     let against = against.map(|other| {
-        let (other_report, negatives) = list_report(&s, preds, other);
+        let (other_report, other_universe) = list_report(&s, preds, other);
+        let negatives = other_universe.positives;
         let pos: HashSet<usize> = positives.iter().copied().collect();
         let neg: HashSet<usize> = negatives.iter().copied().collect();
         let on_both = pos.intersection(&neg).count();
@@ -453,6 +582,7 @@ pub fn check(
         exclude_second: params.exclude_second,
         list: report,
         against,
+        compare,
     })
 }
 
@@ -495,10 +625,15 @@ impl ExternalReport {
             hits_head.join(" | "),
             "---:|".repeat(hits_head.len())
         );
-        for (name, f) in [
-            ("model (served score)", &l.model),
-            ("baseline: treatment degrees", &l.baseline),
-        ] {
+        let compared = self
+            .compare
+            .as_ref()
+            .map(|c| (format!("compared: {}", c.name), &c.figures));
+        let rows = [
+            ("model (served score)".to_string(), &l.model),
+            ("baseline: treatment degrees".to_string(), &l.baseline),
+        ];
+        for (name, f) in rows.into_iter().chain(compared) {
             let hits: Vec<String> = f.hits.iter().map(|(_, h)| h.to_string()).collect();
             s += &format!(
                 "| {name} | {:.4} | {:.4} | {} | {:.3} | {:.3} |\n",
@@ -508,6 +643,33 @@ impl ExternalReport {
                 f.p_at_10_disease,
                 f.r_at_10_disease
             );
+        }
+        let sp = &l.model_spread;
+        s += &format!(
+            "95% intervals, the list resampled by disease ({} draws over its {} diseases with a positive; the ranking fixed): model AUROC [{:.4}, {:.4}], in best {TOP_BUDGET} [{}, {}]\n",
+            sp.draws, sp.diseases, sp.auroc.lo, sp.auroc.hi, sp.hits.lo, sp.hits.hi
+        );
+        let diff = |what: &str, d: &Difference| {
+            format!(
+                "{what}, paired by disease: AUROC {:+.4} [{:+.4}, {:+.4}], in best {TOP_BUDGET} {:+} [{:+}, {:+}]\n",
+                d.auroc,
+                d.auroc_interval.lo,
+                d.auroc_interval.hi,
+                d.hits,
+                d.hits_interval.lo,
+                d.hits_interval.hi
+            )
+        };
+        if let Some(d) = &l.model_minus_baseline {
+            s += &diff("model − baseline", d);
+        }
+        if let Some(d) = self
+            .compare
+            .as_ref()
+            .and_then(|c| c.model_minus_this.as_ref())
+        {
+            let name = self.compare.as_ref().map(|c| c.name.as_str()).unwrap_or("");
+            s += &diff(&format!("model − {name}"), d);
         }
         if let Some(a) = &self.against {
             s += &format!(

@@ -8,7 +8,7 @@
 //! L-BFGS on `nalgebra`) and [`gbdt`] (gradient-boosted trees, treats head only), combined by
 //! [`ensemble`] → [`model`] (the full run: both heads, their calibration, every pair's scores,
 //! percentiles, top metapaths) → [`store`] (cached file) → [`external`] (the stored predictions
-//! checked against an indication list from outside the graph, as Rephetio was validated); [`eval`] (k-fold CV of both heads
+//! checked against an indication list from outside the graph, as Rephetio was validated, with [`resample`]'s intervals over the list's diseases); [`eval`] (k-fold CV of both heads
 //! with the held-out edges masked before any feature is computed; `--learners` compares the
 //! learners on the same folds).
 //!
@@ -111,6 +111,7 @@ pub mod learn;
 pub mod metagraph;
 pub mod metrics;
 pub mod model;
+pub mod resample;
 pub mod store;
 pub mod task;
 pub mod topk;

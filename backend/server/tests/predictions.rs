@@ -452,6 +452,56 @@ fn check_measures_the_stored_predictions_against_an_outside_list() {
     );
     assert!(String::from_utf8_lossy(&out3.stdout).contains("mapped from UMLS CUIs"));
 
+    // The same run's scores as the model compared: the same figures, a difference of zero
+    // with a zero interval; the served model's intervals hold its own figures.
+    let out4 = check(&["--compare", "p.tsv"]);
+    assert!(
+        out4.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out4.stderr)
+    );
+    let r4: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let c4 = &r4["compare"];
+    assert_eq!(c4["name"], "p.tsv");
+    assert_eq!(c4["figures"], r4["list"]["model"], "{c4}");
+    if pairs.len() > n_known {
+        let diff = &c4["model_minus_this"];
+        assert_eq!(diff["hits"], 0, "{diff}");
+        assert_eq!(diff["auroc"].as_f64(), Some(0.0), "{diff}");
+        assert_eq!(diff["hits_interval"]["lo"].as_f64(), Some(0.0), "{diff}");
+        assert_eq!(diff["hits_interval"]["hi"].as_f64(), Some(0.0), "{diff}");
+        let sp = &r4["list"]["model_spread"];
+        let auroc = r4["list"]["model"]["auroc"].as_f64().unwrap();
+        assert!(
+            sp["auroc"]["lo"].as_f64().unwrap() <= auroc + 1e-12
+                && auroc <= sp["auroc"]["hi"].as_f64().unwrap() + 1e-12,
+            "{sp}"
+        );
+    }
+    let t4 = String::from_utf8_lossy(&out4.stdout);
+    assert!(
+        t4.contains("| compared: p.tsv |") && t4.contains("resampled by disease"),
+        "{t4}"
+    );
+    // A scores file that lacks pairs (another graph's, or cut short): one line, no report.
+    let head: Vec<&str> = tsv.lines().take(4).collect();
+    std::fs::write(d.join("short.tsv"), head.join("\n")).unwrap();
+    let short = check(&["--compare", "short.tsv"]);
+    assert!(!short.status.success());
+    let err = String::from_utf8_lossy(&short.stderr);
+    assert!(
+        err.contains("no score for") && err.contains("candidate pairs"),
+        "{err}"
+    );
+    assert!(short.stdout.is_empty());
+    std::fs::write(d.join("noscore.tsv"), "compound_id\tdisease_id\nA\tB\n").unwrap();
+    let err = String::from_utf8_lossy(&check(&["--compare", "noscore.tsv"]).stderr).to_string();
+    assert!(
+        err.contains("needs compound_id, disease_id and score"),
+        "{err}"
+    );
+
     // A list without a compound column: one line, no report.
     std::fs::write(d.join("bad.tsv"), "a\tb\nx\ty\n").unwrap();
     let bad = serenqa(

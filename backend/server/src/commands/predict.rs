@@ -125,6 +125,11 @@ enum PredictCommand {
         /// Also leave known palliations out of the candidates (as Rephetio's validation did).
         #[arg(long)]
         exclude_palliates: bool,
+        /// Another model's scores of the same graph (a `serenqa predict --out` TSV, e.g. from
+        /// `--logistic-only --no-store`): measured on the same candidates, and the served
+        /// model minus it with 95% intervals paired by disease.
+        #[arg(long, value_name = "TSV")]
+        compare: Option<PathBuf>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -179,11 +184,13 @@ pub fn run(args: PredictArgs, progress: bool) -> Result<()> {
             against,
             against_status,
             exclude_palliates,
+            compare,
             json,
         }) => run_check(
             &graph,
             (&pairs, status.as_deref()),
             against.as_deref().map(|a| (a, against_status.as_deref())),
+            compare.as_deref(),
             exclude_palliates,
             json,
             progress,
@@ -430,23 +437,28 @@ fn run_bench(args: RunArgs, progress: bool) -> Result<()> {
     Ok(())
 }
 
-/// Largest indication list read (bytes): published sets are well under a megabyte.
+/// Largest indication list or scores file read (bytes): published sets are well under a
+/// megabyte, and Hetionet's scores file is 28 MB.
 const MAX_LIST_BYTES: u64 = 256 << 20;
 
-fn read_list(
-    (path, status): (&std::path::Path, Option<&[String]>),
-) -> Result<Vec<(String, String)>> {
+/// A file's text, refused in one line past [`MAX_LIST_BYTES`].
+fn read_bounded(path: &std::path::Path) -> Result<String> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
         .len();
     if len > MAX_LIST_BYTES {
         anyhow::bail!(
-            "{}: {len} bytes, more than the {MAX_LIST_BYTES} an indication list may have",
+            "{}: {len} bytes, more than the {MAX_LIST_BYTES} this command reads",
             path.display()
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn read_list(
+    (path, status): (&std::path::Path, Option<&[String]>),
+) -> Result<Vec<(String, String)>> {
+    let text = read_bounded(path)?;
     serenqa_predict::external::read_pairs(&text, status).with_context(|| path.display().to_string())
 }
 
@@ -456,12 +468,21 @@ fn run_check(
     graph: &GraphArgs,
     pairs: ListArg,
     against: Option<ListArg>,
+    compare: Option<&std::path::Path>,
     exclude_palliates: bool,
     json: Option<PathBuf>,
     progress: bool,
 ) -> Result<()> {
     let list = read_list(pairs)?;
     let other = against.map(read_list).transpose()?;
+    let compared = compare
+        .map(|path| -> Result<_> {
+            let text = read_bounded(path)?;
+            let scores = serenqa_predict::external::read_scores(&text)
+                .with_context(|| path.display().to_string())?;
+            Ok((path.display().to_string(), scores))
+        })
+        .transpose()?;
     let g = graph.load(progress)?;
     let path = serenqa_predict::store::default_path(&g);
     if !path.exists() {
@@ -483,11 +504,15 @@ fn run_check(
     } else {
         None
     };
+    let other_scores = compared
+        .as_ref()
+        .map(|(name, scores)| serenqa_predict::external::OtherScores { name, scores });
     let report = serenqa_predict::external::check(
         &g,
         &preds,
         &list,
         other.as_deref(),
+        other_scores.as_ref(),
         &params,
         ontology.as_ref(),
     )?;
