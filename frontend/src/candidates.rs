@@ -960,8 +960,10 @@ fn sort_header(
     set_sort: WriteSignal<SortKey>,
 ) -> impl IntoView {
     let testid = format!("sort-{}", label.to_lowercase());
+    // Names read left-aligned, so their header is too; figures are right-aligned.
+    let class = if key == SortKey::Name { "" } else { "num" };
     view! {
-        <th class="num" title=title aria-sort=move || if sort.get() == key { "descending" } else { "none" }>
+        <th class=class title=title aria-sort=move || if sort.get() == key { "descending" } else { "none" }>
             <button class="link-button" data-testid=testid on:click=move |_| set_sort.set(key)>
                 {label} {move || (sort.get() == key).then_some(" ▾")}
             </button>

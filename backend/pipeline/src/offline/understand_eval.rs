@@ -337,7 +337,9 @@ mod tests {
             "indep3-dev",
             "indep4",
             "indep5-dev",
-            "indep5"
+            "indep5",
+            "indep6-dev",
+            "indep6"
         ]
         .contains(&x.set.as_str())));
         let (r, i) =

@@ -43,6 +43,14 @@ const ASK: &[&str] = &[
     "give",
     "tell",
     "show",
+    // A curator's or a script's requests ("Return compounds that …", "Fetch all …").
+    "return",
+    "fetch",
+    "retrieve",
+    "export",
+    "get",
+    "provide",
+    "display",
 ];
 /// A preposition may come before the question word ("in which tissues …").
 const PREP: &[&str] = &[
@@ -199,6 +207,9 @@ fn clauses(text: &str, noun_starts: &[&str]) -> Vec<(usize, usize)> {
         let cut = match c {
             ';' | '?' | '!' => true,
             ':' => space_after,
+            // A dash set off by spaces parts a preamble from the question ("Working on a
+            // feature about DMRT2 — which tissues …"), as a colon does.
+            '—' | '–' => space_after && k > 0 && cs[k - 1].1.is_whitespace(),
             '.' => {
                 let last = text[start..i].split_whitespace().last().unwrap_or("");
                 space_after
@@ -227,8 +238,10 @@ fn clauses(text: &str, noun_starts: &[&str]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Where the asking part of a clause starts, if the clause asks.
-fn asks(clause: &str) -> Option<usize> {
+/// Where the asking part of a clause starts, if the clause asks. `noun_starts` are the first
+/// words of the lexicon's type nouns: a type noun with a relative word after it asks too
+/// ("…lookup: diseases in which PHF3 is downregulated").
+fn asks(clause: &str, noun_starts: &[&str]) -> Option<usize> {
     let ws = tokens(clause);
     for k in (0..ws.len()).filter(|&k| AIM_SUBJECT.contains(&ws[k].folded.as_str())) {
         let mut j = k + 1;
@@ -255,13 +268,30 @@ fn asks(clause: &str) -> Option<usize> {
     {
         return Some(first.start);
     }
+    let word = |k: usize| ws.get(k).map_or("", |w| w.folded.as_str());
+    let relative = ["that", "which", "where", "whose", "who"];
+    if noun_starts.contains(&word(0))
+        && (relative.contains(&word(1)) || (PREP.contains(&word(1)) && wh_word(word(2))))
+    {
+        return Some(first.start);
+    }
     None
+}
+
+fn wh_word(w: &str) -> bool {
+    ["which", "what", "whom"].contains(&w)
 }
 
 impl Understander {
     /// Understands a question (the asking clause of a longer text first; module docs).
     pub fn understand(&self, g: &Graph, question: &str) -> Understanding {
-        let text = self.without_gloss(g, question);
+        let place = self
+            .lex
+            .nouns
+            .iter()
+            .find(|(p, _)| p.len() == 1 && p[0] == "where")
+            .map(|x| x.1);
+        let text = super::wording::plain(&self.without_gloss(g, question), &self.lex.nouns, place);
         if let Some(focused) = self.focused(g, &text) {
             let u = self.understand_text(g, &focused);
             if !u.readings.is_empty() {
@@ -282,7 +312,7 @@ impl Understander {
         let cl = clauses(text, &noun_starts);
         let asking: Vec<(usize, usize, usize)> = cl
             .iter()
-            .filter_map(|&(a, b)| asks(&text[a..b]).map(|s| (a, b, a + s)))
+            .filter_map(|&(a, b)| asks(&text[a..b], &noun_starts).map(|s| (a, b, a + s)))
             .collect();
         let [(a, b, s)] = asking[..] else {
             return None;
@@ -291,6 +321,16 @@ impl Understander {
             return None;
         }
         let focus = text[s..b].trim();
+        // "those diseases", "these drugs": a set the context defines ("X is used palliatively
+        // for certain diseases — which symptoms do those diseases present?"), not a name to
+        // put in: the whole text is the question.
+        let fw = tokens(focus);
+        if fw.windows(2).any(|p| {
+            ["those", "these", "such"].contains(&p[0].folded.as_str())
+                && noun_starts.contains(&p[1].folded.as_str())
+        }) {
+            return None;
+        }
         let context = format!("{} {}", &text[..s], &text[b..]);
         // An exception marker's names belong to the question wherever they stand ("besides
         // simvastatin, what treats coronary artery disease").
@@ -440,18 +480,32 @@ mod tests {
             vec!["PIGV, which encodes X"]
         );
         assert_eq!(parts("on X, which genes"), vec!["on X", "which genes"]);
+        assert_eq!(
+            parts("about DMRT2 — which tissues; gene–gene"),
+            vec!["about DMRT2", "which tissues", "gene–gene"]
+        );
     }
 
     #[test]
     fn asking_clauses() {
-        assert_eq!(asks("in which tissues is ABCB7 downregulated"), Some(0));
+        assert_eq!(
+            asks("in which tissues is ABCB7 downregulated", &[]),
+            Some(0)
+        );
         let c = "in this aim we will define the genes";
-        assert_eq!(asks(c).map(|s| &c[s..]), Some("the genes"));
-        assert_eq!(asks("worried about long term effects"), None);
+        assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("the genes"));
+        assert_eq!(asks("worried about long term effects", &[]), None);
         let c = "does anyone know which genes";
-        assert_eq!(asks(c).map(|s| &c[s..]), Some("which genes"));
+        assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("which genes"));
         let c = "our goal is to identify the genes";
-        assert_eq!(asks(c).map(|s| &c[s..]), Some("the genes"));
-        assert_eq!(asks("prescribed in settings where it helps"), None);
+        assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("the genes"));
+        assert_eq!(asks("prescribed in settings where it helps", &[]), None);
+        let nouns = ["disease", "gene"];
+        assert_eq!(
+            asks("diseases in which PHF3 is downregulated", &nouns),
+            Some(0)
+        );
+        assert_eq!(asks("genes that X binds", &nouns), Some(0));
+        assert_eq!(asks("Disease gene downregulation lookup", &nouns), None);
     }
 }

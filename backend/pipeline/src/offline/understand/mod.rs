@@ -95,6 +95,9 @@
 //! - `focus` — the asking clause of a longer text (a preamble, background, personal context
 //!   around the question), read alone with its references back ("the disease", "it") to the
 //!   context's names; a gene symbol's gloss in parentheses left out.
+//! - `wording` — spoken and second-language habits made plain first: "like" as a filler,
+//!   self-corrections ("the drugs no sorry the genes …"), a closing "which tissues" that
+//!   restates the answer type, relative "where" after a type noun.
 //! - `tagging` — the question → tagged items (names, relation phrases, type nouns) and the
 //!   readings ([`Understander::understand`]).
 //! - `assembly` — tagged items → structured queries ([`Parse`](super::retrieval::Parse)):
@@ -116,6 +119,7 @@ mod ontology;
 mod restate;
 mod schema;
 mod tagging;
+mod wording;
 
 pub use lexicon::{fold_word, words, LexiconFile, Sense, HETIONET_LEXICON};
 pub use linking::{

@@ -234,9 +234,24 @@ impl Understander {
         // associated with", "has been shown to bind", "show downregulation of").
         let mut k = 0;
         while k + 1 < items.len() {
-            let aux = matches!(items[k], Item::Rel(r)
-                if matches!(self.lex.phrases[r].0.as_slice(), [w] if ["have", "has", "had", "show", "display", "exhibit"].contains(&w.as_str())));
-            if aux && matches!(items[k + 1], Item::Rel(_)) {
+            let word = match items[k] {
+                Item::Rel(r) => match self.lex.phrases[r].0.as_slice() {
+                    [w] => w.as_str(),
+                    _ => "",
+                },
+                _ => "",
+            };
+            let aux = ["have", "has", "had", "show", "display", "exhibit"].contains(&word);
+            // "which tissues show DMRT2 upregulated": a name and a closing participle after
+            // "show" say what is shown (not "which diseases show fever and are treated by X").
+            // A type noun may stand beside the name ("show the gene DMRT2 upregulated").
+            let shown_state = ["show", "display", "exhibit"].contains(&word)
+                && matches!(items.last(), Some(Item::Rel(_)))
+                && matches!(
+                    &items[k + 1..items.len() - 1],
+                    [Item::Ent(_)] | [Item::Noun(_), Item::Ent(_)] | [Item::Ent(_), Item::Noun(_)]
+                );
+            if aux && (matches!(items[k + 1], Item::Rel(_)) || shown_state) {
                 items.remove(k);
             } else {
                 k += 1;
