@@ -791,3 +791,67 @@ fn encoded_products_pronouns_and_notes_shorthand() {
         u.interpretation
     );
 }
+
+/// Spoken, second-language and curator wording (`understand::wording`, `focus`): fillers, a
+/// self-correction, a closing restatement of the answer type, relative "where", request
+/// verbs and an output instruction, "show … upregulated", the relief of symptoms spelled out.
+#[test]
+fn spoken_non_native_and_curator_wording() {
+    let Some(g) = graph() else { return };
+    let cases = [
+        (
+            "um so like which drugs treat asthma",
+            "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {name: 'asthma'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "which proteins no wait the genes does metformin bind",
+            "MATCH (:Compound {name: 'Metformin'})-[:BINDS_CbG]->(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "uh where in the body is BRCA2 downregulated like which tissues",
+            "MATCH (x:Anatomy)-[:DOWNREGULATES_AdG]->(:Gene {name: 'BRCA2'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Diseases where EGFR is downregulated?",
+            "MATCH (x:Disease)-[:DOWNREGULATES_DdG]->(:Gene {name: 'EGFR'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Fetch all compounds that treat asthma.",
+            "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {name: 'asthma'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Return the genes metformin binds. Output field: gene identifier.",
+            "MATCH (:Compound {name: 'Metformin'})-[:BINDS_CbG]->(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Writing about BRCA2 — which anatomical structures show the gene downregulated?",
+            "MATCH (x:Anatomy)-[:DOWNREGULATES_AdG]->(:Gene {name: 'BRCA2'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "what drugs palliate Parkinson's disease, just for relieving the symptoms",
+            "MATCH (x:Compound)-[:PALLIATES_CpD]->(:Disease {name: \"Parkinson's disease\"}) RETURN DISTINCT x.id AS id",
+        ),
+    ];
+    for (q, cypher) in cases {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
+    // "like" before a name still means "resembles".
+    let (_, u) = answers(&g, "drugs like metformin");
+    assert!(
+        u.interpretation
+            .as_deref()
+            .is_some_and(|i| i.contains("resemble")),
+        "{:?}",
+        u.interpretation
+    );
+    // "Fetch" is a request, not the gene FECH.
+    let (_, u) = answers(&g, "Fetch all compounds that treat asthma.");
+    assert!(
+        !u.entities.iter().any(|e| e.node.name == "FECH"),
+        "{:?}",
+        u.entities
+    );
+}
