@@ -188,25 +188,16 @@ impl PerPositive {
 }
 
 /// Calls `f` [`DRAWS`] times with `clusters` cluster indices drawn uniformly with replacement
-/// (SplitMix64 from [`SEED`]; nothing when there is no cluster).
+/// (the workspace's SplitMix64 from [`SEED`]; nothing when there is no cluster).
 fn draw_clusters(clusters: usize, mut f: impl FnMut(&[usize])) {
     if clusters == 0 {
         return;
     }
-    let mut state = SEED;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut rng = serenqa_shared::rng::SplitMix64::new(SEED);
     let mut pick = vec![0usize; clusters];
     for _ in 0..DRAWS {
         for p in &mut pick {
-            // Multiply-shift: uniform enough for a bootstrap, no modulo bias worth a thought
-            // at these sizes.
-            *p = (((next() >> 32) * clusters as u64) >> 32) as usize;
+            *p = rng.below(clusters);
         }
         f(&pick);
     }

@@ -191,3 +191,45 @@ pub fn small_bench() -> PathBuf {
     })
     .clone()
 }
+
+/// Question understanding through the offline retriever, as `ask` reaches it.
+pub mod understand {
+    use std::sync::{Arc, OnceLock};
+
+    use serenqa_graph::Graph;
+    use serenqa_pipeline::retrieval::OfflineRetriever;
+
+    use super::shared_data;
+
+    pub fn graph() -> Option<Arc<Graph>> {
+        if shared_data().is_none() {
+            serenqa_graph::datadir::missing_resource("Hetionet data (../shared/data/hetionet)");
+            return None;
+        }
+        Some(super::hetionet())
+    }
+
+    pub fn retriever(g: &Graph) -> &'static OfflineRetriever {
+        static R: OnceLock<OfflineRetriever> = OnceLock::new();
+        // With the Disease Ontology's names from the shared data, as the app has them.
+        R.get_or_init(|| {
+            let data = shared_data().expect("shared data");
+            let d = serenqa_graph::load::disease_ontology::DiseaseOntology::load(
+                &data.join("disease-ontology"),
+            )
+            .expect("Disease Ontology files (../shared/data/disease-ontology)");
+            OfflineRetriever::with_ontology(g, Some(&d))
+        })
+    }
+
+    pub fn answers(g: &Graph, q: &str) -> (Vec<String>, serenqa_shared::api::Understood) {
+        let (r, u) = retriever(g).retrieve(g, q);
+        (r.answers, u)
+    }
+
+    pub fn gold(g: &Graph, cypher: &str) -> Vec<String> {
+        let r = serenqa_pipeline::retrieval::run_query(g, Some(cypher.to_string()));
+        assert!(r.executable, "{cypher}: {:?}", r.error);
+        r.answers
+    }
+}

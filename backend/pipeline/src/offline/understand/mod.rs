@@ -98,6 +98,7 @@
 //! - `wording` — spoken and second-language habits made plain first: "like" as a filler,
 //!   self-corrections ("the drugs no sorry the genes …"), a closing "which tissues" that
 //!   restates the answer type, relative "where" after a type noun.
+//! - `never` — a question about a link the graph never holds, said plainly.
 //! - `tagging` — the question → tagged items (names, relation phrases, type nouns) and the
 //!   readings ([`Understander::understand`]).
 //! - `assembly` — tagged items → structured queries ([`Parse`](super::retrieval::Parse)):
@@ -115,6 +116,7 @@ mod idents;
 mod lexicon;
 mod linking;
 mod names;
+mod never;
 mod ontology;
 mod restate;
 mod schema;
