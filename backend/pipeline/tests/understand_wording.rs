@@ -156,6 +156,23 @@ fn spoken_non_native_and_curator_wording() {
         let (got, u) = answers(&g, q);
         assert_eq!(got, want, "{q}: {:?}", u.interpretation);
     }
+    // A set a statement introduces, referred back to ("those diseases"), in writing and in
+    // speech; and a polite indirect request.
+    for (q, cypher) in [
+        (
+            "Metformin is used for certain diseases — would you be able to tell me which genes those diseases are associated with?",
+            "MATCH (:Compound {name: 'Metformin'})-[:TREATS_CtD]->(:Disease)-[:ASSOCIATES_DaG]->(x:Gene) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "um metformin treats some diseases right so where in the body do those diseases localize",
+            "MATCH (:Compound {name: 'Metformin'})-[:TREATS_CtD]->(:Disease)-[:LOCALIZES_DlA]->(x:Anatomy) RETURN DISTINCT x.id AS id",
+        ),
+    ] {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
     // "like" before a name still means "resembles".
     let (_, u) = answers(&g, "drugs like metformin");
     assert!(

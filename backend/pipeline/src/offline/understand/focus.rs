@@ -125,6 +125,19 @@ const OPENERS: &[&str] = &[
     "also",
     "quick",
     "question",
+    // Polite, indirect requests ("would you be able to tell me which …", "I was wondering
+    // whether you might know which …", "would it be possible to find …").
+    "would",
+    "you",
+    "be",
+    "able",
+    "it",
+    "possible",
+    "was",
+    "whether",
+    "if",
+    "might",
+    "kindly",
 ];
 /// Words between "we" and its aim verb.
 const AIM_AUX: &[&str] = &[
@@ -234,8 +247,24 @@ fn clauses(text: &str, noun_starts: &[&str]) -> Vec<(usize, usize)> {
         }
     }
     out.push((start, text.len()));
-    out.retain(|&(a, b)| !tokens(&text[a..b]).is_empty());
-    out
+    // Speech has no commas: "liotrix treats some diseases right so where do they localize"
+    // turns to its question at "so" before a question word.
+    let mut spoken = Vec::with_capacity(out.len());
+    for (a, b) in out {
+        let ws = tokens(&text[a..b]);
+        let mut from = a;
+        for k in 1..ws.len().saturating_sub(1) {
+            if ws[k].folded == "so"
+                && ["which", "what", "where", "how", "who"].contains(&ws[k + 1].folded.as_str())
+            {
+                spoken.push((from, a + ws[k].start));
+                from = a + ws[k].start;
+            }
+        }
+        spoken.push((from, b));
+    }
+    spoken.retain(|&(a, b)| !tokens(&text[a..b]).is_empty());
+    spoken
 }
 
 /// Where the asking part of a clause starts, if the clause asks. `noun_starts` are the first
@@ -282,6 +311,69 @@ fn wh_word(w: &str) -> bool {
     ["which", "what", "whom"].contains(&w)
 }
 
+/// What "those diseases" in the asking clause refers to.
+enum Set {
+    /// No such reference.
+    None,
+    /// The clause with the reference spelled out from the context's statement.
+    Defined(String),
+    /// A reference the context does not define: read the whole text.
+    Undefined,
+}
+
+/// Quantifiers that introduce a set in a statement ("liotrix treats some diseases").
+const SOME: &[&str] = &[
+    "some",
+    "certain",
+    "several",
+    "various",
+    "many",
+    "particular",
+];
+
+/// "those diseases" / "these drugs" in the asking clause `(a, b, s)` of `text` refers to the
+/// set a statement in the context introduces ("chlordiazepoxide is used palliatively for
+/// certain diseases — which symptoms do those diseases present?"): spelled out as "diseases
+/// that chlordiazepoxide is used palliatively for", the words of the statement before its
+/// quantifier. A reference with no such statement leaves the text whole.
+fn sets_of_context(
+    text: &str,
+    clauses: &[(usize, usize)],
+    (a, b, s): (usize, usize, usize),
+    noun_starts: &[&str],
+) -> Set {
+    let focus = text[s..b].trim();
+    let fw = tokens(focus);
+    let Some(k) = fw.windows(2).position(|p| {
+        ["those", "these", "such"].contains(&p[0].folded.as_str())
+            && noun_starts.contains(&p[1].folded.as_str())
+    }) else {
+        return Set::None;
+    };
+    let noun = fw[k + 1].folded.as_str();
+    for &(ca, cb) in clauses.iter().filter(|&&(ca, _)| ca != a) {
+        let cw = tokens(&text[ca..cb]);
+        let Some(q) = cw
+            .windows(2)
+            .position(|p| SOME.contains(&p[0].folded.as_str()) && p[1].folded == noun)
+        else {
+            continue;
+        };
+        let statement = text[ca..ca + cw[q].start].trim();
+        if tokens(statement).is_empty() {
+            continue;
+        }
+        let noun_text = &focus[fw[k + 1].start..fw[k + 1].end];
+        let spelled = format!(
+            "{}{noun_text} that {statement}{}",
+            &focus[..fw[k].start],
+            &focus[fw[k + 1].end..]
+        );
+        return Set::Defined(spelled);
+    }
+    Set::Undefined
+}
+
 impl Understander {
     /// Understands a question (the asking clause of a longer text first; module docs).
     pub fn understand(&self, g: &Graph, question: &str) -> Understanding {
@@ -320,17 +412,12 @@ impl Understander {
         if cl.len() < 2 && s == a {
             return None;
         }
-        let focus = text[s..b].trim();
-        // "those diseases", "these drugs": a set the context defines ("X is used palliatively
-        // for certain diseases — which symptoms do those diseases present?"), not a name to
-        // put in: the whole text is the question.
-        let fw = tokens(focus);
-        if fw.windows(2).any(|p| {
-            ["those", "these", "such"].contains(&p[0].folded.as_str())
-                && noun_starts.contains(&p[1].folded.as_str())
-        }) {
-            return None;
-        }
+        let rewritten = match sets_of_context(text, &cl, (a, b, s), &noun_starts) {
+            Set::None => text[s..b].trim().to_string(),
+            Set::Defined(f) => f,
+            Set::Undefined => return None,
+        };
+        let focus = rewritten.as_str();
         let context = format!("{} {}", &text[..s], &text[b..]);
         // An exception marker's names belong to the question wherever they stand ("besides
         // simvastatin, what treats coronary artery disease").
@@ -481,9 +568,46 @@ mod tests {
         );
         assert_eq!(parts("on X, which genes"), vec!["on X", "which genes"]);
         assert_eq!(
+            parts("um X treats some diseases right so where do they localize"),
+            vec![
+                "um X treats some diseases right",
+                "so where do they localize"
+            ]
+        );
+        assert_eq!(
             parts("about DMRT2 — which tissues; gene–gene"),
             vec!["about DMRT2", "which tissues", "gene–gene"]
         );
+    }
+
+    #[test]
+    fn a_set_the_context_defines_is_spelled_out() {
+        let nouns = ["disease", "symptom", "drug"];
+        let t = "X is used palliatively for certain diseases — which symptoms do those diseases present?";
+        let cl = clauses(t, &nouns);
+        let (a, b) = cl[1];
+        let got = match sets_of_context(t, &cl, (a, b, a + 1), &nouns) {
+            Set::Defined(f) => f,
+            _ => String::new(),
+        };
+        assert_eq!(
+            got,
+            "which symptoms do diseases that X is used palliatively for present"
+        );
+        let t = "hi there — which symptoms do those diseases present?";
+        let cl = clauses(t, &nouns);
+        let (a, b) = cl[1];
+        assert!(matches!(
+            sets_of_context(t, &cl, (a, b, a), &nouns),
+            Set::Undefined
+        ));
+        let t = "hi there — which symptoms does asthma present?";
+        let cl = clauses(t, &nouns);
+        let (a, b) = cl[1];
+        assert!(matches!(
+            sets_of_context(t, &cl, (a, b, a), &nouns),
+            Set::None
+        ));
     }
 
     #[test]
@@ -497,6 +621,8 @@ mod tests {
         assert_eq!(asks("worried about long term effects", &[]), None);
         let c = "does anyone know which genes";
         assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("which genes"));
+        let c = "would you be able to tell me which symptoms";
+        assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("which symptoms"));
         let c = "our goal is to identify the genes";
         assert_eq!(asks(c, &[]).map(|s| &c[s..]), Some("the genes"));
         assert_eq!(asks("prescribed in settings where it helps", &[]), None);
