@@ -173,6 +173,26 @@ fn spoken_non_native_and_curator_wording() {
         let (got, u) = answers(&g, q);
         assert_eq!(got, want, "{q}: {:?}", u.interpretation);
     }
+    // Initials after the words they abbreviate, and an aside that only names the link.
+    for (q, cypher) in [
+        (
+            "drugs for amyotrophic lateral sclerosis (ALS)",
+            "MATCH (x:Compound)-[:TREATS_CtD]->(:Disease {name: 'amyotrophic lateral sclerosis'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "which genes participate in the pathway Amyotrophic lateral sclerosis (ALS)",
+            "MATCH (x:Gene)-[:PARTICIPATES_GpPW]->(:Pathway {name: 'Amyotrophic lateral sclerosis (ALS)'}) RETURN DISTINCT x.id AS id",
+        ),
+        (
+            "Which genes (gene–gene 'interacts') interact with TP53?",
+            "MATCH (x:Gene)-[:INTERACTS_GiG]-(:Gene {name: 'TP53'}) WHERE x.name <> 'TP53' RETURN DISTINCT x.id AS id",
+        ),
+    ] {
+        let want = gold(&g, cypher);
+        assert!(!want.is_empty(), "{cypher}");
+        let (got, u) = answers(&g, q);
+        assert_eq!(got, want, "{q}: {:?}", u.interpretation);
+    }
     // "like" before a name still means "resembles".
     let (_, u) = answers(&g, "drugs like metformin");
     assert!(

@@ -384,17 +384,32 @@ impl Understander {
             .find(|(p, _)| p.len() == 1 && p[0] == "where")
             .map(|x| x.1);
         let text = super::wording::plain(&self.without_gloss(g, question), &self.lex.nouns, place);
-        if let Some(focused) = self.focused(g, &text) {
+        // "drugs for amyotrophic lateral sclerosis (ALS)": with its initials the name is a
+        // pathway's ("Amyotrophic lateral sclerosis (ALS)"); the words alone name the disease.
+        // Read without the initials first, with them when that gives nothing.
+        let bare = super::wording::without_initials(&text);
+        if bare != text {
+            let v = self.understand_whole(g, &bare);
+            if !v.readings.is_empty() {
+                return v;
+            }
+        }
+        let u = self.understand_whole(g, &text);
+        if u.readings.is_empty() && text != question {
+            return self.understand_text(g, question);
+        }
+        u
+    }
+
+    /// The asking clause of `text` if it has one that gives a reading, else the whole text.
+    fn understand_whole(&self, g: &Graph, text: &str) -> Understanding {
+        if let Some(focused) = self.focused(g, text) {
             let u = self.understand_text(g, &focused);
             if !u.readings.is_empty() {
                 return u;
             }
         }
-        let u = self.understand_text(g, &text);
-        if u.readings.is_empty() && text != question {
-            return self.understand_text(g, question);
-        }
-        u
+        self.understand_text(g, text)
     }
 
     /// The one asking clause of a text of several, its references to the context replaced by
@@ -524,7 +539,40 @@ impl Understander {
                     .link(g, &[fold_word(before)], Match::Exact)
                     .iter()
                     .any(|c| Some(g.node_type(c.node)) == gene);
-            if is_gene && inner_words.len() >= 2 && !inner_words.iter().any(|w| symbol(w)) {
+            // Or the aside only says the kind of link in the lexicon's words and names
+            // nothing ("Interaction partners (gene–gene 'interacts') of ATXN1L").
+            let inner_folded: Vec<String> = tokens(inner).into_iter().map(|w| w.folded).collect();
+            let vocabulary = |w: &String| {
+                self.lex.nouns.iter().any(|(p, _)| p.contains(w))
+                    || self.lex.phrases.iter().any(|(p, _)| p.contains(w))
+                    || self.lex.stops.iter().any(|p| p.contains(w))
+            };
+            // …when the sentence around it states a link itself ("Which genes (upregulated)
+            // in liver" keeps its only verb).
+            let around: Vec<String> = tokens(&format!(
+                "{} {}",
+                &text[..text.len() - rest.len() + open],
+                &rest[close + 1..]
+            ))
+            .into_iter()
+            .map(|w| w.folded)
+            .collect();
+            let states_link = self
+                .lex
+                .phrases
+                .iter()
+                .any(|(p, _)| !p.is_empty() && around.windows(p.len()).any(|w| w == &p[..]));
+            let restates_link = !inner_folded.is_empty()
+                && states_link
+                && inner_folded.iter().all(vocabulary)
+                && self
+                    .lex
+                    .phrases
+                    .iter()
+                    .any(|(p, _)| p.len() == 1 && inner_folded.contains(&p[0]));
+            if (is_gene && inner_words.len() >= 2 && !inner_words.iter().any(|w| symbol(w)))
+                || restates_link
+            {
                 out.push_str(&rest[..open]);
             } else {
                 out.push_str(&rest[..=close]);

@@ -188,6 +188,38 @@ pub(super) fn plain(text: &str, nouns: &[(Vec<String>, TypeId)], place: Option<T
     out
 }
 
+/// `text` without the initials in parentheses that follow the words they abbreviate
+/// ("amyotrophic lateral sclerosis (ALS)", "chronic obstructive pulmonary disease (COPD)"):
+/// the words alone name the thing, and some graph names carry the initials as part of a
+/// different node's name (a pathway "Amyotrophic lateral sclerosis (ALS)").
+pub(super) fn without_initials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(" (") {
+        let Some(close) = rest[open..].find(')').map(|c| open + c) else {
+            break;
+        };
+        let inner = &rest[open + 2..close];
+        let n = inner.chars().count();
+        let initials = (2..=6).contains(&n) && inner.chars().all(|c| c.is_ascii_uppercase());
+        let words: Vec<&str> = rest[..open].split_whitespace().collect();
+        let abbreviates = initials
+            && words.len() >= n
+            && words[words.len() - n..]
+                .iter()
+                .zip(inner.chars())
+                .all(|(w, c)| w.chars().next().is_some_and(|f| f.eq_ignore_ascii_case(&c)));
+        out.push_str(if abbreviates {
+            &rest[..open]
+        } else {
+            &rest[..=close]
+        });
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +278,27 @@ mod tests {
         );
         // Nothing before the marker: nothing taken back.
         assert_eq!(p("I mean which drugs"), "I mean which drugs");
+    }
+
+    #[test]
+    fn initials_after_the_words_they_abbreviate_are_left_out() {
+        assert_eq!(
+            without_initials("drugs for amyotrophic lateral sclerosis (ALS)?"),
+            "drugs for amyotrophic lateral sclerosis?"
+        );
+        assert_eq!(
+            without_initials("chronic obstructive pulmonary disease (COPD) drugs"),
+            "chronic obstructive pulmonary disease drugs"
+        );
+        // Not initials of the words before: kept.
+        assert_eq!(
+            without_initials("drugs for asthma (ALS)"),
+            "drugs for asthma (ALS)"
+        );
+        assert_eq!(
+            without_initials("genes (upregulated) in X"),
+            "genes (upregulated) in X"
+        );
     }
 
     #[test]
