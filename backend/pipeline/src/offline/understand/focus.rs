@@ -24,7 +24,7 @@
 
 use serenqa_graph::{Graph, TypeId};
 
-use super::lexicon::fold_word;
+use super::lexicon::{fold_word, tokens, Tok};
 use super::linking::{Match, Understander, Understanding};
 
 /// Words that open an asking clause.
@@ -172,43 +172,6 @@ const AIM_AUX: &[&str] = &[
 const ABBREVIATIONS: &[&str] = &[
     "vs", "etc", "dr", "st", "no", "fig", "approx", "al", "mr", "mrs", "ms", "jr", "sr", "inc",
 ];
-
-/// A word of a text: byte range and folded form.
-struct Tok {
-    start: usize,
-    end: usize,
-    folded: String,
-}
-
-fn tokens(text: &str) -> Vec<Tok> {
-    let mut out = Vec::new();
-    let mut start = None;
-    let push = |s: usize, e: usize, out: &mut Vec<Tok>| {
-        let folded = fold_word(&text[s..e]);
-        if !folded.is_empty() {
-            out.push(Tok {
-                start: s,
-                end: e,
-                folded,
-            });
-        }
-    };
-    for (i, c) in text.char_indices() {
-        let word = c.is_alphanumeric() || c == '\'' || c == '’';
-        match (word, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                push(s, i, &mut out);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        push(s, text.len(), &mut out);
-    }
-    out
-}
 
 /// The clauses of a text, as byte ranges.
 fn clauses(text: &str, noun_starts: &[&str]) -> Vec<(usize, usize)> {

@@ -420,3 +420,40 @@ impl LexiconFile {
         LexiconFile::parse(&text, &path.display().to_string(), g)
     }
 }
+
+/// A word of a text: byte range and folded form.
+pub(super) struct Tok {
+    pub start: usize,
+    pub end: usize,
+    pub folded: String,
+}
+
+pub(super) fn tokens(text: &str) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let push = |s: usize, e: usize, out: &mut Vec<Tok>| {
+        let folded = fold_word(&text[s..e]);
+        if !folded.is_empty() {
+            out.push(Tok {
+                start: s,
+                end: e,
+                folded,
+            });
+        }
+    };
+    for (i, c) in text.char_indices() {
+        let word = c.is_alphanumeric() || c == '\'' || c == '’';
+        match (word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                push(s, i, &mut out);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        push(s, text.len(), &mut out);
+    }
+    out
+}

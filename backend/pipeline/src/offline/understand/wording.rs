@@ -15,7 +15,7 @@
 
 use serenqa_graph::TypeId;
 
-use super::lexicon::fold_word;
+use super::lexicon::tokens;
 
 /// Question words: "like" before one is a filler.
 const WH: &[&str] = &["which", "what", "whats", "where", "who", "how", "whom"];
@@ -35,42 +35,6 @@ const CORRECTIONS: &[&[&str]] = &[
     &["i", "mean"],
     &["actually", "no"],
 ];
-
-struct Tok {
-    start: usize,
-    end: usize,
-    folded: String,
-}
-
-fn tokens(text: &str) -> Vec<Tok> {
-    let mut out = Vec::new();
-    let mut start = None;
-    let mut push = |s: usize, e: usize| {
-        let folded = fold_word(&text[s..e]);
-        if !folded.is_empty() {
-            out.push(Tok {
-                start: s,
-                end: e,
-                folded,
-            });
-        }
-    };
-    for (i, c) in text.char_indices() {
-        let word = c.is_alphanumeric() || c == '\'' || c == '’';
-        match (word, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                push(s, i);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        push(s, text.len());
-    }
-    out
-}
 
 /// `text` with fillers, taken-back words and relative "where" made plain (module docs).
 /// `nouns` are the lexicon's type nouns (folded words and type); `place` the type the
